@@ -1,0 +1,45 @@
+// catalog/catalog.h: the immutable schema of one table group, as the partitions see it.
+//
+// The store keeps one `table_schema` per table group behind a shared_ptr and replaces it
+// whole on every DDL change (copy, modify, swap), so readers never lock: a request holds
+// the schema it was routed with for as long as it runs. Family ids are unique for the
+// life of the store, so a dropped or truncated family's cells can never be reached
+// through a new family of the same name.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cellar/schema.h"
+#include "cellar/status.h"
+
+namespace cellar::detail {
+
+struct family_schema {
+  family_descriptor desc;
+  std::uint32_t id = 0;
+};
+
+struct table_schema {
+  std::string name;
+  std::uint64_t version = 0;
+  bool partitioned = false;  // false until the group's first family fixes its rule
+  partition_spec partitioning;
+  std::vector<family_schema> families;  // sorted by name
+
+  const family_schema* find(std::string_view family) const;
+  table_descriptor descriptor() const;
+};
+
+using schema_ptr = std::shared_ptr<const table_schema>;
+
+// Checks a table or family name: 1..128 bytes of [A-Za-z0-9_.-] (HBase's table name
+// characters; '$' and ':' are separators in cellar's names).
+status check_name(std::string_view what, std::string_view name);
+status check_family(const family_descriptor& f);
+status check_partitioning(const partition_spec& p);
+
+}  // namespace cellar::detail

@@ -1,0 +1,180 @@
+// partition/memtable.h: the cells of one partition, and the HBase semantics over them.
+//
+// A memtable holds, for each column family of its table group, one ordered map from
+// (row, qualifier, timestamp descending) to value: the OBKV layout of `group$family`
+// (primary key K, Q, T). Reads apply the rules of shared/semantics.md: time-to-live, the
+// family's MaxVersions, time ranges, requested versions, per-family limit and offset.
+// Writes can be grouped into a unit (`begin` .. `commit`/`rollback`): every change inside
+// a unit is recorded so that a failure undoes the whole unit.
+//
+// Thread safety: none. A memtable belongs to exactly one partition actor, which touches
+// it from one thread at a time; that is what makes a unit atomic without locks.
+#pragma once
+
+#include <absl/container/btree_map.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "cellar/ops.h"
+
+namespace cellar::detail {
+
+struct cell_key {
+  std::string row;
+  std::string qualifier;
+  std::int64_t ts;
+};
+
+// Looks up by (row, qualifier, ts) without building strings.
+struct key_view {
+  std::string_view row;
+  std::string_view qualifier;
+  std::int64_t ts;
+};
+
+// Sorts before every cell of `row` (after = false) or after every cell of it (after = true).
+struct row_probe {
+  std::string_view row;
+  bool after;
+};
+
+// Row asc, qualifier asc, timestamp desc; bytes compare unsigned (R1, R2).
+struct cell_key_less {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const noexcept {
+    if (int c = a.row.compare(b.row); c != 0) return c < 0;
+    if (int c = a.qualifier.compare(b.qualifier); c != 0) return c < 0;
+    return a.ts > b.ts;
+  }
+  template <class A>
+  bool operator()(const row_probe& p, const A& k) const noexcept {
+    int c = p.row.compare(k.row);
+    return p.after ? c < 0 : c <= 0;
+  }
+  template <class A>
+  bool operator()(const A& k, const row_probe& p) const noexcept {
+    int c = std::string_view(k.row).compare(p.row);
+    return p.after ? c <= 0 : c < 0;
+  }
+  bool operator()(const row_probe&, const row_probe&) const noexcept = delete;
+};
+
+struct cell_value {
+  std::string value;
+  std::int64_t expires_at = latest_timestamp;  // from a cell TTL: timestamp + ttl
+};
+
+using family_map = absl::btree_map<cell_key, cell_value, cell_key_less>;
+
+// One page of a scan, as a partition serves it.
+struct scan_page_request {
+  std::optional<std::string> from;  // first row to consider; nullopt: the scan's start
+  bool from_inclusive = true;
+  std::string stop;                 // empty: unbounded
+  bool stop_inclusive = false;
+  bool reversed = false;
+  std::size_t max_rows = 256;
+  read_options options;
+};
+
+struct scan_page {
+  std::vector<row_result> rows;
+  bool exhausted = false;
+  std::string last_row;  // continue after this row (exclusive) when not exhausted
+  bool examined_any = false;
+};
+
+struct memtable_stats {
+  std::uint64_t cells = 0;
+  std::uint64_t bytes = 0;
+};
+
+class memtable {
+ public:
+  // `global_bytes` is shared by every partition of the store; `limit` 0 = unlimited.
+  memtable(std::atomic<std::int64_t>* global_bytes, std::uint64_t limit);
+  ~memtable();
+  memtable(const memtable&) = delete;
+  memtable& operator=(const memtable&) = delete;
+
+  // --- reads -----------------------------------------------------------------------
+  row_result read_row(const table_schema& schema, std::string_view row, const read_options& o,
+                      bool exists_only, std::int64_t now) const;
+  scan_page scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
+
+  // --- writes (inside or outside a unit) --------------------------------------------
+  void begin();
+  void commit();
+  void rollback();
+
+  status apply(const table_schema& schema, const put& p, std::int64_t now);
+  status apply(const table_schema& schema, const deletion& d, std::int64_t now);
+  result<row_result> apply(const table_schema& schema, const increment& inc, std::int64_t now);
+  result<row_result> apply(const table_schema& schema, const append& app, std::int64_t now);
+  status apply(const table_schema& schema, const row_mutations& m, std::int64_t now);
+  result<bool> apply(const table_schema& schema, const check_and_mutate& c, std::int64_t now);
+
+  // --- upkeep ------------------------------------------------------------------------
+  // Erases expired cells and versions beyond MaxVersions, examining at most `budget`
+  // cells from where the previous call stopped; returns the number erased.
+  std::size_t reclaim(const table_schema& schema, std::int64_t now, std::size_t budget);
+  // The next reclaim starts over from the first family.
+  void restart_reclaim();
+  // Forgets a family's cells; later writes to that id are refused.
+  void drop_family(std::uint32_t id);
+  bool dropped(std::uint32_t id) const { return dropped_.count(id) != 0; }
+  memtable_stats stats() const;
+
+ private:
+  struct undo_record {
+    std::uint32_t family;
+    cell_key key;
+    std::optional<cell_value> old;  // nullopt: the key did not exist
+  };
+
+  family_map* find(std::uint32_t id);
+  const family_map* find(std::uint32_t id) const;
+  family_map& ensure(std::uint32_t id);
+
+  void write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v);
+  family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
+  void account(std::int64_t delta);
+  status reserve(std::int64_t bytes) const;
+
+  // The newest visible cell of a column (honouring TTL), optionally within a range.
+  const std::pair<const cell_key, cell_value>* newest(const family_schema& f, const family_map& m,
+                                                       std::string_view row, std::string_view q,
+                                                       std::int64_t now, const time_range* r) const;
+  void delete_range(const family_schema& f, family_map& m, std::string_view row,
+                    std::optional<std::string_view> qualifier, std::int64_t max_ts,
+                    std::optional<std::int64_t> exact_ts);
+
+  std::unordered_map<std::uint32_t, family_map> families_;
+  std::unordered_set<std::uint32_t> dropped_;
+  std::atomic<std::int64_t>* global_bytes_;
+  std::uint64_t limit_;
+  std::int64_t bytes_ = 0;
+  std::uint64_t cells_ = 0;
+  bool in_unit_ = false;
+  std::vector<undo_record> undo_;
+  // Where reclaim stopped: family id and key.
+  std::uint32_t reclaim_family_ = 0;
+  std::optional<cell_key> reclaim_from_;
+};
+
+// Bytes a cell is charged in the memory counter.
+std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t value);
+
+// Whether a cell is past its family TTL (R19) or its cell TTL (R20).
+bool expired(const family_descriptor& f, std::int64_t ts, const cell_value& v, std::int64_t now);
+
+}  // namespace cellar::detail

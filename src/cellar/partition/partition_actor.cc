@@ -1,0 +1,135 @@
+#include "partition/partition_actor.h"
+
+#include <chrono>
+
+namespace cellar::detail {
+
+batch_part::~batch_part() {
+  if (answered || !state) return;
+  for (auto i : indices) state->results[i].st = {code::unavailable, "the partition stopped before running the action"};
+  state->part_done();
+}
+
+scan_part::~scan_part() {
+  if (answered) return;
+  st = {code::unavailable, "the partition stopped before serving the scan"};
+  answer();
+}
+
+namespace {
+
+bool needs_unit(const batch_state& st, const batch_part& part) {
+  if (part.indices.size() > 1) return true;
+  const auto& op = st.ops[part.indices.front()];
+  return !(std::holds_alternative<get>(op) || std::holds_alternative<put>(op));
+}
+
+op_result run_one(memtable& mem, const table_schema& schema, const batch_op& op, std::int64_t now) {
+  op_result r;
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, get>) {
+          r.row = mem.read_row(schema, o.row, o.options, o.exists_only_, now);
+        } else if constexpr (std::is_same_v<T, increment> || std::is_same_v<T, append>) {
+          auto res = mem.apply(schema, o, now);
+          if (res)
+            r.row = std::move(res.value());
+          else
+            r.st = res.error();
+        } else if constexpr (std::is_same_v<T, check_and_mutate>) {
+          auto res = mem.apply(schema, o, now);
+          if (res)
+            r.processed = res.value();
+          else
+            r.st = res.error();
+        } else {
+          r.st = mem.apply(schema, o, now);
+        }
+      },
+      op);
+  return r;
+}
+
+}  // namespace
+
+void run_batch_part(memtable& mem, batch_part& part, std::int64_t now) {
+  auto& st = *part.state;
+  const bool unit = needs_unit(st, part);
+  if (unit) mem.begin();
+  std::size_t failed = part.indices.size();
+  for (std::size_t k = 0; k < part.indices.size(); ++k) {
+    const auto i = part.indices[k];
+    st.results[i] = run_one(mem, *part.schema, st.ops[i], now);
+    if (!st.results[i].st.is_ok()) {
+      failed = k;
+      break;
+    }
+  }
+  if (failed == part.indices.size()) {
+    if (unit) mem.commit();
+  } else {
+    mem.rollback();
+    const auto bad = part.indices[failed];
+    for (auto i : part.indices) {
+      if (i == bad) continue;
+      st.results[i] = op_result{};
+      st.results[i].st = {code::aborted, "not applied: action #" + std::to_string(bad) +
+                                             " of the same partition failed (" +
+                                             st.results[bad].st.to_string() + ")"};
+    }
+  }
+  part.answered = true;
+  st.part_done();
+}
+
+partition_actor::behavior_type partition_behavior(partition_actor::stateful_pointer<partition_state> self,
+                                                  partition_config cfg) {
+  self->state.mem = std::make_unique<memtable>(cfg.global_bytes, cfg.memory_limit);
+  self->state.cfg = std::move(cfg);
+  if (self->state.cfg.maintenance_interval.count() > 0)
+    self->delayed_send(self, self->state.cfg.maintenance_interval, tick_atom::value);
+  return {
+      [=](batch_part_ptr& part) { run_batch_part(*self->state.mem, *part, self->state.cfg.clock()); },
+      [=](scan_part_ptr& part) {
+        part->page = self->state.mem->scan(*part->schema, part->request, self->state.cfg.clock());
+        part->answer();
+      },
+      [=](admin_part_ptr& part) {
+        auto& st = self->state;
+        using k = admin_part::kind;
+        switch (part->what) {
+          case k::adopt_schema:
+            if (!st.cfg.schema || part->schema->version > st.cfg.schema->version) st.cfg.schema = part->schema;
+            break;
+          case k::drop_families:
+            for (auto id : part->family_ids) st.mem->drop_family(id);
+            break;
+          case k::reclaim_all: {
+            std::size_t n = 0;
+            if (part->schema && (!st.cfg.schema || part->schema->version > st.cfg.schema->version))
+              st.cfg.schema = part->schema;
+            st.mem->restart_reclaim();
+            if (st.cfg.schema) n = st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), static_cast<std::size_t>(-1));
+            if (part->fan) part->fan->reclaimed += n;
+            break;
+          }
+          case k::stats:
+            if (part->fan) part->fan->stats[part->partition] = st.mem->stats();
+            break;
+          case k::stop:
+            part->answer();
+            self->quit();
+            return;
+        }
+        part->answer();
+      },
+      [=](tick_atom) {
+        auto& st = self->state;
+        if (st.cfg.schema) st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), st.cfg.maintenance_slice);
+        self->delayed_send(self, st.cfg.maintenance_interval, tick_atom::value);
+      },
+  };
+}
+
+}  // namespace cellar::detail

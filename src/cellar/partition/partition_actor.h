@@ -1,0 +1,165 @@
+// partition/partition_actor.h: the actor that owns one partition of a table group.
+//
+// One partition actor exists per (table group, partition). It owns the partition's
+// memtable (every family's cells for its rows) and handles one message at a time, so
+// everything it does for one message is atomic without locks: a multi-row, multi-family
+// batch part is one local transaction, as OBKV's node-level transaction.
+//
+// Protocol (typed, see `partition_actor`):
+//  - batch_part: run some actions of a client batch, in order, as one unit; write each
+//    action's result into the shared batch_state and count the part done.
+//  - scan_part: serve one page of a scan.
+//  - admin_part: adopt a new schema, drop families, reclaim now, report stats, stop.
+//  - tick_atom: a background slice of reclamation (expired cells, extra versions).
+//
+// Replies travel through the completion objects inside the messages rather than as
+// response messages: the embedded caller is a plain thread, and a response message to
+// it would need a scoped_actor (a thread wake-up of 50-100 us per call on these machines,
+// design.md section 7) or one more actor hop. Every completion object answers exactly
+// once: if a message is dropped unprocessed (actor stopped), its destructor answers
+// UNAVAILABLE, so no caller ever waits forever.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "cellar/ops.h"
+#include "partition/memtable.h"
+
+namespace cellar::detail {
+
+// A one-shot flag a thread can block on.
+class waiter {
+ public:
+  void notify() noexcept {
+    flag_.store(1, std::memory_order_release);
+    flag_.notify_all();
+  }
+  void wait() const noexcept {
+    while (flag_.load(std::memory_order_acquire) == 0) flag_.wait(0, std::memory_order_acquire);
+  }
+
+ private:
+  std::atomic<std::uint32_t> flag_{0};
+};
+
+// One client batch, split over `pending` partitions.
+struct batch_state {
+  std::vector<batch_op> ops;
+  std::vector<op_result> results;
+  std::atomic<std::uint32_t> pending{0};
+  std::function<void(std::vector<op_result>)> done;  // async callers; else `finished`
+  waiter finished;
+
+  void part_done() {
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (done)
+      done(std::move(results));
+    else
+      finished.notify();
+  }
+};
+
+// The actions of one batch that fall in one partition.
+struct batch_part {
+  schema_ptr schema;
+  std::shared_ptr<batch_state> state;
+  std::vector<std::uint32_t> indices;  // into state->ops, in batch order
+  bool answered = false;
+
+  batch_part(schema_ptr s, std::shared_ptr<batch_state> st) : schema(std::move(s)), state(std::move(st)) {}
+  batch_part(const batch_part&) = delete;
+  ~batch_part();  // answers UNAVAILABLE if never run
+};
+
+struct scan_part {
+  schema_ptr schema;
+  scan_page_request request;
+  scan_page page;
+  status st;
+  bool answered = false;
+  waiter finished;
+
+  scan_part() = default;
+  scan_part(const scan_part&) = delete;
+  ~scan_part();
+  void answer() {
+    if (answered) return;
+    answered = true;
+    finished.notify();
+  }
+};
+
+// Completion of an admin request sent to every partition of a table group.
+struct admin_fanout {
+  std::vector<memtable_stats> stats;  // per partition
+  std::atomic<std::size_t> reclaimed{0};
+  std::atomic<std::uint32_t> pending{0};
+  waiter finished;
+
+  explicit admin_fanout(std::uint32_t partitions) : stats(partitions), pending(partitions) {}
+  void part_done() {
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.notify();
+  }
+};
+
+struct admin_part {
+  enum class kind { adopt_schema, drop_families, reclaim_all, stats, stop };
+  kind what;
+  schema_ptr schema;
+  std::vector<std::uint32_t> family_ids;
+  std::shared_ptr<admin_fanout> fan;  // may be null: nobody waits
+  std::uint32_t partition = 0;
+  bool answered = false;
+
+  admin_part(kind k, std::shared_ptr<admin_fanout> f, std::uint32_t p)
+      : what(k), fan(std::move(f)), partition(p) {}
+  admin_part(const admin_part&) = delete;
+  ~admin_part() { answer(); }
+  void answer() {
+    if (answered) return;
+    answered = true;
+    if (fan) fan->part_done();
+  }
+};
+
+using batch_part_ptr = std::shared_ptr<batch_part>;
+using scan_part_ptr = std::shared_ptr<scan_part>;
+using admin_part_ptr = std::shared_ptr<admin_part>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+
+using partition_actor = caf::typed_actor<caf::reacts_to<batch_part_ptr>, caf::reacts_to<scan_part_ptr>,
+                                         caf::reacts_to<admin_part_ptr>, caf::reacts_to<tick_atom>>;
+
+struct partition_config {
+  schema_ptr schema;
+  std::atomic<std::int64_t>* global_bytes = nullptr;
+  std::uint64_t memory_limit = 0;
+  std::function<std::int64_t()> clock;
+  std::chrono::milliseconds maintenance_interval{0};
+  std::size_t maintenance_slice = 4096;
+};
+
+struct partition_state {
+  std::unique_ptr<memtable> mem;
+  partition_config cfg;
+  static inline const char* name = "cellar.partition";
+};
+
+partition_actor::behavior_type partition_behavior(partition_actor::stateful_pointer<partition_state> self,
+                                                  partition_config cfg);
+
+// Runs the actions of `part` against `mem` as one unit (exposed for tests).
+void run_batch_part(memtable& mem, batch_part& part, std::int64_t now);
+
+}  // namespace cellar::detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cellar::detail::batch_part_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cellar::detail::scan_part_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cellar::detail::admin_part_ptr)

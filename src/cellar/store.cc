@@ -1,0 +1,449 @@
+#include "cellar/store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "model/validate.h"
+#include "route/router.h"
+#include "store_impl.h"
+
+namespace cellar {
+
+namespace detail {
+
+store_impl::store_impl(store_options o) : options(std::move(o)) {
+  if (!options.clock)
+    options.clock = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  std::size_t threads = options.worker_threads;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  caf_config = std::make_unique<caf::actor_system_config>();
+  caf_config->set("scheduler.max-threads", threads);
+  // Idle workers poll their queues `worker_spin_polls` times before they start to sleep:
+  // a hand-off to a polling worker costs ~2 us, to a sleeping one 50-100 us (measured in
+  // docs/benchmarks.md). After the spin they sleep 50 us, then `worker_idle_sleep`.
+  caf_config->set("work-stealing.aggressive-poll-attempts", options.worker_spin_polls);
+  caf_config->set("work-stealing.relaxed-sleep-duration",
+                  caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(options.worker_idle_sleep)));
+  system = std::make_unique<caf::actor_system>(*caf_config);
+  catalog.store(std::make_shared<const catalog_map>());
+}
+
+store_impl::~store_impl() {
+  auto cat = catalog.load();
+  for (const auto& [name, rt] : *cat)
+    for (const auto& p : rt->partitions)
+      caf::anon_send(p, std::make_shared<admin_part>(admin_part::kind::stop, nullptr, 0));
+  catalog.store(std::make_shared<const catalog_map>());
+  cat.reset();
+  system->await_all_actors_done();
+  system.reset();
+}
+
+runtime_ptr store_impl::lookup(std::string_view table) const {
+  auto cat = catalog.load(std::memory_order_acquire);
+  auto it = cat->find(table);
+  return it == cat->end() ? nullptr : it->second;
+}
+
+namespace {
+
+status table_not_found(std::string_view name) {
+  return {code::table_not_found, "table '" + std::string(name) + "' does not exist"};
+}
+
+// Sends an admin request to every partition and, when `wait`, blocks until all answered.
+std::shared_ptr<admin_fanout> fan_out(const table_runtime& rt, admin_part::kind k, schema_ptr schema,
+                                      std::vector<std::uint32_t> ids, bool wait) {
+  auto fan = wait ? std::make_shared<admin_fanout>(static_cast<std::uint32_t>(rt.partitions.size())) : nullptr;
+  for (std::uint32_t i = 0; i < rt.partitions.size(); ++i) {
+    auto part = std::make_shared<admin_part>(k, fan, i);
+    part->schema = schema;
+    part->family_ids = ids;
+    caf::anon_send(rt.partitions[i], std::move(part));
+  }
+  if (fan && !rt.partitions.empty()) fan->finished.wait();
+  return fan;
+}
+
+}  // namespace
+
+}  // namespace detail
+
+using namespace detail;
+
+// --- store: DDL --------------------------------------------------------------------------
+
+result<std::unique_ptr<store>> store::open(store_options options) {
+  if (options.maintenance_slice_cells == 0)
+    return status{code::invalid_argument, "maintenance_slice_cells must be at least 1"};
+  auto impl = std::make_shared<store_impl>(std::move(options));
+  return std::unique_ptr<store>(new store(std::move(impl)));
+}
+
+store::store(std::shared_ptr<store_impl> impl) : impl_(std::move(impl)) {}
+
+store::~store() = default;
+
+const store_options& store::options() const { return impl_->options; }
+
+namespace {
+
+// Builds a runtime for a new schema of `name`, reusing `old`'s actors, spawning them
+// when the partitioning just became known. Caller holds ddl_mutex.
+runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, const table_runtime* old) {
+  schema->version = s.next_version++;
+  auto rt = std::make_shared<table_runtime>();
+  rt->schema = schema;
+  if (old && !old->partitions.empty()) {
+    rt->partitions = old->partitions;
+    fan_out(*rt, admin_part::kind::adopt_schema, rt->schema, {}, false);
+  } else if (schema->partitioned) {
+    for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i) {
+      partition_config cfg;
+      cfg.schema = rt->schema;
+      cfg.global_bytes = &s.bytes;
+      cfg.memory_limit = s.options.memory_limit_bytes;
+      cfg.clock = s.options.clock;
+      cfg.maintenance_interval = s.options.maintenance_interval;
+      cfg.maintenance_slice = s.options.maintenance_slice_cells;
+      rt->partitions.push_back(s.system->spawn(partition_behavior, std::move(cfg)));
+    }
+  }
+  return rt;
+}
+
+void publish(store_impl& s, const std::string& name, runtime_ptr rt) {
+  auto next = std::make_shared<catalog_map>(*s.catalog.load());
+  if (rt)
+    (*next)[name] = std::move(rt);
+  else
+    next->erase(name);
+  s.catalog.store(std::move(next), std::memory_order_release);
+}
+
+void sort_families(table_schema& t) {
+  std::sort(t.families.begin(), t.families.end(),
+            [](const family_schema& a, const family_schema& b) { return a.desc.name < b.desc.name; });
+}
+
+}  // namespace
+
+status store::create_table(table_descriptor desc, schema_origin origin) {
+  if (auto s = check_name("table", desc.name); !s) return s;
+  if (auto s = check_partitioning(desc.partitioning); !s) return s;
+  if (desc.families.empty()) return {code::invalid_argument, "a table needs at least one column family"};
+  for (std::size_t i = 0; i < desc.families.size(); ++i) {
+    if (auto s = check_family(desc.families[i]); !s) return s;
+    for (std::size_t j = 0; j < i; ++j)
+      if (desc.families[j].name == desc.families[i].name)
+        return {code::invalid_argument, "family '" + desc.families[i].name + "' is given twice"};
+  }
+  std::lock_guard lock(impl_->ddl_mutex);
+  if (impl_->lookup(desc.name))
+    return {code::already_exists, "table '" + desc.name + "' already exists"};
+  auto schema = std::make_shared<table_schema>();
+  schema->name = desc.name;
+  schema->partitioned = true;
+  schema->partitioning = desc.partitioning;
+  for (auto& f : desc.families) {
+    if (f.max_versions == 0 && origin == schema_origin::hbase_shell) f.max_versions = 1;  // R7
+    schema->families.push_back({f, impl_->next_family_id++});
+  }
+  sort_families(*schema);
+  publish(*impl_, desc.name, make_runtime(*impl_, schema, nullptr));
+  return status::ok();
+}
+
+status store::create_table_group(std::string name) {
+  if (auto s = check_name("table group", name); !s) return s;
+  std::lock_guard lock(impl_->ddl_mutex);
+  if (impl_->lookup(name)) return {code::already_exists, "table group '" + name + "' already exists"};
+  auto schema = std::make_shared<table_schema>();
+  schema->name = name;
+  publish(*impl_, name, make_runtime(*impl_, schema, nullptr));
+  return status::ok();
+}
+
+status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
+  if (auto s = check_family(family); !s) return s;
+  if (auto s = check_partitioning(partitioning); !s) return s;
+  std::lock_guard lock(impl_->ddl_mutex);
+  auto old = impl_->lookup(table);
+  if (!old) return table_not_found(table);
+  if (old->schema->find(family.name))
+    return {code::already_exists, "family '" + family.name + "' already exists in '" + table + "'"};
+  if (old->schema->partitioned && !(old->schema->partitioning == partitioning))
+    return {code::invalid_argument, "the partitioning of '" + table + "$" + family.name +
+                                        "' differs from its table group's; all families of a group "
+                                        "must share one partition rule"};
+  auto schema = std::make_shared<table_schema>(*old->schema);
+  schema->partitioned = true;
+  schema->partitioning = partitioning;
+  schema->families.push_back({std::move(family), impl_->next_family_id++});
+  sort_families(*schema);
+  publish(*impl_, table, make_runtime(*impl_, schema, old.get()));
+  return status::ok();
+}
+
+status store::alter_family(const std::string& table, family_descriptor family) {
+  if (auto s = check_family(family); !s) return s;
+  std::lock_guard lock(impl_->ddl_mutex);
+  auto old = impl_->lookup(table);
+  if (!old) return table_not_found(table);
+  if (!old->schema->partitioned)
+    return {code::invalid_argument, "table group '" + table + "' has no partitioning yet; add a family first"};
+  auto schema = std::make_shared<table_schema>(*old->schema);
+  bool found = false;
+  for (auto& f : schema->families)
+    if (f.desc.name == family.name) {
+      f.desc = family;
+      found = true;
+    }
+  if (!found) schema->families.push_back({std::move(family), impl_->next_family_id++});
+  sort_families(*schema);
+  publish(*impl_, table, make_runtime(*impl_, schema, old.get()));
+  return status::ok();
+}
+
+status store::drop_family(const std::string& table, const std::string& family) {
+  std::lock_guard lock(impl_->ddl_mutex);
+  auto old = impl_->lookup(table);
+  if (!old) return table_not_found(table);
+  const family_schema* f = old->schema->find(family);
+  if (!f) return {code::family_not_found, "family '" + family + "' does not exist in table '" + table + "'"};
+  const auto id = f->id;
+  auto schema = std::make_shared<table_schema>(*old->schema);
+  schema->families.erase(std::remove_if(schema->families.begin(), schema->families.end(),
+                                        [&](const family_schema& x) { return x.id == id; }),
+                         schema->families.end());
+  auto rt = make_runtime(*impl_, schema, old.get());
+  publish(*impl_, table, rt);
+  fan_out(*rt, admin_part::kind::drop_families, nullptr, {id}, true);
+  return status::ok();
+}
+
+status store::drop_table(const std::string& table) {
+  std::lock_guard lock(impl_->ddl_mutex);
+  auto old = impl_->lookup(table);
+  if (!old) return table_not_found(table);
+  publish(*impl_, table, nullptr);
+  fan_out(*old, admin_part::kind::stop, nullptr, {}, true);
+  return status::ok();
+}
+
+status store::truncate_table(const std::string& table) {
+  std::lock_guard lock(impl_->ddl_mutex);
+  auto old = impl_->lookup(table);
+  if (!old) return table_not_found(table);
+  // New family ids: the old cells become unreachable at the swap, then are freed.
+  auto schema = std::make_shared<table_schema>(*old->schema);
+  std::vector<std::uint32_t> old_ids;
+  for (auto& f : schema->families) {
+    old_ids.push_back(f.id);
+    f.id = impl_->next_family_id++;
+  }
+  auto rt = make_runtime(*impl_, schema, old.get());
+  publish(*impl_, table, rt);
+  fan_out(*rt, admin_part::kind::drop_families, nullptr, old_ids, true);
+  return status::ok();
+}
+
+result<table_descriptor> store::describe(const std::string& table) const {
+  auto rt = impl_->lookup(table);
+  if (!rt) return table_not_found(table);
+  return rt->schema->descriptor();
+}
+
+std::vector<std::string> store::list_tables() const {
+  std::vector<std::string> out;
+  for (const auto& [name, rt] : *impl_->catalog.load()) out.push_back(name);
+  return out;
+}
+
+bool store::table_exists(const std::string& table) const { return impl_->lookup(table) != nullptr; }
+
+result<table> store::open_table(const std::string& name) {
+  if (!impl_->lookup(name)) return table_not_found(name);
+  return table(impl_, name);
+}
+
+result<table_stats> store::stats(const std::string& table) {
+  auto rt = impl_->lookup(table);
+  if (!rt) return table_not_found(table);
+  table_stats out;
+  out.table = table;
+  auto fan = fan_out(*rt, admin_part::kind::stats, nullptr, {}, true);
+  if (fan)
+    for (const auto& s : fan->stats) {
+      out.cells += s.cells;
+      out.bytes += s.bytes;
+      out.cells_per_partition.push_back(s.cells);
+    }
+  return out;
+}
+
+status store::compact(const std::string& table) {
+  auto rt = impl_->lookup(table);
+  if (!rt) return table_not_found(table);
+  fan_out(*rt, admin_part::kind::reclaim_all, rt->schema, {}, true);
+  return status::ok();
+}
+
+// --- table ---------------------------------------------------------------------------------
+
+table::table(std::shared_ptr<store_impl> s, std::string name) : store_(std::move(s)), name_(std::move(name)) {}
+
+const std::string& table::name() const { return name_; }
+
+namespace {
+
+// Routes the actions of `st` to their partitions and sends them. Every action must
+// have passed validation. Returns false (with results filled) when nothing was sent.
+void dispatch(const table_runtime& rt, const std::shared_ptr<batch_state>& st) {
+  const auto n = st->ops.size();
+  const auto& spec = rt.schema->partitioning;
+  if (n == 1) {
+    st->pending.store(1, std::memory_order_relaxed);
+    auto part = std::make_shared<batch_part>(rt.schema, st);
+    part->indices.push_back(0);
+    caf::anon_send(rt.partitions[partition_of(spec, row_of(st->ops[0]))], std::move(part));
+    return;
+  }
+  std::vector<batch_part_ptr> parts(rt.partitions.size());
+  std::uint32_t used = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto p = partition_of(spec, row_of(st->ops[i]));
+    if (!parts[p]) {
+      parts[p] = std::make_shared<batch_part>(rt.schema, st);
+      ++used;
+    }
+    parts[p]->indices.push_back(i);
+  }
+  st->pending.store(used, std::memory_order_relaxed);
+  for (std::uint32_t p = 0; p < parts.size(); ++p)
+    if (parts[p]) caf::anon_send(rt.partitions[p], std::move(parts[p]));
+}
+
+// Checks every action; on the first failure fills every result and returns false.
+bool admit(const runtime_ptr& rt, const std::string& name, std::vector<batch_op>& ops,
+           std::vector<op_result>& results) {
+  results.resize(ops.size());
+  status bad;
+  std::size_t bad_index = 0;
+  if (!rt) {
+    bad = table_not_found(name);
+  } else {
+    for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
+      bad = validate(*rt->schema, ops[i]);
+      bad_index = i;
+    }
+    if (bad.is_ok() && !ops.empty() && rt->partitions.empty())
+      bad = {code::family_not_found, "table group '" + name + "' has no column family yet"};
+  }
+  if (bad.is_ok()) return true;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    results[i].st = (i == bad_index || !rt) ? bad
+                                            : status{code::aborted, "not applied: action #" +
+                                                                        std::to_string(bad_index) +
+                                                                        " of the batch is invalid (" +
+                                                                        bad.to_string() + ")"};
+  return false;
+}
+
+}  // namespace
+
+std::vector<op_result> table::batch(std::vector<batch_op> ops) {
+  auto rt = store_->lookup(name_);
+  auto st = std::make_shared<batch_state>();
+  if (!admit(rt, name_, ops, st->results)) return std::move(st->results);
+  if (ops.empty()) return {};
+  st->ops = std::move(ops);
+  dispatch(*rt, st);
+  st->finished.wait();
+  return std::move(st->results);
+}
+
+void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done) {
+  auto rt = store_->lookup(name_);
+  auto st = std::make_shared<batch_state>();
+  if (!admit(rt, name_, ops, st->results) || ops.empty()) {
+    done(std::move(st->results));
+    return;
+  }
+  st->ops = std::move(ops);
+  st->done = std::move(done);
+  dispatch(*rt, st);
+}
+
+namespace {
+
+result<row_result> single_row(std::vector<op_result> r) {
+  if (!r[0].st) return r[0].st;
+  return std::move(r[0].row);
+}
+
+}  // namespace
+
+result<row_result> table::get(const cellar::get& g) { return single_row(batch({g})); }
+
+result<bool> table::exists(const cellar::get& g) {
+  cellar::get e = g;
+  e.exists_only();
+  auto r = batch({std::move(e)});
+  if (!r[0].st) return r[0].st;
+  return r[0].row.exists;
+}
+
+result<std::vector<row_result>> table::get(const std::vector<cellar::get>& gets) {
+  std::vector<batch_op> ops(gets.begin(), gets.end());
+  auto r = batch(std::move(ops));
+  std::vector<row_result> out;
+  out.reserve(r.size());
+  for (auto& x : r) {
+    if (!x.st) return x.st;
+    out.push_back(std::move(x.row));
+  }
+  return out;
+}
+
+status table::put(const cellar::put& p) { return batch({p})[0].st; }
+
+status table::put(const std::vector<cellar::put>& puts) {
+  std::vector<batch_op> ops(puts.begin(), puts.end());
+  for (auto& r : batch(std::move(ops)))
+    if (!r.st) return r.st;
+  return status::ok();
+}
+
+status table::remove(const cellar::deletion& d) { return batch({d})[0].st; }
+
+result<row_result> table::increment(const cellar::increment& inc) { return single_row(batch({inc})); }
+
+result<std::int64_t> table::increment_column_value(std::string row, std::string family, std::string qualifier,
+                                                   std::int64_t amount) {
+  cellar::increment inc(std::move(row));
+  inc.add(std::move(family), std::move(qualifier), amount);
+  auto r = increment(inc);
+  if (!r) return r.error();
+  const auto& v = r->cells.at(0).value;
+  std::uint64_t u = 0;
+  for (unsigned char c : v) u = (u << 8) | c;
+  return static_cast<std::int64_t>(u);
+}
+
+result<row_result> table::append(const cellar::append& app) { return single_row(batch({app})); }
+
+status table::mutate_row(const row_mutations& m) { return batch({m})[0].st; }
+
+result<bool> table::check_and_mutate(const cellar::check_and_mutate& c) {
+  auto r = batch({c});
+  if (!r[0].st) return r[0].st;
+  return r[0].processed;
+}
+
+}  // namespace cellar

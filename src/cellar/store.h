@@ -1,0 +1,173 @@
+// cellar/store.h: the embedded API.
+//
+// A `store` is one cellar instance in this process: a catalog of table groups, and for each
+// table group a set of partition actors (CAF) that own the cells in memory. A `table` is a
+// cheap handle on one table group; its calls route each row to its partition, wait for
+// the answer and return it. Operations on rows of one partition are atomic together
+// (cross-row, cross-family); nothing is atomic across partitions.
+//
+//   auto s = cellar::store::open({});
+//   s.value()->create_table(desc, cellar::schema_origin::hbase_shell);
+//   auto t = s.value()->open_table("blogtable").value();
+//   t.put(cellar::put("1").add("info", "title", "hello"));
+//   auto r = t.get(cellar::get("1"));
+//
+// Thread safety: `store` and `table` may be used from any number of threads at once.
+// Synchronous calls block the calling thread until the partitions answer; the
+// asynchronous forms call their callback on a CAF worker thread, which must not block.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cellar/ops.h"
+#include "cellar/schema.h"
+#include "cellar/status.h"
+
+namespace cellar {
+
+namespace detail {
+struct store_impl;
+struct table_runtime;
+struct scan_state;
+}  // namespace detail
+
+struct store_options {
+  // Data directory (persistence arrives with WiredTiger; empty means memory only).
+  std::string directory;
+  // CAF worker threads; 0 means one per core.
+  std::size_t worker_threads = 0;
+  // Queue polls an idle worker spins through before it sleeps (a few ms of spinning
+  // after the last request). Hand-offs to a spinning worker cost ~2 us, to a sleeping one
+  // 50-100 us on these machines; 0 makes workers sleep at once and saves idle CPU.
+  std::size_t worker_spin_polls = 30000;
+  // Longest sleep of an idle worker between polls: the worst extra latency of the first
+  // request after a quiet spell.
+  std::chrono::microseconds worker_idle_sleep{1000};
+  // Bytes of cell data the store may hold; 0 means unlimited. Past it, writes fail with
+  // MEMORY_LIMIT and nothing already stored is lost.
+  std::uint64_t memory_limit_bytes = 0;
+  // How often each partition reclaims expired cells and trims versions beyond
+  // MaxVersions in the background (one bounded slice per tick). Zero disables it.
+  std::chrono::milliseconds maintenance_interval{500};
+  // Cells examined per maintenance slice, so a partition never stalls for long.
+  std::size_t maintenance_slice_cells = 4096;
+  // Milliseconds since the epoch; replaceable for deterministic tests.
+  std::function<std::int64_t()> clock;
+};
+
+// Memory and cell counts, summed over partitions.
+struct table_stats {
+  std::string table;
+  std::uint64_t cells = 0;
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> cells_per_partition;
+};
+
+class scanner;
+
+class table {
+ public:
+  const std::string& name() const;
+
+  result<row_result> get(const cellar::get& g);
+  result<bool> exists(const cellar::get& g);
+  // Multi-get: one result per get, in order. Rows of one partition are read together.
+  result<std::vector<row_result>> get(const std::vector<cellar::get>& gets);
+  status put(const cellar::put& p);
+  status put(const std::vector<cellar::put>& puts);
+  status remove(const cellar::deletion& d);  // HBase's delete
+  result<row_result> increment(const cellar::increment& inc);
+  result<std::int64_t> increment_column_value(std::string row, std::string family,
+                                              std::string qualifier, std::int64_t amount);
+  result<row_result> append(const cellar::append& app);
+  status mutate_row(const row_mutations& m);
+  result<bool> check_and_mutate(const cellar::check_and_mutate& c);
+  result<scanner> scan(const cellar::scan& s);
+
+  // Runs every action; returns one result per action, in order. Actions on rows of one
+  // partition are applied as one atomic unit, in order: if one fails, that partition's
+  // actions are all undone (the failing one reports its error, the others ABORTED).
+  // A batch with an invalid action (unknown family, too large, ...) is refused whole
+  // before anything runs.
+  std::vector<op_result> batch(std::vector<batch_op> ops);
+
+  // The same, answering on a CAF worker thread; `done` must not block.
+  void batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done);
+
+ private:
+  friend class store;
+  friend class scanner;
+  table(std::shared_ptr<detail::store_impl> s, std::string name);
+  std::shared_ptr<detail::store_impl> store_;
+  std::string name_;
+};
+
+// A scan in progress: pages rows from the partitions and merges them in global key
+// order (descending for a reversed scan). LIMIT holds for the whole scan. Consistency is
+// per partition and per page: rows written after the scan started may or may not appear.
+class scanner {
+ public:
+  scanner(scanner&&) noexcept;
+  scanner& operator=(scanner&&) noexcept;
+  ~scanner();
+
+  // The next result, or nullopt at the end.
+  result<std::optional<row_result>> next();
+  // Up to n results (fewer only at the end).
+  result<std::vector<row_result>> next(std::size_t n);
+  // Every remaining result.
+  result<std::vector<row_result>> all();
+
+ private:
+  friend class table;
+  explicit scanner(std::unique_ptr<detail::scan_state> st);
+  std::unique_ptr<detail::scan_state> st_;
+};
+
+class store {
+ public:
+  static result<std::unique_ptr<store>> open(store_options options);
+  ~store();
+  store(const store&) = delete;
+  store& operator=(const store&) = delete;
+
+  // HBase-style create: the table group and all its families at once. `origin` picks the
+  // default MaxVersions of families that do not set one (R7): hbase_shell gives 1,
+  // oceanbase_ddl keeps all versions.
+  status create_table(table_descriptor desc, schema_origin origin);
+  // OceanBase-style: CREATE TABLEGROUP, then one CREATE TABLE `group$family` per family.
+  // A group's partitioning is fixed by its first family; later families must match.
+  status create_table_group(std::string name);
+  status add_family(const std::string& table, family_descriptor family,
+                    const partition_spec& partitioning);
+  // HBase alter: change a family's MaxVersions/TTL/size, or add it when missing.
+  status alter_family(const std::string& table, family_descriptor family);
+  status drop_family(const std::string& table, const std::string& family);
+  status drop_table(const std::string& table);
+  // Removes every cell, keeps the schema.
+  status truncate_table(const std::string& table);
+
+  result<table_descriptor> describe(const std::string& table) const;
+  std::vector<std::string> list_tables() const;
+  bool table_exists(const std::string& table) const;
+  result<table> open_table(const std::string& name);
+
+  result<table_stats> stats(const std::string& table);
+  // Runs the background reclamation (expired cells, versions beyond MaxVersions) over
+  // every partition now and waits for it.
+  status compact(const std::string& table);
+
+  const store_options& options() const;
+
+ private:
+  explicit store(std::shared_ptr<detail::store_impl> impl);
+  std::shared_ptr<detail::store_impl> impl_;
+};
+
+}  // namespace cellar

@@ -1,0 +1,117 @@
+#include <catch2/catch.hpp>
+
+#include "partition/memtable.h"
+
+using namespace cellar;
+using namespace cellar::detail;
+
+namespace {
+
+table_schema schema_with(std::uint32_t max_versions = 0, std::int64_t ttl = 0) {
+  table_schema s;
+  s.name = "t";
+  s.partitioned = true;
+  family_descriptor a{"a", max_versions, ttl};
+  family_descriptor b{"b", max_versions, ttl};
+  s.families = {{a, 1}, {b, 2}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a unit that fails is undone to the byte", "[memtable]") {
+  std::atomic<std::int64_t> bytes{0};
+  memtable m(&bytes, 0);
+  auto s = schema_with();
+  REQUIRE(m.apply(s, put("r1").add("a", "q", 1, "one").add("b", "q", 1, "x"), 100).is_ok());
+  const auto before = m.stats();
+  const auto global_before = bytes.load();
+
+  m.begin();
+  REQUIRE(m.apply(s, put("r1").add("a", "q", 1, "overwritten").add("a", "q", 2, "new"), 100).is_ok());
+  REQUIRE(m.apply(s, deletion("r1").family("b"), 100).is_ok());
+  REQUIRE(m.apply(s, put("r2").add("a", "q", "fresh"), 100).is_ok());
+  m.rollback();
+
+  CHECK(m.stats().cells == before.cells);
+  CHECK(m.stats().bytes == before.bytes);
+  CHECK(bytes.load() == global_before);
+  read_options all;
+  all.max_versions = 10;
+  auto r = m.read_row(s, "r1", all, false, 100);
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].family == "a");
+  CHECK(r.cells[0].value == "one");
+  CHECK(r.cells[1].family == "b");
+  CHECK(m.read_row(s, "r2", all, false, 100).cells.empty());
+}
+
+TEST_CASE("reclaim erases expired cells and versions beyond MaxVersions in slices", "[memtable]") {
+  std::atomic<std::int64_t> bytes{0};
+  memtable m(&bytes, 0);
+  auto s = schema_with(2, 10);  // 2 versions, TTL 10 s
+  const std::int64_t now = 1'000'000;
+  for (int row = 0; row < 50; ++row)
+    for (std::int64_t ts = 1; ts <= 5; ++ts)
+      REQUIRE(m.apply(s, put("r" + std::to_string(row)).add("a", "q", now - ts, "v"), now).is_ok());
+  REQUIRE(m.apply(s, put("old").add("b", "q", now - 20'000, "expired"), now).is_ok());
+  CHECK(m.stats().cells == 251);
+  std::size_t erased = 0;
+  int slices = 0;
+  while (true) {
+    auto n = m.reclaim(s, now, 16);
+    erased += n;
+    ++slices;
+    if (m.stats().cells == 100) break;
+    REQUIRE(slices < 100);
+  }
+  CHECK(erased == 151);
+  CHECK(slices > 1);  // the work was spread over several slices
+  read_options o;
+  o.max_versions = 10;
+  auto r = m.read_row(s, "r7", o, false, now);
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].timestamp == now - 1);
+  CHECK(r.cells[1].timestamp == now - 2);
+  CHECK(bytes.load() == static_cast<std::int64_t>(m.stats().bytes));
+}
+
+TEST_CASE("the memory limit refuses a write before any change", "[memtable]") {
+  std::atomic<std::int64_t> bytes{0};
+  memtable m(&bytes, 1000);
+  auto s = schema_with();
+  REQUIRE(m.apply(s, put("r").add("a", "q", 1, std::string(500, 'x')), 1).is_ok());
+  auto st = m.apply(s, put("r").add("a", "q2", 1, std::string(300, 'y')).add("a", "q3", 1, std::string(300, 'z')), 1);
+  CHECK(st.code() == code::memory_limit);
+  CHECK(m.stats().cells == 1);
+  CHECK(m.apply(s, deletion("r"), 1).is_ok());
+  CHECK(bytes.load() == 0);
+}
+
+TEST_CASE("scan pages continue after the last examined row, both directions", "[memtable]") {
+  std::atomic<std::int64_t> bytes{0};
+  memtable m(&bytes, 0);
+  auto s = schema_with();
+  for (char c = 'a'; c <= 'j'; ++c) REQUIRE(m.apply(s, put(std::string(1, c)).add("b", "q", 1, "v"), 1).is_ok());
+  scan_page_request rq;
+  rq.max_rows = 3;
+  std::string seen;
+  for (;;) {
+    auto page = m.scan(s, rq, 1);
+    for (auto& r : page.rows) seen += r.row;
+    if (page.exhausted) break;
+    rq.from = page.last_row;
+    rq.from_inclusive = false;
+  }
+  CHECK(seen == "abcdefghij");
+  rq = {};
+  rq.reversed = true;
+  rq.from = "h";
+  rq.stop = "c";
+  rq.max_rows = 4;
+  auto page = m.scan(s, rq, 1);
+  std::string rev;
+  for (auto& r : page.rows) rev += r.row;
+  CHECK(rev == "hgfe");
+  CHECK_FALSE(page.exhausted);
+}
