@@ -1,10 +1,13 @@
 #include "cellar/store.h"
 
 #include <algorithm>
+
+#include <spdlog/spdlog.h>
 #include <chrono>
 #include <thread>
 
 #include "model/validate.h"
+#include "persist/codec.h"
 #include "route/router.h"
 #include "store_impl.h"
 
@@ -34,6 +37,17 @@ store_impl::store_impl(store_options o) : options(std::move(o)) {
 }
 
 store_impl::~store_impl() {
+  if (snapshotter.joinable()) {
+    {
+      std::lock_guard lock(snapshotter_mutex);
+      stopping = true;
+    }
+    snapshotter_cv.notify_all();
+    snapshotter.join();
+  }
+  // A clean shutdown takes a final snapshot.
+  if (persistent())
+    if (auto r = snapshot(); !r) spdlog::error("cellar: final snapshot failed: {}", r.error().to_string());
   auto cat = catalog.load();
   for (const auto& [name, rt] : *cat)
     for (const auto& p : rt->partitions)
@@ -42,6 +56,8 @@ store_impl::~store_impl() {
   cat.reset();
   system->await_all_actors_done();
   system.reset();
+  log.reset();  // drains and syncs
+  wt.reset();
 }
 
 runtime_ptr store_impl::lookup(std::string_view table) const {
@@ -82,8 +98,14 @@ result<std::unique_ptr<store>> store::open(store_options options) {
   if (options.maintenance_slice_cells == 0)
     return status{code::invalid_argument, "maintenance_slice_cells must be at least 1"};
   auto impl = std::make_shared<store_impl>(std::move(options));
+  if (!impl->options.directory.empty())
+    if (auto s = impl->recover(); !s) return s;
   return std::unique_ptr<store>(new store(std::move(impl)));
 }
+
+result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }
+
+recovery_stats store::recovery() const { return impl_->recovered; }
 
 store::store(std::shared_ptr<store_impl> impl) : impl_(std::move(impl)) {}
 
@@ -103,9 +125,15 @@ runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, co
     rt->partitions = old->partitions;
     fan_out(*rt, admin_part::kind::adopt_schema, rt->schema, {}, false);
   } else if (schema->partitioned) {
+    auto rec = s.recovered_mem.find(schema->name);
     for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i) {
       partition_config cfg;
       cfg.schema = rt->schema;
+      cfg.partition = i;
+      if (rec != s.recovered_mem.end() && i < rec->second.size()) cfg.recovered = rec->second[i];
+      cfg.track_delta = s.persistent();
+      cfg.log = s.log.get();
+      cfg.log_sync = s.options.durability == durability::log_sync;
       cfg.global_bytes = &s.bytes;
       cfg.memory_limit = s.options.memory_limit_bytes;
       cfg.clock = s.options.clock;
@@ -113,6 +141,7 @@ runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, co
       cfg.maintenance_slice = s.options.maintenance_slice_cells;
       rt->partitions.push_back(s.system->spawn(partition_behavior, std::move(cfg)));
     }
+    if (rec != s.recovered_mem.end()) s.recovered_mem.erase(rec);
   }
   return rt;
 }
@@ -131,7 +160,31 @@ void sort_families(table_schema& t) {
             [](const family_schema& a, const family_schema& b) { return a.desc.name < b.desc.name; });
 }
 
+// Makes a schema change durable (WiredTiger tables for new partitions, then the catalog
+// entry), then publishes it. Nothing is published when persisting fails. Caller holds
+// ddl_mutex.
+result<runtime_ptr> commit(store_impl& s, std::shared_ptr<table_schema> schema, const table_runtime* old) {
+  if (schema->uid == 0) schema->uid = s.next_uid++;
+  if (s.persistent()) {
+    const bool new_partitions = schema->partitioned && (old == nullptr || old->partitions.empty());
+    if (new_partitions)
+      for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i)
+        if (auto st = s.wt->create_partition(schema->uid, i); !st) return st;
+    if (auto st = s.persist_schema(*schema); !st) return st;
+  }
+  auto rt = make_runtime(s, schema, old);
+  publish(s, schema->name, rt);
+  return rt;
+}
+
 }  // namespace
+
+status store_impl::persist_schema(const table_schema& t) {
+  std::string counters;
+  put_u64(counters, next_uid);
+  put_u32(counters, next_family_id);
+  return wt->write_catalog({{t.name, encode_schema(t)}, {std::string("\0store", 6), counters}}, {});
+}
 
 status store::create_table(table_descriptor desc, schema_origin origin) {
   if (auto s = check_name("table", desc.name); !s) return s;
@@ -155,8 +208,7 @@ status store::create_table(table_descriptor desc, schema_origin origin) {
     schema->families.push_back({f, impl_->next_family_id++});
   }
   sort_families(*schema);
-  publish(*impl_, desc.name, make_runtime(*impl_, schema, nullptr));
-  return status::ok();
+  return commit(*impl_, schema, nullptr).error();
 }
 
 status store::create_table_group(std::string name) {
@@ -165,8 +217,7 @@ status store::create_table_group(std::string name) {
   if (impl_->lookup(name)) return {code::already_exists, "table group '" + name + "' already exists"};
   auto schema = std::make_shared<table_schema>();
   schema->name = name;
-  publish(*impl_, name, make_runtime(*impl_, schema, nullptr));
-  return status::ok();
+  return commit(*impl_, schema, nullptr).error();
 }
 
 status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
@@ -186,8 +237,7 @@ status store::add_family(const std::string& table, family_descriptor family, con
   schema->partitioning = partitioning;
   schema->families.push_back({std::move(family), impl_->next_family_id++});
   sort_families(*schema);
-  publish(*impl_, table, make_runtime(*impl_, schema, old.get()));
-  return status::ok();
+  return commit(*impl_, schema, old.get()).error();
 }
 
 status store::alter_family(const std::string& table, family_descriptor family) {
@@ -206,8 +256,7 @@ status store::alter_family(const std::string& table, family_descriptor family) {
     }
   if (!found) schema->families.push_back({std::move(family), impl_->next_family_id++});
   sort_families(*schema);
-  publish(*impl_, table, make_runtime(*impl_, schema, old.get()));
-  return status::ok();
+  return commit(*impl_, schema, old.get()).error();
 }
 
 status store::drop_family(const std::string& table, const std::string& family) {
@@ -221,9 +270,13 @@ status store::drop_family(const std::string& table, const std::string& family) {
   schema->families.erase(std::remove_if(schema->families.begin(), schema->families.end(),
                                         [&](const family_schema& x) { return x.id == id; }),
                          schema->families.end());
-  auto rt = make_runtime(*impl_, schema, old.get());
-  publish(*impl_, table, rt);
-  fan_out(*rt, admin_part::kind::drop_families, nullptr, {id}, true);
+  auto rt = commit(*impl_, schema, old.get());
+  if (!rt) return rt.error();
+  fan_out(**rt, admin_part::kind::drop_families, nullptr, {id}, true);
+  if (impl_->persistent()) {
+    std::lock_guard snap(impl_->snapshot_mutex);
+    impl_->purges.push_back({schema->uid, schema->partitioning.count(), id});
+  }
   return status::ok();
 }
 
@@ -231,8 +284,16 @@ status store::drop_table(const std::string& table) {
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);
+  if (impl_->persistent())
+    if (auto st = impl_->wt->write_catalog({}, {table}); !st) return st;
   publish(*impl_, table, nullptr);
   fan_out(*old, admin_part::kind::stop, nullptr, {}, true);
+  if (impl_->persistent() && old->schema->partitioned) {
+    std::lock_guard snap(impl_->snapshot_mutex);  // no snapshot is writing to its tables
+    for (std::uint32_t i = 0; i < old->schema->partitioning.count(); ++i)
+      if (auto st = impl_->wt->drop_partition(old->schema->uid, i); !st)
+        spdlog::warn("cellar: dropping the data of '{}' partition {}: {}", table, i, st.to_string());
+  }
   return status::ok();
 }
 
@@ -247,9 +308,13 @@ status store::truncate_table(const std::string& table) {
     old_ids.push_back(f.id);
     f.id = impl_->next_family_id++;
   }
-  auto rt = make_runtime(*impl_, schema, old.get());
-  publish(*impl_, table, rt);
-  fan_out(*rt, admin_part::kind::drop_families, nullptr, old_ids, true);
+  auto rt = commit(*impl_, schema, old.get());
+  if (!rt) return rt.error();
+  fan_out(**rt, admin_part::kind::drop_families, nullptr, old_ids, true);
+  if (impl_->persistent() && schema->partitioned) {
+    std::lock_guard snap(impl_->snapshot_mutex);
+    for (auto id : old_ids) impl_->purges.push_back({schema->uid, schema->partitioning.count(), id});
+  }
   return status::ok();
 }
 

@@ -37,9 +37,28 @@ struct table_runtime;
 struct scan_state;
 }  // namespace detail
 
+// What a crash can lose (README, "Durability").
+enum class durability : std::uint8_t {
+  // Writes are acknowledged from memory; a crash loses what was acknowledged after the
+  // last completed snapshot, never part of a row mutation or of a partition's batch.
+  snapshot,
+  // Writes are logged before acknowledgement and the log is synced every
+  // `log_sync_interval`: a process crash loses at most the writes not yet handed to the
+  // OS (milliseconds); a machine crash at most the last interval.
+  log,
+  // Group commit: a write is acknowledged only once its log record is on disk.
+  log_sync,
+};
+
 struct store_options {
-  // Data directory (persistence arrives with WiredTiger; empty means memory only).
+  // Data directory, one WiredTiger home. Empty: memory only, nothing survives the process.
   std::string directory;
+  cellar::durability durability = cellar::durability::snapshot;
+  std::chrono::milliseconds log_sync_interval{100};
+  // Periodic snapshots; zero: only on demand (store::snapshot) and at a clean close.
+  std::chrono::milliseconds snapshot_interval{std::chrono::minutes(1)};
+  // WiredTiger cache size in MiB.
+  std::size_t cache_mb = 256;
   // CAF worker threads; 0 means one per core.
   std::size_t worker_threads = 0;
   // Queue polls an idle worker spins through before it sleeps (a few ms of spinning
@@ -59,6 +78,20 @@ struct store_options {
   std::size_t maintenance_slice_cells = 4096;
   // Milliseconds since the epoch; replaceable for deterministic tests.
   std::function<std::int64_t()> clock;
+};
+
+struct snapshot_stats {
+  std::uint64_t generation = 0;
+  std::uint64_t changes = 0;  // cells written or erased: the changes since the last snapshot
+  std::uint64_t bytes = 0;    // bytes written to WiredTiger
+  double seconds = 0;
+  double cut_seconds = 0;     // time from the first to the last partition cut
+};
+
+struct recovery_stats {
+  std::uint64_t cells_loaded = 0;   // from the last snapshot
+  std::uint64_t log_records = 0;    // replayed from the log
+  double seconds = 0;
 };
 
 // Memory and cell counts, summed over partitions.
@@ -132,6 +165,8 @@ class scanner {
 
 class store {
  public:
+  // Opens (creating when needed) the store in options.directory, recovering the last
+  // snapshot and then the log; errors: IO_ERROR, CORRUPTION (a damaged file).
   static result<std::unique_ptr<store>> open(store_options options);
   ~store();
   store(const store&) = delete;
@@ -162,6 +197,13 @@ class store {
   // Runs the background reclamation (expired cells, versions beyond MaxVersions) over
   // every partition now and waits for it.
   status compact(const std::string& table);
+
+  // Writes a point-in-time cut of every partition to WiredTiger and checkpoints. Costs
+  // what changed since the last snapshot; partitions keep serving meanwhile (each one
+  // stops only for the O(1) cut). UNSUPPORTED for a memory-only store.
+  result<snapshot_stats> snapshot();
+  // What the open found on disk.
+  recovery_stats recovery() const;
 
   const store_options& options() const;
 

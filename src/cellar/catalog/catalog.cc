@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "persist/codec.h"
+
 namespace cellar::detail {
 
 const family_schema* table_schema::find(std::string_view family) const {
@@ -67,6 +69,68 @@ status check_partitioning(const partition_spec& p) {
       return status::ok();
   }
   return {code::invalid_argument, "unknown partitioning method"};
+}
+
+namespace {
+constexpr std::uint32_t schema_format = 1;
+}
+
+std::string encode_schema(const table_schema& t) {
+  std::string out;
+  put_u32(out, schema_format);
+  put_bytes(out, t.name);
+  put_u64(out, t.uid);
+  out.push_back(t.partitioned ? '\1' : '\0');
+  out.push_back(static_cast<char>(t.partitioning.how));
+  put_u32(out, t.partitioning.partitions);
+  put_u32(out, t.partitioning.prefix_bytes);
+  put_u32(out, static_cast<std::uint32_t>(t.partitioning.bounds.size()));
+  for (const auto& b : t.partitioning.bounds) put_bytes(out, b);
+  put_u32(out, static_cast<std::uint32_t>(t.families.size()));
+  for (const auto& f : t.families) {
+    put_bytes(out, f.desc.name);
+    put_u32(out, f.id);
+    put_u32(out, f.desc.max_versions);
+    put_u64(out, static_cast<std::uint64_t>(f.desc.ttl_seconds));
+    put_u64(out, f.desc.max_value_bytes);
+    out.push_back(static_cast<char>(f.desc.kind));
+  }
+  return out;
+}
+
+result<table_schema> decode_schema(std::string_view bytes) {
+  reader r(bytes);
+  table_schema t;
+  std::uint32_t format = 0, nbounds = 0, nfam = 0;
+  std::uint8_t partitioned = 0, how = 0;
+  const status bad{code::corruption, "malformed catalog entry"};
+  if (!r.u32(format) || format != schema_format) return bad;
+  if (!r.bytes(t.name) || !r.u64(t.uid) || !r.u8(partitioned) || !r.u8(how)) return bad;
+  if (how > static_cast<std::uint8_t>(partition_spec::method::range)) return bad;
+  t.partitioned = partitioned != 0;
+  t.partitioning.how = static_cast<partition_spec::method>(how);
+  if (!r.u32(t.partitioning.partitions) || !r.u32(t.partitioning.prefix_bytes) || !r.u32(nbounds)) return bad;
+  for (std::uint32_t i = 0; i < nbounds; ++i) {
+    std::string b;
+    if (!r.bytes(b)) return bad;
+    t.partitioning.bounds.push_back(std::move(b));
+  }
+  if (!r.u32(nfam)) return bad;
+  for (std::uint32_t i = 0; i < nfam; ++i) {
+    family_schema f;
+    std::uint64_t ttl = 0, maxv = 0;
+    std::uint8_t kind = 0;
+    if (!r.bytes(f.desc.name) || !r.u32(f.id) || !r.u32(f.desc.max_versions) || !r.u64(ttl) || !r.u64(maxv) ||
+        !r.u8(kind) || kind > 1)
+      return bad;
+    f.desc.ttl_seconds = static_cast<std::int64_t>(ttl);
+    f.desc.max_value_bytes = maxv;
+    f.desc.kind = static_cast<family_kind>(kind);
+    t.families.push_back(std::move(f));
+  }
+  if (!r.done()) return bad;
+  if (t.partitioned && !check_partitioning(t.partitioning)) return bad;
+  return t;
 }
 
 }  // namespace cellar::detail

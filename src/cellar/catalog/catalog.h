@@ -25,6 +25,7 @@ struct family_schema {
 
 struct table_schema {
   std::string name;
+  std::uint64_t uid = 0;      // unique for the life of the store directory (names of WT tables)
   std::uint64_t version = 0;
   bool partitioned = false;  // false until the group's first family fixes its rule
   partition_spec partitioning;
@@ -41,5 +42,9 @@ using schema_ptr = std::shared_ptr<const table_schema>;
 status check_name(std::string_view what, std::string_view name);
 status check_family(const family_descriptor& f);
 status check_partitioning(const partition_spec& p);
+
+// The catalog's stored form of a schema (docs/storage.md); decode reports CORRUPTION.
+std::string encode_schema(const table_schema& t);
+result<table_schema> decode_schema(std::string_view bytes);
 
 }  // namespace cellar::detail

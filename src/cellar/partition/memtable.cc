@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "persist/codec.h"
+
 namespace cellar::detail {
 
 namespace {
@@ -149,6 +151,7 @@ status memtable::reserve(std::int64_t bytes) const {
 
 void memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
+  if (track_delta_ || track_redo_) record(fid, key, &v);
   auto it = m.find(key);
   if (it != m.end()) {
     if (in_unit_) undo_.push_back({fid, it->first, it->second});
@@ -162,7 +165,60 @@ void memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_v
   ++cells_;
 }
 
+void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* v) {
+  std::string k = encode_cell_key(fid, key.row, key.qualifier, key.ts);
+  if (track_redo_) {
+    redo_.push_back(v ? '\1' : '\0');
+    put_bytes(redo_, k);
+    if (v) {
+      put_u64(redo_, static_cast<std::uint64_t>(v->expires_at));
+      put_bytes(redo_, v->value);
+    }
+  }
+  if (track_delta_) {
+    if (v)
+      delta_.insert_or_assign(std::move(k), std::optional<cell_value>(*v));
+    else
+      delta_.insert_or_assign(std::move(k), std::nullopt);
+  }
+}
+
+delta_map memtable::take_delta() {
+  delta_map out;
+  out.swap(delta_);
+  return out;
+}
+
+void memtable::merge_delta(delta_map older) {
+  for (auto& [k, v] : older) delta_.try_emplace(k, std::move(v));
+}
+
+void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
+  auto& m = ensure(fid);
+  const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
+  auto [it, inserted] = m.insert_or_assign(std::move(key), std::move(v));
+  (void)it;
+  if (inserted) {
+    account(charge);
+    ++cells_;
+  }
+}
+
+void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v) {
+  if (dropped(fid)) return;
+  const bool saved_redo = track_redo_;
+  track_redo_ = false;
+  auto& m = ensure(fid);
+  if (v) {
+    write_cell(fid, m, std::move(key), std::move(*v));
+  } else if (auto it = m.find(key); it != m.end()) {
+    erase_cell(fid, m, it);
+  }
+  track_redo_ = saved_redo;
+}
+
 family_map::iterator memtable::erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it) {
+  if (track_delta_ || track_redo_) record(fid, it->first, nullptr);
   if (in_unit_) undo_.push_back({fid, it->first, it->second});
   account(-cell_charge(it->first.row.size(), it->first.qualifier.size(), it->second.value.size()));
   --cells_;
@@ -172,6 +228,7 @@ family_map::iterator memtable::erase_cell(std::uint32_t fid, family_map& m, fami
 void memtable::begin() {
   in_unit_ = true;
   undo_.clear();
+  unit_redo_start_ = redo_.size();
 }
 
 void memtable::commit() {
@@ -189,6 +246,13 @@ void memtable::rollback() {
       --cells_;
       m.erase(cur);
     }
+    if (track_delta_) {  // the delta holds each key's state now: the restored one
+      std::string k = encode_cell_key(it->family, it->key.row, it->key.qualifier, it->key.ts);
+      if (it->old)
+        delta_.insert_or_assign(std::move(k), std::optional<cell_value>(*it->old));
+      else
+        delta_.insert_or_assign(std::move(k), std::nullopt);
+    }
     if (it->old) {
       account(cell_charge(it->key.row.size(), it->key.qualifier.size(), it->old->value.size()));
       ++cells_;
@@ -196,6 +260,7 @@ void memtable::rollback() {
     }
   }
   undo_.clear();
+  redo_.resize(unit_redo_start_);  // nothing of an undone unit reaches the log
 }
 
 // --- reads ------------------------------------------------------------------------------
@@ -559,6 +624,8 @@ void memtable::restart_reclaim() {
 
 void memtable::drop_family(std::uint32_t id) {
   dropped_.insert(id);
+  // Its pending snapshot changes are moot: the snapshot purges the family's key range.
+  delta_.erase(delta_.lower_bound(family_prefix(id)), delta_.lower_bound(family_prefix(id + 1)));
   auto it = families_.find(id);
   if (it == families_.end()) return;
   std::int64_t freed = 0;

@@ -93,6 +93,10 @@ struct scan_page {
   bool examined_any = false;
 };
 
+// Changes since the last snapshot cut: encoded cell key (persist/codec.h) -> the cell's
+// state now (nullopt: erased). A snapshot writes exactly these to WiredTiger.
+using delta_map = absl::btree_map<std::string, std::optional<cell_value>>;
+
 struct memtable_stats {
   std::uint64_t cells = 0;
   std::uint64_t bytes = 0;
@@ -134,7 +138,29 @@ class memtable {
   bool dropped(std::uint32_t id) const { return dropped_.count(id) != 0; }
   memtable_stats stats() const;
 
+  // --- persistence --------------------------------------------------------------------
+  // Which change records to keep: the snapshot delta, and/or the redo of the current
+  // message (for the log).
+  void track(bool delta, bool redo) {
+    track_delta_ = delta;
+    track_redo_ = redo;
+  }
+  // The changes since the last cut; starts a new delta. O(1): this is the snapshot cut.
+  delta_map take_delta();
+  std::size_t delta_size() const { return delta_.size(); }
+  // Puts back the changes of a cut whose snapshot failed; newer changes win.
+  void merge_delta(delta_map older);
+  // Redo entries of the changes since the last clear, in order:
+  //   u8 1 (put) | bytes key | i64 expires_at | bytes value,  or  u8 0 (erase) | bytes key
+  const std::string& redo() const { return redo_; }
+  void clear_redo() { redo_.clear(); }
+  // Recovery: sets a cell from a snapshot (not tracked) or from the log (tracked in the
+  // delta, so the next snapshot holds it).
+  void load(std::uint32_t fid, cell_key key, cell_value v);
+  void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
+
  private:
+  void record(std::uint32_t fid, const cell_key& key, const cell_value* v);
   struct undo_record {
     std::uint32_t family;
     cell_key key;
@@ -166,6 +192,11 @@ class memtable {
   std::uint64_t cells_ = 0;
   bool in_unit_ = false;
   std::vector<undo_record> undo_;
+  std::size_t unit_redo_start_ = 0;
+  bool track_delta_ = false;
+  bool track_redo_ = false;
+  delta_map delta_;
+  std::string redo_;
   // Where reclaim stopped: family id and key.
   std::uint32_t reclaim_family_ = 0;
   std::optional<cell_key> reclaim_from_;

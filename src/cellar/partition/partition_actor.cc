@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "persist/codec.h"
+
 namespace cellar::detail {
 
 batch_part::~batch_part() {
@@ -53,7 +55,16 @@ op_result run_one(memtable& mem, const table_schema& schema, const batch_op& op,
 
 }  // namespace
 
+bool run_batch_part_only(memtable& mem, batch_part& part, std::int64_t now);
+
 void run_batch_part(memtable& mem, batch_part& part, std::int64_t now) {
+  run_batch_part_only(mem, part, now);
+  part.answered = true;
+  part.state->part_done();
+}
+
+// Runs the part; the caller answers it. Returns whether anything was applied.
+bool run_batch_part_only(memtable& mem, batch_part& part, std::int64_t now) {
   auto& st = *part.state;
   const bool unit = needs_unit(st, part);
   if (unit) mem.begin();
@@ -69,7 +80,7 @@ void run_batch_part(memtable& mem, batch_part& part, std::int64_t now) {
   if (failed == part.indices.size()) {
     if (unit) mem.commit();
   } else {
-    mem.rollback();
+    if (unit) mem.rollback();
     const auto bad = part.indices[failed];
     for (auto i : part.indices) {
       if (i == bad) continue;
@@ -78,19 +89,53 @@ void run_batch_part(memtable& mem, batch_part& part, std::int64_t now) {
                                              " of the same partition failed (" +
                                              st.results[bad].st.to_string() + ")"};
     }
+    return false;
   }
-  part.answered = true;
-  st.part_done();
+  return true;
 }
+
+namespace {
+
+// The log record of what the last message changed: u64 table uid | u32 partition | redo.
+std::string take_record(memtable& mem, const partition_config& cfg) {
+  std::string rec;
+  rec.reserve(12 + mem.redo().size());
+  put_u64(rec, cfg.schema ? cfg.schema->uid : 0);
+  put_u32(rec, cfg.partition);
+  rec += mem.redo();
+  mem.clear_redo();
+  return rec;
+}
+
+}  // namespace
 
 partition_actor::behavior_type partition_behavior(partition_actor::stateful_pointer<partition_state> self,
                                                   partition_config cfg) {
-  self->state.mem = std::make_unique<memtable>(cfg.global_bytes, cfg.memory_limit);
+  if (cfg.recovered && *cfg.recovered)
+    self->state.mem = std::move(*cfg.recovered);
+  else
+    self->state.mem = std::make_unique<memtable>(cfg.global_bytes, cfg.memory_limit);
+  cfg.recovered.reset();
+  self->state.mem->track(cfg.track_delta, cfg.log != nullptr);
   self->state.cfg = std::move(cfg);
   if (self->state.cfg.maintenance_interval.count() > 0)
     self->delayed_send(self, self->state.cfg.maintenance_interval, tick_atom::value);
   return {
-      [=](batch_part_ptr& part) { run_batch_part(*self->state.mem, *part, self->state.cfg.clock()); },
+      [=](batch_part_ptr& part) {
+        auto& st = self->state;
+        run_batch_part_only(*st.mem, *part, st.cfg.clock());
+        part->answered = true;
+        if (st.cfg.log && !st.mem->redo().empty()) {
+          // Acknowledged once the log has it (log-sync: on disk).
+          auto record = take_record(*st.mem, st.cfg);
+          if (st.cfg.log_sync) {
+            st.cfg.log->append(std::move(record), [state = part->state] { state->part_done(); });
+            return;
+          }
+          st.cfg.log->append(std::move(record), nullptr);
+        }
+        part->state->part_done();
+      },
       [=](scan_part_ptr& part) {
         part->page = self->state.mem->scan(*part->schema, part->request, self->state.cfg.clock());
         part->answer();
@@ -112,10 +157,17 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
             st.mem->restart_reclaim();
             if (st.cfg.schema) n = st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), static_cast<std::size_t>(-1));
             if (part->fan) part->fan->reclaimed += n;
+            if (st.cfg.log && !st.mem->redo().empty()) st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
             break;
           }
           case k::stats:
             if (part->fan) part->fan->stats[part->partition] = st.mem->stats();
+            break;
+          case k::cut:
+            if (part->fan) part->fan->deltas[part->partition] = st.mem->take_delta();
+            break;
+          case k::merge_delta:
+            st.mem->merge_delta(std::move(part->delta));
             break;
           case k::stop:
             part->answer();
@@ -127,6 +179,7 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
       [=](tick_atom) {
         auto& st = self->state;
         if (st.cfg.schema) st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), st.cfg.maintenance_slice);
+        if (st.cfg.log && !st.mem->redo().empty()) st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
         self->delayed_send(self, st.cfg.maintenance_interval, tick_atom::value);
       },
   };

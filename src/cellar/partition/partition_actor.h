@@ -31,6 +31,7 @@
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
 #include "partition/memtable.h"
+#include "persist/redo_log.h"
 
 namespace cellar::detail {
 
@@ -99,20 +100,22 @@ struct scan_part {
 // Completion of an admin request sent to every partition of a table group.
 struct admin_fanout {
   std::vector<memtable_stats> stats;  // per partition
+  std::vector<delta_map> deltas;      // per partition, for a snapshot cut
   std::atomic<std::size_t> reclaimed{0};
   std::atomic<std::uint32_t> pending{0};
   waiter finished;
 
-  explicit admin_fanout(std::uint32_t partitions) : stats(partitions), pending(partitions) {}
+  explicit admin_fanout(std::uint32_t partitions) : stats(partitions), deltas(partitions), pending(partitions) {}
   void part_done() {
     if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.notify();
   }
 };
 
 struct admin_part {
-  enum class kind { adopt_schema, drop_families, reclaim_all, stats, stop };
+  enum class kind { adopt_schema, drop_families, reclaim_all, stats, cut, merge_delta, stop };
   kind what;
   schema_ptr schema;
+  delta_map delta;  // merge_delta: changes a failed snapshot could not write
   std::vector<std::uint32_t> family_ids;
   std::shared_ptr<admin_fanout> fan;  // may be null: nobody waits
   std::uint32_t partition = 0;
@@ -139,6 +142,13 @@ using partition_actor = caf::typed_actor<caf::reacts_to<batch_part_ptr>, caf::re
 
 struct partition_config {
   schema_ptr schema;
+  std::uint32_t partition = 0;
+  // Persistence: the memtable recovered for this partition (else a new one), whether to
+  // keep a snapshot delta, and the redo log (null: no log).
+  std::shared_ptr<std::unique_ptr<memtable>> recovered;
+  bool track_delta = false;
+  redo_log* log = nullptr;
+  bool log_sync = false;
   std::atomic<std::int64_t>* global_bytes = nullptr;
   std::uint64_t memory_limit = 0;
   std::function<std::int64_t()> clock;

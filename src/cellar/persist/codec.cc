@@ -1,0 +1,157 @@
+#include "persist/codec.h"
+
+#include <array>
+#include <limits>
+
+namespace cellar::detail {
+
+namespace {
+
+void put_escaped(std::string& out, std::string_view b) {
+  for (char c : b) {
+    out.push_back(c);
+    if (c == '\0') out.push_back('\xff');
+  }
+  out.push_back('\0');
+  out.push_back('\x01');
+}
+
+bool get_escaped(std::string_view& in, std::string& out) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '\0') {
+      out.push_back(in[i]);
+      continue;
+    }
+    if (i + 1 >= in.size()) return false;
+    if (in[i + 1] == '\xff') {
+      out.push_back('\0');
+      ++i;
+    } else if (in[i + 1] == '\x01') {
+      in.remove_prefix(i + 2);
+      return true;
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+}
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int s = 56; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+}
+
+void put_bytes(std::string& out, std::string_view b) {
+  put_u32(out, static_cast<std::uint32_t>(b.size()));
+  out.append(b);
+}
+
+void encode_cell_key(std::string& out, std::uint32_t family, std::string_view row, std::string_view qualifier,
+                     std::int64_t ts) {
+  put_u32(out, family);
+  put_escaped(out, row);
+  put_escaped(out, qualifier);
+  put_u64(out, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() - ts));
+}
+
+std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier,
+                            std::int64_t ts) {
+  std::string out;
+  out.reserve(4 + row.size() + qualifier.size() + 14);
+  encode_cell_key(out, family, row, qualifier, ts);
+  return out;
+}
+
+std::optional<decoded_key> decode_cell_key(std::string_view in) {
+  decoded_key k;
+  reader r(in);
+  if (!r.u32(k.family)) return std::nullopt;
+  in = r.rest();
+  if (!get_escaped(in, k.row) || !get_escaped(in, k.qualifier)) return std::nullopt;
+  reader t(in);
+  std::uint64_t inv;
+  if (!t.u64(inv) || !t.done()) return std::nullopt;
+  if (inv > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+  k.ts = std::numeric_limits<std::int64_t>::max() - static_cast<std::int64_t>(inv);
+  return k;
+}
+
+std::string family_prefix(std::uint32_t family) {
+  std::string out;
+  put_u32(out, family);
+  return out;
+}
+
+bool reader::u8(std::uint8_t& v) {
+  if (in_.empty()) return false;
+  v = static_cast<std::uint8_t>(in_[0]);
+  in_.remove_prefix(1);
+  return true;
+}
+
+bool reader::u32(std::uint32_t& v) {
+  if (in_.size() < 4) return false;
+  v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<std::uint8_t>(in_[i]);
+  in_.remove_prefix(4);
+  return true;
+}
+
+bool reader::u64(std::uint64_t& v) {
+  if (in_.size() < 8) return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<std::uint8_t>(in_[i]);
+  in_.remove_prefix(8);
+  return true;
+}
+
+bool reader::i64(std::int64_t& v) {
+  std::uint64_t u;
+  if (!u64(u)) return false;
+  v = static_cast<std::int64_t>(u);
+  return true;
+}
+
+bool reader::bytes_view(std::string_view& v) {
+  std::uint32_t n;
+  if (!u32(n) || in_.size() < n) return false;
+  v = in_.substr(0, n);
+  in_.remove_prefix(n);
+  return true;
+}
+
+bool reader::bytes(std::string& v) {
+  std::string_view s;
+  if (!bytes_view(s)) return false;
+  v.assign(s);
+  return true;
+}
+
+namespace {
+
+constexpr std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> t{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+
+constexpr auto crc_table = make_crc_table();
+
+}  // namespace
+
+std::uint32_t crc32c(std::string_view data, std::uint32_t crc) {
+  crc = ~crc;
+  for (unsigned char b : data) crc = crc_table[(crc ^ b) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+}  // namespace cellar::detail

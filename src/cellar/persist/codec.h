@@ -1,0 +1,62 @@
+// persist/codec.h: byte layouts shared by the WiredTiger tables and the redo log.
+//
+// Cell key (order-preserving: byte order of encoded keys == cellar's cell order within a
+// family, so WiredTiger stores each partition in the memtable's order):
+//   family id   u32 big-endian
+//   row         bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+//   qualifier   same escaping and terminator
+//   timestamp   u64 big-endian of (INT64_MAX - ts), so newer versions sort first
+// Cell value: expires_at i64 big-endian (INT64_MAX = no cell TTL), then the value bytes.
+//
+// The full format, with the catalog and log layouts, is written down in docs/storage.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cellar::detail {
+
+struct decoded_key {
+  std::uint32_t family;
+  std::string row;
+  std::string qualifier;
+  std::int64_t ts;
+};
+
+void encode_cell_key(std::string& out, std::uint32_t family, std::string_view row, std::string_view qualifier,
+                     std::int64_t ts);
+std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier,
+                            std::int64_t ts);
+// nullopt if the bytes are not a well-formed key.
+std::optional<decoded_key> decode_cell_key(std::string_view in);
+// First key of a family / first key past it (for range deletes).
+std::string family_prefix(std::uint32_t family);
+
+void put_u32(std::string& out, std::uint32_t v);
+void put_u64(std::string& out, std::uint64_t v);
+void put_bytes(std::string& out, std::string_view b);  // u32 length + bytes
+
+// Reads fixed-width big-endian integers and length-prefixed bytes; every read reports
+// failure instead of running past the end.
+class reader {
+ public:
+  explicit reader(std::string_view in) : in_(in) {}
+  bool u8(std::uint8_t& v);
+  bool u32(std::uint32_t& v);
+  bool u64(std::uint64_t& v);
+  bool i64(std::int64_t& v);
+  bool bytes(std::string& v);
+  bool bytes_view(std::string_view& v);
+  bool done() const { return in_.empty(); }
+  std::string_view rest() const { return in_; }
+
+ private:
+  std::string_view in_;
+};
+
+// CRC-32C (Castagnoli), software table.
+std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0);
+
+}  // namespace cellar::detail

@@ -1,0 +1,274 @@
+#include "persist/wt_home.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "persist/codec.h"
+
+namespace cellar::detail {
+
+namespace {
+
+status wt_error(int ret, const std::string& what) {
+  const char* msg = wiredtiger_strerror(ret);
+  // Damage WiredTiger finds (checksums, torn blocks) surfaces as WT_ERROR or WT_PANIC.
+  const bool damage = ret == WT_ERROR || ret == WT_PANIC || ret == EILSEQ;
+  return {damage ? code::corruption : code::io_error, what + ": " + msg};
+}
+
+// A session that closes itself.
+class session {
+ public:
+  explicit session(WT_CONNECTION* c) {
+    ret_ = c->open_session(c, nullptr, "isolation=snapshot", &s_);
+  }
+  ~session() {
+    if (s_) s_->close(s_, nullptr);
+  }
+  WT_SESSION* operator->() { return s_; }
+  WT_SESSION* get() { return s_; }
+  int error() const { return ret_; }
+
+ private:
+  WT_SESSION* s_ = nullptr;
+  int ret_ = 0;
+};
+
+class cursor {
+ public:
+  cursor(WT_SESSION* s, const std::string& uri, const char* cfg = nullptr) {
+    ret_ = s->open_cursor(s, uri.c_str(), nullptr, cfg, &c_);
+  }
+  ~cursor() {
+    if (c_) c_->close(c_);
+  }
+  WT_CURSOR* operator->() { return c_; }
+  WT_CURSOR* get() { return c_; }
+  int error() const { return ret_; }
+
+ private:
+  WT_CURSOR* c_ = nullptr;
+  int ret_ = 0;
+};
+
+WT_ITEM item(std::string_view s) {
+  WT_ITEM i{};
+  i.data = s.data();
+  i.size = s.size();
+  return i;
+}
+
+std::string_view view(const WT_ITEM& i) { return {static_cast<const char*>(i.data), i.size}; }
+
+constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false)";
+
+}  // namespace
+
+std::string partition_uri(std::uint64_t uid, std::uint32_t partition) {
+  return "table:d" + std::to_string(uid) + "p" + std::to_string(partition);
+}
+
+result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size_t cache_mb) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return status{code::io_error, "cannot create " + dir + ": " + std::strerror(errno)};
+  std::unique_ptr<wt_home> h(new wt_home());
+  h->dir_ = dir;
+  // Logging is on for the catalog only (data tables opt out); small log files and no
+  // preallocation keep the home small (WiredTiger preallocates ~300 MB otherwise).
+  const std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
+                          "MB,log=(enabled=true,file_max=1MB,prealloc=false,archive=true),"
+                          "checkpoint_sync=true,session_max=256";
+  if (int ret = wiredtiger_open(dir.c_str(), nullptr, cfg.c_str(), &h->conn_); ret != 0)
+    return wt_error(ret, "cannot open the WiredTiger home " + dir);
+  session s(h->conn_);
+  if (s.error()) return wt_error(s.error(), "open_session");
+  if (int ret = s->create(s.get(), "table:catalog", "key_format=u,value_format=u"); ret != 0)
+    return wt_error(ret, "create table:catalog");
+  if (int ret = s->create(s.get(), "table:meta", "key_format=u,value_format=u,log=(enabled=false)"); ret != 0)
+    return wt_error(ret, "create table:meta");
+  return h;
+}
+
+wt_home::~wt_home() {
+  if (conn_) conn_->close(conn_, nullptr);
+}
+
+status wt_home::read_catalog(const std::function<void(std::string_view, std::string_view)>& fn) {
+  session s(conn_);
+  cursor c(s.get(), "table:catalog");
+  if (c.error()) return wt_error(c.error(), "open table:catalog");
+  int ret;
+  while ((ret = c->next(c.get())) == 0) {
+    WT_ITEM k, v;
+    c->get_key(c.get(), &k);
+    c->get_value(c.get(), &v);
+    fn(view(k), view(v));
+  }
+  if (ret != WT_NOTFOUND) return wt_error(ret, "read table:catalog");
+  return status::ok();
+}
+
+status wt_home::write_catalog(const std::vector<std::pair<std::string, std::string>>& puts,
+                              const std::vector<std::string>& erases) {
+  session s(conn_);
+  cursor c(s.get(), "table:catalog", "overwrite=true");
+  if (c.error()) return wt_error(c.error(), "open table:catalog");
+  s->begin_transaction(s.get(), nullptr);
+  for (const auto& [k, v] : puts) {
+    WT_ITEM ki = item(k), vi = item(v);
+    c->set_key(c.get(), &ki);
+    c->set_value(c.get(), &vi);
+    if (int ret = c->insert(c.get()); ret != 0) {
+      s->rollback_transaction(s.get(), nullptr);
+      return wt_error(ret, "write catalog");
+    }
+  }
+  for (const auto& k : erases) {
+    WT_ITEM ki = item(k);
+    c->set_key(c.get(), &ki);
+    if (int ret = c->remove(c.get()); ret != 0 && ret != WT_NOTFOUND) {
+      s->rollback_transaction(s.get(), nullptr);
+      return wt_error(ret, "erase catalog entry");
+    }
+  }
+  if (int ret = s->commit_transaction(s.get(), "sync=on"); ret != 0) return wt_error(ret, "commit catalog");
+  return status::ok();
+}
+
+status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
+  session s(conn_);
+  if (int ret = s->create(s.get(), partition_uri(uid, partition).c_str(), cell_table_config); ret != 0)
+    return wt_error(ret, "create " + partition_uri(uid, partition));
+  return status::ok();
+}
+
+status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
+  session s(conn_);
+  int ret = s->drop(s.get(), partition_uri(uid, partition).c_str(), "force=true");
+  if (ret != 0 && ret != ENOENT) return wt_error(ret, "drop " + partition_uri(uid, partition));
+  return status::ok();
+}
+
+status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta,
+                            std::uint64_t* bytes) {
+  if (delta.empty()) return status::ok();
+  session s(conn_);
+  cursor c(s.get(), partition_uri(uid, partition), "overwrite=true");
+  if (c.error()) return wt_error(c.error(), "open " + partition_uri(uid, partition));
+  // Many small transactions: the snapshot becomes durable only at the checkpoint that
+  // ends it, so the split is invisible after a crash.
+  constexpr std::size_t per_txn = 2000;
+  std::size_t n = 0;
+  std::string v;
+  s->begin_transaction(s.get(), nullptr);
+  for (const auto& [key, val] : delta) {
+    WT_ITEM ki = item(key);
+    c->set_key(c.get(), &ki);
+    int ret;
+    if (val) {
+      v.clear();
+      put_u64(v, static_cast<std::uint64_t>(val->expires_at));
+      v += val->value;
+      WT_ITEM vi = item(v);
+      c->set_value(c.get(), &vi);
+      ret = c->insert(c.get());
+      if (bytes) *bytes += key.size() + v.size();
+    } else {
+      ret = c->remove(c.get());
+      if (ret == WT_NOTFOUND) ret = 0;
+    }
+    if (ret != 0) {
+      s->rollback_transaction(s.get(), nullptr);
+      return wt_error(ret, "write " + partition_uri(uid, partition));
+    }
+    if (++n % per_txn == 0) {
+      if (int r = s->commit_transaction(s.get(), nullptr); r != 0) return wt_error(r, "commit snapshot part");
+      s->begin_transaction(s.get(), nullptr);
+    }
+  }
+  if (int r = s->commit_transaction(s.get(), nullptr); r != 0) return wt_error(r, "commit snapshot part");
+  return status::ok();
+}
+
+status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family) {
+  session s(conn_);
+  const auto uri = partition_uri(uid, partition);
+  cursor lo(s.get(), uri), hi(s.get(), uri);
+  if (lo.error() || hi.error()) return wt_error(lo.error() ? lo.error() : hi.error(), "open " + uri);
+  const std::string a = family_prefix(family), b = family_prefix(family + 1);
+  WT_ITEM ai = item(a), bi = item(b);
+  // Position on the first key >= a and the last key < b; nothing to do if none.
+  int exact = 0;
+  lo->set_key(lo.get(), &ai);
+  int ret = lo->search_near(lo.get(), &exact);
+  if (ret == WT_NOTFOUND) return status::ok();
+  if (ret != 0) return wt_error(ret, "purge " + uri);
+  if (exact < 0 && (ret = lo->next(lo.get())) != 0) return ret == WT_NOTFOUND ? status::ok() : wt_error(ret, "purge");
+  WT_ITEM k;
+  lo->get_key(lo.get(), &k);
+  if (view(k) >= b) return status::ok();
+  hi->set_key(hi.get(), &bi);
+  ret = hi->search_near(hi.get(), &exact);
+  if (ret != 0) return wt_error(ret, "purge " + uri);
+  if (exact >= 0 && (ret = hi->prev(hi.get())) != 0) return wt_error(ret, "purge " + uri);
+  if ((ret = s->truncate(s.get(), nullptr, lo.get(), hi.get(), nullptr)) != 0) return wt_error(ret, "truncate " + uri);
+  return status::ok();
+}
+
+status wt_home::set_meta(std::string_view key, std::uint64_t value) {
+  session s(conn_);
+  cursor c(s.get(), "table:meta", "overwrite=true");
+  if (c.error()) return wt_error(c.error(), "open table:meta");
+  std::string v;
+  put_u64(v, value);
+  WT_ITEM ki = item(key), vi = item(v);
+  c->set_key(c.get(), &ki);
+  c->set_value(c.get(), &vi);
+  if (int ret = c->insert(c.get()); ret != 0) return wt_error(ret, "write table:meta");
+  return status::ok();
+}
+
+result<std::uint64_t> wt_home::get_meta(std::string_view key) {
+  session s(conn_);
+  cursor c(s.get(), "table:meta");
+  if (c.error()) return wt_error(c.error(), "open table:meta");
+  WT_ITEM ki = item(key);
+  c->set_key(c.get(), &ki);
+  int ret = c->search(c.get());
+  if (ret == WT_NOTFOUND) return std::uint64_t{0};
+  if (ret != 0) return wt_error(ret, "read table:meta");
+  WT_ITEM v;
+  c->get_value(c.get(), &v);
+  reader r(view(v));
+  std::uint64_t out = 0;
+  if (!r.u64(out)) return status{code::corruption, "table:meta holds a malformed value"};
+  return out;
+}
+
+status wt_home::checkpoint() {
+  session s(conn_);
+  if (int ret = s->checkpoint(s.get(), nullptr); ret != 0) return wt_error(ret, "checkpoint");
+  return status::ok();
+}
+
+status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
+                               const std::function<status(std::string_view, std::string_view)>& fn) {
+  session s(conn_);
+  const auto uri = partition_uri(uid, partition);
+  cursor c(s.get(), uri);
+  if (c.error() == ENOENT) return status::ok();
+  if (c.error()) return wt_error(c.error(), "open " + uri);
+  int ret;
+  while ((ret = c->next(c.get())) == 0) {
+    WT_ITEM k, v;
+    c->get_key(c.get(), &k);
+    c->get_value(c.get(), &v);
+    if (auto st = fn(view(k), view(v)); !st) return st;
+  }
+  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + uri);
+  return status::ok();
+}
+
+}  // namespace cellar::detail

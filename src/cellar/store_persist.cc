@@ -1,0 +1,262 @@
+// store_persist.cc: recovery at open and snapshots (docs/storage.md).
+//
+// Recovery: read the catalog (durable at every DDL), load each partition's table as of
+// the last checkpoint into a fresh memtable, replay the redo log from the snapshot's
+// generation on, then spawn the partition actors on the recovered memtables.
+//
+// Snapshot: rotate the log to generation G, cut every partition (an O(1) swap of its
+// change delta, inside the actor, so the cut is point-in-time per partition and atomic
+// with respect to its batches), write the deltas to WiredTiger in many small
+// transactions, record G, checkpoint. Only the checkpoint makes the snapshot durable,
+// so a crash at any point before it leaves the previous snapshot plus the log intact.
+// Then the log generations below G are deleted.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+
+#include "persist/codec.h"
+#include "store_impl.h"
+
+namespace cellar::detail {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+constexpr std::string_view store_key("\0store", 6);
+
+}  // namespace
+
+status store_impl::recover() {
+  const auto t0 = clock_type::now();
+  auto home = wt_home::open(options.directory, options.cache_mb);
+  if (!home) return home.error();
+  wt = std::move(home.value());
+
+  // Catalog.
+  std::vector<table_schema> schemas;
+  status bad;
+  auto st = wt->read_catalog([&](std::string_view k, std::string_view v) {
+    if (k == store_key) {
+      reader r(v);
+      if (!r.u64(next_uid) || !r.u32(next_family_id)) bad = {code::corruption, "malformed store counters"};
+      return;
+    }
+    auto t = decode_schema(v);
+    if (!t) {
+      bad = {code::corruption, "catalog entry '" + std::string(k) + "': " + t.error().message()};
+      return;
+    }
+    schemas.push_back(std::move(t.value()));
+  });
+  if (!st) return st;
+  if (!bad) return bad;
+  auto gen = wt->get_meta("snapshot_gen");
+  if (!gen) return gen.error();
+  generation = gen.value();
+
+  // Last snapshot.
+  std::map<std::uint64_t, std::pair<const table_schema*, std::vector<memtable*>>> by_uid;
+  for (const auto& t : schemas) {
+    if (!t.partitioned) continue;
+    std::set<std::uint32_t> families;
+    for (const auto& f : t.families) families.insert(f.id);
+    auto& mems = recovered_mem[t.name];
+    std::vector<memtable*> raw;
+    for (std::uint32_t p = 0; p < t.partitioning.count(); ++p) {
+      auto m = std::make_shared<std::unique_ptr<memtable>>(
+          std::make_unique<memtable>(&bytes, options.memory_limit_bytes));
+      std::set<std::uint32_t> stale;
+      std::uint64_t n = 0;
+      auto s = wt->scan_partition(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
+        auto key = decode_cell_key(k);
+        reader r(v);
+        std::int64_t expires = 0;
+        if (!key || !r.i64(expires))
+          return {code::corruption, partition_uri(t.uid, p) + " holds a malformed cell"};
+        if (!families.count(key->family)) {
+          stale.insert(key->family);
+          return status::ok();
+        }
+        (*m)->load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
+                   cell_value{std::string(r.rest()), expires});
+        if (++n % 1'000'000 == 0)
+          spdlog::info("cellar: recovery: table '{}' partition {}: {} cells loaded", t.name, p, n);
+        return status::ok();
+      });
+      if (!s) return s;
+      recovered.cells_loaded += n;
+      for (auto f : stale) purges.push_back({t.uid, t.partitioning.count(), f});
+      raw.push_back(m->get());
+      mems.push_back(std::move(m));
+    }
+    by_uid[t.uid] = {&t, std::move(raw)};
+  }
+
+  // The log since that snapshot. Replayed changes go into the deltas (the next snapshot
+  // must hold them), not into a new log.
+  for (auto& [uid, e] : by_uid)
+    for (auto* m : e.second) m->track(true, false);
+  auto gens = redo_log::generations(options.directory);
+  st = redo_log::replay(options.directory, generation, [&](std::string_view payload) -> status {
+    reader r(payload);
+    std::uint64_t uid = 0;
+    std::uint32_t partition = 0;
+    if (!r.u64(uid) || !r.u32(partition)) return {code::corruption, "malformed log record header"};
+    auto it = by_uid.find(uid);
+    if (it == by_uid.end() || partition >= it->second.second.size()) return status::ok();  // dropped table
+    memtable& m = *it->second.second[partition];
+    std::set<std::uint32_t> families;
+    for (const auto& f : it->second.first->families) families.insert(f.id);
+    ++recovered.log_records;
+    while (!r.done()) {
+      std::uint8_t op = 0;
+      std::string_view k;
+      if (!r.u8(op) || !r.bytes_view(k)) return {code::corruption, "malformed log entry"};
+      auto key = decode_cell_key(k);
+      if (!key) return {code::corruption, "malformed key in a log entry"};
+      std::optional<cell_value> v;
+      if (op == 1) {
+        std::int64_t expires = 0;
+        std::string value;
+        if (!r.i64(expires) || !r.bytes(value)) return {code::corruption, "malformed log entry"};
+        v = cell_value{std::move(value), expires};
+      } else if (op != 0) {
+        return {code::corruption, "unknown log entry kind"};
+      }
+      if (families.count(key->family))
+        m.replay(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts}, std::move(v));
+    }
+    return status::ok();
+  });
+  if (!st) return st;
+
+  // Spawn the actors on what was recovered.
+  if (options.durability != durability::snapshot) {
+    std::uint64_t next = generation + 1;
+    if (!gens.empty()) next = std::max(next, gens.back() + 1);
+    auto l = redo_log::open(options.directory, next, options.durability == durability::log_sync,
+                            options.log_sync_interval);
+    if (!l) return l.error();
+    log = std::move(l.value());
+  }
+  {
+    std::lock_guard lock(ddl_mutex);
+    auto next = std::make_shared<catalog_map>();
+    for (auto& t : schemas) {
+      auto schema = std::make_shared<table_schema>(std::move(t));
+      schema->version = next_version++;
+      auto rt = std::make_shared<table_runtime>();
+      rt->schema = schema;
+      if (schema->partitioned) {
+        auto& mems = recovered_mem[schema->name];
+        for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i) {
+          partition_config cfg;
+          cfg.schema = schema;
+          cfg.partition = i;
+          cfg.recovered = mems[i];
+          cfg.track_delta = true;
+          cfg.log = log.get();
+          cfg.log_sync = options.durability == durability::log_sync;
+          cfg.global_bytes = &bytes;
+          cfg.memory_limit = options.memory_limit_bytes;
+          cfg.clock = options.clock;
+          cfg.maintenance_interval = options.maintenance_interval;
+          cfg.maintenance_slice = options.maintenance_slice_cells;
+          rt->partitions.push_back(system->spawn(partition_behavior, std::move(cfg)));
+        }
+      }
+      (*next)[schema->name] = std::move(rt);
+    }
+    recovered_mem.clear();
+    catalog.store(std::move(next));
+  }
+  recovered.seconds = seconds_since(t0);
+  if (recovered.cells_loaded + recovered.log_records > 0)
+    spdlog::info("cellar: recovered {} cells from the snapshot and {} log records in {:.2f} s",
+                 recovered.cells_loaded, recovered.log_records, recovered.seconds);
+
+  if (options.snapshot_interval.count() > 0)
+    snapshotter = std::thread([this] {
+      std::unique_lock lock(snapshotter_mutex);
+      while (!snapshotter_cv.wait_for(lock, options.snapshot_interval, [this] { return stopping; })) {
+        lock.unlock();
+        if (auto r = snapshot(); !r) spdlog::error("cellar: periodic snapshot failed: {}", r.error().to_string());
+        lock.lock();
+      }
+    });
+  return status::ok();
+}
+
+result<snapshot_stats> store_impl::snapshot() {
+  if (!persistent()) return status{code::unsupported, "a memory-only store (no directory) takes no snapshots"};
+  std::lock_guard lock(snapshot_mutex);
+  const auto t0 = clock_type::now();
+  snapshot_stats out;
+  out.generation = generation + 1;
+  if (log) {
+    out.generation = std::max(out.generation, log->generation() + 1);
+    if (auto s = log->rotate(out.generation); !s) return s;
+  }
+
+  // Cut every partition.
+  struct cut {
+    runtime_ptr rt;
+    std::shared_ptr<admin_fanout> fan;
+  };
+  std::vector<cut> cuts;
+  auto cat = catalog.load();
+  for (const auto& [name, rt] : *cat) {
+    if (rt->partitions.empty()) continue;
+    auto fan = std::make_shared<admin_fanout>(static_cast<std::uint32_t>(rt->partitions.size()));
+    for (std::uint32_t i = 0; i < rt->partitions.size(); ++i)
+      caf::anon_send(rt->partitions[i], std::make_shared<admin_part>(admin_part::kind::cut, fan, i));
+    cuts.push_back({rt, fan});
+  }
+  for (auto& c : cuts) c.fan->finished.wait();
+  out.cut_seconds = seconds_since(t0);
+
+  // Write them; on failure hand every delta back so nothing is forgotten.
+  auto give_back = [&] {
+    for (auto& c : cuts)
+      for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
+        auto part = std::make_shared<admin_part>(admin_part::kind::merge_delta, nullptr, i);
+        part->delta = std::move(c.fan->deltas[i]);
+        caf::anon_send(c.rt->partitions[i], std::move(part));
+      }
+  };
+  for (auto& c : cuts)
+    for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
+      out.changes += c.fan->deltas[i].size();
+      if (auto s = wt->write_delta(c.rt->schema->uid, i, c.fan->deltas[i], &out.bytes); !s) {
+        give_back();
+        return s;
+      }
+    }
+  for (const auto& p : purges)
+    for (std::uint32_t i = 0; i < p.partitions; ++i)
+      if (auto s = wt->purge_family(p.uid, i, p.family); !s && s.code() != code::io_error) {
+        give_back();
+        return s;
+      }
+  if (auto s = wt->set_meta("snapshot_gen", out.generation); !s) {
+    give_back();
+    return s;
+  }
+  if (auto s = wt->checkpoint(); !s) {
+    give_back();
+    return s;
+  }
+  purges.clear();
+  generation = out.generation;
+  if (log) log->remove_before(generation);
+  out.seconds = seconds_since(t0);
+  return out;
+}
+
+}  // namespace cellar::detail
