@@ -75,7 +75,8 @@ class [[nodiscard]] result {
 
   T& value() & { return std::get<0>(v_); }
   const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  // By value, so `for (auto& x : f().value())` does not dangle.
+  T value() && { return std::get<0>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

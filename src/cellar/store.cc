@@ -46,7 +46,7 @@ store_impl::~store_impl() {
     snapshotter.join();
   }
   // A clean shutdown takes a final snapshot.
-  if (persistent())
+  if (persistent() && opened)
     if (auto r = snapshot(); !r) spdlog::error("cellar: final snapshot failed: {}", r.error().to_string());
   auto cat = catalog.load();
   for (const auto& [name, rt] : *cat)

@@ -78,6 +78,7 @@ struct store_impl {
   std::mutex snapshotter_mutex;
   std::condition_variable snapshotter_cv;
   bool stopping = false;
+  bool opened = false;  // recovery finished: a close may snapshot
 };
 
 }  // namespace cellar::detail

@@ -176,6 +176,7 @@ status store_impl::recover() {
     recovered_mem.clear();
     catalog.store(std::move(next));
   }
+  opened = true;
   recovered.seconds = seconds_since(t0);
   if (recovered.cells_loaded + recovered.log_records > 0)
     spdlog::info("cellar: recovered {} cells from the snapshot and {} log records in {:.2f} s",

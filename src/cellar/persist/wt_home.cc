@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "persist/codec.h"
 
 namespace cellar::detail {
@@ -62,6 +64,22 @@ WT_ITEM item(std::string_view s) {
 
 std::string_view view(const WT_ITEM& i) { return {static_cast<const char*>(i.data), i.size}; }
 
+// WiredTiger's messages go to spdlog, shortened: on damage it dumps whole blocks.
+int on_error(WT_EVENT_HANDLER*, WT_SESSION*, int error, const char* message) {
+  std::string_view m(message);
+  if (m.find("__wt_bm_corrupt_dump") != std::string_view::npos) return 0;
+  if (m.size() > 400) m = m.substr(0, 400);
+  spdlog::error("wiredtiger: {} ({})", m, wiredtiger_strerror(error));
+  return 0;
+}
+
+int on_message(WT_EVENT_HANDLER*, WT_SESSION*, const char* message) {
+  spdlog::debug("wiredtiger: {}", message);
+  return 0;
+}
+
+WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
+
 constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false)";
 
 }  // namespace
@@ -80,7 +98,7 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   const std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
                           "MB,log=(enabled=true,file_max=1MB,prealloc=false,archive=true),"
                           "checkpoint_sync=true,session_max=256";
-  if (int ret = wiredtiger_open(dir.c_str(), nullptr, cfg.c_str(), &h->conn_); ret != 0)
+  if (int ret = wiredtiger_open(dir.c_str(), &event_handler, cfg.c_str(), &h->conn_); ret != 0)
     return wt_error(ret, "cannot open the WiredTiger home " + dir);
   session s(h->conn_);
   if (s.error()) return wt_error(s.error(), "open_session");
@@ -97,6 +115,7 @@ wt_home::~wt_home() {
 
 status wt_home::read_catalog(const std::function<void(std::string_view, std::string_view)>& fn) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:catalog");
   if (c.error()) return wt_error(c.error(), "open table:catalog");
   int ret;
@@ -113,6 +132,7 @@ status wt_home::read_catalog(const std::function<void(std::string_view, std::str
 status wt_home::write_catalog(const std::vector<std::pair<std::string, std::string>>& puts,
                               const std::vector<std::string>& erases) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:catalog", "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open table:catalog");
   s->begin_transaction(s.get(), nullptr);
@@ -139,6 +159,7 @@ status wt_home::write_catalog(const std::vector<std::pair<std::string, std::stri
 
 status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   if (int ret = s->create(s.get(), partition_uri(uid, partition).c_str(), cell_table_config); ret != 0)
     return wt_error(ret, "create " + partition_uri(uid, partition));
   return status::ok();
@@ -146,6 +167,7 @@ status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
 
 status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   int ret = s->drop(s.get(), partition_uri(uid, partition).c_str(), "force=true");
   if (ret != 0 && ret != ENOENT) return wt_error(ret, "drop " + partition_uri(uid, partition));
   return status::ok();
@@ -155,6 +177,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
                             std::uint64_t* bytes) {
   if (delta.empty()) return status::ok();
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), partition_uri(uid, partition), "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open " + partition_uri(uid, partition));
   // Many small transactions: the snapshot becomes durable only at the checkpoint that
@@ -194,6 +217,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
 
 status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
   cursor lo(s.get(), uri), hi(s.get(), uri);
   if (lo.error() || hi.error()) return wt_error(lo.error() ? lo.error() : hi.error(), "open " + uri);
@@ -219,6 +243,7 @@ status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::ui
 
 status wt_home::set_meta(std::string_view key, std::uint64_t value) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:meta", "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open table:meta");
   std::string v;
@@ -232,6 +257,7 @@ status wt_home::set_meta(std::string_view key, std::uint64_t value) {
 
 result<std::uint64_t> wt_home::get_meta(std::string_view key) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:meta");
   if (c.error()) return wt_error(c.error(), "open table:meta");
   WT_ITEM ki = item(key);
@@ -249,6 +275,7 @@ result<std::uint64_t> wt_home::get_meta(std::string_view key) {
 
 status wt_home::checkpoint() {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   if (int ret = s->checkpoint(s.get(), nullptr); ret != 0) return wt_error(ret, "checkpoint");
   return status::ok();
 }
@@ -256,6 +283,7 @@ status wt_home::checkpoint() {
 status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
                                const std::function<status(std::string_view, std::string_view)>& fn) {
   session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
   cursor c(s.get(), uri);
   if (c.error() == ENOENT) return status::ok();

@@ -1,0 +1,54 @@
+// The child of the crash tests: writes until it is killed (see crash_workload.h).
+// Usage: crash_writer DIR MODE ACKFILE
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "crash_workload.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: crash_writer DIR MODE ACKFILE\n");
+    return 2;
+  }
+  cellar::store_options o;
+  o.directory = argv[1];
+  o.durability = crash::mode(argv[2]);
+  o.log_sync_interval = std::chrono::milliseconds(20);
+  o.snapshot_interval = std::chrono::milliseconds(0);  // the writer snapshots explicitly
+  auto opened = cellar::store::open(o);
+  if (!opened) {
+    std::fprintf(stderr, "open: %s\n", opened.error().to_string().c_str());
+    return 1;
+  }
+  auto& s = *opened.value();
+  if (!s.table_exists("crash"))
+    if (auto st = s.create_table(crash::table(), cellar::schema_origin::oceanbase_ddl); !st) {
+      std::fprintf(stderr, "create: %s\n", st.to_string().c_str());
+      return 1;
+    }
+  auto t = s.open_table("crash").value();
+  int fd = ::open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return 1;
+  auto say = [&](const std::string& line) {
+    if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::_Exit(1);
+  };
+  say("ready\n");
+  for (long i = 0;; ++i) {
+    for (const auto& r : t.batch(crash::write(i)))
+      if (!r.st) {
+        std::fprintf(stderr, "write %ld: %s\n", i, r.st.to_string().c_str());
+        return 1;
+      }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    say(std::to_string(i) + " " + std::to_string(ms) + "\n");
+    if (i % 500 == 499) {
+      if (auto snap = s.snapshot(); snap) say("snap " + std::to_string(i) + "\n");
+    }
+  }
+}
