@@ -107,6 +107,8 @@ result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }
 
 recovery_stats store::recovery() const { return impl_->recovered; }
 
+std::uint64_t store::log_syncs() const { return impl_->log ? impl_->log->syncs() : 0; }
+
 store::store(std::shared_ptr<store_impl> impl) : impl_(std::move(impl)) {}
 
 store::~store() = default;

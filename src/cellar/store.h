@@ -59,6 +59,9 @@ struct store_options {
   std::chrono::milliseconds snapshot_interval{std::chrono::minutes(1)};
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
+  // Threads writing a snapshot's partitions (0: half the cores, at least one). They run
+  // at a lower CPU priority (nice 10) than the threads serving requests.
+  std::size_t snapshot_threads = 0;
   // CAF worker threads; 0 means one per core.
   std::size_t worker_threads = 0;
   // Queue polls an idle worker spins through before it sleeps (a few ms of spinning
@@ -204,6 +207,8 @@ class store {
   result<snapshot_stats> snapshot();
   // What the open found on disk.
   recovery_stats recovery() const;
+  // Redo log syncs (fdatasync calls) since open; 0 without a log.
+  std::uint64_t log_syncs() const;
 
   const store_options& options() const;
 

@@ -178,7 +178,37 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   if (delta.empty()) return status::ok();
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-  cursor c(s.get(), partition_uri(uid, partition), "overwrite=true");
+  const auto uri = partition_uri(uid, partition);
+  // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
+  // straight into new pages, several times faster than inserts. The delta is sorted.
+  bool empty = false;
+  {
+    cursor probe(s.get(), uri);
+    if (probe.error()) return wt_error(probe.error(), "open " + uri);
+    const int r = probe->next(probe.get());
+    if (r != 0 && r != WT_NOTFOUND) return wt_error(r, "read " + uri);
+    empty = r == WT_NOTFOUND;
+  }
+  if (empty) {
+    cursor bulk(s.get(), uri, "bulk");
+    if (bulk.error() == 0) {
+      std::string v;
+      for (const auto& [key, val] : delta) {
+        if (!val) continue;
+        v.clear();
+        put_u64(v, static_cast<std::uint64_t>(val->expires_at));
+        v += val->value;
+        WT_ITEM ki = item(key), vi = item(v);
+        bulk->set_key(bulk.get(), &ki);
+        bulk->set_value(bulk.get(), &vi);
+        if (int ret = bulk->insert(bulk.get()); ret != 0) return wt_error(ret, "bulk load " + uri);
+        if (bytes) *bytes += key.size() + v.size();
+      }
+      return status::ok();
+    }
+    // EBUSY and the like: fall back to ordinary inserts.
+  }
+  cursor c(s.get(), uri, "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open " + partition_uri(uid, partition));
   // Many small transactions: the snapshot becomes durable only at the checkpoint that
   // ends it, so the split is invisible after a crash.

@@ -1,0 +1,240 @@
+// bench_persist: persistence figures, each next to its baseline measured in the same run.
+//
+//   snapshot MB/s            vs  raw sequential write MB/s of the same disk (1 MiB writes + fdatasync)
+//   recovery cells/s         (reopen of the snapshot just written)
+//   put p50/p99 during a snapshot  vs  without one (same writer thread, same store)
+//   log-sync acked writes/s with 1, 16, 64 writers  vs  fdatasync/s of the same disk
+//
+// Usage: bench_persist [--dir DIR] [--cells N] [--value BYTES] [--seconds S]
+// Not a test: results go to docs/benchmarks.md with the command line.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cellar/store.h"
+
+using namespace cellar;
+using clk = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+namespace {
+
+double secs(clk::time_point a, clk::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+struct args {
+  std::string dir = "/tmp/cellar-bench-persist";
+  long cells = 1'000'000;
+  int value = 100;
+  double seconds = 3;
+};
+
+args parse(int argc, char** argv) {
+  args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--dir") a.dir = v;
+    else if (k == "--cells") a.cells = std::stol(v);
+    else if (k == "--value") a.value = std::stoi(v);
+    else if (k == "--seconds") a.seconds = std::stod(v);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+std::string key(long i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "user%012ld", i);
+  return buf;
+}
+
+double raw_write_mbs(const std::string& dir, std::size_t mb) {
+  const std::string path = dir + "/raw-write-test";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::string block(1 << 20, 'x');
+  auto t0 = clk::now();
+  for (std::size_t i = 0; i < mb; ++i)
+    if (::write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size())) std::abort();
+  ::fdatasync(fd);
+  auto t1 = clk::now();
+  ::close(fd);
+  ::unlink(path.c_str());
+  return static_cast<double>(mb) / secs(t0, t1);
+}
+
+double fsyncs_per_second(const std::string& dir, double seconds) {
+  const std::string path = dir + "/fsync-test";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  std::string rec(128, 'r');
+  long n = 0;
+  auto t0 = clk::now();
+  while (secs(t0, clk::now()) < seconds) {
+    if (::write(fd, rec.data(), rec.size()) < 0) std::abort();
+    ::fdatasync(fd);
+    ++n;
+  }
+  double r = n / secs(t0, clk::now());
+  ::close(fd);
+  ::unlink(path.c_str());
+  return r;
+}
+
+struct latencies {
+  double p50 = 0, p99 = 0;
+  std::size_t n = 0;
+};
+
+latencies summarize(std::vector<double> v) {
+  latencies l;
+  l.n = v.size();
+  if (v.empty()) return l;
+  std::sort(v.begin(), v.end());
+  l.p50 = v[v.size() / 2];
+  l.p99 = v[v.size() * 99 / 100];
+  return l;
+}
+
+// Sync puts from one thread while `busy` holds; latencies in microseconds.
+std::vector<double> put_loop(table& t, long cells, const std::atomic<bool>& stop, int value) {
+  std::vector<double> out;
+  std::string v(static_cast<std::size_t>(value), 'w');
+  for (long i = 0; !stop.load(); ++i) {
+    auto a = clk::now();
+    if (!t.put(put(key((i * 7919) % cells)).add("f", "q", v))) std::abort();
+    out.push_back(std::chrono::duration<double, std::micro>(clk::now() - a).count());
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  args a = parse(argc, argv);
+  fs::remove_all(a.dir);
+  fs::create_directories(a.dir);
+  std::printf("bench_persist: %ld cells of %d-byte values, dir %s, %u cores\n", a.cells, a.value, a.dir.c_str(),
+              std::thread::hardware_concurrency());
+
+  // 1. Snapshot throughput vs raw sequential writes.
+  const std::string data_dir = a.dir + "/snap";
+  double snap_mbs = 0, raw_mbs = 0, recovery_rate = 0;
+  snapshot_stats snap{};
+  {
+    store_options o;
+    o.directory = data_dir;
+    o.snapshot_interval = std::chrono::milliseconds(0);
+    auto s = store::open(o).value();
+    if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
+    auto t = s->open_table("t").value();
+    std::string v(static_cast<std::size_t>(a.value), 'v');
+    std::vector<cellar::put> batch;
+    for (long i = 0; i < a.cells; ++i) {
+      batch.push_back(put(key(i)).add("f", "q", v));
+      if (batch.size() == 1000 || i + 1 == a.cells) {
+        if (!t.put(batch)) return 1;
+        batch.clear();
+      }
+    }
+    snap = s->snapshot().value();
+    snap_mbs = snap.bytes / 1e6 / snap.seconds;
+    raw_mbs = raw_write_mbs(a.dir, std::max<std::size_t>(64, snap.bytes >> 20));
+
+    // 3. Put latency with and without a snapshot running.
+    std::atomic<bool> stop{false};
+    std::vector<double> quiet, during;
+    {
+      std::thread w([&] { quiet = put_loop(t, a.cells, stop, a.value); });
+      std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+      stop = true;
+      w.join();
+    }
+    // Make every cell dirty, so the snapshot has the whole store to write.
+    for (long i = 0; i < a.cells; ++i) {
+      batch.push_back(put(key(i)).add("f", "q", v));
+      if (batch.size() == 1000 || i + 1 == a.cells) {
+        if (!t.put(batch)) return 1;
+        batch.clear();
+      }
+    }
+    stop = false;
+    std::atomic<bool> snapshot_done{false};
+    snapshot_stats big{};
+    {
+      std::thread w([&] { during = put_loop(t, a.cells, stop, a.value); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      big = s->snapshot().value();
+      stop = true;
+      w.join();
+    }
+    auto lq = summarize(quiet), ld = summarize(during);
+    std::printf("\nput latency (sync put from 1 thread, us)   p50      p99      samples\n");
+    std::printf("  no snapshot                              %7.1f  %7.1f  %zu\n", lq.p50, lq.p99, lq.n);
+    std::printf("  during a snapshot of %8llu changes     %7.1f  %7.1f  %zu   (snapshot %.2f s, cut %.4f s)\n",
+                static_cast<unsigned long long>(big.changes), ld.p50, ld.p99, ld.n, big.seconds, big.cut_seconds);
+    std::printf("  p99 ratio during/without: %.2f (goal <= 2)\n", ld.p99 / lq.p99);
+  }
+  {
+    store_options o;
+    o.directory = data_dir;
+    o.snapshot_interval = std::chrono::milliseconds(0);
+    auto s = store::open(o).value();
+    auto r = s->recovery();
+    recovery_rate = r.cells_loaded / r.seconds;
+    std::printf("\nrecovery: %llu cells in %.2f s = %.0f cells/s\n", static_cast<unsigned long long>(r.cells_loaded),
+                r.seconds, recovery_rate);
+  }
+  std::printf("\nsnapshot of %llu changes: %.1f MB in %.2f s = %.1f MB/s; raw sequential write %.1f MB/s; ratio %.2f "
+              "(goal >= 0.5)\n",
+              static_cast<unsigned long long>(snap.changes), snap.bytes / 1e6, snap.seconds, snap_mbs, raw_mbs,
+              snap_mbs / raw_mbs);
+
+  // 4. Group commit.
+  const double fsyncs = fsyncs_per_second(a.dir, a.seconds);
+  std::printf("\nlog-sync acknowledged writes/s (disk: %.0f fdatasync/s)\n", fsyncs);
+  std::printf("  writers  writes/s  syncs/s  writes per sync\n");
+  for (int writers : {1, 16, 64}) {
+    const std::string dir = a.dir + "/logsync" + std::to_string(writers);
+    store_options o;
+    o.directory = dir;
+    o.durability = durability::log_sync;
+    o.snapshot_interval = std::chrono::milliseconds(0);
+    auto s = store::open(o).value();
+    if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
+    auto t = s->open_table("t").value();
+    std::atomic<bool> stop{false};
+    std::atomic<long> total{0};
+    const auto syncs0 = s->log_syncs();
+    auto t0 = clk::now();
+    std::vector<std::thread> th;
+    for (int w = 0; w < writers; ++w)
+      th.emplace_back([&, w] {
+        std::string v(static_cast<std::size_t>(a.value), 'l');
+        long n = 0;
+        for (long i = 0; !stop.load(); ++i) {
+          if (!t.put(put(key(w * 1'000'000L + i)).add("f", "q", v))) std::abort();
+          ++n;
+        }
+        total += n;
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+    stop = true;
+    for (auto& x : th) x.join();
+    const double el = secs(t0, clk::now());
+    const auto syncs = s->log_syncs() - syncs0;
+    std::printf("  %7d  %8.0f  %7.0f  %6.1f\n", writers, total / el, syncs / el,
+                syncs ? static_cast<double>(total) / syncs : 0.0);
+  }
+  fs::remove_all(a.dir);
+  return 0;
+}

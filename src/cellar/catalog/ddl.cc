@@ -1,0 +1,1233 @@
+// catalog/ddl.cc: the OceanBase DDL subset of OBKV-HBase (see ddl.h): a lexer, a
+// recursive-descent parser that checks each CREATE TABLE against the OBKV-HBase table
+// model, a tiny JSON reader for kv_attributes, and the statements' application to a store.
+#include "catalog/ddl.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "cellar/store.h"
+
+namespace cellar {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Lexer
+
+struct token {
+  enum class type : std::uint8_t { ident, quoted_ident, number, string, punct, end };
+  type t = type::end;
+  std::string text;  // identifier as written, decoded string bytes, digits, or the punctuation
+  std::size_t line = 1;
+  std::size_t col = 1;
+};
+
+std::string where(std::size_t line, std::size_t col) {
+  return "line " + std::to_string(line) + ", column " + std::to_string(col) + ": ";
+}
+
+bool ascii_iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 'a' + 'A');
+    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 'a' + 'A');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+bool is_ident_char(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || c >= 0x80;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+class lexer {
+ public:
+  explicit lexer(std::string_view in) : in_(in) {}
+
+  result<std::vector<token>> run() {
+    std::vector<token> out;
+    for (;;) {
+      if (auto s = skip_blanks(); !s) return s;
+      token tk;
+      tk.line = line_;
+      tk.col = col();
+      if (i_ >= in_.size()) {
+        out.push_back(tk);
+        return out;
+      }
+      const char c = in_[i_];
+      if ((c == 'x' || c == 'X') && i_ + 1 < in_.size() && in_[i_ + 1] == '\'') {
+        // X'4142': a hexadecimal byte string.
+        advance(2);
+        std::string hex;
+        while (i_ < in_.size() && in_[i_] != '\'') hex += in_[i_], advance(1);
+        if (i_ >= in_.size()) return error(tk, "unterminated X'...' literal");
+        advance(1);
+        if (hex.size() % 2 != 0) return error(tk, "X'...' needs an even number of hex digits");
+        tk.t = token::type::string;
+        for (std::size_t k = 0; k < hex.size(); k += 2) {
+          int hi = hex_value(hex[k]), lo = hex_value(hex[k + 1]);
+          if (hi < 0 || lo < 0) return error(tk, "X'...' holds a character that is not a hex digit");
+          tk.text += static_cast<char>(hi * 16 + lo);
+        }
+      } else if (c == '0' && i_ + 1 < in_.size() && (in_[i_ + 1] == 'x' || in_[i_ + 1] == 'X') &&
+                 i_ + 2 < in_.size() && hex_value(in_[i_ + 2]) >= 0) {
+        // 0x4142: also a byte string in MySQL.
+        advance(2);
+        std::string hex;
+        while (i_ < in_.size() && hex_value(in_[i_]) >= 0) hex += in_[i_], advance(1);
+        if (hex.size() % 2 != 0) hex.insert(hex.begin(), '0');
+        tk.t = token::type::string;
+        for (std::size_t k = 0; k < hex.size(); k += 2)
+          tk.text += static_cast<char>(hex_value(hex[k]) * 16 + hex_value(hex[k + 1]));
+      } else if (c >= '0' && c <= '9') {
+        tk.t = token::type::number;
+        while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') tk.text += in_[i_], advance(1);
+        if (i_ < in_.size() && is_ident_char(static_cast<unsigned char>(in_[i_])))
+          return error(tk, "a name must not start with a digit here");
+      } else if (is_ident_char(static_cast<unsigned char>(c))) {
+        tk.t = token::type::ident;
+        while (i_ < in_.size() && is_ident_char(static_cast<unsigned char>(in_[i_]))) tk.text += in_[i_], advance(1);
+      } else if (c == '`') {
+        tk.t = token::type::quoted_ident;
+        advance(1);
+        for (;;) {
+          if (i_ >= in_.size()) return error(tk, "unterminated `quoted name`");
+          if (in_[i_] == '`') {
+            if (i_ + 1 < in_.size() && in_[i_ + 1] == '`') {
+              tk.text += '`';
+              advance(2);
+              continue;
+            }
+            advance(1);
+            break;
+          }
+          tk.text += in_[i_];
+          advance(1);
+        }
+        if (tk.text.empty()) return error(tk, "empty `quoted name`");
+      } else if (c == '\'' || c == '"') {
+        tk.t = token::type::string;
+        if (auto s = read_string(c, tk); !s) return s;
+      } else if (c == '(' || c == ')' || c == ',' || c == ';' || c == '=' || c == '.') {
+        tk.t = token::type::punct;
+        tk.text = std::string(1, c);
+        advance(1);
+      } else {
+        return error(tk, std::string("unexpected character '") + c + "'");
+      }
+      out.push_back(std::move(tk));
+    }
+  }
+
+ private:
+  std::size_t col() const { return i_ - line_start_ + 1; }
+  void advance(std::size_t n) {
+    for (std::size_t k = 0; k < n && i_ < in_.size(); ++k) {
+      if (in_[i_] == '\n') {
+        ++line_;
+        line_start_ = i_ + 1;
+      }
+      ++i_;
+    }
+  }
+  static status error(const token& tk, const std::string& msg) {
+    return {code::invalid_argument, where(tk.line, tk.col) + msg};
+  }
+
+  status skip_blanks() {
+    for (;;) {
+      while (i_ < in_.size() && (in_[i_] == ' ' || in_[i_] == '\t' || in_[i_] == '\n' ||
+                                 in_[i_] == '\r' || in_[i_] == '\f' || in_[i_] == '\v'))
+        advance(1);
+      if (i_ >= in_.size()) return status::ok();
+      const bool dash_comment = in_.substr(i_, 2) == "--" &&
+                                (i_ + 2 >= in_.size() || in_[i_ + 2] == ' ' || in_[i_ + 2] == '\t' ||
+                                 in_[i_ + 2] == '\n' || in_[i_ + 2] == '\r');
+      if (dash_comment || in_[i_] == '#') {
+        while (i_ < in_.size() && in_[i_] != '\n') advance(1);
+        continue;
+      }
+      if (in_.substr(i_, 2) == "/*") {
+        token tk;
+        tk.line = line_;
+        tk.col = col();
+        auto end = in_.find("*/", i_ + 2);
+        if (end == std::string_view::npos) return error(tk, "unterminated /* comment");
+        advance(end + 2 - i_);
+        continue;
+      }
+      return status::ok();
+    }
+  }
+
+  // MySQL string literal: backslash escapes, and a doubled quote stands for itself.
+  status read_string(char quote, token& tk) {
+    advance(1);
+    for (;;) {
+      if (i_ >= in_.size()) return error(tk, "unterminated string");
+      char c = in_[i_];
+      if (c == quote) {
+        if (i_ + 1 < in_.size() && in_[i_ + 1] == quote) {
+          tk.text += quote;
+          advance(2);
+          continue;
+        }
+        advance(1);
+        return status::ok();
+      }
+      if (c == '\\' && i_ + 1 < in_.size()) {
+        char e = in_[i_ + 1];
+        switch (e) {
+          case '0': tk.text += '\0'; break;
+          case 'b': tk.text += '\b'; break;
+          case 'n': tk.text += '\n'; break;
+          case 'r': tk.text += '\r'; break;
+          case 't': tk.text += '\t'; break;
+          case 'Z': tk.text += '\x1A'; break;
+          case '%': tk.text += "\\%"; break;
+          case '_': tk.text += "\\_"; break;
+          default: tk.text += e; break;
+        }
+        advance(2);
+        continue;
+      }
+      tk.text += c;
+      advance(1);
+    }
+  }
+
+  std::string_view in_;
+  std::size_t i_ = 0;
+  std::size_t line_ = 1;
+  std::size_t line_start_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// kv_attributes: a tiny JSON reader (objects, strings, numbers; literals only to refuse).
+
+struct json_value {
+  enum class type : std::uint8_t { object, string, integer, other };
+  type t = type::other;
+  std::vector<std::pair<std::string, json_value>> members;
+  std::string text;  // string value, or the literal as written for numbers and others
+  std::int64_t integer = 0;
+  bool integer_overflow = false;
+};
+
+class json_reader {
+ public:
+  explicit json_reader(std::string_view in) : in_(in) {}
+
+  result<json_value> document() {
+    auto v = value(0);
+    if (!v) return v;
+    skip();
+    if (i_ != in_.size()) return fail("unexpected text after the JSON value");
+    return v;
+  }
+
+ private:
+  status fail(const std::string& msg) const {
+    return {code::invalid_argument, "kv_attributes is not valid JSON at offset " + std::to_string(i_) + ": " + msg};
+  }
+  void skip() {
+    while (i_ < in_.size() && (in_[i_] == ' ' || in_[i_] == '\t' || in_[i_] == '\n' || in_[i_] == '\r')) ++i_;
+  }
+
+  result<json_value> value(int depth) {
+    if (depth > 16) return fail("nested too deeply");
+    skip();
+    if (i_ >= in_.size()) return fail("a value is missing");
+    const char c = in_[i_];
+    json_value v;
+    if (c == '{') {
+      v.t = json_value::type::object;
+      ++i_;
+      skip();
+      if (i_ < in_.size() && in_[i_] == '}') {
+        ++i_;
+        return v;
+      }
+      for (;;) {
+        skip();
+        if (i_ >= in_.size() || in_[i_] != '"') return fail("an object key must be a \"string\"");
+        auto key = string();
+        if (!key) return key.error();
+        skip();
+        if (i_ >= in_.size() || in_[i_] != ':') return fail("':' expected after an object key");
+        ++i_;
+        auto member = value(depth + 1);
+        if (!member) return member;
+        v.members.emplace_back(std::move(*key), std::move(*member));
+        skip();
+        if (i_ < in_.size() && in_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        if (i_ < in_.size() && in_[i_] == '}') {
+          ++i_;
+          return v;
+        }
+        return fail("',' or '}' expected in an object");
+      }
+    }
+    if (c == '"') {
+      auto s = string();
+      if (!s) return s.error();
+      v.t = json_value::type::string;
+      v.text = std::move(*s);
+      return v;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t start = i_;
+      if (in_[i_] == '-') ++i_;
+      if (i_ >= in_.size() || !(in_[i_] >= '0' && in_[i_] <= '9')) return fail("a digit expected");
+      if (in_[i_] == '0' && i_ + 1 < in_.size() && in_[i_ + 1] >= '0' && in_[i_ + 1] <= '9')
+        return fail("a number must not have leading zeros");
+      while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') ++i_;
+      bool integral = true;
+      if (i_ < in_.size() && in_[i_] == '.') {
+        integral = false;
+        ++i_;
+        if (i_ >= in_.size() || !(in_[i_] >= '0' && in_[i_] <= '9')) return fail("a digit expected after '.'");
+        while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') ++i_;
+      }
+      if (i_ < in_.size() && (in_[i_] == 'e' || in_[i_] == 'E')) {
+        integral = false;
+        ++i_;
+        if (i_ < in_.size() && (in_[i_] == '+' || in_[i_] == '-')) ++i_;
+        if (i_ >= in_.size() || !(in_[i_] >= '0' && in_[i_] <= '9')) return fail("a digit expected in the exponent");
+        while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') ++i_;
+      }
+      v.text = std::string(in_.substr(start, i_ - start));
+      if (integral) {
+        v.t = json_value::type::integer;
+        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), v.integer);
+        v.integer_overflow = ec != std::errc();
+      }
+      return v;
+    }
+    for (std::string_view lit : {"true", "false", "null"}) {
+      if (in_.substr(i_, lit.size()) == lit) {
+        i_ += lit.size();
+        v.text = std::string(lit);
+        return v;
+      }
+    }
+    if (c == '[') return fail("arrays are not expected in kv_attributes");
+    return fail(std::string("unexpected character '") + c + "'");
+  }
+
+  result<std::string> string() {
+    ++i_;  // opening quote
+    std::string out;
+    for (;;) {
+      if (i_ >= in_.size()) return fail("unterminated string");
+      const char c = in_[i_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) return fail("control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= in_.size()) return fail("unterminated string");
+      const char e = in_[i_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (i_ + 4 > in_.size()) return fail("\\u needs four hex digits");
+          unsigned cp = 0;
+          for (int k = 0; k < 4; ++k) {
+            int h = hex_value(in_[i_++]);
+            if (h < 0) return fail("\\u needs four hex digits");
+            cp = cp * 16 + static_cast<unsigned>(h);
+          }
+          // Names we look for are ASCII; anything else only needs to stay distinct.
+          if (cp < 0x80) {
+            out += static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default: return fail(std::string("unknown escape \\") + e);
+      }
+    }
+  }
+
+  std::string_view in_;
+  std::size_t i_ = 0;
+};
+
+// Reads '{"HBase": {"TimeToLive": n, "MaxVersions": n}}' into the family.
+status apply_kv_attributes(std::string_view text, family_descriptor& f) {
+  auto doc = json_reader(text).document();
+  if (!doc) return doc.error();
+  const status shape{code::invalid_argument,
+                     "kv_attributes must be of the form '{\"HBase\": {\"TimeToLive\": <seconds>, "
+                     "\"MaxVersions\": <n>}}' (either setting may be left out)"};
+  if (doc->t != json_value::type::object || doc->members.size() != 1 ||
+      !ascii_iequal(doc->members[0].first, "HBase"))
+    return shape;
+  const json_value& hbase = doc->members[0].second;
+  if (hbase.t != json_value::type::object) return shape;
+  bool seen_ttl = false, seen_versions = false;
+  for (const auto& [key, v] : hbase.members) {
+    const bool is_ttl = ascii_iequal(key, "TimeToLive");
+    const bool is_versions = ascii_iequal(key, "MaxVersions");
+    if (!is_ttl && !is_versions)
+      return {code::invalid_argument, "kv_attributes: unknown HBase setting \"" + key +
+                                          "\"; only TimeToLive and MaxVersions are supported"};
+    bool& seen = is_ttl ? seen_ttl : seen_versions;
+    if (seen) return {code::invalid_argument, "kv_attributes: \"" + key + "\" is given twice"};
+    seen = true;
+    const char* name = is_ttl ? "TimeToLive" : "MaxVersions";
+    if (v.t != json_value::type::integer || v.integer_overflow || v.integer <= 0)
+      return {code::invalid_argument, std::string("kv_attributes: ") + name + " must be a positive integer, not " +
+                                          (v.t == json_value::type::string ? "\"" + v.text + "\"" : v.text.empty() ? "an object" : v.text)};
+    if (is_ttl) {
+      f.ttl_seconds = v.integer;
+    } else {
+      if (v.integer > std::numeric_limits<std::uint32_t>::max())
+        return {code::invalid_argument, "kv_attributes: MaxVersions " + v.text + " is too large"};
+      f.max_versions = static_cast<std::uint32_t>(v.integer);
+    }
+  }
+  return status::ok();
+}
+
+// ---------------------------------------------------------------------------------------
+// Parser
+
+struct generated_expr {
+  enum class type : std::uint8_t { substring, abs, other };
+  type t = type::other;
+  std::string column;       // the argument column, upper case
+  std::uint64_t start = 0;  // substring
+  std::uint64_t length = 0;
+  std::string text;         // as written, for messages
+};
+
+struct column_def {
+  token name;          // as written (position for messages)
+  std::string key;     // upper-case name
+  std::string type;    // lower-case type name
+  std::optional<std::uint64_t> length;
+  bool not_null = false;
+  std::optional<generated_expr> generated;
+};
+
+struct partition_clause {
+  enum class type : std::uint8_t { none, key, range };
+  type t = type::none;
+  token at;
+  std::string column;  // upper case
+  token column_tok;
+  std::uint64_t partitions = 1;
+  struct range_part {
+    token name;
+    std::optional<std::string> bound;  // nullopt: MAXVALUE
+  };
+  std::vector<range_part> parts;
+};
+
+class parser {
+ public:
+  explicit parser(std::vector<token> tokens) : tk_(std::move(tokens)) {}
+
+  result<std::vector<ddl_statement>> statements() {
+    std::vector<ddl_statement> out;
+    for (;;) {
+      while (accept(";")) {
+      }
+      if (peek().t == token::type::end) return out;
+      if (auto s = statement(out); !s) return s;
+      if (!accept(";") && peek().t != token::type::end)
+        return invalid(peek(), "';' expected after the statement, found " + show(peek()));
+    }
+  }
+
+ private:
+  // Token helpers.
+  const token& peek(std::size_t ahead = 0) const {
+    return tk_[std::min(pos_ + ahead, tk_.size() - 1)];
+  }
+  const token& next() {
+    const token& t = tk_[pos_];
+    if (pos_ + 1 < tk_.size()) ++pos_;
+    return t;
+  }
+  bool is_word(const token& t, std::string_view w) const {
+    return t.t == token::type::ident && ascii_iequal(t.text, w);
+  }
+  bool at_word(std::string_view w, std::size_t ahead = 0) const { return is_word(peek(ahead), w); }
+  bool accept_word(std::string_view w) {
+    if (!at_word(w)) return false;
+    next();
+    return true;
+  }
+  bool accept(std::string_view punct) {
+    if (peek().t != token::type::punct || peek().text != punct) return false;
+    next();
+    return true;
+  }
+  static std::string show(const token& t) {
+    switch (t.t) {
+      case token::type::end: return "the end of the input";
+      case token::type::string: return "a string";
+      case token::type::quoted_ident: return "`" + t.text + "`";
+      default: return "'" + t.text + "'";
+    }
+  }
+  static status invalid(const token& t, const std::string& msg) {
+    return {code::invalid_argument, where(t.line, t.col) + msg};
+  }
+  static status unsupported(const token& t, const std::string& msg) {
+    return {code::unsupported, where(t.line, t.col) + msg};
+  }
+  status expect_word(std::string_view w) {
+    if (accept_word(w)) return status::ok();
+    return invalid(peek(), upper(w) + " expected, found " + show(peek()));
+  }
+  status expect(std::string_view punct) {
+    if (accept(punct)) return status::ok();
+    return invalid(peek(), "'" + std::string(punct) + "' expected, found " + show(peek()));
+  }
+  result<token> name(std::string_view what) {
+    const token& t = peek();
+    if (t.t != token::type::ident && t.t != token::type::quoted_ident)
+      return invalid(t, std::string(what) + " expected, found " + show(t));
+    next();
+    return t;
+  }
+  result<std::uint64_t> number(std::string_view what) {
+    const token& t = peek();
+    if (t.t != token::type::number) return invalid(t, std::string(what) + " expected, found " + show(t));
+    next();
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc()) return invalid(t, std::string(what) + " " + t.text + " is too large");
+    return v;
+  }
+  bool at_statement_end() const {
+    return peek().t == token::type::end || (peek().t == token::type::punct && peek().text == ";");
+  }
+
+  // A table name `group$family`.
+  status table_name(const token& t, std::string& group, std::string& family) {
+    if (peek().t == token::type::punct && peek().text == ".")
+      return unsupported(peek(), "database-qualified names are not supported; name the table group$family");
+    auto dollar = t.text.find('$');
+    if (dollar == std::string::npos || dollar == 0 || dollar + 1 == t.text.size() ||
+        t.text.find('$', dollar + 1) != std::string::npos)
+      return invalid(t, "table '" + t.text +
+                            "' is not an OBKV-HBase table: name it TableGroupName$FamilyName, e.g. htable1$family1");
+    group = t.text.substr(0, dollar);
+    family = t.text.substr(dollar + 1);
+    return status::ok();
+  }
+
+  status if_not_exists(ddl_statement& st) {
+    if (!at_word("IF")) return status::ok();
+    next();
+    if (auto s = expect_word("NOT"); !s) return s;
+    if (auto s = expect_word("EXISTS"); !s) return s;
+    st.if_not_exists = true;
+    return status::ok();
+  }
+  status if_exists(ddl_statement& st) {
+    if (!at_word("IF")) return status::ok();
+    next();
+    if (auto s = expect_word("EXISTS"); !s) return s;
+    st.if_exists = true;
+    return status::ok();
+  }
+
+  status statement(std::vector<ddl_statement>& out) {
+    const token first = peek();
+    if (accept_word("CREATE")) {
+      if (accept_word("TABLEGROUP")) return create_table_group(out);
+      if (accept_word("TABLE")) return create_table(out, first);
+      return unsupported(peek(), "CREATE " + upper(peek().text) +
+                                     " is not supported; cellar runs CREATE TABLEGROUP and CREATE TABLE");
+    }
+    if (accept_word("DROP")) {
+      if (accept_word("TABLEGROUP")) return drop_table_group(out);
+      if (accept_word("TABLE")) return drop_table(out);
+      return unsupported(peek(), "DROP " + upper(peek().text) +
+                                     " is not supported; cellar runs DROP TABLEGROUP and DROP TABLE");
+    }
+    for (std::string_view verb : {"ALTER", "USE", "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE",
+                                  "TRUNCATE", "RENAME", "SET", "SHOW", "GRANT", "REVOKE", "DESC",
+                                  "DESCRIBE", "EXPLAIN"})
+      if (is_word(first, verb))
+        return unsupported(first, upper(verb) + " statements are not supported; cellar runs "
+                                                "CREATE/DROP TABLEGROUP and CREATE/DROP TABLE");
+    return invalid(first, "a DDL statement expected, found " + show(first));
+  }
+
+  status create_table_group(std::vector<ddl_statement>& out) {
+    ddl_statement st;
+    st.what = ddl_statement::kind::create_table_group;
+    if (auto s = if_not_exists(st); !s) return s;
+    auto n = name("a table group name");
+    if (!n) return n.error();
+    if (n->text.find('$') != std::string::npos)
+      return invalid(*n, "a table group name must not contain '$'");
+    st.group = n->text;
+    // OceanBase table group options (SHARDING = 'NONE' ...) do not change cellar's model.
+    while (!at_statement_end()) {
+      if (accept_word("DEFAULT")) continue;
+      if (at_word("SHARDING")) {
+        next();
+        accept("=");
+        if (peek().t != token::type::string && peek().t != token::type::ident)
+          return invalid(peek(), "a SHARDING value expected, found " + show(peek()));
+        next();
+        continue;
+      }
+      if (at_word("PARTITION"))
+        return unsupported(peek(), "table group partitioning is given by its tables' PARTITION BY clause");
+      return invalid(peek(), "unexpected " + show(peek()) + " after CREATE TABLEGROUP " + st.group);
+    }
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  status drop_table_group(std::vector<ddl_statement>& out) {
+    ddl_statement st;
+    st.what = ddl_statement::kind::drop_table_group;
+    if (auto s = if_exists(st); !s) return s;
+    auto n = name("a table group name");
+    if (!n) return n.error();
+    st.group = n->text;
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  status drop_table(std::vector<ddl_statement>& out) {
+    ddl_statement proto;
+    proto.what = ddl_statement::kind::drop_table;
+    if (auto s = if_exists(proto); !s) return s;
+    std::vector<ddl_statement> drops;
+    do {
+      auto n = name("a table name");
+      if (!n) return n.error();
+      ddl_statement st = proto;
+      if (auto s = table_name(*n, st.group, st.family); !s) return s;
+      drops.push_back(std::move(st));
+    } while (accept(","));
+    accept_word("RESTRICT") || accept_word("CASCADE");
+    for (auto& d : drops) out.push_back(std::move(d));
+    return status::ok();
+  }
+
+  status create_table(std::vector<ddl_statement>& out, const token& create) {
+    ddl_statement st;
+    st.what = ddl_statement::kind::create_table;
+    if (auto s = if_not_exists(st); !s) return s;
+    auto n = name("a table name");
+    if (!n) return n.error();
+    if (auto s = table_name(*n, st.group, st.family); !s) return s;
+
+    // CREATE TABLE x LIKE y, or CREATE TABLE x (LIKE y).
+    const bool paren_like = peek().t == token::type::punct && peek().text == "(" && at_word("LIKE", 1);
+    if (at_word("LIKE") || paren_like) {
+      if (paren_like) next();
+      next();
+      auto src = name("the template table's name");
+      if (!src) return src.error();
+      if (auto s = table_name(*src, st.source_group, st.source_family); !s) return s;
+      if (paren_like)
+        if (auto s = expect(")"); !s) return s;
+      st.what = ddl_statement::kind::create_table_like;
+      out.push_back(std::move(st));
+      return status::ok();
+    }
+
+    const token open = peek();
+    if (auto s = expect("("); !s) return s;
+    std::vector<column_def> columns;
+    std::optional<std::vector<token>> primary_key;
+    token pk_at;
+    do {
+      if (at_word("PRIMARY") || at_word("CONSTRAINT")) {
+        pk_at = peek();
+        if (accept_word("CONSTRAINT") && !at_word("PRIMARY")) {
+          if (auto c = name("a constraint name"); !c) return c.error();
+        }
+        if (auto s = expect_word("PRIMARY"); !s) return s;
+        if (auto s = expect_word("KEY"); !s) return s;
+        if (primary_key) return invalid(pk_at, "the table has two primary keys");
+        if (auto s = expect("("); !s) return s;
+        primary_key.emplace();
+        do {
+          auto c = name("a key column");
+          if (!c) return c.error();
+          primary_key->push_back(*c);
+        } while (accept(","));
+        if (auto s = expect(")"); !s) return s;
+        continue;
+      }
+      for (std::string_view w : {"KEY", "INDEX", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN", "CHECK"})
+        if (at_word(w) && peek().t == token::type::ident)
+          return unsupported(peek(), "indexes and constraints other than the primary key are not "
+                                     "supported (OBKV-HBase has no secondary indexes)");
+      auto c = column(columns);
+      if (!c) return c.error();
+      columns.push_back(std::move(*c));
+    } while (accept(","));
+    if (auto s = expect(")"); !s) return s;
+
+    // Table options, in any order, optionally separated by commas.
+    std::optional<token> tablegroup;
+    std::optional<token> kv_attributes;
+    while (!at_statement_end() && !at_word("PARTITION")) {
+      if (accept(",")) continue;
+      const token opt = peek();
+      if (accept_word("TABLEGROUP")) {
+        accept("=");
+        auto g = peek();
+        if (g.t != token::type::ident && g.t != token::type::quoted_ident && g.t != token::type::string)
+          return invalid(g, "a table group name expected after TABLEGROUP, found " + show(g));
+        next();
+        if (tablegroup) return invalid(opt, "TABLEGROUP is given twice");
+        tablegroup = g;
+        continue;
+      }
+      if (accept_word("KV_ATTRIBUTES")) {
+        accept("=");
+        if (peek().t != token::type::string)
+          return invalid(peek(), "a quoted JSON string expected after kv_attributes, found " + show(peek()));
+        if (kv_attributes) return invalid(opt, "kv_attributes is given twice");
+        kv_attributes = next();
+        continue;
+      }
+      // Options that do not change cellar's model: accepted and ignored.
+      accept_word("DEFAULT");
+      bool ignored = accept_word("CHARSET") || accept_word("COLLATE") || accept_word("COMMENT") ||
+                     accept_word("COMPRESSION") || accept_word("ROW_FORMAT") || accept_word("ENGINE");
+      if (!ignored && accept_word("CHARACTER")) {
+        if (auto s = expect_word("SET"); !s) return s;
+        ignored = true;
+      }
+      if (ignored) {
+        accept("=");
+        const token& v = peek();
+        if (v.t != token::type::ident && v.t != token::type::string && v.t != token::type::quoted_ident)
+          return invalid(v, "a value expected after " + upper(opt.text) + ", found " + show(v));
+        next();
+        continue;
+      }
+      if (opt.t == token::type::punct && opt.text == "(")
+        return invalid(opt, "unexpected '(' after the column list");
+      return unsupported(opt, "table option " + show(opt) + " is not supported");
+    }
+
+    partition_clause part;
+    if (at_word("PARTITION")) {
+      if (auto s = partition(part); !s) return s;
+    }
+    if (!at_statement_end()) {
+      if (at_word("SUBPARTITION"))
+        return unsupported(peek(), "two-level partitioning (SUBPARTITION) is not supported; OBKV-HBase "
+                                   "supports one level only");
+      return invalid(peek(), "unexpected " + show(peek()) + " after the table definition");
+    }
+
+    if (tablegroup) {
+      st.explicit_table_group = true;
+      if (tablegroup->text != st.group)
+        return invalid(*tablegroup, "TABLEGROUP = " + tablegroup->text + " but the table " + st.group + "$" +
+                                        st.family + " belongs to table group '" + st.group +
+                                        "' (OBKV-HBase names a family table TableGroupName$FamilyName)");
+    }
+    st.descriptor.name = st.family;
+    if (auto s = check_model(st, create, open, columns, primary_key, pk_at, part); !s) return s;
+    if (kv_attributes) {
+      if (auto s = apply_kv_attributes(kv_attributes->text, st.descriptor); !s)
+        return {s.code(), where(kv_attributes->line, kv_attributes->col) + s.message()};
+    }
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  result<column_def> column(const std::vector<column_def>& so_far) {
+    column_def c;
+    auto n = name("a column name");
+    if (!n) return n.error();
+    c.name = *n;
+    c.key = upper(n->text);
+    for (const auto& o : so_far)
+      if (o.key == c.key) return invalid(*n, "column " + n->text + " is defined twice");
+    const token type = peek();
+    if (type.t != token::type::ident) return invalid(type, "a column type expected, found " + show(type));
+    next();
+    c.type = upper(type.text);
+    for (auto& ch : c.type) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    if (accept("(")) {
+      auto len = number("a length");
+      if (!len) return len.error();
+      c.length = *len;
+      if (auto s = expect(")"); !s) return s;
+    }
+    for (;;) {
+      const token at = peek();
+      if (accept_word("NOT")) {
+        if (auto s = expect_word("NULL"); !s) return s;
+        c.not_null = true;
+      } else if (accept_word("NULL")) {
+      } else if (at_word("GENERATED") || at_word("AS")) {
+        if (accept_word("GENERATED")) {
+          if (auto s = expect_word("ALWAYS"); !s) return s;
+        }
+        if (auto s = expect_word("AS"); !s) return s;
+        auto g = generated();
+        if (!g) return g.error();
+        c.generated = std::move(*g);
+        accept_word("VIRTUAL") || accept_word("STORED");
+      } else if (accept_word("COMMENT")) {
+        if (peek().t != token::type::string) return invalid(peek(), "a comment string expected");
+        next();
+      } else if (at_word("PRIMARY") || at_word("UNIQUE") || at_word("KEY")) {
+        return invalid(at, "declare the primary key as PRIMARY KEY(K, Q, T) after the columns");
+      } else if (at_word("DEFAULT") || at_word("AUTO_INCREMENT") || at_word("ON") ||
+                 at_word("COLLATE") || at_word("CHARACTER") || at_word("CHARSET") || at_word("UNSIGNED")) {
+        return unsupported(at, "column attribute " + upper(at.text) + " is not supported in an OBKV-HBase table");
+      } else {
+        break;
+      }
+    }
+    return c;
+  }
+
+  // The parenthesised expression of a generated column.
+  result<generated_expr> generated() {
+    const token open = peek();
+    if (auto s = expect("("); !s) return s;
+    std::vector<token> body;
+    int depth = 1;
+    for (;;) {
+      const token& t = peek();
+      if (t.t == token::type::end) return invalid(open, "unbalanced '(' in the generated column");
+      next();
+      if (t.t == token::type::punct && t.text == "(") ++depth;
+      if (t.t == token::type::punct && t.text == ")" && --depth == 0) break;
+      body.push_back(t);
+    }
+    generated_expr g;
+    for (const auto& t : body) g.text += (g.text.empty() || t.text == "(" || t.text == ")" || t.text == "," ||
+                                          g.text.back() == '(' ? "" : " ") + t.text;
+    auto punct = [&](std::size_t i, std::string_view p) {
+      return body[i].t == token::type::punct && body[i].text == p;
+    };
+    auto ident = [&](std::size_t i) {
+      return body[i].t == token::type::ident || body[i].t == token::type::quoted_ident;
+    };
+    if (body.size() == 8 && (is_word(body[0], "substring") || is_word(body[0], "substr")) && punct(1, "(") &&
+        ident(2) && punct(3, ",") && body[4].t == token::type::number && punct(5, ",") &&
+        body[6].t == token::type::number && punct(7, ")")) {
+      g.t = generated_expr::type::substring;
+      g.column = upper(body[2].text);
+      std::from_chars(body[4].text.data(), body[4].text.data() + body[4].text.size(), g.start);
+      std::from_chars(body[6].text.data(), body[6].text.data() + body[6].text.size(), g.length);
+    } else if (body.size() == 4 && is_word(body[0], "abs") && punct(1, "(") && ident(2) && punct(3, ")")) {
+      g.t = generated_expr::type::abs;
+      g.column = upper(body[2].text);
+    }
+    return g;
+  }
+
+  status partition(partition_clause& p) {
+    p.at = peek();
+    next();  // PARTITION
+    if (auto s = expect_word("BY"); !s) return s;
+    const token method = peek();
+    if (accept_word("KEY")) {
+      p.t = partition_clause::type::key;
+      if (at_word("ALGORITHM")) return unsupported(peek(), "KEY ALGORITHM is not supported");
+      if (auto s = expect("("); !s) return s;
+      auto c = name("a partition column");
+      if (!c) return c.error();
+      p.column_tok = *c;
+      p.column = upper(c->text);
+      if (peek().t == token::type::punct && peek().text == ",")
+        return unsupported(peek(), "KEY partitioning on several columns is not supported; use KEY(K)");
+      if (auto s = expect(")"); !s) return s;
+      if (accept_word("PARTITIONS")) {
+        const token at = peek();
+        auto n = number("a partition count");
+        if (!n) return n.error();
+        if (*n == 0) return invalid(at, "PARTITIONS must be at least 1");
+        if (*n > max_partitions)
+          return invalid(at, "PARTITIONS " + std::to_string(*n) + " is above cellar's limit of " +
+                                 std::to_string(max_partitions));
+        p.partitions = *n;
+      }
+    } else if (accept_word("RANGE")) {
+      p.t = partition_clause::type::range;
+      if (!accept_word("COLUMNS"))
+        return invalid(peek(), "partition a varbinary row key with RANGE COLUMNS(K)");
+      if (auto s = expect("("); !s) return s;
+      auto c = name("a partition column");
+      if (!c) return c.error();
+      p.column_tok = *c;
+      p.column = upper(c->text);
+      if (peek().t == token::type::punct && peek().text == ",")
+        return unsupported(peek(), "RANGE COLUMNS on several columns is not supported; use RANGE COLUMNS(K)");
+      if (auto s = expect(")"); !s) return s;
+      if (at_word("SUBPARTITION")) return subpartition_error();
+      if (auto s = expect("("); !s) return s;
+      do {
+        partition_clause::range_part part;
+        if (auto s = expect_word("PARTITION"); !s) return s;
+        auto pn = name("a partition name");
+        if (!pn) return pn.error();
+        part.name = *pn;
+        for (const auto& o : p.parts)
+          if (ascii_iequal(o.name.text, pn->text)) return invalid(*pn, "partition " + pn->text + " is defined twice");
+        if (auto s = expect_word("VALUES"); !s) return s;
+        if (auto s = expect_word("LESS"); !s) return s;
+        if (auto s = expect_word("THAN"); !s) return s;
+        const bool paren = accept("(");
+        if (accept_word("MAXVALUE")) {
+        } else if (peek().t == token::type::string) {
+          part.bound = next().text;
+        } else {
+          return invalid(peek(), "a quoted row key or MAXVALUE expected as the bound, found " + show(peek()));
+        }
+        if (paren) {
+          if (peek().t == token::type::punct && peek().text == ",")
+            return unsupported(peek(), "a range bound holds one value (RANGE COLUMNS(K))");
+          if (auto s = expect(")"); !s) return s;
+        }
+        if (at_word("SUBPARTITION") || (peek().t == token::type::punct && peek().text == "("))
+          return subpartition_error();
+        p.parts.push_back(std::move(part));
+      } while (accept(","));
+      if (auto s = expect(")"); !s) return s;
+    } else if (at_word("HASH") || at_word("LIST") || at_word("LINEAR")) {
+      return unsupported(method, "PARTITION BY " + upper(method.text) +
+                                     " is not supported; use KEY(K), KEY(<prefix column>) or RANGE COLUMNS(K)");
+    } else {
+      return invalid(method, "KEY or RANGE COLUMNS expected after PARTITION BY, found " + show(method));
+    }
+    if (at_word("SUBPARTITION")) return subpartition_error();
+    return status::ok();
+  }
+  status subpartition_error() {
+    return unsupported(peek(), "two-level partitioning (SUBPARTITION) is not supported; OBKV-HBase supports one "
+                               "level only");
+  }
+
+  // Checks the columns, key and partitioning against the OBKV-HBase model and fills the
+  // statement's descriptor and partitioning.
+  status check_model(ddl_statement& st, const token& create, const token& open, const std::vector<column_def>& cols,
+                     const std::optional<std::vector<token>>& pk, const token& pk_at, const partition_clause& part) {
+    auto find = [&](std::string_view key) -> const column_def* {
+      for (const auto& c : cols)
+        if (c.key == key) return &c;
+      return nullptr;
+    };
+    auto is_int = [](const column_def& c) { return c.type == "bigint"; };
+    auto is_varbinary = [](const column_def& c, std::uint64_t max) {
+      return c.type == "varbinary" && c.length && *c.length >= 1 && *c.length <= max;
+    };
+    // Generated columns other than the two the model knows are refused first: they are
+    // valid OceanBase that cellar does not do.
+    for (const auto& c : cols)
+      if (c.generated && c.generated->t == generated_expr::type::other)
+        return unsupported(c.name, "generated column " + c.name.text + " AS (" + c.generated->text +
+                                       "): only substring(K, 1, n) prefix columns (and ABS(T) in a time-series "
+                                       "table) are supported");
+
+    const bool time_series = find("S") != nullptr || (find("V") && find("V")->type == "json");
+    const std::vector<std::string_view> model =
+        time_series ? std::vector<std::string_view>{"K", "T", "S", "V", "G"} : std::vector<std::string_view>{"K", "Q", "T", "V"};
+    const std::string model_text = time_series ? "K, T, S, V json, G (time series)" : "K, Q, T, V";
+    for (auto m : model)
+      if (!find(m))
+        return invalid(open, "column " + std::string(m) + " is missing: an OBKV-HBase table has exactly the columns " +
+                                 model_text + " (names cannot be changed)");
+
+    const column_def* prefix = nullptr;
+    for (const auto& c : cols) {
+      if (std::find(model.begin(), model.end(), c.key) != model.end()) continue;
+      if (!time_series && c.generated && c.generated->t == generated_expr::type::substring && !prefix) {
+        prefix = &c;
+        continue;
+      }
+      return invalid(c.name, "column " + c.name.text + " is not part of the OBKV-HBase model: columns are " +
+                                 model_text + (time_series ? "" : ", plus one generated substring(K, 1, n) partition column"));
+    }
+
+    // Types.
+    const column_def& k = *find("K");
+    if (k.generated) return invalid(k.name, "K must not be a generated column");
+    if (!is_varbinary(k, max_row_key_bytes)) return invalid(k.name, "K must be varbinary(n) with n <= 1024");
+    const column_def& t = *find("T");
+    if (t.generated) return invalid(t.name, "T must not be a generated column");
+    if (!is_int(t)) return invalid(t.name, "T must be bigint");
+    const column_def& v = *find("V");
+    if (v.generated) return invalid(v.name, "V must not be a generated column");
+    family_descriptor& f = st.descriptor;
+    if (time_series) {
+      f.kind = family_kind::time_series;
+      const column_def& s = *find("S");
+      if (s.generated || !is_int(s)) return invalid(s.name, "S must be a bigint column");
+      if (v.type != "json") return invalid(v.name, "V of a time-series table must be json");
+      const column_def& g = *find("G");
+      if (!is_int(g)) return invalid(g.name, "G must be bigint");
+      if (!g.generated || g.generated->t != generated_expr::type::abs || g.generated->column != "T")
+        return invalid(g.name, "G must be GENERATED ALWAYS AS (ABS(T))");
+    } else {
+      const column_def& q = *find("Q");
+      if (q.generated) return invalid(q.name, "Q must not be a generated column");
+      if (!is_varbinary(q, max_qualifier_bytes)) return invalid(q.name, "Q must be varbinary(n) with n <= 256");
+      if (v.type == "longblob" && !v.length) {
+        f.max_value_bytes = longblob_value_bytes;
+      } else if (v.type == "varbinary" && v.length && *v.length >= 1 && *v.length <= default_value_bytes) {
+        f.max_value_bytes = *v.length;
+      } else {
+        return invalid(v.name, "V must be varbinary(n) with 1 <= n <= 1048576, or longblob");
+      }
+      if (prefix) {
+        const generated_expr& g = *prefix->generated;
+        if (g.column != "K" || g.start != 1)
+          return unsupported(prefix->name, "generated column " + prefix->name.text +
+                                               ": only row-key prefixes substring(K, 1, n) are supported");
+        if (g.length == 0 || g.length > max_row_key_bytes)
+          return invalid(prefix->name, "the prefix length of substring(K, 1, n) must be 1 to 1024");
+        if (prefix->type != "varbinary")
+          return invalid(prefix->name, "the prefix column " + prefix->name.text + " must be varbinary");
+      }
+    }
+
+    // Primary key.
+    const std::vector<std::string_view> want_pk =
+        time_series ? std::vector<std::string_view>{"K", "T", "S"} : std::vector<std::string_view>{"K", "Q", "T"};
+    const std::string want_pk_text = time_series ? "PRIMARY KEY(K, T, S)" : "PRIMARY KEY(K, Q, T)";
+    if (!pk) return invalid(create, "the primary key is missing: an OBKV-HBase table needs " + want_pk_text);
+    bool pk_ok = pk->size() == want_pk.size();
+    for (std::size_t i = 0; pk_ok && i < pk->size(); ++i) pk_ok = upper((*pk)[i].text) == want_pk[i];
+    if (!pk_ok) return invalid(pk_at, "the primary key must be " + want_pk_text + ", in that order");
+
+    // Partitioning.
+    switch (part.t) {
+      case partition_clause::type::none:
+        if (prefix)
+          return invalid(prefix->name, "generated column " + prefix->name.text +
+                                           " is only allowed as the partition key: add PARTITION BY KEY(" +
+                                           prefix->name.text + ") PARTITIONS n");
+        st.partitioning = partition_spec::single();
+        break;
+      case partition_clause::type::key:
+        if (time_series) {
+          if (part.column != "K")
+            return unsupported(part.column_tok, "a time-series table can only be partitioned by KEY(K)");
+          st.partitioning = partition_spec::hash(static_cast<std::uint32_t>(part.partitions));
+        } else if (part.column == "K") {
+          if (prefix)
+            return invalid(prefix->name, "generated column " + prefix->name.text +
+                                             " is only allowed as the partition key, but the table is partitioned by KEY(K)");
+          st.partitioning = partition_spec::hash(static_cast<std::uint32_t>(part.partitions));
+        } else if (prefix && part.column == prefix->key) {
+          st.partitioning = partition_spec::hash_prefix(static_cast<std::uint32_t>(part.partitions),
+                                                        static_cast<std::uint32_t>(prefix->generated->length));
+        } else {
+          return invalid(part.column_tok, "the partition key must be K or a generated substring(K, 1, n) column, not " +
+                                              part.column_tok.text);
+        }
+        break;
+      case partition_clause::type::range: {
+        if (time_series)
+          return unsupported(part.at, "a time-series table can only be partitioned by KEY(K)");
+        if (part.column != "K")
+          return invalid(part.column_tok, "RANGE COLUMNS partitions on the row key: RANGE COLUMNS(K)");
+        if (prefix)
+          return invalid(prefix->name, "generated column " + prefix->name.text +
+                                           " is only allowed as the partition key, but the table is partitioned by RANGE COLUMNS(K)");
+        std::vector<std::string> bounds;
+        for (std::size_t i = 0; i < part.parts.size(); ++i) {
+          const auto& pp = part.parts[i];
+          const bool last = i + 1 == part.parts.size();
+          if (!pp.bound) {
+            if (!last)
+              return invalid(pp.name, "partition " + pp.name.text + " is LESS THAN MAXVALUE but is not the last one");
+            continue;
+          }
+          if (last)
+            return invalid(pp.name, "the last partition must be VALUES LESS THAN MAXVALUE, so that every row key "
+                                    "has a partition");
+          if (pp.bound->empty()) return invalid(pp.name, "partition " + pp.name.text + " has an empty bound");
+          if (!bounds.empty() && !(bounds.back() < *pp.bound))
+            return invalid(pp.name, "range bounds must be strictly increasing: the bound of partition " + pp.name.text +
+                                        " is not above the previous one");
+          bounds.push_back(*pp.bound);
+        }
+        if (bounds.size() + 1 > max_partitions) return invalid(part.at, "too many range partitions");
+        st.partitioning = partition_spec::range_bounds(std::move(bounds));
+        break;
+      }
+    }
+    return status::ok();
+  }
+
+  std::vector<token> tk_;
+  std::size_t pos_ = 0;
+};
+
+std::string partitioning_text(const partition_spec& p) {
+  switch (p.how) {
+    case partition_spec::method::none: return "not partitioned";
+    case partition_spec::method::key: return "KEY(K) PARTITIONS " + std::to_string(p.partitions);
+    case partition_spec::method::key_prefix:
+      return "KEY(substring(K, 1, " + std::to_string(p.prefix_bytes) + ")) PARTITIONS " + std::to_string(p.partitions);
+    case partition_spec::method::range: {
+      std::string out = "RANGE COLUMNS(K) LESS THAN (";
+      for (const auto& b : p.bounds) out += "'" + b + "', ";
+      return out + "MAXVALUE)";
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+result<std::vector<ddl_statement>> parse_ddl(std::string_view sql) {
+  auto tokens = lexer(sql).run();
+  if (!tokens) return tokens.error();
+  return parser(std::move(*tokens)).statements();
+}
+
+status execute_ddl(store& s, const ddl_statement& st) {
+  using k = ddl_statement::kind;
+  switch (st.what) {
+    case k::create_table_group: {
+      auto r = s.create_table_group(st.group);
+      if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
+      return r;
+    }
+    case k::drop_table_group: {
+      auto r = s.drop_table(st.group);
+      if (r.code() == code::table_not_found && st.if_exists) return status::ok();
+      return r;
+    }
+    case k::drop_table: {
+      auto r = s.drop_family(st.group, st.family);
+      if ((r.code() == code::table_not_found || r.code() == code::family_not_found) && st.if_exists)
+        return status::ok();
+      return r;
+    }
+    case k::create_table:
+    case k::create_table_like: {
+      family_descriptor f = st.descriptor;
+      partition_spec p = st.partitioning;
+      if (st.what == k::create_table_like) {
+        auto src = s.describe(st.source_group);
+        if (!src)
+          return {code::table_not_found, "template table " + st.source_group + "$" + st.source_family +
+                                             ": table group '" + st.source_group + "' does not exist"};
+        auto it = std::find_if(src->families.begin(), src->families.end(),
+                               [&](const family_descriptor& d) { return d.name == st.source_family; });
+        if (it == src->families.end())
+          return {code::family_not_found, "template table " + st.source_group + "$" + st.source_family +
+                                              " does not exist"};
+        f = *it;
+        p = src->partitioning;
+      }
+      f.name = st.family;
+      auto existing = s.describe(st.group);
+      bool created_group = false;
+      if (!existing) {
+        if (st.explicit_table_group)
+          return {code::table_not_found, "table group '" + st.group + "' does not exist; run CREATE TABLEGROUP " +
+                                             st.group + " first"};
+        if (auto r = s.create_table_group(st.group); !r) return r;
+        created_group = true;
+      } else if (st.if_not_exists) {
+        for (const auto& d : existing->families)
+          if (d.name == st.family) return status::ok();
+      }
+      auto r = s.add_family(st.group, f, p);
+      if (!r && created_group) (void)s.drop_table(st.group);
+      return r;
+    }
+  }
+  return {code::internal, "unknown DDL statement"};
+}
+
+status execute_ddl(store& s, std::string_view sql) {
+  auto parsed = parse_ddl(sql);
+  if (!parsed) return parsed.error();
+  for (const auto& st : *parsed)
+    if (auto r = execute_ddl(s, st); !r) return {r.code(), describe_ddl(st) + ": " + r.message()};
+  return status::ok();
+}
+
+std::string describe_ddl(const ddl_statement& st) {
+  using k = ddl_statement::kind;
+  const std::string table = st.group + "$" + st.family;
+  switch (st.what) {
+    case k::create_table_group:
+      return std::string("CREATE TABLEGROUP ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + st.group;
+    case k::drop_table_group:
+      return std::string("DROP TABLEGROUP ") + (st.if_exists ? "IF EXISTS " : "") + st.group;
+    case k::drop_table:
+      return std::string("DROP TABLE ") + (st.if_exists ? "IF EXISTS " : "") + table;
+    case k::create_table_like:
+      return std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + " LIKE " +
+             st.source_group + "$" + st.source_family;
+    case k::create_table: {
+      const auto& f = st.descriptor;
+      std::string out = std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + ": ";
+      if (f.kind == family_kind::time_series) {
+        out += "time-series family";
+      } else {
+        out += "normal family, V ";
+        out += f.max_value_bytes == longblob_value_bytes ? std::string("longblob")
+                                                         : "varbinary(" + std::to_string(f.max_value_bytes) + ")";
+      }
+      out += ", MaxVersions " + (f.max_versions == 0 ? std::string("all") : std::to_string(f.max_versions));
+      out += ", TimeToLive " + (f.ttl_seconds == 0 ? std::string("none") : std::to_string(f.ttl_seconds) + "s");
+      out += ", " + partitioning_text(st.partitioning);
+      if (st.explicit_table_group) out += ", TABLEGROUP " + st.group;
+      return out;
+    }
+  }
+  return "?";
+}
+
+}  // namespace cellar

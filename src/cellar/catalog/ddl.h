@@ -1,0 +1,91 @@
+// catalog/ddl.h: the OceanBase DDL subset that OBKV-HBase users write, parsed and applied.
+//
+// OBKV-HBase maps an HBase table to a table group and each column family to a table
+// `group$family` (seeds 000 and 001). This parser reads that schema language:
+//
+//   CREATE TABLEGROUP [IF NOT EXISTS] g;          DROP TABLEGROUP [IF EXISTS] g;
+//   CREATE TABLE [IF NOT EXISTS] `g$f` (K varbinary(1024), Q varbinary(256), T bigint,
+//       V varbinary(1048576) NOT NULL, [K_PREFIX varbinary(1024) GENERATED ALWAYS AS
+//       (substring(K, 1, n)),] PRIMARY KEY(K, Q, T))
+//       [TABLEGROUP = g] [kv_attributes = '{"HBase": {"TimeToLive": s, "MaxVersions": n}}']
+//       [PARTITION BY KEY(K) PARTITIONS n | KEY(K_PREFIX) PARTITIONS n
+//        | RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), ..., PARTITION pn VALUES
+//          LESS THAN MAXVALUE)];
+//   CREATE TABLE `g$f` (K, T, S, V json, G bigint GENERATED ALWAYS AS (ABS(T)),
+//       PRIMARY KEY(K, T, S)) [PARTITION BY KEY(K) PARTITIONS n];       -- time series
+//   CREATE TABLE [IF NOT EXISTS] g2$f2 LIKE g1$f1;
+//   DROP TABLE [IF EXISTS] g$f [, g2$f2 ...];
+//
+// Statements are separated by `;`; keywords are case-insensitive; identifiers may be
+// backquoted; `-- `, `#` and `/* */` comments are ignored. Anything outside the OBKV-HBase
+// model (other columns, other keys, two-level partitioning, other generated columns) is
+// refused with INVALID_ARGUMENT or UNSUPPORTED and a message naming the line and column.
+//
+// Thread safety: plain functions; execute_ddl is as thread-safe as `store`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cellar/schema.h"
+#include "cellar/status.h"
+
+namespace cellar {
+
+class store;
+
+struct ddl_statement {
+  enum class kind : std::uint8_t {
+    create_table_group,  // CREATE TABLEGROUP group
+    drop_table_group,    // DROP TABLEGROUP group
+    create_table,        // CREATE TABLE group$family (...): adds a family
+    create_table_like,   // CREATE TABLE group$family LIKE source_group$source_family
+    drop_table,          // DROP TABLE group$family: drops a family
+  };
+  kind what = kind::create_table_group;
+  bool if_not_exists = false;  // CREATE ... IF NOT EXISTS: an existing object is not an error
+  bool if_exists = false;      // DROP ... IF EXISTS: a missing object is not an error
+
+  std::string group;   // the table group (the HBase table)
+  std::string family;  // the family, for the TABLE statements
+
+  // create_table: the family (descriptor.name == family) and the group's partition rule.
+  family_descriptor descriptor;
+  partition_spec partitioning;
+  // create_table: true when the statement said TABLEGROUP = group. Without it, a missing
+  // group is created implicitly (OceanBase would create an unbound table).
+  bool explicit_table_group = false;
+
+  // create_table_like: the template table.
+  std::string source_group;
+  std::string source_family;
+
+  friend bool operator==(const ddl_statement&, const ddl_statement&) = default;
+};
+
+// Parses one or more statements. Errors: INVALID_ARGUMENT (syntax, or a table outside the
+// OBKV-HBase model), UNSUPPORTED (valid OceanBase DDL cellar does not do: SUBPARTITION,
+// generated columns other than substring, secondary indexes, ...). Nothing is parsed
+// partially: either every statement parses or the error is returned.
+result<std::vector<ddl_statement>> parse_ddl(std::string_view sql);
+
+// Applies one statement to the store. CREATE TABLE with TABLEGROUP = g requires g to exist
+// (TABLE_NOT_FOUND otherwise, as OceanBase); without the clause a missing group is created
+// and, when the family then fails, removed again. CREATE TABLE ... LIKE copies the
+// template's family descriptor and its group's partitioning (TABLE_NOT_FOUND or
+// FAMILY_NOT_FOUND when the template is missing). DROP TABLEGROUP drops the group and all
+// its families. Families keep all versions unless kv_attributes gives MaxVersions.
+status execute_ddl(store& s, const ddl_statement& st);
+
+// Parses `sql`, then runs each statement in order, stopping at the first error (earlier
+// statements stay applied, as in a MySQL client running a script). A syntax error anywhere
+// runs nothing.
+status execute_ddl(store& s, std::string_view sql);
+
+// One line describing the statement, e.g. "CREATE TABLE htable1$family1: normal family,
+// V varbinary(1048576), MaxVersions all, TimeToLive none, KEY(K) PARTITIONS 97".
+std::string describe_ddl(const ddl_statement& st);
+
+}  // namespace cellar
