@@ -237,6 +237,16 @@ TEST_CASE("unknown family is FAMILY_NOT_FOUND and changes nothing", "[errors]") 
                                 .add(cellar::put("r").add("nope", "q", "v"))),
                code::family_not_found);
   REQUIRE_CODE(fx.store->drop_family("uf", "nope"), code::family_not_found);
+  REQUIRE_CODE(t.exists(cellar::get("r").family("nope")), code::family_not_found);
+  {
+    std::vector<cellar::batch_op> ops;
+    ops.emplace_back(cellar::put("r3").add("f", "q", 1, "v"));
+    ops.emplace_back(cellar::get("r").family("nope"));
+    auto res = t.batch(std::move(ops));
+    REQUIRE(res.size() == 2);
+    CHECK(res[1].st.code() == code::family_not_found);
+    CHECK_FALSE(res[0].st.is_ok());
+  }
   REQUIRE(dump(t) == before);
 }
 
@@ -250,7 +260,31 @@ TEST_CASE("negative timestamps are INVALID_ARGUMENT", "[errors]") {
   REQUIRE_CODE(t.put(cellar::put("r").add("f", "a", 2, "v").add("f", "q", -1, "v")), code::invalid_argument);
   REQUIRE_CODE(t.remove(cellar::deletion("r").column("f", "q", -1)), code::invalid_argument);
   REQUIRE_CODE(t.remove(cellar::deletion("r", -1)), code::invalid_argument);
+  REQUIRE_CODE(t.get(cellar::get("r").range(-1, 5)), code::invalid_argument);
   REQUIRE(dump(t) == before);
+}
+
+TEST_CASE("row mutations on another row are INVALID_ARGUMENT", "[errors]") {
+  fixture fx;
+  auto t = fx.make("rm", {fam("f")});
+  REQUIRE_CODE(t.mutate_row(cellar::row_mutations("a")
+                                .add(cellar::put("a").add("f", "q", 1, "v"))
+                                .add(cellar::put("b").add("f", "q", 1, "v"))),
+               code::invalid_argument);
+  REQUIRE_CODE(t.mutate_row(cellar::row_mutations("a").add(cellar::deletion("b"))), code::invalid_argument);
+  REQUIRE(dump(t).empty());
+}
+
+TEST_CASE("bad time range is INVALID_ARGUMENT", "[errors]") {
+  fixture fx;
+  auto t = fx.make("tr", {fam("f")});
+  REQUIRE_OK(t.put(cellar::put("r").add("f", "q", 7, "v")));
+  REQUIRE_CODE(t.get(cellar::get("r").range(10, 5)), code::invalid_argument);
+  REQUIRE(scan_code(t, cellar::scan().range(10, 5)) == code::invalid_argument);
+  // An empty but well-formed range is fine and matches nothing.
+  auto r = t.get(cellar::get("r").range(7, 7));
+  REQUIRE_OK(r);
+  REQUIRE(r->cells.empty());
 }
 
 TEST_CASE("batch with one invalid action is refused whole", "[batch]") {
@@ -428,6 +462,39 @@ TEST_CASE("DDL errors", "[ddl]") {
   REQUIRE_OK(t);
   REQUIRE_OK(t->put(cellar::put("r").add("f1", "q", 1, "a").add("f2", "q", 1, "b")));
   REQUIRE(get_ok(t.value(), cellar::get("r")).cells.size() == 2);
+}
+
+TEST_CASE("alter_family and drop_family", "[ddl]") {
+  fixture fx;
+  auto t = fx.make("alt", {fam("f")});
+  const auto T = fx.now->load();
+  REQUIRE_OK(t.put(cellar::put("r").add("f", "q", T - 5000, "old").add("f", "p", T, "new")));
+  REQUIRE(get_ok(t, cellar::get("r")).cells.size() == 2);
+
+  // A family TTL set by alter applies at once.
+  auto f = fam("f");
+  f.ttl_seconds = 3;
+  REQUIRE_OK(fx.store->alter_family("alt", f));
+  auto r = get_ok(t, cellar::get("r"));
+  REQUIRE(r.cells.size() == 1);
+  REQUIRE(r.cells[0].qualifier == "p");
+  auto d = fx.store->describe("alt");
+  REQUIRE_OK(d);
+  REQUIRE(d->families.at(0).ttl_seconds == 3);
+
+  // alter adds a missing family.
+  REQUIRE_CODE(t.put(cellar::put("r").add("h", "q", 1, "v")), code::family_not_found);
+  REQUIRE_OK(fx.store->alter_family("alt", fam("h")));
+  REQUIRE_OK(t.put(cellar::put("r").add("h", "q", 1, "v")));
+  REQUIRE(get_ok(t, cellar::get("r").family("h")).cells.size() == 1);
+
+  // drop_family removes it and its cells.
+  REQUIRE_OK(fx.store->drop_family("alt", "h"));
+  REQUIRE_CODE(t.put(cellar::put("r").add("h", "q", 1, "v")), code::family_not_found);
+  REQUIRE_CODE(t.get(cellar::get("r").family("h")), code::family_not_found);
+  REQUIRE(get_ok(t, cellar::get("r")).cells.size() == 1);
+  REQUIRE_OK(fx.store->alter_family("alt", fam("h")));
+  REQUIRE(get_ok(t, cellar::get("r").family("h")).cells.empty());
 }
 
 TEST_CASE("code_name gives stable upper-case names", "[errors]") {

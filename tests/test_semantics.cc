@@ -238,6 +238,32 @@ TEST_CASE("R4 server timestamps", "[R4]") {
           std::vector<std::string>{cs("f:q", now + 1, "v3"), cs("f:q", now, "v2")});
 }
 
+TEST_CASE("R4 server timestamps come from the real clock by default", "[R4]") {
+  cellar::store_options o;
+  o.worker_threads = 2;
+  auto s = cellar::store::open(std::move(o));
+  REQUIRE_OK(s);
+  cellar::table_descriptor d;
+  d.name = "r4c";
+  d.families = {fam("f")};
+  REQUIRE_OK(s.value()->create_table(d, schema_origin::hbase_shell));
+  auto t = s.value()->open_table("r4c");
+  REQUIRE_OK(t);
+  auto ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const std::int64_t before = ms();
+  REQUIRE_OK(t->put(cellar::put("r").add("f", "a", "1").add("f", "b", "2")));
+  const std::int64_t after = ms();
+  auto r = get_ok(t.value(), cellar::get("r"));
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].timestamp >= before);
+  CHECK(r.cells[0].timestamp <= after);
+  CHECK(r.cells[1].timestamp == r.cells[0].timestamp);
+}
+
 // ---------------------------------------------------------------- versions, time ranges
 
 TEST_CASE("R5 default get returns the newest version only", "[R5]") {
@@ -264,6 +290,10 @@ TEST_CASE("R6 effective versions = min(request, family MaxVersions)", "[R6]") {
   auto rs = scan_all(t, cellar::scan().max_versions(10));
   REQUIRE(rs.size() == 1);
   REQUIRE(rs[0].cells.size() == 3);
+  // Versions beyond MaxVersions stay invisible to a time range that selects only them.
+  REQUIRE(get_cells(t, cellar::get("r").range(0, 3).max_versions(10)).empty());
+  REQUIRE(get_cells(t, cellar::get("r").range(0, 4).max_versions(10)) ==
+          std::vector<std::string>{cs("f:q", 3, "3")});
 
   // Background reclaim: compact trims the versions beyond MaxVersions.
   REQUIRE(fx.cells("r6") >= 3);
@@ -272,6 +302,59 @@ TEST_CASE("R6 effective versions = min(request, family MaxVersions)", "[R6]") {
   REQUIRE(fx.cells("r6") == 3);
   REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) ==
           std::vector<std::string>{cs("f:q", 5, "5"), cs("f:q", 4, "4"), cs("f:q", 3, "3")});
+}
+
+TEST_CASE("R6 holds while background maintenance runs", "[R6][concurrency]") {
+  // Maintenance on a 1 ms tick trims versions while a writer adds them and a reader reads:
+  // every read returns at most MaxVersions cells, newest first, never older than a
+  // version already seen as newest.
+  cellar::store_options o;
+  o.worker_threads = 2;
+  o.maintenance_interval = std::chrono::milliseconds(1);
+  o.maintenance_slice_cells = 64;
+  auto s = cellar::store::open(std::move(o));
+  REQUIRE_OK(s);
+  cellar::table_descriptor d;
+  d.name = "r6m";
+  d.families = {fam("f", 2)};
+  REQUIRE_OK(s.value()->create_table(d, schema_origin::hbase_shell));
+  auto t = s.value()->open_table("r6m").value();
+  constexpr int kVersions = 1500;
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0}, errors{0};
+  std::thread writer([&] {
+    auto w = t;
+    for (int v = 1; v <= kVersions; ++v)
+      if (!w.put(cellar::put("r").add("f", "q", v, std::to_string(v))).is_ok()) errors.fetch_add(1);
+    done = true;
+  });
+  std::thread reader([&] {
+    auto rd = t;
+    std::int64_t newest_seen = 0;
+    int n = 0;
+    while (!done.load() || n < 20) {
+      ++n;
+      auto r = rd.get(cellar::get("r").max_versions(10));
+      if (!r.is_ok()) { errors.fetch_add(1); continue; }
+      const auto& c = r->cells;
+      if (c.size() > 2) bad.fetch_add(1);
+      if (c.empty()) continue;
+      if (c[0].timestamp < newest_seen) bad.fetch_add(1);
+      newest_seen = c[0].timestamp;
+      if (c.size() == 2 && c[1].timestamp != c[0].timestamp - 1) bad.fetch_add(1);
+    }
+  });
+  writer.join();
+  reader.join();
+  REQUIRE(errors.load() == 0);
+  REQUIRE(bad.load() == 0);
+  REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) ==
+          std::vector<std::string>{cs("f:q", kVersions, std::to_string(kVersions)),
+                                   cs("f:q", kVersions - 1, std::to_string(kVersions - 1))});
+  REQUIRE_OK(s.value()->compact("r6m"));
+  auto st = s.value()->stats("r6m");
+  REQUIRE_OK(st);
+  REQUIRE(st->cells == 2);
 }
 
 TEST_CASE("R7 default MaxVersions depends on schema origin", "[R7]") {
@@ -597,6 +680,46 @@ TEST_CASE("R19 family TTL: compact reclaims expired cells", "[R19][reclaim]") {
   REQUIRE(scan_all(t, cellar::scan()).size() == 5);
 }
 
+TEST_CASE("R19 family TTL applies to each version", "[R19]") {
+  fixture fx;
+  auto t = fx.make("r19v", {fam("f", 0, 3)});
+  const auto T = fx.t();
+  put_ok(t, cellar::put("r").add("f", "q", T - 2000, "older"));
+  put_ok(t, cellar::put("r").add("f", "q", T, "newer"));
+  REQUIRE(get_cells(t, cellar::get("r").all_versions()).size() == 2);
+  fx.advance(1500);  // T - 2000 < now - 3000
+  REQUIRE(get_cells(t, cellar::get("r").all_versions()) == std::vector<std::string>{cs("f:q", T, "newer")});
+  // checkAndMutate sees the newest visible version only.
+  auto r = t.check_and_mutate(cellar::check_and_mutate("r", "f", "q").if_equals("newer").then(
+      cellar::put("r").add("f", "m", "1")));
+  REQUIRE_OK(r);
+  REQUIRE(r.value());
+  fx.advance(2000);  // T < now - 3000: q is gone; the marker written at T + 1500 is not
+  REQUIRE(get_cells(t, cellar::get("r").all_versions()) ==
+          std::vector<std::string>{cs("f:m", T + 1500, "1")});
+}
+
+TEST_CASE("R20 cell TTL set by increment and append", "[R20]") {
+  fixture fx;
+  auto t = fx.make("r20b", {fam("f")});
+  const auto T = fx.t();
+  auto i1 = t.increment(cellar::increment("r").add("f", "n", 5).ttl(1000));
+  REQUIRE_OK(i1);
+  auto a1 = t.append(cellar::append("r").add("f", "s", "abc").ttl(1000));
+  REQUIRE_OK(a1);
+  fx.advance(1000);
+  REQUIRE(get_cells(t, cellar::get("r")) ==
+          std::vector<std::string>{cs("f:n", T, be64(5)), cs("f:s", T, "abc")});
+  fx.advance(1);
+  REQUIRE(get_cells(t, cellar::get("r")).empty());
+  auto v = t.increment_column_value("r", "f", "n", 1);
+  REQUIRE_OK(v);
+  REQUIRE(v.value() == 1);
+  auto a2 = t.append(cellar::append("r").add("f", "s", "x"));
+  REQUIRE_OK(a2);
+  REQUIRE(a2->cells.at(0).value == "x");
+}
+
 TEST_CASE("R20 cell TTL: expired iff now - ts > ttl", "[R20]") {
   fixture fx;
   auto t = fx.make("r20", {fam("f")});
@@ -766,6 +889,15 @@ TEST_CASE("R24 checkAndMutate applies RowMutations in order; wrong family/row re
   REQUIRE(get_cells(t, cellar::get("w").max_versions(10)) ==
           std::vector<std::string>{cs("f:c1", fx.t(), "11")});
 
+  // A passing check can run a delete.
+  put_ok(t, cellar::put("d").add("f", "c1", 1, "x").add("f", "c2", 1, "y"));
+  auto del = t.check_and_mutate(cellar::check_and_mutate("d", "f", "c1")
+                                    .if_equals("x")
+                                    .then(cellar::deletion("d").columns("f", "c2")));
+  REQUIRE_OK(del);
+  REQUIRE(del.value());
+  REQUIRE(get_cells(t, cellar::get("d")) == std::vector<std::string>{cs("f:c1", 1, "x")});
+
   // mutate_row applies in order too: put then delete newest leaves the older value.
   put_ok(t, cellar::put("m").add("f", "q", 1, "old"));
   REQUIRE_OK(t.mutate_row(cellar::row_mutations("m")
@@ -823,6 +955,13 @@ TEST_CASE("R25 increment: 8-byte big-endian, writes a new version", "[R25]") {
   auto bad2 = t.increment_column_value("s", "f", "q", 1);
   REQUIRE(bad2.code() == code::not_a_long);
   REQUIRE(get_cells(t, cellar::get("s").all_versions()) == std::vector<std::string>{cs("f:q", 5, "abc")});
+
+  // One bad column refuses the whole increment: the good column is not written.
+  put_ok(t, cellar::put("mix").add("f", "good", 5, be64(10)).add("f", "bad", 5, "xy"));
+  auto mixed = t.increment(cellar::increment("mix").add("f", "good", 1).add("f", "bad", 1));
+  REQUIRE(mixed.code() == code::not_a_long);
+  REQUIRE(get_cells(t, cellar::get("mix").all_versions()) ==
+          std::vector<std::string>{cs("f:bad", 5, "xy"), cs("f:good", 5, be64(10))});
 }
 
 TEST_CASE("R26 concurrent increments lose no update", "[R26][concurrency]") {
@@ -891,6 +1030,13 @@ TEST_CASE("R28 increment/append return results unless asked not to", "[R28]") {
   REQUIRE(i2->cells.empty());
   REQUIRE(from_be64(get_ok(t, cellar::get("r").column("f", "n")).cells.at(0).value) == 5);
 
+  // Returned cells are in R1 order, whatever the order of the request.
+  auto i3 = t.increment(cellar::increment("o").add("f", "z", 1).add("f", "a", 2));
+  REQUIRE_OK(i3);
+  REQUIRE(i3->cells.size() == 2);
+  CHECK(i3->cells[0].qualifier == "a");
+  CHECK(i3->cells[1].qualifier == "z");
+
   auto a1 = t.append(cellar::append("r").add("f", "s", "ab"));
   REQUIRE_OK(a1);
   REQUIRE(a1->cells.size() == 1);
@@ -927,6 +1073,8 @@ TEST_CASE("R29 scan bounds: start inclusive, stop exclusive", "[R29]") {
   REQUIRE(scan_all(t, cellar::scan().start_row("b").stop_row("b")).empty());
   REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("b").stop_row("b", true))) == V{"b"});
   REQUIRE(scan_all(t, cellar::scan().start_row("b", false).stop_row("b", true)).empty());
+  REQUIRE(scan_all(t, cellar::scan().start_row("b").stop_row("b").reversed()).empty());
+  REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("b").stop_row("b", true).reversed())) == V{"b"});
 }
 
 TEST_CASE("R30 reversed scan: start is the higher key", "[R30]") {
@@ -997,7 +1145,15 @@ TEST_CASE("R32 max_result_size keeps rows whole unless partial results are allow
   REQUIRE(whole[0].cells.size() == 7);
   REQUIRE_FALSE(whole[0].partial);
 
-  auto parts = scan_all(t, cellar::scan().max_result_size(10).allow_partial_results());
+  // Several rows: each comes whole, one result per row.
+  put_ok(t, cellar::put("row2").add("f", "a", 1, std::string(16, 'x')).add("f", "b", 1, std::string(16, 'y')));
+  put_ok(t, cellar::put("row3").add("f", "a", 1, std::string(16, 'z')).add("f", "b", 1, std::string(16, 'w')));
+  auto rows = scan_all(t, cellar::scan().max_result_size(10));
+  REQUIRE(rows_of(rows) == std::vector<std::string>{"row", "row2", "row3"});
+  REQUIRE(rows[1].cells.size() == 2);
+  REQUIRE(rows[2].cells.size() == 2);
+
+  auto parts = scan_all(t, cellar::scan().stop_row("row2").max_result_size(10).allow_partial_results());
   REQUIRE(parts.size() == 7);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     INFO("result " << i);
@@ -1006,6 +1162,24 @@ TEST_CASE("R32 max_result_size keeps rows whole unless partial results are allow
     CHECK(parts[i].partial == (i + 1 < parts.size()));
     CHECK(parts[i].cells[0].qualifier == "q" + std::to_string(i));
   }
+
+  // Larger limits pack more cells per partial result: never more results for a larger
+  // limit, the pieces always rebuild the row, and a limit above the row's size keeps it whole.
+  std::size_t previous = parts.size();
+  for (std::int64_t limit : {40, 80, 160, 1 << 20}) {
+    INFO("max_result_size " << limit);
+    auto rs = scan_all(t, cellar::scan().stop_row("row2").max_result_size(limit).allow_partial_results());
+    REQUIRE(!rs.empty());
+    REQUIRE(rs.size() <= previous);
+    previous = rs.size();
+    std::vector<std::string> joined;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      CHECK(rs[i].partial == (i + 1 < rs.size()));
+      for (auto& c : cells_of(rs[i])) joined.push_back(c);
+    }
+    CHECK(joined == cells_of(whole[0]));
+  }
+  REQUIRE(previous == 1);
 }
 
 TEST_CASE("R33 per-family limit and offset count versions", "[R33]") {
@@ -1109,6 +1283,47 @@ TEST_CASE("R48 a multi-family row put is never observed half-applied", "[R48][co
   auto last = get_ok(t, cellar::get("row"));
   REQUIRE(last.cells.size() == 2 * kCells);
   REQUIRE(last.cells[0].value == std::to_string(kPuts - 1));
+}
+
+TEST_CASE("R48 rows of one partition change together (store contract)", "[R48][concurrency]") {
+  // store.h: operations on rows of one partition are atomic together, and a multi-get
+  // reads the rows of one partition together.
+  fixture fx;
+  auto t = fx.make("r48b", {fam("f"), fam("g")}, schema_origin::hbase_shell);
+  constexpr int kBatches = 300;
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0}, reads{0}, write_errors{0};
+  std::thread writer([&] {
+    auto w = t;
+    for (int i = 0; i < kBatches; ++i) {
+      std::vector<cellar::batch_op> ops;
+      ops.emplace_back(cellar::put("r1").add("f", "q", std::to_string(i)).add("g", "q", std::to_string(i)));
+      ops.emplace_back(cellar::put("r2").add("f", "q", std::to_string(i)));
+      ops.emplace_back(cellar::put("r3").add("g", "q", std::to_string(i)));
+      for (auto& r : w.batch(std::move(ops)))
+        if (!r.st.is_ok()) write_errors.fetch_add(1);
+      fx.advance(1);
+    }
+    done = true;
+  });
+  std::thread reader([&] {
+    auto rd = t;
+    while (!done.load() || reads.load() < 50) {
+      auto rs = rd.get(std::vector<cellar::get>{cellar::get("r1"), cellar::get("r2"), cellar::get("r3")});
+      reads.fetch_add(1);
+      if (!rs.is_ok() || rs->size() != 3) { bad.fetch_add(1); continue; }
+      std::set<std::string> values;
+      std::size_t cells = 0;
+      for (auto& r : rs.value())
+        for (auto& c : r.cells) { values.insert(c.value); ++cells; }
+      if (!(cells == 0 || (cells == 4 && values.size() == 1))) bad.fetch_add(1);
+    }
+  });
+  writer.join();
+  reader.join();
+  REQUIRE(write_errors.load() == 0);
+  REQUIRE(bad.load() == 0);
+  REQUIRE(reads.load() >= 50);
 }
 
 TEST_CASE("R49 batches report one result per action, in order", "[R49]") {

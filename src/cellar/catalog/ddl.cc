@@ -848,8 +848,10 @@ class parser {
       body.push_back(t);
     }
     generated_expr g;
-    for (const auto& t : body) g.text += (g.text.empty() || t.text == "(" || t.text == ")" || t.text == "," ||
-                                          g.text.back() == '(' ? "" : " ") + t.text;
+    for (const auto& t : body) {
+      if (!g.text.empty() && t.text != "(" && t.text != ")" && t.text != "," && g.text.back() != '(') g.text += ' ';
+      g.text += t.t == token::type::string ? "'" + t.text + "'" : t.text;
+    }
     auto punct = [&](std::size_t i, std::string_view p) {
       return body[i].t == token::type::punct && body[i].text == p;
     };

@@ -1,0 +1,245 @@
+@0x882d4de526922659;
+# cellar's wire contract (Cap'n Proto RPC).
+#
+# A client connects, takes the bootstrap capability `Login`, and calls `login` with the
+# server's token (any token when the server has none) to get `Cellar`, which holds every
+# operation. Scans return a `Scanner` capability that pages. Every operation has a batched
+# form (`batch` takes many actions): each call costs at least one syscall each way, so
+# batching is how the RPC path gets fast.
+#
+# Errors are results, never exceptions: `Error.code` is one of cellar's stable codes
+# (src/cellar/status.h; 0 = OK) and `name` its upper-case name ("TABLE_NOT_FOUND").
+# Names of tables and families are Text; row keys, qualifiers and values are Data.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("cellar::wire");
+
+struct Error {
+  code @0 :UInt16;     # 0 = OK
+  name @1 :Text;
+  message @2 :Text;
+}
+
+# ---- cells and results ----------------------------------------------------------------
+
+struct Cell {
+  row @0 :Data;
+  family @1 :Text;
+  qualifier @2 :Data;
+  timestamp @3 :Int64;
+  value @4 :Data;
+}
+
+struct RowResult {
+  row @0 :Data;
+  cells @1 :List(Cell);
+  exists @2 :Bool;
+  partial @3 :Bool;
+}
+
+# ---- requests (mirror src/cellar/ops.h) ----------------------------------------------
+
+const latestTimestamp :Int64 = 9223372036854775807;
+
+struct TimeRange {
+  min @0 :Int64 = 0;
+  max @1 :Int64 = .latestTimestamp;
+}
+
+struct FamilyColumns {
+  family @0 :Text;
+  qualifiers @1 :List(Data);   # empty: the whole family
+}
+
+struct ReadOptions {
+  columns @0 :List(FamilyColumns);   # empty: every family
+  maxVersions @1 :UInt32 = 1;
+  range @2 :TimeRange;
+  maxPerFamily @3 :Int64 = -1;
+  offsetPerFamily @4 :Int64 = 0;
+}
+
+struct Put {
+  row @0 :Data;
+  timestamp @1 :Int64 = .latestTimestamp;
+  entries @2 :List(Entry);
+  ttlMs @3 :Int64;
+  hasTtl @4 :Bool;
+  struct Entry {
+    family @0 :Text;
+    qualifier @1 :Data;
+    timestamp @2 :Int64 = .latestTimestamp;
+    value @3 :Data;
+  }
+}
+
+struct Delete {
+  row @0 :Data;
+  timestamp @1 :Int64 = .latestTimestamp;
+  entries @2 :List(Entry);     # empty: the whole row
+  enum Scope { family @0; familyVersion @1; columnLatest @2; columnVersion @3; columns @4; }
+  struct Entry {
+    scope @0 :Scope;
+    family @1 :Text;
+    qualifier @2 :Data;
+    timestamp @3 :Int64;
+  }
+}
+
+struct Get {
+  row @0 :Data;
+  options @1 :ReadOptions;
+  existsOnly @2 :Bool;
+}
+
+struct Increment {
+  row @0 :Data;
+  entries @1 :List(Entry);
+  ttlMs @2 :Int64;
+  hasTtl @3 :Bool;
+  returnResults @4 :Bool = true;
+  struct Entry {
+    family @0 :Text;
+    qualifier @1 :Data;
+    amount @2 :Int64;
+  }
+}
+
+struct Append {
+  row @0 :Data;
+  entries @1 :List(Entry);
+  ttlMs @2 :Int64;
+  hasTtl @3 :Bool;
+  returnResults @4 :Bool = true;
+  struct Entry {
+    family @0 :Text;
+    qualifier @1 :Data;
+    value @2 :Data;
+  }
+}
+
+struct Mutation {
+  union {
+    put @0 :Put;
+    delete @1 :Delete;
+  }
+}
+
+struct RowMutations {
+  row @0 :Data;
+  mutations @1 :List(Mutation);
+}
+
+enum CompareOp { less @0; lessOrEqual @1; equal @2; notEqual @3; greaterOrEqual @4; greater @5; }
+
+struct CheckAndMutate {
+  row @0 :Data;
+  family @1 :Text;
+  qualifier @2 :Data;
+  op @3 :CompareOp;
+  expected @4 :Data;
+  hasExpected @5 :Bool;        # false: pass iff the column is absent or empty
+  range @6 :TimeRange;
+  mutation @7 :RowMutations;
+}
+
+struct Action {
+  union {
+    get @0 :Get;
+    put @1 :Put;
+    delete @2 :Delete;
+    increment @3 :Increment;
+    append @4 :Append;
+    rowMutations @5 :RowMutations;
+    checkAndMutate @6 :CheckAndMutate;
+  }
+}
+
+struct ActionResult {
+  error @0 :Error;
+  row @1 :RowResult;
+  processed @2 :Bool;          # checkAndMutate: the check passed
+}
+
+struct Scan {
+  start @0 :Data;
+  startInclusive @1 :Bool = true;
+  stop @2 :Data;
+  stopInclusive @3 :Bool = false;
+  reversed @4 :Bool;
+  limit @5 :Int64 = -1;
+  batch @6 :Int64 = -1;
+  maxResultSize @7 :Int64 = -1;
+  allowPartialResults @8 :Bool;
+  caching @9 :Int64 = 256;
+  options @10 :ReadOptions;
+}
+
+# ---- schema ----------------------------------------------------------------------------
+
+struct FamilyDescriptor {
+  name @0 :Text;
+  maxVersions @1 :UInt32;      # 0: keep all
+  ttlSeconds @2 :Int64;        # 0: none
+  maxValueBytes @3 :UInt64;
+  timeSeries @4 :Bool;
+}
+
+struct PartitionSpec {
+  enum Method { none @0; key @1; keyPrefix @2; range @3; }
+  method @0 :Method;
+  partitions @1 :UInt32 = 1;
+  prefixBytes @2 :UInt32;
+  bounds @3 :List(Data);
+}
+
+struct TableDescriptor {
+  name @0 :Text;
+  partitioning @1 :PartitionSpec;
+  families @2 :List(FamilyDescriptor);
+}
+
+struct SnapshotStats {
+  generation @0 :UInt64;
+  changes @1 :UInt64;
+  bytes @2 :UInt64;
+  seconds @3 :Float64;
+}
+
+struct TableStats {
+  cells @0 :UInt64;
+  bytes @1 :UInt64;
+  cellsPerPartition @2 :List(UInt64);
+}
+
+# ---- capabilities ----------------------------------------------------------------------
+
+interface Login {
+  login @0 (token :Text) -> (cellar :Cellar, error :Error);
+}
+
+interface Cellar {
+  # Data: one result per action, in order (see table::batch in src/cellar/store.h).
+  batch @0 (table :Text, actions :List(Action)) -> (results :List(ActionResult), error :Error);
+  scan @1 (table :Text, scan :Scan) -> (scanner :Scanner, error :Error);
+
+  # Schema: one OceanBase DDL statement (CREATE TABLEGROUP, CREATE TABLE g$f ..., DROP ...).
+  ddl @2 (statement :Text) -> (error :Error);
+  # HBase-style create: hbaseDefaults gives families without maxVersions one version.
+  createTable @3 (descriptor :TableDescriptor, hbaseDefaults :Bool) -> (error :Error);
+  alterFamily @4 (table :Text, family :FamilyDescriptor) -> (error :Error);
+  dropFamily @5 (table :Text, family :Text) -> (error :Error);
+  dropTable @6 (table :Text) -> (error :Error);
+  truncateTable @7 (table :Text) -> (error :Error);
+
+  # Admin.
+  listTables @8 () -> (tables :List(Text));
+  describe @9 (table :Text) -> (descriptor :TableDescriptor, error :Error);
+  snapshot @10 () -> (stats :SnapshotStats, error :Error);
+  stats @11 (table :Text) -> (stats :TableStats, error :Error);
+}
+
+interface Scanner {
+  # Up to `count` results; `done` once the scan has nothing more.
+  next @0 (count :UInt32) -> (results :List(RowResult), done :Bool, error :Error);
+}

@@ -1,0 +1,67 @@
+#include "cellar/connection.h"
+
+#include "catalog/ddl.h"
+
+namespace cellar {
+
+result<row_result> connection::get(const std::string& table, const cellar::get& g) {
+  auto r = batch(table, {g});
+  if (!r[0].st) return r[0].st;
+  return std::move(r[0].row);
+}
+
+status connection::put(const std::string& table, const cellar::put& p) { return batch(table, {p})[0].st; }
+
+namespace {
+
+class embedded_stream final : public row_stream {
+ public:
+  explicit embedded_stream(scanner sc) : sc_(std::move(sc)) {}
+  result<std::vector<row_result>> next(std::size_t n) override { return sc_.next(n); }
+
+ private:
+  scanner sc_;
+};
+
+class embedded_connection final : public connection {
+ public:
+  explicit embedded_connection(store& s) : s_(s) {}
+
+  std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
+    auto t = s_.open_table(table);
+    if (!t) {
+      std::vector<op_result> out(ops.size());
+      for (auto& r : out) r.st = t.error();
+      return out;
+    }
+    return t->batch(std::move(ops));
+  }
+
+  result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override {
+    auto t = s_.open_table(table);
+    if (!t) return t.error();
+    auto sc = t->scan(s);
+    if (!sc) return sc.error();
+    return std::unique_ptr<row_stream>(new embedded_stream(std::move(sc.value())));
+  }
+
+  status ddl(std::string_view statements) override { return execute_ddl(s_, statements); }
+  status create_table(const table_descriptor& d, schema_origin origin) override { return s_.create_table(d, origin); }
+  status alter_family(const std::string& t, const family_descriptor& f) override { return s_.alter_family(t, f); }
+  status drop_family(const std::string& t, const std::string& f) override { return s_.drop_family(t, f); }
+  status drop_table(const std::string& t) override { return s_.drop_table(t); }
+  status truncate_table(const std::string& t) override { return s_.truncate_table(t); }
+  result<std::vector<std::string>> list_tables() override { return s_.list_tables(); }
+  result<table_descriptor> describe(const std::string& t) override { return s_.describe(t); }
+  result<snapshot_stats> snapshot() override { return s_.snapshot(); }
+  result<table_stats> stats(const std::string& t) override { return s_.stats(t); }
+
+ private:
+  store& s_;
+};
+
+}  // namespace
+
+std::unique_ptr<connection> connect_embedded(store& s) { return std::make_unique<embedded_connection>(s); }
+
+}  // namespace cellar

@@ -1,0 +1,61 @@
+// cellar/connection.h: one interface over an embedded store or a cellar-server.
+//
+// The shell, the load generator and the integration tests talk to cellar through a
+// `connection`, so the embedded path and the RPC path run the same code above it.
+// `connect_embedded` wraps a store in this process; `connect` (rpc/client.h) dials a
+// server. Errors are the shared status codes either way; a lost server connection is
+// UNAVAILABLE.
+//
+// Thread safety: an embedded connection may be shared between threads; an RPC
+// connection belongs to the thread that made it (Cap'n Proto runs an event loop there).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cellar/ops.h"
+#include "cellar/schema.h"
+#include "cellar/status.h"
+#include "cellar/store.h"
+
+namespace cellar {
+
+// Pages the results of one scan.
+class row_stream {
+ public:
+  virtual ~row_stream() = default;
+  // Up to `n` results; an empty vector means the scan is over.
+  virtual result<std::vector<row_result>> next(std::size_t n) = 0;
+};
+
+class connection {
+ public:
+  virtual ~connection() = default;
+
+  virtual std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) = 0;
+  virtual result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) = 0;
+
+  // One or more OceanBase DDL statements (CREATE TABLEGROUP, CREATE TABLE g$f ..., DROP ...).
+  virtual status ddl(std::string_view statements) = 0;
+  virtual status create_table(const table_descriptor& d, schema_origin origin) = 0;
+  virtual status alter_family(const std::string& table, const family_descriptor& f) = 0;
+  virtual status drop_family(const std::string& table, const std::string& family) = 0;
+  virtual status drop_table(const std::string& table) = 0;
+  virtual status truncate_table(const std::string& table) = 0;
+
+  virtual result<std::vector<std::string>> list_tables() = 0;
+  virtual result<table_descriptor> describe(const std::string& table) = 0;
+  virtual result<snapshot_stats> snapshot() = 0;
+  virtual result<table_stats> stats(const std::string& table) = 0;
+
+  // Conveniences over batch().
+  result<row_result> get(const std::string& table, const cellar::get& g);
+  status put(const std::string& table, const cellar::put& p);
+};
+
+// A connection to `s`, which must outlive it.
+std::unique_ptr<connection> connect_embedded(store& s);
+
+}  // namespace cellar

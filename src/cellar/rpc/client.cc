@@ -1,0 +1,263 @@
+#include "rpc/client.h"
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+
+#include "rpc/convert.h"
+
+namespace cellar::rpc {
+
+namespace {
+
+std::string str(capnp::Text::Reader t) { return {t.cStr(), t.size()}; }
+
+status lost(const kj::Exception& e) {
+  return {code::unavailable, std::string("connection to cellar-server failed: ") + e.getDescription().cStr()};
+}
+
+class rpc_stream;
+
+class rpc_connection final : public connection {
+ public:
+  rpc_connection(kj::AsyncIoContext io, kj::Own<kj::AsyncIoStream> stream, capnp::ReaderOptions ro)
+      : io_(kj::mv(io)),
+        stream_(kj::mv(stream)),
+        network_(*stream_, capnp::rpc::twoparty::Side::CLIENT, ro),
+        rpc_(capnp::makeRpcClient(network_)),
+        login_(bootstrap()),
+        cellar_(nullptr) {}
+  ~rpc_connection() noexcept override = default;
+
+  status login(const std::string& token) {
+    try {
+      auto req = login_.loginRequest();
+      req.setToken(token);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      cellar_ = res.getCellar();
+      return status::ok();
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  kj::WaitScope& ws() { return io_.waitScope; }
+
+  std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
+    std::vector<op_result> out(ops.size());
+    try {
+      auto req = cellar_.batchRequest();
+      req.setTable(table);
+      auto actions = req.initActions(static_cast<unsigned>(ops.size()));
+      for (unsigned i = 0; i < actions.size(); ++i) to_wire(ops[i], actions[i]);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) {
+        for (auto& r : out) r.st = s;
+        return out;
+      }
+      auto results = res.getResults();
+      if (results.size() != ops.size()) {
+        for (auto& r : out) r.st = {code::internal, "the server answered a different number of results"};
+        return out;
+      }
+      for (unsigned i = 0; i < results.size(); ++i) out[i] = from_wire(results[i]);
+    } catch (const kj::Exception& e) {
+      for (auto& r : out) r.st = lost(e);
+    }
+    return out;
+  }
+
+  result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override;
+
+  status ddl(std::string_view statements) override {
+    return call_status([&] {
+      auto req = cellar_.ddlRequest();
+      req.setStatement(std::string(statements));
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status create_table(const table_descriptor& d, schema_origin origin) override {
+    return call_status([&] {
+      auto req = cellar_.createTableRequest();
+      to_wire(d, req.initDescriptor());
+      req.setHbaseDefaults(origin == schema_origin::hbase_shell);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status alter_family(const std::string& table, const family_descriptor& f) override {
+    return call_status([&] {
+      auto req = cellar_.alterFamilyRequest();
+      req.setTable(table);
+      to_wire(f, req.initFamily());
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status drop_family(const std::string& table, const std::string& family) override {
+    return call_status([&] {
+      auto req = cellar_.dropFamilyRequest();
+      req.setTable(table);
+      req.setFamily(family);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status drop_table(const std::string& table) override {
+    return call_status([&] {
+      auto req = cellar_.dropTableRequest();
+      req.setTable(table);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status truncate_table(const std::string& table) override {
+    return call_status([&] {
+      auto req = cellar_.truncateTableRequest();
+      req.setTable(table);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  result<std::vector<std::string>> list_tables() override {
+    try {
+      auto res = cellar_.listTablesRequest().send().wait(io_.waitScope);
+      std::vector<std::string> out;
+      for (auto t : res.getTables()) out.push_back(str(t));
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<table_descriptor> describe(const std::string& table) override {
+    try {
+      auto req = cellar_.describeRequest();
+      req.setTable(table);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      return from_wire(res.getDescriptor());
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<snapshot_stats> snapshot() override {
+    try {
+      auto res = cellar_.snapshotRequest().send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      auto w = res.getStats();
+      snapshot_stats out;
+      out.generation = w.getGeneration();
+      out.changes = w.getChanges();
+      out.bytes = w.getBytes();
+      out.seconds = w.getSeconds();
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<table_stats> stats(const std::string& table) override {
+    try {
+      auto req = cellar_.statsRequest();
+      req.setTable(table);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      table_stats out;
+      out.table = table;
+      out.cells = res.getStats().getCells();
+      out.bytes = res.getStats().getBytes();
+      for (auto n : res.getStats().getCellsPerPartition()) out.cells_per_partition.push_back(n);
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+ private:
+  template <class F>
+  status call_status(F f) {
+    try {
+      return f();
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  wire::Login::Client bootstrap() {
+    capnp::word scratch[4]{};
+    capnp::MallocMessageBuilder message(scratch);
+    auto vat = message.getRoot<capnp::rpc::twoparty::VatId>();
+    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+    return rpc_.bootstrap(vat).castAs<wire::Login>();
+  }
+
+  kj::AsyncIoContext io_;
+  kj::Own<kj::AsyncIoStream> stream_;
+  capnp::TwoPartyVatNetwork network_;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;
+  wire::Login::Client login_;
+  wire::Cellar::Client cellar_;
+};
+
+class rpc_stream final : public row_stream {
+ public:
+  rpc_stream(rpc_connection& c, wire::Scanner::Client s) : c_(c), s_(kj::mv(s)) {}
+  ~rpc_stream() noexcept override = default;
+
+  result<std::vector<row_result>> next(std::size_t n) override {
+    std::vector<row_result> out;
+    try {
+      while (!done_ && out.size() < n) {
+        auto req = s_.nextRequest();
+        req.setCount(static_cast<std::uint32_t>(std::min<std::size_t>(n - out.size(), 10000)));
+        auto res = req.send().wait(c_.ws());
+        if (auto s = from_wire(res.getError()); !s) return s;
+        for (auto r : res.getResults()) out.push_back(from_wire(r));
+        done_ = res.getDone();
+      }
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+    return out;
+  }
+
+ private:
+  rpc_connection& c_;
+  wire::Scanner::Client s_;
+  bool done_ = false;
+};
+
+result<std::unique_ptr<row_stream>> rpc_connection::scan(const std::string& table, const cellar::scan& s) {
+  try {
+    auto req = cellar_.scanRequest();
+    req.setTable(table);
+    to_wire(s, req.initScan());
+    auto res = req.send().wait(io_.waitScope);
+    if (auto st = from_wire(res.getError()); !st) return st;
+    return std::unique_ptr<row_stream>(new rpc_stream(*this, res.getScanner()));
+  } catch (const kj::Exception& e) {
+    return lost(e);
+  }
+}
+
+}  // namespace
+
+result<std::unique_ptr<connection>> connect(const std::string& address, client_options o) {
+  try {
+    auto io = kj::setupAsyncIo();
+    auto addr = io.provider->getNetwork().parseAddress(address).wait(io.waitScope);
+    auto stream = addr->connect().wait(io.waitScope);
+    capnp::ReaderOptions ro;
+    ro.traversalLimitInWords = o.max_message_bytes / 8;
+    auto c = std::make_unique<rpc_connection>(kj::mv(io), kj::mv(stream), ro);
+    if (auto s = c->login(o.token); !s) return s;
+    return std::unique_ptr<connection>(std::move(c));
+  } catch (const kj::Exception& e) {
+    return status{code::unavailable, "cannot connect to " + address + ": " + e.getDescription().cStr()};
+  }
+}
+
+}  // namespace cellar::rpc

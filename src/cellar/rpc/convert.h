@@ -1,0 +1,34 @@
+// rpc/convert.h: between cellar's request/result values (ops.h, schema.h) and their
+// Cap'n Proto form (schemas/cellar.capnp). Used by the server and the client, so both
+// ends read and write the same way.
+#pragma once
+
+#include "cellar.capnp.h"
+#include "cellar/ops.h"
+#include "cellar/schema.h"
+#include "cellar/status.h"
+#include "cellar/store.h"
+
+namespace cellar::rpc {
+
+void to_wire(const status& s, wire::Error::Builder b);
+status from_wire(wire::Error::Reader r);
+
+void to_wire(const batch_op& op, wire::Action::Builder b);
+result<batch_op> from_wire(wire::Action::Reader r);
+
+void to_wire(const row_result& r, wire::RowResult::Builder b);
+row_result from_wire(wire::RowResult::Reader r);
+
+void to_wire(const op_result& r, wire::ActionResult::Builder b);
+op_result from_wire(wire::ActionResult::Reader r);
+
+void to_wire(const scan& s, wire::Scan::Builder b);
+scan from_wire(wire::Scan::Reader r);
+
+void to_wire(const table_descriptor& d, wire::TableDescriptor::Builder b);
+result<table_descriptor> from_wire(wire::TableDescriptor::Reader r);
+void to_wire(const family_descriptor& f, wire::FamilyDescriptor::Builder b);
+family_descriptor from_wire(wire::FamilyDescriptor::Reader r);
+
+}  // namespace cellar::rpc

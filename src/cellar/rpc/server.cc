@@ -1,0 +1,422 @@
+#include "rpc/server.h"
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+#include <kj/thread.h>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "catalog/ddl.h"
+#include "rpc/convert.h"
+
+namespace cellar::rpc {
+
+namespace {
+
+std::string str(capnp::Text::Reader t) { return {t.cStr(), t.size()}; }
+
+// Runs blocking store calls off the event loop.
+class worker_pool {
+ public:
+  explicit worker_pool(std::size_t n) {
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, n); ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~worker_pool() {
+    {
+      std::lock_guard l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void post(std::function<void()> f) {
+    {
+      std::lock_guard l(mu_);
+      q_.push_back(std::move(f));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> f;
+      {
+        std::unique_lock l(mu_);
+        cv_.wait(l, [&] { return stop_ || !q_.empty(); });
+        if (q_.empty()) return;
+        f = std::move(q_.front());
+        q_.pop_front();
+      }
+      f();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> q_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Runs `f` on the pool; the promise resolves on the event loop with its result.
+template <class T>
+kj::Promise<T> off_loop(worker_pool& pool, std::function<T()> f) {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
+  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
+  pool.post([fulfiller, f = std::move(f)]() mutable { (*fulfiller)->fulfill(f()); });
+  return kj::mv(paf.promise);
+}
+
+struct shared_state {
+  store& s;
+  server_options opts;
+  worker_pool pool;
+  shared_state(store& st, server_options o) : s(st), opts(std::move(o)), pool(opts.worker_threads) {}
+};
+
+// Per connection: counts calls in flight.
+struct connection_state {
+  std::size_t in_flight = 0;
+};
+
+class scanner_impl final : public wire::Scanner::Server {
+ public:
+  scanner_impl(shared_state& st, scanner sc) : st_(st), sc_(std::make_shared<guarded>(std::move(sc))) {}
+
+  kj::Promise<void> next(NextContext context) override {
+    const auto n = std::min<std::size_t>(std::max<std::uint32_t>(1, context.getParams().getCount()), 10000);
+    auto g = sc_;
+    return off_loop<result<std::vector<row_result>>>(st_.pool,
+                                                     [g, n] {
+                                                       std::lock_guard l(g->mu);
+                                                       return g->sc.next(n);
+                                                     })
+        .then([context, n](result<std::vector<row_result>> r) mutable {
+          auto res = context.getResults();
+          if (!r) {
+            to_wire(r.error(), res.initError());
+            res.setDone(true);
+            return;
+          }
+          to_wire(status::ok(), res.initError());
+          auto rows = res.initResults(static_cast<unsigned>(r->size()));
+          for (unsigned i = 0; i < rows.size(); ++i) to_wire((*r)[i], rows[i]);
+          res.setDone(r->size() < n);
+        });
+  }
+
+ private:
+  struct guarded {
+    explicit guarded(scanner s) : sc(std::move(s)) {}
+    std::mutex mu;
+    scanner sc;
+  };
+  shared_state& st_;
+  std::shared_ptr<guarded> sc_;
+};
+
+class cellar_impl final : public wire::Cellar::Server {
+ public:
+  cellar_impl(shared_state& st, std::shared_ptr<connection_state> conn) : st_(st), conn_(std::move(conn)) {}
+
+  kj::Promise<void> batch(BatchContext context) override {
+    auto params = context.getParams();
+    auto actions = params.getActions();
+    auto refuse = [&](status s) {
+      to_wire(s, context.getResults().initError());
+      return kj::READY_NOW;
+    };
+    if (actions.size() > st_.opts.max_batch)
+      return refuse({code::too_large, "a batch of " + std::to_string(actions.size()) + " actions exceeds the limit of " +
+                                          std::to_string(st_.opts.max_batch)});
+    if (auto s = admit(); !s) return refuse(s);
+    std::vector<batch_op> ops;
+    ops.reserve(actions.size());
+    for (auto a : actions) {
+      auto op = from_wire(a);
+      if (!op) {
+        done();
+        return refuse(op.error());
+      }
+      ops.push_back(std::move(op.value()));
+    }
+    auto t = st_.s.open_table(str(params.getTable()));
+    if (!t) {
+      done();
+      return refuse(t.error());
+    }
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<std::vector<op_result>>();
+    auto fulfiller =
+        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<std::vector<op_result>>>>(kj::mv(paf.fulfiller));
+    t->batch_async(std::move(ops), [fulfiller](std::vector<op_result> r) { (*fulfiller)->fulfill(kj::mv(r)); });
+    auto conn = conn_;
+    return paf.promise
+        .then([context](std::vector<op_result> r) mutable {
+          auto res = context.getResults();
+          to_wire(status::ok(), res.initError());
+          auto out = res.initResults(static_cast<unsigned>(r.size()));
+          for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
+        })
+        .attach(kj::defer([conn] { --conn->in_flight; }));
+  }
+
+  kj::Promise<void> scan(ScanContext context) override {
+    auto params = context.getParams();
+    auto t = st_.s.open_table(str(params.getTable()));
+    if (!t) {
+      to_wire(t.error(), context.getResults().initError());
+      return kj::READY_NOW;
+    }
+    auto sc = t->scan(from_wire(params.getScan()));
+    auto res = context.getResults();
+    if (!sc) {
+      to_wire(sc.error(), res.initError());
+      return kj::READY_NOW;
+    }
+    to_wire(status::ok(), res.initError());
+    res.setScanner(kj::heap<scanner_impl>(st_, std::move(sc.value())));
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> ddl(DdlContext context) override {
+    auto sql = str(context.getParams().getStatement());
+    return blocking<status>(context, [this, sql] { return execute_ddl(st_.s, sql); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> createTable(CreateTableContext context) override {
+    auto d = from_wire(context.getParams().getDescriptor());
+    if (!d) {
+      to_wire(d.error(), context.getResults().initError());
+      return kj::READY_NOW;
+    }
+    const auto origin = context.getParams().getHbaseDefaults() ? schema_origin::hbase_shell : schema_origin::oceanbase_ddl;
+    if (d->partitioning.how == partition_spec::method::key && d->partitioning.partitions == 0)
+      d->partitioning.partitions = st_.opts.default_partitions;
+    return blocking<status>(context, [this, d = std::move(d.value()), origin] { return st_.s.create_table(d, origin); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> alterFamily(AlterFamilyContext context) override {
+    auto table = str(context.getParams().getTable());
+    auto f = from_wire(context.getParams().getFamily());
+    return blocking<status>(context, [this, table, f] { return st_.s.alter_family(table, f); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> dropFamily(DropFamilyContext context) override {
+    auto table = str(context.getParams().getTable());
+    auto f = str(context.getParams().getFamily());
+    return blocking<status>(context, [this, table, f] { return st_.s.drop_family(table, f); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> dropTable(DropTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<status>(context, [this, table] { return st_.s.drop_table(table); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> truncateTable(TruncateTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<status>(context, [this, table] { return st_.s.truncate_table(table); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> listTables(ListTablesContext context) override {
+    auto names = st_.s.list_tables();
+    auto out = context.getResults().initTables(static_cast<unsigned>(names.size()));
+    for (unsigned i = 0; i < out.size(); ++i) out.set(i, names[i]);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> describe(DescribeContext context) override {
+    auto d = st_.s.describe(str(context.getParams().getTable()));
+    auto res = context.getResults();
+    to_wire(d.error(), res.initError());
+    if (d) to_wire(d.value(), res.initDescriptor());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> snapshot(SnapshotContext context) override {
+    return blocking<result<snapshot_stats>>(
+        context, [this] { return st_.s.snapshot(); },
+        [](auto& res, result<snapshot_stats> r) {
+          to_wire(r.error(), res.initError());
+          if (!r) return;
+          auto s = res.initStats();
+          s.setGeneration(r->generation);
+          s.setChanges(r->changes);
+          s.setBytes(r->bytes);
+          s.setSeconds(r->seconds);
+        });
+  }
+
+  kj::Promise<void> stats(StatsContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<result<table_stats>>(
+        context, [this, table] { return st_.s.stats(table); },
+        [](auto& res, result<table_stats> r) {
+          to_wire(r.error(), res.initError());
+          if (!r) return;
+          auto s = res.initStats();
+          s.setCells(r->cells);
+          s.setBytes(r->bytes);
+          auto per = s.initCellsPerPartition(static_cast<unsigned>(r->cells_per_partition.size()));
+          for (unsigned i = 0; i < per.size(); ++i) per.set(i, r->cells_per_partition[i]);
+        });
+  }
+
+ private:
+  status admit() {
+    if (conn_->in_flight >= st_.opts.max_in_flight)
+      return {code::unavailable, "too many calls in flight on this connection (limit " +
+                                     std::to_string(st_.opts.max_in_flight) + ")"};
+    ++conn_->in_flight;
+    return status::ok();
+  }
+  void done() { --conn_->in_flight; }
+
+  // Runs `work` on the pool and `fill`s the results on the loop.
+  template <class T, class Context, class Work, class Fill>
+  kj::Promise<void> blocking(Context context, Work work, Fill fill) {
+    if (auto s = admit(); !s) {
+      auto res = context.getResults();
+      to_wire(s, res.initError());
+      return kj::READY_NOW;
+    }
+    auto conn = conn_;
+    return off_loop<T>(st_.pool, std::function<T()>(std::move(work)))
+        .then([context, fill](T r) mutable {
+          auto res = context.getResults();
+          fill(res, std::move(r));
+        })
+        .attach(kj::defer([conn] { --conn->in_flight; }));
+  }
+
+  shared_state& st_;
+  std::shared_ptr<connection_state> conn_;
+};
+
+class login_impl final : public wire::Login::Server {
+ public:
+  explicit login_impl(shared_state& st) : st_(st), conn_(std::make_shared<connection_state>()) {}
+
+  kj::Promise<void> login(LoginContext context) override {
+    auto res = context.getResults();
+    if (!st_.opts.token.empty() && str(context.getParams().getToken()) != st_.opts.token) {
+      to_wire({code::permission_denied, "wrong token"}, res.initError());
+      return kj::READY_NOW;
+    }
+    to_wire(status::ok(), res.initError());
+    res.setCellar(kj::heap<cellar_impl>(st_, conn_));
+    return kj::READY_NOW;
+  }
+
+ private:
+  shared_state& st_;
+  std::shared_ptr<connection_state> conn_;
+};
+
+struct rpc_connection {
+  rpc_connection(kj::Own<kj::AsyncIoStream> s, shared_state& st, capnp::ReaderOptions ro)
+      : stream(kj::mv(s)),
+        network(*stream, capnp::rpc::twoparty::Side::SERVER, ro),
+        rpc(capnp::makeRpcServer(network, kj::heap<login_impl>(st))) {}
+  kj::Own<kj::AsyncIoStream> stream;
+  capnp::TwoPartyVatNetwork network;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
+};
+
+class error_logger final : public kj::TaskSet::ErrorHandler {
+ public:
+  void taskFailed(kj::Exception&& e) override {
+    spdlog::warn("cellar-server: connection closed: {}", e.getDescription().cStr());
+  }
+};
+
+}  // namespace
+
+struct server::impl {
+  std::unique_ptr<shared_state> st;
+  std::thread thread;
+  std::uint16_t port = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;
+  status start_error;
+  std::shared_ptr<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> stopper;
+  bool stopped = false;
+
+  void run() {
+    try {
+      auto io = kj::setupAsyncIo();
+      auto addr = io.provider->getNetwork().parseAddress(st->opts.address, st->opts.port).wait(io.waitScope);
+      auto listener = addr->listen();
+      auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+      error_logger logger;
+      kj::TaskSet tasks(logger);
+      capnp::ReaderOptions ro;
+      ro.traversalLimitInWords = st->opts.max_message_bytes / 8;
+      ro.nestingLimit = 64;
+      {
+        std::lock_guard l(mu);
+        port = static_cast<std::uint16_t>(listener->getPort());
+        stopper = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+        ready = true;
+      }
+      cv.notify_all();
+      std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
+        return listener->accept().then([&](kj::Own<kj::AsyncIoStream> stream) {
+          auto conn = kj::heap<rpc_connection>(kj::mv(stream), *st, ro);
+          auto done = conn->network.onDisconnect();
+          tasks.add(done.attach(kj::mv(conn)));
+          return accept_loop();
+        });
+      };
+      paf.promise.exclusiveJoin(accept_loop()).wait(io.waitScope);
+    } catch (const kj::Exception& e) {
+      std::lock_guard l(mu);
+      start_error = {code::io_error, std::string("cannot serve on ") + st->opts.address + ":" +
+                                         std::to_string(st->opts.port) + ": " + e.getDescription().cStr()};
+      ready = true;
+      cv.notify_all();
+    }
+  }
+};
+
+result<std::unique_ptr<server>> server::start(store& s, server_options o) {
+  auto p = std::make_unique<impl>();
+  p->st = std::make_unique<shared_state>(s, std::move(o));
+  p->thread = std::thread([raw = p.get()] { raw->run(); });
+  {
+    std::unique_lock l(p->mu);
+    p->cv.wait(l, [&] { return p->ready; });
+  }
+  if (!p->start_error) {
+    p->thread.join();
+    return p->start_error;
+  }
+  return std::unique_ptr<server>(new server(std::move(p)));
+}
+
+server::server(std::unique_ptr<impl> p) : p_(std::move(p)) {}
+
+server::~server() { stop(); }
+
+std::uint16_t server::port() const { return p_->port; }
+
+void server::stop() {
+  if (p_->stopped) return;
+  p_->stopped = true;
+  if (p_->stopper) (*p_->stopper)->fulfill();
+  if (p_->thread.joinable()) p_->thread.join();
+}
+
+}  // namespace cellar::rpc

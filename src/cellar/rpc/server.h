@@ -1,0 +1,52 @@
+// rpc/server.h: serves a store over Cap'n Proto RPC (schemas/cellar.capnp).
+//
+// The server runs a kj event loop on its own thread. Data calls (batch) go to the
+// partition actors asynchronously and come back through a cross-thread fulfiller, so
+// the event loop never blocks on the store; calls that block (scan pages, DDL,
+// snapshot, stats) run on a small pool of worker threads.
+//
+// Abuse limits: messages above `max_message_bytes` close the connection (Cap'n Proto's
+// reader refuses them before decoding); batches above `max_batch` actions and calls
+// beyond `max_in_flight` per connection are refused with an error result. No client
+// input reaches the store before it passes the same validation as the embedded API.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cellar/status.h"
+#include "cellar/store.h"
+
+namespace cellar::rpc {
+
+struct server_options {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 9090;  // 0: any free port (see server::port())
+  std::string token;          // empty: any login succeeds
+  std::uint64_t max_message_bytes = 256ull << 20;
+  std::size_t max_batch = 10000;
+  std::size_t max_in_flight = 256;
+  std::size_t worker_threads = 2;
+  // Partitions of a table created with KEY partitioning and 0 partitions (the shell's
+  // `create` without SPLITS asks for the server's default this way).
+  std::uint32_t default_partitions = 7;
+};
+
+class server {
+ public:
+  // Binds and starts serving `s` (which must outlive the server).
+  static result<std::unique_ptr<server>> start(store& s, server_options o);
+  ~server();  // stop()
+  std::uint16_t port() const;
+  // Stops accepting, closes connections and joins the server thread.
+  void stop();
+
+  struct impl;
+
+ private:
+  explicit server(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> p_;
+};
+
+}  // namespace cellar::rpc

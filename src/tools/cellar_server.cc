@@ -1,0 +1,174 @@
+// cellar-server: serves one store over Cap'n Proto RPC.
+//
+//   cellar-server [--config cellar.toml] [--listen 127.0.0.1:9090] [--data ./cellar-data]
+//                 [--durability snapshot|log|log-sync] [--memory-limit 4GiB] ...
+//
+// Flags override the TOML file, which overrides the defaults. SIGTERM or SIGINT stops
+// accepting, takes a final snapshot and exits 0.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <toml++/toml.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "cellar/store.h"
+#include "rpc/server.h"
+
+namespace {
+
+// "4GiB", "512MiB", "100MB", "1000": bytes.
+std::optional<std::uint64_t> parse_bytes(const std::string& s) {
+  std::size_t pos = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(s, &pos);
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = s.substr(pos);
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (unit.empty() || unit == "b") return n;
+  if (unit == "k" || unit == "kib") return n << 10;
+  if (unit == "m" || unit == "mib") return n << 20;
+  if (unit == "g" || unit == "gib") return n << 30;
+  if (unit == "kb") return n * 1000ull;
+  if (unit == "mb") return n * 1000'000ull;
+  if (unit == "gb") return n * 1000'000'000ull;
+  return std::nullopt;
+}
+
+struct settings {
+  std::string listen = "127.0.0.1:9090";
+  std::string data = "./cellar-data";
+  std::string durability = "snapshot";
+  std::string memory_limit = "0";
+  std::string token;
+  std::string log_level = "info";
+  std::int64_t default_partitions = 7;
+  std::int64_t snapshot_interval_ms = 60000;
+  std::int64_t log_sync_interval_ms = 100;
+  std::string max_message = "256MiB";
+  std::int64_t max_batch = 10000;
+  std::int64_t max_in_flight = 256;
+  std::int64_t worker_threads = 0;
+};
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "cellar-server: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings st;
+  std::string config;
+  CLI::App app{"cellar-server: serves a cellar store over Cap'n Proto RPC"};
+  app.add_option("--config", config, "TOML file with the same keys as the flags (data, listen, ...)");
+  auto* listen = app.add_option("--listen", st.listen, "address:port to listen on (loopback by default)");
+  auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home)");
+  auto* dur = app.add_option("--durability", st.durability, "snapshot | log | log-sync");
+  auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
+  auto* tok = app.add_option("--token", st.token, "require this token at login");
+  auto* lvl = app.add_option("--log-level", st.log_level, "trace | debug | info | warn | error");
+  auto* parts = app.add_option("--default-partitions", st.default_partitions, "partitions of an HBase-shell create");
+  auto* snap = app.add_option("--snapshot-interval-ms", st.snapshot_interval_ms, "0 = only on demand and at exit");
+  auto* lsi = app.add_option("--log-sync-interval-ms", st.log_sync_interval_ms, "sync period of durability=log");
+  auto* mm = app.add_option("--max-message", st.max_message, "largest RPC message accepted (e.g. 256MiB)");
+  auto* mb = app.add_option("--max-batch", st.max_batch, "most actions in one batch call");
+  auto* mif = app.add_option("--max-in-flight", st.max_in_flight, "most calls in flight per connection");
+  auto* wt = app.add_option("--worker-threads", st.worker_threads, "CAF worker threads (0 = one per core)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!config.empty()) {
+    try {
+      auto t = toml::parse_file(config);
+      auto take = [&](const char* key, auto& field, CLI::Option* flag) {
+        if (flag->count() > 0) return;  // the flag wins
+        using T = std::decay_t<decltype(field)>;
+        if (auto v = t[key].value<T>()) field = *v;
+      };
+      take("listen", st.listen, listen);
+      take("data", st.data, data);
+      take("durability", st.durability, dur);
+      take("memory_limit", st.memory_limit, mem);
+      take("token", st.token, tok);
+      take("log_level", st.log_level, lvl);
+      take("default_partitions", st.default_partitions, parts);
+      take("snapshot_interval_ms", st.snapshot_interval_ms, snap);
+      take("log_sync_interval_ms", st.log_sync_interval_ms, lsi);
+      take("max_message", st.max_message, mm);
+      take("max_batch", st.max_batch, mb);
+      take("max_in_flight", st.max_in_flight, mif);
+      take("worker_threads", st.worker_threads, wt);
+    } catch (const toml::parse_error& e) {
+      return fail("cannot read " + config + ": " + std::string(e.description()));
+    }
+  }
+
+  spdlog::set_level(spdlog::level::from_str(st.log_level));
+  cellar::store_options so;
+  so.directory = st.data;
+  if (st.durability == "snapshot")
+    so.durability = cellar::durability::snapshot;
+  else if (st.durability == "log")
+    so.durability = cellar::durability::log;
+  else if (st.durability == "log-sync")
+    so.durability = cellar::durability::log_sync;
+  else
+    return fail("--durability must be snapshot, log or log-sync");
+  auto limit = parse_bytes(st.memory_limit);
+  if (!limit) return fail("--memory-limit: not a size: " + st.memory_limit);
+  so.memory_limit_bytes = *limit;
+  so.snapshot_interval = std::chrono::milliseconds(std::max<std::int64_t>(0, st.snapshot_interval_ms));
+  so.log_sync_interval = std::chrono::milliseconds(std::max<std::int64_t>(1, st.log_sync_interval_ms));
+  so.worker_threads = static_cast<std::size_t>(std::max<std::int64_t>(0, st.worker_threads));
+
+  cellar::rpc::server_options ro;
+  const auto colon = st.listen.rfind(':');
+  if (colon == std::string::npos) return fail("--listen must be address:port");
+  ro.address = st.listen.substr(0, colon);
+  try {
+    ro.port = static_cast<std::uint16_t>(std::stoul(st.listen.substr(colon + 1)));
+  } catch (...) {
+    return fail("--listen: bad port in " + st.listen);
+  }
+  ro.token = st.token;
+  auto max_message = parse_bytes(st.max_message);
+  if (!max_message || *max_message < 1024) return fail("--max-message: not a size: " + st.max_message);
+  ro.max_message_bytes = *max_message;
+  if (st.max_batch < 1 || st.max_in_flight < 1 || st.default_partitions < 1)
+    return fail("--max-batch, --max-in-flight and --default-partitions must be at least 1");
+  ro.max_batch = static_cast<std::size_t>(st.max_batch);
+  ro.max_in_flight = static_cast<std::size_t>(st.max_in_flight);
+  ro.default_partitions = static_cast<std::uint32_t>(st.default_partitions);
+
+  // Signals are taken by sigwait below: block them before any thread starts.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  auto opened = cellar::store::open(so);
+  if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
+  auto store = std::move(opened.value());
+  auto srv = cellar::rpc::server::start(*store, ro);
+  if (!srv) return fail(srv.error().to_string());
+  spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{})", ro.address, srv.value()->port(), st.data,
+               st.durability, st.token.empty() ? "" : ", token required");
+  std::printf("listening on %s:%u\n", ro.address.c_str(), srv.value()->port());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  spdlog::info("cellar-server: signal {}, stopping", sig);
+  srv.value()->stop();
+  store.reset();  // final snapshot
+  spdlog::info("cellar-server: stopped cleanly");
+  return 0;
+}
