@@ -1119,7 +1119,19 @@ std::string partitioning_text(const partition_spec& p) {
       return "KEY(substring(K, 1, " + std::to_string(p.prefix_bytes) + ")) PARTITIONS " + std::to_string(p.partitions);
     case partition_spec::method::range: {
       std::string out = "RANGE COLUMNS(K) LESS THAN (";
-      for (const auto& b : p.bounds) out += "'" + b + "', ";
+      for (const auto& b : p.bounds) {
+        const bool plain = std::all_of(b.begin(), b.end(), [](char c) {
+          return c >= 0x20 && c <= 0x7E && c != '\'' && c != '\\';
+        });
+        if (plain) {
+          out += "'" + b + "', ";
+          continue;
+        }
+        static constexpr char hex[] = "0123456789ABCDEF";
+        out += "X'";
+        for (unsigned char c : b) out += std::string{hex[c >> 4], hex[c & 0xF]};
+        out += "', ";
+      }
       return out + "MAXVALUE)";
     }
   }
