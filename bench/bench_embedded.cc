@@ -8,22 +8,27 @@
 //
 //   put            one random row overwritten (same size value)
 //   get            one random row read
-//   multi-get 16   16 random rows read in one call (table::get(std::vector<get>))
+//   multi-get B    B random rows read in one call (table::get(std::vector<get>)), B = --batch
 //   scan 100       100 rows from a random start (table::scan, limit 100)
-//   async get 16   table::batch_async of 16 gets, K batches in flight (--inflight K)
-//   async put 16   table::batch_async of 16 puts, K batches in flight
+//   async get B    table::batch_async of B gets, K batches in flight (--inflight K)
+//   async put B    table::batch_async of B puts, K batches in flight
 //
-// The cellar side runs --threads client threads (sync forms) or one issuing thread (async
-// forms) plus the store's CAF workers (--workers, 0 = one per core). The bare maps run on
-// ONE thread, no locks: they are the floor an in-process store cannot beat, not a
-// concurrent competitor. Every figure is the median of --reps repetitions; the phases of
-// one repetition alternate between the sides so drift hits both alike.
+// The bare map does the same work in its most direct form: find / lower_bound and a copy
+// of the value (and key, for scans) out, as cellar's results are copies.
+//
+// Threads: the cellar side runs --threads client threads (sync forms) or one issuing
+// thread (async forms), plus the store's CAF workers (--workers, 0 = one per core). The
+// bare maps run on ONE thread, no locks: they are the floor an in-process store cannot
+// beat, not a concurrent competitor. Every figure is the median of --reps repetitions; the
+// phases of one repetition alternate between the sides so drift hits both alike. CPU
+// columns: process CPU time per op for cellar (client threads + CAF workers, spinning
+// included), thread CPU time per op for the bare map.
 //
 // Puts carry a fixed timestamp by default (the load's), so an overwrite replaces the one
 // version and the data set keeps its size; --server-ts lets the store stamp them instead.
 //
 // Output: one markdown table; ratio = bare btree ops/s / cellar ops/s (lower is better
-// for cellar; the goal for batched gets is <= 2.0).
+// for cellar; the goal for batched gets is <= 2.0). Run with --help for every option.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,18 +63,24 @@ struct bench_options {
   int threads = 2;
   double seconds = 2.0;
   int inflight = 8;
+  std::size_t batch = 16;
   int reps = 3;
   std::size_t workers = 0;
   bool std_map = true;
   bool async = true;
   bool server_ts = false;
+  bool bare = true;
+  long spin_polls = -1;    // -1: the library's default
+  long idle_sleep_us = -1;  // -1: the library's default
+  std::string only;  // comma-separated phase names; empty = all
 };
 
 constexpr std::size_t key_bytes = 16;
 constexpr std::size_t value_bytes = 100;
-constexpr std::size_t multi_get_rows = 16;
+// Rows per multi-get and per async batch (--batch B, default 16).
+std::size_t multi_get_rows = 16;
 constexpr std::size_t scan_rows = 100;
-constexpr std::size_t batch_rows = 16;
+std::size_t& batch_rows = multi_get_rows;
 constexpr std::int64_t load_timestamp = 1'700'000'000'000;
 const std::string family = "f";
 const std::string qualifier = "q";
@@ -76,18 +88,24 @@ const std::string qualifier = "q";
 void usage() {
   std::fprintf(stderr,
                "usage: bench_embedded [--rows N] [--partitions P] [--threads T] [--seconds S]\n"
-               "                      [--inflight K] [--reps R] [--workers W] [--no-std-map]\n"
-               "                      [--no-async] [--server-ts]\n"
+               "                      [--inflight K] [--batch B] [--reps R] [--workers W] [--no-std-map]\n"
+               "                      [--no-async] [--server-ts] [--no-bare] [--only LIST]\n"
                "  --rows N        rows loaded (default 1000000; 16-byte keys, 100-byte values)\n"
                "  --partitions P  KEY-hash partitions of the cellar table (default 4)\n"
                "  --threads T     client threads for cellar's sync calls (default 2)\n"
                "  --seconds S     seconds per phase and repetition (default 2)\n"
                "  --inflight K    batch_async batches in flight (default 8)\n"
+               "  --batch B       rows per multi-get and per async batch (default 16)\n"
                "  --reps R        repetitions per figure, the median is shown (default 3)\n"
                "  --workers W     CAF worker threads (default 0: one per core)\n"
                "  --no-std-map    skip the std::map column\n"
                "  --no-async      skip the batch_async phases\n"
-               "  --server-ts     puts take the store's clock instead of a fixed timestamp\n");
+               "  --server-ts     puts take the store's clock instead of a fixed timestamp\n"
+               "  --spin-polls N  store_options::worker_spin_polls (default: the library's)\n"
+               "  --idle-sleep-us N  store_options::worker_idle_sleep (default: the library's)\n"
+               "  --no-bare       skip the bare maps (for profiling cellar alone)\n"
+               "  --only LIST     run only these phases, comma-separated, from:\n"
+               "                  put,get,multi-get,scan,async-get,async-put\n");
 }
 
 bool parse(int argc, char** argv, bench_options& o) {
@@ -115,6 +133,9 @@ bool parse(int argc, char** argv, bench_options& o) {
     } else if (a == "--inflight") {
       if (!next(v) || v < 1 || v > 1024) return false;
       o.inflight = static_cast<int>(v);
+    } else if (a == "--batch") {
+      if (!next(v) || v < 1 || v > 100000) return false;
+      o.batch = static_cast<std::size_t>(v);
     } else if (a == "--reps") {
       if (!next(v) || v < 1) return false;
       o.reps = static_cast<int>(v);
@@ -127,6 +148,18 @@ bool parse(int argc, char** argv, bench_options& o) {
       o.async = false;
     } else if (a == "--server-ts") {
       o.server_ts = true;
+    } else if (a == "--spin-polls") {
+      if (!next(v)) return false;
+      o.spin_polls = static_cast<long>(v);
+    } else if (a == "--idle-sleep-us") {
+      if (!next(v)) return false;
+      o.idle_sleep_us = static_cast<long>(v);
+    } else if (a == "--no-bare") {
+      o.bare = false;
+      o.std_map = false;
+    } else if (a == "--only") {
+      if (i + 1 >= argc) return false;
+      o.only = argv[++i];
     } else {
       return false;
     }
@@ -172,6 +205,27 @@ std::string make_value(std::uint64_t i, std::uint64_t salt) {
   return v;
 }
 
+// The first three fields of /proc/loadavg: other work on the machine skews every figure.
+std::string loadavg() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (!f) return "?";
+  char buf[128] = {0};
+  if (!std::fgets(buf, sizeof buf, f)) buf[0] = 0;
+  std::fclose(f);
+  std::string s(buf);
+  std::size_t cut = 0;
+  for (int fields = 0; cut < s.size() && fields < 3; ++cut) {
+    if (s[cut] == ' ' && ++fields == 3) break;
+  }
+  return s.substr(0, cut);
+}
+
+double cpu_seconds(clockid_t which) {
+  timespec ts{};
+  clock_gettime(which, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 [[noreturn]] void die(const std::string& what, const cellar::status& st) {
   std::fprintf(stderr, "bench_embedded: %s: %s\n", what.c_str(), st.to_string().c_str());
   std::exit(1);
@@ -180,6 +234,7 @@ std::string make_value(std::uint64_t i, std::uint64_t salt) {
 // What one phase of one side measured.
 struct sample {
   double ops_per_s = 0;
+  double cpu_us_per_op = 0;  // CPU time of the process (cellar) or the thread (bare map)
   double p50_us = 0;
   double p99_us = 0;
   std::uint64_t errors = 0;
@@ -237,11 +292,13 @@ sample run_sync(int threads, double seconds, std::uint64_t seed,
     });
   }
   auto start = clock_type::now();
+  double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
   go.store(true, std::memory_order_release);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop.store(true);
   for (auto& th : pool) th.join();
   double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+  double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 
   std::vector<std::uint32_t> all;
   std::uint64_t n = 0;
@@ -250,6 +307,7 @@ sample run_sync(int threads, double seconds, std::uint64_t seed,
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
   sample s;
   s.ops_per_s = static_cast<double>(n) / elapsed;
+  s.cpu_us_per_op = n ? cpu * 1e6 / static_cast<double>(n) : 0;
   s.p50_us = percentile_us(all, 0.50);
   s.p99_us = percentile_us(all, 0.99);
   for (auto f : fails) s.errors += f;
@@ -271,6 +329,7 @@ sample run_async(cellar::table& t, int inflight, double seconds, std::uint64_t s
 
   rng r{seed * 31337 + 17};
   auto start = clock_type::now();
+  double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
                               std::chrono::duration<double>(seconds));
   while (clock_type::now() < deadline) {
@@ -288,9 +347,12 @@ sample run_async(cellar::table& t, int inflight, double seconds, std::uint64_t s
   }
   for (int i = 0; i < inflight; ++i) slots.acquire();  // drain
   double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+  double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
   lat.resize(std::min(cap, lat_n.load()));
   sample s;
-  s.ops_per_s = static_cast<double>(done.load(std::memory_order_acquire)) / elapsed;
+  auto n_done = done.load(std::memory_order_acquire);
+  s.ops_per_s = static_cast<double>(n_done) / elapsed;
+  s.cpu_us_per_op = n_done ? cpu * 1e6 / static_cast<double>(n_done) : 0;
   s.p50_us = percentile_us(lat, 0.50);
   s.p99_us = percentile_us(lat, 0.99);
   s.errors = fails.load();
@@ -302,6 +364,7 @@ sample run_async(cellar::table& t, int inflight, double seconds, std::uint64_t s
 sample run_bare(double seconds, std::uint64_t seed, const std::function<void(rng&)>& op) {
   rng r{seed * 7919 + 1};
   auto start = clock_type::now();
+  double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
                               std::chrono::duration<double>(seconds));
   std::uint64_t n = 0;
@@ -311,8 +374,10 @@ sample run_bare(double seconds, std::uint64_t seed, const std::function<void(rng
     if (clock_type::now() >= deadline) break;
   }
   double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+  double cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   sample s;
   s.ops_per_s = static_cast<double>(n) / elapsed;
+  s.cpu_us_per_op = cpu * 1e6 / static_cast<double>(n);
   return s;
 }
 
@@ -385,6 +450,7 @@ double median(std::vector<double> v) {
 }
 
 struct figure_row {
+  std::string phase;  // name for --only
   std::string name;
   std::size_t rows_per_op;
   bool has_latency;
@@ -408,20 +474,31 @@ std::string fmt_rate(double v) {
 
 int main(int argc, char** argv) {
   bench_options o;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      usage();
+      return 0;
+    }
+  }
   if (!parse(argc, argv, o)) {
     usage();
     return 2;
   }
+  multi_get_rows = o.batch;
   std::printf("bench_embedded: rows=%" PRIu64 " (16 B keys, 100 B values), partitions=%u (KEY hash), "
               "client threads=%d, CAF workers=%zu%s, seconds/phase=%.1f, reps=%d, inflight=%d, "
-              "hardware threads=%u\n",
+              "hardware threads=%u, loadavg %s\n",
               o.rows, o.partitions, o.threads, o.workers, o.workers == 0 ? " (one per core)" : "",
-              o.seconds, o.reps, o.inflight, std::thread::hardware_concurrency());
+              o.seconds, o.reps, o.inflight, std::thread::hardware_concurrency(), loadavg().c_str());
   std::fflush(stdout);
 
   // --- cellar: open, create, load -------------------------------------------------
   cellar::store_options so;
   so.worker_threads = o.workers;
+  if (o.spin_polls >= 0) so.worker_spin_polls = static_cast<std::size_t>(o.spin_polls);
+  if (o.idle_sleep_us >= 0) so.worker_idle_sleep = std::chrono::microseconds(o.idle_sleep_us);
+  std::printf("CAF workers spin %zu polls before sleeping, then sleep up to %lld us\n",
+              so.worker_spin_polls, static_cast<long long>(so.worker_idle_sleep.count()));
   auto opened = cellar::store::open(std::move(so));
   if (!opened) die("store::open", opened.error());
   auto& store = *opened.value();
@@ -476,8 +553,9 @@ int main(int argc, char** argv) {
   }
 
   // --- bare maps: load ----------------------------------------------------------------
-  auto btree = std::make_unique<btree_side>();
-  {
+  std::unique_ptr<btree_side> btree;
+  if (o.bare) {
+    btree = std::make_unique<btree_side>();
     auto t0 = clock_type::now();
     btree->load(o.rows);
     double s = std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -497,13 +575,26 @@ int main(int argc, char** argv) {
   const std::uint64_t N = o.rows;
   std::atomic<std::uint64_t> salt{1};
   std::vector<figure_row> rows;
-  rows.push_back({"put", 1, true, {}, {}, {}});
-  rows.push_back({"get", 1, true, {}, {}, {}});
-  rows.push_back({"multi-get 16", multi_get_rows, true, {}, {}, {}});
-  rows.push_back({"scan 100", scan_rows, true, {}, {}, {}});
+  auto wanted = [&](const std::string& phase) {
+    if (o.only.empty()) return true;
+    std::string list = "," + o.only + ",";
+    return list.find("," + phase + ",") != std::string::npos;
+  };
+  auto add_row = [&](std::string phase, std::string name, std::size_t rows_per_op) {
+    if (wanted(phase)) rows.push_back({std::move(phase), std::move(name), rows_per_op, true, {}, {}, {}});
+  };
+  add_row("put", "put", 1);
+  add_row("get", "get", 1);
+  const std::string b = std::to_string(multi_get_rows);
+  add_row("multi-get", "multi-get " + b, multi_get_rows);
+  add_row("scan", "scan 100", scan_rows);
   if (o.async) {
-    rows.push_back({"async get 16 x" + std::to_string(o.inflight), batch_rows, true, {}, {}, {}});
-    rows.push_back({"async put 16 x" + std::to_string(o.inflight), batch_rows, true, {}, {}, {}});
+    add_row("async-get", "async get " + b + " x" + std::to_string(o.inflight), batch_rows);
+    add_row("async-put", "async put " + b + " x" + std::to_string(o.inflight), batch_rows);
+  }
+  if (rows.empty()) {
+    usage();
+    return 2;
   }
 
   auto cellar_put = [&](rng& r) {
@@ -537,7 +628,7 @@ int main(int argc, char** argv) {
       return false;
     }
     if (res->size() != multi_get_rows) {
-      errors.add("multi-get: " + std::to_string(res->size()) + " results for 16 gets");
+      errors.add("multi-get: " + std::to_string(res->size()) + " results for " + std::to_string(multi_get_rows) + " gets");
       return false;
     }
     for (std::size_t j = 0; j < multi_get_rows; ++j) {
@@ -618,27 +709,35 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     // cellar, then btree, then std::map, for each operation.
     auto bare = [&](figure_row& fr, auto&& fn) {
+      if (!btree) return;
       fr.btree.push_back(run_bare(o.seconds, seed, [&](rng& r) { fn(*btree, r); }));
       if (stdmap) fr.stdmap.push_back(run_bare(o.seconds, seed, [&](rng& r) { fn(*stdmap, r); }));
     };
-    std::size_t k = 0;
-    rows[k].cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_put));
-    bare(rows[k++], [&](auto& m, rng& r) { m.put(N, r, salt.fetch_add(1, std::memory_order_relaxed)); });
-    rows[k].cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_get));
-    bare(rows[k++], [&](auto& m, rng& r) { m.get(N, r); });
-    rows[k].cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_multi_get));
-    bare(rows[k++], [&](auto& m, rng& r) { m.multi_get(N, r); });
-    rows[k].cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_scan));
-    bare(rows[k++], [&](auto& m, rng& r) { m.scan(N, r); });
-    if (o.async) {
-      rows[k].cellar.push_back(
-          run_async(table, o.inflight, o.seconds, seed, make_get_batch, check_get_batch));
-      bare(rows[k++], [&](auto& m, rng& r) { m.multi_get(N, r); });
-      rows[k].cellar.push_back(
-          run_async(table, o.inflight, o.seconds, seed, make_put_batch, check_put_batch));
-      bare(rows[k++], [&](auto& m, rng& r) {
-        m.put_batch(N, r, salt.fetch_add(1, std::memory_order_relaxed));
-      });
+    for (auto& fr : rows) {
+      const std::string& ph = fr.phase;
+      if (ph == "put") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_put));
+        bare(fr, [&](auto& m, rng& r) { m.put(N, r, salt.fetch_add(1, std::memory_order_relaxed)); });
+      } else if (ph == "get") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_get));
+        bare(fr, [&](auto& m, rng& r) { m.get(N, r); });
+      } else if (ph == "multi-get") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_multi_get));
+        bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
+      } else if (ph == "scan") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_scan));
+        bare(fr, [&](auto& m, rng& r) { m.scan(N, r); });
+      } else if (ph == "async-get") {
+        fr.cellar.push_back(
+            run_async(table, o.inflight, o.seconds, seed, make_get_batch, check_get_batch));
+        bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
+      } else if (ph == "async-put") {
+        fr.cellar.push_back(
+            run_async(table, o.inflight, o.seconds, seed, make_put_batch, check_put_batch));
+        bare(fr, [&](auto& m, rng& r) {
+          m.put_batch(N, r, salt.fetch_add(1, std::memory_order_relaxed));
+        });
+      }
     }
   }
 
@@ -647,35 +746,54 @@ int main(int argc, char** argv) {
                 st->bytes);
   }
 
+  std::printf("loadavg at the end: %s\n", loadavg().c_str());
+
   // --- the table ----------------------------------------------------------------------
   std::printf("\nmedian of %d repetitions x %.1f s; cellar: %d client threads (async: 1 issuing "
               "thread) + CAF workers; bare maps: 1 thread\n\n",
               o.reps, o.seconds, o.threads);
   std::printf("| operation | rows/op | cellar ops/s | cellar rows/s | btree_map ops/s |%s "
-              "ratio btree/cellar | cellar p50 us | cellar p99 us |\n",
+              "ratio btree/cellar | cellar p50 us | cellar p99 us | cellar CPU us/op | "
+              "btree CPU us/op |\n",
               stdmap ? " std::map ops/s |" : "");
-  std::printf("|---|--:|--:|--:|--:|%s--:|--:|--:|\n", stdmap ? "--:|" : "");
+  std::printf("|---|--:|--:|--:|--:|%s--:|--:|--:|--:|--:|\n", stdmap ? "--:|" : "");
   for (auto& fr : rows) {
-    std::vector<double> c_ops, c_p50, c_p99, b_ops, s_ops;
+    std::vector<double> c_ops, c_p50, c_p99, b_ops, s_ops, c_cpu, b_cpu;
     for (auto& s : fr.cellar) {
       c_ops.push_back(s.ops_per_s);
+      c_cpu.push_back(s.cpu_us_per_op);
       c_p50.push_back(s.p50_us);
       c_p99.push_back(s.p99_us);
     }
-    for (auto& s : fr.btree) b_ops.push_back(s.ops_per_s);
+    for (auto& s : fr.btree) {
+      b_ops.push_back(s.ops_per_s);
+      b_cpu.push_back(s.cpu_us_per_op);
+    }
     for (auto& s : fr.stdmap) s_ops.push_back(s.ops_per_s);
     double c = median(c_ops), b = median(b_ops);
     char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2f", c > 0 ? b / c : 0.0);
+    if (c > 0 && b > 0) {
+      std::snprintf(ratio, sizeof ratio, "%.2f", b / c);
+    } else {
+      std::snprintf(ratio, sizeof ratio, "-");
+    }
     char p50[32], p99[32];
     std::snprintf(p50, sizeof p50, "%.1f", median(c_p50));
     std::snprintf(p99, sizeof p99, "%.1f", median(c_p99));
-    std::printf("| %s | %zu | %s | %s | %s |%s %s | %s | %s |\n", fr.name.c_str(), fr.rows_per_op,
-                fmt_rate(c).c_str(), fmt_rate(c * static_cast<double>(fr.rows_per_op)).c_str(),
-                fmt_rate(b).c_str(),
-                stdmap ? (" " + fmt_rate(median(s_ops)) + " |").c_str() : "", ratio, p50, p99);
+    char ccpu[32], bcpu[32];
+    std::snprintf(ccpu, sizeof ccpu, "%.2f", median(c_cpu));
+    if (b_cpu.empty()) {
+      std::snprintf(bcpu, sizeof bcpu, "-");
+    } else {
+      std::snprintf(bcpu, sizeof bcpu, "%.2f", median(b_cpu));
+    }
+    std::string smap = stdmap ? " " + fmt_rate(median(s_ops)) + " |" : "";
+    std::printf("| %s | %zu | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", fr.name.c_str(),
+                fr.rows_per_op, fmt_rate(c).c_str(),
+                fmt_rate(c * static_cast<double>(fr.rows_per_op)).c_str(), fmt_rate(b).c_str(),
+                smap.c_str(), ratio, p50, p99, ccpu, bcpu);
   }
-  std::printf("\n(sink %" PRIu64 ")\n", btree->sink + (stdmap ? stdmap->sink : 0));
+  std::printf("\n(sink %" PRIu64 ")\n", (btree ? btree->sink : 0) + (stdmap ? stdmap->sink : 0));
 
   if (errors.count.load() > 0) {
     std::fprintf(stderr, "bench_embedded: %" PRIu64 " failed calls; first: %s\n",

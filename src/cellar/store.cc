@@ -37,6 +37,13 @@ store_impl::store_impl(store_options o) : options(std::move(o)) {
 }
 
 store_impl::~store_impl() {
+  (void)close();
+  system.reset();
+}
+
+status store_impl::close() {
+  if (closed) return status::ok();
+  closed = true;
   if (snapshotter.joinable()) {
     {
       std::lock_guard lock(snapshotter_mutex);
@@ -46,8 +53,12 @@ store_impl::~store_impl() {
     snapshotter.join();
   }
   // A clean shutdown takes a final snapshot.
+  status result;
   if (persistent() && opened)
-    if (auto r = snapshot(); !r) spdlog::error("cellar: final snapshot failed: {}", r.error().to_string());
+    if (auto r = snapshot(); !r) {
+      result = r.error();
+      spdlog::error("cellar: final snapshot failed: {}", result.to_string());
+    }
   auto cat = catalog.load();
   for (const auto& [name, rt] : *cat)
     for (const auto& p : rt->partitions)
@@ -55,9 +66,9 @@ store_impl::~store_impl() {
   catalog.store(std::make_shared<const catalog_map>());
   cat.reset();
   system->await_all_actors_done();
-  system.reset();
   log.reset();  // drains and syncs
   wt.reset();
+  return result;
 }
 
 runtime_ptr store_impl::lookup(std::string_view table) const {
@@ -112,6 +123,8 @@ std::uint64_t store::log_syncs() const { return impl_->log ? impl_->log->syncs()
 store::store(std::shared_ptr<store_impl> impl) : impl_(std::move(impl)) {}
 
 store::~store() = default;
+
+status store::close() { return impl_->close(); }
 
 const store_options& store::options() const { return impl_->options; }
 

@@ -171,7 +171,12 @@ class store {
   // Opens (creating when needed) the store in options.directory, recovering the last
   // snapshot and then the log; errors: IO_ERROR, CORRUPTION (a damaged file).
   static result<std::unique_ptr<store>> open(store_options options);
+  // close() if not yet closed.
   ~store();
+  // Stops the periodic snapshots, takes the final snapshot, stops the partitions and
+  // closes the log and WiredTiger. Later calls on tables fail with UNAVAILABLE. Returns
+  // the final snapshot's error, if any; idempotent.
+  status close();
   store(const store&) = delete;
   store& operator=(const store&) = delete;
 

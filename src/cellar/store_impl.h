@@ -44,6 +44,7 @@ struct pending_purge {
 struct store_impl {
   explicit store_impl(store_options o);
   ~store_impl();
+  status close();
 
   status recover();  // when options.directory is set; before any use
   runtime_ptr lookup(std::string_view table) const;
@@ -79,6 +80,7 @@ struct store_impl {
   std::condition_variable snapshotter_cv;
   bool stopping = false;
   bool opened = false;  // recovery finished: a close may snapshot
+  bool closed = false;
 };
 
 }  // namespace cellar::detail

@@ -168,7 +168,16 @@ int main(int argc, char** argv) {
   sigwait(&sigs, &sig);
   spdlog::info("cellar-server: signal {}, stopping", sig);
   srv.value()->stop();
-  store.reset();  // final snapshot
+  auto closed = store->close();  // final snapshot, log and WiredTiger closed
+  if (!closed) {
+    spdlog::error("cellar-server: closing the store: {}", closed.to_string());
+    std::fflush(stdout);
+    std::_Exit(1);
+  }
   spdlog::info("cellar-server: stopped cleanly");
-  return 0;
+  std::fflush(stdout);
+  // Everything is on disk and closed. CAF 0.17's actor_system destructor can wait
+  // forever for a detached-thread count after the RPC server ran (seen on this
+  // machine), so the process ends here instead of unwinding it.
+  std::_Exit(0);
 }

@@ -730,6 +730,7 @@ bool shell_session::feed(std::string_view line) {
   }
   auto trimmed = line.substr(std::min(line.size(), line.find_first_not_of(" \t\r")));
   if (trimmed == "exit" || trimmed == "quit") return false;
+  if (trimmed.rfind("--", 0) == 0) return true;  // an SQL comment line between statements
   run_command(line);
   return true;
 }

@@ -1,0 +1,1 @@
+CREATE TABLEGROUP htable1;

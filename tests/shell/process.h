@@ -1,0 +1,134 @@
+// tests/shell/process.h: run the real cellar-server and cellar-shell from a test.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace testproc {
+
+struct output {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs argv with `input` on stdin; returns its exit code and stdout.
+inline output run(const std::vector<std::string>& argv, const std::string& input) {
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  std::thread writer([&] {
+    std::size_t off = 0;
+    while (off < input.size()) {
+      auto w = write(in[1], input.data() + off, input.size() - off);
+      if (w <= 0) break;
+      off += static_cast<std::size_t>(w);
+    }
+    close(in[1]);
+  });
+  output r;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) r.out.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  writer.join();
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+// A cellar-server on a free loopback port, stopped with SIGTERM by stop() or the destructor.
+class server {
+ public:
+  server(const std::string& binary, const std::string& data_dir, std::vector<std::string> extra = {}) {
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe");
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 2);
+      std::vector<std::string> argv{binary, "--listen", "127.0.0.1:0", "--data", data_dir, "--snapshot-interval-ms", "0"};
+      for (auto& e : extra) argv.push_back(e);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(out[1]);
+    out_ = out[0];
+    // Wait for "listening on 127.0.0.1:PORT".
+    std::string seen;
+    char c;
+    while (read(out_, &c, 1) == 1) {
+      seen.push_back(c);
+      auto pos = seen.find("listening on 127.0.0.1:");
+      if (pos != std::string::npos && c == '\n') {
+        port_ = std::stoi(seen.substr(pos + std::strlen("listening on 127.0.0.1:")));
+        break;
+      }
+    }
+    if (port_ == 0) throw std::runtime_error("cellar-server did not start: " + seen);
+    // Keep draining its stdout so it never blocks on a full pipe.
+    drain_ = std::thread([fd = out_] {
+      char b[1024];
+      while (read(fd, b, sizeof b) > 0) {
+      }
+    });
+  }
+  ~server() { stop(); }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  bool alive() const { return pid_ > 0 && kill(pid_, 0) == 0 && !exited_; }
+
+  // SIGTERM, then the exit code (0 = clean).
+  int stop() {
+    if (pid_ <= 0) return exit_code_;
+    kill(pid_, SIGTERM);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    pid_ = -1;
+    exited_ = true;
+    if (drain_.joinable()) drain_.join();
+    close(out_);
+    return exit_code_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+  int exit_code_ = -1;
+  bool exited_ = false;
+  std::thread drain_;
+};
+
+}  // namespace testproc
