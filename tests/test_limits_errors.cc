@@ -526,3 +526,23 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK_FALSE(r.error().message().empty());
   CHECK(cellar::status::ok().is_ok());
 }
+
+TEST_CASE("a table group whose last family was dropped takes a new partition rule", "[ddl]") {
+  using namespace cellar;
+  auto s = store::open({}).value();
+  REQUIRE(s->create_table_group("g").is_ok());
+  REQUIRE(s->add_family("g", {"f"}, partition_spec::hash(3)).is_ok());
+  auto t = s->open_table("g").value();
+  REQUIRE(t.put(put("r").add("f", "q", "v")).is_ok());
+  // While a family lives, the rule is fixed.
+  CHECK(s->add_family("g", {"h"}, partition_spec::hash(5)).code() == code::invalid_argument);
+  REQUIRE(s->drop_family("g", "f").is_ok());
+  REQUIRE(s->add_family("g", {"f"}, partition_spec::hash(5)).is_ok());
+  auto d = s->describe("g").value();
+  CHECK(d.partitioning == partition_spec::hash(5));
+  CHECK(s->stats("g").value().cells_per_partition.size() == 5);
+  auto t2 = s->open_table("g").value();
+  CHECK(t2.get(get("r")).value().cells.empty());  // the old cells went with the old family
+  REQUIRE(t2.put(put("r").add("f", "q", "w")).is_ok());
+  CHECK(t2.get(get("r")).value().cells.at(0).value == "w");
+}

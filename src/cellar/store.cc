@@ -243,7 +243,11 @@ status store::add_family(const std::string& table, family_descriptor family, con
   if (!old) return table_not_found(table);
   if (old->schema->find(family.name))
     return {code::already_exists, "family '" + family.name + "' already exists in '" + table + "'"};
-  if (old->schema->partitioned && !(old->schema->partitioning == partitioning))
+  // A group whose last family was dropped holds no cells: like OceanBase, it takes a new
+  // partition rule with its next family (new partitions, the old ones are retired).
+  const bool repartition = old->schema->partitioned && old->schema->families.empty() &&
+                           !(old->schema->partitioning == partitioning);
+  if (old->schema->partitioned && !repartition && !(old->schema->partitioning == partitioning))
     return {code::invalid_argument, "the partitioning of '" + table + "$" + family.name +
                                         "' differs from its table group's; all families of a group "
                                         "must share one partition rule"};
@@ -252,7 +256,17 @@ status store::add_family(const std::string& table, family_descriptor family, con
   schema->partitioning = partitioning;
   schema->families.push_back({std::move(family), impl_->next_family_id++});
   sort_families(*schema);
-  return commit(*impl_, schema, old.get()).error();
+  if (!repartition) return commit(*impl_, schema, old.get()).error();
+  schema->uid = 0;  // new partitions, new WiredTiger tables
+  if (auto rt = commit(*impl_, schema, nullptr); !rt) return rt.error();
+  fan_out(*old, admin_part::kind::stop, nullptr, {}, true);
+  if (impl_->persistent()) {
+    std::lock_guard snap(impl_->snapshot_mutex);
+    for (std::uint32_t i = 0; i < old->schema->partitioning.count(); ++i)
+      if (auto st = impl_->wt->drop_partition(old->schema->uid, i); !st)
+        spdlog::warn("cellar: dropping the old partitions of '{}': {}", table, st.to_string());
+  }
+  return status::ok();
 }
 
 status store::alter_family(const std::string& table, family_descriptor family) {

@@ -144,10 +144,108 @@ status check(const table_schema& schema, const check_and_mutate& c) {
   return status::ok();
 }
 
+// ---- time-series families (OBKV TS5) --------------------------------------------------
+
+bool is_ts(const table_schema& schema, const std::string& family) {
+  const auto* f = schema.find(family);
+  return f && f->desc.kind == family_kind::time_series;
+}
+
+status ts_unsupported(const std::string& what) {
+  return {code::unsupported, what + " is not supported on a time-series family (OBKV time-series model)"};
+}
+
+// Families a read touches: the selection, or every family of the table.
+std::vector<std::string> read_families(const table_schema& schema, const read_options& o) {
+  std::vector<std::string> out;
+  if (o.columns.empty())
+    for (const auto& f : schema.families) out.push_back(f.desc.name);
+  else
+    for (const auto& fc : o.columns.families) out.push_back(fc.family);
+  return out;
+}
+
+status check_ts_read(const table_schema& schema, const read_options& o) {
+  auto fams = read_families(schema, o);
+  bool ts = false;
+  for (const auto& f : fams) ts = ts || is_ts(schema, f);
+  if (!ts) return status::ok();
+  if (fams.size() > 1) return ts_unsupported("a read of several families");
+  if (o.max_per_family >= 0) return ts_unsupported("max results per column family");
+  if (o.offset_per_family > 0) return ts_unsupported("row offset per column family");
+  return status::ok();
+}
+
+status check_ts(const table_schema& schema, const batch_op& op) {
+  return std::visit(
+      [&](const auto& o) -> status {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, get>) {
+          if (auto s = check_ts_read(schema, o.options); !s) return s;
+          if (o.exists_only_) {
+            for (const auto& f : read_families(schema, o.options))
+              if (is_ts(schema, f)) return ts_unsupported("an existence check");
+          }
+          return status::ok();
+        } else if constexpr (std::is_same_v<T, put>) {
+          bool ts = false;
+          for (const auto& e : o.entries) ts = ts || is_ts(schema, e.family);
+          if (!ts) return status::ok();
+          for (const auto& e : o.entries)
+            if (e.family != o.entries.front().family) return ts_unsupported("a put to several families");
+          if (o.ttl_ms_) return ts_unsupported("a cell TTL");
+          return status::ok();
+        } else if constexpr (std::is_same_v<T, deletion>) {
+          if (o.entries.empty()) {
+            bool ts = false;
+            for (const auto& f : schema.families) ts = ts || f.desc.kind == family_kind::time_series;
+            if (ts && schema.families.size() > 1) return ts_unsupported("a delete of several families");
+            return status::ok();
+          }
+          bool ts = false;
+          for (const auto& e : o.entries) ts = ts || is_ts(schema, e.family);
+          if (!ts) return status::ok();
+          for (const auto& e : o.entries)
+            if (e.family != o.entries.front().family) return ts_unsupported("a delete of several families");
+          return status::ok();
+        } else if constexpr (std::is_same_v<T, increment> || std::is_same_v<T, append>) {
+          for (const auto& e : o.entries)
+            if (is_ts(schema, e.family))
+              return ts_unsupported(std::is_same_v<T, increment> ? "increment" : "append");
+          return status::ok();
+        } else if constexpr (std::is_same_v<T, check_and_mutate>) {
+          if (is_ts(schema, o.family)) return ts_unsupported("checkAndMutate");
+          return check_ts(schema, batch_op(o.mutation));
+        } else {  // row_mutations
+          for (const auto& mu : o.mutations) {
+            auto s = std::visit([&](const auto& x) { return check_ts(schema, batch_op(x)); }, mu);
+            if (!s) return s;
+            const bool ts = std::visit(
+                [&](const auto& x) {
+                  using M = std::decay_t<decltype(x)>;
+                  if constexpr (std::is_same_v<M, put>) {
+                    for (const auto& e : x.entries)
+                      if (is_ts(schema, e.family)) return true;
+                  } else {
+                    for (const auto& e : x.entries)
+                      if (is_ts(schema, e.family)) return true;
+                  }
+                  return false;
+                },
+                mu);
+            if (ts) return ts_unsupported("row mutations");
+          }
+          return status::ok();
+        }
+      },
+      op);
+}
+
 }  // namespace
 
 status validate(const table_schema& schema, const batch_op& op) {
-  return std::visit([&](const auto& o) { return check(schema, o); }, op);
+  if (auto s = std::visit([&](const auto& o) { return check(schema, o); }, op); !s) return s;
+  return check_ts(schema, op);
 }
 
 status validate(const table_schema& schema, const scan& s) {
@@ -156,7 +254,18 @@ status validate(const table_schema& schema, const scan& s) {
   if (s.caching_ <= 0) return {code::invalid_argument, "caching must be at least 1 row"};
   if (s.batch_ == 0 || s.batch_ < -1) return {code::invalid_argument, "batch must be at least 1 cell"};
   if (s.limit_ < -1) return {code::invalid_argument, "limit must be >= 0"};
-  return check_read(schema, s.options);
+  CELLAR_TRY(check_read(schema, s.options));
+  bool ts = false;
+  for (const auto& f : read_families(schema, s.options)) ts = ts || is_ts(schema, f);
+  if (ts) {
+    CELLAR_TRY(check_ts_read(schema, s.options));
+    if (s.reversed_) return ts_unsupported("a reversed scan");
+    if (s.limit_ >= 0) return ts_unsupported("a scan limit");
+    if (s.batch_ > 0) return ts_unsupported("a scan batch");
+    if (s.max_result_size_ > 0) return ts_unsupported("a max result size");
+    if (s.allow_partial_) return ts_unsupported("partial results");
+  }
+  return status::ok();
 }
 
 }  // namespace cellar::detail

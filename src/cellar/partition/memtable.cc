@@ -66,7 +66,9 @@ struct family_reader {
   family_map::const_iterator column(family_map::const_iterator it) {
     const std::string_view q = it->first.qualifier;
     const std::uint32_t cap = family_cap(fam.desc);
-    const std::uint32_t want = std::min(o.max_versions, cap);
+    // Time-series families return every version in range (OBKV TS3: MaxVersions may be
+    // set on a read but has no effect).
+    const std::uint32_t want = fam.desc.kind == family_kind::time_series ? cap : std::min(o.max_versions, cap);
     std::uint32_t rank = 0, taken = 0;
     for (; it != map.end() && it->first.row == row && it->first.qualifier == q; ++it) {
       if (expired(fam.desc, it->first.ts, it->second, now)) continue;
@@ -436,6 +438,11 @@ status memtable::apply(const table_schema& schema, const deletion& d, std::int64
         delete_range(*f, *m, d.row, e.qualifier, e.timestamp, std::nullopt);
         break;
       case s::column_latest:
+        if (f->desc.kind == family_kind::time_series) {
+          // OBKV TS4: a column delete removes the qualifier from every row of the key.
+          delete_range(*f, *m, d.row, e.qualifier, latest_timestamp, std::nullopt);
+          break;
+        }
         if (auto* c = newest(*f, *m, d.row, e.qualifier, now, nullptr)) {
           auto it = m->find(c->first);
           erase_cell(f->id, *m, it);
