@@ -5,6 +5,7 @@
 // always knows the next row of every live cursor, so picking the smallest (largest when
 // reversed) gives the global order. Empty buffers are refilled in parallel, one page per
 // partition, before each pick.
+#include <algorithm>
 #include <deque>
 
 #include "cellar/store.h"
@@ -31,10 +32,19 @@ struct scan_state {
   std::int64_t rows_out = 0;
   std::deque<row_result> pieces;  // the rest of a row split by batch / size
 
-  // Fills every empty, live cursor with one page, all partitions at once.
+  // RANGE partitions hold disjoint key ranges in cursor order: only the first live one
+  // (in scan direction) can hold the next row, so only it is fetched. Hash partitions
+  // interleave: every empty live cursor is fetched at once.
+  bool ordered = false;
+  bool first_round = true;
+
+  // Fills the empty live cursors with one page each, in parallel.
   status refill() {
     std::vector<std::pair<cursor*, scan_part_ptr>> inflight;
+    bool blocked = false;  // an earlier range cursor still holds rows or is live
     for (auto& c : cursors) {
+      if (ordered && blocked) break;
+      if (ordered && !c.exhausted) blocked = true;
       if (!c.rows.empty() || c.exhausted) continue;
       auto part = std::make_shared<scan_part>();
       part->schema = rt->schema;
@@ -46,11 +56,19 @@ struct scan_state {
       rq.reversed = spec.reversed_;
       rq.options = spec.options;
       std::int64_t want = spec.caching_;
-      if (spec.limit_ >= 0) want = std::min(want, std::max<std::int64_t>(1, spec.limit_ - rows_out));
+      if (spec.limit_ >= 0) {
+        std::int64_t left = std::max<std::int64_t>(1, spec.limit_ - rows_out);
+        // Hash partitions each hold about 1/n of the rows: the first round asks each for
+        // its share and some slack instead of the whole limit; refills ask for the rest.
+        if (!ordered && first_round && cursors.size() > 1)
+          left = std::min<std::int64_t>(left, left / static_cast<std::int64_t>(cursors.size()) * 3 / 2 + 8);
+        want = std::min(want, left);
+      }
       rq.max_rows = static_cast<std::size_t>(want);
       inflight.emplace_back(&c, part);
       caf::anon_send(rt->partitions[c.partition], part);
     }
+    first_round = false;
     status result;
     for (auto& [c, part] : inflight) {
       part->finished.wait();
@@ -74,8 +92,10 @@ struct scan_state {
     if (spec.limit_ >= 0 && rows_out >= spec.limit_) return std::optional<row_result>{};
     for (;;) {
       bool need = false;
-      for (auto& c : cursors)
+      for (auto& c : cursors) {
         if (c.rows.empty() && !c.exhausted) need = true;
+        if (ordered && !c.exhausted) break;  // later range cursors wait their turn
+      }
       if (!need) break;
       if (auto s = refill(); !s) return s;
     }
@@ -136,6 +156,7 @@ result<scanner> table::scan(const cellar::scan& s) {
   state->spec = s;
   const std::string& low = s.reversed_ ? s.stop : s.start;
   const std::string& high = s.reversed_ ? s.start : s.stop;
+  state->ordered = rt->schema->partitioning.how == partition_spec::method::range;
   if (!rt->partitions.empty())
     for (auto p : partitions_for_range(rt->schema->partitioning, low, high)) {
       scan_state::cursor c;
@@ -146,6 +167,8 @@ result<scanner> table::scan(const cellar::scan& s) {
       }
       state->cursors.push_back(std::move(c));
     }
+  // A reversed scan of range partitions visits them from the highest.
+  if (state->ordered && s.reversed_) std::reverse(state->cursors.begin(), state->cursors.end());
   // An empty interval (start past stop in scan direction) yields nothing.
   if (!s.start.empty() && !s.stop.empty()) {
     const int c = s.start.compare(s.stop);

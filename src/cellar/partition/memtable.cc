@@ -343,6 +343,71 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
   // Bound the rows examined per page, so rows hidden by TTL or time ranges cannot keep
   // the partition busy for long.
   constexpr std::size_t max_examined = 4096;
+
+  if (!req.reversed) {
+    // Forward: one iterator per family walks its map in step with the others, so each
+    // row costs no seek (the qualifier-selected families seek per qualifier).
+    struct source {
+      const family_schema* fam;
+      const family_map* map;
+      std::vector<std::string_view> qualifiers;
+      family_map::const_iterator it;
+    };
+    std::vector<source> srcs;
+    if (req.options.columns.empty()) {
+      for (const auto& f : schema.families)
+        if (auto* m = find(f.id); m && !m->empty()) srcs.push_back({&f, m, {}, {}});
+    } else {
+      std::vector<const column_selection::family_columns*> sel;
+      for (const auto& fc : req.options.columns.families) sel.push_back(&fc);
+      std::sort(sel.begin(), sel.end(), [](auto* a, auto* b) { return a->family < b->family; });
+      for (auto* fc : sel)
+        if (auto* f = schema.find(fc->family))
+          if (auto* m = find(f->id); m && !m->empty()) srcs.push_back({f, m, sorted_qualifiers(fc->qualifiers), {}});
+    }
+    for (auto& src : srcs)
+      src.it = req.from ? src.map->lower_bound(row_probe{*req.from, !req.from_inclusive}) : src.map->begin();
+    std::size_t seen = 0;
+    while (page.rows.size() < req.max_rows) {
+      std::string_view cur;
+      bool any = false;
+      for (const auto& src : srcs)
+        if (src.it != src.map->end() && (!any || std::string_view(src.it->first.row) < cur)) {
+          cur = src.it->first.row;
+          any = true;
+        }
+      if (!any || !before_stop(cur)) {
+        page.exhausted = true;
+        return page;
+      }
+      std::string row(cur);
+      row_result rr;
+      rr.row = row;
+      for (auto& src : srcs) {
+        if (src.it == src.map->end() || src.it->first.row != row) continue;
+        family_reader r{*src.fam, *src.map, row, req.options, now, false, rr};
+        if (src.qualifiers.empty()) {
+          auto it = src.it;
+          while (it != src.map->end() && it->first.row == row) {
+            if (r.limit_reached()) {
+              it = src.map->lower_bound(row_probe{row, true});
+              break;
+            }
+            it = r.column(it);
+          }
+          src.it = it;
+        } else {
+          r.some_columns(src.qualifiers);
+          src.it = src.map->lower_bound(row_probe{row, true});
+        }
+      }
+      if (!rr.cells.empty()) page.rows.push_back(std::move(rr));
+      page.last_row = std::move(row);
+      page.examined_any = true;
+      if (++seen >= max_examined) break;
+    }
+    return page;
+  }
   std::size_t examined = 0;
   std::optional<std::string> from = req.from;
   bool inclusive = req.from_inclusive;
