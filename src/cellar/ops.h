@@ -20,6 +20,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -321,5 +322,10 @@ struct op_result {
 
 // Row key of any batch action.
 const std::string& row_of(const batch_op& op);
+
+// HBase's Bytes.toBytes(long) / Bytes.toLong: 8 bytes, big-endian, signed. to_long gives
+// nullopt unless `bytes` is exactly 8 bytes long.
+std::string long_bytes(std::int64_t v);
+std::optional<std::int64_t> to_long(std::string_view bytes);
 
 }  // namespace cellar

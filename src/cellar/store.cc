@@ -524,10 +524,7 @@ result<std::int64_t> table::increment_column_value(std::string row, std::string 
   inc.add(std::move(family), std::move(qualifier), amount);
   auto r = increment(inc);
   if (!r) return r.error();
-  const auto& v = r->cells.at(0).value;
-  std::uint64_t u = 0;
-  for (unsigned char c : v) u = (u << 8) | c;
-  return static_cast<std::int64_t>(u);
+  return *to_long(r->cells.at(0).value);  // increments always write 8 bytes
 }
 
 result<row_result> table::append(const cellar::append& app) { return single_row(batch({app})); }

@@ -23,22 +23,6 @@ std::uint32_t family_cap(const family_descriptor& f) {
   return f.max_versions == 0 ? std::numeric_limits<std::uint32_t>::max() : f.max_versions;
 }
 
-std::string encode_long(std::int64_t v) {
-  std::string s(8, '\0');
-  auto u = static_cast<std::uint64_t>(v);
-  for (int i = 7; i >= 0; --i) {
-    s[i] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  return s;
-}
-
-std::int64_t decode_long(std::string_view s) {
-  std::uint64_t u = 0;
-  for (unsigned char c : s) u = (u << 8) | c;
-  return static_cast<std::int64_t>(u);
-}
-
 // Sorted, de-duplicated qualifiers of a selection entry.
 std::vector<std::string_view> sorted_qualifiers(const std::vector<std::string>& qs) {
   std::vector<std::string_view> out(qs.begin(), qs.end());
@@ -547,11 +531,11 @@ result<row_result> memtable::apply(const table_schema& schema, const increment& 
       if (c->second.value.size() != 8)
         return status{code::not_a_long, "Field is not a long, it's " + std::to_string(c->second.value.size()) +
                                              " bytes wide"};
-      value = static_cast<std::int64_t>(static_cast<std::uint64_t>(decode_long(c->second.value)) +
+      value = static_cast<std::int64_t>(static_cast<std::uint64_t>(*to_long(c->second.value)) +
                                         static_cast<std::uint64_t>(e.amount));
       ts = std::max(now, sat_add(c->first.ts, 1));  // a new, newer version (R25, R50)
     }
-    std::string bytes = encode_long(value);
+    std::string bytes = long_bytes(value);
     if (inc.return_results_) out.cells.push_back(cell{inc.row, e.family, e.qualifier, ts, bytes});
     write_cell(f->id, m, cell_key{inc.row, e.qualifier, ts},
                cell_value{std::move(bytes), inc.ttl_ms_ ? sat_add(ts, *inc.ttl_ms_) : latest_timestamp});

@@ -563,6 +563,16 @@ outcome cmd_delete(connection& c, const args_view& a, bool all) {
   return {};
 }
 
+// "COUNTER VALUE = n" for an 8-byte counter; NOT_A_LONG for anything else.
+outcome counter_outcome(std::string_view bytes) {
+  auto n = to_long(bytes);
+  if (!n) return fail(code::not_a_long, "Field is not a long, it's " + std::to_string(bytes.size()) + " bytes wide");
+  outcome out;
+  out.counter = *n;
+  out.text = "COUNTER VALUE = " + std::to_string(*n) + "\n";
+  return out;
+}
+
 outcome cmd_incr(connection& c, const args_view& a, const session_options&) {
   auto t = a.str(0, "table"), r = a.str(1, "row"), col = a.str(2, "column");
   if (!t) return fail(t.error());
@@ -579,13 +589,7 @@ outcome cmd_incr(connection& c, const args_view& a, const session_options&) {
   inc.add(f, q.value_or(""), amount);
   auto res = c.batch(t.value(), {inc});
   if (!res[0].st) return fail(res[0].st);
-  const auto& v = res[0].row.cells.at(0).value;
-  std::uint64_t u = 0;
-  for (unsigned char ch : v) u = (u << 8) | ch;
-  outcome out;
-  out.counter = static_cast<std::int64_t>(u);
-  out.text = "COUNTER VALUE = " + std::to_string(*out.counter) + "\n";
-  return out;
+  return counter_outcome(res[0].row.cells.at(0).value);
 }
 
 outcome cmd_get_counter(connection& c, const args_view& a, const session_options&) {
@@ -597,14 +601,7 @@ outcome cmd_get_counter(connection& c, const args_view& a, const session_options
   auto res = c.get(t.value(), get(r.value()).column(f, q.value_or("")));
   if (!res) return fail(res.error());
   if (res->cells.empty()) return fail(code::invalid_argument, "no counter found at " + col.value());
-  const auto& v = res->cells[0].value;
-  if (v.size() != 8) return fail(code::not_a_long, "Field is not a long, it's " + std::to_string(v.size()) + " bytes wide");
-  std::uint64_t u = 0;
-  for (unsigned char ch : v) u = (u << 8) | ch;
-  outcome out;
-  out.counter = static_cast<std::int64_t>(u);
-  out.text = "COUNTER VALUE = " + std::to_string(*out.counter) + "\n";
-  return out;
+  return counter_outcome(res->cells[0].value);
 }
 
 outcome cmd_append(connection& c, const args_view& a, const session_options&) {
