@@ -149,7 +149,9 @@ using namespace detail;
 
 result<scanner> table::scan(const cellar::scan& s) {
   auto rt = store_->lookup(name_);
-  if (!rt) return status{code::table_not_found, "table '" + name_ + "' does not exist"};
+  if (!rt)
+    return store_->closed ? status{code::unavailable, "the store is closed"}
+                          : status{code::table_not_found, "table '" + name_ + "' does not exist"};
   if (auto st = validate(*rt->schema, s); !st) return st;
   auto state = std::make_unique<scan_state>();
   state->rt = rt;

@@ -42,8 +42,7 @@ store_impl::~store_impl() {
 }
 
 status store_impl::close() {
-  if (closed) return status::ok();
-  closed = true;
+  if (closed.exchange(true)) return status::ok();
   if (snapshotter.joinable()) {
     {
       std::lock_guard lock(snapshotter_mutex);
@@ -424,13 +423,13 @@ void dispatch(const table_runtime& rt, const std::shared_ptr<batch_state>& st) {
 }
 
 // Checks every action; on the first failure fills every result and returns false.
-bool admit(const runtime_ptr& rt, const std::string& name, std::vector<batch_op>& ops,
+bool admit(const store_impl& s, const runtime_ptr& rt, const std::string& name, std::vector<batch_op>& ops,
            std::vector<op_result>& results) {
   results.resize(ops.size());
   status bad;
   std::size_t bad_index = 0;
   if (!rt) {
-    bad = table_not_found(name);
+    bad = s.closed ? status{code::unavailable, "the store is closed"} : table_not_found(name);
   } else {
     for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
       bad = validate(*rt->schema, ops[i]);
@@ -454,7 +453,7 @@ bool admit(const runtime_ptr& rt, const std::string& name, std::vector<batch_op>
 std::vector<op_result> table::batch(std::vector<batch_op> ops) {
   auto rt = store_->lookup(name_);
   auto st = std::make_shared<batch_state>();
-  if (!admit(rt, name_, ops, st->results)) return std::move(st->results);
+  if (!admit(*store_, rt, name_, ops, st->results)) return std::move(st->results);
   if (ops.empty()) return {};
   st->ops = std::move(ops);
   dispatch(*rt, st);
@@ -465,7 +464,7 @@ std::vector<op_result> table::batch(std::vector<batch_op> ops) {
 void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done) {
   auto rt = store_->lookup(name_);
   auto st = std::make_shared<batch_state>();
-  if (!admit(rt, name_, ops, st->results) || ops.empty()) {
+  if (!admit(*store_, rt, name_, ops, st->results) || ops.empty()) {
     done(std::move(st->results));
     return;
   }

@@ -80,7 +80,7 @@ struct store_impl {
   std::condition_variable snapshotter_cv;
   bool stopping = false;
   bool opened = false;  // recovery finished: a close may snapshot
-  bool closed = false;
+  std::atomic<bool> closed{false};
 };
 
 }  // namespace cellar::detail

@@ -272,19 +272,26 @@ result<snapshot_stats> store_impl::snapshot() {
       return error;
     }
   }
-  for (const auto& p : purges)
-    for (std::uint32_t i = 0; i < p.partitions; ++i)
-      if (auto s = wt->purge_family(p.uid, i, p.family); !s && s.code() != code::io_error) {
-        give_back();
-        return s;
-      }
-  if (auto s = wt->set_meta("snapshot_gen", out.generation); !s) {
+  // Purge, record the generation and checkpoint, also at the lower CPU priority.
+  status finish;
+  std::thread finisher([&] {
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+    for (const auto& p : purges)
+      for (std::uint32_t i = 0; i < p.partitions; ++i)
+        if (auto s = wt->purge_family(p.uid, i, p.family); !s && s.code() != code::io_error) {
+          finish = s;
+          return;
+        }
+    if (auto s = wt->set_meta("snapshot_gen", out.generation); !s) {
+      finish = s;
+      return;
+    }
+    finish = wt->checkpoint();
+  });
+  finisher.join();
+  if (!finish) {
     give_back();
-    return s;
-  }
-  if (auto s = wt->checkpoint(); !s) {
-    give_back();
-    return s;
+    return finish;
   }
   purges.clear();
   generation = out.generation;

@@ -237,3 +237,18 @@ TEST_CASE("a damaged data file is found at open, not served", "[persist][corrupt
   CHECK(s.error().message().find(".wt") == std::string::npos);  // names the table, as below
   CHECK(s.error().message().find("table:d") != std::string::npos);
 }
+
+TEST_CASE("after close, tables answer UNAVAILABLE and the data is on disk", "[persist]") {
+  temp_dir dir;
+  auto s = open_ok(opts(dir.path, durability::snapshot));
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  REQUIRE(t.put(put("r").add("f", "q", "v")).is_ok());
+  REQUIRE(s->close().is_ok());
+  CHECK(s->close().is_ok());  // idempotent
+  CHECK(t.put(put("r").add("f", "q", "w")).code() == code::unavailable);
+  CHECK(t.scan(scan()).code() == code::unavailable);
+  s.reset();
+  auto again = open_ok(opts(dir.path, durability::snapshot));
+  CHECK(all_cells(*again, "t").at(0).value == "v");
+}
