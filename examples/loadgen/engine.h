@@ -1,0 +1,94 @@
+// loadgen/engine.h: what a target (cellar over RPC, cellar embedded, redis) provides to the
+// driver. One engine per driver thread; it owns that thread's connections and keeps many
+// requests in flight on them (an event loop: kj for cellar RPC, poll(2) for hiredis, a
+// completion queue fed by CAF for the embedded store).
+//
+// A `slot` is one outstanding request unit of one connection: `depth` slots per connection
+// is the pipelining depth. A slot carries `batch` YCSB operations; the engine turns them
+// into as few calls as the target allows (cellar: one `batch` call for the reads, updates
+// and inserts, one scan call per scan; redis: one command or two per operation, all
+// written together) and reports the slot done when every call has answered.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ycsb.h"
+
+namespace loadgen {
+
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct slot {
+  int conn = 0;
+  std::vector<operation> ops;
+  std::int64_t intended_ns = 0;  // when the schedule wanted it to start (target rate)
+  std::int64_t start_ns = 0;     // when it was sent
+  std::int64_t mid_ns = 0;       // read-modify-write: when the read answered
+  std::int64_t end_ns = 0;
+  // Filled by the engine: outcome per op (false: error or, for reads, not found).
+  std::vector<char> ok;
+  std::vector<std::int32_t> rows;  // scans: rows returned
+  // Engine bookkeeping.
+  int calls_pending = 0;
+  int phase = 0;
+};
+
+class engine {
+ public:
+  virtual ~engine() = default;
+  // Sends s.ops; the engine sizes s.ok/s.rows and stamps s.mid_ns (rmw).
+  virtual void start(slot& s) = 0;
+  // Runs the event loop until a slot completes or `deadline_ns` (steady clock) passes;
+  // appends completed slots (with end_ns stamped) to `done`.
+  virtual void wait(std::vector<slot*>& done, std::int64_t deadline_ns) = 0;
+};
+
+struct target_options {
+  std::string target;   // cellar-rpc | cellar-embedded | redis
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string table = "usertable";
+  std::string family = "family";
+  std::string partitioning = "range:8";  // cellar: none | hash:N | range:N
+  int connections = 1;   // for this engine
+  std::uint64_t seed = 1;
+};
+
+// Per target: one-time setup before the load phase (create the table, flush redis).
+void prepare_cellar_rpc(const target_options& o, bool recreate);
+void prepare_redis(const target_options& o, bool recreate);
+// The embedded store lives for the process: opens it and creates the table.
+void prepare_embedded(const target_options& o);
+void close_embedded();
+
+std::unique_ptr<engine> make_cellar_rpc_engine(const target_options& o);
+std::unique_ptr<engine> make_redis_engine(const target_options& o);
+std::unique_ptr<engine> make_embedded_engine(const target_options& o);
+
+// Parses "none", "hash:N", "range:N" into a table descriptor's partitioning; throws.
+struct partition_choice {
+  std::string method;
+  int n = 1;
+};
+partition_choice parse_partitioning(const std::string& s);
+// Range bounds that split YCSB's hashed keys ("user" + 1..19 digits) into n even parts.
+std::vector<std::string> ycsb_range_bounds(int n);
+
+// A pool of random 100-byte values, so value generation costs the client little.
+class value_pool {
+ public:
+  explicit value_pool(std::uint64_t seed, std::size_t n = 1024);
+  const std::string& pick(rng& r) const { return values_[r() % values_.size()]; }
+
+ private:
+  std::vector<std::string> values_;
+};
+
+}  // namespace loadgen

@@ -1,0 +1,231 @@
+// The cellar-over-RPC engine: Cap'n Proto clients on one kj event loop per driver thread.
+// Several calls are in flight per connection (pipelining); reads, updates and inserts of a
+// slot go in one `batch` call; a scan is a `scan` call plus a `next` call pipelined on its
+// answer (one round trip).
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+
+#include <stdexcept>
+
+#include "cellar.capnp.h"
+#include "engine.h"
+#include "rpc/client.h"
+
+namespace loadgen {
+
+namespace {
+
+capnp::Data::Reader bytes(const std::string& s) {
+  return {reinterpret_cast<const kj::byte*>(s.data()), s.size()};
+}
+
+struct rpc_conn {
+  kj::Own<kj::AsyncIoStream> stream;
+  kj::Own<capnp::TwoPartyClient> client;
+  cellar::wire::Cellar::Client cellar{nullptr};
+};
+
+class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler {
+ public:
+  explicit cellar_rpc_engine(const target_options& o)
+      : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), values_(o.seed), rng_(o.seed * 7919 + 1) {
+    for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
+    auto addr = io_.provider->getNetwork().parseAddress(o.host, static_cast<unsigned>(o.port)).wait(io_.waitScope);
+    for (int i = 0; i < o.connections; ++i) {
+      auto c = std::make_unique<rpc_conn>();
+      c->stream = addr->connect().wait(io_.waitScope);
+      c->client = kj::heap<capnp::TwoPartyClient>(*c->stream);
+      auto login = c->client->bootstrap().castAs<cellar::wire::Login>();
+      auto req = login.loginRequest();
+      req.setToken("");
+      auto res = req.send().wait(io_.waitScope);
+      if (res.getError().getCode() != 0) throw std::runtime_error(std::string("login: ") + res.getError().getMessage().cStr());
+      c->cellar = res.getCellar();
+      conns_.push_back(std::move(c));
+    }
+  }
+
+  ~cellar_rpc_engine() noexcept override = default;
+
+  void start(slot& s) override {
+    s.ok.assign(s.ops.size(), 1);
+    s.rows.assign(s.ops.size(), 0);
+    s.calls_pending = 0;
+    s.phase = 0;
+    auto& c = *conns_[static_cast<std::size_t>(s.conn)];
+    // One batch for every non-scan op (reads of rmw included), one scan call per scan.
+    std::vector<std::size_t> batched;
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      if (s.ops[i].kind == op_kind::scan)
+        send_scan(c, s, i);
+      else
+        batched.push_back(i);
+    }
+    if (!batched.empty()) send_batch(c, s, std::move(batched), false);
+  }
+
+  void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
+    if (completed_.empty()) {
+      const std::int64_t d = deadline_ns - now_ns();
+      if (d > 0) {
+        auto paf = kj::newPromiseAndFulfiller<void>();
+        waiter_ = kj::mv(paf.fulfiller);
+        paf.promise.exclusiveJoin(io_.provider->getTimer().afterDelay(d * kj::NANOSECONDS)).wait(io_.waitScope);
+        waiter_ = nullptr;
+      } else {
+        io_.waitScope.poll();
+      }
+    }
+    for (auto* s : completed_) done.push_back(s);
+    completed_.clear();
+  }
+
+ private:
+  void taskFailed(kj::Exception&& e) override { failures_++; (void)e; }
+
+  void call_done(slot& s) {
+    if (--s.calls_pending > 0) return;
+    s.end_ns = now_ns();
+    completed_.push_back(&s);
+    if (waiter_.get() != nullptr && waiter_->isWaiting()) waiter_->fulfill();
+  }
+
+  // Reads, updates and inserts (and the reads of rmw when !second; the writes when second).
+  void send_batch(rpc_conn& c, slot& s, std::vector<std::size_t> idx, bool second) {
+    auto req = c.cellar.batchRequest();
+    req.setTable(o_.table);
+    auto actions = req.initActions(static_cast<unsigned>(idx.size()));
+    for (unsigned a = 0; a < idx.size(); ++a) {
+      const operation& op = s.ops[idx[a]];
+      key_ = build_key_name(op.keynum);
+      const bool write = second || op.kind == op_kind::update || op.kind == op_kind::insert;
+      if (!write) {
+        auto g = actions[a].initGet();
+        g.setRow(bytes(key_));
+        continue;
+      }
+      auto p = actions[a].initPut();
+      p.setRow(bytes(key_));
+      if (op.kind == op_kind::insert) {
+        auto e = p.initEntries(field_count);
+        for (unsigned f = 0; f < field_count; ++f) {
+          e[f].setFamily(o_.family);
+          e[f].setQualifier(bytes(fields_[f]));
+          e[f].setValue(bytes(values_.pick(rng_)));
+        }
+      } else {
+        auto e = p.initEntries(1);
+        e[0].setFamily(o_.family);
+        e[0].setQualifier(bytes(fields_[static_cast<std::size_t>(op.field)]));
+        e[0].setValue(bytes(values_.pick(rng_)));
+      }
+    }
+    ++s.calls_pending;
+    auto* sp = &s;
+    auto* cp = &c;
+    tasks_.add(req.send().then(
+        [this, sp, cp, idx = std::move(idx), second](capnp::Response<cellar::wire::Cellar::BatchResults> r) mutable {
+          slot& s = *sp;
+          const bool call_ok = r.getError().getCode() == 0 && r.getResults().size() == idx.size();
+          std::vector<std::size_t> rmw;
+          for (unsigned a = 0; a < idx.size(); ++a) {
+            const std::size_t i = idx[a];
+            bool ok = call_ok && r.getResults()[a].getError().getCode() == 0;
+            const operation& op = s.ops[i];
+            if (ok && !second && (op.kind == op_kind::read || op.kind == op_kind::rmw))
+              ok = r.getResults()[a].getRow().getCells().size() > 0;  // NOT_FOUND otherwise
+            if (!ok) s.ok[i] = 0;
+            if (!second && op.kind == op_kind::rmw && ok) rmw.push_back(i);
+          }
+          if (!rmw.empty()) {
+            s.mid_ns = now_ns();
+            send_batch(*cp, s, std::move(rmw), true);
+          } else if (!second) {
+            s.mid_ns = now_ns();
+          }
+          call_done(s);
+        },
+        [this, sp, idx](kj::Exception&&) {
+          for (auto i : idx) sp->ok[i] = 0;
+          call_done(*sp);
+        }));
+  }
+
+  void send_scan(rpc_conn& c, slot& s, std::size_t i) {
+    const operation& op = s.ops[i];
+    auto req = c.cellar.scanRequest();
+    req.setTable(o_.table);
+    auto sc = req.initScan();
+    const std::string key = build_key_name(op.keynum);
+    sc.setStart(bytes(key));
+    sc.setLimit(op.scan_length);
+    sc.setCaching(op.scan_length);
+    auto scan_promise = req.send();
+    auto next = scan_promise.getScanner().nextRequest();
+    next.setCount(static_cast<std::uint32_t>(op.scan_length));
+    auto next_promise = next.send();
+    ++s.calls_pending;
+    auto* sp = &s;
+    tasks_.add(scan_promise
+                   .then([next_promise = kj::mv(next_promise)](
+                             capnp::Response<cellar::wire::Cellar::ScanResults> r) mutable {
+                     if (r.getError().getCode() != 0)
+                       KJ_FAIL_REQUIRE("scan refused", r.getError().getMessage().cStr());
+                     return kj::mv(next_promise);
+                   })
+                   .then(
+                       [this, sp, i](capnp::Response<cellar::wire::Scanner::NextResults> r) {
+                         if (r.getError().getCode() != 0) sp->ok[i] = 0;
+                         sp->rows[i] = static_cast<std::int32_t>(r.getResults().size());
+                         call_done(*sp);
+                       },
+                       [this, sp, i](kj::Exception&&) {
+                         sp->ok[i] = 0;
+                         call_done(*sp);
+                       }));
+  }
+
+  target_options o_;
+  kj::AsyncIoContext io_;
+  std::vector<std::unique_ptr<rpc_conn>> conns_;
+  kj::TaskSet tasks_;
+  value_pool values_;
+  rng rng_;
+  std::vector<std::string> fields_;
+  std::string key_;
+  std::vector<slot*> completed_;
+  kj::Own<kj::PromiseFulfiller<void>> waiter_;
+  std::uint64_t failures_ = 0;
+};
+
+}  // namespace
+
+void prepare_cellar_rpc(const target_options& o, bool recreate) {
+  auto c = cellar::rpc::connect(o.host + ":" + std::to_string(o.port));
+  if (!c) throw std::runtime_error("cannot connect: " + c.error().to_string());
+  auto& conn = *c.value();
+  auto tables = conn.list_tables();
+  bool exists = false;
+  if (tables)
+    for (auto& t : tables.value()) exists |= t == o.table;
+  if (exists && !recreate) return;
+  if (exists) {
+    if (auto s = conn.drop_table(o.table); !s) throw std::runtime_error("drop table: " + s.to_string());
+  }
+  cellar::table_descriptor d;
+  d.name = o.table;
+  const auto pc = parse_partitioning(o.partitioning);
+  if (pc.method == "hash") d.partitioning = cellar::partition_spec::hash(static_cast<std::uint32_t>(pc.n));
+  if (pc.method == "range") d.partitioning = cellar::partition_spec::range_bounds(ycsb_range_bounds(pc.n));
+  cellar::family_descriptor f;
+  f.name = o.family;
+  d.families.push_back(f);
+  if (auto s = conn.create_table(d, cellar::schema_origin::hbase_shell); !s)
+    throw std::runtime_error("create table: " + s.to_string());
+}
+
+std::unique_ptr<engine> make_cellar_rpc_engine(const target_options& o) {
+  return std::make_unique<cellar_rpc_engine>(o);
+}
+
+}  // namespace loadgen

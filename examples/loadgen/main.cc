@@ -1,0 +1,490 @@
+// loadgen: YCSB core workloads A to F against cellar (over RPC or embedded) and redis.
+//
+//   loadgen --target cellar-rpc --port 9090 --workload a --phase both --records 100000
+//           --duration 30 --threads 2 --connections 50 --depth 1 --json a.json --svg a
+//   loadgen --target redis --port 6379 --workload c --phase run --depth 16 ...
+//   loadgen plot --kind cdf --out cdf.svg --title "YCSB C" cellar=c-cellar.json redis=c-redis.json
+//
+// See docs/ycsb.md. Each driver thread owns connections/threads connections and keeps
+// `depth` requests in flight on each (closed loop); with --target-rate the requests follow
+// a schedule, and latency is measured both from the actual send (service time) and from
+// the scheduled start (no coordinated omission).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <latch>
+#include <thread>
+
+#include "engine.h"
+#include "report.h"
+
+using namespace loadgen;
+
+namespace {
+
+struct config {
+  target_options t;
+  std::string workload = "a";
+  std::string phase = "both";  // load | run | both
+  std::int64_t records = 100000;
+  std::int64_t operations = 0;  // 0: no count limit (use --duration)
+  double duration = 0;          // seconds; 0: no time limit (use --operations)
+  int threads = 2;
+  int connections = 2;
+  int depth = 1;
+  int batch = 1;
+  int load_batch = 50;
+  double target_rate = 0;  // ops/s over all threads; 0: as fast as possible
+  std::string json_out;
+  std::string svg_prefix;
+  std::string label;
+  bool recreate = true;
+  bool quiet = false;
+};
+
+struct shared_run {
+  std::atomic<std::int64_t> budget{0};  // operations left to issue (when counted)
+  bool counted = false;
+  std::atomic<std::uint64_t> done_ops{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;  // deadline
+};
+
+std::unique_ptr<engine> make_engine(const target_options& o) {
+  if (o.target == "cellar-rpc") return make_cellar_rpc_engine(o);
+  if (o.target == "redis") return make_redis_engine(o);
+  if (o.target == "cellar-embedded") return make_embedded_engine(o);
+  throw std::invalid_argument("unknown target " + o.target);
+}
+
+// One driver thread.
+void drive(const config& cfg, bool load, workload_state& ws, const workload_spec& w, shared_run& sr, int index,
+           int conns, int first_slot, int total_slots, std::latch& ready, std::latch& go, run_stats& out,
+           std::int64_t& last_end, std::string& error) {
+  std::unique_ptr<engine> eng;
+  try {
+    target_options o = cfg.t;
+    o.connections = conns;
+    o.seed = cfg.t.seed * 1000 + static_cast<std::uint64_t>(index);
+    eng = make_engine(o);
+  } catch (const std::exception& e) {
+    error = e.what();
+    ready.count_down();
+    go.wait();
+    return;
+  }
+  op_chooser chooser(w, ws, cfg.t.seed * 7777 + static_cast<std::uint64_t>(index));
+  const int batch = load ? std::max(cfg.batch, cfg.load_batch) : cfg.batch;
+  std::vector<slot> slots(static_cast<std::size_t>(conns * cfg.depth));
+  for (std::size_t i = 0; i < slots.size(); ++i) slots[i].conn = static_cast<int>(i) % conns;
+  ready.count_down();
+  go.wait();
+
+  const bool paced = cfg.target_rate > 0 && !load;
+  // Each slot sends `batch` ops every `period` ns: total_slots * batch / rate seconds.
+  const double period = paced ? 1e9 * total_slots * batch / cfg.target_rate : 0;
+  std::vector<std::int64_t> next_at(slots.size(), sr.start_ns);
+  if (paced)
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      next_at[i] = sr.start_ns + static_cast<std::int64_t>(period * (first_slot + static_cast<double>(i)) / total_slots);
+  std::vector<char> busy(slots.size(), 0), stopped(slots.size(), 0);
+  std::size_t in_flight = 0, live = slots.size();
+  std::vector<slot*> done;
+  bool stopping = false;
+
+  auto take = [&](slot& s) -> bool {
+    s.ops.clear();
+    for (int b = 0; b < batch; ++b) {
+      if (sr.counted && sr.budget.fetch_sub(1) <= 0) break;
+      if (load) {
+        const std::int64_t k = ws.load_next.fetch_add(1);
+        if (k >= ws.recordcount) break;
+        s.ops.push_back({op_kind::insert, k, 0, 0});
+      } else {
+        s.ops.push_back(chooser.next());
+      }
+    }
+    return !s.ops.empty();
+  };
+
+  auto record = [&](slot& s) {
+    const std::int64_t total = s.end_ns - s.start_ns;
+    const std::size_t sec = static_cast<std::size_t>(std::max<std::int64_t>(0, s.end_ns - sr.start_ns) / 1000000000);
+    if (out.seconds.size() <= sec) out.seconds.resize(sec + 1);
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      const operation& op = s.ops[i];
+      auto rec = [&](op_kind k, std::int64_t lat, std::int64_t from_intended) {
+        auto& st = out.ops[static_cast<std::size_t>(k)];
+        st.service.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, lat)));
+        if (paced) st.intended.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, from_intended)));
+        out.seconds[sec].at(k).record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, lat)));
+        if (!s.ok[i]) ++st.errors;
+      };
+      if (op.kind == op_kind::rmw) {
+        rec(op_kind::read, s.mid_ns - s.start_ns, s.mid_ns - s.intended_ns);
+        rec(op_kind::update, s.end_ns - s.mid_ns, s.end_ns - s.mid_ns);
+      }
+      rec(op.kind, total, s.end_ns - s.intended_ns);
+      out.total.service.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, total)));
+      if (op.kind == op_kind::scan) out.ops[static_cast<std::size_t>(op_kind::scan)].rows += static_cast<std::uint64_t>(s.rows[i]);
+      if (op.kind == op_kind::insert && !load) ws.inserts.acknowledge(op.keynum);
+      if (!s.ok[i]) sr.errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    sr.done_ops.fetch_add(s.ops.size(), std::memory_order_relaxed);
+    last_end = std::max(last_end, s.end_ns);
+  };
+
+  try {
+    while (live > 0) {
+      const std::int64_t now = now_ns();
+      if (!stopping && sr.end_ns > 0 && now >= sr.end_ns) stopping = true;
+      std::int64_t wake = sr.end_ns > 0 ? sr.end_ns : now + 1000000000;
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (busy[i] || stopped[i]) continue;
+        if (stopping || !take(slots[i])) {
+          stopped[i] = 1;
+          --live;
+          continue;
+        }
+        if (paced && next_at[i] > now) {
+          // not due yet: put the ops back into the slot and wait for its time
+          wake = std::min(wake, next_at[i]);
+          slots[i].intended_ns = next_at[i];
+          busy[i] = 2;  // scheduled
+          continue;
+        }
+        slots[i].intended_ns = paced ? next_at[i] : now;
+        slots[i].start_ns = now_ns();
+        slots[i].mid_ns = 0;
+        busy[i] = 1;
+        ++in_flight;
+        eng->start(slots[i]);
+      }
+      // Scheduled slots whose time came.
+      if (paced) {
+        const std::int64_t t = now_ns();
+        for (std::size_t i = 0; i < slots.size(); ++i) {
+          if (busy[i] != 2) continue;
+          if (stopping) {
+            busy[i] = 0;
+            stopped[i] = 1;
+            --live;
+            continue;
+          }
+          if (next_at[i] <= t) {
+            slots[i].start_ns = now_ns();
+            slots[i].mid_ns = 0;
+            busy[i] = 1;
+            ++in_flight;
+            eng->start(slots[i]);
+          } else {
+            wake = std::min(wake, next_at[i]);
+          }
+        }
+      }
+      if (live == 0) break;
+      if (in_flight == 0 && !paced) continue;
+      done.clear();
+      eng->wait(done, wake);
+      for (auto* s : done) {
+        const std::size_t i = static_cast<std::size_t>(s - slots.data());
+        record(*s);
+        busy[i] = 0;
+        --in_flight;
+        if (paced) next_at[i] += static_cast<std::int64_t>(period);
+      }
+      if (stopping && in_flight == 0) {
+        // Everything answered: retire the slots that are idle.
+        for (std::size_t i = 0; i < slots.size(); ++i)
+          if (!stopped[i] && busy[i] != 1) {
+            stopped[i] = 1;
+            --live;
+          }
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+}
+
+nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const workload_spec& w) {
+  shared_run sr;
+  if (load) {
+    sr.counted = false;
+  } else if (cfg.operations > 0) {
+    sr.counted = true;
+    sr.budget = cfg.operations;
+  }
+  const int threads = std::max(1, std::min(cfg.threads, cfg.connections));
+  std::latch ready(threads), go(1);
+  std::vector<run_stats> stats(static_cast<std::size_t>(threads));
+  std::vector<std::int64_t> last_end(static_cast<std::size_t>(threads), 0);
+  std::vector<std::string> errors(static_cast<std::size_t>(threads));
+  std::vector<std::thread> ts;
+  int first_slot = 0;
+  const int total_slots = cfg.connections * cfg.depth;
+  for (int i = 0; i < threads; ++i) {
+    const int conns = cfg.connections / threads + (i < cfg.connections % threads ? 1 : 0);
+    ts.emplace_back(drive, std::cref(cfg), load, std::ref(ws), std::cref(w), std::ref(sr), i, conns, first_slot,
+                    total_slots, std::ref(ready), std::ref(go), std::ref(stats[static_cast<std::size_t>(i)]),
+                    std::ref(last_end[static_cast<std::size_t>(i)]), std::ref(errors[static_cast<std::size_t>(i)]));
+    first_slot += conns * cfg.depth;
+  }
+  ready.wait();
+  for (auto& e : errors)
+    if (!e.empty()) {
+      go.count_down();
+      for (auto& t : ts) t.join();
+      throw std::runtime_error(e);
+    }
+  sr.start_ns = now_ns();
+  sr.end_ns = (!load && cfg.duration > 0) ? sr.start_ns + static_cast<std::int64_t>(cfg.duration * 1e9) : 0;
+  go.count_down();
+
+  // Progress on a terminal.
+  std::atomic<bool> finished{false};
+  std::thread progress;
+  if (!cfg.quiet && isatty(STDOUT_FILENO)) {
+    progress = std::thread([&] {
+      std::uint64_t prev = 0;
+      std::int64_t prev_t = sr.start_ns;
+      while (!finished.load()) {
+        for (int k = 0; k < 10 && !finished.load(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const std::int64_t t = now_ns();
+        const std::uint64_t n = sr.done_ops.load();
+        std::printf("\r%s %s: %6.1f s  %10llu ops  %9.0f ops/s  %llu errors   ", load ? "load" : "run",
+                    cfg.t.target.c_str(), static_cast<double>(t - sr.start_ns) / 1e9,
+                    static_cast<unsigned long long>(n), static_cast<double>(n - prev) * 1e9 / static_cast<double>(t - prev_t),
+                    static_cast<unsigned long long>(sr.errors.load()));
+        std::fflush(stdout);
+        prev = n;
+        prev_t = t;
+      }
+      std::printf("\n");
+    });
+  }
+  for (auto& t : ts) t.join();
+  finished = true;
+  if (progress.joinable()) progress.join();
+  for (auto& e : errors)
+    if (!e.empty()) throw std::runtime_error(e);
+
+  run_stats all;
+  for (auto& s : stats) all.merge(s);
+  std::int64_t end = sr.start_ns;
+  for (auto e : last_end) end = std::max(end, e);
+  const double secs = std::max(1e-9, static_cast<double>(end - sr.start_ns) / 1e9);
+
+  nlohmann::json j;
+  j["phase"] = load ? "load" : "run";
+  j["seconds"] = secs;
+  std::uint64_t total = 0, errs = 0;
+  nlohmann::json ops = nlohmann::json::object();
+  for (std::size_t k = 0; k < op_kinds; ++k) {
+    auto& st = all.ops[k];
+    if (st.service.count() == 0) continue;
+    nlohmann::json o;
+    o["service"] = summary_json(st.service);
+    o["service"]["cdf"] = spectrum_json(st.service);
+    if (st.intended.count()) {
+      o["intended"] = summary_json(st.intended);
+      o["intended"]["cdf"] = spectrum_json(st.intended);
+    }
+    o["ops_per_s"] = static_cast<double>(st.service.count()) / secs;
+    o["errors"] = st.errors;
+    if (static_cast<op_kind>(k) == op_kind::scan) o["rows_per_scan"] = static_cast<double>(st.rows) / static_cast<double>(st.service.count());
+    ops[op_name(static_cast<op_kind>(k))] = o;
+    // rmw's READ and UPDATE parts are counted within READ-MODIFY-WRITE, not again.
+    errs += st.errors;
+  }
+  for (std::size_t k = 0; k < op_kinds; ++k) total += all.ops[k].service.count();
+  if (all.ops[static_cast<std::size_t>(op_kind::rmw)].service.count()) {
+    const auto r = all.ops[static_cast<std::size_t>(op_kind::rmw)].service.count();
+    total -= 2 * r;  // the READ and UPDATE halves of each rmw
+  }
+  j["all"] = summary_json(all.total.service);
+  j["operations"] = ops;
+  j["total_ops"] = total;
+  j["ops_per_s"] = static_cast<double>(total) / secs;
+  j["errors"] = errs;
+  nlohmann::json tl = nlohmann::json::array();
+  for (std::size_t s = 0; s < all.seconds.size(); ++s) {
+    nlohmann::json e;
+    e["t"] = static_cast<double>(s) + 0.5;
+    nlohmann::json per = nlohmann::json::object();
+    for (std::size_t k = 0; k < op_kinds; ++k) {
+      auto& h = all.seconds[s].ops[k];
+      if (!h || h->count() == 0) continue;
+      per[op_name(static_cast<op_kind>(k))] = {{"count", h->count()},
+                                               {"p50_us", static_cast<double>(h->percentile(50)) / 1000.0},
+                                               {"p99_us", static_cast<double>(h->percentile(99)) / 1000.0}};
+    }
+    e["ops"] = per;
+    tl.push_back(e);
+  }
+  j["timeline"] = tl;
+  return j;
+}
+
+void print_summary(const nlohmann::json& j) {
+  std::printf("[%s] %.0f ops in %.2f s: %.0f ops/s, %llu errors\n", j["phase"].get<std::string>().c_str(),
+              j["total_ops"].get<double>(), j["seconds"].get<double>(), j["ops_per_s"].get<double>(),
+              static_cast<unsigned long long>(j["errors"].get<std::uint64_t>()));
+  std::printf("  %-18s %10s %10s %9s %9s %9s %9s %9s %9s\n", "operation", "count", "ops/s", "avg_us", "p50_us",
+              "p95_us", "p99_us", "p99.9_us", "max_us");
+  for (auto& [name, o] : j["operations"].items()) {
+    for (const char* which : {"service", "intended"}) {
+      if (!o.contains(which)) continue;
+      const auto& s = o[which];
+      std::printf("  %-18s %10llu %10.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+                  (name + (std::string(which) == "intended" ? "*" : "")).c_str(),
+                  static_cast<unsigned long long>(s["count"].get<std::uint64_t>()), o["ops_per_s"].get<double>(),
+                  s["avg_us"].get<double>(), s["p50_us"].get<double>(), s["p95_us"].get<double>(),
+                  s["p99_us"].get<double>(), s["p999_us"].get<double>(), s["max_us"].get<double>());
+    }
+  }
+  if (j["operations"].size() && j.dump().find("intended") != std::string::npos)
+    std::printf("  (* latency from the scheduled start: includes queueing behind slow requests)\n");
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << text;
+}
+
+// Prints "<ops/s> <p99 us of all operations> <errors>" of a result file's run phase.
+int summary_main(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  auto j = nlohmann::json::parse(f);
+  const auto& r = j.contains("run") ? j["run"] : j["load"];
+  std::printf("%.0f %.0f %llu\n", r["ops_per_s"].get<double>(), r["all"]["p99_us"].get<double>(),
+              static_cast<unsigned long long>(r["errors"].get<std::uint64_t>()));
+  return 0;
+}
+
+int plot_main(const std::string& kind, const std::string& out, const std::string& title,
+              const std::vector<std::string>& inputs) {
+  std::vector<std::pair<std::string, nlohmann::json>> series;
+  for (auto& in : inputs) {
+    std::string label, path = in;
+    if (auto eq = in.find('='); eq != std::string::npos) {
+      label = in.substr(0, eq);
+      path = in.substr(eq + 1);
+    }
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("cannot read " + path);
+    auto j = nlohmann::json::parse(f);
+    if (label.empty()) label = j.value("label", path);
+    series.emplace_back(label, j.contains("run") ? j["run"] : j);
+  }
+  write_file(out, svg_plot(kind, title, series));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  config cfg;
+  CLI::App app{"loadgen: YCSB core workloads A-F against cellar (RPC or embedded) and redis"};
+  app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-embedded | redis")->required()
+      ->check(CLI::IsMember({"cellar-rpc", "cellar-embedded", "redis"}));
+  app.add_option("--host", cfg.t.host, "server address (cellar-rpc, redis)");
+  app.add_option("--port", cfg.t.port, "server port");
+  app.add_option("--workload", cfg.workload, "YCSB core workload a..f")->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "A", "B", "C", "D", "E", "F"}));
+  app.add_option("--phase", cfg.phase, "load | run | both")->check(CLI::IsMember({"load", "run", "both"}));
+  app.add_option("--records", cfg.records, "recordcount");
+  app.add_option("--operations", cfg.operations, "operationcount (0: bounded by --duration)");
+  app.add_option("--duration", cfg.duration, "seconds of the run phase (0: bounded by --operations)");
+  app.add_option("--threads", cfg.threads, "driver threads (each runs an event loop)");
+  app.add_option("--connections", cfg.connections, "connections in total, spread over the threads");
+  app.add_option("--depth", cfg.depth, "requests in flight per connection (pipelining depth)");
+  app.add_option("--batch", cfg.batch, "operations per request (cellar: actions of one batch call)");
+  app.add_option("--load-batch", cfg.load_batch, "inserts per request in the load phase");
+  app.add_option("--target-rate", cfg.target_rate, "ops/s over all threads (0: as fast as possible)");
+  app.add_option("--partitioning", cfg.t.partitioning, "cellar table: none | hash:N | range:N");
+  app.add_option("--table", cfg.t.table, "cellar table name");
+  app.add_option("--seed", cfg.t.seed, "random seed");
+  app.add_option("--json", cfg.json_out, "write the results here");
+  app.add_option("--svg", cfg.svg_prefix, "write PREFIX-latency.svg and PREFIX-cdf.svg");
+  app.add_option("--label", cfg.label, "name of this run in the JSON and plots");
+  app.add_flag("!--keep", cfg.recreate, "load into the existing table/keys instead of recreating them");
+  app.add_flag("--quiet", cfg.quiet, "no progress line");
+
+  std::string plot_kind = "cdf", plot_out, plot_title = "latency";
+  std::vector<std::string> plot_inputs;
+  auto* plot = app.add_subcommand("plot", "SVG from result files: [label=]file.json ...");
+  plot->add_option("--kind", plot_kind, "cdf | time")->check(CLI::IsMember({"cdf", "time"}));
+  plot->add_option("--out", plot_out, "SVG file")->required();
+  plot->add_option("--title", plot_title, "title");
+  plot->add_option("inputs", plot_inputs, "result files")->required();
+  std::string summary_in;
+  auto* summary = app.add_subcommand("summary", "print '<ops/s> <p99 us> <errors>' of a result file");
+  summary->add_option("file", summary_in, "result file")->required();
+  // --target is only required without the plot subcommand.
+  app.get_option("--target")->required(false);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*plot) return plot_main(plot_kind, plot_out, plot_title, plot_inputs);
+    if (*summary) return summary_main(summary_in);
+    if (cfg.t.target.empty()) throw std::invalid_argument("--target is required");
+    if (cfg.t.target != "cellar-embedded" && cfg.t.port == 0) throw std::invalid_argument("--port is required");
+    if (cfg.connections < 1 || cfg.depth < 1 || cfg.batch < 1 || cfg.threads < 1 || cfg.records < 1)
+      throw std::invalid_argument("threads, connections, depth, batch and records must be at least 1");
+    if (cfg.phase != "load" && cfg.duration <= 0 && cfg.operations <= 0) cfg.operations = 1000000;
+    const workload_spec w = core_workload(cfg.workload);
+    // Without an operation count YCSB's expectednewkeys has nothing to scale with: assume
+    // the run does about `records` operations.
+    workload_state ws(cfg.records, cfg.operations > 0 ? cfg.operations : cfg.records, w);
+
+    if (cfg.t.target == "cellar-rpc") prepare_cellar_rpc(cfg.t, cfg.phase != "run" && cfg.recreate);
+    if (cfg.t.target == "redis") prepare_redis(cfg.t, cfg.phase != "run" && cfg.recreate);
+    if (cfg.t.target == "cellar-embedded") prepare_embedded(cfg.t);
+
+    nlohmann::json result;
+    result["label"] = cfg.label.empty() ? cfg.t.target : cfg.label;
+    result["target"] = cfg.t.target;
+    result["workload"] = w.name;
+    result["options"] = {{"records", cfg.records},   {"operations", cfg.operations},   {"duration_s", cfg.duration},
+                         {"threads", cfg.threads},   {"connections", cfg.connections}, {"depth", cfg.depth},
+                         {"batch", cfg.batch},       {"target_rate", cfg.target_rate}, {"partitioning", cfg.t.partitioning},
+                         {"seed", cfg.t.seed}};
+    std::string cmd;
+    for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+    result["command"] = cmd;
+    if (cfg.phase != "run") {
+      auto j = run_phase(cfg, true, ws, w);
+      if (!cfg.quiet) print_summary(j);
+      result["load"] = j;
+    }
+    if (cfg.phase != "load") {
+      auto j = run_phase(cfg, false, ws, w);
+      if (!cfg.quiet) print_summary(j);
+      result["run"] = j;
+    }
+    if (!cfg.json_out.empty()) write_file(cfg.json_out, result.dump(1) + "\n");
+    if (!cfg.svg_prefix.empty()) {
+      const auto& j = result.contains("run") ? result["run"] : result["load"];
+      const std::string label = result["label"];
+      const std::string title = "YCSB " + w.name + " on " + label;
+      write_file(cfg.svg_prefix + "-latency.svg", svg_plot("time", title + ": latency over time", {{label, j}}));
+      write_file(cfg.svg_prefix + "-cdf.svg", svg_plot("cdf", title + ": latency by percentile", {{label, j}}));
+    }
+    if (cfg.t.target == "cellar-embedded") close_embedded();
+    std::fflush(stdout);
+    const auto errs = (result.contains("run") ? result["run"] : result["load"])["errors"].get<std::uint64_t>();
+    std::_Exit(errs == 0 ? 0 : 3);  // CAF's actor system teardown is not needed (see cellar-server)
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loadgen: %s\n", e.what());
+    std::fflush(stdout);
+    std::_Exit(2);
+  }
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# YCSB side by side: cellar-server (Cap'n Proto RPC) against redis-server, same machine,
+# same run, same load generator (examples/loadgen). Writes docs/ycsb.md (the table and
+# the command), docs/ycsb-<run>-<target>.json (full results) and docs/ycsb-<run>-cdf.svg /
+# docs/ycsb-<run>-latency.svg (both targets in one plot).
+#
+#   scripts/bench-ycsb.sh [--records 100000] [--duration 25] [--connections 50]
+#                         [--threads 2] [--depth 16] [--partitioning range:8]
+#                         [--skip-build] [--out docs]
+#
+# Runs, in this order, each against cellar then redis: A and C with `connections`
+# connections and no pipelining, A and C with pipelining depth `depth`, and E (no
+# pipelining). A full run with the defaults takes about 5 minutes on 2 cores.
+# LOADGEN and CELLAR_SERVER override the binaries (default: ./build/...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+records=100000
+duration=25
+connections=50
+threads=2
+depth=16
+partitioning=range:8
+skip_build=0
+out=docs
+cmdline="scripts/bench-ycsb.sh $*"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --records) records=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --depth) depth=$2; shift 2 ;;
+    --partitioning) partitioning=$2; shift 2 ;;
+    --skip-build) skip_build=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "bench-ycsb: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+if [ "$skip_build" -eq 0 ]; then
+  scripts/setup.sh
+  scripts/build.sh
+fi
+LOADGEN=${LOADGEN:-$root/build/examples/loadgen/loadgen}
+CELLAR_SERVER=${CELLAR_SERVER:-$root/build/src/tools/cellar-server}
+[ -x "$LOADGEN" ] || { echo "bench-ycsb: no loadgen at $LOADGEN (is examples/loadgen in meson.build?)" >&2; exit 1; }
+[ -x "$CELLAR_SERVER" ] || { echo "bench-ycsb: no cellar-server at $CELLAR_SERVER" >&2; exit 1; }
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "bench-ycsb: installing redis-server"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq redis-server
+fi
+
+# A free loopback port: ask the kernel for one (bind to port 0), fall back to probing.
+free_port() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    return
+  fi
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 20000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+work=$(mktemp -d /tmp/bench-ycsb.XXXXXX)
+redis_pid=""; cellar_pid=""
+cleanup() {
+  [ -n "$cellar_pid" ] && kill "$cellar_pid" 2>/dev/null && wait "$cellar_pid" 2>/dev/null || true
+  [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+redis_port=$(free_port)
+redis-server --save '' --appendonly no --port "$redis_port" --bind 127.0.0.1 --daemonize no \
+  >"$work/redis.log" 2>&1 &
+redis_pid=$!
+cellar_port=$(free_port)
+"$CELLAR_SERVER" --listen "127.0.0.1:$cellar_port" --data "$work/cellar-data" --snapshot-interval-ms 0 \
+  >"$work/cellar.log" 2>&1 &
+cellar_pid=$!
+for _ in $(seq 100); do
+  grep -q "listening on" "$work/cellar.log" 2>/dev/null && redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+grep -q "listening on" "$work/cellar.log" || { cat "$work/cellar.log"; echo "bench-ycsb: cellar-server did not start" >&2; exit 1; }
+redis-cli -p "$redis_port" ping >/dev/null || { cat "$work/redis.log"; echo "bench-ycsb: redis-server did not start" >&2; exit 1; }
+echo "bench-ycsb: redis-server on $redis_port (pid $redis_pid), cellar-server on $cellar_port (pid $cellar_pid)"
+
+mkdir -p "$out"
+common=(--threads "$threads" --records "$records" --quiet)
+port_of() { if [ "$1" = cellar-rpc ]; then echo "$cellar_port"; else echo "$redis_port"; fi; }
+name_of() { if [ "$1" = cellar-rpc ]; then echo cellar; else echo redis; fi; }
+
+# Load both stores with the same records.
+for t in cellar-rpc redis; do
+  echo "bench-ycsb: loading $records records into $(name_of $t)"
+  "$LOADGEN" --target "$t" --port "$(port_of $t)" --workload a --phase load --connections "$connections" \
+    --partitioning "$partitioning" --label "$(name_of $t)" --json "$work/load-$(name_of $t).json" "${common[@]}"
+done
+
+# name workload depth description
+runs=("a a 1 A, $connections connections, no pipelining"
+      "c c 1 C, $connections connections, no pipelining"
+      "a-p$depth a $depth A, $connections connections, pipelining depth $depth"
+      "c-p$depth c $depth C, $connections connections, pipelining depth $depth"
+      "e e 1 E (scans), $connections connections, no pipelining")
+rows=()
+for r in "${runs[@]}"; do
+  read -r name wl d desc <<<"$r"
+  for t in cellar-rpc redis; do
+    n=$(name_of $t)
+    echo "bench-ycsb: YCSB $desc on $n (${duration}s)"
+    "$LOADGEN" --target "$t" --port "$(port_of $t)" --workload "$wl" --phase run --connections "$connections" \
+      --depth "$d" --duration "$duration" --label "$n" --json "$out/ycsb-$name-$n.json" "${common[@]}" || {
+      echo "bench-ycsb: the $n run of $name reported errors (see $out/ycsb-$name-$n.json)" >&2; }
+  done
+  "$LOADGEN" plot --kind cdf --title "YCSB $desc: latency by percentile" --out "$out/ycsb-$name-cdf.svg" \
+    "cellar=$out/ycsb-$name-cellar.json" "redis=$out/ycsb-$name-redis.json"
+  "$LOADGEN" plot --kind time --title "YCSB $desc: latency over time" --out "$out/ycsb-$name-latency.svg" \
+    "cellar=$out/ycsb-$name-cellar.json" "redis=$out/ycsb-$name-redis.json"
+  read -r c_ops c_p99 c_err <<<"$("$LOADGEN" summary "$out/ycsb-$name-cellar.json")"
+  read -r r_ops r_p99 r_err <<<"$("$LOADGEN" summary "$out/ycsb-$name-redis.json")"
+  ratio=$(awk -v c="$c_ops" -v r="$r_ops" 'BEGIN { if (r > 0) printf "%.2fx", c / r; else print "-" }')
+  rows+=("| $desc | $c_ops | $r_ops | $ratio | $(awk -v v="$c_p99" 'BEGIN{printf "%.0f", v}') | $(awk -v v="$r_p99" 'BEGIN{printf "%.0f", v}') | $c_err / $r_err |")
+done
+
+kill "$cellar_pid" 2>/dev/null; wait "$cellar_pid" 2>/dev/null || true; cellar_pid=""
+kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true; redis_pid=""
+
+{
+  echo "# YCSB: cellar against Redis"
+  echo
+  echo "Written by \`scripts/bench-ycsb.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
+  echo "($(uname -r)); redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'). Both servers on"
+  echo "loopback on this machine, sharing its cores with the load generator; same load generator,"
+  echo "same records, same run. Throughput is operations per second over the whole run (a scan is"
+  echo "one operation); p99 is the 99th percentile of all operations of the run, in microseconds,"
+  echo "from the send of a request to its answer."
+  echo
+  echo "Command:"
+  echo
+  echo '```sh'
+  echo "$cmdline"
+  echo '```'
+  echo
+  echo "$records records (10 fields of 100 bytes), ${duration} s per run, $threads load generator threads,"
+  echo "cellar table partitioned \`$partitioning\`, redis-server \`--save '' --appendonly no\`."
+  echo
+  echo "| workload | ops/s cellar | ops/s redis | ratio | p99 µs cellar | p99 µs redis | errors cellar / redis |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for row in "${rows[@]}"; do echo "$row"; done
+  echo
+  echo "Per run: \`ycsb-<run>-cellar.json\` and \`ycsb-<run>-redis.json\` (every operation's"
+  echo "avg/p50/p95/p99/p99.9, the percentile spectrum and a per-second timeline),"
+  echo "\`ycsb-<run>-cdf.svg\` (latency by percentile) and \`ycsb-<run>-latency.svg\` (p50 and p99"
+  echo "per second), both targets in one plot. How the load generator works: see"
+  echo "\`examples/loadgen/main.cc\` and the notes below."
+  echo
+  cat <<'NOTES'
+## How it is measured
+
+- Workloads are YCSB's core workloads: records of 10 fields `field0..field9` of 100 bytes
+  (one cellar family, one redis hash), keys `user` + FNV-64 of the record number
+  (insertorder=hashed), scrambled zipfian (theta 0.99) request distribution, E scans of
+  uniform 1..100 rows, inserts 5 %, updates write one field.
+- Closed loop: each connection keeps `depth` requests in flight; the load generator runs one
+  event loop per thread (kj for cellar, poll(2) with hiredis for redis).
+- cellar: reads, updates and inserts are `batch` calls with one action; a scan is a `scan`
+  call plus a `next` call pipelined on it (one round trip).
+- redis: as YCSB's Redis binding: HGETALL, HSET, HSET + ZADD into `_indices` scored by the
+  key's Java hashCode; a scan is ZRANGEBYSCORE ... LIMIT 0 n, then HGETALL of each key
+  (pipelined here, where the binding does one round trip per key).
+- Errors count failed calls and reads of a missing row; a non-zero count means the run is not
+  comparable.
+NOTES
+} >"$out/ycsb.md"
+echo "bench-ycsb: wrote $out/ycsb.md"
+cat "$out/ycsb.md" | sed -n '/^| workload/,/^$/p'
