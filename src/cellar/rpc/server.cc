@@ -12,6 +12,14 @@
 #include <mutex>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "catalog/ddl.h"
 #include "rpc/convert.h"
 
@@ -343,22 +351,69 @@ class error_logger final : public kj::TaskSet::ErrorHandler {
 
 }  // namespace
 
+namespace {
+
+// A listening socket with SO_REUSEPORT, so each event loop can own one on the same port
+// and the kernel spreads connections over them.
+result<int> listen_socket(const std::string& address, std::uint16_t port) {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  std::string a = address == "localhost" ? "127.0.0.1" : address;
+  if (auto* v4 = reinterpret_cast<sockaddr_in*>(&ss); inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    len = sizeof(sockaddr_in);
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss); inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    len = sizeof(sockaddr_in6);
+  } else {
+    return status{code::invalid_argument, "listen address must be a numeric IPv4 or IPv6 address: " + address};
+  }
+  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return status{code::io_error, std::string("socket: ") + std::strerror(errno)};
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 1024) != 0) {
+    status s{code::io_error, "cannot listen on " + address + ":" + std::to_string(port) + ": " + std::strerror(errno)};
+    ::close(fd);
+    return s;
+  }
+  return fd;
+}
+
+std::uint16_t bound_port(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+}
+
+}  // namespace
+
 struct server::impl {
+  struct loop {
+    std::thread thread;
+    std::shared_ptr<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> stopper;
+    bool ready = false;
+    status error;
+  };
   std::unique_ptr<shared_state> st;
-  std::thread thread;
+  std::vector<std::unique_ptr<loop>> loops;
   std::uint16_t port = 0;
   std::mutex mu;
   std::condition_variable cv;
-  bool ready = false;
-  status start_error;
-  std::shared_ptr<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> stopper;
   bool stopped = false;
 
-  void run() {
+  // One event loop: accepts on its own socket and serves those connections.
+  void run(loop& me, int fd) {
     try {
       auto io = kj::setupAsyncIo();
-      auto addr = io.provider->getNetwork().parseAddress(st->opts.address, st->opts.port).wait(io.waitScope);
-      auto listener = addr->listen();
+      auto listener = io.lowLevelProvider->wrapListenSocketFd(
+          fd, kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP | kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC |
+                  kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK);
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
       error_logger logger;
       kj::TaskSet tasks(logger);
@@ -367,9 +422,8 @@ struct server::impl {
       ro.nestingLimit = 64;
       {
         std::lock_guard l(mu);
-        port = static_cast<std::uint16_t>(listener->getPort());
-        stopper = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
-        ready = true;
+        me.stopper = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+        me.ready = true;
       }
       cv.notify_all();
       std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
@@ -383,9 +437,8 @@ struct server::impl {
       paf.promise.exclusiveJoin(accept_loop()).wait(io.waitScope);
     } catch (const kj::Exception& e) {
       std::lock_guard l(mu);
-      start_error = {code::io_error, std::string("cannot serve on ") + st->opts.address + ":" +
-                                         std::to_string(st->opts.port) + ": " + e.getDescription().cStr()};
-      ready = true;
+      me.error = {code::io_error, std::string("event loop failed: ") + e.getDescription().cStr()};
+      me.ready = true;
       cv.notify_all();
     }
   }
@@ -394,16 +447,39 @@ struct server::impl {
 result<std::unique_ptr<server>> server::start(store& s, server_options o) {
   auto p = std::make_unique<impl>();
   p->st = std::make_unique<shared_state>(s, std::move(o));
-  p->thread = std::thread([raw = p.get()] { raw->run(); });
+  const auto& opts = p->st->opts;
+  std::vector<int> fds;
+  auto first = listen_socket(opts.address, opts.port);
+  if (!first) return first.error();
+  fds.push_back(first.value());
+  p->port = bound_port(first.value());
+  for (std::size_t i = 1; i < std::max<std::size_t>(1, opts.event_loops); ++i) {
+    auto fd = listen_socket(opts.address, p->port);
+    if (!fd) {
+      for (int f : fds) ::close(f);
+      return fd.error();
+    }
+    fds.push_back(fd.value());
+  }
+  for (int fd : fds) {
+    p->loops.push_back(std::make_unique<impl::loop>());
+    auto* l = p->loops.back().get();
+    l->thread = std::thread([raw = p.get(), l, fd] { raw->run(*l, fd); });
+  }
+  status error;
   {
-    std::unique_lock l(p->mu);
-    p->cv.wait(l, [&] { return p->ready; });
+    std::unique_lock lk(p->mu);
+    p->cv.wait(lk, [&] {
+      for (auto& l : p->loops)
+        if (!l->ready) return false;
+      return true;
+    });
+    for (auto& l : p->loops)
+      if (!l->error) error = l->error;
   }
-  if (!p->start_error) {
-    p->thread.join();
-    return p->start_error;
-  }
-  return std::unique_ptr<server>(new server(std::move(p)));
+  auto srv = std::unique_ptr<server>(new server(std::move(p)));
+  if (!error) return error;  // the destructor stops the loops that did start
+  return srv;
 }
 
 server::server(std::unique_ptr<impl> p) : p_(std::move(p)) {}
@@ -415,8 +491,10 @@ std::uint16_t server::port() const { return p_->port; }
 void server::stop() {
   if (p_->stopped) return;
   p_->stopped = true;
-  if (p_->stopper) (*p_->stopper)->fulfill();
-  if (p_->thread.joinable()) p_->thread.join();
+  for (auto& l : p_->loops)
+    if (l->stopper) (*l->stopper)->fulfill();
+  for (auto& l : p_->loops)
+    if (l->thread.joinable()) l->thread.join();
 }
 
 }  // namespace cellar::rpc

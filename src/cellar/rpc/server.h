@@ -27,7 +27,10 @@ struct server_options {
   std::uint64_t max_message_bytes = 256ull << 20;
   std::size_t max_batch = 10000;
   std::size_t max_in_flight = 256;
-  std::size_t worker_threads = 2;
+  std::size_t worker_threads = 32;  // blocking calls (scan pages, DDL): mostly waiting on partitions
+  // kj event loops, each with its own listening socket on the port (SO_REUSEPORT): the
+  // kernel spreads connections over them.
+  std::size_t event_loops = 1;
   // Partitions of a table created with KEY partitioning and 0 partitions (the shell's
   // `create` without SPLITS asks for the server's default this way).
   std::uint32_t default_partitions = 7;
