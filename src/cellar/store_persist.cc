@@ -257,7 +257,12 @@ result<snapshot_stats> store_impl::snapshot() {
         if (!s) {
           std::lock_guard l(error_mutex);
           error = s;
+          continue;
         }
+        // Written means committed in WiredTiger: the next checkpoint holds it even if
+        // this one fails, so the delta is freed here, on this low-priority thread, and
+        // not given back.
+        delta_map().swap(c->fan->deltas[i]);
       }
     };
     std::size_t n = options.snapshot_threads;
