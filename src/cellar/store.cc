@@ -191,6 +191,17 @@ result<runtime_ptr> commit(store_impl& s, std::shared_ptr<table_schema> schema, 
   return rt;
 }
 
+// Stops a runtime's partition actors and drops their WiredTiger tables (a dropped table
+// group, or a group that took a new partition rule). Caller holds ddl_mutex.
+void retire(store_impl& s, const table_runtime& old) {
+  fan_out(old, admin_part::kind::stop, nullptr, {}, true);
+  if (!s.persistent() || !old.schema->partitioned) return;
+  std::lock_guard snap(s.snapshot_mutex);  // no snapshot is writing to its tables
+  for (std::uint32_t i = 0; i < old.schema->partitioning.count(); ++i)
+    if (auto st = s.wt->drop_partition(old.schema->uid, i); !st)
+      spdlog::warn("cellar: dropping partition {} of '{}': {}", i, old.schema->name, st.to_string());
+}
+
 }  // namespace
 
 status store_impl::persist_schema(const table_schema& t) {
@@ -258,13 +269,7 @@ status store::add_family(const std::string& table, family_descriptor family, con
   if (!repartition) return commit(*impl_, schema, old.get()).error();
   schema->uid = 0;  // new partitions, new WiredTiger tables
   if (auto rt = commit(*impl_, schema, nullptr); !rt) return rt.error();
-  fan_out(*old, admin_part::kind::stop, nullptr, {}, true);
-  if (impl_->persistent()) {
-    std::lock_guard snap(impl_->snapshot_mutex);
-    for (std::uint32_t i = 0; i < old->schema->partitioning.count(); ++i)
-      if (auto st = impl_->wt->drop_partition(old->schema->uid, i); !st)
-        spdlog::warn("cellar: dropping the old partitions of '{}': {}", table, st.to_string());
-  }
+  retire(*impl_, *old);
   return status::ok();
 }
 
@@ -315,13 +320,7 @@ status store::drop_table(const std::string& table) {
   if (impl_->persistent())
     if (auto st = impl_->wt->write_catalog({}, {table}); !st) return st;
   publish(*impl_, table, nullptr);
-  fan_out(*old, admin_part::kind::stop, nullptr, {}, true);
-  if (impl_->persistent() && old->schema->partitioned) {
-    std::lock_guard snap(impl_->snapshot_mutex);  // no snapshot is writing to its tables
-    for (std::uint32_t i = 0; i < old->schema->partitioning.count(); ++i)
-      if (auto st = impl_->wt->drop_partition(old->schema->uid, i); !st)
-        spdlog::warn("cellar: dropping the data of '{}' partition {}: {}", table, i, st.to_string());
-  }
+  retire(*impl_, *old);
   return status::ok();
 }
 
