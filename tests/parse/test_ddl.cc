@@ -1,12 +1,16 @@
 // tests/parse/test_ddl.cc: the OceanBase DDL parser (catalog/ddl.h) against the seeds.
 //
-// Every SQL block of seeds 000 and 001 is copied verbatim below, parsed, executed against
+// Every SQL block of seeds 000 and 001 (verbatim in tests/seeds/, shared with the shell
+// tests) is parsed, executed against
 // a real store and checked through store::describe. Blocks that reuse a table name are
 // alternatives, so each runs in a fresh store. Then every refusal: its code, and that the
 // store's catalog is unchanged.
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <stdexcept>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -18,189 +22,44 @@ using namespace cellar;
 
 namespace {
 
+// One SQL block of the seeds, as tests/seeds/ holds it.
+std::string seed_block(const std::string& file) {
+  std::ifstream in(std::string(CELLAR_SEED_SQL) + "/" + file);
+  if (!in) throw std::runtime_error("missing seed block " + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // Seed 000 (OBKV-HBase 数据模式, OceanBase V4.3.5): every SQL block, verbatim.
-constexpr std::string_view seed000_tablegroup = R"sql(CREATE TABLEGROUP htable1;
+const std::string seed000_tablegroup = seed_block("seed000_01.sql");
 
-)sql";
+const std::string seed000_kv_attributes = seed_block("seed000_02.sql");
 
-constexpr std::string_view seed000_kv_attributes = R"sql(-- 设置 TimeToLive 和 MaxVersions，这两个参数仅支持正整数类型值
-CREATE TABLE t1$cf1 (
-  K VARBINARY(1024),
-  Q VARBINARY(256),
-  T BIGINT,
-  V VARBINARY(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
--- '{"HBase": {xxx}}' 该形式不可变更，HBase/TimeToLive/MaxVersions 大小写不敏感
-kv_attributes ='{"HBase": {"TimeToLive": 3600, "MaxVersions": 3}}'
-PARTITION BY KEY(K) PARTITIONS 97;
+const std::string seed000_normal_tables = seed_block("seed000_03.sql");
 
--- 仅设置 MaxVersions
-CREATE TABLE t1$cf1 (
-  K VARBINARY(1024),
-  Q VARBINARY(256),
-  T BIGINT,
-  V VARBINARY(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
-kv_attributes ='{"HBase": {"MaxVersions": 3}}'
-PARTITION BY KEY(K) PARTITIONS 97;
+const std::string seed000_time_series = seed_block("seed000_04.sql");
 
--- kv_attributes 为空
-CREATE TABLE t1$cf1 (
-  K VARBINARY(1024),
-  Q VARBINARY(256),
-  T BIGINT,
-  V VARBINARY(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
-kv_attributes ='{"HBase": {}}'
-PARTITION BY KEY(K) PARTITIONS 97;
+const std::string seed000_lob = seed_block("seed000_05.sql");
 
-)sql";
+const std::string seed000_key_partition = seed_block("seed000_06.sql");
 
-constexpr std::string_view seed000_normal_tables = R"sql(CREATE TABLEGROUP htable1;
+const std::string seed000_prefix_partition = seed_block("seed000_07.sql");
 
-CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
-TABLEGROUP =  htable1
-PARTITION BY KEY(K) PARTITIONS 97;
+const std::string seed000_range_partition = seed_block("seed000_08.sql");
 
-CREATE TABLE htable1$family2 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
-TABLEGROUP =  htable1
-PARTITION BY KEY(K) PARTITIONS 97;
-
-)sql";
-
-constexpr std::string_view seed000_time_series = R"sql(CREATE TABLEGROUP htable1;
-
-CREATE TABLE `htable1$family1` (
-  `K` varbinary(1024) NOT NULL,
-  `T` bigint(20) NOT NULL,
-  `S` bigint(20) NOT NULL,
-  `V` json NOT NULL,
-  `G` bigint(20) GENERATED ALWAYS AS (ABS(T)),
-  PRIMARY KEY (`K`, `T`, `S`)
-) PARTITION BY KEY(`K`) PARTITIONS 97;
-
-CREATE TABLE `htable1$family2` (
-  `K` varbinary(1024) NOT NULL,
-  `T` bigint(20) NOT NULL,
-  `S` bigint(20) NOT NULL,
-  `V` json NOT NULL,
-  `G` bigint(20) GENERATED ALWAYS AS (ABS(T)),
-  PRIMARY KEY (`K`, `T`, `S`)
-) PARTITION BY KEY(`K`) PARTITIONS 97;
-
-)sql";
-
-constexpr std::string_view seed000_lob = R"sql(create table htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V longblob NOT NULL,
-  primary key(K, Q, T))
-TABLEGROUP =  htable1
-partition by key(K) partitions 97;
-
-)sql";
-
-constexpr std::string_view seed000_key_partition = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
-  TABLEGROUP =  htable1
-PARTITION BY KEY(K) PARTITIONS 97;
-
-)sql";
-
-constexpr std::string_view seed000_prefix_partition = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576),
-  K_PREFIX varbinary(1024) GENERATED ALWAYS AS (substring(K, 1, 4)),
-  PRIMARY KEY(K, Q, T))
-  TABLEGROUP =  htable1
-PARTITION BY KEY(K_PREFIX) PARTITIONS 97;
-
-)sql";
-
-constexpr std::string_view seed000_range_partition = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576),
-  PRIMARY KEY(K, Q, T)
-)
-TABLEGROUP =  htable1
-PARTITION BY RANGE columns (K)
-(
-  PARTITION p0 VALUES LESS THAN ('a'),
-  PARTITION p1 VALUES LESS THAN ('w'),
-  PARTITION p2 VALUES LESS THAN MAXVALUE);
-
-)sql";
-
-constexpr std::string_view seed000_user_message_prefix = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576),
-  K_PREFIX varbinary(1024) GENERATED ALWAYS AS (substring(K, 1, 64)),
-  PRIMARY KEY(K, Q, T))
-  TABLEGROUP =  htable1
-  PARTITION BY KEY(K_PREFIX) PARTITIONS 97;
-
-)sql";
+const std::string seed000_user_message_prefix = seed_block("seed000_09.sql");
 
 // Seed 001 (HBaseAPI storage model): every SQL statement, verbatim.
-constexpr std::string_view seed001_plain = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T));)sql";
+const std::string seed001_plain = seed_block("seed001_01.sql");
 
-constexpr std::string_view seed001_like = R"sql(CREATE TABLE htable2$family2 LIKE htable1$family1;)sql";
+const std::string seed001_like = seed_block("seed001_02.sql");
 
-constexpr std::string_view seed001_key_partition = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576) NOT NULL,
-  PRIMARY KEY(K, Q, T))
-PARTITION BY KEY(K) PARTITIONS 97;)sql";
+const std::string seed001_key_partition = seed_block("seed001_03.sql");
 
-constexpr std::string_view seed001_prefix_partition = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),  
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576),
-  K_PREFIX varbinary(1024) GENERATED ALWAYS AS (substring(K, 1, 4)),
-  PRIMARY KEY(K, Q, T))
-PARTITION BY KEY(K_PREFIX) PARTITIONS 97;)sql";
+const std::string seed001_prefix_partition = seed_block("seed001_04.sql");
 
-constexpr std::string_view seed001_range_partition = R"sql(CREATE TABLE htable1$family1 (
-  K varbinary(1024),
-  Q varbinary(256),
-  T bigint,
-  V varbinary(1048576),
-  PRIMARY KEY(K, Q, T)
-)
-PARTITION BY RANGE columns (K)
-(
-  PARTITION p0 VALUES LESS THAN ('a'),
-  PARTITION p1 VALUES LESS THAN ('w'),
-  PARTITION p2 VALUES LESS THAN MAXVALUE);)sql";
+const std::string seed001_range_partition = seed_block("seed001_05.sql");
 
 
 std::unique_ptr<store> fresh() {
