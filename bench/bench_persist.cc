@@ -5,7 +5,7 @@
 //   put p50/p99 during a snapshot  vs  without one (same writer thread, same store)
 //   log-sync acked writes/s with 1, 16, 64 writers  vs  fdatasync/s of the same disk
 //
-// Usage: bench_persist [--dir DIR] [--cells N] [--value BYTES] [--seconds S]
+// Usage: bench_persist [--dir DIR] [--cells N] [--value BYTES] [--seconds S] [--spin-polls N]
 // Not a test: results go to docs/benchmarks.md with the command line.
 #include <fcntl.h>
 #include <unistd.h>
@@ -35,6 +35,7 @@ struct args {
   long cells = 1'000'000;
   int value = 100;
   double seconds = 3;
+  long spin_polls = -1;  // -1: the library's default
 };
 
 args parse(int argc, char** argv) {
@@ -45,6 +46,7 @@ args parse(int argc, char** argv) {
     else if (k == "--cells") a.cells = std::stol(v);
     else if (k == "--value") a.value = std::stoi(v);
     else if (k == "--seconds") a.seconds = std::stod(v);
+    else if (k == "--spin-polls") a.spin_polls = std::stol(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       std::exit(2);
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
     store_options o;
     o.directory = data_dir;
     o.snapshot_interval = std::chrono::milliseconds(0);
+    if (a.spin_polls >= 0) o.worker_spin_polls = static_cast<std::size_t>(a.spin_polls);
     auto s = store::open(o).value();
     if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
     auto t = s->open_table("t").value();

@@ -11,6 +11,7 @@
 // so a crash at any point before it leaves the previous snapshot plus the log intact.
 // Then the log generations below G are deleted.
 #include <spdlog/spdlog.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -31,6 +32,13 @@ double seconds_since(clock_type::time_point t) {
 }
 
 constexpr std::string_view store_key("\0store", 6);
+
+// Serving threads come first: snapshot threads run only when a core is otherwise idle
+// (SCHED_IDLE), or at nice 10 where that is refused.
+void background_priority() {
+  sched_param p{};
+  if (::sched_setscheduler(0, SCHED_IDLE, &p) != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+}
 
 }  // namespace
 
@@ -247,8 +255,7 @@ result<snapshot_stats> store_impl::snapshot() {
     std::mutex error_mutex;
     status error;
     auto writer = [&] {
-      // Serving threads come first: the snapshot yields the CPU to them.
-      ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+      background_priority();
       for (std::size_t k; (k = next.fetch_add(1)) < work.size();) {
         const auto& [c, i] = work[k];
         std::uint64_t b = 0;
@@ -280,7 +287,7 @@ result<snapshot_stats> store_impl::snapshot() {
   // Purge, record the generation and checkpoint, also at the lower CPU priority.
   status finish;
   std::thread finisher([&] {
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+    background_priority();
     for (const auto& p : purges)
       for (std::uint32_t i = 0; i < p.partitions; ++i)
         if (auto s = wt->purge_family(p.uid, i, p.family); !s && s.code() != code::io_error) {
