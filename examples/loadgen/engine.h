@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cellar/schema.h"
 #include "ycsb.h"
 
 namespace loadgen {
@@ -80,6 +81,9 @@ struct partition_choice {
 partition_choice parse_partitioning(const std::string& s);
 // Range bounds that split YCSB's hashed keys ("user" + 1..19 digits) into n even parts.
 std::vector<std::string> ycsb_range_bounds(int n);
+// The cellar table both cellar targets create: o.table with one family o.family,
+// partitioned as o.partitioning says.
+cellar::table_descriptor ycsb_table(const target_options& o);
 
 // A pool of random 100-byte values, so value generation costs the client little.
 class value_pool {

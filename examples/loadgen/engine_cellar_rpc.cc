@@ -212,15 +212,7 @@ void prepare_cellar_rpc(const target_options& o, bool recreate) {
   if (exists) {
     if (auto s = conn.drop_table(o.table); !s) throw std::runtime_error("drop table: " + s.to_string());
   }
-  cellar::table_descriptor d;
-  d.name = o.table;
-  const auto pc = parse_partitioning(o.partitioning);
-  if (pc.method == "hash") d.partitioning = cellar::partition_spec::hash(static_cast<std::uint32_t>(pc.n));
-  if (pc.method == "range") d.partitioning = cellar::partition_spec::range_bounds(ycsb_range_bounds(pc.n));
-  cellar::family_descriptor f;
-  f.name = o.family;
-  d.families.push_back(f);
-  if (auto s = conn.create_table(d, cellar::schema_origin::hbase_shell); !s)
+  if (auto s = conn.create_table(ycsb_table(o), cellar::schema_origin::hbase_shell); !s)
     throw std::runtime_error("create table: " + s.to_string());
 }
 

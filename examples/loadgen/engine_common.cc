@@ -27,6 +27,18 @@ std::vector<std::string> ycsb_range_bounds(int n) {
   return b;
 }
 
+cellar::table_descriptor ycsb_table(const target_options& o) {
+  cellar::table_descriptor d;
+  d.name = o.table;
+  const auto pc = parse_partitioning(o.partitioning);
+  if (pc.method == "hash") d.partitioning = cellar::partition_spec::hash(static_cast<std::uint32_t>(pc.n));
+  if (pc.method == "range") d.partitioning = cellar::partition_spec::range_bounds(ycsb_range_bounds(pc.n));
+  cellar::family_descriptor f;
+  f.name = o.family;
+  d.families.push_back(f);
+  return d;
+}
+
 value_pool::value_pool(std::uint64_t seed, std::size_t n) {
   rng r(seed ^ 0x9E3779B97F4A7C15ULL);
   values_.resize(n);

@@ -145,15 +145,7 @@ void prepare_embedded(const target_options& o) {
     g_store = std::move(s.value());
   }
   if (g_store->table_exists(o.table)) return;
-  cellar::table_descriptor d;
-  d.name = o.table;
-  const auto pc = parse_partitioning(o.partitioning);
-  if (pc.method == "hash") d.partitioning = cellar::partition_spec::hash(static_cast<std::uint32_t>(pc.n));
-  if (pc.method == "range") d.partitioning = cellar::partition_spec::range_bounds(ycsb_range_bounds(pc.n));
-  cellar::family_descriptor f;
-  f.name = o.family;
-  d.families.push_back(f);
-  if (auto st = g_store->create_table(d, cellar::schema_origin::hbase_shell); !st)
+  if (auto st = g_store->create_table(ycsb_table(o), cellar::schema_origin::hbase_shell); !st)
     throw std::runtime_error("create table: " + st.to_string());
 }
 
