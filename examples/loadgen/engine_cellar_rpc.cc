@@ -10,6 +10,7 @@
 #include "cellar.capnp.h"
 #include "engine.h"
 #include "rpc/client.h"
+#include "rpc/message_stream.h"
 
 namespace loadgen {
 
@@ -20,8 +21,7 @@ capnp::Data::Reader bytes(const std::string& s) {
 }
 
 struct rpc_conn {
-  kj::Own<kj::AsyncIoStream> stream;
-  kj::Own<capnp::TwoPartyClient> client;
+  kj::Own<cellar::rpc::client_channel> channel;
   cellar::wire::Cellar::Client cellar{nullptr};
 };
 
@@ -33,9 +33,8 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
     auto addr = io_.provider->getNetwork().parseAddress(o.host, static_cast<unsigned>(o.port)).wait(io_.waitScope);
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<rpc_conn>();
-      c->stream = addr->connect().wait(io_.waitScope);
-      c->client = kj::heap<capnp::TwoPartyClient>(*c->stream);
-      auto login = c->client->bootstrap().castAs<cellar::wire::Login>();
+      c->channel = kj::heap<cellar::rpc::client_channel>(addr->connect().wait(io_.waitScope));
+      auto login = c->channel->login();
       auto req = login.loginRequest();
       req.setToken("");
       auto res = req.send().wait(io_.waitScope);

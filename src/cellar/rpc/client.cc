@@ -4,6 +4,7 @@
 #include <kj/async-io.h>
 
 #include "rpc/convert.h"
+#include "rpc/message_stream.h"
 
 namespace cellar::rpc {
 
@@ -21,10 +22,8 @@ class rpc_connection final : public connection {
  public:
   rpc_connection(kj::AsyncIoContext io, kj::Own<kj::AsyncIoStream> stream, capnp::ReaderOptions ro)
       : io_(kj::mv(io)),
-        stream_(kj::mv(stream)),
-        network_(*stream_, capnp::rpc::twoparty::Side::CLIENT, ro),
-        rpc_(capnp::makeRpcClient(network_)),
-        login_(bootstrap()),
+        channel_(kj::mv(stream), ro),
+        login_(channel_.login()),
         cellar_(nullptr) {}
   ~rpc_connection() noexcept override = default;
 
@@ -186,18 +185,8 @@ class rpc_connection final : public connection {
     }
   }
 
-  wire::Login::Client bootstrap() {
-    capnp::word scratch[4]{};
-    capnp::MallocMessageBuilder message(scratch);
-    auto vat = message.getRoot<capnp::rpc::twoparty::VatId>();
-    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
-    return rpc_.bootstrap(vat).castAs<wire::Login>();
-  }
-
   kj::AsyncIoContext io_;
-  kj::Own<kj::AsyncIoStream> stream_;
-  capnp::TwoPartyVatNetwork network_;
-  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;
+  client_channel channel_;
   wire::Login::Client login_;
   wire::Cellar::Client cellar_;
 };

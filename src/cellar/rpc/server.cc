@@ -22,6 +22,7 @@
 
 #include "catalog/ddl.h"
 #include "rpc/convert.h"
+#include "rpc/message_stream.h"
 
 namespace cellar::rpc {
 
@@ -335,9 +336,11 @@ class login_impl final : public wire::Login::Server {
 struct rpc_connection {
   rpc_connection(kj::Own<kj::AsyncIoStream> s, shared_state& st, capnp::ReaderOptions ro)
       : stream(kj::mv(s)),
-        network(*stream, capnp::rpc::twoparty::Side::SERVER, ro),
+        messages(*stream),
+        network(messages, capnp::rpc::twoparty::Side::SERVER, ro),
         rpc(capnp::makeRpcServer(network, kj::heap<login_impl>(st))) {}
   kj::Own<kj::AsyncIoStream> stream;
+  buffered_message_stream messages;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };

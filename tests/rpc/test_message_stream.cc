@@ -1,0 +1,171 @@
+// buffered_message_stream: framing of messages read in chunks, coalescing of writes,
+// refusals of malformed input, and backpressure. Runs over socket pairs and kj's in-memory pipe.
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/async-io.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cellar.capnp.h"
+#include "rpc/message_stream.h"
+
+using cellar::rpc::buffered_message_stream;
+
+namespace {
+
+// Forwards to another stream and counts the write calls that reach it.
+class counting_stream final : public kj::AsyncIoStream {
+ public:
+  explicit counting_stream(kj::AsyncIoStream& inner) : inner_(inner) {}
+  std::size_t writes = 0;
+  std::size_t bytes = 0;
+  kj::Promise<std::size_t> tryRead(void* b, std::size_t min, std::size_t max) override {
+    return inner_.tryRead(b, min, max);
+  }
+  kj::Promise<void> write(const void* b, std::size_t n) override {
+    ++writes;
+    bytes += n;
+    return inner_.write(b, n);
+  }
+  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
+    ++writes;
+    for (auto& p : pieces) bytes += p.size();
+    return inner_.write(pieces);
+  }
+  kj::Promise<void> whenWriteDisconnected() override { return inner_.whenWriteDisconnected(); }
+  void shutdownWrite() override { inner_.shutdownWrite(); }
+
+ private:
+  kj::AsyncIoStream& inner_;
+};
+
+// A status message whose text is `n` copies of a letter chosen by `i`; `first_segment_words`
+// small forces several segments.
+void fill(capnp::MallocMessageBuilder& b, unsigned i, std::size_t n) {
+  auto s = b.initRoot<cellar::wire::Error>();
+  s.setCode(static_cast<std::uint16_t>(i));
+  s.setMessage(std::string(n, static_cast<char>('a' + i % 26)));
+}
+
+void check(capnp::MessageReader& r, unsigned i, std::size_t n) {
+  auto s = r.getRoot<cellar::wire::Error>();
+  CHECK(s.getCode() == static_cast<std::uint16_t>(i));
+  CHECK(std::string(s.getMessage().cStr()) == std::string(n, static_cast<char>('a' + i % 26)));
+}
+
+std::size_t size_of(unsigned i) { return (i * 977) % 3000; }
+
+}  // namespace
+
+TEST_CASE("messages written in one turn arrive intact and leave in one write", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  auto pipe = io.provider->newTwoWayPipe();
+  counting_stream counted(*pipe.ends[0]);
+  buffered_message_stream writer(counted);
+  buffered_message_stream reader(*pipe.ends[1], 256);  // a small chunk: messages straddle reads
+
+  constexpr unsigned n = 60;
+  std::vector<kj::Own<capnp::MallocMessageBuilder>> builders;
+  kj::Vector<kj::Promise<void>> writes;
+  for (unsigned i = 0; i < n; ++i) {
+    // Tiny first segments make the longer messages multi-segment.
+    builders.push_back(kj::heap<capnp::MallocMessageBuilder>(i % 2 ? 8u : 1024u, capnp::AllocationStrategy::FIXED_SIZE));
+    fill(*builders.back(), i, size_of(i));
+    writes.add(writer.writeMessage(*builders.back()));
+  }
+  CHECK(counted.writes == 0);  // nothing is sent before the loop runs out of other work
+  for (unsigned i = 0; i < n; ++i) {
+    auto r = reader.readMessage().wait(io.waitScope);
+    check(*r, i, size_of(i));
+  }
+  kj::joinPromises(writes.releaseAsArray()).wait(io.waitScope);
+  CHECK(counted.writes == 1);
+  std::size_t expected = 0;
+  for (auto& b : builders) expected += capnp::computeSerializedSizeInWords(*b) * sizeof(capnp::word);
+  CHECK(counted.bytes == expected);
+}
+
+TEST_CASE("a message bigger than the read buffer is read whole", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  auto pipe = io.provider->newTwoWayPipe();
+  buffered_message_stream writer(*pipe.ends[0]);
+  buffered_message_stream reader(*pipe.ends[1], 128);
+  capnp::MallocMessageBuilder b;
+  fill(b, 7, 1 << 20);
+  auto w = writer.writeMessage(b);
+  auto r = reader.readMessage().wait(io.waitScope);
+  check(*r, 7, 1 << 20);
+  w.wait(io.waitScope);
+}
+
+TEST_CASE("a clean end of stream reads as no message; an end inside a message is an error", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  SECTION("clean") {
+    auto pipe = io.provider->newTwoWayPipe();
+    buffered_message_stream writer(*pipe.ends[0]);
+    buffered_message_stream reader(*pipe.ends[1]);
+    capnp::MallocMessageBuilder b;
+    fill(b, 1, 10);
+    writer.writeMessage(b).wait(io.waitScope);
+    writer.end().wait(io.waitScope);
+    auto first = reader.tryReadMessage().wait(io.waitScope);
+    REQUIRE(first != nullptr);
+    KJ_IF_MAYBE(m, first) { check(**m, 1, 10); }
+    CHECK(reader.tryReadMessage().wait(io.waitScope) == nullptr);
+  }
+  SECTION("truncated") {
+    auto pipe = io.provider->newTwoWayPipe();
+    buffered_message_stream reader(*pipe.ends[1]);
+    capnp::MallocMessageBuilder b;
+    fill(b, 2, 100);
+    auto flat = capnp::messageToFlatArray(b);
+    auto bytes = flat.asBytes();
+    pipe.ends[0]->write(bytes.begin(), bytes.size() - 8).wait(io.waitScope);
+    pipe.ends[0]->shutdownWrite();
+    CHECK_THROWS(reader.tryReadMessage().wait(io.waitScope));
+  }
+}
+
+TEST_CASE("malformed and oversized messages are refused", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  auto pipe = io.provider->newTwoWayPipe();
+  SECTION("too many segments") {
+    buffered_message_stream reader(*pipe.ends[1]);
+    std::uint32_t header[2] = {100000, 1};
+    pipe.ends[0]->write(header, sizeof header).wait(io.waitScope);
+    CHECK_THROWS(reader.tryReadMessage().wait(io.waitScope));
+  }
+  SECTION("over the traversal limit") {
+    buffered_message_stream writer(*pipe.ends[0]);
+    buffered_message_stream reader(*pipe.ends[1]);
+    capnp::MallocMessageBuilder b;
+    fill(b, 3, 10000);
+    auto w = writer.writeMessage(b);
+    capnp::ReaderOptions small;
+    small.traversalLimitInWords = 100;
+    CHECK_THROWS(reader.tryReadMessage(small).wait(io.waitScope));
+  }
+}
+
+TEST_CASE("writers wait once more than max_pending bytes are queued", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  auto pipe = kj::newTwoWayPipe();  // in memory: a write completes only when it is read
+  buffered_message_stream writer(*pipe.ends[0], 64 * 1024, 1024);
+  buffered_message_stream reader(*pipe.ends[1]);
+  capnp::MallocMessageBuilder small, big;
+  fill(small, 4, 10);
+  fill(big, 5, 4000);
+  auto first = writer.writeMessage(small);
+  CHECK(first.poll(io.waitScope));  // under the limit: accepted at once
+  auto second = writer.writeMessage(big);
+  CHECK_FALSE(second.poll(io.waitScope));  // over it: held until the queue drains
+  check(*reader.readMessage().wait(io.waitScope), 4, 10);
+  check(*reader.readMessage().wait(io.waitScope), 5, 4000);
+  second.wait(io.waitScope);
+  first.wait(io.waitScope);
+}
