@@ -66,7 +66,7 @@ struct family_reader {
       ++family_emitted;
       out.exists = true;
       if (exists_only) return map.end();
-      out.cells.push_back(cell{std::string(row), fam.desc.name, it->first.qualifier, it->first.ts,
+      out.cells.push_back(cell{std::string(row), fam.desc.name, std::string(it->first.qualifier), it->first.ts,
                                it->second.value});
     }
     return it;

@@ -24,12 +24,13 @@
 
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
+#include "partition/key_bytes.h"
 
 namespace cellar::detail {
 
 struct cell_key {
-  std::string row;
-  std::string qualifier;
+  key_bytes row;
+  key_bytes qualifier;
   std::int64_t ts;
 };
 
@@ -51,13 +52,13 @@ struct cell_key_less {
   using is_transparent = void;
   template <class A, class B>
   bool operator()(const A& a, const B& b) const noexcept {
-    if (int c = a.row.compare(b.row); c != 0) return c < 0;
-    if (int c = a.qualifier.compare(b.qualifier); c != 0) return c < 0;
+    if (int c = std::string_view(a.row).compare(std::string_view(b.row)); c != 0) return c < 0;
+    if (int c = std::string_view(a.qualifier).compare(std::string_view(b.qualifier)); c != 0) return c < 0;
     return a.ts > b.ts;
   }
   template <class A>
   bool operator()(const row_probe& p, const A& k) const noexcept {
-    int c = p.row.compare(k.row);
+    int c = p.row.compare(std::string_view(k.row));
     return p.after ? c < 0 : c <= 0;
   }
   template <class A>
