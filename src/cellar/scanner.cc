@@ -7,6 +7,9 @@
 // partition, before each pick.
 #include <algorithm>
 #include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
 
 #include "cellar/store.h"
 #include "model/validate.h"
@@ -38,67 +41,17 @@ struct scan_state {
   bool ordered = false;
   bool first_round = true;
 
-  // Fills the empty live cursors with one page each, in parallel.
-  status refill() {
-    std::vector<std::pair<cursor*, scan_part_ptr>> inflight;
-    bool blocked = false;  // an earlier range cursor still holds rows or is live
-    for (auto& c : cursors) {
-      if (ordered && blocked) break;
-      if (ordered && !c.exhausted) blocked = true;
-      if (!c.rows.empty() || c.exhausted) continue;
-      auto part = std::make_shared<scan_part>();
-      part->schema = rt->schema;
-      auto& rq = part->request;
-      rq.from = c.from;
-      rq.from_inclusive = c.from_inclusive;
-      rq.stop = spec.stop;
-      rq.stop_inclusive = spec.stop_inclusive;
-      rq.reversed = spec.reversed_;
-      rq.options = spec.options;
-      std::int64_t want = spec.caching_;
-      if (spec.limit_ >= 0) {
-        std::int64_t left = std::max<std::int64_t>(1, spec.limit_ - rows_out);
-        // Hash partitions each hold about 1/n of the rows: the first round asks each for
-        // its share and some slack instead of the whole limit; refills ask for the rest.
-        if (!ordered && first_round && cursors.size() > 1)
-          left = std::min<std::int64_t>(left, left / static_cast<std::int64_t>(cursors.size()) * 3 / 2 + 8);
-        want = std::min(want, left);
-      }
-      rq.max_rows = static_cast<std::size_t>(want);
-      inflight.emplace_back(&c, part);
-      caf::anon_send(rt->partitions[c.partition], part);
+  // Whether a live cursor that could hold the next row has no buffered rows.
+  bool needs_refill() const {
+    for (const auto& c : cursors) {
+      if (c.rows.empty() && !c.exhausted) return true;
+      if (ordered && !c.exhausted) return false;  // later range cursors wait their turn
     }
-    first_round = false;
-    status result;
-    for (auto& [c, part] : inflight) {
-      part->finished.wait();
-      if (!part->st) {
-        result = part->st;
-        continue;
-      }
-      for (auto& r : part->page.rows) c->rows.push_back(std::move(r));
-      if (part->page.exhausted) {
-        c->exhausted = true;
-      } else if (part->page.examined_any) {
-        c->from = part->page.last_row;
-        c->from_inclusive = false;
-      }
-    }
-    return result;
+    return false;
   }
 
-  // The next whole row in global order, or nullopt at the end.
-  result<std::optional<row_result>> next_row() {
-    if (spec.limit_ >= 0 && rows_out >= spec.limit_) return std::optional<row_result>{};
-    for (;;) {
-      bool need = false;
-      for (auto& c : cursors) {
-        if (c.rows.empty() && !c.exhausted) need = true;
-        if (ordered && !c.exhausted) break;  // later range cursors wait their turn
-      }
-      if (!need) break;
-      if (auto s = refill(); !s) return s;
-    }
+  // The cursor holding the next row in global order, or null at the end.
+  cursor* best_cursor() {
     cursor* best = nullptr;
     for (auto& c : cursors) {
       if (c.rows.empty()) continue;
@@ -106,12 +59,114 @@ struct scan_state {
                                    : c.rows.front().row < best->rows.front().row))
         best = &c;
     }
-    if (!best) return std::optional<row_result>{};
-    row_result r = std::move(best->rows.front());
-    best->rows.pop_front();
-    ++rows_out;
-    return std::optional<row_result>{std::move(r)};
+    return best;
   }
+
+  // One request for up to `n` results, carried through page fetches. It runs on the
+  // caller's thread until it needs pages, then on the worker thread of the partition that
+  // answers last. Only one thread touches the scan at a time: the one running `step`,
+  // or, while pages are out, the page answers under `mu`.
+  struct fetch : std::enable_shared_from_this<fetch> {
+    scan_state& st;
+    std::size_t n;
+    std::vector<row_result> out;
+    std::function<void(result<std::vector<row_result>>)> done;
+    std::mutex mu;
+    std::uint32_t pending = 0;
+    status error;
+
+    fetch(scan_state& s, std::size_t count, std::function<void(result<std::vector<row_result>>)> d)
+        : st(s), n(count), done(std::move(d)) {}
+
+    void step() {
+      for (;;) {
+        if (out.size() >= n) break;
+        if (!st.pieces.empty()) {
+          out.push_back(std::move(st.pieces.front()));
+          st.pieces.pop_front();
+          continue;
+        }
+        if (st.spec.limit_ >= 0 && st.rows_out >= st.spec.limit_) break;
+        if (st.needs_refill()) {
+          request_pages();
+          return;
+        }
+        cursor* best = st.best_cursor();
+        if (best == nullptr) break;
+        row_result r = std::move(best->rows.front());
+        best->rows.pop_front();
+        ++st.rows_out;
+        st.split(std::move(r));
+      }
+      finish(std::move(out));
+    }
+
+    void finish(result<std::vector<row_result>> r) {
+      auto d = std::move(done);
+      d(std::move(r));
+    }
+
+    // Asks every empty live cursor (range: the first live one) for one page, in parallel.
+    void request_pages() {
+      std::vector<std::pair<cursor*, scan_part_ptr>> parts;
+      bool blocked = false;  // an earlier range cursor still holds rows or is live
+      for (auto& c : st.cursors) {
+        if (st.ordered && blocked) break;
+        if (st.ordered && !c.exhausted) blocked = true;
+        if (!c.rows.empty() || c.exhausted) continue;
+        auto part = std::make_shared<scan_part>();
+        part->schema = st.rt->schema;
+        auto& rq = part->request;
+        rq.from = c.from;
+        rq.from_inclusive = c.from_inclusive;
+        rq.stop = st.spec.stop;
+        rq.stop_inclusive = st.spec.stop_inclusive;
+        rq.reversed = st.spec.reversed_;
+        rq.options = st.spec.options;
+        std::int64_t want = st.spec.caching_;
+        if (st.spec.limit_ >= 0) {
+          std::int64_t left = std::max<std::int64_t>(1, st.spec.limit_ - st.rows_out);
+          // Hash partitions each hold about 1/n of the rows: the first round asks each for
+          // its share and some slack instead of the whole limit; refills ask for the rest.
+          if (!st.ordered && st.first_round && st.cursors.size() > 1)
+            left = std::min<std::int64_t>(left, left / static_cast<std::int64_t>(st.cursors.size()) * 3 / 2 + 8);
+          want = std::min(want, left);
+        }
+        rq.max_rows = static_cast<std::size_t>(want);
+        part->done = [self = shared_from_this(), c = &c](scan_part& p) { self->absorb(*c, p); };
+        parts.emplace_back(&c, std::move(part));
+      }
+      st.first_round = false;
+      pending = static_cast<std::uint32_t>(parts.size());
+      // From the first send on, the answers may run concurrently: touch nothing after.
+      auto partitions = st.rt->partitions;
+      for (auto& [c, part] : parts) caf::anon_send(partitions[c->partition], std::move(part));
+    }
+
+    // A page arrived (or its partition stopped): buffer its rows; the last answer goes on.
+    void absorb(cursor& c, scan_part& part) {
+      {
+        std::lock_guard l(mu);
+        if (!part.st) {
+          error = part.st;
+        } else {
+          for (auto& r : part.page.rows) c.rows.push_back(std::move(r));
+          if (part.page.exhausted) {
+            c.exhausted = true;
+          } else if (part.page.examined_any) {
+            c.from = part.page.last_row;
+            c.from_inclusive = false;
+          }
+        }
+        if (--pending != 0) return;
+      }
+      if (!error) {
+        finish(error);
+        return;
+      }
+      step();
+    }
+  };
 
   // Splits a row into results per `batch` (R31) or, with partial results allowed, per
   // `max_result_size` (R32).
@@ -185,27 +240,38 @@ scanner::scanner(scanner&&) noexcept = default;
 scanner& scanner::operator=(scanner&&) noexcept = default;
 scanner::~scanner() = default;
 
-result<std::optional<row_result>> scanner::next() {
-  if (st_->pieces.empty()) {
-    auto r = st_->next_row();
-    if (!r) return r.error();
-    if (!r.value()) return std::optional<row_result>{};
-    st_->split(std::move(*r.value()));
-  }
-  row_result out = std::move(st_->pieces.front());
-  st_->pieces.pop_front();
-  return std::optional<row_result>{std::move(out)};
+void scanner::next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done) {
+  std::make_shared<scan_state::fetch>(*st_, n, std::move(done))->step();
 }
 
 result<std::vector<row_result>> scanner::next(std::size_t n) {
-  std::vector<row_result> out;
-  while (out.size() < n) {
-    auto r = next();
-    if (!r) return r.error();
-    if (!r.value()) break;
-    out.push_back(std::move(*r.value()));
+  // Rows already buffered need no other thread.
+  if (st_->pieces.size() >= n) {
+    std::vector<row_result> out;
+    for (std::size_t i = 0; i < n; ++i) {
+      out.push_back(std::move(st_->pieces.front()));
+      st_->pieces.pop_front();
+    }
+    return out;
   }
-  return out;
+  struct box {
+    waiter ready;
+    std::optional<result<std::vector<row_result>>> r;
+  };
+  auto b = std::make_shared<box>();
+  next_async(n, [b](result<std::vector<row_result>> r) {
+    b->r.emplace(std::move(r));
+    b->ready.notify();
+  });
+  b->ready.wait();
+  return std::move(*b->r);
+}
+
+result<std::optional<row_result>> scanner::next() {
+  auto r = next(1);
+  if (!r) return r.error();
+  if (r->empty()) return std::optional<row_result>{};
+  return std::optional<row_result>{std::move(r->front())};
 }
 
 result<std::vector<row_result>> scanner::all() { return next(static_cast<std::size_t>(-1)); }

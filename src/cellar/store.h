@@ -159,6 +159,10 @@ class scanner {
   result<std::vector<row_result>> next(std::size_t n);
   // Every remaining result.
   result<std::vector<row_result>> all();
+  // Up to n results, delivered to `done` once, on this thread when no partition has to be
+  // asked, else on a store worker thread (so `done` must not block). The scanner must
+  // stay alive, and see no other call, until `done` has run.
+  void next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done);
 
  private:
   friend class table;

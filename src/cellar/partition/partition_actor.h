@@ -79,13 +79,15 @@ struct batch_part {
   ~batch_part();  // answers UNAVAILABLE if never run
 };
 
+// One page of a scan. `done` runs once, on the thread that answers (a partition's worker,
+// or whoever drops the last reference to an unserved request).
 struct scan_part {
   schema_ptr schema;
   scan_page_request request;
   scan_page page;
   status st;
   bool answered = false;
-  waiter finished;
+  std::function<void(scan_part&)> done;
 
   scan_part() = default;
   scan_part(const scan_part&) = delete;
@@ -93,7 +95,7 @@ struct scan_part {
   void answer() {
     if (answered) return;
     answered = true;
-    finished.notify();
+    if (auto f = std::move(done)) f(*this);
   }
 };
 

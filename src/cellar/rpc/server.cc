@@ -96,38 +96,49 @@ struct connection_state {
 
 class scanner_impl final : public wire::Scanner::Server {
  public:
-  scanner_impl(shared_state& st, scanner sc) : st_(st), sc_(std::make_shared<guarded>(std::move(sc))) {}
+  explicit scanner_impl(scanner sc) : sc_(std::make_shared<scanner>(std::move(sc))) {}
 
+  // Pages are fetched without blocking any thread: the scanner asks the partitions and
+  // the last answer fulfills the call on this loop. Calls on one scanner run in order.
   kj::Promise<void> next(NextContext context) override {
     const auto n = std::min<std::size_t>(std::max<std::uint32_t>(1, context.getParams().getCount()), 10000);
-    auto g = sc_;
-    return off_loop<result<std::vector<row_result>>>(st_.pool,
-                                                     [g, n] {
-                                                       std::lock_guard l(g->mu);
-                                                       return g->sc.next(n);
-                                                     })
-        .then([context, n](result<std::vector<row_result>> r) mutable {
-          auto res = context.getResults();
-          if (!r) {
-            to_wire(r.error(), res.initError());
-            res.setDone(true);
-            return;
-          }
-          to_wire(status::ok(), res.initError());
-          auto rows = res.initResults(static_cast<unsigned>(r->size()));
-          for (unsigned i = 0; i < rows.size(); ++i) to_wire((*r)[i], rows[i]);
-          res.setDone(r->size() < n);
-        });
+    kj::Promise<void> before = kj::READY_NOW;
+    KJ_IF_MAYBE(t, tail_) { before = t->addBranch(); }
+    using rows = result<std::vector<row_result>>;
+    auto got = std::make_shared<std::optional<rows>>();
+    auto sc = sc_;
+    // The fetch itself: ordered after the previous call's, and carried on even if this
+    // call is cancelled (its rows are then dropped), so the next call starts after it.
+    auto fetched = before
+                       .then([sc, n, got] {
+                         auto paf = kj::newPromiseAndCrossThreadFulfiller<rows>();
+                         auto f = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<rows>>>(
+                             kj::mv(paf.fulfiller));
+                         // `sc` stays alive in the callback until the scanner is done with it.
+                         sc->next_async(n, [f, sc](rows r) { (*f)->fulfill(kj::mv(r)); });
+                         return paf.promise.then([got](rows r) { got->emplace(std::move(r)); });
+                       })
+                       .fork();
+    auto mine = fetched.addBranch().then([context, n, got]() mutable {
+      auto res = context.getResults();
+      auto& r = **got;
+      if (!r) {
+        to_wire(r.error(), res.initError());
+        res.setDone(true);
+        return;
+      }
+      to_wire(status::ok(), res.initError());
+      auto out = res.initResults(static_cast<unsigned>(r->size()));
+      for (unsigned i = 0; i < out.size(); ++i) to_wire((*r)[i], out[i]);
+      res.setDone(r->size() < n);
+    });
+    tail_ = kj::mv(fetched);
+    return mine;
   }
 
  private:
-  struct guarded {
-    explicit guarded(scanner s) : sc(std::move(s)) {}
-    std::mutex mu;
-    scanner sc;
-  };
-  shared_state& st_;
-  std::shared_ptr<guarded> sc_;
+  std::shared_ptr<scanner> sc_;
+  kj::Maybe<kj::ForkedPromise<void>> tail_;
 };
 
 class cellar_impl final : public wire::Cellar::Server {
@@ -189,7 +200,7 @@ class cellar_impl final : public wire::Cellar::Server {
       return kj::READY_NOW;
     }
     to_wire(status::ok(), res.initError());
-    res.setScanner(kj::heap<scanner_impl>(st_, std::move(sc.value())));
+    res.setScanner(kj::heap<scanner_impl>(std::move(sc.value())));
     return kj::READY_NOW;
   }
 

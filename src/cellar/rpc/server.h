@@ -1,9 +1,10 @@
 // rpc/server.h: serves a store over Cap'n Proto RPC (schemas/cellar.capnp).
 //
-// The server runs a kj event loop on its own thread. Data calls (batch) go to the
-// partition actors asynchronously and come back through a cross-thread fulfiller, so
-// the event loop never blocks on the store; calls that block (scan pages, DDL,
-// snapshot, stats) run on a small pool of worker threads.
+// The server runs kj event loops on their own threads. Data calls (batch, scan pages) go
+// to the partition actors asynchronously and come back through a cross-thread fulfiller,
+// so an event loop never blocks on the store; calls that block (DDL, snapshot, stats)
+// run on a small pool of worker threads. Messages are read in large chunks and the
+// replies of one event-loop turn leave in one write (rpc/message_stream.h).
 //
 // Abuse limits: messages above `max_message_bytes` close the connection (Cap'n Proto's
 // reader refuses them before decoding); batches above `max_batch` actions and calls
@@ -27,7 +28,7 @@ struct server_options {
   std::uint64_t max_message_bytes = 256ull << 20;
   std::size_t max_batch = 10000;
   std::size_t max_in_flight = 256;
-  std::size_t worker_threads = 32;  // blocking calls (scan pages, DDL): mostly waiting on partitions
+  std::size_t worker_threads = 4;  // blocking calls: DDL, snapshot, stats
   // kj event loops, each with its own listening socket on the port (SO_REUSEPORT): the
   // kernel spreads connections over them.
   std::size_t event_loops = 1;
