@@ -23,7 +23,7 @@ struct Error {
 # ---- cells and results ----------------------------------------------------------------
 
 struct Cell {
-  row @0 :Data;
+  row @0 :Data;                # unset inside a RowResult: the RowResult's row
   family @1 :Text;
   qualifier @2 :Data;
   timestamp @3 :Int64;

@@ -249,7 +249,8 @@ void to_wire(const row_result& r, wire::RowResult::Builder b) {
   auto cells = b.initCells(static_cast<unsigned>(r.cells.size()));
   for (unsigned i = 0; i < cells.size(); ++i) {
     const auto& c = r.cells[i];
-    cells[i].setRow(data(c.row));
+    // A cell's row is the result's row (a row key is never empty): sent once per row.
+    if (c.row != r.row) cells[i].setRow(data(c.row));
     cells[i].setFamily(text(c.family));
     cells[i].setQualifier(data(c.qualifier));
     cells[i].setTimestamp(c.timestamp);
@@ -262,10 +263,27 @@ row_result from_wire(wire::RowResult::Reader r) {
   out.row = str(r.getRow());
   out.exists = r.getExists();
   out.partial = r.getPartial();
+  out.cells.reserve(r.getCells().size());
   for (auto c : r.getCells())
-    out.cells.push_back(cell{str(c.getRow()), str(c.getFamily()), str(c.getQualifier()), c.getTimestamp(),
-                             str(c.getValue())});
+    out.cells.push_back(cell{c.hasRow() ? str(c.getRow()) : out.row, str(c.getFamily()), str(c.getQualifier()),
+                             c.getTimestamp(), str(c.getValue())});
   return out;
+}
+
+namespace {
+std::uint64_t blob_words(std::size_t bytes) { return (bytes + 8) / 8; }  // room for Text's NUL
+}  // namespace
+
+std::uint64_t wire_words(const row_result& r) {
+  std::uint64_t w = 4 + blob_words(r.row.size());  // RowResult: 1 data word, 2 pointers, + list tag
+  for (const auto& c : r.cells)
+    w += 5 + blob_words(c.family.size()) + blob_words(c.qualifier.size()) + blob_words(c.value.size()) +
+         (c.row == r.row ? 0 : blob_words(c.row.size()));
+  return w;
+}
+
+std::uint64_t wire_words(const op_result& r) {
+  return 8 + blob_words(r.st.message().size()) + blob_words(16) + wire_words(r.row);
 }
 
 void to_wire(const op_result& r, wire::ActionResult::Builder b) {

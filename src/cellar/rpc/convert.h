@@ -21,6 +21,11 @@ void to_wire(const row_result& r, wire::RowResult::Builder b);
 row_result from_wire(wire::RowResult::Reader r);
 
 void to_wire(const op_result& r, wire::ActionResult::Builder b);
+
+// An upper bound of the words the Cap'n Proto form of a result takes, to size a reply
+// message in one segment.
+std::uint64_t wire_words(const row_result& r);
+std::uint64_t wire_words(const op_result& r);
 op_result from_wire(wire::ActionResult::Reader r);
 
 void to_wire(const scan& s, wire::Scan::Builder b);

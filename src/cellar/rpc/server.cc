@@ -120,8 +120,11 @@ class scanner_impl final : public wire::Scanner::Server {
                        })
                        .fork();
     auto mine = fetched.addBranch().then([context, n, got]() mutable {
-      auto res = context.getResults();
       auto& r = **got;
+      std::uint64_t words = 16;
+      if (r)
+        for (const auto& row : *r) words += wire_words(row);
+      auto res = context.getResults(capnp::MessageSize{words, 0});
       if (!r) {
         to_wire(r.error(), res.initError());
         res.setDone(true);
@@ -178,7 +181,9 @@ class cellar_impl final : public wire::Cellar::Server {
     auto conn = conn_;
     return paf.promise
         .then([context](std::vector<op_result> r) mutable {
-          auto res = context.getResults();
+          std::uint64_t words = 16;
+          for (const auto& x : r) words += wire_words(x);
+          auto res = context.getResults(capnp::MessageSize{words, 0});
           to_wire(status::ok(), res.initError());
           auto out = res.initResults(static_cast<unsigned>(r.size()));
           for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
