@@ -69,8 +69,8 @@ struct family_reader {
       // The values live on the heap: start loading the next one while this one is copied.
       if (auto nx = std::next(it); nx != map.end()) __builtin_prefetch(nx->second.value.data());
       if (out.cells.capacity() == 0) out.cells.reserve(16);
-      out.cells.push_back(cell{std::string(row), fam.desc.name, std::string(it->first.qualifier), it->first.ts,
-                               it->second.value});
+      out.cells.emplace_back(std::string(row), fam.desc.name, std::string(it->first.qualifier), it->first.ts,
+                             it->second.value);
     }
     return it;
   }
