@@ -1,6 +1,13 @@
 #include "persist/wt_home.h"
 
+#include <dirent.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
 
 #include <cerrno>
 #include <cstring>
@@ -82,6 +89,31 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 
 constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false)";
 
+// The ids of this process's threads.
+std::set<pid_t> thread_ids() {
+  std::set<pid_t> ids;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ids.insert(static_cast<pid_t>(std::atoi(e->d_name)));
+    ::closedir(d);
+  }
+  return ids;
+}
+
+// WiredTiger's own threads (eviction, log and sweep servers) start inside wiredtiger_open.
+// Serving never waits on them (cells are served from memory; the redo log is cellar's own
+// thread), so they run only when a core is otherwise idle, like the snapshot threads
+// (SCHED_IDLE, or nice 10 where that is refused). Caveat: a thread that another part of
+// the process starts while wiredtiger_open runs is idled too (the store's own CAF threads
+// already run by then).
+void idle_new_threads(const std::set<pid_t>& before) {
+  for (pid_t tid : thread_ids()) {
+    if (before.count(tid) != 0) continue;
+    sched_param p{};
+    if (::sched_setscheduler(tid, SCHED_IDLE, &p) != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 10);
+  }
+}
+
 }  // namespace
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition) {
@@ -98,8 +130,10 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   const std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
                           "MB,log=(enabled=true,file_max=1MB,prealloc=false,archive=true),"
                           "checkpoint_sync=true,session_max=256";
+  const auto before = thread_ids();
   if (int ret = wiredtiger_open(dir.c_str(), &event_handler, cfg.c_str(), &h->conn_); ret != 0)
     return wt_error(ret, "cannot open the WiredTiger home " + dir);
+  idle_new_threads(before);
   session s(h->conn_);
   if (s.error()) return wt_error(s.error(), "open_session");
   if (int ret = s->create(s.get(), "table:catalog", "key_format=u,value_format=u"); ret != 0)
