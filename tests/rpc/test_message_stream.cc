@@ -140,6 +140,21 @@ TEST_CASE("malformed and oversized messages are refused", "[rpc]") {
     pipe.ends[0]->write(header, sizeof header).wait(io.waitScope);
     CHECK_THROWS(reader.tryReadMessage().wait(io.waitScope));
   }
+  SECTION("a bad header behind a good message is a broken promise, not a throw") {
+    buffered_message_stream reader(*pipe.ends[1]);
+    capnp::MallocMessageBuilder b;
+    fill(b, 6, 10);
+    auto flat = capnp::messageToFlatArray(b);
+    std::vector<unsigned char> bytes(flat.asBytes().begin(), flat.asBytes().end());
+    const std::uint32_t bad[2] = {100000, 1};
+    bytes.insert(bytes.end(), reinterpret_cast<const unsigned char*>(bad), reinterpret_cast<const unsigned char*>(bad) + 8);
+    pipe.ends[0]->write(bytes.data(), bytes.size()).wait(io.waitScope);
+    check(*reader.readMessage().wait(io.waitScope), 6, 10);
+    // The second header is already buffered: the refusal must still come as a promise.
+    kj::Maybe<kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>>> next;
+    CHECK_NOTHROW(next = reader.tryReadMessage(nullptr, capnp::ReaderOptions(), nullptr));
+    KJ_IF_MAYBE(p, next) { CHECK_THROWS(p->wait(io.waitScope)); }
+  }
   SECTION("over the traversal limit") {
     buffered_message_stream writer(*pipe.ends[0]);
     buffered_message_stream reader(*pipe.ends[1]);

@@ -52,6 +52,12 @@ std::size_t buffered_message_stream::complete_message(const capnp::ReaderOptions
 
 kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::tryReadMessage(
     kj::ArrayPtr<kj::AutoCloseFd>, capnp::ReaderOptions options, kj::ArrayPtr<capnp::word>) {
+  // A malformed message is a broken promise, never an exception out of this call.
+  return kj::evalNow([&] { return read_buffered(options); });
+}
+
+kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::read_buffered(
+    capnp::ReaderOptions options) {
   if (const auto n = complete_message(options)) {
     // Copy the message out so the reader owns aligned memory independent of the buffer.
     auto words = kj::heapArray<capnp::word>(n / sizeof(capnp::word));
@@ -83,7 +89,7 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::read
           KJ_FAIL_REQUIRE("premature EOF in the middle of a message");
         }
         in_end_ += n;
-        return tryReadMessage(nullptr, options, nullptr);
+        return read_buffered(options);
       });
 }
 

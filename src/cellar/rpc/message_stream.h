@@ -42,6 +42,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // Bytes of the complete message at the front of the read buffer, 0 if more are needed
   // (throws for a malformed or oversized message).
   std::size_t complete_message(const capnp::ReaderOptions& options) const;
+  kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> read_buffered(capnp::ReaderOptions options);
   kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> read_more(capnp::ReaderOptions options);
   void append(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
   kj::Promise<void> after_append();
