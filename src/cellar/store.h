@@ -60,7 +60,8 @@ struct store_options {
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
   // Threads writing a snapshot's partitions (0: half the cores, at least one). They run
-  // at a lower CPU priority (nice 10) than the threads serving requests.
+  // only when a core is otherwise idle (SCHED_IDLE; nice 10 where that is refused), as
+  // do WiredTiger's own threads.
   std::size_t snapshot_threads = 0;
   // CAF worker threads; 0 means one per core.
   std::size_t worker_threads = 0;
