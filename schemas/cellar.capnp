@@ -221,7 +221,10 @@ interface Login {
 interface Cellar {
   # Data: one result per action, in order (see table::batch in src/cellar/store.h).
   batch @0 (table :Text, actions :List(Action)) -> (results :List(ActionResult), error :Error);
-  scan @1 (table :Text, scan :Scan) -> (scanner :Scanner, error :Error);
+  # With firstCount > 0 the reply carries up to that many results and `done`; the scanner
+  # is then set only if more results follow (HBase's open-scanner call with numberOfRows).
+  scan @1 (table :Text, scan :Scan, firstCount :UInt32)
+      -> (scanner :Scanner, error :Error, results :List(RowResult), done :Bool);
 
   # Schema: one OceanBase DDL statement (CREATE TABLEGROUP, CREATE TABLE g$f ..., DROP ...).
   ddl @2 (statement :Text) -> (error :Error);

@@ -174,8 +174,8 @@ kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true; redis_pid=
   uniform 1..100 rows, inserts 5 %, updates write one field.
 - Closed loop: each connection keeps `depth` requests in flight; the load generator runs one
   event loop per thread (kj for cellar, poll(2) with hiredis for redis).
-- cellar: reads, updates and inserts are `batch` calls with one action; a scan is a `scan`
-  call plus a `next` call pipelined on it (one round trip).
+- cellar: reads, updates and inserts are `batch` calls with one action; a scan is one `scan`
+  call whose reply carries the rows (`firstCount`; no scanner capability is created).
 - redis: as YCSB's Redis binding: HGETALL, HSET, HSET + ZADD into `_indices` scored by the
   key's Java hashCode; a scan is ZRANGEBYSCORE ... LIMIT 0 n, then HGETALL of each key
   (pipelined here, where the binding does one round trip per key).

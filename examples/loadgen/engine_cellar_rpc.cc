@@ -1,7 +1,6 @@
 // The cellar-over-RPC engine: Cap'n Proto clients on one kj event loop per driver thread.
 // Several calls are in flight per connection (pipelining); reads, updates and inserts of a
-// slot go in one `batch` call; a scan is a `scan` call plus a `next` call pipelined on its
-// answer (one round trip).
+// slot go in one `batch` call; a scan is one `scan` call whose reply carries the rows.
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
@@ -159,29 +158,21 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
     sc.setStart(bytes(key));
     sc.setLimit(op.scan_length);
     sc.setCaching(op.scan_length);
-    auto scan_promise = req.send();
-    auto next = scan_promise.getScanner().nextRequest();
-    next.setCount(static_cast<std::uint32_t>(op.scan_length));
-    auto next_promise = next.send();
+    // One call: the reply carries the rows (firstCount) and, the limit being the
+    // length, no scanner to page or release.
+    req.setFirstCount(static_cast<std::uint32_t>(op.scan_length));
     ++s.calls_pending;
     auto* sp = &s;
-    tasks_.add(scan_promise
-                   .then([next_promise = kj::mv(next_promise)](
-                             capnp::Response<cellar::wire::Cellar::ScanResults> r) mutable {
-                     if (r.getError().getCode() != 0)
-                       KJ_FAIL_REQUIRE("scan refused", r.getError().getMessage().cStr());
-                     return kj::mv(next_promise);
-                   })
-                   .then(
-                       [this, sp, i](capnp::Response<cellar::wire::Scanner::NextResults> r) {
-                         if (r.getError().getCode() != 0) sp->ok[i] = 0;
-                         sp->rows[i] = static_cast<std::int32_t>(r.getResults().size());
-                         call_done(*sp);
-                       },
-                       [this, sp, i](kj::Exception&&) {
-                         sp->ok[i] = 0;
-                         call_done(*sp);
-                       }));
+    tasks_.add(req.send().then(
+        [this, sp, i](capnp::Response<cellar::wire::Cellar::ScanResults> r) {
+          if (r.getError().getCode() != 0 || !r.getDone()) sp->ok[i] = 0;
+          sp->rows[i] = static_cast<std::int32_t>(r.getResults().size());
+          call_done(*sp);
+        },
+        [this, sp, i](kj::Exception&&) {
+          sp->ok[i] = 0;
+          call_done(*sp);
+        }));
   }
 
   target_options o_;

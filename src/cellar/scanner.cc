@@ -244,6 +244,14 @@ void scanner::next_async(std::size_t n, std::function<void(result<std::vector<ro
   std::make_shared<scan_state::fetch>(*st_, n, std::move(done))->step();
 }
 
+bool scanner::finished() const {
+  if (!st_->pieces.empty()) return false;
+  if (st_->spec.limit_ >= 0 && st_->rows_out >= st_->spec.limit_) return true;
+  for (const auto& c : st_->cursors)
+    if (!c.rows.empty() || !c.exhausted) return false;
+  return true;
+}
+
 result<std::vector<row_result>> scanner::next(std::size_t n) {
   // Rows already buffered need no other thread.
   if (st_->pieces.size() >= n) {

@@ -164,6 +164,9 @@ class scanner {
   // asked, else on a store worker thread (so `done` must not block). The scanner must
   // stay alive, and see no other call, until `done` has run.
   void next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done);
+  // Whether the scan has no result left to return (known without asking the partitions:
+  // false when in doubt).
+  bool finished() const;
 
  private:
   friend class table;

@@ -17,6 +17,10 @@
 
 namespace {
 
+capnp::Data::Reader bytes(const std::string& s) {
+  return {reinterpret_cast<const capnp::byte*>(s.data()), s.size()};
+}
+
 std::string row_name(int i) {
   char b[32];
   std::snprintf(b, sizeof b, "row%05d", i);
@@ -109,4 +113,60 @@ TEST_CASE("a scan of a dropped table ends with an error, not a hang", "[rpc][sca
   // Rows already buffered may come back; the partitions' answer to the next page is an error.
   CHECK(r.getError().getCode() != 0);
   CHECK(r.getDone());
+}
+
+TEST_CASE("the scan call returns the first page; a scan that ends there has no scanner", "[rpc][scan]") {
+  auto spec = GENERATE(cellar::partition_spec::hash(4),
+                       cellar::partition_spec::range_bounds({row_name(250), row_name(500), row_name(750)}));
+  served_store s(spec);
+  auto io = kj::setupAsyncIo();
+  auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
+  cellar::rpc::client_channel ch(addr->connect().wait(io.waitScope));
+  auto cellar_cap = ch.login().loginRequest().send().wait(io.waitScope).getCellar();
+  auto rows_of = [](auto results) {
+    std::vector<std::string> out;
+    for (auto rr : results) out.emplace_back(reinterpret_cast<const char*>(rr.getRow().begin()), rr.getRow().size());
+    return out;
+  };
+
+  SECTION("the limit ends the scan inside the first page") {
+    auto scan = cellar_cap.scanRequest();
+    scan.setTable("t");
+    const std::string start = row_name(240);
+    scan.getScan().setStart(bytes(start));
+    scan.getScan().setLimit(20);  // crosses the range bound at row 250
+    scan.setFirstCount(20);
+    auto r = scan.send().wait(io.waitScope);
+    REQUIRE(r.getError().getCode() == 0);
+    CHECK(r.getDone());
+    CHECK_FALSE(r.hasScanner());
+    auto rows = rows_of(r.getResults());
+    REQUIRE(rows.size() == 20);
+    for (int i = 0; i < 20; ++i) CHECK(rows[static_cast<std::size_t>(i)] == row_name(240 + i));
+  }
+  SECTION("the rest follows through the scanner, in order") {
+    auto scan = cellar_cap.scanRequest();
+    scan.setTable("t");
+    scan.setFirstCount(300);
+    auto r = scan.send().wait(io.waitScope);
+    REQUIRE(r.getError().getCode() == 0);
+    CHECK_FALSE(r.getDone());
+    auto rows = rows_of(r.getResults());
+    CHECK(rows.size() == 300);
+    auto next = r.getScanner().nextRequest();
+    next.setCount(5000);
+    auto rest = next.send().wait(io.waitScope);
+    CHECK(rest.getDone());
+    for (auto& x : rows_of(rest.getResults())) rows.push_back(x);
+    REQUIRE(rows.size() == 1000);
+    for (int i = 0; i < 1000; ++i) CHECK(rows[static_cast<std::size_t>(i)] == row_name(i));
+  }
+  SECTION("an unknown table is an error and no scanner") {
+    auto scan = cellar_cap.scanRequest();
+    scan.setTable("nope");
+    scan.setFirstCount(10);
+    auto r = scan.send().wait(io.waitScope);
+    CHECK(r.getError().getCode() != 0);
+    CHECK_FALSE(r.hasScanner());
+  }
 }

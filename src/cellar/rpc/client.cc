@@ -193,11 +193,14 @@ class rpc_connection final : public connection {
 
 class rpc_stream final : public row_stream {
  public:
-  rpc_stream(rpc_connection& c, wire::Scanner::Client s) : c_(c), s_(kj::mv(s)) {}
+  // `first`: the page the scan call returned; `s` is null when that page was the last.
+  rpc_stream(rpc_connection& c, wire::Scanner::Client s, std::vector<row_result> first, bool done)
+      : c_(c), s_(kj::mv(s)), buffered_(std::move(first)), done_(done) {}
   ~rpc_stream() noexcept override = default;
 
   result<std::vector<row_result>> next(std::size_t n) override {
     std::vector<row_result> out;
+    while (taken_ < buffered_.size() && out.size() < n) out.push_back(std::move(buffered_[taken_++]));
     try {
       while (!done_ && out.size() < n) {
         auto req = s_.nextRequest();
@@ -216,6 +219,8 @@ class rpc_stream final : public row_stream {
  private:
   rpc_connection& c_;
   wire::Scanner::Client s_;
+  std::vector<row_result> buffered_;
+  std::size_t taken_ = 0;
   bool done_ = false;
 };
 
@@ -224,9 +229,17 @@ result<std::unique_ptr<row_stream>> rpc_connection::scan(const std::string& tabl
     auto req = cellar_.scanRequest();
     req.setTable(table);
     to_wire(s, req.initScan());
+    // The first page comes with the scan call, as HBase's open-scanner call returns its
+    // first `caching` rows (bounded by the limit, when there is one).
+    std::int64_t first = s.caching_ > 0 ? s.caching_ : 100;
+    if (s.limit_ >= 0) first = std::min(first, std::max<std::int64_t>(1, s.limit_));
+    req.setFirstCount(static_cast<std::uint32_t>(std::min<std::int64_t>(first, 10000)));
     auto res = req.send().wait(io_.waitScope);
     if (auto st = from_wire(res.getError()); !st) return st;
-    return std::unique_ptr<row_stream>(new rpc_stream(*this, res.getScanner()));
+    std::vector<row_result> rows;
+    rows.reserve(res.getResults().size());
+    for (auto r : res.getResults()) rows.push_back(from_wire(r));
+    return std::unique_ptr<row_stream>(new rpc_stream(*this, res.getScanner(), std::move(rows), res.getDone()));
   } catch (const kj::Exception& e) {
     return lost(e);
   }

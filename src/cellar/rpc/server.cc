@@ -94,46 +94,66 @@ struct connection_state {
   std::size_t in_flight = 0;
 };
 
+// One page of a scan, fetched without blocking any thread: the scanner asks the
+// partitions and the last answer fulfills the promise on this loop. `done` is whether the
+// scan has nothing after the page, read while no other fetch can run.
+struct scan_page_result {
+  result<std::vector<row_result>> rows = std::vector<row_result>{};
+  bool done = true;
+};
+
+kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n) {
+  using rows = result<std::vector<row_result>>;
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<rows>();
+  auto f = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<rows>>>(kj::mv(paf.fulfiller));
+  // `sc` stays alive in the callback until the scanner is done with it.
+  sc->next_async(n, [f, sc](rows r) { (*f)->fulfill(kj::mv(r)); });
+  return paf.promise.then([sc, n](rows r) {
+    auto out = std::make_shared<scan_page_result>();
+    out->done = !r || r->size() < n || sc->finished();
+    out->rows = std::move(r);
+    return out;
+  });
+}
+
+template <class Results>
+void fill_page(Results res, const scan_page_result& page) {
+  if (!page.rows) {
+    to_wire(page.rows.error(), res.initError());
+    res.setDone(true);
+    return;
+  }
+  to_wire(status::ok(), res.initError());
+  auto out = res.initResults(static_cast<unsigned>(page.rows->size()));
+  for (unsigned i = 0; i < out.size(); ++i) to_wire((*page.rows)[i], out[i]);
+  res.setDone(page.done);
+}
+
+std::uint64_t page_words(const scan_page_result& page) {
+  std::uint64_t words = 16;
+  if (page.rows)
+    for (const auto& row : *page.rows) words += wire_words(row);
+  return words;
+}
+
 class scanner_impl final : public wire::Scanner::Server {
  public:
-  explicit scanner_impl(scanner sc) : sc_(std::make_shared<scanner>(std::move(sc))) {}
+  explicit scanner_impl(std::shared_ptr<scanner> sc) : sc_(std::move(sc)) {}
 
-  // Pages are fetched without blocking any thread: the scanner asks the partitions and
-  // the last answer fulfills the call on this loop. Calls on one scanner run in order.
+  // Calls on one scanner run in order: each fetch starts after the previous one.
   kj::Promise<void> next(NextContext context) override {
     const auto n = std::min<std::size_t>(std::max<std::uint32_t>(1, context.getParams().getCount()), 10000);
     kj::Promise<void> before = kj::READY_NOW;
     KJ_IF_MAYBE(t, tail_) { before = t->addBranch(); }
-    using rows = result<std::vector<row_result>>;
-    auto got = std::make_shared<std::optional<rows>>();
+    auto got = std::make_shared<std::shared_ptr<scan_page_result>>();
     auto sc = sc_;
     // The fetch itself: ordered after the previous call's, and carried on even if this
     // call is cancelled (its rows are then dropped), so the next call starts after it.
-    auto fetched = before
-                       .then([sc, n, got] {
-                         auto paf = kj::newPromiseAndCrossThreadFulfiller<rows>();
-                         auto f = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<rows>>>(
-                             kj::mv(paf.fulfiller));
-                         // `sc` stays alive in the callback until the scanner is done with it.
-                         sc->next_async(n, [f, sc](rows r) { (*f)->fulfill(kj::mv(r)); });
-                         return paf.promise.then([got](rows r) { got->emplace(std::move(r)); });
-                       })
+    auto fetched = before.then([sc, n] { return fetch_page(sc, n); })
+                       .then([got](std::shared_ptr<scan_page_result> page) { *got = std::move(page); })
                        .fork();
-    auto mine = fetched.addBranch().then([context, n, got]() mutable {
-      auto& r = **got;
-      std::uint64_t words = 16;
-      if (r)
-        for (const auto& row : *r) words += wire_words(row);
-      auto res = context.getResults(capnp::MessageSize{words, 0});
-      if (!r) {
-        to_wire(r.error(), res.initError());
-        res.setDone(true);
-        return;
-      }
-      to_wire(status::ok(), res.initError());
-      auto out = res.initResults(static_cast<unsigned>(r->size()));
-      for (unsigned i = 0; i < out.size(); ++i) to_wire((*r)[i], out[i]);
-      res.setDone(r->size() < n);
+    auto mine = fetched.addBranch().then([context, got]() mutable {
+      fill_page(context.getResults(capnp::MessageSize{page_words(**got), 0}), **got);
     });
     tail_ = kj::mv(fetched);
     return mine;
@@ -191,6 +211,8 @@ class cellar_impl final : public wire::Cellar::Server {
         .attach(kj::defer([conn] { --conn->in_flight; }));
   }
 
+  // With firstCount > 0 the reply carries the first page; a scan that ends within it
+  // returns no scanner capability (nothing to page, nothing to release).
   kj::Promise<void> scan(ScanContext context) override {
     auto params = context.getParams();
     auto t = st_.s.open_table(str(params.getTable()));
@@ -199,14 +221,23 @@ class cellar_impl final : public wire::Cellar::Server {
       return kj::READY_NOW;
     }
     auto sc = t->scan(from_wire(params.getScan()));
-    auto res = context.getResults();
     if (!sc) {
-      to_wire(sc.error(), res.initError());
+      to_wire(sc.error(), context.getResults().initError());
       return kj::READY_NOW;
     }
-    to_wire(status::ok(), res.initError());
-    res.setScanner(kj::heap<scanner_impl>(std::move(sc.value())));
-    return kj::READY_NOW;
+    auto shared = std::make_shared<scanner>(std::move(sc.value()));
+    const std::size_t first = std::min<std::uint32_t>(params.getFirstCount(), 10000);
+    if (first == 0) {
+      auto res = context.getResults();
+      to_wire(status::ok(), res.initError());
+      res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
+      return kj::READY_NOW;
+    }
+    return fetch_page(shared, first).then([context, shared](std::shared_ptr<scan_page_result> page) mutable {
+      auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
+      fill_page(res, *page);
+      if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
+    });
   }
 
   kj::Promise<void> ddl(DdlContext context) override {
