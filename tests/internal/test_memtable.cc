@@ -49,12 +49,15 @@ TEST_CASE("a unit that fails is undone to the byte", "[memtable]") {
 TEST_CASE("reclaim erases expired cells and versions beyond MaxVersions in slices", "[memtable]") {
   std::atomic<std::int64_t> bytes{0};
   memtable m(&bytes, 0);
-  auto s = schema_with(2, 10);  // 2 versions, TTL 10 s
+  // Written under a schema that keeps everything, then reclaimed under one altered to
+  // 2 versions and a 10 s TTL (a write trims its own column at once; see below).
+  const auto wide = schema_with();
+  auto s = schema_with(2, 10);
   const std::int64_t now = 1'000'000;
   for (int row = 0; row < 50; ++row)
     for (std::int64_t ts = 1; ts <= 5; ++ts)
-      REQUIRE(m.apply(s, put("r" + std::to_string(row)).add("a", "q", now - ts, "v"), now).is_ok());
-  REQUIRE(m.apply(s, put("old").add("b", "q", now - 20'000, "expired"), now).is_ok());
+      REQUIRE(m.apply(wide, put("r" + std::to_string(row)).add("a", "q", now - ts, "v"), now).is_ok());
+  REQUIRE(m.apply(wide, put("old").add("b", "q", now - 20'000, "expired"), now).is_ok());
   CHECK(m.stats().cells == 251);
   std::size_t erased = 0;
   int slices = 0;
@@ -74,6 +77,40 @@ TEST_CASE("reclaim erases expired cells and versions beyond MaxVersions in slice
   CHECK(r.cells[0].timestamp == now - 1);
   CHECK(r.cells[1].timestamp == now - 2);
   CHECK(bytes.load() == static_cast<std::int64_t>(m.stats().bytes));
+}
+
+TEST_CASE("a write removes the versions of its column that no read can return any more", "[memtable]") {
+  std::atomic<std::int64_t> bytes{0};
+  memtable m(&bytes, 0);
+  auto s = schema_with(2);
+  read_options o;
+  o.max_versions = 10;
+  for (std::int64_t ts = 1; ts <= 5; ++ts) REQUIRE(m.apply(s, put("r").add("a", "q", ts, "v" + std::to_string(ts)), 100).is_ok());
+  CHECK(m.stats().cells == 2);
+  auto r = m.read_row(s, "r", o, false, 100);
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].timestamp == 5);
+  CHECK(r.cells[1].timestamp == 4);
+  // An older version than the two kept is invisible at once, and gone.
+  REQUIRE(m.apply(s, put("r").add("a", "q", 1, "late"), 100).is_ok());
+  CHECK(m.stats().cells == 2);
+  // Other columns and families are untouched.
+  REQUIRE(m.apply(s, put("r").add("a", "p", 1, "x").add("b", "q", 1, "y"), 100).is_ok());
+  CHECK(m.stats().cells == 4);
+  // Undone with the unit that made it.
+  const auto before = m.stats();
+  m.begin();
+  REQUIRE(m.apply(s, put("r").add("a", "q", 6, "v6").add("a", "q", 7, "v7"), 100).is_ok());
+  CHECK(m.read_row(s, "r", o, false, 100).cells[1].timestamp == 7);  // [0] is a:p
+  m.rollback();
+  CHECK(m.stats().cells == before.cells);
+  CHECK(m.stats().bytes == before.bytes);
+  CHECK(bytes.load() == static_cast<std::int64_t>(before.bytes));
+  r = m.read_row(s, "r", o, false, 100);
+  REQUIRE(r.cells.size() == 4);
+  CHECK(r.cells[0].timestamp == 1);  // a:p
+  CHECK(r.cells[1].timestamp == 5);  // a:q
+  CHECK(r.cells[2].timestamp == 4);
 }
 
 TEST_CASE("the memory limit refuses a write before any change", "[memtable]") {

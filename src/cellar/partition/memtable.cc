@@ -154,6 +154,23 @@ void memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_v
   ++cells_;
 }
 
+void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
+                           std::int64_t now) {
+  // Time-series families return every version (TS3); their MaxVersions is not a read cap.
+  if (f.desc.max_versions == 0 || f.desc.kind == family_kind::time_series) return;
+  const std::uint32_t cap = family_cap(f.desc);
+  std::uint32_t rank = 0;
+  auto it = m.lower_bound(key_view{row, q, latest_timestamp});
+  while (it != m.end() && it->first.row == row && it->first.qualifier == q) {
+    if (expired(f.desc, it->first.ts, it->second, now) || rank >= cap) {
+      it = erase_cell(f.id, m, it);
+      continue;
+    }
+    ++rank;
+    ++it;
+  }
+}
+
 void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* v) {
   std::string k = encode_cell_key(fid, key.row, key.qualifier, key.ts);
   if (track_redo_) {
@@ -446,7 +463,9 @@ status memtable::apply(const table_schema& schema, const put& p, std::int64_t no
     const family_schema* f = schema.find(e.family);
     const std::int64_t ts = e.timestamp == latest_timestamp ? put_ts : e.timestamp;
     cell_value v{e.value, p.ttl_ms_ ? sat_add(ts, *p.ttl_ms_) : latest_timestamp};
-    write_cell(f->id, ensure(f->id), cell_key{p.row, e.qualifier, ts}, std::move(v));
+    auto& m = ensure(f->id);
+    write_cell(f->id, m, cell_key{p.row, e.qualifier, ts}, std::move(v));
+    trim_column(*f, m, p.row, e.qualifier, now);
   }
   return status::ok();
 }
@@ -542,6 +561,7 @@ result<row_result> memtable::apply(const table_schema& schema, const increment& 
     if (inc.return_results_) out.cells.push_back(cell{inc.row, e.family, e.qualifier, ts, bytes});
     write_cell(f->id, m, cell_key{inc.row, e.qualifier, ts},
                cell_value{std::move(bytes), inc.ttl_ms_ ? sat_add(ts, *inc.ttl_ms_) : latest_timestamp});
+    trim_column(*f, m, inc.row, e.qualifier, now);
   }
   out.exists = !out.cells.empty();
   sort_cells(out.cells);
@@ -570,6 +590,7 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
     if (app.return_results_) out.cells.push_back(cell{app.row, e.family, e.qualifier, ts, value});
     write_cell(f->id, m, cell_key{app.row, e.qualifier, ts},
                cell_value{std::move(value), app.ttl_ms_ ? sat_add(ts, *app.ttl_ms_) : latest_timestamp});
+    trim_column(*f, m, app.row, e.qualifier, now);
   }
   out.exists = !out.cells.empty();
   sort_cells(out.cells);

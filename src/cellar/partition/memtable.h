@@ -184,6 +184,9 @@ class memtable {
 
   void write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v);
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
+  // After a write to a column: removes the versions no read can return any more (beyond
+  // the family's MaxVersions, or expired), as the background reclaim would later (R18).
+  void trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q, std::int64_t now);
   void account(std::int64_t delta);
   status reserve(std::int64_t bytes) const;
 
