@@ -35,6 +35,10 @@ cellar::table_descriptor ycsb_table(const target_options& o) {
   if (pc.method == "range") d.partitioning = cellar::partition_spec::range_bounds(ycsb_range_bounds(pc.n));
   cellar::family_descriptor f;
   f.name = o.family;
+  // One version, as HBase's YCSB usertable (VERSIONS defaults to 1) and as Redis keeps
+  // it: an update replaces the field. (A family from the OceanBase DDL without
+  // MaxVersions keeps every version, R7.)
+  f.max_versions = 1;
   d.families.push_back(f);
   return d;
 }
