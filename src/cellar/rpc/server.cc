@@ -233,11 +233,18 @@ class cellar_impl final : public wire::Cellar::Server {
       res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
       return kj::READY_NOW;
     }
-    return fetch_page(shared, first).then([context, shared](std::shared_ptr<scan_page_result> page) mutable {
-      auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
-      fill_page(res, *page);
-      if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
-    });
+    if (auto s = admit(); !s) {
+      to_wire(s, context.getResults().initError());
+      return kj::READY_NOW;
+    }
+    auto conn = conn_;
+    return fetch_page(shared, first)
+        .then([context, shared](std::shared_ptr<scan_page_result> page) mutable {
+          auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
+          fill_page(res, *page);
+          if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
+        })
+        .attach(kj::defer([conn] { --conn->in_flight; }));
   }
 
   kj::Promise<void> ddl(DdlContext context) override {
