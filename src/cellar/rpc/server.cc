@@ -73,13 +73,21 @@ class worker_pool {
   std::vector<std::thread> threads_;
 };
 
+// A promise on the calling event loop, and the callback that fulfills it from any thread
+// (the store's workers, the pool). The callback is called once.
+template <class T>
+std::pair<kj::Promise<T>, std::function<void(T)>> from_any_thread() {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
+  auto f = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
+  return {kj::mv(paf.promise), [f](T v) { (*f)->fulfill(kj::mv(v)); }};
+}
+
 // Runs `f` on the pool; the promise resolves on the event loop with its result.
 template <class T>
 kj::Promise<T> off_loop(worker_pool& pool, std::function<T()> f) {
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
-  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
-  pool.post([fulfiller, f = std::move(f)]() mutable { (*fulfiller)->fulfill(f()); });
-  return kj::mv(paf.promise);
+  auto [promise, deliver] = from_any_thread<T>();
+  pool.post([deliver = std::move(deliver), f = std::move(f)]() mutable { deliver(f()); });
+  return kj::mv(promise);
 }
 
 struct shared_state {
@@ -104,11 +112,10 @@ struct scan_page_result {
 
 kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n) {
   using rows = result<std::vector<row_result>>;
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<rows>();
-  auto f = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<rows>>>(kj::mv(paf.fulfiller));
+  auto [promise, deliver] = from_any_thread<rows>();
   // `sc` stays alive in the callback until the scanner is done with it.
-  sc->next_async(n, [f, sc](rows r) { (*f)->fulfill(kj::mv(r)); });
-  return paf.promise.then([sc, n](rows r) {
+  sc->next_async(n, [deliver = std::move(deliver), sc](rows r) { deliver(std::move(r)); });
+  return promise.then([sc, n](rows r) {
     auto out = std::make_shared<scan_page_result>();
     out->done = !r || r->size() < n || sc->finished();
     out->rows = std::move(r);
@@ -144,16 +151,13 @@ class scanner_impl final : public wire::Scanner::Server {
   kj::Promise<void> next(NextContext context) override {
     const auto n = std::min<std::size_t>(std::max<std::uint32_t>(1, context.getParams().getCount()), 10000);
     kj::Promise<void> before = kj::READY_NOW;
-    KJ_IF_MAYBE(t, tail_) { before = t->addBranch(); }
-    auto got = std::make_shared<std::shared_ptr<scan_page_result>>();
+    KJ_IF_MAYBE(t, tail_) { before = t->addBranch().ignoreResult(); }
     auto sc = sc_;
     // The fetch itself: ordered after the previous call's, and carried on even if this
     // call is cancelled (its rows are then dropped), so the next call starts after it.
-    auto fetched = before.then([sc, n] { return fetch_page(sc, n); })
-                       .then([got](std::shared_ptr<scan_page_result> page) { *got = std::move(page); })
-                       .fork();
-    auto mine = fetched.addBranch().then([context, got]() mutable {
-      fill_page(context.getResults(capnp::MessageSize{page_words(**got), 0}), **got);
+    auto fetched = before.then([sc, n] { return fetch_page(sc, n); }).fork();
+    auto mine = fetched.addBranch().then([context](std::shared_ptr<scan_page_result> page) mutable {
+      fill_page(context.getResults(capnp::MessageSize{page_words(*page), 0}), *page);
     });
     tail_ = kj::mv(fetched);
     return mine;
@@ -161,7 +165,7 @@ class scanner_impl final : public wire::Scanner::Server {
 
  private:
   std::shared_ptr<scanner> sc_;
-  kj::Maybe<kj::ForkedPromise<void>> tail_;
+  kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
 class cellar_impl final : public wire::Cellar::Server {
@@ -194,12 +198,10 @@ class cellar_impl final : public wire::Cellar::Server {
       done();
       return refuse(t.error());
     }
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<std::vector<op_result>>();
-    auto fulfiller =
-        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<std::vector<op_result>>>>(kj::mv(paf.fulfiller));
-    t->batch_async(std::move(ops), [fulfiller](std::vector<op_result> r) { (*fulfiller)->fulfill(kj::mv(r)); });
+    auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
+    t->batch_async(std::move(ops), std::move(deliver));
     auto conn = conn_;
-    return paf.promise
+    return promise
         .then([context](std::vector<op_result> r) mutable {
           std::uint64_t words = 16;
           for (const auto& x : r) words += wire_words(x);
