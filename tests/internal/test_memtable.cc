@@ -113,6 +113,21 @@ TEST_CASE("a write removes the versions of its column that no read can return an
   CHECK(r.cells[2].timestamp == 4);
 }
 
+TEST_CASE("a time-series family is trimmed on write by the same rule its reads apply", "[memtable]") {
+  std::atomic<std::int64_t> bytes{0};
+  memtable m(&bytes, 0);
+  auto s = schema_with(2);
+  s.families[0].desc.kind = family_kind::time_series;
+  read_options o;
+  o.max_versions = 1;  // ignored by time-series reads (TS3); the family's 2 still caps
+  for (std::int64_t ts = 1; ts <= 4; ++ts) REQUIRE(m.apply(s, put("k").add("a", "s", ts, "{}"), 100).is_ok());
+  CHECK(m.stats().cells == 2);
+  auto r = m.read_row(s, "k", o, false, 100);
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].timestamp == 4);
+  CHECK(r.cells[1].timestamp == 3);
+}
+
 TEST_CASE("the memory limit refuses a write before any change", "[memtable]") {
   std::atomic<std::int64_t> bytes{0};
   memtable m(&bytes, 1000);

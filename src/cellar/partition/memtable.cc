@@ -156,8 +156,10 @@ void memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_v
 
 void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
                            std::int64_t now) {
-  // Time-series families return every version (TS3); their MaxVersions is not a read cap.
-  if (f.desc.max_versions == 0 || f.desc.kind == family_kind::time_series) return;
+  // The rule of reads (family_reader::column) and of the background reclaim: a version is
+  // out of reach once expired or ranked beyond the family's MaxVersions, in every kind of
+  // family (for time series only a read's own max_versions is ignored, TS3).
+  if (f.desc.max_versions == 0) return;
   const std::uint32_t cap = family_cap(f.desc);
   std::uint32_t rank = 0;
   auto it = m.lower_bound(key_view{row, q, latest_timestamp});
