@@ -19,6 +19,7 @@
 #include <set>
 
 #include "persist/codec.h"
+#include "persist/yield.h"
 #include "store_impl.h"
 
 namespace cellar::detail {
@@ -32,6 +33,10 @@ double seconds_since(clock_type::time_point t) {
 }
 
 constexpr std::string_view store_key("\0store", 6);
+// The layout of the partition tables (docs/storage.md): 2 = cells packed in runs
+// (persist/runs.h). Homes written before it (one item per cell, no marker) are refused.
+constexpr std::string_view format_key("\0format", 7);
+constexpr std::uint32_t data_format = 2;
 
 // Serving threads come first: snapshot threads run only when a core is otherwise idle
 // (SCHED_IDLE), or at nice 10 where that is refused.
@@ -51,8 +56,18 @@ status store_impl::recover() {
   // Catalog.
   std::vector<table_schema> schemas;
   status bad;
+  bool counters_seen = false;
+  std::optional<std::uint32_t> format;
   auto st = wt->read_catalog([&](std::string_view k, std::string_view v) {
+    if (k == format_key) {
+      reader r(v);
+      std::uint32_t f = 0;
+      if (!r.u32(f)) bad = {code::corruption, "malformed format marker"};
+      format = f;
+      return;
+    }
     if (k == store_key) {
+      counters_seen = true;
       reader r(v);
       if (!r.u64(next_uid) || !r.u32(next_family_id)) bad = {code::corruption, "malformed store counters"};
       return;
@@ -66,6 +81,17 @@ status store_impl::recover() {
   });
   if (!st) return st;
   if (!bad) return bad;
+  if (!format && (counters_seen || !schemas.empty()))
+    return status{code::unsupported, options.directory + " was written by an older cellar (one item per cell); this "
+                                     "version reads data format " + std::to_string(data_format) + " only"};
+  if (format && *format != data_format)
+    return status{code::unsupported, options.directory + " holds data format " + std::to_string(*format) +
+                                     "; this version reads data format " + std::to_string(data_format) + " only"};
+  if (!format) {
+    std::string v;
+    put_u32(v, data_format);
+    if (auto s = wt->write_catalog({{std::string(format_key), v}}, {}); !s) return s;
+  }
   auto gen = wt->get_meta("snapshot_gen");
   if (!gen) return gen.error();
   generation = gen.value();
@@ -268,8 +294,14 @@ result<snapshot_stats> store_impl::snapshot() {
         }
         // Written means committed in WiredTiger: the next checkpoint holds it even if
         // this one fails, so the delta is freed here, on this low-priority thread, and
-        // not given back.
-        delta_map().swap(c->fan->deltas[i]);
+        // not given back; in slices, yielding in between (persist/yield.h).
+        auto& d = c->fan->deltas[i];
+        while (!d.empty()) {
+          auto end = d.begin();
+          for (int n = 0; n < 256 && end != d.end(); ++n) ++end;
+          d.erase(d.begin(), end);
+          background_yield();
+        }
       }
     };
     std::size_t n = options.snapshot_threads;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 #include <cerrno>
@@ -15,6 +16,8 @@
 #include <spdlog/spdlog.h>
 
 #include "persist/codec.h"
+#include "persist/runs.h"
+#include "persist/yield.h"
 
 namespace cellar::detail {
 
@@ -207,12 +210,60 @@ status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
   return status::ok();
 }
 
+namespace {
+
+// A cell copied out of a run or a delta: encoded key, stored value (runs.h).
+struct stored_cell {
+  std::string key;
+  std::string stored;
+};
+
+std::string stored_value(const cell_value& v) {
+  std::string out;
+  out.reserve(8 + v.value.size());
+  put_u64(out, static_cast<std::uint64_t>(v.expires_at));
+  out += v.value;
+  return out;
+}
+
+std::size_t cell_bytes(const stored_cell& c) { return c.key.size() + c.stored.size() + 4; }
+
+// Positions `c` on the last key <= k. 0, WT_NOTFOUND (no such key), or an error.
+int seek_at_or_before(WT_CURSOR* c, std::string_view k) {
+  WT_ITEM ki = item(k);
+  c->set_key(c, &ki);
+  int exact = 0;
+  int ret = c->search_near(c, &exact);
+  if (ret == 0 && exact > 0) ret = c->prev(c);
+  return ret;
+}
+
+std::string current_key(WT_CURSOR* c) {
+  WT_ITEM k;
+  c->get_key(c, &k);
+  return std::string(view(k));
+}
+
+// Appends the cells of the run under the cursor; false if the run is damaged.
+bool read_run(WT_CURSOR* c, std::vector<stored_cell>& out) {
+  WT_ITEM v;
+  c->get_value(c, &v);
+  run_reader r(view(v));
+  std::string_view k, st;
+  while (r.next(k, st)) out.push_back({std::string(k), std::string(st)});
+  return r.ok();
+}
+
+}  // namespace
+
 status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta,
                             std::uint64_t* bytes) {
   if (delta.empty()) return status::ok();
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
+  for (const auto& [key, val] : delta)
+    if (val && bytes) *bytes += key.size() + 8 + val->value.size();
   // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
   // straight into new pages, several times faster than inserts. The delta is sorted.
   bool empty = false;
@@ -226,53 +277,173 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   if (empty) {
     cursor bulk(s.get(), uri, "bulk");
     if (bulk.error() == 0) {
-      std::string v;
-      for (const auto& [key, val] : delta) {
-        if (!val) continue;
-        v.clear();
-        put_u64(v, static_cast<std::uint64_t>(val->expires_at));
-        v += val->value;
-        WT_ITEM ki = item(key), vi = item(v);
+      std::string run, first;
+      auto flush = [&]() -> int {
+        if (run.empty()) return 0;
+        WT_ITEM ki = item(first), vi = item(run);
         bulk->set_key(bulk.get(), &ki);
         bulk->set_value(bulk.get(), &vi);
-        if (int ret = bulk->insert(bulk.get()); ret != 0) return wt_error(ret, "bulk load " + uri);
-        if (bytes) *bytes += key.size() + v.size();
+        const int ret = bulk->insert(bulk.get());
+        run.clear();
+        return ret;
+      };
+      std::string_view family;
+      // The keys and values sit in their own heap blocks: fetch a few entries ahead.
+      auto ahead = delta.begin();
+      for (int n = 0; n < 8 && ahead != delta.end(); ++n) ++ahead;
+      for (const auto& [key, val] : delta) {
+        if (ahead != delta.end()) {
+          __builtin_prefetch(ahead->first.data());
+          if (ahead->second) {
+            __builtin_prefetch(ahead->second->value.data());
+            __builtin_prefetch(ahead->second->value.data() + 64);
+          }
+          ++ahead;
+        }
+        if (!val) continue;
+        const std::string_view f = std::string_view(key).substr(0, 4);
+        if (!run.empty() && (run.size() >= run_target_bytes || f != family))
+          if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
+        if (run.empty()) {
+          first = key;
+          family = std::string_view(first).substr(0, 4);
+        }
+        append_run_cell(run, key, val->expires_at, val->value);
+        background_yield();
       }
+      if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
       return status::ok();
     }
-    // EBUSY and the like: fall back to ordinary inserts.
+    // EBUSY and the like: fall back to the merge below.
   }
+
+  // Merge the delta into the runs it falls in. Each round takes the run holding the
+  // first pending change (or, before a family's first run, none), applies every change
+  // up to the next run, takes in following runs while the result is small, and writes
+  // the result back as runs of about run_target_bytes.
   cursor c(s.get(), uri, "overwrite=true");
-  if (c.error()) return wt_error(c.error(), "open " + partition_uri(uid, partition));
+  if (c.error()) return wt_error(c.error(), "open " + uri);
+  auto fail = [&](int ret, const std::string& what) {
+    s->rollback_transaction(s.get(), nullptr);
+    return wt_error(ret, what + " " + uri);
+  };
+  const status damaged{code::corruption, uri + " holds a malformed run"};
   // Many small transactions: the snapshot becomes durable only at the checkpoint that
   // ends it, so the split is invisible after a crash.
-  constexpr std::size_t per_txn = 2000;
-  std::size_t n = 0;
-  std::string v;
+  constexpr std::size_t bytes_per_txn = 1 << 20;
+  std::size_t in_txn = 0;
   s->begin_transaction(s.get(), nullptr);
-  for (const auto& [key, val] : delta) {
-    WT_ITEM ki = item(key);
-    c->set_key(c.get(), &ki);
-    int ret;
-    if (val) {
-      v.clear();
-      put_u64(v, static_cast<std::uint64_t>(val->expires_at));
-      v += val->value;
-      WT_ITEM vi = item(v);
+  std::vector<stored_cell> old_cells, merged;
+  std::vector<std::string> old_keys;
+  auto it = delta.begin();
+  while (it != delta.end()) {
+    background_yield();
+    const std::string_view fam = std::string_view(it->first).substr(0, 4);
+    old_cells.clear();
+    merged.clear();
+    old_keys.clear();
+    // `bound`: the key of the run after the ones taken (exclusive), or none (the family's end).
+    std::optional<std::string> bound;
+    int ret = seek_at_or_before(c.get(), it->first);
+    if (ret == 0 && std::string_view(current_key(c.get())).substr(0, 4) == fam) {
+      old_keys.push_back(current_key(c.get()));
+      if (!read_run(c.get(), old_cells)) {
+        s->rollback_transaction(s.get(), nullptr);
+        return damaged;
+      }
+      ret = c->next(c.get());
+    } else if (ret == 0) {
+      ret = c->next(c.get());  // the last run of an earlier family: the next one is past the key
+    } else if (ret == WT_NOTFOUND) {
+      WT_ITEM ki = item(it->first);
+      c->set_key(c.get(), &ki);
+      int exact = 0;
+      ret = c->search_near(c.get(), &exact);  // nothing at or before: this lands after
+    }
+    if (ret != 0 && ret != WT_NOTFOUND) return fail(ret, "read");
+    if (ret == 0) {
+      auto k = current_key(c.get());
+      if (std::string_view(k).substr(0, 4) == fam) bound = std::move(k);
+    }
+    // Apply the changes below `bound` to old_cells, appending to `merged`.
+    std::size_t merged_bytes = 0;
+    auto apply = [&] {
+      std::size_t i = 0;
+      auto below = [&](const std::string& k) {
+        return k.compare(0, 4, fam.data(), 4) == 0 && (!bound || k < *bound);
+      };
+      while (i < old_cells.size() || (it != delta.end() && below(it->first))) {
+        const bool take_delta = it != delta.end() && below(it->first) &&
+                                (i == old_cells.size() || it->first <= old_cells[i].key);
+        if (!take_delta) {
+          merged_bytes += cell_bytes(old_cells[i]);
+          merged.push_back(std::move(old_cells[i++]));
+          continue;
+        }
+        if (i < old_cells.size() && it->first == old_cells[i].key) ++i;  // replaced or erased
+        if (it->second) {
+          merged.push_back({it->first, stored_value(*it->second)});
+          merged_bytes += cell_bytes(merged.back());
+        }
+        ++it;
+      }
+      old_cells.clear();
+    };
+    apply();
+    while (merged_bytes < run_target_bytes / 4 && bound) {
+      old_keys.push_back(*bound);
+      if (!read_run(c.get(), old_cells)) {
+        s->rollback_transaction(s.get(), nullptr);
+        return damaged;
+      }
+      bound.reset();
+      ret = c->next(c.get());
+      if (ret != 0 && ret != WT_NOTFOUND) return fail(ret, "read");
+      if (ret == 0) {
+        auto k = current_key(c.get());
+        if (std::string_view(k).substr(0, 4) == fam) bound = std::move(k);
+      }
+      apply();
+    }
+    // Cut `merged` into runs; a short tail joins the run before it.
+    std::vector<std::pair<std::size_t, std::size_t>> cuts;  // [begin, end) of each run
+    std::size_t begin = 0, run_bytes = 0;
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      run_bytes += cell_bytes(merged[i]);
+      if (run_bytes >= run_target_bytes) {
+        cuts.emplace_back(begin, i + 1);
+        begin = i + 1;
+        run_bytes = 0;
+      }
+    }
+    if (begin < merged.size()) {
+      if (!cuts.empty() && run_bytes < run_target_bytes / 4)
+        cuts.back().second = merged.size();
+      else
+        cuts.emplace_back(begin, merged.size());
+    }
+    for (const auto& k : old_keys) {
+      bool reused = false;
+      for (const auto& [b, e] : cuts) reused = reused || merged[b].key == k;
+      if (reused) continue;
+      WT_ITEM ki = item(k);
+      c->set_key(c.get(), &ki);
+      if (int r = c->remove(c.get()); r != 0) return fail(r, "write");
+    }
+    std::string run;
+    for (const auto& [b, e] : cuts) {
+      run.clear();
+      for (std::size_t i = b; i < e; ++i) append_run_cell(run, merged[i].key, merged[i].stored);
+      WT_ITEM ki = item(merged[b].key), vi = item(run);
+      c->set_key(c.get(), &ki);
       c->set_value(c.get(), &vi);
-      ret = c->insert(c.get());
-      if (bytes) *bytes += key.size() + v.size();
-    } else {
-      ret = c->remove(c.get());
-      if (ret == WT_NOTFOUND) ret = 0;
+      if (int r = c->insert(c.get()); r != 0) return fail(r, "write");
+      in_txn += run.size();
     }
-    if (ret != 0) {
-      s->rollback_transaction(s.get(), nullptr);
-      return wt_error(ret, "write " + partition_uri(uid, partition));
-    }
-    if (++n % per_txn == 0) {
+    if (in_txn >= bytes_per_txn) {
       if (int r = s->commit_transaction(s.get(), nullptr); r != 0) return wt_error(r, "commit snapshot part");
       s->begin_transaction(s.get(), nullptr);
+      in_txn = 0;
     }
   }
   if (int r = s->commit_transaction(s.get(), nullptr); r != 0) return wt_error(r, "commit snapshot part");
@@ -357,7 +528,16 @@ status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
     WT_ITEM k, v;
     c->get_key(c.get(), &k);
     c->get_value(c.get(), &v);
-    if (auto st = fn(view(k), view(v)); !st) return st;
+    run_reader r(view(v));
+    std::string_view key, stored;
+    bool first = true;
+    while (r.next(key, stored)) {
+      // A run holds cells from its own key on, all of its family.
+      if (first && (key < view(k) || key.substr(0, 4) != view(k).substr(0, 4))) break;
+      first = false;
+      if (auto st = fn(key, stored); !st) return st;
+    }
+    if (first || !r.ok()) return status{code::corruption, uri + " holds a malformed run"};
   }
   if (ret != WT_NOTFOUND) return wt_error(ret, "read " + uri);
   return status::ok();
