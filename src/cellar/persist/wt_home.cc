@@ -288,18 +288,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
         return ret;
       };
       std::string_view family;
-      // The keys and values sit in their own heap blocks: fetch a few entries ahead.
-      auto ahead = delta.begin();
-      for (int n = 0; n < 8 && ahead != delta.end(); ++n) ++ahead;
       for (const auto& [key, val] : delta) {
-        if (ahead != delta.end()) {
-          __builtin_prefetch(ahead->first.data());
-          if (ahead->second) {
-            __builtin_prefetch(ahead->second->value.data());
-            __builtin_prefetch(ahead->second->value.data() + 64);
-          }
-          ++ahead;
-        }
         if (!val) continue;
         const std::string_view f = std::string_view(key).substr(0, 4);
         if (!run.empty() && (run.size() >= run_target_bytes || f != family))
