@@ -391,6 +391,15 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       rr.row = row;
       for (auto& src : srcs) {
         if (src.it == src.map->end() || src.it->first.row != row) continue;
+        // Values live on the heap, a cache miss each: start loading the row's first few
+        // together rather than one at a time as they are copied.
+        {
+          auto p = src.it;
+          for (int n = 0; n < 32 && p != src.map->end() && p->first.row == row; ++n, ++p) {
+            __builtin_prefetch(p->second.value.data());
+            __builtin_prefetch(p->second.value.data() + 64);
+          }
+        }
         family_reader r{*src.fam, *src.map, row, req.options, now, false, rr};
         if (src.qualifiers.empty()) {
           auto it = src.it;
