@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -551,4 +552,74 @@ TEST_CASE("drop_table then open_table is TABLE_NOT_FOUND", "[partitions][ddl]") 
   auto g = t2.get(cellar::get("a"));
   REQUIRE_OK(g);
   REQUIRE(g->cells.empty());
+}
+
+// table::read_now: gets read on the caller's thread when the partitions are free.
+TEST_CASE("read_now answers gets as batch does, and declines anything else", "[partitions][read_now]") {
+  auto s = cellar::store::open({}).value();
+  REQUIRE(s->create_table({"t", partition_spec::hash(4), {{"f", 3}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  for (int i = 0; i < 50; ++i)
+    REQUIRE(t.put(cellar::put("r" + std::to_string(i)).add("f", "q", 1, "a").add("f", "q", 2, "b")).is_ok());
+  std::vector<cellar::batch_op> gets;
+  for (int i = 0; i < 60; ++i) gets.push_back(cellar::get("r" + std::to_string(i)).all_versions());
+  std::optional<std::vector<cellar::op_result>> now;
+  for (int tries = 0; tries < 1000 && !now; ++tries) now = t.read_now(gets);  // the partitions are idle
+  REQUIRE(now);
+  auto via_actor = t.batch(gets);
+  REQUIRE(now->size() == via_actor.size());
+  for (std::size_t i = 0; i < via_actor.size(); ++i) {
+    CHECK((*now)[i].st.code() == code::ok);
+    CHECK((*now)[i].row.cells == via_actor[i].row.cells);
+    CHECK((*now)[i].row.exists == via_actor[i].row.exists);
+  }
+  CHECK((*now)[0].row.cells.size() == 2);
+  CHECK((*now)[55].row.cells.empty());
+
+  std::vector<cellar::batch_op> mixed{cellar::get("r1"), cellar::put("r1").add("f", "q", "x")};
+  CHECK_FALSE(t.read_now(mixed));
+  CHECK(t.get(cellar::get("r1")).value().cells.front().value == "b");  // nothing was applied
+
+  std::vector<cellar::batch_op> bad{cellar::get("r1"), cellar::get("r2").family("nope")};
+  auto refused = t.read_now(bad);
+  REQUIRE(refused);
+  CHECK((*refused)[1].st.code() == code::family_not_found);
+  CHECK((*refused)[0].st.code() == code::aborted);
+
+  REQUIRE(s->drop_table("t").is_ok());
+  auto gone = t.read_now(gets);
+  REQUIRE(gone);
+  CHECK((*gone)[0].st.code() == code::table_not_found);
+}
+
+TEST_CASE("read_now sees a partition's batches whole while they are written", "[partitions][read_now][concurrency]") {
+  auto s = cellar::store::open({}).value();
+  REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}, {"g"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) {
+      const std::string v = std::to_string(i);
+      // One put of two families of one row, and one batch of two rows: each one unit.
+      REQUIRE(t.put(cellar::put("r").add("f", "a", v).add("g", "b", v)).is_ok());
+      REQUIRE(t.put({cellar::put("x").add("f", "q", v), cellar::put("y").add("f", "q", v)}).is_ok());
+    }
+  });
+  std::vector<cellar::batch_op> gets{cellar::get("r"), cellar::get("x"), cellar::get("y")};
+  int answered = 0, torn = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (std::chrono::steady_clock::now() < until) {
+    auto r = t.read_now(gets);
+    if (!r) continue;
+    ++answered;
+    const auto& row = (*r)[0].row.cells;
+    if (row.size() == 2 && row[0].value != row[1].value) ++torn;
+    const auto& x = (*r)[1].row.cells;
+    const auto& y = (*r)[2].row.cells;
+    if (x.size() != y.size() || (!x.empty() && x[0].value != y[0].value)) ++torn;
+  }
+  stop = true;
+  writer.join();
+  CHECK(answered > 0);
+  CHECK(torn == 0);
 }

@@ -137,6 +137,7 @@ runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, co
   rt->schema = schema;
   if (old && !old->partitions.empty()) {
     rt->partitions = old->partitions;
+    rt->shared = old->shared;
     fan_out(*rt, admin_part::kind::adopt_schema, rt->schema, {}, false);
   } else if (schema->partitioned) {
     auto rec = s.recovered_mem.find(schema->name);
@@ -153,6 +154,8 @@ runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, co
       cfg.clock = s.options.clock;
       cfg.maintenance_interval = s.options.maintenance_interval;
       cfg.maintenance_slice = s.options.maintenance_slice_cells;
+      cfg.shared = std::make_shared<partition_shared>();
+      rt->shared.push_back(cfg.shared);
       rt->partitions.push_back(s.system->spawn(partition_behavior, std::move(cfg)));
     }
     if (rec != s.recovered_mem.end()) s.recovered_mem.erase(rec);
@@ -470,6 +473,32 @@ void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vecto
   st->ops = std::move(ops);
   st->done = std::move(done);
   dispatch(*rt, st);
+}
+
+std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops) {
+  for (const auto& op : ops)
+    if (!std::holds_alternative<cellar::get>(op)) return std::nullopt;
+  auto rt = store_->lookup(name_);
+  std::vector<op_result> results;
+  if (!admit(*store_, rt, name_, ops, results) || ops.empty()) return results;
+  if (rt->shared.size() != rt->partitions.size()) return std::nullopt;
+  // Group by partition: the reads of one partition see one state of it, as in a batch part.
+  const auto& spec = rt->schema->partitioning;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> order;  // partition, index
+  order.reserve(ops.size());
+  for (std::uint32_t i = 0; i < ops.size(); ++i) order.emplace_back(partition_of(spec, row_of(ops[i])), i);
+  std::sort(order.begin(), order.end());
+  const auto now = store_->options.clock();
+  for (std::size_t k = 0; k < order.size();) {
+    auto& sh = *rt->shared[order[k].first];
+    std::unique_lock lock(sh.mu, std::try_to_lock);
+    if (!lock.owns_lock() || !sh.mem) return std::nullopt;
+    for (const auto p = order[k].first; k < order.size() && order[k].first == p; ++k) {
+      const auto& g = std::get<cellar::get>(ops[order[k].second]);
+      results[order[k].second].row = sh.mem->read_row(*rt->schema, g.row, g.options, g.exists_only_, now);
+    }
+  }
+  return results;
 }
 
 namespace {

@@ -137,6 +137,15 @@ class table {
   // The same, answering on a CAF worker thread; `done` must not block.
   void batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done);
 
+  // A batch of gets read on the calling thread, if every partition it reads is free this
+  // instant: no hand-off to a partition's thread and no wait. Otherwise (a partition
+  // busy, or an action that is not a get) nothing is done and the result is nullopt: use
+  // batch() or batch_async(). An invalid batch is answered as batch() would. The reads of
+  // one partition see one state of it. Ordering: a read here does not wait for writes
+  // still queued at the partition, so a caller that has writes in flight and wants to
+  // read them must not use it (the RPC server uses it only for a connection's only call).
+  std::optional<std::vector<op_result>> read_now(std::vector<batch_op>& ops);
+
  private:
   friend class store;
   friend class scanner;

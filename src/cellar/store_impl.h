@@ -29,6 +29,7 @@ namespace cellar::detail {
 struct table_runtime {
   schema_ptr schema;
   std::vector<partition_actor> partitions;  // empty until the group's partitioning is fixed
+  std::vector<std::shared_ptr<partition_shared>> shared;  // one per partition (table::read_now)
 };
 
 using runtime_ptr = std::shared_ptr<const table_runtime>;

@@ -204,6 +204,8 @@ status store_impl::recover() {
           cfg.clock = options.clock;
           cfg.maintenance_interval = options.maintenance_interval;
           cfg.maintenance_slice = options.maintenance_slice_cells;
+          cfg.shared = std::make_shared<partition_shared>();
+          rt->shared.push_back(cfg.shared);
           rt->partitions.push_back(system->spawn(partition_behavior, std::move(cfg)));
         }
       }

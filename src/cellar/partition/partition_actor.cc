@@ -118,11 +118,16 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
   cfg.recovered.reset();
   self->state.mem->track(cfg.track_delta, cfg.log != nullptr);
   self->state.cfg = std::move(cfg);
+  if (auto& sh = self->state.cfg.shared) {
+    std::lock_guard l(sh->mu);
+    sh->mem = self->state.mem.get();
+  }
   if (self->state.cfg.maintenance_interval.count() > 0)
     self->delayed_send(self, self->state.cfg.maintenance_interval, tick_atom::value);
   return {
       [=](batch_part_ptr& part) {
         auto& st = self->state;
+        auto lock = st.lock();
         run_batch_part_only(*st.mem, *part, st.cfg.clock());
         part->answered = true;
         if (st.cfg.log && !st.mem->redo().empty()) {
@@ -137,11 +142,15 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
         part->state->part_done();
       },
       [=](scan_part_ptr& part) {
-        part->page = self->state.mem->scan(*part->schema, part->request, self->state.cfg.clock());
+        {
+          auto lock = self->state.lock();
+          part->page = self->state.mem->scan(*part->schema, part->request, self->state.cfg.clock());
+        }
         part->answer();
       },
       [=](admin_part_ptr& part) {
         auto& st = self->state;
+        auto lock = st.lock();
         using k = admin_part::kind;
         switch (part->what) {
           case k::adopt_schema:
@@ -170,6 +179,7 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
             st.mem->merge_delta(std::move(part->delta));
             break;
           case k::stop:
+            lock.unlock();
             part->answer();
             self->quit();
             return;
@@ -178,6 +188,7 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
       },
       [=](tick_atom) {
         auto& st = self->state;
+        auto lock = st.lock();
         if (st.cfg.schema) st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), st.cfg.maintenance_slice);
         if (st.cfg.log && !st.mem->redo().empty()) st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
         self->delayed_send(self, st.cfg.maintenance_interval, tick_atom::value);

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -142,6 +143,16 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using partition_actor = caf::typed_actor<caf::reacts_to<batch_part_ptr>, caf::reacts_to<scan_part_ptr>,
                                          caf::reacts_to<admin_part_ptr>, caf::reacts_to<tick_atom>>;
 
+// What a partition shares with threads that read it in place (table::read_now): the
+// actor holds `mu` whenever it touches its memtable, and a reader that gets `mu` at once
+// may read the memtable meanwhile; one that does not goes through the actor. `mem` is
+// null once the actor is gone. The actor itself never waits on a reader for longer than
+// one read (readers only try_lock and never hold `mu` across anything else).
+struct partition_shared {
+  std::mutex mu;
+  memtable* mem = nullptr;
+};
+
 struct partition_config {
   schema_ptr schema;
   std::uint32_t partition = 0;
@@ -156,11 +167,24 @@ struct partition_config {
   std::function<std::int64_t()> clock;
   std::chrono::milliseconds maintenance_interval{0};
   std::size_t maintenance_slice = 4096;
+  std::shared_ptr<partition_shared> shared;  // may be null: no in-place readers
 };
 
 struct partition_state {
   std::unique_ptr<memtable> mem;
   partition_config cfg;
+
+  // Held while a message touches the memtable (see partition_shared).
+  std::unique_lock<std::mutex> lock() {
+    return cfg.shared ? std::unique_lock<std::mutex>(cfg.shared->mu) : std::unique_lock<std::mutex>();
+  }
+  partition_state() = default;
+  partition_state(const partition_state&) = delete;
+  ~partition_state() {
+    if (!cfg.shared) return;
+    std::lock_guard l(cfg.shared->mu);
+    cfg.shared->mem = nullptr;
+  }
   static inline const char* name = "cellar.partition";
 };
 

@@ -198,19 +198,26 @@ class cellar_impl final : public wire::Cellar::Server {
       done();
       return refuse(t.error());
     }
+    auto reply = [context](std::vector<op_result> r) mutable {
+      std::uint64_t words = 16;
+      for (const auto& x : r) words += wire_words(x);
+      auto res = context.getResults(capnp::MessageSize{words, 0});
+      to_wire(status::ok(), res.initError());
+      auto out = res.initResults(static_cast<unsigned>(r.size()));
+      for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
+    };
+    // Reads, when this is the connection's only call (nothing of its own queued ahead of
+    // them), are served on this thread if their partitions are free: no hand-off.
+    if (conn_->in_flight == 1)
+      if (auto r = t->read_now(ops)) {
+        done();
+        reply(std::move(*r));
+        return kj::READY_NOW;
+      }
     auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
     t->batch_async(std::move(ops), std::move(deliver));
     auto conn = conn_;
-    return promise
-        .then([context](std::vector<op_result> r) mutable {
-          std::uint64_t words = 16;
-          for (const auto& x : r) words += wire_words(x);
-          auto res = context.getResults(capnp::MessageSize{words, 0});
-          to_wire(status::ok(), res.initError());
-          auto out = res.initResults(static_cast<unsigned>(r.size()));
-          for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
-        })
-        .attach(kj::defer([conn] { --conn->in_flight; }));
+    return promise.then(kj::mv(reply)).attach(kj::defer([conn] { --conn->in_flight; }));
   }
 
   // With firstCount > 0 the reply carries the first page; a scan that ends within it
