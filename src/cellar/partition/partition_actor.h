@@ -2,8 +2,11 @@
 //
 // One partition actor exists per (table group, partition). It owns the partition's
 // memtable (every family's cells for its rows) and handles one message at a time, so
-// everything it does for one message is atomic without locks: a multi-row, multi-family
-// batch part is one local transaction, as OBKV's node-level transaction.
+// everything it does for one message is atomic: a multi-row, multi-family batch part is
+// one local transaction, as OBKV's node-level transaction. It holds the partition's
+// mutex while it does (partition_shared), only so that other threads may read the
+// memtable in place between two messages (table::read_now); every write still goes
+// through the actor.
 //
 // Protocol (typed, see `partition_actor`):
 //  - batch_part: run some actions of a client batch, in order, as one unit; write each
