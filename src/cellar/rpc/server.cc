@@ -5,6 +5,7 @@
 #include <kj/thread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -97,9 +98,13 @@ struct shared_state {
   shared_state(store& st, server_options o) : s(st), opts(std::move(o)), pool(opts.worker_threads) {}
 };
 
-// Per connection: counts calls in flight.
+// Per connection: counts calls in flight, and among them the calls that only read
+// (batches of gets, scans). When every call in flight reads, nothing this connection sent
+// can change what the next read returns, so that read may be served in place.
 struct connection_state {
   std::size_t in_flight = 0;
+  std::size_t reads_in_flight = 0;
+  bool only_reads_in_flight() const { return in_flight == reads_in_flight; }
 };
 
 // One page of a scan, fetched without blocking any thread: the scanner asks the
@@ -206,18 +211,26 @@ class cellar_impl final : public wire::Cellar::Server {
       auto out = res.initResults(static_cast<unsigned>(r.size()));
       for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
     };
-    // Reads, when this is the connection's only call (nothing of its own queued ahead of
-    // them), are served on this thread if their partitions are free: no hand-off.
-    if (conn_->in_flight == 1)
+    // Reads, when no write of this connection is in flight ahead of them, are served on
+    // this thread if their partitions are free: no hand-off.
+    const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
+    --conn_->in_flight;  // this call itself is not ahead of itself
+    const bool in_place = reads && conn_->only_reads_in_flight();
+    ++conn_->in_flight;
+    if (in_place)
       if (auto r = t->read_now(ops)) {
         done();
         reply(std::move(*r));
         return kj::READY_NOW;
       }
+    if (reads) ++conn_->reads_in_flight;
     auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
     t->batch_async(std::move(ops), std::move(deliver));
     auto conn = conn_;
-    return promise.then(kj::mv(reply)).attach(kj::defer([conn] { --conn->in_flight; }));
+    return promise.then(kj::mv(reply)).attach(kj::defer([conn, reads] {
+      --conn->in_flight;
+      if (reads) --conn->reads_in_flight;
+    }));
   }
 
   // With firstCount > 0 the reply carries the first page; a scan that ends within it
@@ -247,13 +260,17 @@ class cellar_impl final : public wire::Cellar::Server {
       return kj::READY_NOW;
     }
     auto conn = conn_;
+    ++conn->reads_in_flight;
     return fetch_page(shared, first)
         .then([context, shared](std::shared_ptr<scan_page_result> page) mutable {
           auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
           fill_page(res, *page);
           if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
         })
-        .attach(kj::defer([conn] { --conn->in_flight; }));
+        .attach(kj::defer([conn] {
+          --conn->in_flight;
+          --conn->reads_in_flight;
+        }));
   }
 
   kj::Promise<void> ddl(DdlContext context) override {
