@@ -13,33 +13,9 @@
 #include "rpc/convert.h"
 #include "rpc/message_stream.h"
 #include "rpc/server.h"
+#include "served_store.h"
 
 namespace {
-
-struct served {
-  std::unique_ptr<cellar::store> store;
-  std::unique_ptr<cellar::rpc::server> server;
-
-  explicit served(cellar::partition_spec p) {
-    cellar::store_options o;
-    o.worker_threads = 2;
-    auto s = cellar::store::open(std::move(o));
-    REQUIRE(s);
-    store = std::move(s.value());
-    cellar::table_descriptor d;
-    d.name = "t";
-    d.partitioning = std::move(p);
-    cellar::family_descriptor f;
-    f.name = "f";
-    d.families = {f};
-    REQUIRE(store->create_table(d, cellar::schema_origin::oceanbase_ddl));
-    cellar::rpc::server_options so;
-    so.port = 0;
-    auto srv = cellar::rpc::server::start(*store, so);
-    REQUIRE(srv);
-    server = std::move(srv.value());
-  }
-};
 
 kj::Promise<capnp::Response<cellar::wire::Cellar::BatchResults>> send(cellar::wire::Cellar::Client& c,
                                                                        const cellar::batch_op& op) {
@@ -62,7 +38,7 @@ std::string value_of(const capnp::Response<cellar::wire::Cellar::BatchResults>& 
 
 TEST_CASE("a read sees the writes its connection sent before it, pipelined or not", "[rpc]") {
   auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));
-  served s(spec);
+  served_store s(spec, 0);
   auto io = kj::setupAsyncIo();
   auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
   cellar::rpc::client_channel ch(addr->connect().wait(io.waitScope));

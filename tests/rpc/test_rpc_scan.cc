@@ -14,48 +14,13 @@
 #include "rpc/convert.h"
 #include "rpc/message_stream.h"
 #include "rpc/server.h"
+#include "served_store.h"
 
 namespace {
 
 capnp::Data::Reader bytes(const std::string& s) {
   return {reinterpret_cast<const capnp::byte*>(s.data()), s.size()};
 }
-
-std::string row_name(int i) {
-  char b[32];
-  std::snprintf(b, sizeof b, "row%05d", i);
-  return b;
-}
-
-struct served_store {
-  std::unique_ptr<cellar::store> store;
-  std::unique_ptr<cellar::rpc::server> server;
-
-  explicit served_store(cellar::partition_spec p) {
-    cellar::store_options o;
-    o.worker_threads = 2;
-    auto s = cellar::store::open(std::move(o));
-    REQUIRE(s);
-    store = std::move(s.value());
-    cellar::table_descriptor d;
-    d.name = "t";
-    d.partitioning = std::move(p);
-    cellar::family_descriptor f;
-    f.name = "f";
-    d.families = {f};
-    REQUIRE(store->create_table(d, cellar::schema_origin::oceanbase_ddl));
-    auto t = store->open_table("t");
-    REQUIRE(t);
-    std::vector<cellar::put> puts;
-    for (int i = 0; i < 1000; ++i) puts.push_back(cellar::put(row_name(i)).add("f", "q", 1, "v" + std::to_string(i)));
-    REQUIRE(t->put(puts));
-    cellar::rpc::server_options so;
-    so.port = 0;
-    auto srv = cellar::rpc::server::start(*store, so);
-    REQUIRE(srv);
-    server = std::move(srv.value());
-  }
-};
 
 }  // namespace
 
