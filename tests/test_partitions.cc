@@ -597,12 +597,13 @@ TEST_CASE("read_now sees a partition's batches whole while they are written", "[
   REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}, {"g"}}}, schema_origin::oceanbase_ddl).is_ok());
   auto t = s->open_table("t").value();
   std::atomic<bool> stop{false};
+  std::atomic<int> write_failures{0};  // Catch's assertions are for the test's own thread
   std::thread writer([&] {
     for (int i = 0; !stop; ++i) {
       const std::string v = std::to_string(i);
       // One put of two families of one row, and one batch of two rows: each one unit.
-      REQUIRE(t.put(cellar::put("r").add("f", "a", v).add("g", "b", v)).is_ok());
-      REQUIRE(t.put({cellar::put("x").add("f", "q", v), cellar::put("y").add("f", "q", v)}).is_ok());
+      if (!t.put(cellar::put("r").add("f", "a", v).add("g", "b", v)).is_ok()) ++write_failures;
+      if (!t.put({cellar::put("x").add("f", "q", v), cellar::put("y").add("f", "q", v)}).is_ok()) ++write_failures;
     }
   });
   std::vector<cellar::batch_op> gets{cellar::get("r"), cellar::get("x"), cellar::get("y")};
@@ -613,13 +614,14 @@ TEST_CASE("read_now sees a partition's batches whole while they are written", "[
     if (!r) continue;
     ++answered;
     const auto& row = (*r)[0].row.cells;
-    if (row.size() == 2 && row[0].value != row[1].value) ++torn;
+    if (row.size() == 1 || (row.size() == 2 && row[0].value != row[1].value)) ++torn;
     const auto& x = (*r)[1].row.cells;
     const auto& y = (*r)[2].row.cells;
     if (x.size() != y.size() || (!x.empty() && x[0].value != y[0].value)) ++torn;
   }
   stop = true;
   writer.join();
+  CHECK(write_failures == 0);
   CHECK(answered > 0);
   CHECK(torn == 0);
 }
