@@ -143,7 +143,8 @@ class table {
   // batch() or batch_async(). An invalid batch is answered as batch() would. The reads of
   // one partition see one state of it. Ordering: a read here does not wait for writes
   // still queued at the partition, so a caller that has writes in flight and wants to
-  // read them must not use it (the RPC server uses it only for a connection's only call).
+  // read them must not use it (the RPC server uses it only while no write of the
+  // connection is in flight).
   std::optional<std::vector<op_result>> read_now(std::vector<batch_op>& ops);
 
  private:

@@ -104,7 +104,9 @@ struct shared_state {
 struct connection_state {
   std::size_t in_flight = 0;
   std::size_t reads_in_flight = 0;
-  bool only_reads_in_flight() const { return in_flight == reads_in_flight; }
+  // Inside an admitted call (counted in in_flight, not yet in reads_in_flight): whether
+  // every other call in flight only reads.
+  bool only_reads_besides_this() const { return in_flight - 1 == reads_in_flight; }
 };
 
 // One page of a scan, fetched without blocking any thread: the scanner asks the
@@ -214,10 +216,7 @@ class cellar_impl final : public wire::Cellar::Server {
     // Reads, when no write of this connection is in flight ahead of them, are served on
     // this thread if their partitions are free: no hand-off.
     const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
-    --conn_->in_flight;  // this call itself is not ahead of itself
-    const bool in_place = reads && conn_->only_reads_in_flight();
-    ++conn_->in_flight;
-    if (in_place)
+    if (reads && conn_->only_reads_besides_this())
       if (auto r = t->read_now(ops)) {
         done();
         reply(std::move(*r));
