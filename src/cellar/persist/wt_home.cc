@@ -316,7 +316,10 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
     s->rollback_transaction(s.get(), nullptr);
     return wt_error(ret, what + " " + uri);
   };
-  const status damaged{code::corruption, uri + " holds a malformed run"};
+  auto damaged = [&] {
+    s->rollback_transaction(s.get(), nullptr);
+    return status{code::corruption, uri + " holds a malformed run"};
+  };
   // Many small transactions: the snapshot becomes durable only at the checkpoint that
   // ends it, so the split is invisible after a crash.
   constexpr std::size_t bytes_per_txn = 1 << 20;
@@ -331,29 +334,34 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
     old_cells.clear();
     merged.clear();
     old_keys.clear();
+    auto of_family = [&](std::string_view k) { return k.substr(0, 4) == fam; };
     // `bound`: the key of the run after the ones taken (exclusive), or none (the family's end).
     std::optional<std::string> bound;
+    // The cursor has just moved (`ret`): the run it is on, if of this family, is the bound.
+    auto bound_at = [&](int ret) {
+      bound.reset();
+      if (ret == WT_NOTFOUND) return 0;
+      if (ret == 0)
+        if (auto k = current_key(c.get()); of_family(k)) bound = std::move(k);
+      return ret;
+    };
+    // Takes the run under the cursor: its cells are merged, its key replaced.
+    auto take_run = [&](std::string key) {
+      old_keys.push_back(std::move(key));
+      return read_run(c.get(), old_cells);
+    };
     int ret = seek_at_or_before(c.get(), it->first);
-    if (ret == 0 && std::string_view(current_key(c.get())).substr(0, 4) == fam) {
-      old_keys.push_back(current_key(c.get()));
-      if (!read_run(c.get(), old_cells)) {
-        s->rollback_transaction(s.get(), nullptr);
-        return damaged;
-      }
+    if (ret == 0) {
+      if (auto k = current_key(c.get()); of_family(k) && !take_run(std::move(k))) return damaged();
+      // Past the run taken, or past the last run of an earlier family.
       ret = c->next(c.get());
-    } else if (ret == 0) {
-      ret = c->next(c.get());  // the last run of an earlier family: the next one is past the key
     } else if (ret == WT_NOTFOUND) {
       WT_ITEM ki = item(it->first);
       c->set_key(c.get(), &ki);
       int exact = 0;
       ret = c->search_near(c.get(), &exact);  // nothing at or before: this lands after
     }
-    if (ret != 0 && ret != WT_NOTFOUND) return fail(ret, "read");
-    if (ret == 0) {
-      auto k = current_key(c.get());
-      if (std::string_view(k).substr(0, 4) == fam) bound = std::move(k);
-    }
+    if (bound_at(ret) != 0) return fail(ret, "read");
     // Apply the changes below `bound` to old_cells, appending to `merged`.
     std::size_t merged_bytes = 0;
     auto apply = [&] {
@@ -380,18 +388,9 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
     };
     apply();
     while (merged_bytes < run_target_bytes / 4 && bound) {
-      old_keys.push_back(*bound);
-      if (!read_run(c.get(), old_cells)) {
-        s->rollback_transaction(s.get(), nullptr);
-        return damaged;
-      }
-      bound.reset();
+      if (!take_run(*bound)) return damaged();
       ret = c->next(c.get());
-      if (ret != 0 && ret != WT_NOTFOUND) return fail(ret, "read");
-      if (ret == 0) {
-        auto k = current_key(c.get());
-        if (std::string_view(k).substr(0, 4) == fam) bound = std::move(k);
-      }
+      if (bound_at(ret) != 0) return fail(ret, "read");
       apply();
     }
     // Cut `merged` into runs; a short tail joins the run before it.
