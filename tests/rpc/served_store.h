@@ -1,6 +1,8 @@
 // An in-process store with table "t" (one family "f") served over RPC on a loopback port
-// the system picks, for the RPC tests.
+// the system picks, and a logged-in client of it, for the RPC tests.
 #pragma once
+
+#include <kj/async-io.h>
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "cellar.capnp.h"
 #include "cellar/store.h"
+#include "rpc/message_stream.h"
 #include "rpc/server.h"
 
 inline std::string row_name(int i) {
@@ -46,5 +50,20 @@ struct served_store {
     auto srv = cellar::rpc::server::start(*store, so);
     REQUIRE(srv);
     server = std::move(srv.value());
+  }
+};
+
+// One connection to a served_store, through the login capability.
+struct rpc_client {
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  kj::Own<cellar::rpc::client_channel> channel;
+  cellar::wire::Cellar::Client cellar{nullptr};
+
+  explicit rpc_client(const served_store& s) {
+    auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
+    channel = kj::heap<cellar::rpc::client_channel>(addr->connect().wait(io.waitScope));
+    auto login = channel->login().loginRequest().send().wait(io.waitScope);
+    REQUIRE(login.getError().getCode() == 0);
+    cellar = login.getCellar();
   }
 };

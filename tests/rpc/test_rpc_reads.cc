@@ -39,12 +39,9 @@ std::string value_of(const capnp::Response<cellar::wire::Cellar::BatchResults>& 
 TEST_CASE("a read sees the writes its connection sent before it, pipelined or not", "[rpc]") {
   auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));
   served_store s(spec, 0);
-  auto io = kj::setupAsyncIo();
-  auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
-  cellar::rpc::client_channel ch(addr->connect().wait(io.waitScope));
-  auto login = ch.login().loginRequest().send().wait(io.waitScope);
-  REQUIRE(login.getError().getCode() == 0);
-  auto c = login.getCellar();
+  rpc_client client(s);
+  auto& io = client.io;
+  auto c = client.cellar;
 
   // Pipelined: every put and the get after it leave before any answer arrives.
   std::vector<kj::Promise<capnp::Response<cellar::wire::Cellar::BatchResults>>> puts, gets;

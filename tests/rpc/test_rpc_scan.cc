@@ -28,12 +28,9 @@ TEST_CASE("pipelined next calls on one scanner return every row once, in order",
   auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4),
                        cellar::partition_spec::range_bounds({row_name(250), row_name(500), row_name(750)}));
   served_store s(spec);
-  auto io = kj::setupAsyncIo();
-  auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
-  cellar::rpc::client_channel ch(addr->connect().wait(io.waitScope));
-  auto login = ch.login().loginRequest().send().wait(io.waitScope);
-  REQUIRE(login.getError().getCode() == 0);
-  auto cellar_cap = login.getCellar();
+  rpc_client client(s);
+  auto& io = client.io;
+  auto cellar_cap = client.cellar;
 
   auto scan = cellar_cap.scanRequest();
   scan.setTable("t");
@@ -59,10 +56,9 @@ TEST_CASE("pipelined next calls on one scanner return every row once, in order",
 
 TEST_CASE("a scan of a dropped table ends with an error, not a hang", "[rpc][scan]") {
   served_store s(cellar::partition_spec::hash(3));
-  auto io = kj::setupAsyncIo();
-  auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
-  cellar::rpc::client_channel ch(addr->connect().wait(io.waitScope));
-  auto cellar_cap = ch.login().loginRequest().send().wait(io.waitScope).getCellar();
+  rpc_client client(s);
+  auto& io = client.io;
+  auto cellar_cap = client.cellar;
   auto scan = cellar_cap.scanRequest();
   scan.setTable("t");
   scan.getScan().setCaching(10);
@@ -84,10 +80,9 @@ TEST_CASE("the scan call returns the first page; a scan that ends there has no s
   auto spec = GENERATE(cellar::partition_spec::hash(4),
                        cellar::partition_spec::range_bounds({row_name(250), row_name(500), row_name(750)}));
   served_store s(spec);
-  auto io = kj::setupAsyncIo();
-  auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
-  cellar::rpc::client_channel ch(addr->connect().wait(io.waitScope));
-  auto cellar_cap = ch.login().loginRequest().send().wait(io.waitScope).getCellar();
+  rpc_client client(s);
+  auto& io = client.io;
+  auto cellar_cap = client.cellar;
   auto rows_of = [](auto results) {
     std::vector<std::string> out;
     for (auto rr : results) out.emplace_back(reinterpret_cast<const char*>(rr.getRow().begin()), rr.getRow().size());
