@@ -262,8 +262,10 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
-  for (const auto& [key, val] : delta)
-    if (val && bytes) *bytes += key.size() + 8 + val->value.size();
+  // Bytes of the cells written, as the cell format counts them (key, expiry, value).
+  auto count = [bytes](const std::string& key, const cell_value& v) {
+    if (bytes) *bytes += key.size() + 8 + v.value.size();
+  };
   // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
   // straight into new pages, several times faster than inserts. The delta is sorted.
   bool empty = false;
@@ -298,6 +300,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
           family = std::string_view(first).substr(0, 4);
         }
         append_run_cell(run, key, val->expires_at, val->value);
+        count(key, *val);
         background_yield();
       }
       if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
@@ -379,6 +382,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
         }
         if (i < old_cells.size() && it->first == old_cells[i].key) ++i;  // replaced or erased
         if (it->second) {
+          count(it->first, *it->second);
           merged.push_back({it->first, stored_value(*it->second)});
           merged_bytes += cell_bytes(merged.back());
         }
