@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "rpc/client.h"
 #include "rpc/message_stream.h"
+#include "rpc/socket_stream.h"
 
 namespace loadgen {
 
@@ -29,10 +30,10 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
   explicit cellar_rpc_engine(const target_options& o)
       : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), values_(o.seed), rng_(o.seed * 7919 + 1) {
     for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
-    auto addr = io_.provider->getNetwork().parseAddress(o.host, static_cast<unsigned>(o.port)).wait(io_.waitScope);
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<rpc_conn>();
-      c->channel = kj::heap<cellar::rpc::client_channel>(addr->connect().wait(io_.waitScope));
+      c->channel = kj::heap<cellar::rpc::client_channel>(kj::heap<cellar::rpc::socket_stream>(
+          io_.unixEventPort, cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port))));
       auto login = c->channel->login();
       auto req = login.loginRequest();
       req.setToken("");

@@ -15,6 +15,7 @@
 #include "cellar/store.h"
 #include "rpc/message_stream.h"
 #include "rpc/server.h"
+#include "rpc/socket_stream.h"
 
 inline std::string row_name(int i) {
   char b[32];
@@ -60,8 +61,8 @@ struct rpc_client {
   cellar::wire::Cellar::Client cellar{nullptr};
 
   explicit rpc_client(const served_store& s) {
-    auto addr = io.provider->getNetwork().parseAddress("127.0.0.1", s.server->port()).wait(io.waitScope);
-    channel = kj::heap<cellar::rpc::client_channel>(addr->connect().wait(io.waitScope));
+    channel = kj::heap<cellar::rpc::client_channel>(
+        kj::heap<cellar::rpc::socket_stream>(io.unixEventPort, cellar::rpc::connect_socket("127.0.0.1", s.server->port())));
     auto login = channel->login().loginRequest().send().wait(io.waitScope);
     REQUIRE(login.getError().getCode() == 0);
     cellar = login.getCellar();

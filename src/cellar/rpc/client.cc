@@ -5,6 +5,7 @@
 
 #include "rpc/convert.h"
 #include "rpc/message_stream.h"
+#include "rpc/socket_stream.h"
 
 namespace cellar::rpc {
 
@@ -250,8 +251,7 @@ result<std::unique_ptr<row_stream>> rpc_connection::scan(const std::string& tabl
 result<std::unique_ptr<connection>> connect(const std::string& address, client_options o) {
   try {
     auto io = kj::setupAsyncIo();
-    auto addr = io.provider->getNetwork().parseAddress(address).wait(io.waitScope);
-    auto stream = addr->connect().wait(io.waitScope);
+    kj::Own<kj::AsyncIoStream> stream = kj::heap<socket_stream>(io.unixEventPort, connect_socket(address));
     capnp::ReaderOptions ro;
     ro.traversalLimitInWords = o.max_message_bytes / 8;
     auto c = std::make_unique<rpc_connection>(kj::mv(io), kj::mv(stream), ro);

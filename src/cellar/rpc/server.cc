@@ -24,6 +24,7 @@
 #include "catalog/ddl.h"
 #include "rpc/convert.h"
 #include "rpc/message_stream.h"
+#include "rpc/socket_stream.h"
 
 namespace cellar::rpc {
 
@@ -493,9 +494,7 @@ struct server::impl {
   void run(loop& me, int fd) {
     try {
       auto io = kj::setupAsyncIo();
-      auto listener = io.lowLevelProvider->wrapListenSocketFd(
-          fd, kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP | kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC |
-                  kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK);
+      socket_listener listener(io.unixEventPort, kj::AutoCloseFd(fd));
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
       error_logger logger;
       kj::TaskSet tasks(logger);
@@ -509,7 +508,7 @@ struct server::impl {
       }
       cv.notify_all();
       std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
-        return listener->accept().then([&](kj::Own<kj::AsyncIoStream> stream) {
+        return listener.accept().then([&](kj::Own<socket_stream> stream) {
           auto conn = kj::heap<rpc_connection>(kj::mv(stream), *st, ro);
           auto done = conn->network.onDisconnect();
           tasks.add(done.attach(kj::mv(conn)));

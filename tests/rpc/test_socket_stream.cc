@@ -1,0 +1,162 @@
+// socket_stream: reads that wait for epoll instead of finding the socket empty, the end of
+// stream after such a wait, reads that gather several writes, writes bigger than the socket
+// buffer, and the address parsing of connect_socket. Runs over Unix socket pairs.
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+#include <kj/debug.h>
+
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rpc/socket_stream.h"
+
+using cellar::rpc::socket_stream;
+
+namespace {
+
+struct socket_pair {
+  kj::AutoCloseFd ours;
+  kj::AutoCloseFd peer;
+  socket_pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    ours = kj::AutoCloseFd(fds[0]);
+    peer = kj::AutoCloseFd(fds[1]);
+  }
+};
+
+void send_all(int fd, const std::string& s) { REQUIRE(::write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size())); }
+
+// Waits for `p`, failing instead of hanging if it does not resolve within a second.
+template <typename T>
+T wait_briefly(kj::AsyncIoContext& io, kj::Promise<T> p) {
+  return p.exclusiveJoin(io.provider->getTimer().afterDelay(1 * kj::SECONDS).then([]() -> T {
+              KJ_FAIL_REQUIRE("timed out");
+            }))
+      .wait(io.waitScope);
+}
+
+}  // namespace
+
+TEST_CASE("after a read that empties the socket, the next read waits for epoll instead of reading", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream s(io.unixEventPort, kj::mv(sp.ours));
+  char buf[256];
+
+  // Nothing to read yet: the first read finds the socket empty and waits.
+  auto first = s.tryRead(buf, 1, sizeof buf);
+  CHECK(s.empty_reads() == 1);
+  send_all(sp.peer.get(), "hello");
+  REQUIRE(wait_briefly(io, kj::mv(first)) == 5);
+  CHECK(std::string(buf, 5) == "hello");
+
+  // Every later exchange costs one read(2): none of them finds the socket empty.
+  for (int i = 0; i < 20; ++i) {
+    const auto calls = s.read_calls();
+    auto next = s.tryRead(buf, 1, sizeof buf);
+    const std::string msg = "message " + std::to_string(i);
+    send_all(sp.peer.get(), msg);
+    REQUIRE(wait_briefly(io, kj::mv(next)) == msg.size());
+    CHECK(std::string(buf, msg.size()) == msg);
+    CHECK(s.read_calls() == calls + 1);
+  }
+  CHECK(s.empty_reads() == 1);
+}
+
+TEST_CASE("the end of the stream is seen after a read that emptied the socket", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream s(io.unixEventPort, kj::mv(sp.ours));
+  char buf[64];
+  SECTION("the peer closes after the wait began") {
+    auto first = s.tryRead(buf, 1, sizeof buf);
+    send_all(sp.peer.get(), "abc");
+    REQUIRE(wait_briefly(io, kj::mv(first)) == 3);
+    auto end = s.tryRead(buf, 1, sizeof buf);
+    sp.peer = nullptr;
+    CHECK(wait_briefly(io, kj::mv(end)) == 0);
+  }
+  SECTION("the peer closes before any wait") {
+    send_all(sp.peer.get(), "abc");
+    sp.peer = nullptr;
+    REQUIRE(wait_briefly(io, s.tryRead(buf, 1, sizeof buf)) == 3);
+    CHECK(wait_briefly(io, s.tryRead(buf, 1, sizeof buf)) == 0);
+  }
+  SECTION("the peer closes after data that arrived during a wait") {
+    auto first = s.tryRead(buf, 1, sizeof buf);
+    send_all(sp.peer.get(), "x");
+    REQUIRE(wait_briefly(io, kj::mv(first)) == 1);
+    send_all(sp.peer.get(), "yz");
+    sp.peer = nullptr;
+    REQUIRE(wait_briefly(io, s.tryRead(buf, 1, sizeof buf)) == 2);
+    CHECK(std::string(buf, 2) == "yz");
+    CHECK(wait_briefly(io, s.tryRead(buf, 1, sizeof buf)) == 0);
+  }
+}
+
+TEST_CASE("a read for more bytes than one write gathers several writes", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream s(io.unixEventPort, kj::mv(sp.ours));
+  char buf[12];
+  auto read = s.tryRead(buf, sizeof buf, sizeof buf);
+  // Each piece arrives in its own turn of the loop.
+  kj::Promise<void> feed = kj::READY_NOW;
+  for (const char* piece : {"abcd", "efgh", "ijkl"})
+    feed = feed.then([&io] { return io.provider->getTimer().afterDelay(2 * kj::MILLISECONDS); })
+               .then([&sp, piece] { send_all(sp.peer.get(), piece); });
+  feed = feed.eagerlyEvaluate(nullptr);
+  REQUIRE(wait_briefly(io, kj::mv(read)) == sizeof buf);
+  feed.wait(io.waitScope);
+  CHECK(std::string(buf, sizeof buf) == "abcdefghijkl");
+}
+
+TEST_CASE("a write bigger than the socket buffer arrives whole and in order", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream writer(io.unixEventPort, kj::mv(sp.ours));
+  socket_stream reader(io.unixEventPort, kj::mv(sp.peer));
+  std::vector<unsigned char> out(8 << 20);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(i * 131 + i / 4096);
+  std::vector<unsigned char> in(out.size());
+  auto w = writer.write(out.data(), out.size());
+  auto r = reader.read(in.data(), in.size());
+  w.wait(io.waitScope);
+  r.wait(io.waitScope);
+  CHECK(in == out);
+  // A write in several pieces too.
+  const std::string a = "first ", b = "second";
+  kj::ArrayPtr<const kj::byte> pieces[] = {kj::StringPtr(a.c_str()).asBytes(), kj::StringPtr(b.c_str()).asBytes()};
+  writer.write(kj::arrayPtr(pieces, 2)).wait(io.waitScope);
+  char got[12];
+  reader.read(got, sizeof got).wait(io.waitScope);
+  CHECK(std::string(got, sizeof got) == "first second");
+}
+
+TEST_CASE("connect_socket refuses malformed addresses and says why a connection failed", "[rpc]") {
+  CHECK_THROWS_WITH(cellar::rpc::connect_socket("localhost"), Catch::Contains("port"));
+  CHECK_THROWS_WITH(cellar::rpc::connect_socket("localhost:http"), Catch::Contains("malformed port"));
+  CHECK_THROWS_WITH(cellar::rpc::connect_socket("localhost:70000"), Catch::Contains("malformed port"));
+  CHECK_THROWS_WITH(cellar::rpc::connect_socket("[::1:80"), Catch::Contains("malformed address"));
+  // A port nobody listens on: bind one, note it, close it.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  CHECK_THROWS_WITH(cellar::rpc::connect_socket("127.0.0.1:" + std::to_string(ntohs(a.sin_port))),
+                    Catch::Contains("ECONNREFUSED") || Catch::Contains("refused"));
+}
