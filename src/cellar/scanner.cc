@@ -203,6 +203,7 @@ struct scan_state {
 using namespace detail;
 
 result<scanner> table::scan(const cellar::scan& s) {
+  store_->note_foreground();
   auto rt = store_->lookup(name_);
   if (!rt)
     return store_->closed ? status{code::unavailable, "the store is closed"}

@@ -427,6 +427,7 @@ void dispatch(const table_runtime& rt, const std::shared_ptr<batch_state>& st) {
 // Checks every action; on the first failure fills every result and returns false.
 bool admit(const store_impl& s, const runtime_ptr& rt, const std::string& name, std::vector<batch_op>& ops,
            std::vector<op_result>& results) {
+  s.note_foreground();
   results.resize(ops.size());
   status bad;
   std::size_t bad_index = 0;
@@ -458,6 +459,8 @@ std::vector<op_result> table::batch(std::vector<batch_op> ops) {
   if (!admit(*store_, rt, name_, ops, st->results)) return std::move(st->results);
   if (ops.empty()) return {};
   st->ops = std::move(ops);
+  st->in_flight = &store_->foreground_in_flight;
+  st->in_flight->fetch_add(1, std::memory_order_relaxed);
   dispatch(*rt, st);
   st->finished.wait();
   return std::move(st->results);
@@ -472,6 +475,8 @@ void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vecto
   }
   st->ops = std::move(ops);
   st->done = std::move(done);
+  st->in_flight = &store_->foreground_in_flight;
+  st->in_flight->fetch_add(1, std::memory_order_relaxed);
   dispatch(*rt, st);
 }
 

@@ -59,8 +59,10 @@ struct store_options {
   std::chrono::milliseconds snapshot_interval{std::chrono::minutes(1)};
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
-  // Threads writing a snapshot's partitions (0: one per core). They run only when a core
-  // is otherwise idle (SCHED_IDLE; nice 10 where that is refused, and they yield every
+  // Threads writing a snapshot's partitions (0: one per core). One always writes; the
+  // others join only while no data call has come for 1 ms, so a snapshot of an idle store
+  // uses every core and one taken while serving uses one. They run only when a core is
+  // otherwise idle (SCHED_IDLE; nice 10 where that is refused, and they yield every
   // 10 us), as do WiredTiger's own threads.
   std::size_t snapshot_threads = 0;
   // CAF worker threads; 0 means one per core.

@@ -57,6 +57,14 @@ struct store_impl {
 
   store_options options;
   std::atomic<std::int64_t> bytes{0};
+  // Set by every data call (batch, read, scan), and batches sent to partitions and not yet
+  // answered: the snapshot's helper threads take a partition only while the store is idle
+  // by both (store_persist.cc).
+  mutable std::atomic<bool> foreground_seen{false};
+  mutable std::atomic<int> foreground_in_flight{0};
+  void note_foreground() const {
+    if (!foreground_seen.load(std::memory_order_relaxed)) foreground_seen.store(true, std::memory_order_relaxed);
+  }
   std::unique_ptr<caf::actor_system_config> caf_config;
   std::unique_ptr<caf::actor_system> system;
 

@@ -185,21 +185,15 @@ void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* 
   }
   if (track_delta_) {
     if (v)
-      delta_.insert_or_assign(std::move(k), std::optional<cell_value>(*v));
+      delta_.put(k, v->expires_at, v->value);
     else
-      delta_.insert_or_assign(std::move(k), std::nullopt);
+      delta_.erase(k);
   }
 }
 
-delta_map memtable::take_delta() {
-  delta_map out;
-  out.swap(delta_);
-  return out;
-}
+delta_map memtable::take_delta() { return std::move(delta_); }
 
-void memtable::merge_delta(delta_map older) {
-  for (auto& [k, v] : older) delta_.try_emplace(k, std::move(v));
-}
+void memtable::merge_delta(delta_map older) { delta_.merge_older(older); }
 
 void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   auto& m = ensure(fid);
@@ -257,9 +251,9 @@ void memtable::rollback() {
     if (track_delta_) {  // the delta holds each key's state now: the restored one
       std::string k = encode_cell_key(it->family, it->key.row, it->key.qualifier, it->key.ts);
       if (it->old)
-        delta_.insert_or_assign(std::move(k), std::optional<cell_value>(*it->old));
+        delta_.put(k, it->old->expires_at, it->old->value);
       else
-        delta_.insert_or_assign(std::move(k), std::nullopt);
+        delta_.erase(k);
     }
     if (it->old) {
       account(cell_charge(it->key.row.size(), it->key.qualifier.size(), it->old->value.size()));
@@ -716,7 +710,7 @@ void memtable::restart_reclaim() {
 void memtable::drop_family(std::uint32_t id) {
   dropped_.insert(id);
   // Its pending snapshot changes are moot: the snapshot purges the family's key range.
-  delta_.erase(delta_.lower_bound(family_prefix(id)), delta_.lower_bound(family_prefix(id + 1)));
+  delta_.forget(family_prefix(id), family_prefix(id + 1));
   auto it = families_.find(id);
   if (it == families_.end()) return;
   std::int64_t freed = 0;

@@ -24,6 +24,7 @@
 
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
+#include "partition/delta_map.h"
 #include "partition/key_bytes.h"
 
 namespace cellar::detail {
@@ -104,9 +105,6 @@ struct scan_page {
   bool examined_any = false;
 };
 
-// Changes since the last snapshot cut: encoded cell key (persist/codec.h) -> the cell's
-// state now (nullopt: erased). A snapshot writes exactly these to WiredTiger.
-using delta_map = absl::btree_map<std::string, std::optional<cell_value>>;
 
 struct memtable_stats {
   std::uint64_t cells = 0;

@@ -61,9 +61,11 @@ struct batch_state {
   std::atomic<std::uint32_t> pending{0};
   std::function<void(std::vector<op_result>)> done;  // async callers; else `finished`
   waiter finished;
+  std::atomic<int>* in_flight = nullptr;  // the store's count of batches in flight
 
   void part_done() {
     if (pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (in_flight) in_flight->fetch_sub(1, std::memory_order_relaxed);
     if (done)
       done(std::move(results));
     else

@@ -218,11 +218,11 @@ struct stored_cell {
   std::string stored;
 };
 
-std::string stored_value(const cell_value& v) {
+std::string stored_value(const delta_map::change& v) {
   std::string out;
-  out.reserve(8 + v.value.size());
+  out.reserve(8 + v.size);
   put_u64(out, static_cast<std::uint64_t>(v.expires_at));
-  out += v.value;
+  out += v.value();
   return out;
 }
 
@@ -263,8 +263,8 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
   // Bytes of the cells written, as the cell format counts them (key, expiry, value).
-  auto count = [bytes](const std::string& key, const cell_value& v) {
-    if (bytes) *bytes += key.size() + 8 + v.value.size();
+  auto count = [bytes](std::string_view key, const delta_map::change& v) {
+    if (bytes) *bytes += key.size() + 8 + v.size;
   };
   // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
   // straight into new pages, several times faster than inserts. The delta is sorted.
@@ -291,7 +291,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
       };
       std::string_view family;
       for (const auto& [key, val] : delta) {
-        if (!val) continue;
+        if (!val.present) continue;
         const std::string_view f = std::string_view(key).substr(0, 4);
         if (!run.empty() && (run.size() >= run_target_bytes || f != family))
           if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
@@ -299,9 +299,9 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
           first = key;
           family = std::string_view(first).substr(0, 4);
         }
-        append_run_cell(run, key, val->expires_at, val->value);
-        count(key, *val);
-        background_yield();
+        append_run_cell(run, key, val.expires_at, val.value());
+        count(key, val);
+        background_yield(8);
       }
       if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
       return status::ok();
@@ -369,9 +369,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
     std::size_t merged_bytes = 0;
     auto apply = [&] {
       std::size_t i = 0;
-      auto below = [&](const std::string& k) {
-        return k.compare(0, 4, fam.data(), 4) == 0 && (!bound || k < *bound);
-      };
+      auto below = [&](std::string_view k) { return k.substr(0, 4) == fam && (!bound || k < *bound); };
       while (i < old_cells.size() || (it != delta.end() && below(it->first))) {
         const bool take_delta = it != delta.end() && below(it->first) &&
                                 (i == old_cells.size() || it->first <= old_cells[i].key);
@@ -381,9 +379,9 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
           continue;
         }
         if (i < old_cells.size() && it->first == old_cells[i].key) ++i;  // replaced or erased
-        if (it->second) {
-          count(it->first, *it->second);
-          merged.push_back({it->first, stored_value(*it->second)});
+        if (it->second.present) {
+          count(it->first, it->second);
+          merged.push_back({std::string(it->first), stored_value(it->second)});
           merged_bytes += cell_bytes(merged.back());
         }
         ++it;

@@ -16,9 +16,14 @@
 
 namespace cellar::detail {
 
-inline void background_yield() {
+// Loops whose items take well under a microsecond pass `calls_per_check` > 1: reading the
+// clock costs ~21 ns here, a third of what the bulk load spends per cell.
+inline void background_yield(unsigned calls_per_check = 1) {
   using clock = std::chrono::steady_clock;
   thread_local clock::time_point last = clock::now();
+  thread_local unsigned calls = 0;
+  if (++calls < calls_per_check) return;
+  calls = 0;
   const auto now = clock::now();
   if (now - last < std::chrono::microseconds(10)) return;
   ::sched_yield();

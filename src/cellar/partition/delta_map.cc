@@ -1,0 +1,115 @@
+#include "partition/delta_map.h"
+
+#include <bit>
+#include <cstring>
+#include <utility>
+
+namespace cellar::detail {
+
+delta_map::delta_map(delta_map&& o) noexcept
+    : map_(std::move(o.map_)),
+      blocks_(std::move(o.blocks_)),
+      cur_(std::exchange(o.cur_, nullptr)),
+      left_(std::exchange(o.left_, 0)),
+      arena_bytes_(std::exchange(o.arena_bytes_, 0)) {
+  o.map_.clear();
+  o.blocks_.clear();
+}
+
+delta_map& delta_map::operator=(delta_map&& o) noexcept {
+  if (this != &o) {
+    clear();
+    map_ = std::move(o.map_);
+    blocks_ = std::move(o.blocks_);
+    cur_ = std::exchange(o.cur_, nullptr);
+    left_ = std::exchange(o.left_, 0);
+    arena_bytes_ = std::exchange(o.arena_bytes_, 0);
+    o.map_.clear();
+    o.blocks_.clear();
+  }
+  return *this;
+}
+
+char* delta_map::allocate(std::size_t n) {
+  if (n == 0) return nullptr;
+  if (n > block_bytes / 4) {
+    // A large value gets a block of its own; the current block keeps serving small ones.
+    blocks_.push_back(std::make_unique<char[]>(n));
+    arena_bytes_ += n;
+    return blocks_.back().get();
+  }
+  if (n > left_) {
+    blocks_.push_back(std::make_unique<char[]>(block_bytes));
+    arena_bytes_ += block_bytes;
+    cur_ = blocks_.back().get();
+    left_ = block_bytes;
+  }
+  char* p = cur_;
+  cur_ += n;
+  left_ -= n;
+  return p;
+}
+
+std::string_view delta_map::copy(std::string_view s) {
+  char* p = allocate(s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return {p, s.size()};
+}
+
+delta_map::change& delta_map::slot(std::string_view key) {
+  auto it = map_.lower_bound(key);
+  if (it != map_.end() && it->first == key) return it->second;
+  return map_.emplace_hint(it, copy(key), change{})->second;
+}
+
+void delta_map::set_value(change& c, std::string_view value) {
+  if (value.size() > c.capacity) {
+    // First value of the key: exactly its size. A later, larger one: twice that, so a
+    // growing value moves O(log) times and what it leaves behind stays below what it holds.
+    const std::size_t cap = c.capacity == 0 ? value.size() : std::bit_ceil(value.size());
+    c.data = allocate(cap);
+    c.capacity = static_cast<std::uint32_t>(cap);
+  }
+  if (!value.empty()) std::memcpy(c.data, value.data(), value.size());
+  c.size = static_cast<std::uint32_t>(value.size());
+}
+
+void delta_map::put(std::string_view key, std::int64_t expires_at, std::string_view value) {
+  change& c = slot(key);
+  set_value(c, value);
+  c.expires_at = expires_at;
+  c.present = true;
+}
+
+void delta_map::erase(std::string_view key) {
+  change& c = slot(key);
+  c.size = 0;
+  c.expires_at = 0;
+  c.present = false;
+}
+
+void delta_map::merge_older(const delta_map& older) {
+  for (const auto& [key, old] : older) {
+    auto it = map_.lower_bound(key);
+    if (it != map_.end() && it->first == key) continue;
+    change c;
+    set_value(c, old.value());
+    c.expires_at = old.expires_at;
+    c.present = old.present;
+    map_.emplace_hint(it, copy(key), c);
+  }
+}
+
+void delta_map::forget(std::string_view from, std::string_view to) {
+  map_.erase(map_.lower_bound(from), map_.lower_bound(to));
+}
+
+void delta_map::clear() {
+  map_.clear();
+  blocks_.clear();
+  cur_ = nullptr;
+  left_ = 0;
+  arena_bytes_ = 0;
+}
+
+}  // namespace cellar::detail

@@ -1,0 +1,142 @@
+// delta_map: the changes a snapshot writes, with keys and values in an arena. Checked
+// against std::map as a model: latest state per key, key order, overwrites that reuse or
+// outgrow a key's bytes, erasures, merging an older delta, dropping a key range, moves.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "partition/delta_map.h"
+
+using cellar::detail::delta_map;
+
+namespace {
+
+struct model_value {
+  std::int64_t expires_at;
+  std::string value;
+  bool operator==(const model_value&) const = default;
+};
+using model = std::map<std::string, std::optional<model_value>>;
+
+void require_same(const delta_map& d, const model& m) {
+  REQUIRE(d.size() == m.size());
+  auto it = d.begin();
+  for (const auto& [k, v] : m) {
+    REQUIRE(it != d.end());
+    CHECK(std::string(it->first) == k);
+    CHECK(it->second.present == v.has_value());
+    if (v) {
+      CHECK(std::string(it->second.value()) == v->value);
+      CHECK(it->second.expires_at == v->expires_at);
+    }
+    ++it;
+  }
+  CHECK(it == d.end());
+}
+
+}  // namespace
+
+TEST_CASE("delta_map keeps the latest state of each key, in key order", "[delta]") {
+  delta_map d;
+  model m;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const std::string key = "k" + std::to_string(rng() % 2000);
+    if (rng() % 5 == 0) {
+      d.erase(key);
+      m[key] = std::nullopt;
+      continue;
+    }
+    // Sizes that shrink, stay and grow, up to one above the large-value threshold.
+    const std::size_t n = rng() % 7 == 0 ? 16 * 1024 + 1 : rng() % 300;
+    const std::string value(n, static_cast<char>('a' + i % 26));
+    const std::int64_t exp = static_cast<std::int64_t>(rng());
+    d.put(key, exp, value);
+    m[key] = model_value{exp, value};
+  }
+  require_same(d, m);
+  auto lb = d.lower_bound("k5");
+  REQUIRE(lb != d.end());
+  CHECK(std::string(lb->first) == m.lower_bound("k5")->first);
+}
+
+TEST_CASE("overwrites that fit reuse a key's bytes; what a growing key leaves behind stays below what it holds",
+          "[delta]") {
+  delta_map d;
+  d.put("key", 1, std::string(100, 'a'));
+  const auto after_first = d.arena_bytes();
+  for (int i = 0; i < 1000; ++i) d.put("key", i, std::string(100 - i % 50, static_cast<char>('b' + i % 20)));
+  CHECK(d.arena_bytes() == after_first);  // 1000 same-or-smaller overwrites: no new bytes
+  CHECK(std::string(d.begin()->second.value()) == std::string(100 - 999 % 50, static_cast<char>('b' + 999 % 20)));
+
+  // A value growing one byte at a time to 10000: O(log) moves, not one per write.
+  delta_map g;
+  std::size_t moves = 0;
+  const char* last = nullptr;
+  for (std::size_t n = 1; n <= 10000; ++n) {
+    g.put("grow", 0, std::string(n, 'x'));
+    if (g.begin()->second.data != last) ++moves;
+    last = g.begin()->second.data;
+  }
+  CHECK(moves <= 16);
+  CHECK(g.begin()->second.capacity >= 10000);
+  CHECK(g.begin()->second.capacity < 2 * 10000);
+}
+
+TEST_CASE("merge_older adds an older delta's changes only for keys without a newer one", "[delta]") {
+  delta_map older;
+  older.put("a", 1, "old-a");
+  older.put("b", 2, "old-b");
+  older.erase("c");
+  older.put("d", 4, "old-d");
+  delta_map newer;
+  newer.put("b", 20, "new-b");
+  newer.erase("d");
+  newer.merge_older(older);
+  model m{{"a", model_value{1, "old-a"}}, {"b", model_value{20, "new-b"}}, {"c", std::nullopt}, {"d", std::nullopt}};
+  require_same(newer, m);
+  // The merged bytes belong to `newer`: they survive the older map.
+  older.clear();
+  require_same(newer, m);
+}
+
+TEST_CASE("forget drops a key range; clear and moves leave maps that work", "[delta]") {
+  delta_map d;
+  model m;
+  for (int i = 0; i < 100; ++i) {
+    const std::string k = (i % 2 ? "f1/" : "f2/") + std::to_string(i);
+    d.put(k, i, "v" + std::to_string(i));
+    m[k] = model_value{i, "v" + std::to_string(i)};
+  }
+  d.forget("f1/", "f10");
+  for (auto it = m.begin(); it != m.end();) it = it->first.rfind("f1/", 0) == 0 ? m.erase(it) : std::next(it);
+  require_same(d, m);
+
+  delta_map moved(std::move(d));
+  require_same(moved, m);
+  CHECK(d.empty());  // NOLINT(bugprone-use-after-move): a moved-from map is empty and usable
+  d.put("again", 1, "fresh");
+  CHECK(d.size() == 1);
+  // Each map writes only its own blocks: new keys in `moved` leave d's value alone.
+  for (int i = 0; i < 50; ++i) {
+    const std::string k = "more/" + std::to_string(i);
+    moved.put(k, i, "overwrite?");
+    m[k] = model_value{i, "overwrite?"};
+  }
+  CHECK(std::string(d.begin()->second.value()) == "fresh");
+  require_same(moved, m);
+
+  delta_map assigned;
+  assigned.put("x", 1, "y");
+  assigned = std::move(moved);
+  require_same(assigned, m);
+  assigned.clear();
+  CHECK(assigned.empty());
+  CHECK(assigned.arena_bytes() == 0);
+  assigned.put("z", 2, std::string(70000, 'z'));  // a value bigger than a block
+  CHECK(assigned.begin()->second.value().size() == 70000);
+}
