@@ -60,8 +60,8 @@ struct store_options {
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
   // Threads writing a snapshot's partitions (0: one per core). One always writes; the
-  // others join only while no data call has come for 1 ms, so a snapshot of an idle store
-  // uses every core and one taken while serving uses one. They run only when a core is
+  // others take a partition only after 3 ms with no data call and none in flight, so a
+  // snapshot of an idle store uses every core and one taken while serving uses one. They run only when a core is
   // otherwise idle (SCHED_IDLE; nice 10 where that is refused, and they yield every
   // 10 us), as do WiredTiger's own threads.
   std::size_t snapshot_threads = 0;
@@ -92,6 +92,7 @@ struct snapshot_stats {
   std::uint64_t bytes = 0;    // bytes written to WiredTiger
   double seconds = 0;
   double cut_seconds = 0;     // time from the first to the last partition cut
+  std::uint32_t writers = 0;  // snapshot threads that wrote at least one partition
 };
 
 struct recovery_stats {

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,9 @@ struct store_impl {
   void note_foreground() const {
     if (!foreground_seen.load(std::memory_order_relaxed)) foreground_seen.store(true, std::memory_order_relaxed);
   }
+  // Returns true once `windows` windows of `window` in a row have passed with no data call
+  // and, at each window's end, none in flight; false as soon as `give_up()` says so.
+  bool wait_until_idle(int windows, std::chrono::milliseconds window, const std::function<bool()>& give_up) const;
   std::unique_ptr<caf::actor_system_config> caf_config;
   std::unique_ptr<caf::actor_system> system;
 

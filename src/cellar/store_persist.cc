@@ -20,7 +20,6 @@
 #include <set>
 
 #include "persist/codec.h"
-#include "persist/yield.h"
 #include "store_impl.h"
 
 namespace cellar::detail {
@@ -48,6 +47,19 @@ void background_priority() {
 }
 
 }  // namespace
+
+bool store_impl::wait_until_idle(int windows, std::chrono::milliseconds window,
+                                 const std::function<bool()>& give_up) const {
+  for (int idle = 0; idle < windows;) {
+    if (give_up()) return false;
+    foreground_seen.store(false, std::memory_order_relaxed);
+    std::this_thread::sleep_for(window);
+    const bool busy = foreground_seen.load(std::memory_order_relaxed) ||
+                      foreground_in_flight.load(std::memory_order_relaxed) > 0;
+    idle = busy ? 0 : idle + 1;
+  }
+  return true;
+}
 
 status store_impl::recover() {
   const auto t0 = clock_type::now();
@@ -286,27 +298,23 @@ result<snapshot_stats> store_impl::snapshot() {
     status error;
     // The first writer always works. The others are helpers: they take a partition only
     // after `idle_windows` consecutive windows of 1 ms in which no data call came and none
-    // was in flight at the end (a put loop stalls for several ms at times during a
-    // snapshot; with only "no call came", helpers took partitions under it). On the 2-core bench machine a
-    // second thread writing next to a put loop raised put p99 during a full-store snapshot
-    // past 2x (2.05-2.36x in three runs, against 1.71-1.99x with one), while with nothing to
-    // serve it made the snapshot 1.4x faster (docs/benchmarks.md, fourth session).
+    // was in flight at the end. (A put loop stalls for several ms at times during a
+    // snapshot; with only "no call came", helpers took partitions under it.) On the 2-core
+    // bench machine a second thread writing next to a put loop raised put p99 during a
+    // full-store snapshot past 2x (2.05-2.36x in three runs, against 1.71-1.99x with one),
+    // while with nothing to serve it made the snapshot 1.4x faster (docs/benchmarks.md,
+    // fourth session).
     constexpr int idle_windows = 3;
+    std::atomic<std::uint32_t> writers{0};
     auto writer = [&](bool helper) {
       background_priority();
-      for (;;) {
-        if (helper) {
-          int idle = 0;
-          while (idle < idle_windows && next.load() < work.size()) {
-            foreground_seen.store(false, std::memory_order_relaxed);
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            const bool busy = foreground_seen.load(std::memory_order_relaxed) ||
-                              foreground_in_flight.load(std::memory_order_relaxed) > 0;
-            idle = busy ? 0 : idle + 1;
-          }
-        }
+      for (bool counted = false;; counted = true) {
+        if (helper && !wait_until_idle(idle_windows, std::chrono::milliseconds(1),
+                                       [&] { return next.load() >= work.size(); }))
+          return;
         const std::size_t k = next.fetch_add(1);
         if (k >= work.size()) return;
+        if (!counted) ++writers;
         const auto& [c, i] = work[k];
         std::uint64_t b = 0;
         auto s = wt->write_delta(c->rt->schema->uid, i, c->fan->deltas[i], &b);
@@ -330,6 +338,7 @@ result<snapshot_stats> store_impl::snapshot() {
     for (std::size_t t = 0; t < n; ++t) threads.emplace_back(writer, t > 0);
     for (auto& t : threads) t.join();
     out.bytes = written;
+    out.writers = writers;
     if (!error) {
       give_back();
       return error;

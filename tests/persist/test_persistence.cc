@@ -8,7 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <functional>
 #include <random>
+#include <thread>
+#include <atomic>
 
 #include <wiredtiger.h>
 
@@ -373,4 +376,54 @@ TEST_CASE("WiredTiger's own threads run at idle priority, the store's serving th
   }
   CHECK(idle >= 1);    // WiredTiger's eviction, log and sweep servers
   CHECK(normal >= 1);  // the partition workers
+}
+
+// Snapshot helpers (store_options::snapshot_threads): the first writer always writes; the
+// others only while the store is idle. Under a load that always has a batch in flight a
+// snapshot is written by one thread, whatever the number configured, and still writes
+// everything.
+TEST_CASE("a snapshot taken while the store serves is written by one thread", "[persist]") {
+  temp_dir dir;
+  {
+    auto o = opts(dir.path, durability::snapshot);
+    o.snapshot_threads = 4;
+    auto s = open_ok(o);
+    REQUIRE(s->create_table({"t", partition_spec::hash(8), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+    auto t = s->open_table("t").value();
+    std::vector<put> batch;
+    for (int i = 0; i < 40000; ++i) {
+      batch.push_back(put("r" + std::to_string(i)).add("f", "q", std::string(100, 'v')));
+      if (batch.size() == 1000) {
+        REQUIRE(t.put(batch).is_ok());
+        batch.clear();
+      }
+    }
+    // Eight asynchronous puts in flight at every moment: each answer sends the next.
+    std::atomic<bool> stop{false};
+    std::atomic<long> puts{0};
+    std::atomic<int> chains{0};
+    std::function<void(int, long)> send = [&](int chain, long i) {
+      t.batch_async({put("load" + std::to_string(chain) + "-" + std::to_string(i % 1000)).add("f", "q", "x")},
+                    [&, chain, i](std::vector<op_result>) {
+                      ++puts;
+                      if (stop.load())
+                        --chains;
+                      else
+                        send(chain, i + 1);
+                    });
+    };
+    for (int c = 0; c < 8; ++c) {
+      ++chains;
+      send(c, 0);
+    }
+    while (puts.load() < 100) std::this_thread::yield();
+    auto busy = s->snapshot();
+    stop = true;
+    while (chains.load() > 0) std::this_thread::yield();
+    REQUIRE(busy.is_ok());
+    CHECK(busy->changes >= 40000);
+    CHECK(busy->writers == 1);
+  }
+  auto reopened = open_ok(opts(dir.path, durability::snapshot));
+  CHECK(reopened->open_table("t").value().get(get("r39999")).value().cells.size() == 1);
 }

@@ -105,7 +105,6 @@ struct scan_page {
   bool examined_any = false;
 };
 
-
 struct memtable_stats {
   std::uint64_t cells = 0;
   std::uint64_t bytes = 0;
