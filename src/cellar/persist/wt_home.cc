@@ -56,6 +56,13 @@ class cursor {
   ~cursor() {
     if (c_) c_->close(c_);
   }
+  // Closes now and says how it went: closing a bulk cursor writes its last page and syncs
+  // the file, which can fail.
+  int close() {
+    const int ret = c_ ? c_->close(c_) : 0;
+    c_ = nullptr;
+    return ret;
+  }
   WT_CURSOR* operator->() { return c_; }
   WT_CURSOR* get() { return c_; }
   int error() const { return ret_; }
@@ -311,6 +318,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
         background_yield(8);
       }
       if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
+      if (int ret = bulk.close(); ret != 0) return wt_error(ret, "finish the bulk load of " + uri);
       return status::ok();
     }
     // EBUSY and the like: fall back to the merge below.
