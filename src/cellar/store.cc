@@ -397,9 +397,12 @@ const std::string& table::name() const { return name_; }
 
 namespace {
 
-// Routes the actions of `st` to their partitions and sends them. Every action must
-// have passed validation. Returns false (with results filled) when nothing was sent.
-void dispatch(const table_runtime& rt, const std::shared_ptr<batch_state>& st) {
+// Routes the actions of `st` to their partitions and sends them, counting the batch in
+// the store's batches in flight until its last part answers. Every action must have
+// passed validation.
+void dispatch(const store_impl& s, const table_runtime& rt, const std::shared_ptr<batch_state>& st) {
+  st->in_flight = &s.foreground_in_flight;
+  st->in_flight->fetch_add(1, std::memory_order_relaxed);
   const auto n = st->ops.size();
   const auto& spec = rt.schema->partitioning;
   if (n == 1) {
@@ -459,9 +462,7 @@ std::vector<op_result> table::batch(std::vector<batch_op> ops) {
   if (!admit(*store_, rt, name_, ops, st->results)) return std::move(st->results);
   if (ops.empty()) return {};
   st->ops = std::move(ops);
-  st->in_flight = &store_->foreground_in_flight;
-  st->in_flight->fetch_add(1, std::memory_order_relaxed);
-  dispatch(*rt, st);
+  dispatch(*store_, *rt, st);
   st->finished.wait();
   return std::move(st->results);
 }
@@ -475,9 +476,7 @@ void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vecto
   }
   st->ops = std::move(ops);
   st->done = std::move(done);
-  st->in_flight = &store_->foreground_in_flight;
-  st->in_flight->fetch_add(1, std::memory_order_relaxed);
-  dispatch(*rt, st);
+  dispatch(*store_, *rt, st);
 }
 
 std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops) {

@@ -308,13 +308,17 @@ result<snapshot_stats> store_impl::snapshot() {
     std::atomic<std::uint32_t> writers{0};
     auto writer = [&](bool helper) {
       background_priority();
-      for (bool counted = false;; counted = true) {
+      bool wrote = false;
+      for (;;) {
         if (helper && !wait_until_idle(idle_windows, std::chrono::milliseconds(1),
                                        [&] { return next.load() >= work.size(); }))
           return;
         const std::size_t k = next.fetch_add(1);
         if (k >= work.size()) return;
-        if (!counted) ++writers;
+        if (!wrote) {
+          wrote = true;
+          ++writers;
+        }
         const auto& [c, i] = work[k];
         std::uint64_t b = 0;
         auto s = wt->write_delta(c->rt->schema->uid, i, c->fan->deltas[i], &b);
