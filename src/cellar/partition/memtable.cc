@@ -174,7 +174,10 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
 }
 
 void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* v) {
-  std::string k = encode_cell_key(fid, key.row, key.qualifier, key.ts);
+  // Encoded into a buffer kept for the next write: the redo log and the delta copy it.
+  std::string& k = key_scratch_;
+  k.clear();
+  encode_cell_key(k, fid, key.row, key.qualifier, key.ts);
   if (track_redo_) {
     redo_.push_back(v ? '\1' : '\0');
     put_bytes(redo_, k);
@@ -249,7 +252,9 @@ void memtable::rollback() {
       m.erase(cur);
     }
     if (track_delta_) {  // the delta holds each key's state now: the restored one
-      std::string k = encode_cell_key(it->family, it->key.row, it->key.qualifier, it->key.ts);
+      std::string& k = key_scratch_;
+      k.clear();
+      encode_cell_key(k, it->family, it->key.row, it->key.qualifier, it->key.ts);
       if (it->old)
         delta_.put(k, it->old->expires_at, it->old->value);
       else

@@ -208,6 +208,7 @@ class memtable {
   bool track_redo_ = false;
   delta_map delta_;
   std::string redo_;
+  std::string key_scratch_;  // record(), rollback(): a cell key encoded for the delta and the log
   // Where reclaim stopped: family id and key.
   std::uint32_t reclaim_family_ = 0;
   std::optional<cell_key> reclaim_from_;
