@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <chrono>
+#include <shared_mutex>
 #include <thread>
 
 #include "model/validate.h"
@@ -495,7 +496,7 @@ std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops
   const auto now = store_->options.clock();
   for (std::size_t k = 0; k < order.size();) {
     auto& sh = *rt->shared[order[k].first];
-    std::unique_lock lock(sh.mu, std::try_to_lock);
+    std::shared_lock lock(sh.mu, std::try_to_lock);
     if (!lock.owns_lock() || !sh.mem) return std::nullopt;
     for (const auto p = order[k].first; k < order.size() && order[k].first == p; ++k) {
       const auto& g = std::get<cellar::get>(ops[order[k].second]);

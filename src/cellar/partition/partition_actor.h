@@ -35,6 +35,7 @@
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
 #include "partition/memtable.h"
+#include "partition/rw_lock.h"
 #include "persist/redo_log.h"
 
 namespace cellar::detail {
@@ -149,12 +150,13 @@ using partition_actor = caf::typed_actor<caf::reacts_to<batch_part_ptr>, caf::re
                                          caf::reacts_to<admin_part_ptr>, caf::reacts_to<tick_atom>>;
 
 // What a partition shares with threads that read it in place (table::read_now): the
-// actor holds `mu` whenever it touches its memtable, and a reader that gets `mu` at once
-// may read the memtable meanwhile; one that does not goes through the actor. `mem` is
-// null once the actor is gone. The actor itself never waits on a reader for longer than
-// one read (readers only try_lock and never hold `mu` across anything else).
+// actor holds `mu` exclusively whenever it touches its memtable, and a reader that gets
+// `mu` shared at once may read the memtable meanwhile, next to other such readers; one
+// that does not goes through the actor. `mem` is null once the actor is gone. The actor
+// itself never waits on a reader for longer than one read (readers only try_lock_shared,
+// which fails while the actor waits, and never hold `mu` across anything else).
 struct partition_shared {
-  std::mutex mu;
+  rw_lock mu;
   memtable* mem = nullptr;
 };
 
@@ -180,8 +182,8 @@ struct partition_state {
   partition_config cfg;
 
   // Held while a message touches the memtable (see partition_shared).
-  std::unique_lock<std::mutex> lock() {
-    return cfg.shared ? std::unique_lock<std::mutex>(cfg.shared->mu) : std::unique_lock<std::mutex>();
+  std::unique_lock<rw_lock> lock() {
+    return cfg.shared ? std::unique_lock<rw_lock>(cfg.shared->mu) : std::unique_lock<rw_lock>();
   }
   partition_state() = default;
   partition_state(const partition_state&) = delete;
