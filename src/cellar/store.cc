@@ -1,6 +1,7 @@
 #include "cellar/store.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <spdlog/spdlog.h>
 #include <chrono>
@@ -483,17 +484,41 @@ void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vecto
 std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops) {
   for (const auto& op : ops)
     if (!std::holds_alternative<cellar::get>(op)) return std::nullopt;
+  return run_now(ops);
+}
+
+std::optional<std::vector<op_result>> table::run_now(std::vector<batch_op>& ops) {
+  const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& op) { return std::holds_alternative<cellar::get>(op); });
+  // log-sync acknowledges a write only once the log has synced it, on the log's thread.
+  if (!reads && store_->options.durability == durability::log_sync) return std::nullopt;
   auto rt = store_->lookup(name_);
   std::vector<op_result> results;
   if (!admit(*store_, rt, name_, ops, results) || ops.empty()) return results;
   if (rt->shared.size() != rt->partitions.size()) return std::nullopt;
-  // Group by partition: the reads of one partition see one state of it, as in a batch part.
   const auto& spec = rt->schema->partitioning;
+  const auto now = store_->options.clock();
+  if (!reads) {
+    // Writes: one partition, held exclusively, exactly as its actor runs a batch part.
+    const auto p = partition_of(spec, row_of(ops[0]));
+    for (std::size_t i = 1; i < ops.size(); ++i)
+      if (partition_of(spec, row_of(ops[i])) != p) return std::nullopt;
+    auto& sh = *rt->shared[p];
+    std::unique_lock lock(sh.mu, std::try_to_lock);
+    if (!lock.owns_lock() || !sh.mem) return std::nullopt;
+    std::vector<std::uint32_t> all(ops.size());
+    std::iota(all.begin(), all.end(), 0u);
+    run_actions(*sh.mem, *rt->schema, ops, all, results, now);
+    // Appended under the partition's lock, as the actor does: the log has this
+    // partition's changes in the order they were applied.
+    if (store_->log && !sh.mem->redo().empty()) store_->log->append(log_record(*sh.mem, rt->schema->uid, p), nullptr);
+    return results;
+  }
+  // Reads: grouped by partition, so the reads of one partition see one state of it, as in
+  // a batch part; each partition held shared.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> order;  // partition, index
   order.reserve(ops.size());
   for (std::uint32_t i = 0; i < ops.size(); ++i) order.emplace_back(partition_of(spec, row_of(ops[i])), i);
   std::sort(order.begin(), order.end());
-  const auto now = store_->options.clock();
   for (std::size_t k = 0; k < order.size();) {
     auto& sh = *rt->shared[order[k].first];
     std::shared_lock lock(sh.mu, std::try_to_lock);

@@ -146,9 +146,18 @@ class table {
   // batch() or batch_async(). An invalid batch is answered as batch() would. The reads of
   // one partition see one state of it. Ordering: a read here does not wait for writes
   // still queued at the partition, so a caller that has writes in flight and wants to
-  // read them must not use it (the RPC server uses it only while no write of the
-  // connection is in flight).
+  // read them must not use it (the RPC server, through run_now, reads in place only while
+  // no write of the connection is in flight).
   std::optional<std::vector<op_result>> read_now(std::vector<batch_op>& ops);
+
+  // read_now for any batch: gets as read_now does; a batch with writes, if every action
+  // falls in one partition and that partition is free this instant, is run here as the
+  // partition would run it (one atomic unit, in the log when the store has one). Not in
+  // log-sync mode, where a write is acknowledged only once the log has synced it. The same
+  // ordering caveat as read_now: a caller with actions in flight on that partition must
+  // not use it (the RPC server runs a write in place only when nothing else of the
+  // connection is in flight).
+  std::optional<std::vector<op_result>> run_now(std::vector<batch_op>& ops);
 
  private:
   friend class store;

@@ -122,6 +122,25 @@ TEST_CASE("DDL is durable: drop, truncate and drop family survive a reopen", "[p
   CHECK(all_cells(*s, "keep").size() == 1);
 }
 
+TEST_CASE("in log-sync mode writes are never run in place", "[persist]") {
+  // run_now would acknowledge a write before the log has synced it.
+  temp_dir dir;
+  auto s = open_ok(opts(dir.path, durability::log_sync));
+  REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  std::vector<cellar::batch_op> w{put("r").add("f", "q", "v")};
+  for (int i = 0; i < 100; ++i) CHECK_FALSE(t.run_now(w));
+  CHECK(all_cells(*s, "t").empty());
+  std::vector<cellar::batch_op> r{cellar::get("r")};
+  std::optional<std::vector<cellar::op_result>> read;
+  for (int i = 0; i < 10000 && !read; ++i) {  // reads still are, once the partition is free
+    read = t.run_now(r);
+    if (!read) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  REQUIRE(read);
+  CHECK((*read)[0].row.cells.empty());
+}
+
 TEST_CASE("a snapshot writes what changed since the last one", "[persist]") {
   temp_dir dir;
   auto s = open_ok(opts(dir.path, durability::snapshot));

@@ -20,9 +20,9 @@ scan_part::~scan_part() {
 
 namespace {
 
-bool needs_unit(const batch_state& st, const batch_part& part) {
-  if (part.indices.size() > 1) return true;
-  const auto& op = st.ops[part.indices.front()];
+bool needs_unit(const std::vector<batch_op>& ops, const std::vector<std::uint32_t>& indices) {
+  if (indices.size() > 1) return true;
+  const auto& op = ops[indices.front()];
   return !(std::holds_alternative<get>(op) || std::holds_alternative<put>(op));
 }
 
@@ -55,56 +55,56 @@ op_result run_one(memtable& mem, const table_schema& schema, const batch_op& op,
 
 }  // namespace
 
-bool run_batch_part_only(memtable& mem, batch_part& part, std::int64_t now);
-
-void run_batch_part(memtable& mem, batch_part& part, std::int64_t now) {
-  run_batch_part_only(mem, part, now);
-  part.answered = true;
-  part.state->part_done();
-}
-
-// Runs the part; the caller answers it. Returns whether anything was applied.
-bool run_batch_part_only(memtable& mem, batch_part& part, std::int64_t now) {
-  auto& st = *part.state;
-  const bool unit = needs_unit(st, part);
+bool run_actions(memtable& mem, const table_schema& schema, const std::vector<batch_op>& ops,
+                 const std::vector<std::uint32_t>& indices, std::vector<op_result>& results, std::int64_t now) {
+  const bool unit = needs_unit(ops, indices);
   if (unit) mem.begin();
-  std::size_t failed = part.indices.size();
-  for (std::size_t k = 0; k < part.indices.size(); ++k) {
-    const auto i = part.indices[k];
-    st.results[i] = run_one(mem, *part.schema, st.ops[i], now);
-    if (!st.results[i].st.is_ok()) {
+  std::size_t failed = indices.size();
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const auto i = indices[k];
+    results[i] = run_one(mem, schema, ops[i], now);
+    if (!results[i].st.is_ok()) {
       failed = k;
       break;
     }
   }
-  if (failed == part.indices.size()) {
+  if (failed == indices.size()) {
     if (unit) mem.commit();
   } else {
     if (unit) mem.rollback();
-    const auto bad = part.indices[failed];
-    for (auto i : part.indices) {
+    const auto bad = indices[failed];
+    for (auto i : indices) {
       if (i == bad) continue;
-      st.results[i] = op_result{};
-      st.results[i].st = {code::aborted, "not applied: action #" + std::to_string(bad) +
-                                             " of the same partition failed (" +
-                                             st.results[bad].st.to_string() + ")"};
+      results[i] = op_result{};
+      results[i].st = {code::aborted, "not applied: action #" + std::to_string(bad) +
+                                          " of the same partition failed (" + results[bad].st.to_string() + ")"};
     }
     return false;
   }
   return true;
 }
 
-namespace {
+void run_batch_part(memtable& mem, batch_part& part, std::int64_t now) {
+  run_actions(mem, *part.schema, part.state->ops, part.indices, part.state->results, now);
+  part.answered = true;
+  part.state->part_done();
+}
 
-// The log record of what the last message changed: u64 table uid | u32 partition | redo.
-std::string take_record(memtable& mem, const partition_config& cfg) {
+std::string log_record(memtable& mem, std::uint64_t table_uid, std::uint32_t partition) {
   std::string rec;
   rec.reserve(12 + mem.redo().size());
-  put_u64(rec, cfg.schema ? cfg.schema->uid : 0);
-  put_u32(rec, cfg.partition);
+  put_u64(rec, table_uid);
+  put_u32(rec, partition);
   rec += mem.redo();
   mem.clear_redo();
   return rec;
+}
+
+namespace {
+
+// The log record of what the last message changed.
+std::string take_record(memtable& mem, const partition_config& cfg) {
+  return log_record(mem, cfg.schema ? cfg.schema->uid : 0, cfg.partition);
 }
 
 }  // namespace
@@ -128,7 +128,7 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
       [=](batch_part_ptr& part) {
         auto& st = self->state;
         auto lock = st.lock();
-        run_batch_part_only(*st.mem, *part, st.cfg.clock());
+        run_actions(*st.mem, *part->schema, part->state->ops, part->indices, part->state->results, st.cfg.clock());
         part->answered = true;
         if (st.cfg.log && !st.mem->redo().empty()) {
           // Acknowledged once the log has it (log-sync: on disk).

@@ -201,6 +201,16 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
 // Runs the actions of `part` against `mem` as one unit (exposed for tests).
 void run_batch_part(memtable& mem, batch_part& part, std::int64_t now);
 
+// Runs ops[indices...] against `mem` as one unit, as a partition runs the part of a batch
+// that falls in it: on the first failure the unit is rolled back and the other actions
+// are answered ABORTED. Returns whether the unit was applied.
+bool run_actions(memtable& mem, const table_schema& schema, const std::vector<batch_op>& ops,
+                 const std::vector<std::uint32_t>& indices, std::vector<op_result>& results, std::int64_t now);
+
+// The log record of what `mem` changed since its redo was last taken (u64 table uid |
+// u32 partition | redo); clears the redo.
+std::string log_record(memtable& mem, std::uint64_t table_uid, std::uint32_t partition);
+
 }  // namespace cellar::detail
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cellar::detail::batch_part_ptr)

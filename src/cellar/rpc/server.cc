@@ -101,7 +101,9 @@ struct shared_state {
 
 // Per connection: counts calls in flight, and among them the calls that only read
 // (batches of gets, scans). When every call in flight reads, nothing this connection sent
-// can change what the next read returns, so that read may be served in place.
+// can change what the next read returns, so that read may be served in place; a write
+// may be run in place only when nothing else of the connection is in flight (an earlier
+// read still queued at a partition must not see it).
 struct connection_state {
   std::size_t in_flight = 0;
   std::size_t reads_in_flight = 0;
@@ -215,10 +217,12 @@ class cellar_impl final : public wire::Cellar::Server {
       for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
     };
     // Reads, when no write of this connection is in flight ahead of them, are served on
-    // this thread if their partitions are free: no hand-off.
+    // this thread if their partitions are free: no hand-off (table::run_now).
     const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
-    if (reads && conn_->only_reads_besides_this())
-      if (auto r = t->read_now(ops)) {
+    // Writes of one partition likewise, when nothing else of this connection is in flight
+    // and the store is not in log-sync mode.
+    if (reads ? conn_->only_reads_besides_this() : conn_->in_flight == 1)
+      if (auto r = t->run_now(ops)) {
         done();
         reply(std::move(*r));
         return kj::READY_NOW;
