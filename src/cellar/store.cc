@@ -30,8 +30,10 @@ store_impl::store_impl(store_options o) : options(std::move(o)) {
   caf_config->set("scheduler.max-threads", threads);
   // Idle workers poll their queues `worker_spin_polls` times before they start to sleep:
   // a hand-off to a polling worker costs ~2 us, to a sleeping one 50-100 us (measured in
-  // docs/benchmarks.md). After the spin they sleep 50 us, then `worker_idle_sleep`.
+  // docs/benchmarks.md). After the spin they poll `worker_nap_polls` times 50 us apart,
+  // then block until woken or `worker_idle_sleep` passes.
   caf_config->set("work-stealing.aggressive-poll-attempts", options.worker_spin_polls);
+  caf_config->set("work-stealing.moderate-poll-attempts", options.worker_nap_polls);
   caf_config->set("work-stealing.relaxed-sleep-duration",
                   caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(options.worker_idle_sleep)));
   system = std::make_unique<caf::actor_system>(*caf_config);

@@ -71,6 +71,11 @@ struct store_options {
   // after the last request). Hand-offs to a spinning worker cost ~2 us, to a sleeping one
   // 50-100 us on these machines; 0 makes workers sleep at once and saves idle CPU.
   std::size_t worker_spin_polls = 30000;
+  // Then polls with a 50 us nap between them (CAF's "moderate" phase) before it blocks
+  // until a message wakes it. Each nap is a timer wake-up, which costs this VM far more
+  // than the poll: a server whose worker is idle between writes spent 1.6 us per
+  // operation napping (docs/ycsb.md); 0 makes an idle worker block at once.
+  std::size_t worker_nap_polls = 500;
   // Longest sleep of an idle worker between polls: the worst extra latency of the first
   // request after a quiet spell.
   std::chrono::microseconds worker_idle_sleep{1000};

@@ -1,0 +1,57 @@
+// store_options::worker_nap_polls: an idle CAF worker either naps 50 us at a time (each
+// nap a timer wake-up) or blocks until a message or its idle timeout wakes it.
+#include <dirent.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "cellar/store.h"
+
+namespace {
+
+// Voluntary context switches of every thread of this process so far.
+long voluntary_switches() {
+  long total = 0;
+  DIR* d = opendir("/proc/self/task");
+  REQUIRE(d != nullptr);
+  while (auto* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stol(line.substr(24));
+  }
+  closedir(d);
+  return total;
+}
+
+// Wake-ups of the whole process in the 25 ms after one write, the store otherwise idle.
+long wakeups_after_a_write(std::size_t nap_polls) {
+  cellar::store_options o;
+  o.worker_threads = 1;
+  o.worker_spin_polls = 0;
+  o.worker_nap_polls = nap_polls;
+  o.worker_idle_sleep = std::chrono::milliseconds(10);
+  o.maintenance_interval = std::chrono::milliseconds(0);
+  auto s = cellar::store::open(o).value();
+  REQUIRE(s->create_table({"t", cellar::partition_spec::single(), {{"f"}}}, cellar::schema_origin::oceanbase_ddl)
+              .is_ok());
+  auto t = s->open_table("t").value();
+  REQUIRE(t.put(cellar::put("r").add("f", "q", "v")).is_ok());
+  const long before = voluntary_switches();
+  std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  return voluntary_switches() - before;
+}
+
+}  // namespace
+
+TEST_CASE("an idle worker blocks instead of napping when worker_nap_polls is 0", "[worker]") {
+  const long napping = wakeups_after_a_write(500);  // CAF's default: 500 naps of 50 us
+  const long blocking = wakeups_after_a_write(0);   // blocks; its idle timeout is 10 ms
+  INFO("napping: " << napping << " wake-ups, blocking: " << blocking);
+  CHECK(blocking * 4 < napping);
+}
