@@ -489,6 +489,17 @@ std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops
   return run_now(ops);
 }
 
+std::vector<std::uint32_t> table::partitions_of(const std::vector<batch_op>& ops) const {
+  std::vector<std::uint32_t> out;
+  auto rt = store_->lookup(name_);
+  if (!rt || rt->partitions.empty()) return out;
+  out.reserve(ops.size());
+  for (const auto& op : ops) out.push_back(partition_of(rt->schema->partitioning, row_of(op)));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::optional<std::vector<op_result>> table::run_now(std::vector<batch_op>& ops) {
   const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& op) { return std::holds_alternative<cellar::get>(op); });
   // log-sync acknowledges a write only once the log has synced it, on the log's thread.

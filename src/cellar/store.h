@@ -164,6 +164,10 @@ class table {
   // connection is in flight).
   std::optional<std::vector<op_result>> run_now(std::vector<batch_op>& ops);
 
+  // The partitions the actions fall in, ascending, each once (empty if the table is gone
+  // or has no partitions yet). For callers that order their own calls per partition.
+  std::vector<std::uint32_t> partitions_of(const std::vector<batch_op>& ops) const;
+
  private:
   friend class store;
   friend class scanner;

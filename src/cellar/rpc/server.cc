@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "catalog/ddl.h"
+#include "rpc/connection_state.h"
 #include "rpc/convert.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
@@ -97,19 +98,6 @@ struct shared_state {
   server_options opts;
   worker_pool pool;
   shared_state(store& st, server_options o) : s(st), opts(std::move(o)), pool(opts.worker_threads) {}
-};
-
-// Per connection: counts calls in flight, and among them the calls that only read
-// (batches of gets, scans). When every call in flight reads, nothing this connection sent
-// can change what the next read returns, so that read may be served in place; a write
-// may be run in place only when nothing else of the connection is in flight (an earlier
-// read still queued at a partition must not see it).
-struct connection_state {
-  std::size_t in_flight = 0;
-  std::size_t reads_in_flight = 0;
-  // Inside an admitted call (counted in in_flight, not yet in reads_in_flight): whether
-  // every other call in flight only reads.
-  bool only_reads_besides_this() const { return in_flight - 1 == reads_in_flight; }
 };
 
 // One page of a scan, fetched without blocking any thread: the scanner asks the
@@ -216,24 +204,24 @@ class cellar_impl final : public wire::Cellar::Server {
       auto out = res.initResults(static_cast<unsigned>(r.size()));
       for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
     };
-    // Reads, when no write of this connection is in flight ahead of them, are served on
-    // this thread if their partitions are free: no hand-off (table::run_now).
+    // Run on this thread when the partitions are free and nothing of this connection
+    // waits ahead of it there: no hand-off (see connection_state).
     const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
-    // Writes of one partition likewise, when nothing else of this connection is in flight
-    // and the store is not in log-sync mode.
-    if (reads ? conn_->only_reads_besides_this() : conn_->in_flight == 1)
+    const std::string& table = t->name();
+    auto parts = t->partitions_of(ops);
+    if (conn_->may_run_in_place(table, parts, reads))
       if (auto r = t->run_now(ops)) {
         done();
         reply(std::move(*r));
         return kj::READY_NOW;
       }
-    if (reads) ++conn_->reads_in_flight;
+    conn_->wait_at(table, parts, reads, 1);
     auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
     t->batch_async(std::move(ops), std::move(deliver));
     auto conn = conn_;
-    return promise.then(kj::mv(reply)).attach(kj::defer([conn, reads] {
+    return promise.then(kj::mv(reply)).attach(kj::defer([conn, table, parts = std::move(parts), reads] {
       --conn->in_flight;
-      if (reads) --conn->reads_in_flight;
+      conn->wait_at(table, parts, reads, -1);
     }));
   }
 
@@ -264,7 +252,7 @@ class cellar_impl final : public wire::Cellar::Server {
       return kj::READY_NOW;
     }
     auto conn = conn_;
-    ++conn->reads_in_flight;
+    ++conn->scans_in_flight;
     return fetch_page(shared, first)
         .then([context, shared](std::shared_ptr<scan_page_result> page) mutable {
           auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
@@ -273,7 +261,7 @@ class cellar_impl final : public wire::Cellar::Server {
         })
         .attach(kj::defer([conn] {
           --conn->in_flight;
-          --conn->reads_in_flight;
+          --conn->scans_in_flight;
         }));
   }
 
