@@ -1,6 +1,7 @@
 #include "persist/wt_home.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -106,6 +107,42 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 // keep their own allocation size.
 constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
 
+// Writes back a bulk-loaded file while the load runs, on a descriptor of our own.
+//
+// Closing a WiredTiger bulk cursor syncs the file, and WiredTiger holds a lock of the
+// whole connection while it does: the snapshot threads' closes ran one after another,
+// 21-26 ms of fdatasync each (strace: the other writers waited on one futex meanwhile),
+// and a 4-partition snapshot spent more than half its time there. So the loader asks
+// the kernel to start writing back every few MB it hands WiredTiger (sync_file_range
+// SYNC_FILE_RANGE_WRITE: queues the I/O, does not wait), and syncs the file itself
+// before the close, outside WiredTiger's lock; the close then finds only the last page
+// and its checkpoint to sync. Durability is unchanged: WiredTiger still syncs at close.
+class early_writeback {
+ public:
+  explicit early_writeback(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~early_writeback() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  early_writeback(const early_writeback&) = delete;
+  early_writeback& operator=(const early_writeback&) = delete;
+
+  // `bytes` more were handed to WiredTiger.
+  void wrote(std::size_t bytes) {
+    pending_ += bytes;
+    if (fd_ < 0 || pending_ < every) return;
+    ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: a failure shows at sync
+    pending_ = 0;
+  }
+  // Waits for what has been written so far to reach the disk. Without a descriptor
+  // (the file could not be opened), nothing to do: WiredTiger's close syncs it all.
+  int sync() { return fd_ >= 0 && ::fdatasync(fd_) != 0 ? errno : 0; }
+
+ private:
+  static constexpr std::size_t every = 4u << 20;
+  int fd_;
+  std::size_t pending_ = 0;
+};
+
 // The ids of this process's threads.
 std::set<pid_t> thread_ids() {
   std::set<pid_t> ids;
@@ -134,7 +171,11 @@ void idle_new_threads(const std::set<pid_t>& before) {
 }  // namespace
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition) {
-  return "table:d" + std::to_string(uid) + "p" + std::to_string(partition);
+  return "table:" + partition_file_stem(uid, partition);
+}
+
+std::string partition_file_stem(std::uint64_t uid, std::uint32_t partition) {
+  return "d" + std::to_string(uid) + "p" + std::to_string(partition);
 }
 
 result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size_t cache_mb) {
@@ -293,6 +334,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   if (empty) {
     cursor bulk(s.get(), uri, "bulk");
     if (bulk.error() == 0) {
+      early_writeback writeback(dir_ + "/" + partition_file_stem(uid, partition) + ".wt");
       std::string run, first;
       auto flush = [&]() -> int {
         if (run.empty()) return 0;
@@ -300,6 +342,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
         bulk->set_key(bulk.get(), &ki);
         bulk->set_value(bulk.get(), &vi);
         const int ret = bulk->insert(bulk.get());
+        writeback.wrote(run.size());
         run.clear();
         return ret;
       };
@@ -318,6 +361,8 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
         background_yield(8);
       }
       if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
+      if (int err = writeback.sync(); err != 0)
+        return status{code::io_error, "sync " + uri + ": " + std::strerror(err)};
       if (int ret = bulk.close(); ret != 0) return wt_error(ret, "finish the bulk load of " + uri);
       return status::ok();
     }

@@ -61,5 +61,7 @@ class wt_home {
 };
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition);
+// Its file in the home is this stem plus ".wt".
+std::string partition_file_stem(std::uint64_t uid, std::uint32_t partition);
 
 }  // namespace cellar::detail
