@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One server, one load, a sequence of YCSB runs: throughput, p99 and the CPU each side spent
+# per operation. For A/B comparisons of server builds (alternate the binaries, compare
+# medians); scripts/bench-ycsb.sh makes the recorded side-by-side table.
+#
+#   scripts/ycsb-one.sh cellar|redis "WORKLOAD DEPTH SECONDS" ...
+#   e.g. scripts/ycsb-one.sh cellar "c 16 8" "a 16 20" "c 16 8"
+#
+# Environment: SERVER (cellar-server binary, default build/src/tools/cellar-server),
+# SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/loadgen).
+# 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
+# bench script. Prints one line per run:
+#   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=...
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=${1:?usage: ycsb-one.sh cellar|redis "wl depth seconds" ...}
+shift
+LOADGEN=${LOADGEN:-$root/build/examples/loadgen/loadgen}
+SERVER=${SERVER:-$root/build/src/tools/cellar-server}
+work=$(mktemp -d /tmp/ycsb-one.XXXXXX)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+if [ "$target" = cellar ]; then
+  # shellcheck disable=SC2086
+  "$SERVER" --listen "127.0.0.1:$port" --data "$work/data" --snapshot-interval-ms 0 ${SERVER_ARGS:-} >"$work/server.log" 2>&1 &
+  pid=$!
+  lg_target=cellar-rpc
+  for _ in $(seq 100); do grep -q "listening on" "$work/server.log" && break; sleep 0.1; done
+else
+  redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 >"$work/server.log" 2>&1 &
+  pid=$!
+  lg_target=redis
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+common=(--target "$lg_target" --port "$port" --connections 50 --threads 2 --records 100000 --quiet)
+"$LOADGEN" "${common[@]}" --workload a --phase load --partitioning range:8 --json "$work/load.json" >/dev/null
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in clock ticks
+hz=$(getconf CLK_TCK)
+for spec in "$@"; do
+  read -r wl depth secs <<<"$spec"
+  s0=$(cpu_of "$pid")
+  /usr/bin/time -f "%U %S" -o "$work/lg.time" \
+    "$LOADGEN" "${common[@]}" --workload "$wl" --phase run --depth "$depth" --duration "$secs" \
+    --json "$work/run.json" >/dev/null
+  s1=$(cpu_of "$pid")
+  read -r ops p99 _ <<<"$("$LOADGEN" summary "$work/run.json")"
+  read -r lu ls <"$work/lg.time"
+  awk -v wl="$wl" -v d="$depth" -v ops="$ops" -v p99="$p99" -v s0="$s0" -v s1="$s1" -v hz="$hz" \
+      -v secs="$secs" -v lu="$lu" -v ls="$ls" 'BEGIN {
+    n = ops * secs
+    printf "%s d%s ops/s=%.0f p99=%.0fus server_us/op=%.1f loadgen_us/op=%.1f\n", wl, d, ops, p99,
+           (s1 - s0) / hz * 1e6 / n, (lu + ls) * 1e6 / n }'
+done
