@@ -74,7 +74,7 @@ struct store_options {
   // Then polls with a 50 us nap between them (CAF's "moderate" phase) before it blocks
   // until a message wakes it. Each nap is a timer wake-up, which costs this VM far more
   // than the poll: a server whose worker is idle between writes spent 1.6 us per
-  // operation napping (docs/ycsb.md); 0 makes an idle worker block at once.
+  // operation napping (docs/benchmarks.md); 0 makes an idle worker block at once.
   std::size_t worker_nap_polls = 500;
   // Longest sleep of an idle worker between polls: the worst extra latency of the first
   // request after a quiet spell.
@@ -152,7 +152,7 @@ class table {
   // one partition see one state of it. Ordering: a read here does not wait for writes
   // still queued at the partition, so a caller that has writes in flight and wants to
   // read them must not use it (the RPC server, through run_now, reads in place only while
-  // no write of the connection is in flight).
+  // no write of the connection waits at those partitions: rpc/connection_state.h).
   std::optional<std::vector<op_result>> read_now(std::vector<batch_op>& ops);
 
   // read_now for any batch: gets as read_now does; a batch with writes, if every action
@@ -160,8 +160,8 @@ class table {
   // partition would run it (one atomic unit, in the log when the store has one). Not in
   // log-sync mode, where a write is acknowledged only once the log has synced it. The same
   // ordering caveat as read_now: a caller with actions in flight on that partition must
-  // not use it (the RPC server runs a write in place only when nothing else of the
-  // connection is in flight).
+  // not use it (the RPC server runs a write in place only when nothing of the connection
+  // waits at that partition: rpc/connection_state.h).
   std::optional<std::vector<op_result>> run_now(std::vector<batch_op>& ops);
 
   // The partitions the actions fall in, ascending, each once (empty if the table is gone
