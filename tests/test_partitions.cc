@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -647,6 +648,68 @@ TEST_CASE("run_now runs a one-partition write batch as the partition would", "[p
   CHECK((*refused)[1].st.code() == code::family_not_found);
   CHECK((*refused)[0].st.code() == code::aborted);
   CHECK(t.get(cellar::get("a6")).value().cells.empty());
+}
+
+// table::run_now runs a batch in place, batch_async always through the partitions'
+// actors: the two paths must agree on every result and on the cells left.
+TEST_CASE("batches run in place and through the actors agree", "[partitions][read_now]") {
+  cellar::store_options o;
+  o.clock = [] { return std::int64_t{1'700'000'000'000}; };  // both tables see the same time
+  auto s = cellar::store::open(o).value();
+  for (auto name : {"direct", "actors"})
+    REQUIRE(s->create_table({name, partition_spec::hash(4), {{"f", 2}, {"g"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto direct = s->open_table("direct").value();
+  auto actors = s->open_table("actors").value();
+  std::mt19937 rng(42);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto row = [&] { return "r" + std::to_string(pick(40)); };
+  auto fam = [&] { return std::string(pick(2) ? "f" : "g"); };
+  auto q = [&] { return "q" + std::to_string(pick(3)); };
+  auto action = [&]() -> cellar::batch_op {
+    switch (pick(8)) {
+      case 0: return cellar::put(row()).add(fam(), q(), 1000 + pick(5), "v" + std::to_string(pick(100)));
+      case 1: return cellar::put(row()).add(fam(), q(), "w" + std::to_string(pick(100))).add("nope", "q", "x");
+      case 2: return cellar::deletion(row()).column(fam(), q());
+      case 3: return cellar::deletion(row()).family(fam());
+      case 4: return cellar::increment(row()).add("g", "n", pick(10));
+      case 5: return cellar::append(row()).add("f", q(), "+");
+      case 6: return cellar::increment(row()).add("f", q(), 1);  // NOT_A_LONG over a put's value
+      default: return cellar::check_and_mutate(row(), "f", q()).if_equals("v1").then(cellar::put("x").add("g", "c", "y"));
+    }
+  };
+  int in_place = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<cellar::batch_op> ops;
+    for (int n = 1 + pick(3); n > 0; --n) ops.push_back(action());
+    if (auto* cm = std::get_if<cellar::check_and_mutate>(&ops[0])) cm->mutation = cellar::row_mutations(cm->row).add(cellar::put(cm->row).add("g", "c", "y"));
+    std::optional<std::vector<cellar::op_result>> now;
+    for (int tries = 0; tries < 100 && !now; ++tries) {
+      if (tries > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      now = direct.run_now(ops);
+      // Declined for good: writes over several partitions.
+      if (!now && std::any_of(ops.begin(), ops.end(), [](const cellar::batch_op& op) { return !std::holds_alternative<cellar::get>(op); }) &&
+          direct.partitions_of(ops).size() > 1)
+        break;
+    }
+    if (now) ++in_place;
+    auto a = now ? std::move(*now) : direct.batch(ops);
+    std::promise<std::vector<cellar::op_result>> p;
+    actors.batch_async(ops, [&p](std::vector<cellar::op_result> r) { p.set_value(std::move(r)); });
+    auto b = p.get_future().get();
+    REQUIRE(a.size() == b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      INFO("batch " << i << " action " << k);
+      CHECK(a[k].st.code() == b[k].st.code());
+      CHECK(a[k].processed == b[k].processed);
+      CHECK(a[k].row.cells == b[k].row.cells);
+    }
+  }
+  CHECK(in_place > 1500);  // most batches fall in one partition
+  auto all = [&](cellar::table& t) { return t.scan(cellar::scan().all_versions()).value().all().value(); };
+  auto x = all(direct), y = all(actors);
+  REQUIRE(x.size() == y.size());
+  CHECK(x.size() > 10);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(x[i].cells == y[i].cells);
 }
 
 TEST_CASE("read_now sees a partition's batches whole while they are written", "[partitions][read_now][concurrency]") {
