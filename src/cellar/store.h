@@ -139,7 +139,8 @@ class table {
   // partition are applied as one atomic unit, in order: if one fails, that partition's
   // actions are all undone (the failing one reports its error, the others ABORTED).
   // A batch with an invalid action (unknown family, too large, ...) is refused whole
-  // before anything runs.
+  // before anything runs. When no batch of the store is in flight, it runs on the calling
+  // thread if its partitions are free (run_now); otherwise on the partitions' threads.
   std::vector<op_result> batch(std::vector<batch_op> ops);
 
   // The same, answering on a CAF worker thread; `done` must not block.
