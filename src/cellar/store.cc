@@ -498,7 +498,11 @@ template <class Take>
 bool try_briefly(Take take) {
   for (int attempt = 0; attempt < 32; ++attempt) {
     if (take()) return true;
+#if defined(__x86_64__) || defined(__i386__)
     for (int i = 0; i < 8; ++i) __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
   }
   return false;
 }
