@@ -460,34 +460,6 @@ bool admit(const store_impl& s, const runtime_ptr& rt, const std::string& name, 
 
 }  // namespace
 
-std::vector<op_result> table::batch(std::vector<batch_op> ops) {
-  // The caller waits for this batch, so nothing it sent can be overtaken if no batch of
-  // anyone is in flight: then the batch may run on this thread, as run_now does, with no
-  // hand-off to a partition's thread (which costs 50-100 us when its worker sleeps).
-  if (store_->foreground_in_flight.load(std::memory_order_acquire) == 0)
-    if (auto r = run_now(ops)) return std::move(*r);
-  auto rt = store_->lookup(name_);
-  auto st = std::make_shared<batch_state>();
-  if (!admit(*store_, rt, name_, ops, st->results)) return std::move(st->results);
-  if (ops.empty()) return {};
-  st->ops = std::move(ops);
-  dispatch(*store_, *rt, st);
-  st->finished.wait();
-  return std::move(st->results);
-}
-
-void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done) {
-  auto rt = store_->lookup(name_);
-  auto st = std::make_shared<batch_state>();
-  if (!admit(*store_, rt, name_, ops, st->results) || ops.empty()) {
-    done(std::move(st->results));
-    return;
-  }
-  st->ops = std::move(ops);
-  st->done = std::move(done);
-  dispatch(*store_, *rt, st);
-}
-
 namespace {
 
 // Tries `take` for a few microseconds before giving up. A partition's lock is held for one
@@ -507,7 +479,81 @@ bool try_briefly(Take take) {
   return false;
 }
 
+// run_now's work once the batch is admitted: runs it into `results` and returns true, or
+// returns false with nothing applied (a partition busy, writes over several partitions,
+// log-sync mode). Reads declined half way may have filled some results; the caller's
+// dispatch overwrites every one.
+bool run_in_place(const store_impl& s, const table_runtime& rt, const std::vector<batch_op>& ops,
+                  std::vector<op_result>& results) {
+  const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& op) { return std::holds_alternative<cellar::get>(op); });
+  // log-sync acknowledges a write only once the log has synced it, on the log's thread.
+  if (!reads && s.options.durability == durability::log_sync) return false;
+  if (rt.shared.size() != rt.partitions.size()) return false;
+  const auto& spec = rt.schema->partitioning;
+  const auto now = s.options.clock();
+  if (!reads) {
+    // Writes: one partition, held exclusively, exactly as its actor runs a batch part.
+    const auto p = partition_of(spec, row_of(ops[0]));
+    for (std::size_t i = 1; i < ops.size(); ++i)
+      if (partition_of(spec, row_of(ops[i])) != p) return false;
+    auto& sh = *rt.shared[p];
+    std::unique_lock<rw_lock> lock(sh.mu, std::defer_lock);
+    if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return false;
+    std::vector<std::uint32_t> all(ops.size());
+    std::iota(all.begin(), all.end(), 0u);
+    run_actions(*sh.mem, *rt.schema, ops, all, results, now);
+    // Appended under the partition's lock, as the actor does: the log has this
+    // partition's changes in the order they were applied.
+    if (s.log && !sh.mem->redo().empty()) s.log->append(log_record(*sh.mem, rt.schema->uid, p), nullptr);
+    return true;
+  }
+  // Reads: grouped by partition, so the reads of one partition see one state of it, as in
+  // a batch part; each partition held shared.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> order;  // partition, index
+  order.reserve(ops.size());
+  for (std::uint32_t i = 0; i < ops.size(); ++i) order.emplace_back(partition_of(spec, row_of(ops[i])), i);
+  std::sort(order.begin(), order.end());
+  for (std::size_t k = 0; k < order.size();) {
+    auto& sh = *rt.shared[order[k].first];
+    std::shared_lock<rw_lock> lock(sh.mu, std::defer_lock);
+    if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return false;
+    for (const auto p = order[k].first; k < order.size() && order[k].first == p; ++k) {
+      const auto& g = std::get<cellar::get>(ops[order[k].second]);
+      results[order[k].second].row = sh.mem->read_row(*rt.schema, g.row, g.options, g.exists_only_, now);
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+std::vector<op_result> table::batch(std::vector<batch_op> ops) {
+  auto rt = store_->lookup(name_);
+  auto st = std::make_shared<batch_state>();
+  if (!admit(*store_, rt, name_, ops, st->results)) return std::move(st->results);
+  if (ops.empty()) return {};
+  // The caller waits for this batch, so nothing it sent can be overtaken if no batch of
+  // anyone is in flight: then the batch may run on this thread, as run_now does, with no
+  // hand-off to a partition's thread (which costs 50-100 us when its worker sleeps).
+  if (store_->foreground_in_flight.load(std::memory_order_acquire) == 0 && run_in_place(*store_, *rt, ops, st->results))
+    return std::move(st->results);
+  st->ops = std::move(ops);
+  dispatch(*store_, *rt, st);
+  st->finished.wait();
+  return std::move(st->results);
+}
+
+void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done) {
+  auto rt = store_->lookup(name_);
+  auto st = std::make_shared<batch_state>();
+  if (!admit(*store_, rt, name_, ops, st->results) || ops.empty()) {
+    done(std::move(st->results));
+    return;
+  }
+  st->ops = std::move(ops);
+  st->done = std::move(done);
+  dispatch(*store_, *rt, st);
+}
 
 std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops) {
   for (const auto& op : ops)
@@ -527,46 +573,10 @@ std::vector<std::uint32_t> table::partitions_of(const std::vector<batch_op>& ops
 }
 
 std::optional<std::vector<op_result>> table::run_now(std::vector<batch_op>& ops) {
-  const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& op) { return std::holds_alternative<cellar::get>(op); });
-  // log-sync acknowledges a write only once the log has synced it, on the log's thread.
-  if (!reads && store_->options.durability == durability::log_sync) return std::nullopt;
   auto rt = store_->lookup(name_);
   std::vector<op_result> results;
   if (!admit(*store_, rt, name_, ops, results) || ops.empty()) return results;
-  if (rt->shared.size() != rt->partitions.size()) return std::nullopt;
-  const auto& spec = rt->schema->partitioning;
-  const auto now = store_->options.clock();
-  if (!reads) {
-    // Writes: one partition, held exclusively, exactly as its actor runs a batch part.
-    const auto p = partition_of(spec, row_of(ops[0]));
-    for (std::size_t i = 1; i < ops.size(); ++i)
-      if (partition_of(spec, row_of(ops[i])) != p) return std::nullopt;
-    auto& sh = *rt->shared[p];
-    std::unique_lock<rw_lock> lock(sh.mu, std::defer_lock);
-    if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return std::nullopt;
-    std::vector<std::uint32_t> all(ops.size());
-    std::iota(all.begin(), all.end(), 0u);
-    run_actions(*sh.mem, *rt->schema, ops, all, results, now);
-    // Appended under the partition's lock, as the actor does: the log has this
-    // partition's changes in the order they were applied.
-    if (store_->log && !sh.mem->redo().empty()) store_->log->append(log_record(*sh.mem, rt->schema->uid, p), nullptr);
-    return results;
-  }
-  // Reads: grouped by partition, so the reads of one partition see one state of it, as in
-  // a batch part; each partition held shared.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> order;  // partition, index
-  order.reserve(ops.size());
-  for (std::uint32_t i = 0; i < ops.size(); ++i) order.emplace_back(partition_of(spec, row_of(ops[i])), i);
-  std::sort(order.begin(), order.end());
-  for (std::size_t k = 0; k < order.size();) {
-    auto& sh = *rt->shared[order[k].first];
-    std::shared_lock<rw_lock> lock(sh.mu, std::defer_lock);
-    if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return std::nullopt;
-    for (const auto p = order[k].first; k < order.size() && order[k].first == p; ++k) {
-      const auto& g = std::get<cellar::get>(ops[order[k].second]);
-      results[order[k].second].row = sh.mem->read_row(*rt->schema, g.row, g.options, g.exists_only_, now);
-    }
-  }
+  if (!run_in_place(*store_, *rt, ops, results)) return std::nullopt;
   return results;
 }
 

@@ -96,8 +96,8 @@ TEST_CASE("a read sees the writes its connection sent before it, pipelined or no
   }
 }
 
-// Writes are run in place too (table::run_now) when they are the connection's only call:
-// such a write must not overtake a read the same connection sent before it.
+// Writes are run in place too (table::run_now) when nothing of the connection waits at
+// their partition: such a write must not overtake a read the same connection sent before it.
 TEST_CASE("a write does not overtake the reads its connection sent before it", "[rpc]") {
   auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));
   served_store s(spec, 0);
