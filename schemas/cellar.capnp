@@ -246,3 +246,48 @@ interface Scanner {
   # Up to `count` results; `done` once the scan has nothing more.
   next @0 (count :UInt32) -> (results :List(RowResult), done :Bool, error :Error);
 }
+
+# ---- frames: the lean data path ---------------------------------------------------------
+#
+# The same port also speaks a lighter protocol for data calls. A connection that starts
+# with the eight bytes "CELLARF1" (never the start of a Cap'n Proto message: read as a
+# segment count it is far above capnp's limit) carries, each way, a sequence of Cap'n
+# Proto messages in the standard stream framing: a `Request` per message from the client,
+# a `Reply` per message from the server. There are no capabilities, promises or Finish
+# messages: a call costs one message each way, which is what matters when the work of a
+# call is a few microseconds (docs/benchmarks.md). Everything else (DDL, admin, paging
+# scanners) stays on the RPC interface above.
+#
+# The first request must be `login`. Replies carry the request's id and may come in
+# another order than the requests: a request answered in place can overtake one that
+# waits at a busy partition. Calls to one partition run in the order they were sent, as
+# on the RPC path (docs/semantics-notes.md).
+struct Request {
+  id @0 :UInt64;
+  union {
+    login @1 :Text;            # the server's token (any, when the server has none)
+    batch @2 :BatchRequest;
+    scan @3 :ScanRequest;
+  }
+}
+
+struct BatchRequest {
+  table @0 :Text;
+  actions @1 :List(Action);
+}
+
+# One page: up to `count` (1-10000) results of the scan. To go on, scan again from after
+# the last row.
+struct ScanRequest {
+  table @0 :Text;
+  scan @1 :Scan;
+  count @2 :UInt32;
+}
+
+struct Reply {
+  id @0 :UInt64;
+  error @1 :Error;                  # of the call as a whole; per action in `results`
+  results @2 :List(ActionResult);   # batch: one per action, in order
+  rows @3 :List(RowResult);         # scan
+  done @4 :Bool;                    # scan: true when nothing follows `rows`
+}

@@ -53,6 +53,7 @@ class engine {
 
 struct target_options {
   std::string target;   // cellar-rpc | cellar-embedded | redis
+  std::string protocol = "frames";  // cellar-rpc: frames (rpc/frames.h) | capnp (Cap'n Proto RPC)
   std::string host = "127.0.0.1";
   int port = 0;
   std::string table = "usertable";
@@ -70,6 +71,7 @@ void prepare_embedded(const target_options& o);
 void close_embedded();
 
 std::unique_ptr<engine> make_cellar_rpc_engine(const target_options& o);
+std::unique_ptr<engine> make_cellar_frames_engine(const target_options& o);
 std::unique_ptr<engine> make_redis_engine(const target_options& o);
 std::unique_ptr<engine> make_embedded_engine(const target_options& o);
 

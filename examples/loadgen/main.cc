@@ -57,7 +57,7 @@ struct shared_run {
 };
 
 std::unique_ptr<engine> make_engine(const target_options& o) {
-  if (o.target == "cellar-rpc") return make_cellar_rpc_engine(o);
+  if (o.target == "cellar-rpc") return o.protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
   if (o.target == "redis") return make_redis_engine(o);
   if (o.target == "cellar-embedded") return make_embedded_engine(o);
   throw std::invalid_argument("unknown target " + o.target);
@@ -396,6 +396,9 @@ int main(int argc, char** argv) {
   CLI::App app{"loadgen: YCSB core workloads A-F against cellar (RPC or embedded) and redis"};
   app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-embedded | redis")->required()
       ->check(CLI::IsMember({"cellar-rpc", "cellar-embedded", "redis"}));
+  app.add_option("--protocol", cfg.t.protocol,
+                 "cellar-rpc: frames (the server's lean data path, default) | capnp (Cap'n Proto RPC calls)")
+      ->check(CLI::IsMember({"frames", "capnp"}));
   app.add_option("--host", cfg.t.host, "server address (cellar-rpc, redis)");
   app.add_option("--port", cfg.t.port, "server port");
   app.add_option("--workload", cfg.workload, "YCSB core workload a..f")->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "A", "B", "C", "D", "E", "F"}));
@@ -455,7 +458,7 @@ int main(int argc, char** argv) {
     result["workload"] = w.name;
     result["options"] = {{"records", cfg.records},   {"operations", cfg.operations},   {"duration_s", cfg.duration},
                          {"threads", cfg.threads},   {"connections", cfg.connections}, {"depth", cfg.depth},
-                         {"batch", cfg.batch},       {"target_rate", cfg.target_rate}, {"partitioning", cfg.t.partitioning},
+                         {"batch", cfg.batch},       {"target_rate", cfg.target_rate}, {"partitioning", cfg.t.partitioning}, {"protocol", cfg.t.protocol},
                          {"seed", cfg.t.seed}};
     std::string cmd;
     for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);

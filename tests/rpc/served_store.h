@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdio>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "cellar/store.h"
 #include "rpc/message_stream.h"
 #include "rpc/server.h"
+#include "rpc/convert.h"
 #include "rpc/socket_stream.h"
 
 inline std::string row_name(int i) {
@@ -28,7 +31,7 @@ struct served_store {
   std::unique_ptr<cellar::rpc::server> server;
 
   // `rows` rows row00000... with f:q = "v<i>" at timestamp 1.
-  explicit served_store(cellar::partition_spec p, int rows = 1000) {
+  explicit served_store(cellar::partition_spec p, int rows = 1000, std::string token = "") {
     cellar::store_options o;
     o.worker_threads = 2;
     auto s = cellar::store::open(std::move(o));
@@ -48,6 +51,7 @@ struct served_store {
     if (!puts.empty()) REQUIRE(t->put(puts));
     cellar::rpc::server_options so;
     so.port = 0;
+    so.token = std::move(token);
     auto srv = cellar::rpc::server::start(*store, so);
     REQUIRE(srv);
     server = std::move(srv.value());
@@ -66,5 +70,30 @@ struct rpc_client {
     auto login = channel->login().loginRequest().send().wait(io.waitScope);
     REQUIRE(login.getError().getCode() == 0);
     cellar = login.getCellar();
+  }
+};
+
+// Another connection that keeps the partitions busy with big batches, so that some calls
+// of the connection under test find their partition taken and go through its actor,
+// where a call run in place could overtake them.
+struct busy_connection {
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  explicit busy_connection(const served_store& s)
+      : thread([this, &s] {
+          rpc_client other(s);
+          while (!stop) {
+            auto req = other.cellar.batchRequest();
+            req.setTable("t");
+            auto actions = req.initActions(400);
+            for (unsigned i = 0; i < actions.size(); ++i)
+              cellar::rpc::to_wire(cellar::batch_op(cellar::put("y" + std::to_string(i)).add("f", "q", "busy")),
+                                   actions[i]);
+            req.send().wait(other.io.waitScope);
+          }
+        }) {}
+  ~busy_connection() {
+    stop = true;
+    thread.join();
   }
 };

@@ -39,31 +39,6 @@ std::string value_of(const capnp::Response<cellar::wire::Cellar::BatchResults>& 
   return {reinterpret_cast<const char*>(v.begin()), v.size()};
 }
 
-// Another connection that keeps the partitions busy with big batches, so that some calls
-// of the connection under test find their partition taken and go through its actor,
-// where a call run in place could overtake them.
-struct busy_connection {
-  std::atomic<bool> stop{false};
-  std::thread thread;
-  explicit busy_connection(const served_store& s)
-      : thread([this, &s] {
-          rpc_client other(s);
-          while (!stop) {
-            auto req = other.cellar.batchRequest();
-            req.setTable("t");
-            auto actions = req.initActions(400);
-            for (unsigned i = 0; i < actions.size(); ++i)
-              cellar::rpc::to_wire(cellar::batch_op(cellar::put("y" + std::to_string(i)).add("f", "q", "busy")),
-                                   actions[i]);
-            req.send().wait(other.io.waitScope);
-          }
-        }) {}
-  ~busy_connection() {
-    stop = true;
-    thread.join();
-  }
-};
-
 }  // namespace
 
 TEST_CASE("a read sees the writes its connection sent before it, pipelined or not", "[rpc]") {

@@ -1,5 +1,7 @@
 #include "rpc/message_stream.h"
 
+#include "rpc/frames.h"
+
 #include <capnp/serialize.h>
 #include <sys/socket.h>
 
@@ -9,45 +11,19 @@
 
 namespace cellar::rpc {
 
-namespace {
-
-// capnp's own limit (serialize.c++): more segments than this is a malformed message.
-constexpr std::uint32_t max_segments = 512;
-
-std::uint32_t load_u32(const unsigned char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);  // the wire format is little-endian, as is every target we build for
-  return v;
-}
-
-void store_u32(std::vector<unsigned char>& out, std::uint32_t v) {
-  unsigned char b[4];
-  std::memcpy(b, &v, sizeof v);
-  out.insert(out.end(), b, b + 4);
-}
-
-}  // namespace
 
 buffered_message_stream::buffered_message_stream(kj::AsyncIoStream& inner, std::size_t read_chunk,
                                                  std::size_t max_pending)
-    : inner_(inner), read_chunk_(read_chunk), max_pending_(max_pending), in_(read_chunk), tasks_(*this) {}
+    : inner_(inner),
+      read_chunk_(read_chunk),
+      max_pending_(max_pending),
+      in_((read_chunk + sizeof(capnp::word) - 1) / sizeof(capnp::word)),
+      tasks_(*this) {}
 
 buffered_message_stream::~buffered_message_stream() noexcept = default;
 
 std::size_t buffered_message_stream::complete_message(const capnp::ReaderOptions& options) const {
-  const std::size_t avail = in_end_ - in_pos_;
-  if (avail < 8) return 0;
-  const unsigned char* p = in_.data() + in_pos_;
-  const std::uint64_t segments = std::uint64_t{load_u32(p)} + 1;
-  if (segments > max_segments) KJ_FAIL_REQUIRE("message has too many segments", segments);
-  const std::size_t header = static_cast<std::size_t>((segments / 2 + 1) * 8);
-  if (avail < header) return 0;
-  std::uint64_t words = 0;
-  for (std::uint64_t i = 0; i < segments; ++i) words += load_u32(p + 4 + 4 * i);
-  if (words > options.traversalLimitInWords)
-    KJ_FAIL_REQUIRE("message is too large; see capnp::ReaderOptions", words * 8, options.traversalLimitInWords * 8);
-  const std::size_t total = header + static_cast<std::size_t>(words) * 8;
-  return avail < total ? 0 : total;
+  return frame_size(bytes() + in_pos_, in_end_ - in_pos_, options);
 }
 
 kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::tryReadMessage(
@@ -61,7 +37,7 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::read
   if (const auto n = complete_message(options)) {
     // Copy the message out so the reader owns aligned memory independent of the buffer.
     auto words = kj::heapArray<capnp::word>(n / sizeof(capnp::word));
-    std::memcpy(words.begin(), in_.data() + in_pos_, n);
+    std::memcpy(words.begin(), bytes() + in_pos_, n);
     in_pos_ += n;
     if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
     auto reader = kj::heap<capnp::FlatArrayMessageReader>(words.asPtr(), options).attach(kj::mv(words));
@@ -71,37 +47,66 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::read
 }
 
 kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::read_more(capnp::ReaderOptions options) {
-  // Make room: move the unconsumed bytes to the front, grow for a message bigger than the buffer.
+  return read_some().then([this, options](bool more) -> kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> {
+    if (!more) return kj::Maybe<capnp::MessageReaderAndFds>(nullptr);
+    return read_buffered(options);
+  });
+}
+
+kj::Promise<std::size_t> buffered_message_stream::read_raw() {
+  // Make room: move the unconsumed bytes to the front (the buffer's start, so messages
+  // stay word-aligned: every message is a whole number of words), grow for a message
+  // bigger than the buffer.
   if (in_pos_ > 0) {
-    std::memmove(in_.data(), in_.data() + in_pos_, in_end_ - in_pos_);
+    std::memmove(bytes(), bytes() + in_pos_, in_end_ - in_pos_);
     in_end_ -= in_pos_;
     in_pos_ = 0;
   }
-  if (in_end_ == in_.size()) in_.resize(in_.size() * 2);
-  if (in_end_ == 0 && in_.size() > 4 * read_chunk_) {
-    in_.resize(read_chunk_);
+  if (in_end_ == in_bytes()) in_.resize(in_.size() * 2);
+  if (in_end_ == 0 && in_bytes() > 4 * read_chunk_) {
+    in_.resize(read_chunk_ / sizeof(capnp::word));
     in_.shrink_to_fit();
   }
-  return inner_.tryRead(in_.data() + in_end_, 1, in_.size() - in_end_)
-      .then([this, options](std::size_t n) -> kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> {
-        if (n == 0) {
-          if (in_end_ == in_pos_) return kj::Maybe<capnp::MessageReaderAndFds>(nullptr);
-          KJ_FAIL_REQUIRE("premature EOF in the middle of a message");
-        }
-        in_end_ += n;
-        return read_buffered(options);
-      });
+  return inner_.tryRead(bytes() + in_end_, 1, in_bytes() - in_end_).then([this](std::size_t n) {
+    in_end_ += n;
+    return n;
+  });
+}
+
+kj::Promise<bool> buffered_message_stream::read_some() {
+  return read_raw().then([this](std::size_t n) {
+    if (n == 0 && in_end_ != in_pos_) KJ_FAIL_REQUIRE("premature EOF in the middle of a message");
+    return n > 0;
+  });
+}
+
+kj::Promise<kj::ArrayPtr<const unsigned char>> buffered_message_stream::peek(std::size_t n) {
+  if (in_end_ - in_pos_ >= n) return kj::arrayPtr<const unsigned char>(bytes() + in_pos_, n);
+  return read_raw().then([this, n](std::size_t got) -> kj::Promise<kj::ArrayPtr<const unsigned char>> {
+    if (got == 0) return kj::arrayPtr<const unsigned char>(bytes() + in_pos_, in_end_ - in_pos_);
+    return peek(n);
+  });
+}
+
+void buffered_message_stream::skip(std::size_t n) {
+  KJ_REQUIRE(n <= in_end_ - in_pos_);
+  in_pos_ += n;
+  if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
+}
+
+kj::Maybe<kj::ArrayPtr<const capnp::word>> buffered_message_stream::take_buffered(const capnp::ReaderOptions& options) {
+  const auto n = complete_message(options);
+  if (n == 0) return nullptr;
+  KJ_REQUIRE(in_pos_ % sizeof(capnp::word) == 0, "messages must start at a word boundary");
+  auto words = kj::arrayPtr(in_.data() + in_pos_ / sizeof(capnp::word), n / sizeof(capnp::word));
+  in_pos_ += n;
+  if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
+  return words.asConst();
 }
 
 void buffered_message_stream::append(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
   KJ_REQUIRE(segments.size() > 0, "a message has at least one segment");
-  store_u32(pending_, static_cast<std::uint32_t>(segments.size() - 1));
-  for (auto& s : segments) store_u32(pending_, static_cast<std::uint32_t>(s.size()));
-  if (segments.size() % 2 == 0) store_u32(pending_, 0);
-  for (auto& s : segments) {
-    auto b = s.asBytes();
-    pending_.insert(pending_.end(), b.begin(), b.end());
-  }
+  append_segments(pending_, segments);
 }
 
 kj::Promise<void> buffered_message_stream::after_append() {

@@ -38,6 +38,18 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   kj::Maybe<int> getSendBufferSize() override;
   kj::Promise<void> end() override;
 
+  // For a protocol check before the first message: resolves with the first `n` bytes read
+  // (fewer only if the peer closed first); they stay unread until skip().
+  kj::Promise<kj::ArrayPtr<const unsigned char>> peek(std::size_t n);
+  void skip(std::size_t n);
+  // The next complete message already read, in place: valid until the next read on this
+  // stream. nullptr when more bytes are needed (read_some); throws for a malformed or
+  // oversized message. Lets a caller serve every message of a read without a promise each.
+  kj::Maybe<kj::ArrayPtr<const capnp::word>> take_buffered(const capnp::ReaderOptions& options);
+  // Reads more bytes; resolves false at the end of the stream (throws if it ends inside a
+  // message).
+  kj::Promise<bool> read_some();
+
  private:
   // Bytes of the complete message at the front of the read buffer, 0 if more are needed
   // (throws for a malformed or oversized message).
@@ -53,7 +65,14 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   const std::size_t read_chunk_;
   const std::size_t max_pending_;
 
-  std::vector<unsigned char> in_;  // bytes read, not yet consumed, from in_pos_ to in_end_
+  kj::Promise<std::size_t> read_raw();  // reads into the buffer; 0 at the end of the stream
+  unsigned char* bytes() { return reinterpret_cast<unsigned char*>(in_.data()); }
+  const unsigned char* bytes() const { return reinterpret_cast<const unsigned char*>(in_.data()); }
+  std::size_t in_bytes() const { return in_.size() * sizeof(capnp::word); }
+
+  // Bytes read, not yet consumed, from byte in_pos_ to in_end_. Words, so that a message
+  // (a whole number of words) taken in place is aligned.
+  std::vector<capnp::word> in_;
   std::size_t in_pos_ = 0;
   std::size_t in_end_ = 0;
 

@@ -1,6 +1,7 @@
 #include "rpc/server.h"
 
 #include <capnp/rpc-twoparty.h>
+#include <capnp/serialize.h>
 #include <kj/async-io.h>
 #include <kj/thread.h>
 #include <spdlog/spdlog.h>
@@ -24,6 +25,7 @@
 #include "catalog/ddl.h"
 #include "rpc/connection_state.h"
 #include "rpc/convert.h"
+#include "rpc/frames.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
 
@@ -166,103 +168,154 @@ class scanner_impl final : public wire::Scanner::Server {
   kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
+// Admits a call of `conn` (counted in in_flight until done()), or says why not.
+status admit(const shared_state& st, connection_state& conn) {
+  if (conn.in_flight >= st.opts.max_in_flight)
+    return {code::unavailable,
+            "too many calls in flight on this connection (limit " + std::to_string(st.opts.max_in_flight) + ")"};
+  ++conn.in_flight;
+  return status::ok();
+}
+
+// A batch call, from either protocol: validated, then run on this thread when the
+// partitions are free and nothing of this connection waits ahead of it there (no
+// hand-off, see connection_state), else through the partition actors. `reply(st, results)`
+// is called once, on this loop: with an error and no results when nothing ran.
+template <class Reply>
+kj::Promise<void> serve_batch(shared_state& st, const std::shared_ptr<connection_state>& conn,
+                              capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions, Reply reply) {
+  if (actions.size() > st.opts.max_batch) {
+    reply(status{code::too_large, "a batch of " + std::to_string(actions.size()) + " actions exceeds the limit of " +
+                                      std::to_string(st.opts.max_batch)},
+          std::vector<op_result>{});
+    return kj::READY_NOW;
+  }
+  if (auto s = admit(st, *conn); !s) {
+    reply(s, std::vector<op_result>{});
+    return kj::READY_NOW;
+  }
+  std::vector<batch_op> ops;
+  ops.reserve(actions.size());
+  for (auto a : actions) {
+    auto op = from_wire(a);
+    if (!op) {
+      --conn->in_flight;
+      reply(op.error(), std::vector<op_result>{});
+      return kj::READY_NOW;
+    }
+    ops.push_back(std::move(op.value()));
+  }
+  auto t = st.s.open_table(str(table_name));
+  if (!t) {
+    --conn->in_flight;
+    reply(t.error(), std::vector<op_result>{});
+    return kj::READY_NOW;
+  }
+  const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
+  const std::string& table = t->name();
+  auto parts = t->partitions_of(ops);
+  if (conn->may_run_in_place(table, parts, reads))
+    if (auto r = t->run_now(ops)) {
+      --conn->in_flight;
+      reply(status::ok(), std::move(*r));
+      return kj::READY_NOW;
+    }
+  conn->wait_at(table, parts, reads, 1);
+  auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
+  t->batch_async(std::move(ops), std::move(deliver));
+  return promise.then([reply = kj::mv(reply)](std::vector<op_result> r) mutable { reply(status::ok(), std::move(r)); })
+      .attach(kj::defer([conn, table, parts = std::move(parts), reads] {
+        --conn->in_flight;
+        conn->wait_at(table, parts, reads, -1);
+      }));
+}
+
+// The first page (`first` > 0 results) of a scan, from either protocol.
+// `reply(st, scanner, page)` is called once, on this loop: with an error and null
+// pointers when the scan did not start.
+template <class Reply>
+kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_state>& conn,
+                             capnp::Text::Reader table_name, wire::Scan::Reader scan_spec, std::size_t first,
+                             Reply reply) {
+  auto t = st.s.open_table(str(table_name));
+  if (!t) {
+    reply(t.error(), nullptr, nullptr);
+    return kj::READY_NOW;
+  }
+  auto sc = t->scan(from_wire(scan_spec));
+  if (!sc) {
+    reply(sc.error(), nullptr, nullptr);
+    return kj::READY_NOW;
+  }
+  if (auto s = admit(st, *conn); !s) {
+    reply(s, nullptr, nullptr);
+    return kj::READY_NOW;
+  }
+  auto shared = std::make_shared<scanner>(std::move(sc.value()));
+  ++conn->scans_in_flight;
+  return fetch_page(shared, first)
+      .then([shared, reply = kj::mv(reply)](std::shared_ptr<scan_page_result> page) mutable {
+        reply(status::ok(), std::move(shared), std::move(page));
+      })
+      .attach(kj::defer([conn] {
+        --conn->in_flight;
+        --conn->scans_in_flight;
+      }));
+}
+
 class cellar_impl final : public wire::Cellar::Server {
  public:
   cellar_impl(shared_state& st, std::shared_ptr<connection_state> conn) : st_(st), conn_(std::move(conn)) {}
 
   kj::Promise<void> batch(BatchContext context) override {
     auto params = context.getParams();
-    auto actions = params.getActions();
-    auto refuse = [&](status s) {
-      to_wire(s, context.getResults().initError());
-      return kj::READY_NOW;
-    };
-    if (actions.size() > st_.opts.max_batch)
-      return refuse({code::too_large, "a batch of " + std::to_string(actions.size()) + " actions exceeds the limit of " +
-                                          std::to_string(st_.opts.max_batch)});
-    if (auto s = admit(); !s) return refuse(s);
-    std::vector<batch_op> ops;
-    ops.reserve(actions.size());
-    for (auto a : actions) {
-      auto op = from_wire(a);
-      if (!op) {
-        done();
-        return refuse(op.error());
-      }
-      ops.push_back(std::move(op.value()));
-    }
-    auto t = st_.s.open_table(str(params.getTable()));
-    if (!t) {
-      done();
-      return refuse(t.error());
-    }
-    auto reply = [context](std::vector<op_result> r) mutable {
-      std::uint64_t words = 16;
-      for (const auto& x : r) words += wire_words(x);
-      auto res = context.getResults(capnp::MessageSize{words, 0});
-      to_wire(status::ok(), res.initError());
-      auto out = res.initResults(static_cast<unsigned>(r.size()));
-      for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
-    };
-    // Run on this thread when the partitions are free and nothing of this connection
-    // waits ahead of it there: no hand-off (see connection_state).
-    const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
-    const std::string& table = t->name();
-    auto parts = t->partitions_of(ops);
-    if (conn_->may_run_in_place(table, parts, reads))
-      if (auto r = t->run_now(ops)) {
-        done();
-        reply(std::move(*r));
-        return kj::READY_NOW;
-      }
-    conn_->wait_at(table, parts, reads, 1);
-    auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
-    t->batch_async(std::move(ops), std::move(deliver));
-    auto conn = conn_;
-    return promise.then(kj::mv(reply)).attach(kj::defer([conn, table, parts = std::move(parts), reads] {
-      --conn->in_flight;
-      conn->wait_at(table, parts, reads, -1);
-    }));
+    return serve_batch(st_, conn_, params.getTable(), params.getActions(),
+                       [context](const status& s, std::vector<op_result> r) mutable {
+                         if (!s) {
+                           to_wire(s, context.getResults().initError());
+                           return;
+                         }
+                         std::uint64_t words = 16;
+                         for (const auto& x : r) words += wire_words(x);
+                         auto res = context.getResults(capnp::MessageSize{words, 0});
+                         to_wire(status::ok(), res.initError());
+                         auto out = res.initResults(static_cast<unsigned>(r.size()));
+                         for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
+                       });
   }
 
   // With firstCount > 0 the reply carries the first page; a scan that ends within it
   // returns no scanner capability (nothing to page, nothing to release).
   kj::Promise<void> scan(ScanContext context) override {
     auto params = context.getParams();
-    auto t = st_.s.open_table(str(params.getTable()));
-    if (!t) {
-      to_wire(t.error(), context.getResults().initError());
-      return kj::READY_NOW;
-    }
-    auto sc = t->scan(from_wire(params.getScan()));
-    if (!sc) {
-      to_wire(sc.error(), context.getResults().initError());
-      return kj::READY_NOW;
-    }
-    auto shared = std::make_shared<scanner>(std::move(sc.value()));
     const std::size_t first = std::min<std::uint32_t>(params.getFirstCount(), 10000);
     if (first == 0) {
+      auto t = st_.s.open_table(str(params.getTable()));
+      if (!t) {
+        to_wire(t.error(), context.getResults().initError());
+        return kj::READY_NOW;
+      }
+      auto sc = t->scan(from_wire(params.getScan()));
+      if (!sc) {
+        to_wire(sc.error(), context.getResults().initError());
+        return kj::READY_NOW;
+      }
       auto res = context.getResults();
       to_wire(status::ok(), res.initError());
-      res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
+      res.setScanner(kj::heap<scanner_impl>(std::make_shared<scanner>(std::move(sc.value()))));
       return kj::READY_NOW;
     }
-    if (auto s = admit(); !s) {
-      to_wire(s, context.getResults().initError());
-      return kj::READY_NOW;
-    }
-    auto conn = conn_;
-    ++conn->scans_in_flight;
-    return fetch_page(shared, first)
-        .then([context, shared](std::shared_ptr<scan_page_result> page) mutable {
-          auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
-          fill_page(res, *page);
-          if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(shared)));
-        })
-        .attach(kj::defer([conn] {
-          --conn->in_flight;
-          --conn->scans_in_flight;
-        }));
+    return serve_scan(st_, conn_, params.getTable(), params.getScan(), first,
+                      [context](const status& s, std::shared_ptr<scanner> sc,
+                                std::shared_ptr<scan_page_result> page) mutable {
+                        if (!s) {
+                          to_wire(s, context.getResults().initError());
+                          return;
+                        }
+                        auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
+                        fill_page(res, *page);
+                        if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(sc)));
+                      });
   }
 
   kj::Promise<void> ddl(DdlContext context) override {
@@ -355,19 +408,10 @@ class cellar_impl final : public wire::Cellar::Server {
   }
 
  private:
-  status admit() {
-    if (conn_->in_flight >= st_.opts.max_in_flight)
-      return {code::unavailable, "too many calls in flight on this connection (limit " +
-                                     std::to_string(st_.opts.max_in_flight) + ")"};
-    ++conn_->in_flight;
-    return status::ok();
-  }
-  void done() { --conn_->in_flight; }
-
   // Runs `work` on the pool and `fill`s the results on the loop.
   template <class T, class Context, class Work, class Fill>
   kj::Promise<void> blocking(Context context, Work work, Fill fill) {
-    if (auto s = admit(); !s) {
+    if (auto s = admit(st_, *conn_); !s) {
       auto res = context.getResults();
       to_wire(s, res.initError());
       return kj::READY_NOW;
@@ -405,17 +449,174 @@ class login_impl final : public wire::Login::Server {
   std::shared_ptr<connection_state> conn_;
 };
 
-struct rpc_connection {
-  rpc_connection(kj::Own<kj::AsyncIoStream> s, shared_state& st, capnp::ReaderOptions ro)
-      : stream(kj::mv(s)),
-        messages(*stream),
-        network(messages, capnp::rpc::twoparty::Side::SERVER, ro),
+// The Cap'n Proto RPC side of a connection.
+struct rpc_session {
+  rpc_session(buffered_message_stream& messages, shared_state& st, capnp::ReaderOptions ro)
+      : network(messages, capnp::rpc::twoparty::Side::SERVER, ro),
         rpc(capnp::makeRpcServer(network, kj::heap<login_impl>(st))) {}
-  kj::Own<kj::AsyncIoStream> stream;
-  buffered_message_stream messages;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
+
+// A connection speaking frames (schemas/cellar.capnp, "frames"): every request of a read is
+// served before the next read, in place when it may be (serve_batch), and each reply is one
+// message; the message stream sends the replies of a loop turn in one write.
+class frame_session final : private kj::TaskSet::ErrorHandler {
+ public:
+  frame_session(shared_state& st, buffered_message_stream& messages, capnp::ReaderOptions ro)
+      : st_(st),
+        messages_(messages),
+        ro_(ro),
+        conn_(std::make_shared<connection_state>()),
+        scratch_(kj::heapArray<capnp::word>(scratch_words)),
+        tasks_(*this) {
+    std::memset(scratch_.begin(), 0, scratch_.size() * sizeof(capnp::word));
+  }
+
+  // Resolves once the client has closed its side and every reply is written.
+  kj::Promise<void> serve() {
+    for (;;) {
+      KJ_IF_MAYBE(words, messages_.take_buffered(ro_)) {
+        handle(*words);
+      } else {
+        break;
+      }
+    }
+    auto written = kj::mv(backpressure_);
+    backpressure_ = kj::READY_NOW;
+    return written.then([this] { return messages_.read_some(); }).then([this](bool more) -> kj::Promise<void> {
+      if (more) return serve();
+      return tasks_.onEmpty().then([this] { return messages_.end(); });
+    });
+  }
+
+ private:
+  static constexpr std::size_t scratch_words = 1024;  // 8 KB: a reply of a few rows
+
+  void handle(kj::ArrayPtr<const capnp::word> words) {
+    capnp::FlatArrayMessageReader reader(words, ro_);
+    auto req = reader.getRoot<wire::Request>();
+    const std::uint64_t id = req.getId();
+    switch (req.which()) {
+      case wire::Request::LOGIN:
+        if (!st_.opts.token.empty() && str(req.getLogin()) != st_.opts.token) {
+          send_error(id, {code::permission_denied, "wrong token"});
+        } else {
+          logged_in_ = true;
+          send_error(id, status::ok());
+        }
+        return;
+      case wire::Request::BATCH: {
+        if (!logged_in_) return send_error(id, not_logged_in());
+        auto b = req.getBatch();
+        tasks_.add(serve_batch(st_, conn_, b.getTable(), b.getActions(),
+                               [this, id](const status& s, std::vector<op_result> r) {
+                                 std::uint64_t words = 16;
+                                 for (const auto& x : r) words += wire_words(x);
+                                 send(words, [&](wire::Reply::Builder out) {
+                                   out.setId(id);
+                                   to_wire(s, out.initError());
+                                   if (!s) return;
+                                   auto results = out.initResults(static_cast<unsigned>(r.size()));
+                                   for (unsigned i = 0; i < results.size(); ++i) to_wire(r[i], results[i]);
+                                 });
+                               }));
+        return;
+      }
+      case wire::Request::SCAN: {
+        if (!logged_in_) return send_error(id, not_logged_in());
+        auto sc = req.getScan();
+        const std::uint32_t count = sc.getCount();
+        if (count == 0 || count > 10000)
+          return send_error(id, {code::invalid_argument, "a scan request's count must be 1 to 10000, not " +
+                                                             std::to_string(count)});
+        tasks_.add(serve_scan(st_, conn_, sc.getTable(), sc.getScan(), count,
+                              [this, id](const status& s, std::shared_ptr<scanner>,
+                                         std::shared_ptr<scan_page_result> page) {
+                                if (!s) return send_error(id, s);
+                                send(page_words(*page), [&](wire::Reply::Builder out) {
+                                  out.setId(id);
+                                  if (!page->rows) {
+                                    to_wire(page->rows.error(), out.initError());
+                                    out.setDone(true);
+                                    return;
+                                  }
+                                  to_wire(status::ok(), out.initError());
+                                  auto rows = out.initRows(static_cast<unsigned>(page->rows->size()));
+                                  for (unsigned i = 0; i < rows.size(); ++i) to_wire((*page->rows)[i], rows[i]);
+                                  out.setDone(page->done);
+                                });
+                              }));
+        return;
+      }
+    }
+    send_error(id, status{code::unsupported, "unknown request kind " + std::to_string(static_cast<int>(req.which()))});
+  }
+
+  static status not_logged_in() { return {code::permission_denied, "log in first: the first request must be login"}; }
+
+  void send_error(std::uint64_t id, const status& s) {
+    send(16, [&](wire::Reply::Builder out) {
+      out.setId(id);
+      to_wire(s, out.initError());
+    });
+  }
+
+  // Builds a reply of about `words` words (in the scratch segment when it fits) and
+  // queues it; the next read waits while the stream holds too much unsent.
+  template <class Fill>
+  void send(std::uint64_t words, Fill fill) {
+    if (words + 8 <= scratch_.size()) {
+      capnp::MallocMessageBuilder b(scratch_);  // zeroes what it used when it goes
+      fill(b.initRoot<wire::Reply>());
+      backpressure_ = messages_.writeMessage(nullptr, b.getSegmentsForOutput());
+    } else {
+      capnp::MallocMessageBuilder b(static_cast<unsigned>(std::min<std::uint64_t>(words + 8, 1u << 28)));
+      fill(b.initRoot<wire::Reply>());
+      backpressure_ = messages_.writeMessage(nullptr, b.getSegmentsForOutput());
+    }
+  }
+
+  void taskFailed(kj::Exception&& e) override {
+    spdlog::warn("cellar-server: a frame request failed: {}", e.getDescription().cStr());
+  }
+
+  shared_state& st_;
+  buffered_message_stream& messages_;
+  capnp::ReaderOptions ro_;
+  std::shared_ptr<connection_state> conn_;
+  kj::Array<capnp::word> scratch_;
+  bool logged_in_ = false;
+  kj::Promise<void> backpressure_ = kj::READY_NOW;
+  kj::TaskSet tasks_;  // requests waiting at partition actors
+};
+
+// An accepted socket, before and after its first bytes say which protocol it speaks.
+struct accepted_connection {
+  explicit accepted_connection(kj::Own<kj::AsyncIoStream> s) : stream(kj::mv(s)), messages(*stream) {}
+  kj::Own<kj::AsyncIoStream> stream;
+  buffered_message_stream messages;
+  kj::Maybe<kj::Own<rpc_session>> rpc;
+  kj::Maybe<kj::Own<frame_session>> frames;
+};
+
+// Serves `c` until it closes: frames if it starts with the frame magic, RPC otherwise.
+kj::Promise<void> serve_connection(accepted_connection& c, shared_state& st, capnp::ReaderOptions ro) {
+  return c.messages.peek(sizeof frame_magic).then([&c, &st, ro](kj::ArrayPtr<const unsigned char> head) -> kj::Promise<void> {
+    if (head.size() == 0) return kj::READY_NOW;  // closed before a byte
+    if (head.size() == sizeof frame_magic && std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
+      c.messages.skip(sizeof frame_magic);
+      auto session = kj::heap<frame_session>(st, c.messages, ro);
+      auto served = session->serve();
+      c.frames = kj::mv(session);
+      return served;
+    }
+    auto session = kj::heap<rpc_session>(c.messages, st, ro);
+    auto done = session->network.onDisconnect();
+    c.rpc = kj::mv(session);
+    return done;
+  });
+}
 
 class error_logger final : public kj::TaskSet::ErrorHandler {
  public:
@@ -501,9 +702,9 @@ struct server::impl {
       cv.notify_all();
       std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
         return listener.accept().then([&](kj::Own<socket_stream> stream) {
-          auto conn = kj::heap<rpc_connection>(kj::mv(stream), *st, ro);
-          auto done = conn->network.onDisconnect();
-          tasks.add(done.attach(kj::mv(conn)));
+          auto conn = kj::heap<accepted_connection>(kj::mv(stream));
+          auto served = serve_connection(*conn, *st, ro);
+          tasks.add(served.attach(kj::mv(conn)));
           return accept_loop();
         });
       };

@@ -1,0 +1,307 @@
+// The cellar-over-frames engine (rpc/frames.h): the server's lean data path, driven by
+// epoll. Each connection has a buffer of requests, written once per turn of the loop; a
+// slot's reads, updates and inserts go in one batch request, each scan in one scan
+// request whose reply carries its rows. Replies are matched to requests by id.
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "cellar.capnp.h"
+#include "engine.h"
+#include "rpc/frames.h"
+#include "rpc/socket_stream.h"
+
+namespace loadgen {
+
+namespace {
+
+capnp::Data::Reader bytes(const std::string& s) { return {reinterpret_cast<const kj::byte*>(s.data()), s.size()}; }
+
+struct frame_conn {
+  int fd = -1;
+  std::vector<unsigned char> out;  // requests not yet written, from out_pos
+  std::size_t out_pos = 0;
+  std::vector<capnp::word> in;  // replies read, from byte in_pos to in_end
+  std::size_t in_pos = 0, in_end = 0;
+  int outstanding = 0;  // requests without a reply
+  bool polling_out = false;
+  ~frame_conn() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+struct call {
+  slot* s;
+  frame_conn* c;
+  std::vector<std::size_t> idx;  // the slot's ops in this request
+  bool scan, second;
+};
+
+class cellar_frames_engine final : public engine {
+ public:
+  explicit cellar_frames_engine(const target_options& o)
+      : o_(o), scratch_(4096), values_(o.seed), rng_(o.seed * 7919 + 1), epfd_(::epoll_create1(EPOLL_CLOEXEC)) {
+    if (epfd_ < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
+    ro_.traversalLimitInWords = (256ull << 20) / 8;
+    for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
+    std::memset(scratch_.data(), 0, scratch_.size() * sizeof(capnp::word));
+    for (int i = 0; i < o.connections; ++i) {
+      auto c = std::make_unique<frame_conn>();
+      c->fd = cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)).release();
+      c->in.resize(8192);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.ptr = c.get();
+      if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0)
+        throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
+      c->out.assign(cellar::rpc::frame_magic, cellar::rpc::frame_magic + sizeof cellar::rpc::frame_magic);
+      capnp::MallocMessageBuilder m(kj::arrayPtr(scratch_.data(), scratch_.size()));
+      auto req = m.initRoot<cellar::wire::Request>();
+      req.setId(0);  // login
+      req.setLogin("");
+      cellar::rpc::append_frame(c->out, m);
+      ++c->outstanding;
+      conns_.push_back(std::move(c));
+    }
+    // Wait for every login reply.
+    std::size_t logged_in = 0;
+    while (logged_in < conns_.size()) {
+      flush_all();
+      epoll_event evs[64];
+      const int n = ::epoll_wait(epfd_, evs, 64, 10000);
+      if (n <= 0) throw std::runtime_error("no login reply from cellar-server");
+      for (int e = 0; e < n; ++e)
+        read_replies(*static_cast<frame_conn*>(evs[e].data.ptr), [&](cellar::wire::Reply::Reader r) {
+          if (r.getError().getCode() != 0)
+            throw std::runtime_error(std::string("login: ") + r.getError().getMessage().cStr());
+          ++logged_in;
+        });
+    }
+  }
+
+  ~cellar_frames_engine() noexcept override { ::close(epfd_); }
+
+  void start(slot& s) override {
+    s.ok.assign(s.ops.size(), 1);
+    s.rows.assign(s.ops.size(), 0);
+    s.calls_pending = 0;
+    auto& c = *conns_[static_cast<std::size_t>(s.conn)];
+    std::vector<std::size_t> batched;
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      if (s.ops[i].kind == op_kind::scan)
+        send_scan(c, s, i);
+      else
+        batched.push_back(i);
+    }
+    if (!batched.empty()) send_batch(c, s, std::move(batched), false);
+  }
+
+  void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
+    for (;;) {
+      flush_all();
+      if (!completed_.empty()) break;
+      const std::int64_t left = deadline_ns - now_ns();
+      const int timeout = left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
+      epoll_event evs[64];
+      const int n = ::epoll_wait(epfd_, evs, 64, timeout);
+      if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
+      for (int e = 0; e < n; ++e) {
+        auto& c = *static_cast<frame_conn*>(evs[e].data.ptr);
+        if (evs[e].events & EPOLLOUT) flush(c);
+        if (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+          read_replies(c, [this](cellar::wire::Reply::Reader r) { on_reply(r); });
+      }
+      if (!completed_.empty() || left <= 0) {
+        flush_all();  // the writes of rmw replies
+        break;
+      }
+    }
+    for (auto* s : completed_) done.push_back(s);
+    completed_.clear();
+  }
+
+ private:
+  std::uint64_t queue(frame_conn& c, capnp::MallocMessageBuilder& m) {
+    const std::uint64_t id = next_id_++;
+    m.getRoot<cellar::wire::Request>().setId(id);
+    cellar::rpc::append_frame(c.out, m);
+    ++c.outstanding;
+    return id;
+  }
+
+  // Reads, updates and inserts (and the reads of rmw when !second; the writes when second).
+  void send_batch(frame_conn& c, slot& s, std::vector<std::size_t> idx, bool second) {
+    capnp::MallocMessageBuilder m(kj::arrayPtr(scratch_.data(), scratch_.size()));  // zeroes what it used when it goes
+    auto b = m.initRoot<cellar::wire::Request>().initBatch();
+    b.setTable(o_.table);
+    auto actions = b.initActions(static_cast<unsigned>(idx.size()));
+    for (unsigned a = 0; a < idx.size(); ++a) {
+      const operation& op = s.ops[idx[a]];
+      key_ = build_key_name(op.keynum);
+      const bool write = second || op.kind == op_kind::update || op.kind == op_kind::insert;
+      if (!write) {
+        actions[a].initGet().setRow(bytes(key_));
+        continue;
+      }
+      auto p = actions[a].initPut();
+      p.setRow(bytes(key_));
+      if (op.kind == op_kind::insert) {
+        auto e = p.initEntries(field_count);
+        for (unsigned f = 0; f < field_count; ++f) {
+          e[f].setFamily(o_.family);
+          e[f].setQualifier(bytes(fields_[f]));
+          e[f].setValue(bytes(values_.pick(rng_)));
+        }
+      } else {
+        auto e = p.initEntries(1);
+        e[0].setFamily(o_.family);
+        e[0].setQualifier(bytes(fields_[static_cast<std::size_t>(op.field)]));
+        e[0].setValue(bytes(values_.pick(rng_)));
+      }
+    }
+    ++s.calls_pending;
+    calls_.emplace(queue(c, m), call{&s, &c, std::move(idx), false, second});
+  }
+
+  void send_scan(frame_conn& c, slot& s, std::size_t i) {
+    const operation& op = s.ops[i];
+    capnp::MallocMessageBuilder m(kj::arrayPtr(scratch_.data(), scratch_.size()));
+    auto r = m.initRoot<cellar::wire::Request>().initScan();
+    r.setTable(o_.table);
+    const std::string key = build_key_name(op.keynum);
+    auto sc = r.initScan();
+    sc.setStart(bytes(key));
+    sc.setLimit(op.scan_length);
+    r.setCount(static_cast<std::uint32_t>(op.scan_length));
+    ++s.calls_pending;
+    calls_.emplace(queue(c, m), call{&s, &c, {i}, true, false});
+  }
+
+  void on_reply(cellar::wire::Reply::Reader r) {
+    auto it = calls_.find(r.getId());
+    if (it == calls_.end()) throw std::runtime_error("a reply to no request: id " + std::to_string(r.getId()));
+    call k = std::move(it->second);
+    calls_.erase(it);
+    slot& s = *k.s;
+    const bool call_ok = r.getError().getCode() == 0;
+    if (k.scan) {
+      const std::size_t i = k.idx[0];
+      if (!call_ok || !r.getDone()) s.ok[i] = 0;
+      s.rows[i] = static_cast<std::int32_t>(r.getRows().size());
+      return call_done(s);
+    }
+    auto results = r.getResults();
+    const bool all = call_ok && results.size() == k.idx.size();
+    std::vector<std::size_t> rmw;
+    for (unsigned a = 0; a < k.idx.size(); ++a) {
+      const std::size_t i = k.idx[a];
+      bool ok = all && results[a].getError().getCode() == 0;
+      const operation& op = s.ops[i];
+      if (ok && !k.second && (op.kind == op_kind::read || op.kind == op_kind::rmw))
+        ok = results[a].getRow().getCells().size() > 0;  // NOT_FOUND otherwise
+      if (!ok) s.ok[i] = 0;
+      if (!k.second && op.kind == op_kind::rmw && ok) rmw.push_back(i);
+    }
+    if (!rmw.empty()) {
+      s.mid_ns = now_ns();
+      send_batch(*k.c, s, std::move(rmw), true);
+    } else if (!k.second) {
+      s.mid_ns = now_ns();
+    }
+    call_done(s);
+  }
+
+  void call_done(slot& s) {
+    if (--s.calls_pending > 0) return;
+    s.end_ns = now_ns();
+    completed_.push_back(&s);
+  }
+
+  void flush_all() {
+    for (auto& c : conns_)
+      if (c->out_pos < c->out.size()) flush(*c);
+  }
+
+  void flush(frame_conn& c) {
+    while (c.out_pos < c.out.size()) {
+      const ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0) throw std::runtime_error(std::string("send to cellar-server: ") + std::strerror(errno));
+      c.out_pos += static_cast<std::size_t>(n);
+    }
+    const bool rest = c.out_pos < c.out.size();
+    if (!rest) {
+      c.out.clear();
+      c.out_pos = 0;
+    }
+    if (rest != c.polling_out) {  // wait for room only while something is left to write
+      epoll_event ev{};
+      ev.events = EPOLLIN | (rest ? EPOLLOUT : 0u);
+      ev.data.ptr = &c;
+      ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+      c.polling_out = rest;
+    }
+  }
+
+  template <class F>
+  void read_replies(frame_conn& c, F on) {
+    auto* b = reinterpret_cast<unsigned char*>(c.in.data());
+    if (c.in_end == c.in.size() * sizeof(capnp::word)) {
+      c.in.resize(c.in.size() * 2);
+      b = reinterpret_cast<unsigned char*>(c.in.data());
+    }
+    const ssize_t n = ::recv(c.fd, b + c.in_end, c.in.size() * sizeof(capnp::word) - c.in_end, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n < 0) throw std::runtime_error(std::string("recv from cellar-server: ") + std::strerror(errno));
+    if (n == 0) throw std::runtime_error("cellar-server closed the connection");
+    c.in_end += static_cast<std::size_t>(n);
+    for (;;) {
+      const std::size_t size = cellar::rpc::frame_size(b + c.in_pos, c.in_end - c.in_pos, ro_);
+      if (size == 0) break;
+      {
+        capnp::FlatArrayMessageReader reader(
+            kj::arrayPtr(c.in.data() + c.in_pos / sizeof(capnp::word), size / sizeof(capnp::word)), ro_);
+        --c.outstanding;
+        on(reader.getRoot<cellar::wire::Reply>());
+      }
+      c.in_pos += size;
+    }
+    if (c.in_pos == c.in_end) {
+      c.in_pos = c.in_end = 0;
+    } else if (c.in_pos > 0) {  // keep the partial reply, at the buffer's start (word-aligned)
+      std::memmove(b, b + c.in_pos, c.in_end - c.in_pos);
+      c.in_end -= c.in_pos;
+      c.in_pos = 0;
+    }
+  }
+
+  target_options o_;
+  capnp::ReaderOptions ro_;
+  std::vector<capnp::word> scratch_;  // the first segment of every request built
+  value_pool values_;
+  rng rng_;
+  int epfd_;
+  std::vector<std::unique_ptr<frame_conn>> conns_;
+  std::vector<std::string> fields_;
+  std::string key_;
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, call> calls_;
+  std::vector<slot*> completed_;
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_cellar_frames_engine(const target_options& o) {
+  return std::make_unique<cellar_frames_engine>(o);
+}
+
+}  // namespace loadgen

@@ -1,0 +1,98 @@
+// rpc/frames.h: the frame protocol (schemas/cellar.capnp, "frames"): a lighter path for
+// data calls on the server's port, one Cap'n Proto message each way per call.
+//
+// frame_size and append_frame are the stream framing both ends use; frame_client is a
+// blocking client of one connection that can keep several requests in flight.
+#pragma once
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cellar.capnp.h"
+#include "cellar/ops.h"
+#include "cellar/status.h"
+#include "cellar/store.h"
+
+namespace cellar::rpc {
+
+// The first eight bytes of a frame connection. Read as a Cap'n Proto stream header it
+// would be a segment count far above capnp's limit of 512, so no RPC client sends it.
+inline constexpr unsigned char frame_magic[8] = {'C', 'E', 'L', 'L', 'A', 'R', 'F', '1'};
+
+// Bytes of the complete message at the front of `p` (`avail` bytes), 0 if more are needed.
+// Throws kj::Exception for a malformed message or one above options' traversal limit.
+std::size_t frame_size(const unsigned char* p, std::size_t avail, const capnp::ReaderOptions& options);
+
+// Appends `m` (its segments) to `out` in the stream framing.
+void append_frame(std::vector<unsigned char>& out, capnp::MessageBuilder& m);
+void append_segments(std::vector<unsigned char>& out, kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
+
+// One reply, owning its bytes.
+class frame_reply {
+ public:
+  frame_reply(std::vector<capnp::word> words, const capnp::ReaderOptions& options);
+  wire::Reply::Reader get() { return reader_.getRoot<wire::Reply>(); }
+
+ private:
+  std::vector<capnp::word> words_;
+  capnp::FlatArrayMessageReader reader_;
+};
+
+struct scan_page {
+  std::vector<row_result> rows;
+  bool done = true;  // nothing follows
+};
+
+// A frame connection: blocking socket calls on the caller's thread; use it from one thread.
+// `batch` and `scan` wait for their own reply. For pipelining, send_* queue requests and
+// return their ids, flush() writes them, receive() returns replies as they come (in any
+// order). A broken connection makes every later call fail with UNAVAILABLE.
+class frame_client {
+ public:
+  // `address` is "host:port" or "[v6]:port"; logs in with `token`.
+  static result<std::unique_ptr<frame_client>> connect(const std::string& address, const std::string& token = "",
+                                                       std::uint64_t max_message_bytes = 256ull << 20);
+  ~frame_client();
+  frame_client(const frame_client&) = delete;
+  frame_client& operator=(const frame_client&) = delete;
+
+  // One result per op, or the error of the call as a whole.
+  result<std::vector<op_result>> batch(const std::string& table, const std::vector<batch_op>& ops);
+  // Up to `count` results of `s` (1-10000).
+  result<scan_page> scan(const std::string& table, const cellar::scan& s, std::uint32_t count);
+
+  std::uint64_t send_batch(const std::string& table, const std::vector<batch_op>& ops);
+  std::uint64_t send_scan(const std::string& table, const cellar::scan& s, std::uint32_t count);
+  // Queues `request` (a wire::Request message) after giving it the next id; returns the id.
+  std::uint64_t send(capnp::MessageBuilder& request);
+  status flush();
+  // The next reply (flushes first).
+  result<std::unique_ptr<frame_reply>> receive();
+
+  // The results of a batch reply; the page of a scan reply.
+  static result<std::vector<op_result>> batch_results(wire::Reply::Reader r);
+  static result<scan_page> page_of(wire::Reply::Reader r);
+
+ private:
+  frame_client(int fd, std::uint64_t max_message_bytes);
+  result<std::unique_ptr<frame_reply>> receive_id(std::uint64_t id);
+  status broken(const std::string& what);
+
+  int fd_;
+  capnp::ReaderOptions ro_;
+  std::uint64_t next_id_ = 1;
+  std::vector<unsigned char> out_;
+  std::vector<capnp::word> in_;  // bytes read, from byte in_pos_ to in_end_
+  std::size_t in_pos_ = 0, in_end_ = 0;
+  status error_;
+  std::map<std::uint64_t, std::unique_ptr<frame_reply>> early_;  // replies received while waiting for another
+};
+
+}  // namespace cellar::rpc

@@ -1,0 +1,325 @@
+// The frame protocol (schemas/cellar.capnp, "frames"; rpc/frames.h): data calls on the
+// RPC port without the RPC layer. The same answers as the embedded API, errors that leave
+// the store as it was, login, order per partition under pipelining, and a server that
+// keeps both protocols apart on one port.
+#include <catch2/catch.hpp>
+
+#include <capnp/message.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fcntl.h>
+#include <chrono>
+#include <map>
+#include <thread>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cellar/store.h"
+#include "rpc/frames.h"
+#include "rpc/socket_stream.h"
+#include "served_store.h"
+
+namespace {
+
+using cellar::code;
+using cellar::rpc::frame_client;
+
+std::unique_ptr<frame_client> dial(const served_store& s, const std::string& token = "") {
+  auto c = frame_client::connect("127.0.0.1:" + std::to_string(s.server->port()), token);
+  REQUIRE(c);
+  return std::move(c.value());
+}
+
+// Cells as compared across two tables: an increment stamps the time it ran, so the
+// counters' timestamps are left out.
+std::vector<cellar::cell> comparable(std::vector<cellar::cell> cells) {
+  for (auto& c : cells)
+    if (c.qualifier == "n") c.timestamp = 0;
+  return cells;
+}
+
+std::string value_of(const cellar::op_result& r) { return r.row.cells.size() == 1 ? r.row.cells[0].value : ""; }
+
+// Bytes until the server closes the connection (or `limit` bytes).
+std::string read_until_closed(int fd, std::size_t limit = 1 << 20) {
+  std::string out;
+  char buf[4096];
+  while (out.size() < limit) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("frames: a batch gives the results the embedded API gives", "[frames]") {
+  auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));
+  served_store s(spec, 100);
+  auto c = dial(s);
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+
+  // Random batches of puts, gets, deletes and increments over a few rows; the same batch
+  // then runs through the embedded API on a twin table, and every result must match.
+  cellar::table_descriptor d;
+  d.name = "twin";
+  d.partitioning = spec;
+  cellar::family_descriptor f;
+  f.name = "f";
+  d.families = {f};
+  REQUIRE(s.store->create_table(d, cellar::schema_origin::oceanbase_ddl));
+  auto twin = s.store->open_table("twin");
+  REQUIRE(twin);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<cellar::batch_op> ops;
+    const int n = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) {
+      const std::string row = "k" + std::to_string(rng() % 12);
+      const std::int64_t ts = 1 + static_cast<std::int64_t>(rng() % 5);
+      switch (rng() % 4) {
+        case 0: ops.emplace_back(cellar::put(row).add("f", "q" + std::to_string(rng() % 3), ts, "v" + std::to_string(rng()))); break;
+        case 1: ops.emplace_back(cellar::get(row)); break;
+        case 2: ops.emplace_back(cellar::deletion(row).column("f", "q" + std::to_string(rng() % 3))); break;
+        default: ops.emplace_back(cellar::increment(row).add("f", "n", 1)); break;
+      }
+    }
+    auto remote = c->batch("twin2", ops);
+    REQUIRE(!remote);  // no such table: the call fails as a whole
+    CHECK(remote.error().code() == code::table_not_found);
+    auto got = c->batch("t", ops);
+    REQUIRE(got);
+    auto want = twin->batch(ops);
+    REQUIRE(got->size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CHECK((*got)[i].st.code() == want[i].st.code());
+      CHECK(comparable((*got)[i].row.cells) == comparable(want[i].row.cells));
+      CHECK((*got)[i].processed == want[i].processed);
+    }
+  }
+  // Both tables now hold the same cells.
+  auto a = t->scan(cellar::scan().start_row("k").stop_row("l").all_versions());
+  auto b = twin->scan(cellar::scan().start_row("k").stop_row("l").all_versions());
+  REQUIRE(a);
+  REQUIRE(b);
+  auto ra = a->all();
+  auto rb = b->all();
+  REQUIRE(ra);
+  REQUIRE(rb);
+  REQUIRE(ra->size() == rb->size());
+  CHECK(!ra->empty());
+  for (std::size_t i = 0; i < ra->size(); ++i) CHECK(comparable((*ra)[i].cells) == comparable((*rb)[i].cells));
+}
+
+TEST_CASE("frames: a bad batch is refused and leaves the store as it was", "[frames]") {
+  served_store s(cellar::partition_spec{}, 0);
+  auto c = dial(s);
+  // An empty row key in the middle of a batch: the batch is refused whole, as the
+  // embedded API refuses it, and nothing of it is applied.
+  std::vector<cellar::batch_op> bad{cellar::put("a").add("f", "q", "1"), cellar::put("").add("f", "q", "2")};
+  auto r = c->batch("t", bad);
+  REQUIRE(r);
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+  auto want = t->batch(bad);
+  REQUIRE(r->size() == 2);
+  CHECK((*r)[1].st.code() == code::invalid_argument);
+  CHECK((*r)[0].st.code() == want[0].st.code());
+  CHECK(!(*r)[0].st);
+  auto g = c->batch("t", {cellar::get("a")});
+  REQUIRE(g);
+  CHECK((*g)[0].row.cells.empty());
+  // An unknown family fails its action; the call itself succeeds.
+  auto fam = c->batch("t", {cellar::put("a").add("nope", "q", "1")});
+  REQUIRE(fam);
+  CHECK((*fam)[0].st.code() == code::family_not_found);
+  // Too many actions.
+  std::vector<cellar::batch_op> many(10001, cellar::batch_op(cellar::get("a")));
+  auto big = c->batch("t", many);
+  REQUIRE(!big);
+  CHECK(big.error().code() == code::too_large);
+  // The connection still works.
+  REQUIRE(c->batch("t", {cellar::put("a").add("f", "q", "ok")}));
+  auto after = c->batch("t", {cellar::get("a")});
+  REQUIRE(after);
+  CHECK(value_of((*after)[0]) == "ok");
+}
+
+TEST_CASE("frames: a scan returns one page and says whether more follow", "[frames]") {
+  served_store s(cellar::partition_spec::hash(3), 1000);
+  auto c = dial(s);
+  auto p = c->scan("t", cellar::scan().start_row(row_name(10)), 25);
+  REQUIRE(p);
+  REQUIRE(p->rows.size() == 25);
+  CHECK(!p->done);
+  for (int i = 0; i < 25; ++i) {
+    CHECK(p->rows[static_cast<std::size_t>(i)].row == row_name(10 + i));
+    REQUIRE(p->rows[static_cast<std::size_t>(i)].cells.size() == 1);
+    CHECK(p->rows[static_cast<std::size_t>(i)].cells[0].value == "v" + std::to_string(10 + i));
+  }
+  auto tail = c->scan("t", cellar::scan().start_row(row_name(990)), 100);
+  REQUIRE(tail);
+  CHECK(tail->rows.size() == 10);
+  CHECK(tail->done);
+  auto limited = c->scan("t", cellar::scan().start_row(row_name(0)).limit(5), 100);
+  REQUIRE(limited);
+  CHECK(limited->rows.size() == 5);
+  CHECK(limited->done);
+
+  auto zero = c->scan("t", cellar::scan(), 0);
+  REQUIRE(!zero);
+  CHECK(zero.error().code() == code::invalid_argument);
+  auto missing = c->scan("nope", cellar::scan(), 10);
+  REQUIRE(!missing);
+  CHECK(missing.error().code() == code::table_not_found);
+}
+
+TEST_CASE("frames: the first request must be login, with the server's token", "[frames]") {
+  served_store s(cellar::partition_spec{}, 10, "secret");
+  auto wrong = frame_client::connect("127.0.0.1:" + std::to_string(s.server->port()), "guess");
+  REQUIRE(!wrong);
+  CHECK(wrong.error().code() == code::permission_denied);
+  auto right = dial(s, "secret");
+  auto r = right->batch("t", {cellar::get(row_name(3))});
+  REQUIRE(r);
+  CHECK(value_of((*r)[0]) == "v3");
+
+  // A batch without login: refused, nothing written.
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  capnp::MallocMessageBuilder m;
+  auto req = m.initRoot<cellar::wire::Request>();
+  req.setId(9);
+  auto b = req.initBatch();
+  b.setTable("t");
+  cellar::rpc::to_wire(cellar::batch_op(cellar::put("intruder").add("f", "q", "x")), b.initActions(1)[0]);
+  cellar::rpc::append_frame(out, m);
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::shutdown(fd.get(), SHUT_WR);
+  ::fcntl(fd.get(), F_SETFL, 0);
+  auto bytes = read_until_closed(fd.get());
+  REQUIRE(bytes.size() % 8 == 0);
+  REQUIRE(cellar::rpc::frame_size(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), {}) == bytes.size());
+  std::vector<capnp::word> words(bytes.size() / 8);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()));
+  auto reply = reader.getRoot<cellar::wire::Reply>();
+  CHECK(reply.getId() == 9);
+  CHECK(reply.getError().getCode() == static_cast<std::uint16_t>(code::permission_denied));
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+  auto g = t->get(cellar::get("intruder"));
+  REQUIRE(g);
+  CHECK(g->cells.empty());
+}
+
+TEST_CASE("frames: pipelined calls keep their order per partition", "[frames]") {
+  auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));
+  served_store s(spec, 0);
+  auto c = dial(s);
+  // Another connection keeps the partitions busy, so that some calls wait at an actor
+  // while later ones of this connection could run in place and overtake them.
+  busy_connection busy(s);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::uint64_t> puts, gets;
+    for (int i = 0; i < 100; ++i) {
+      const std::string row = "r" + std::to_string(i % 10);
+      puts.push_back(c->send_batch("t", {cellar::put(row).add("f", "q", "v" + std::to_string(round * 100 + i))}));
+      // Half the pairs leave in one write, half apart: a put that waits at a busy actor
+      // may then meet its get when the partition is free again but the put not yet run.
+      if (i % 2 == 1) {
+        REQUIRE(c->flush());
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      gets.push_back(c->send_batch("t", {cellar::get(row)}));
+    }
+    REQUIRE(c->flush());
+    std::map<std::uint64_t, std::unique_ptr<cellar::rpc::frame_reply>> replies;
+    while (replies.size() < 200) {
+      auto r = c->receive();
+      REQUIRE(r);
+      const auto id = r.value()->get().getId();
+      CHECK(replies.count(id) == 0);
+      replies[id] = std::move(r.value());
+    }
+    for (int i = 0; i < 100; ++i) {
+      auto p = frame_client::batch_results(replies.at(puts[static_cast<std::size_t>(i)])->get());
+      REQUIRE(p);
+      REQUIRE((*p)[0].st);
+      auto g = frame_client::batch_results(replies.at(gets[static_cast<std::size_t>(i)])->get());
+      REQUIRE(g);
+      CHECK(value_of((*g)[0]) == "v" + std::to_string(round * 100 + i));
+    }
+  }
+}
+
+TEST_CASE("frames: replies are written after the client stops sending", "[frames]") {
+  served_store s(cellar::partition_spec::hash(2), 50);
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  for (std::uint64_t id = 1; id <= 20; ++id) {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(id);
+    if (id == 1) {
+      req.setLogin("");
+    } else {
+      auto b = req.initBatch();
+      b.setTable("t");
+      cellar::rpc::to_wire(cellar::batch_op(cellar::get(row_name(static_cast<int>(id)))), b.initActions(1)[0]);
+    }
+    cellar::rpc::append_frame(out, m);
+  }
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::shutdown(fd.get(), SHUT_WR);
+  ::fcntl(fd.get(), F_SETFL, 0);
+  auto bytes = read_until_closed(fd.get());
+  std::vector<capnp::word> words(bytes.size() / 8);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  std::size_t pos = 0, replies = 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(words.data());
+  while (pos < bytes.size()) {
+    const auto n = cellar::rpc::frame_size(p + pos, bytes.size() - pos, {});
+    REQUIRE(n > 0);
+    capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data() + pos / 8, n / 8));
+    auto reply = reader.getRoot<cellar::wire::Reply>();
+    CHECK(reply.getError().getCode() == 0);
+    if (reply.getId() > 1) {
+      REQUIRE(reply.getResults().size() == 1);
+      auto v = reply.getResults()[0].getRow().getCells()[0].getValue();
+      CHECK(std::string(reinterpret_cast<const char*>(v.begin()), v.size()) == "v" + std::to_string(reply.getId()));
+    }
+    pos += n;
+    ++replies;
+  }
+  CHECK(replies == 20);
+}
+
+TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
+  served_store s(cellar::partition_spec{}, 10);
+  auto c = dial(s);
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  const unsigned char junk[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  out.insert(out.end(), junk, junk + sizeof junk);
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::fcntl(fd.get(), F_SETFL, 0);
+  CHECK(read_until_closed(fd.get()).empty());  // closed, no reply
+  // The other frame connection and RPC connections go on.
+  auto r = c->batch("t", {cellar::get(row_name(4))});
+  REQUIRE(r);
+  CHECK(value_of((*r)[0]) == "v4");
+  rpc_client rpc(s);
+  auto req = rpc.cellar.batchRequest();
+  req.setTable("t");
+  cellar::rpc::to_wire(cellar::batch_op(cellar::get(row_name(5))), req.initActions(1)[0]);
+  auto res = req.send().wait(rpc.io.waitScope);
+  REQUIRE(res.getResults().size() == 1);
+  CHECK(res.getResults()[0].getRow().getCells().size() == 1);
+}
