@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# YCSB side by side: cellar-server (Cap'n Proto RPC) against redis-server, same machine,
-# same run, same load generator (examples/loadgen). Writes docs/ycsb.md (the table and
+# YCSB side by side: cellar-server against redis-server, same machine, same run, same load
+# generator (examples/loadgen). cellar is measured through both of its protocols on the same
+# server: frames (the lean data path, rpc/frames.h; the headline figure) and Cap'n Proto
+# RPC calls. Writes docs/ycsb.md (the table and
 # the command), docs/ycsb-<run>-<target>.json (full results) and docs/ycsb-<run>-cdf.svg /
 # docs/ycsb-<run>-latency.svg (both targets in one plot).
 #
@@ -8,9 +10,9 @@
 #                         [--threads 2] [--depth 16] [--partitioning range:8]
 #                         [--skip-build] [--out docs]
 #
-# Runs, in this order, each against cellar then redis: A and C with `connections`
-# connections and no pipelining, A and C with pipelining depth `depth`, and E (no
-# pipelining). A full run with the defaults takes about 5 minutes on 2 cores.
+# Runs, in this order, each against cellar (frames), cellar (capnp) then redis: A and C with
+# `connections` connections and no pipelining, A and C with pipelining depth `depth`, and E
+# (no pipelining). A full run with the defaults takes about 8 minutes on 2 cores.
 # LOADGEN and CELLAR_SERVER override the binaries (default: ./build/...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,10 +99,10 @@ start_and_load() {
   grep -q "listening on" "$work/cellar.log" || { cat "$work/cellar.log"; echo "bench-ycsb: cellar-server did not start" >&2; exit 1; }
   redis-cli -p "$redis_port" ping >/dev/null || { cat "$work/redis.log"; echo "bench-ycsb: redis-server did not start" >&2; exit 1; }
   echo "bench-ycsb: redis-server on $redis_port (pid $redis_pid), cellar-server on $cellar_port (pid $cellar_pid)"
-  for t in cellar-rpc redis; do
-    echo "bench-ycsb: loading $records records into $(name_of $t)"
-    "$LOADGEN" --target "$t" --port "$(port_of $t)" --workload a --phase load --connections "$connections" \
-      --partitioning "$partitioning" --label "$(name_of $t)" --json "$work/load-$(name_of $t).json" "${common[@]}"
+  for t in cellar redis; do  # cellar-capnp uses cellar's server and records
+    echo "bench-ycsb: loading $records records into $t"
+    "$LOADGEN" $(args_of $t) --workload a --phase load --connections "$connections" \
+      --partitioning "$partitioning" --label "$t" --json "$work/load-$t.json" "${common[@]}"
   done
 }
 stop_servers() {
@@ -110,8 +112,14 @@ stop_servers() {
 
 mkdir -p "$out"
 common=(--threads "$threads" --records "$records" --quiet)
-port_of() { if [ "$1" = cellar-rpc ]; then echo "$cellar_port"; else echo "$redis_port"; fi; }
-name_of() { if [ "$1" = cellar-rpc ]; then echo cellar; else echo redis; fi; }
+targets=(cellar cellar-capnp redis)
+args_of() {
+  case "$1" in
+    cellar) echo "--target cellar-rpc --protocol frames --port $cellar_port" ;;
+    cellar-capnp) echo "--target cellar-rpc --protocol capnp --port $cellar_port" ;;
+    redis) echo "--target redis --port $redis_port" ;;
+  esac
+}
 
 start_and_load
 
@@ -130,21 +138,23 @@ for r in "${runs[@]}"; do
     stop_servers
     start_and_load
   fi
-  for t in cellar-rpc redis; do
-    n=$(name_of $t)
+  for n in "${targets[@]}"; do
     echo "bench-ycsb: YCSB $desc on $n (${duration}s)"
-    "$LOADGEN" --target "$t" --port "$(port_of $t)" --workload "$wl" --phase run --connections "$connections" \
+    # shellcheck disable=SC2046
+    "$LOADGEN" $(args_of "$n") --workload "$wl" --phase run --connections "$connections" \
       --depth "$d" --duration "$duration" --label "$n" --json "$out/ycsb-$name-$n.json" "${common[@]}" || {
       echo "bench-ycsb: the $n run of $name reported errors (see $out/ycsb-$name-$n.json)" >&2; }
   done
-  "$LOADGEN" plot --kind cdf --title "YCSB $desc: latency by percentile" --out "$out/ycsb-$name-cdf.svg" \
-    "cellar=$out/ycsb-$name-cellar.json" "redis=$out/ycsb-$name-redis.json"
-  "$LOADGEN" plot --kind time --title "YCSB $desc: latency over time" --out "$out/ycsb-$name-latency.svg" \
-    "cellar=$out/ycsb-$name-cellar.json" "redis=$out/ycsb-$name-redis.json"
+  series=()
+  for n in "${targets[@]}"; do series+=("$n=$out/ycsb-$name-$n.json"); done
+  "$LOADGEN" plot --kind cdf --title "YCSB $desc: latency by percentile" --out "$out/ycsb-$name-cdf.svg" "${series[@]}"
+  "$LOADGEN" plot --kind time --title "YCSB $desc: latency over time" --out "$out/ycsb-$name-latency.svg" "${series[@]}"
   read -r c_ops c_p99 c_err <<<"$("$LOADGEN" summary "$out/ycsb-$name-cellar.json")"
+  read -r k_ops k_p99 k_err <<<"$("$LOADGEN" summary "$out/ycsb-$name-cellar-capnp.json")"
   read -r r_ops r_p99 r_err <<<"$("$LOADGEN" summary "$out/ycsb-$name-redis.json")"
-  ratio=$(awk -v c="$c_ops" -v r="$r_ops" 'BEGIN { if (r > 0) printf "%.2fx", c / r; else print "-" }')
-  rows+=("| $desc | $c_ops | $r_ops | $ratio | $(awk -v v="$c_p99" 'BEGIN{printf "%.0f", v}') | $(awk -v v="$r_p99" 'BEGIN{printf "%.0f", v}') | $c_err / $r_err |")
+  ratio() { awk -v c="$1" -v r="$2" 'BEGIN { if (r > 0) printf "%.2fx", c / r; else print "-" }'; }
+  us() { awk -v v="$1" 'BEGIN{printf "%.0f", v}'; }
+  rows+=("| $desc | $c_ops | $r_ops | $(ratio "$c_ops" "$r_ops") | $(us "$c_p99") | $(us "$r_p99") | $k_ops | $(ratio "$k_ops" "$r_ops") | $c_err / $k_err / $r_err |")
 done
 
 stop_servers
@@ -168,8 +178,11 @@ stop_servers
   echo "$records records (10 fields of 100 bytes), ${duration} s per run, $threads load generator threads,"
   echo "cellar table partitioned \`$partitioning\`, redis-server \`--save '' --appendonly no\`."
   echo
-  echo "| workload | ops/s cellar | ops/s redis | ratio | p99 µs cellar | p99 µs redis | errors cellar / redis |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "cellar: the frame protocol (\`--protocol frames\`, the load generator's default); cellar"
+  echo "capnp: the same server through Cap'n Proto RPC calls (\`--protocol capnp\`)."
+  echo
+  echo "| workload | ops/s cellar | ops/s redis | ratio | p99 µs cellar | p99 µs redis | ops/s cellar capnp | ratio capnp | errors cellar / capnp / redis |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   for row in "${rows[@]}"; do echo "$row"; done
   echo
   echo "Per run: \`ycsb-<run>-cellar.json\` and \`ycsb-<run>-redis.json\` (every operation's"
@@ -186,9 +199,14 @@ stop_servers
   (insertorder=hashed), scrambled zipfian (theta 0.99) request distribution, E scans of
   uniform 1..100 rows, inserts 5 %, updates write one field.
 - Closed loop: each connection keeps `depth` requests in flight; the load generator runs one
-  event loop per thread (kj for cellar, poll(2) with hiredis for redis).
-- cellar: reads, updates and inserts are `batch` calls with one action; a scan is one `scan`
-  call whose reply carries the rows (`firstCount`; no scanner capability is created).
+  event loop per thread (epoll for cellar frames, kj for cellar capnp, poll(2) with hiredis
+  for redis).
+- cellar: reads, updates and inserts are batch requests with one action; a scan is one scan
+  request whose reply carries the rows. Frames (`schemas/cellar.capnp`, "frames"): one Cap'n
+  Proto message each way per request, on the same port as the RPC interface. capnp: `batch`
+  and `scan` calls (`firstCount`; no scanner capability is created).
+- Per workload, cellar frames runs first, then cellar capnp on the same server and records,
+  then redis.
 - redis: as YCSB's Redis binding: HGETALL, HSET, HSET + ZADD into `_indices` scored by the
   key's Java hashCode; a scan is ZRANGEBYSCORE ... LIMIT 0 n, then HGETALL of each key
   (pipelined here, where the binding does one round trip per key).

@@ -7,7 +7,8 @@
 #   e.g. scripts/ycsb-one.sh cellar "c 16 8" "a 16 20" "c 16 8"
 #
 # Environment: SERVER (cellar-server binary, default build/src/tools/cellar-server),
-# SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/loadgen).
+# SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/loadgen),
+# PROTOCOL (cellar: frames, the default, or capnp).
 # 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
 # bench script. Prints one line per run:
 #   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=...
@@ -25,7 +26,7 @@ if [ "$target" = cellar ]; then
   # shellcheck disable=SC2086
   "$SERVER" --listen "127.0.0.1:$port" --data "$work/data" --snapshot-interval-ms 0 ${SERVER_ARGS:-} >"$work/server.log" 2>&1 &
   pid=$!
-  lg_target=cellar-rpc
+  lg_target="cellar-rpc --protocol ${PROTOCOL:-frames}"
   for _ in $(seq 100); do grep -q "listening on" "$work/server.log" && break; sleep 0.1; done
 else
   redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 >"$work/server.log" 2>&1 &
@@ -33,7 +34,8 @@ else
   lg_target=redis
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 fi
-common=(--target "$lg_target" --port "$port" --connections 50 --threads 2 --records 100000 --quiet)
+# shellcheck disable=SC2206
+common=(--target $lg_target --port "$port" --connections 50 --threads 2 --records 100000 --quiet)
 "$LOADGEN" "${common[@]}" --workload a --phase load --partitioning range:8 --json "$work/load.json" >/dev/null
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in clock ticks
 hz=$(getconf CLK_TCK)
