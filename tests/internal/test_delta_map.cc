@@ -140,3 +140,89 @@ TEST_CASE("forget drops a key range; clear and moves leave maps that work", "[de
   assigned.put("z", 2, std::string(70000, 'z'));  // a value bigger than a block
   CHECK(assigned.begin()->second.value().size() == 70000);
 }
+
+// Keys are ordered by their first 16 bytes as two words before the rest: keys with zero
+// bytes, 0xff bytes, shared prefixes and lengths around 8 and 16 must still come out in
+// the bytes' order (a key that is another's prefix first), each found again by its bytes.
+TEST_CASE("delta_map orders keys by their bytes across the 16-byte head", "[delta]") {
+  delta_map d;
+  model m;
+  std::mt19937 rng(11);
+  const char alphabet[] = {'\0', '\x01', 'a', 'b', '\x7f', '\x80', '\xff'};
+  for (int i = 0; i < 30000; ++i) {
+    std::string key(rng() % 3 == 0 ? "user0123456789" : "");
+    const std::size_t extra = rng() % 24;
+    for (std::size_t j = 0; j < extra; ++j) key.push_back(alphabet[rng() % sizeof alphabet]);
+    if (rng() % 4 == 0) {
+      d.erase(key);
+      m[key] = std::nullopt;
+    } else {
+      const std::string value = std::to_string(i);
+      d.put(key, i, value);
+      m[key] = model_value{i, value};
+    }
+  }
+  require_same(d, m);
+  // Every key is found again (an overwrite lands on the same entry).
+  for (const auto& [k, v] : m) d.put(k, 1, "again");
+  CHECK(d.size() == m.size());
+  for (auto& [k, v] : m) v = model_value{1, "again"};
+  require_same(d, m);
+  // lower_bound agrees with the model's.
+  for (int i = 0; i < 2000; ++i) {
+    std::string probe(rng() % 2 == 0 ? "user0123456789" : "");
+    const std::size_t extra = rng() % 20;
+    for (std::size_t j = 0; j < extra; ++j) probe.push_back(alphabet[rng() % sizeof alphabet]);
+    auto want = m.lower_bound(probe);
+    auto got = d.lower_bound(probe);
+    if (want == m.end()) {
+      CHECK(got == d.end());
+    } else {
+      REQUIRE(got != d.end());
+      CHECK(std::string(got->first) == want->first);
+    }
+  }
+}
+
+// The write pattern of an update: a column's new version, then the erasure of the old one,
+// which sorts right after it (slot() places it from the last entry, without a descent).
+// Interleaved with keys elsewhere, the map must stay the model's.
+TEST_CASE("delta_map places a key that follows the last one touched", "[delta]") {
+  delta_map d;
+  model m;
+  std::mt19937 rng(5);
+  auto key = [](int row, int version) {
+    char b[32];
+    std::snprintf(b, sizeof b, "row%06d/q/%08d", row, 99999999 - version);  // newer first
+    return std::string(b);
+  };
+  std::vector<int> version(500, 0);
+  for (int i = 0; i < 20000; ++i) {
+    const int row = static_cast<int>(rng() % version.size());
+    const int v = ++version[static_cast<std::size_t>(row)];
+    const std::string value = std::to_string(i);
+    d.put(key(row, v), i, value);
+    m[key(row, v)] = model_value{i, value};
+    if (v > 1) {
+      d.erase(key(row, v - 1));
+      m[key(row, v - 1)] = std::nullopt;
+    }
+    if (rng() % 3 == 0) {  // a key somewhere else, before or after
+      const std::string other = "a" + std::to_string(rng() % 1000);
+      d.put(other, i, value);
+      m[other] = model_value{i, value};
+    }
+  }
+  require_same(d, m);
+  // Moves, merges and forgetting a range leave no stale position behind.
+  delta_map moved(std::move(d));
+  moved.put(key(3, 1000000), 1, "x");
+  m[key(3, 1000000)] = model_value{1, "x"};
+  moved.forget("a", "b");
+  for (auto it = m.begin(); it != m.end();) it = it->first.rfind("a", 0) == 0 ? m.erase(it) : std::next(it);
+  moved.put(key(4, 1000000), 2, "y");
+  m[key(4, 1000000)] = model_value{2, "y"};
+  moved.erase(key(4, 999999));
+  m[key(4, 999999)] = std::nullopt;
+  require_same(moved, m);
+}

@@ -6,12 +6,37 @@
 
 namespace cellar::detail {
 
+namespace {
+
+std::uint64_t load_be(const char* p, std::size_t n) {
+  unsigned char b[8] = {};
+  std::memcpy(b, p, n < 8 ? n : 8);
+  std::uint64_t v;
+  std::memcpy(&v, b, sizeof v);
+  return __builtin_bswap64(v);  // little-endian targets only, as the wire format
+}
+
+}  // namespace
+
+delta_key::delta_key(std::string_view b) : bytes(b) {
+  if (b.size() >= 16) {
+    head[0] = load_be(b.data(), 8);
+    head[1] = load_be(b.data() + 8, 8);
+  } else if (b.size() > 8) {
+    head[0] = load_be(b.data(), 8);
+    head[1] = load_be(b.data() + 8, b.size() - 8);
+  } else {
+    head[0] = load_be(b.data(), b.size());
+  }
+}
+
 delta_map::delta_map(delta_map&& o) noexcept
     : map_(std::move(o.map_)),
       blocks_(std::move(o.blocks_)),
       cur_(std::exchange(o.cur_, nullptr)),
       left_(std::exchange(o.left_, 0)),
       arena_bytes_(std::exchange(o.arena_bytes_, 0)) {
+  o.has_last_ = false;
   o.map_.clear();
   o.blocks_.clear();
 }
@@ -24,6 +49,8 @@ delta_map& delta_map::operator=(delta_map&& o) noexcept {
     cur_ = std::exchange(o.cur_, nullptr);
     left_ = std::exchange(o.left_, 0);
     arena_bytes_ = std::exchange(o.arena_bytes_, 0);
+    has_last_ = false;  // an iterator into the map moved in is not worth keeping
+    o.has_last_ = false;
     o.map_.clear();
     o.blocks_.clear();
   }
@@ -57,9 +84,22 @@ std::string_view delta_map::copy(std::string_view s) {
 }
 
 delta_map::change& delta_map::slot(std::string_view key) {
-  auto it = map_.lower_bound(key);
-  if (it != map_.end() && it->first == key) return it->second;
-  return map_.emplace_hint(it, copy(key), change{})->second;
+  const delta_key probe(key);
+  const delta_key_less less;
+  map_type::iterator it;
+  if (has_last_ && less(last_->first, probe) && (it = std::next(last_), it == map_.end() || !less(it->first, probe))) {
+    // Right after the last entry: `it` is the key's entry or its place.
+  } else {
+    it = map_.lower_bound(probe);
+  }
+  if (it == map_.end() || less(probe, it->first)) {
+    delta_key stored = probe;
+    stored.bytes = copy(key);
+    it = map_.emplace_hint(it, stored, change{});
+  }
+  last_ = it;
+  has_last_ = true;
+  return it->second;
 }
 
 void delta_map::set_value(change& c, std::string_view value) {
@@ -89,22 +129,27 @@ void delta_map::erase(std::string_view key) {
 }
 
 void delta_map::merge_older(const delta_map& older) {
+  has_last_ = false;
   for (const auto& [key, old] : older) {
     auto it = map_.lower_bound(key);
-    if (it != map_.end() && it->first == key) continue;
+    if (it != map_.end() && it->first.bytes == key.bytes) continue;
     change c;
     set_value(c, old.value());
     c.expires_at = old.expires_at;
     c.present = old.present;
-    map_.emplace_hint(it, copy(key), c);
+    delta_key stored = key;
+    stored.bytes = copy(key.bytes);
+    map_.emplace_hint(it, stored, c);
   }
 }
 
 void delta_map::forget(std::string_view from, std::string_view to) {
-  map_.erase(map_.lower_bound(from), map_.lower_bound(to));
+  has_last_ = false;
+  map_.erase(map_.lower_bound(delta_key(from)), map_.lower_bound(delta_key(to)));
 }
 
 void delta_map::clear() {
+  has_last_ = false;
   map_.clear();
   blocks_.clear();
   cur_ = nullptr;

@@ -147,31 +147,46 @@ status memtable::reserve(std::int64_t bytes) const {
   return status::ok();
 }
 
-void memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v) {
+family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
   if (track_delta_ || track_redo_) record(fid, key, &v);
-  auto it = m.find(key);
-  if (it != m.end()) {
+  // One descent: the lower bound is the cell itself or where it goes.
+  auto it = m.lower_bound(key);
+  if (it != m.end() && !cell_key_less{}(key, it->first)) {
     if (in_unit_) undo_.push_back({fid, it->first, it->second});
     account(charge - cell_charge(key.row.size(), key.qualifier.size(), it->second.value.size()));
     it->second = std::move(v);
-    return;
+    return it;
   }
   if (in_unit_) undo_.push_back({fid, key, std::nullopt});
-  m.emplace(std::move(key), std::move(v));
+  it = m.emplace_hint(it, std::move(key), std::move(v));
   account(charge);
   ++cells_;
+  return it;
 }
 
 void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
                            std::int64_t now) {
+  if (f.desc.max_versions == 0) return;
+  trim_column(f, m, row, q, m.lower_bound(key_view{row, q, latest_timestamp}), now);
+}
+
+void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
+                           family_map::iterator at, std::int64_t now) {
   // The rule of reads (family_reader::column) and of the background reclaim: a version is
   // out of reach once expired or ranked beyond the family's MaxVersions, in every kind of
   // family (for time series only a read's own max_versions is ignored, TS3).
   if (f.desc.max_versions == 0) return;
   const std::uint32_t cap = family_cap(f.desc);
+  // Back from `at` (a cell of the column, or where it starts) to the column's newest cell:
+  // no descent from the root, a write has just found its place.
+  auto it = at;
+  while (it != m.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first.row != row || prev->first.qualifier != q) break;
+    it = prev;
+  }
   std::uint32_t rank = 0;
-  auto it = m.lower_bound(key_view{row, q, latest_timestamp});
   while (it != m.end() && it->first.row == row && it->first.qualifier == q) {
     if (expired(f.desc, it->first.ts, it->second, now) || rank >= cap) {
       it = erase_cell(f.id, m, it);
@@ -483,8 +498,8 @@ status memtable::apply(const table_schema& schema, const put& p, std::int64_t no
     const std::int64_t ts = e.timestamp == latest_timestamp ? put_ts : e.timestamp;
     cell_value v{e.value, p.ttl_ms_ ? sat_add(ts, *p.ttl_ms_) : latest_timestamp};
     auto& m = ensure(f->id);
-    write_cell(f->id, m, cell_key{p.row, e.qualifier, ts}, std::move(v));
-    trim_column(*f, m, p.row, e.qualifier, now);
+    auto at = write_cell(f->id, m, cell_key{p.row, e.qualifier, ts}, std::move(v));
+    trim_column(*f, m, p.row, e.qualifier, at, now);
   }
   return status::ok();
 }
@@ -578,9 +593,9 @@ result<row_result> memtable::apply(const table_schema& schema, const increment& 
     }
     std::string bytes = long_bytes(value);
     if (inc.return_results_) out.cells.push_back(cell{inc.row, e.family, e.qualifier, ts, bytes});
-    write_cell(f->id, m, cell_key{inc.row, e.qualifier, ts},
+    auto at = write_cell(f->id, m, cell_key{inc.row, e.qualifier, ts},
                cell_value{std::move(bytes), inc.ttl_ms_ ? sat_add(ts, *inc.ttl_ms_) : latest_timestamp});
-    trim_column(*f, m, inc.row, e.qualifier, now);
+    trim_column(*f, m, inc.row, e.qualifier, at, now);
   }
   out.exists = !out.cells.empty();
   sort_cells(out.cells);
@@ -607,9 +622,9 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
                                          std::to_string(f->desc.max_value_bytes)};
     if (auto s = reserve(cell_charge(app.row.size(), e.qualifier.size(), value.size())); !s) return s;
     if (app.return_results_) out.cells.push_back(cell{app.row, e.family, e.qualifier, ts, value});
-    write_cell(f->id, m, cell_key{app.row, e.qualifier, ts},
+    auto at = write_cell(f->id, m, cell_key{app.row, e.qualifier, ts},
                cell_value{std::move(value), app.ttl_ms_ ? sat_add(ts, *app.ttl_ms_) : latest_timestamp});
-    trim_column(*f, m, app.row, e.qualifier, now);
+    trim_column(*f, m, app.row, e.qualifier, at, now);
   }
   out.exists = !out.cells.empty();
   sort_cells(out.cells);

@@ -432,7 +432,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
       auto below = [&](std::string_view k) { return k.substr(0, 4) == fam && (!bound || k < *bound); };
       while (i < old_cells.size() || (it != delta.end() && below(it->first))) {
         const bool take_delta = it != delta.end() && below(it->first) &&
-                                (i == old_cells.size() || it->first <= old_cells[i].key);
+                                (i == old_cells.size() || it->first.bytes <= old_cells[i].key);
         if (!take_delta) {
           merged_bytes += cell_bytes(old_cells[i]);
           merged.push_back(std::move(old_cells[i++]));
