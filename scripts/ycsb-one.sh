@@ -11,7 +11,7 @@
 # PROTOCOL (cellar: frames, the default, or capnp).
 # 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
 # bench script. Prints one line per run:
-#   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=...
+#   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=...
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${1:?usage: ycsb-one.sh cellar|redis "wl depth seconds" ...}
@@ -48,9 +48,10 @@ for spec in "$@"; do
   s1=$(cpu_of "$pid")
   read -r ops p99 _ <<<"$("$LOADGEN" summary "$work/run.json")"
   read -r lu ls <"$work/lg.time"
-  awk -v wl="$wl" -v d="$depth" -v ops="$ops" -v p99="$p99" -v s0="$s0" -v s1="$s1" -v hz="$hz" \
+  rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+  awk -v rss="$rss_kb" -v wl="$wl" -v d="$depth" -v ops="$ops" -v p99="$p99" -v s0="$s0" -v s1="$s1" -v hz="$hz" \
       -v secs="$secs" -v lu="$lu" -v ls="$ls" 'BEGIN {
     n = ops * secs
-    printf "%s d%s ops/s=%.0f p99=%.0fus server_us/op=%.1f loadgen_us/op=%.1f\n", wl, d, ops, p99,
-           (s1 - s0) / hz * 1e6 / n, (lu + ls) * 1e6 / n }'
+    printf "%s d%s ops/s=%.0f p99=%.0fus server_us/op=%.1f loadgen_us/op=%.1f server_rss_mb=%.0f\n", wl, d, ops, p99,
+           (s1 - s0) / hz * 1e6 / n, (lu + ls) * 1e6 / n, rss / 1024 }'
 done

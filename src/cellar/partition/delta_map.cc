@@ -61,12 +61,12 @@ char* delta_map::allocate(std::size_t n) {
   if (n == 0) return nullptr;
   if (n > block_bytes / 4) {
     // A large value gets a block of its own; the current block keeps serving small ones.
-    blocks_.push_back(std::make_unique<char[]>(n));
+    blocks_.push_back(std::unique_ptr<char[]>(new char[n]));  // not zeroed: every byte is written before read
     arena_bytes_ += n;
     return blocks_.back().get();
   }
   if (n > left_) {
-    blocks_.push_back(std::make_unique<char[]>(block_bytes));
+    blocks_.push_back(std::unique_ptr<char[]>(new char[block_bytes]));
     arena_bytes_ += block_bytes;
     cur_ = blocks_.back().get();
     left_ = block_bytes;
@@ -83,7 +83,7 @@ std::string_view delta_map::copy(std::string_view s) {
   return {p, s.size()};
 }
 
-delta_map::change& delta_map::slot(std::string_view key) {
+delta_map::map_type::iterator delta_map::slot(std::string_view key, bool* added) {
   const delta_key probe(key);
   const delta_key_less less;
   map_type::iterator it;
@@ -92,14 +92,15 @@ delta_map::change& delta_map::slot(std::string_view key) {
   } else {
     it = map_.lower_bound(probe);
   }
-  if (it == map_.end() || less(probe, it->first)) {
+  *added = it == map_.end() || less(probe, it->first);
+  if (*added) {
     delta_key stored = probe;
     stored.bytes = copy(key);
     it = map_.emplace_hint(it, stored, change{});
   }
   last_ = it;
   has_last_ = true;
-  return it->second;
+  return it;
 }
 
 void delta_map::set_value(change& c, std::string_view value) {
@@ -114,15 +115,24 @@ void delta_map::set_value(change& c, std::string_view value) {
   c.size = static_cast<std::uint32_t>(value.size());
 }
 
-void delta_map::put(std::string_view key, std::int64_t expires_at, std::string_view value) {
-  change& c = slot(key);
+void delta_map::put(std::string_view key, std::int64_t expires_at, std::string_view value, bool absent_before) {
+  bool added = false;
+  change& c = slot(key, &added)->second;
+  if (added) c.fresh = absent_before;
   set_value(c, value);
   c.expires_at = expires_at;
   c.present = true;
 }
 
 void delta_map::erase(std::string_view key) {
-  change& c = slot(key);
+  bool added = false;
+  auto it = slot(key, &added);
+  if (it->second.fresh) {  // created since the cut and gone again: nothing to write
+    map_.erase(it);
+    has_last_ = false;
+    return;
+  }
+  change& c = it->second;
   c.size = 0;
   c.expires_at = 0;
   c.present = false;
@@ -132,11 +142,15 @@ void delta_map::merge_older(const delta_map& older) {
   has_last_ = false;
   for (const auto& [key, old] : older) {
     auto it = map_.lower_bound(key);
-    if (it != map_.end() && it->first.bytes == key.bytes) continue;
+    if (it != map_.end() && it->first.bytes == key.bytes) {
+      it->second.fresh = false;
+      continue;
+    }
     change c;
     set_value(c, old.value());
     c.expires_at = old.expires_at;
     c.present = old.present;
+    c.fresh = false;
     delta_key stored = key;
     stored.bytes = copy(key.bytes);
     map_.emplace_hint(it, stored, c);

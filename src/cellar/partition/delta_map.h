@@ -61,6 +61,11 @@ class delta_map {
     std::uint32_t capacity = 0;  // bytes at data this key may reuse
     std::int64_t expires_at = 0;
     bool present = false;
+    // Added by a put of a cell the memtable did not hold: the key was absent at the last
+    // cut, so the store's files do not have it, and erasing it again leaves nothing to
+    // record (the entry goes; no tombstone). A key whose files' state is not known for
+    // sure is never fresh (rollbacks, older cuts merged back).
+    bool fresh = false;
     std::string_view value() const { return {data, size}; }
   };
 
@@ -80,11 +85,13 @@ class delta_map {
   delta_map& operator=(const delta_map&) = delete;
 
   // The cell at `key` now holds `value` (expiring at `expires_at`).
-  void put(std::string_view key, std::int64_t expires_at, std::string_view value);
-  // The cell at `key` is now gone.
+  // `absent_before`: the memtable did not hold the cell (see change::fresh).
+  void put(std::string_view key, std::int64_t expires_at, std::string_view value, bool absent_before = false);
+  // The cell at `key` is now gone: a tombstone, or no entry if the key was fresh.
   void erase(std::string_view key);
   // Adds the changes of `older` (an earlier cut handed back) for keys this map has none for:
-  // a change recorded here is newer.
+  // a change recorded here is newer. Keys of both are no longer fresh here (the files may
+  // hold what `older` did not get to write).
   void merge_older(const delta_map& older);
   // Drops the changes of the keys in [from, to).
   void forget(std::string_view from, std::string_view to);
@@ -103,7 +110,8 @@ class delta_map {
 
   char* allocate(std::size_t n);
   std::string_view copy(std::string_view s);
-  change& slot(std::string_view key);
+  // The key's entry, added (empty) if it has none; *added says which.
+  map_type::iterator slot(std::string_view key, bool* added);
   void set_value(change& c, std::string_view value);
 
   map_type map_;

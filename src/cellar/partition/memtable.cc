@@ -149,10 +149,11 @@ status memtable::reserve(std::int64_t bytes) const {
 
 family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
-  if (track_delta_ || track_redo_) record(fid, key, &v);
   // One descent: the lower bound is the cell itself or where it goes.
   auto it = m.lower_bound(key);
-  if (it != m.end() && !cell_key_less{}(key, it->first)) {
+  const bool exists = it != m.end() && !cell_key_less{}(key, it->first);
+  if (track_delta_ || track_redo_) record(fid, key, &v, !exists);
+  if (exists) {
     if (in_unit_) undo_.push_back({fid, it->first, it->second});
     account(charge - cell_charge(key.row.size(), key.qualifier.size(), it->second.value.size()));
     it->second = std::move(v);
@@ -197,7 +198,7 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
   }
 }
 
-void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* v) {
+void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* v, bool absent_before) {
   // Encoded into a buffer kept for the next write: the redo log and the delta copy it.
   std::string& k = key_scratch_;
   k.clear();
@@ -212,7 +213,7 @@ void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* 
   }
   if (track_delta_) {
     if (v)
-      delta_.put(k, v->expires_at, v->value);
+      delta_.put(k, v->expires_at, v->value, absent_before);
     else
       delta_.erase(k);
   }

@@ -168,7 +168,8 @@ class memtable {
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
  private:
-  void record(std::uint32_t fid, const cell_key& key, const cell_value* v);
+  // `absent_before` (a put): the memtable did not hold the cell (delta_map::change::fresh).
+  void record(std::uint32_t fid, const cell_key& key, const cell_value* v, bool absent_before = false);
   struct undo_record {
     std::uint32_t family;
     cell_key key;
