@@ -1,7 +1,5 @@
 #include "rpc/message_stream.h"
 
-#include "rpc/frames.h"
-
 #include <capnp/serialize.h>
 #include <sys/socket.h>
 
@@ -9,8 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
-namespace cellar::rpc {
+#include "rpc/frames.h"
 
+namespace cellar::rpc {
 
 buffered_message_stream::buffered_message_stream(kj::AsyncIoStream& inner, std::size_t read_chunk,
                                                  std::size_t max_pending)

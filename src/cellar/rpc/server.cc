@@ -168,7 +168,7 @@ class scanner_impl final : public wire::Scanner::Server {
   kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
-// Admits a call of `conn` (counted in in_flight until done()), or says why not.
+// Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
 status admit(const shared_state& st, connection_state& conn) {
   if (conn.in_flight >= st.opts.max_in_flight)
     return {code::unavailable,
