@@ -180,19 +180,20 @@ status admit(const shared_state& st, connection_state& conn) {
 // A batch call, from either protocol: validated, then run on this thread when the
 // partitions are free and nothing of this connection waits ahead of it there (no
 // hand-off, see connection_state), else through the partition actors. `reply(st, results)`
-// is called once, on this loop: with an error and no results when nothing ran.
+// is called once, on this loop: with an error and no results when nothing ran. Returns
+// nothing when `reply` has been called already, else the promise that calls it.
 template <class Reply>
-kj::Promise<void> serve_batch(shared_state& st, const std::shared_ptr<connection_state>& conn,
+kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr<connection_state>& conn,
                               capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions, Reply reply) {
   if (actions.size() > st.opts.max_batch) {
     reply(status{code::too_large, "a batch of " + std::to_string(actions.size()) + " actions exceeds the limit of " +
                                       std::to_string(st.opts.max_batch)},
           std::vector<op_result>{});
-    return kj::READY_NOW;
+    return nullptr;
   }
   if (auto s = admit(st, *conn); !s) {
     reply(s, std::vector<op_result>{});
-    return kj::READY_NOW;
+    return nullptr;
   }
   std::vector<batch_op> ops;
   ops.reserve(actions.size());
@@ -201,7 +202,7 @@ kj::Promise<void> serve_batch(shared_state& st, const std::shared_ptr<connection
     if (!op) {
       --conn->in_flight;
       reply(op.error(), std::vector<op_result>{});
-      return kj::READY_NOW;
+      return nullptr;
     }
     ops.push_back(std::move(op.value()));
   }
@@ -209,7 +210,7 @@ kj::Promise<void> serve_batch(shared_state& st, const std::shared_ptr<connection
   if (!t) {
     --conn->in_flight;
     reply(t.error(), std::vector<op_result>{});
-    return kj::READY_NOW;
+    return nullptr;
   }
   const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
   const std::string& table = t->name();
@@ -218,16 +219,17 @@ kj::Promise<void> serve_batch(shared_state& st, const std::shared_ptr<connection
     if (auto r = t->run_now(ops)) {
       --conn->in_flight;
       reply(status::ok(), std::move(*r));
-      return kj::READY_NOW;
+      return nullptr;
     }
   conn->wait_at(table, parts, reads, 1);
   auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
   t->batch_async(std::move(ops), std::move(deliver));
-  return promise.then([reply = kj::mv(reply)](std::vector<op_result> r) mutable { reply(status::ok(), std::move(r)); })
+  return kj::Promise<void>(
+      promise.then([reply = kj::mv(reply)](std::vector<op_result> r) mutable { reply(status::ok(), std::move(r)); })
       .attach(kj::defer([conn, table, parts = std::move(parts), reads] {
         --conn->in_flight;
         conn->wait_at(table, parts, reads, -1);
-      }));
+      })));
 }
 
 // The first page (`first` > 0 results) of a scan, from either protocol.
@@ -269,7 +271,7 @@ class cellar_impl final : public wire::Cellar::Server {
 
   kj::Promise<void> batch(BatchContext context) override {
     auto params = context.getParams();
-    return serve_batch(st_, conn_, params.getTable(), params.getActions(),
+    auto waiting = serve_batch(st_, conn_, params.getTable(), params.getActions(),
                        [context](const status& s, std::vector<op_result> r) mutable {
                          if (!s) {
                            to_wire(s, context.getResults().initError());
@@ -282,6 +284,8 @@ class cellar_impl final : public wire::Cellar::Server {
                          auto out = res.initResults(static_cast<unsigned>(r.size()));
                          for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
                        });
+    KJ_IF_MAYBE(p, waiting) { return kj::mv(*p); }
+    return kj::READY_NOW;
   }
 
   // With firstCount > 0 the reply carries the first page; a scan that ends within it
@@ -509,7 +513,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       case wire::Request::BATCH: {
         if (!logged_in_) return send_error(id, not_logged_in());
         auto b = req.getBatch();
-        tasks_.add(serve_batch(st_, conn_, b.getTable(), b.getActions(),
+        // Answered in place (the common case): nothing to keep.
+        auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(),
                                [this, id](const status& s, std::vector<op_result> r) {
                                  std::uint64_t words = 16;
                                  for (const auto& x : r) words += wire_words(x);
@@ -520,7 +525,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                                    auto results = out.initResults(static_cast<unsigned>(r.size()));
                                    for (unsigned i = 0; i < results.size(); ++i) to_wire(r[i], results[i]);
                                  });
-                               }));
+                               });
+        KJ_IF_MAYBE(p, waiting) { tasks_.add(kj::mv(*p)); }
         return;
       }
       case wire::Request::SCAN: {
