@@ -10,7 +10,7 @@ namespace {
 
 std::uint64_t load_be(const char* p, std::size_t n) {
   unsigned char b[8] = {};
-  std::memcpy(b, p, n < 8 ? n : 8);
+  if (n > 0) std::memcpy(b, p, n < 8 ? n : 8);  // an empty view may have no data pointer
   std::uint64_t v;
   std::memcpy(&v, b, sizeof v);
   return __builtin_bswap64(v);  // little-endian targets only, as the wire format
