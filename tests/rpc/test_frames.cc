@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <thread>
 #include <memory>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "cellar/store.h"
+#include "rpc/client.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
 #include "served_store.h"
@@ -322,4 +325,90 @@ TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
   auto res = req.send().wait(rpc.io.waitScope);
   REQUIRE(res.getResults().size() == 1);
   CHECK(res.getResults()[0].getRow().getCells().size() == 1);
+}
+
+namespace {
+
+// Established TCP connections of this process's network namespace whose remote end is
+// `port`: the client ends of connections to that server (/proc/net/tcp, IPv4).
+std::size_t client_sockets_to(std::uint16_t port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // header
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string sl, local, remote, state;
+    fields >> sl >> local >> remote >> state;
+    const auto colon = remote.find(':');
+    if (colon == std::string::npos) continue;
+    if (std::stoul(remote.substr(colon + 1), nullptr, 16) == port && state == "01") ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+// cellar::rpc::connect (the client the shell uses) sends batches over a frame connection
+// beside its RPC one, unless told not to; either way a batch gives the same results.
+TEST_CASE("connect(): batches over frames give the RPC path's results", "[frames]") {
+  served_store s(cellar::partition_spec::hash(4), 0);
+  const std::string address = "127.0.0.1:" + std::to_string(s.server->port());
+  cellar::table_descriptor d;
+  d.name = "twin";
+  d.partitioning = cellar::partition_spec::hash(4);
+  cellar::family_descriptor f;
+  f.name = "f";
+  d.families = {f};
+  REQUIRE(s.store->create_table(d, cellar::schema_origin::oceanbase_ddl));
+  std::mt19937 rng(17);
+  std::vector<std::vector<cellar::batch_op>> batches;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<cellar::batch_op> ops;
+    const int n = 1 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) {
+      const std::string row = "k" + std::to_string(rng() % 10);
+      switch (rng() % 3) {
+        case 0: ops.emplace_back(cellar::put(row).add("f", "q" + std::to_string(rng() % 3), 1 + round, "v" + std::to_string(rng()))); break;
+        case 1: ops.emplace_back(cellar::get(row)); break;
+        default: ops.emplace_back(cellar::deletion(row).column("f", "q" + std::to_string(rng() % 3))); break;
+      }
+    }
+    batches.push_back(std::move(ops));
+  }
+  // One connection at a time: a connection runs its own kj event loop on this thread.
+  auto run = [&](const cellar::rpc::client_options& o, const std::string& table, std::size_t* sockets) {
+    auto c = cellar::rpc::connect(address, o);
+    REQUIRE(c);
+    *sockets = client_sockets_to(s.server->port());
+    std::vector<std::vector<cellar::op_result>> out;
+    for (const auto& ops : batches) out.push_back(c.value()->batch(table, ops));
+    auto missing = c.value()->batch("nope", {cellar::get("x"), cellar::get("y")});
+    REQUIRE(missing.size() == 2);
+    CHECK(missing[0].st.code() == code::table_not_found);
+    CHECK(missing[1].st.code() == code::table_not_found);
+    return out;
+  };
+  std::size_t with_frames = 0, without = 0;
+  auto a = run(cellar::rpc::client_options{}, "t", &with_frames);
+  cellar::rpc::client_options plain;
+  plain.frames = false;
+  auto b = run(plain, "twin", &without);
+  CHECK(with_frames == 2);  // RPC and frames
+  CHECK(without == 1);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(a[i].size() == b[i].size());
+    for (std::size_t j = 0; j < a[i].size(); ++j) {
+      CHECK(a[i][j].st.code() == b[i][j].st.code());
+      CHECK(a[i][j].row.cells == b[i][j].row.cells);
+    }
+  }
+  // A wrong token is refused.
+  served_store guarded(cellar::partition_spec{}, 0, "secret");
+  cellar::rpc::client_options wrong;
+  wrong.token = "guess";
+  auto refused = cellar::rpc::connect("127.0.0.1:" + std::to_string(guarded.server->port()), wrong);
+  REQUIRE(!refused);
+  CHECK(refused.error().code() == code::permission_denied);
 }

@@ -4,6 +4,7 @@
 #include <kj/async-io.h>
 
 #include "rpc/convert.h"
+#include "rpc/frames.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
 
@@ -43,7 +44,17 @@ class rpc_connection final : public connection {
 
   kj::WaitScope& ws() { return io_.waitScope; }
 
+  // Batches from now on over `f` (already logged in).
+  void use_frames(std::unique_ptr<frame_client> f) { frames_ = std::move(f); }
+
   std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
+    if (frames_) {
+      auto r = frames_->batch(table, ops);
+      if (r) return std::move(r.value());
+      std::vector<op_result> out(ops.size());
+      for (auto& x : out) x.st = r.error();
+      return out;
+    }
     std::vector<op_result> out(ops.size());
     try {
       auto req = cellar_.batchRequest();
@@ -190,6 +201,7 @@ class rpc_connection final : public connection {
   client_channel channel_;
   wire::Login::Client login_;
   wire::Cellar::Client cellar_;
+  std::unique_ptr<frame_client> frames_;
 };
 
 class rpc_stream final : public row_stream {
@@ -256,6 +268,11 @@ result<std::unique_ptr<connection>> connect(const std::string& address, client_o
     ro.traversalLimitInWords = o.max_message_bytes / 8;
     auto c = std::make_unique<rpc_connection>(kj::mv(io), kj::mv(stream), ro);
     if (auto s = c->login(o.token); !s) return s;
+    if (o.frames) {
+      auto f = frame_client::connect(address, o.token, o.max_message_bytes);
+      if (!f) return f.error();
+      c->use_frames(std::move(f.value()));
+    }
     return std::unique_ptr<connection>(std::move(c));
   } catch (const kj::Exception& e) {
     return status{code::unavailable, "cannot connect to " + address + ": " + e.getDescription().cStr()};

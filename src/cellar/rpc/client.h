@@ -2,7 +2,8 @@
 //
 // The connection runs a kj event loop on the thread that made it and must only be used
 // from that thread. Every call is synchronous: it sends one request and waits for its
-// answer. A broken connection makes every later call fail with UNAVAILABLE.
+// answer. A broken connection makes every later call fail with UNAVAILABLE. Batches go
+// over the frame protocol unless client_options::frames is false.
 #pragma once
 
 #include <memory>
@@ -15,6 +16,10 @@ namespace cellar::rpc {
 struct client_options {
   std::string token;
   std::uint64_t max_message_bytes = 256ull << 20;
+  // Data calls (batch) over a frame connection (rpc/frames.h) opened beside the RPC one: one
+  // message each way instead of a Cap'n Proto call. Scans, DDL and admin stay on RPC. Calls
+  // are synchronous, so the order of a connection's calls is kept across the two sockets.
+  bool frames = true;
 };
 
 // `address` is "host:port".
