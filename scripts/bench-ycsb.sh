@@ -8,7 +8,13 @@
 #
 #   scripts/bench-ycsb.sh [--records 100000] [--duration 25] [--connections 50]
 #                         [--threads 2] [--depth 16] [--partitioning range:8]
-#                         [--skip-build] [--out docs]
+#                         [--cellar-persist] [--skip-build] [--out docs]
+#
+# Neither server persists by default, as Redis runs here (`--save '' --appendonly no`):
+# cellar-server gets no data directory (`--data ''`: no snapshots, no snapshot delta).
+# --cellar-persist gives cellar a data directory (durability snapshot, no periodic
+# snapshot during the runs: it keeps the changes since the last snapshot, a second copy of
+# every loaded cell, in its delta).
 #
 # Runs, in this order, each against cellar (frames), cellar (capnp) then redis: A and C with
 # `connections` connections and no pipelining, A and C with pipelining depth `depth`, and E
@@ -24,6 +30,7 @@ connections=50
 threads=2
 depth=16
 partitioning=range:8
+cellar_persist=0
 skip_build=0
 out=docs
 cmdline="scripts/bench-ycsb.sh $*"
@@ -35,9 +42,10 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --depth) depth=$2; shift 2 ;;
     --partitioning) partitioning=$2; shift 2 ;;
+    --cellar-persist) cellar_persist=1; shift ;;
     --skip-build) skip_build=1; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "bench-ycsb: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -89,7 +97,9 @@ start_and_load() {
     >"$work/redis.log" 2>&1 &
   redis_pid=$!
   cellar_port=$(free_port)
-  "$CELLAR_SERVER" --listen "127.0.0.1:$cellar_port" --data "$work/cellar-data" --snapshot-interval-ms 0 \
+  cellar_data=""
+  [ "$cellar_persist" -eq 1 ] && cellar_data="$work/cellar-data"
+  "$CELLAR_SERVER" --listen "127.0.0.1:$cellar_port" --data "$cellar_data" --snapshot-interval-ms 0 \
     >"$work/cellar.log" 2>&1 &
   cellar_pid=$!
   for _ in $(seq 100); do
@@ -176,7 +186,13 @@ stop_servers
   echo '```'
   echo
   echo "$records records (10 fields of 100 bytes), ${duration} s per run, $threads load generator threads,"
-  echo "cellar table partitioned \`$partitioning\`, redis-server \`--save '' --appendonly no\`."
+  if [ "$cellar_persist" -eq 1 ]; then
+    echo "cellar table partitioned \`$partitioning\`, redis-server \`--save '' --appendonly no\`, cellar-server"
+    echo "with a data directory (durability snapshot; no periodic snapshot during the runs)."
+  else
+    echo "cellar table partitioned \`$partitioning\`. Neither server persists: redis-server \`--save ''"
+    echo "--appendonly no\`, cellar-server \`--data ''\` (in memory: no snapshots, no snapshot delta)."
+  fi
   echo
   echo "cellar: the frame protocol (\`--protocol frames\`, the load generator's default); cellar"
   echo "capnp: the same server through Cap'n Proto RPC calls (\`--protocol capnp\`)."

@@ -8,7 +8,8 @@
 #
 # Environment: SERVER (cellar-server binary, default build/src/tools/cellar-server),
 # SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/loadgen),
-# PROTOCOL (cellar: frames, the default, or capnp).
+# PROTOCOL (cellar: frames, the default, or capnp), IN_MEMORY=1 (cellar without a data
+# directory: no snapshots, no delta, as redis-server runs here without persistence).
 # 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
 # bench script. Prints one line per run:
 #   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=...
@@ -24,7 +25,9 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -r
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 if [ "$target" = cellar ]; then
   # shellcheck disable=SC2086
-  "$SERVER" --listen "127.0.0.1:$port" --data "$work/data" --snapshot-interval-ms 0 ${SERVER_ARGS:-} >"$work/server.log" 2>&1 &
+  data="$work/data"
+  [ "${IN_MEMORY:-0}" = 1 ] && data=""
+  "$SERVER" --listen "127.0.0.1:$port" --data "$data" --snapshot-interval-ms 0 ${SERVER_ARGS:-} >"$work/server.log" 2>&1 &
   pid=$!
   lg_target="cellar-rpc --protocol ${PROTOCOL:-frames}"
   for _ in $(seq 100); do grep -q "listening on" "$work/server.log" && break; sleep 0.1; done

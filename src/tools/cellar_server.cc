@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   CLI::App app{"cellar-server: serves a cellar store over Cap'n Proto RPC"};
   app.add_option("--config", config, "TOML file with the same keys as the flags (data, listen, ...)");
   auto* listen = app.add_option("--listen", st.listen, "address:port to listen on (loopback by default)");
-  auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home)");
+  auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home); empty: in memory, nothing persists");
   auto* dur = app.add_option("--durability", st.durability, "snapshot | log | log-sync");
   auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
   auto* tok = app.add_option("--token", st.token, "require this token at login");
@@ -184,8 +184,12 @@ int main(int argc, char** argv) {
   auto store = std::move(opened.value());
   auto srv = cellar::rpc::server::start(*store, ro);
   if (!srv) return fail(srv.error().to_string());
-  spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{})", ro.address, srv.value()->port(), st.data,
-               st.durability, st.token.empty() ? "" : ", token required");
+  if (st.data.empty())
+    spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{})", ro.address,
+                 srv.value()->port(), st.token.empty() ? "" : ", token required");
+  else
+    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{})", ro.address, srv.value()->port(), st.data,
+                 st.durability, st.token.empty() ? "" : ", token required");
   std::printf("listening on %s:%u\n", ro.address.c_str(), srv.value()->port());
   std::fflush(stdout);
 
