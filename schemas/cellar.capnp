@@ -258,7 +258,9 @@ interface Scanner {
 # call is a few microseconds (docs/benchmarks.md). Everything else (DDL, admin, paging
 # scanners) stays on the RPC interface above.
 #
-# The first request must be `login`. Replies carry the request's id and may come in
+# The server answers the eight bytes with the same eight bytes, before any reply (an
+# RPC-only server answers with an Abort message instead). The first request must be
+# `login`. Replies carry the request's id and may come in
 # another order than the requests: a request answered in place can overtake one that
 # waits at a busy partition. Calls to one partition run in the order they were sent, as
 # on the RPC path (docs/semantics-notes.md).

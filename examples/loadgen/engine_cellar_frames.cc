@@ -33,6 +33,7 @@ struct frame_conn {
   std::size_t in_pos = 0, in_end = 0;
   int outstanding = 0;  // requests without a reply
   bool polling_out = false;
+  bool greeted = false;  // the server's eight bytes (rpc/frames.h) have come
   ~frame_conn() {
     if (fd >= 0) ::close(fd);
   }
@@ -264,6 +265,13 @@ class cellar_frames_engine final : public engine {
     if (n < 0) throw std::runtime_error(std::string("recv from cellar-server: ") + std::strerror(errno));
     if (n == 0) throw std::runtime_error("cellar-server closed the connection");
     c.in_end += static_cast<std::size_t>(n);
+    if (!c.greeted) {
+      if (c.in_end - c.in_pos < sizeof cellar::rpc::frame_magic) return;
+      if (std::memcmp(b + c.in_pos, cellar::rpc::frame_magic, sizeof cellar::rpc::frame_magic) != 0)
+        throw std::runtime_error("cellar-server does not speak frames (use --protocol capnp)");
+      c.greeted = true;
+      c.in_pos += sizeof cellar::rpc::frame_magic;
+    }
     for (;;) {
       const std::size_t size = cellar::rpc::frame_size(b + c.in_pos, c.in_end - c.in_pos, ro_);
       if (size == 0) break;

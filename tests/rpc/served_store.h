@@ -31,7 +31,7 @@ struct served_store {
   std::unique_ptr<cellar::rpc::server> server;
 
   // `rows` rows row00000... with f:q = "v<i>" at timestamp 1.
-  explicit served_store(cellar::partition_spec p, int rows = 1000, std::string token = "") {
+  explicit served_store(cellar::partition_spec p, int rows = 1000, std::string token = "", bool frames = true) {
     cellar::store_options o;
     o.worker_threads = 2;
     auto s = cellar::store::open(std::move(o));
@@ -52,6 +52,7 @@ struct served_store {
     cellar::rpc::server_options so;
     so.port = 0;
     so.token = std::move(token);
+    so.frames = frames;
     auto srv = cellar::rpc::server::start(*store, so);
     REQUIRE(srv);
     server = std::move(srv.value());

@@ -269,9 +269,10 @@ result<std::unique_ptr<connection>> connect(const std::string& address, client_o
     auto c = std::make_unique<rpc_connection>(kj::mv(io), kj::mv(stream), ro);
     if (auto s = c->login(o.token); !s) return s;
     if (o.frames) {
-      auto f = frame_client::connect(address, o.token, o.max_message_bytes);
-      if (!f) return f.error();
-      c->use_frames(std::move(f.value()));
+      // A server that does not speak frames (an older cellar-server closes the connection
+      // at the magic bytes) still serves everything over RPC: keep that. A refused token
+      // is refused on RPC already, above.
+      if (auto f = frame_client::connect(address, o.token, o.max_message_bytes)) c->use_frames(std::move(f.value()));
     }
     return std::unique_ptr<connection>(std::move(c));
   } catch (const kj::Exception& e) {

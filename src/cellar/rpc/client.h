@@ -19,6 +19,7 @@ struct client_options {
   // Data calls (batch) over a frame connection (rpc/frames.h) opened beside the RPC one: one
   // message each way instead of a Cap'n Proto call. Scans, DDL and admin stay on RPC. Calls
   // are synchronous, so the order of a connection's calls is kept across the two sockets.
+  // If the frame connection cannot be opened, everything goes over RPC.
   bool frames = true;
 };
 

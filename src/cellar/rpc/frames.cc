@@ -141,13 +141,20 @@ result<std::unique_ptr<frame_reply>> frame_client::receive() {
   if (auto s = flush(); !s) return s;
   for (;;) {
     auto* bytes = reinterpret_cast<unsigned char*>(in_.data());
+    if (!greeted_ && in_end_ - in_pos_ >= sizeof frame_magic) {
+      if (std::memcmp(bytes + in_pos_, frame_magic, sizeof frame_magic) != 0)
+        return broken("the server does not speak frames");
+      greeted_ = true;
+      in_pos_ += sizeof frame_magic;
+      continue;
+    }
     std::size_t n = 0;
     try {
       n = frame_size(bytes + in_pos_, in_end_ - in_pos_, ro_);
     } catch (const kj::Exception& e) {
       return broken(std::string("malformed reply: ") + e.getDescription().cStr());
     }
-    if (n > 0) {
+    if (greeted_ && n > 0) {
       std::vector<capnp::word> words(n / sizeof(capnp::word));
       std::memcpy(words.data(), bytes + in_pos_, n);
       in_pos_ += n;

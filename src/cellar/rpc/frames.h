@@ -22,8 +22,9 @@
 
 namespace cellar::rpc {
 
-// The first eight bytes of a frame connection. Read as a Cap'n Proto stream header it
-// would be a segment count far above capnp's limit of 512, so no RPC client sends it.
+// The first eight bytes of a frame connection, each way. Read as a Cap'n Proto stream
+// header it would be a segment count far above capnp's limit of 512, so no RPC client sends
+// it; the server answers with the same bytes, which no RPC-only server sends.
 inline constexpr unsigned char frame_magic[8] = {'C', 'E', 'L', 'L', 'A', 'R', 'F', '1'};
 
 // Bytes of the complete message at the front of `p` (`avail` bytes), 0 if more are needed.
@@ -91,6 +92,7 @@ class frame_client {
   std::vector<unsigned char> out_;
   std::vector<capnp::word> in_;  // bytes read, from byte in_pos_ to in_end_
   std::size_t in_pos_ = 0, in_end_ = 0;
+  bool greeted_ = false;  // the server's eight bytes have come (the first thing it sends)
   status error_;
   std::map<std::uint64_t, std::unique_ptr<frame_reply>> early_;  // replies received while waiting for another
 };

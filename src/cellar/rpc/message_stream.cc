@@ -130,6 +130,12 @@ kj::Promise<void> buffered_message_stream::writeMessage(kj::ArrayPtr<const int> 
   return after_append();
 }
 
+kj::Promise<void> buffered_message_stream::write_raw(kj::ArrayPtr<const unsigned char> bytes) {
+  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  pending_.insert(pending_.end(), bytes.begin(), bytes.end());
+  return after_append();
+}
+
 kj::Promise<void> buffered_message_stream::writeMessages(
     kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) {
   KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }

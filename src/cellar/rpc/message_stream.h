@@ -49,6 +49,8 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // Reads more bytes; resolves false at the end of the stream (throws if it ends inside a
   // message).
   kj::Promise<bool> read_some();
+  // Queues bytes that are not a message (a protocol's greeting), written as messages are.
+  kj::Promise<void> write_raw(kj::ArrayPtr<const unsigned char> bytes);
 
  private:
   // Bytes of the complete message at the front of the read buffer, 0 if more are needed

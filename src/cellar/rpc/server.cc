@@ -475,6 +475,9 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         scratch_(kj::heapArray<capnp::word>(scratch_words)),
         tasks_(*this) {
     std::memset(scratch_.begin(), 0, scratch_.size() * sizeof(capnp::word));
+    // The same eight bytes back, before any reply: a client that gets anything else (an
+    // RPC-only server answers with an Abort message) knows frames are not spoken here.
+    backpressure_ = messages_.write_raw(kj::arrayPtr(frame_magic, sizeof frame_magic));
   }
 
   // Resolves once the client has closed its side and every reply is written.
@@ -610,7 +613,8 @@ struct accepted_connection {
 kj::Promise<void> serve_connection(accepted_connection& c, shared_state& st, capnp::ReaderOptions ro) {
   return c.messages.peek(sizeof frame_magic).then([&c, &st, ro](kj::ArrayPtr<const unsigned char> head) -> kj::Promise<void> {
     if (head.size() == 0) return kj::READY_NOW;  // closed before a byte
-    if (head.size() == sizeof frame_magic && std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
+    if (st.opts.frames && head.size() == sizeof frame_magic &&
+        std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
       c.messages.skip(sizeof frame_magic);
       auto session = kj::heap<frame_session>(st, c.messages, ro);
       auto served = session->serve();

@@ -35,6 +35,9 @@ struct server_options {
   // Partitions of a table created with KEY partitioning and 0 partitions (the shell's
   // `create` without SPLITS asks for the server's default this way).
   std::uint32_t default_partitions = 7;
+  // Serve the frame protocol on the port (rpc/frames.h). false: only Cap'n Proto RPC; a
+  // frame connection is then closed at its first bytes, as an older server does.
+  bool frames = true;
 };
 
 class server {
