@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "cellar.capnp.h"
+#include "cellar_batch.h"
 #include "engine.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
@@ -31,7 +32,6 @@ struct frame_conn {
   std::size_t out_pos = 0;
   std::vector<capnp::word> in;  // replies read, from byte in_pos to in_end
   std::size_t in_pos = 0, in_end = 0;
-  int outstanding = 0;  // requests without a reply
   bool polling_out = false;
   bool greeted = false;  // the server's eight bytes (rpc/frames.h) have come
   ~frame_conn() {
@@ -49,10 +49,9 @@ struct call {
 class cellar_frames_engine final : public engine {
  public:
   explicit cellar_frames_engine(const target_options& o)
-      : o_(o), scratch_(4096), values_(o.seed), rng_(o.seed * 7919 + 1), epfd_(::epoll_create1(EPOLL_CLOEXEC)) {
+      : o_(o), scratch_(4096), batch_(o), epfd_(::epoll_create1(EPOLL_CLOEXEC)) {
     if (epfd_ < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
     ro_.traversalLimitInWords = (256ull << 20) / 8;
-    for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
     std::memset(scratch_.data(), 0, scratch_.size() * sizeof(capnp::word));
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<frame_conn>();
@@ -69,7 +68,6 @@ class cellar_frames_engine final : public engine {
       req.setId(0);  // login
       req.setLogin("");
       cellar::rpc::append_frame(c->out, m);
-      ++c->outstanding;
       conns_.push_back(std::move(c));
     }
     // Wait for every login reply.
@@ -134,7 +132,6 @@ class cellar_frames_engine final : public engine {
     const std::uint64_t id = next_id_++;
     m.getRoot<cellar::wire::Request>().setId(id);
     cellar::rpc::append_frame(c.out, m);
-    ++c.outstanding;
     return id;
   }
 
@@ -143,31 +140,7 @@ class cellar_frames_engine final : public engine {
     capnp::MallocMessageBuilder m(kj::arrayPtr(scratch_.data(), scratch_.size()));  // zeroes what it used when it goes
     auto b = m.initRoot<cellar::wire::Request>().initBatch();
     b.setTable(o_.table);
-    auto actions = b.initActions(static_cast<unsigned>(idx.size()));
-    for (unsigned a = 0; a < idx.size(); ++a) {
-      const operation& op = s.ops[idx[a]];
-      key_ = build_key_name(op.keynum);
-      const bool write = second || op.kind == op_kind::update || op.kind == op_kind::insert;
-      if (!write) {
-        actions[a].initGet().setRow(bytes(key_));
-        continue;
-      }
-      auto p = actions[a].initPut();
-      p.setRow(bytes(key_));
-      if (op.kind == op_kind::insert) {
-        auto e = p.initEntries(field_count);
-        for (unsigned f = 0; f < field_count; ++f) {
-          e[f].setFamily(o_.family);
-          e[f].setQualifier(bytes(fields_[f]));
-          e[f].setValue(bytes(values_.pick(rng_)));
-        }
-      } else {
-        auto e = p.initEntries(1);
-        e[0].setFamily(o_.family);
-        e[0].setQualifier(bytes(fields_[static_cast<std::size_t>(op.field)]));
-        e[0].setValue(bytes(values_.pick(rng_)));
-      }
-    }
+    batch_.fill(b.initActions(static_cast<unsigned>(idx.size())), s, idx, second);
     ++s.calls_pending;
     calls_.emplace(queue(c, m), call{&s, &c, std::move(idx), false, second});
   }
@@ -199,18 +172,7 @@ class cellar_frames_engine final : public engine {
       s.rows[i] = static_cast<std::int32_t>(r.getRows().size());
       return call_done(s);
     }
-    auto results = r.getResults();
-    const bool all = call_ok && results.size() == k.idx.size();
-    std::vector<std::size_t> rmw;
-    for (unsigned a = 0; a < k.idx.size(); ++a) {
-      const std::size_t i = k.idx[a];
-      bool ok = all && results[a].getError().getCode() == 0;
-      const operation& op = s.ops[i];
-      if (ok && !k.second && (op.kind == op_kind::read || op.kind == op_kind::rmw))
-        ok = results[a].getRow().getCells().size() > 0;  // NOT_FOUND otherwise
-      if (!ok) s.ok[i] = 0;
-      if (!k.second && op.kind == op_kind::rmw && ok) rmw.push_back(i);
-    }
+    auto rmw = take_batch_answer(s, k.idx, k.second, call_ok, r.getResults());
     if (!rmw.empty()) {
       s.mid_ns = now_ns();
       send_batch(*k.c, s, std::move(rmw), true);
@@ -278,7 +240,6 @@ class cellar_frames_engine final : public engine {
       {
         capnp::FlatArrayMessageReader reader(
             kj::arrayPtr(c.in.data() + c.in_pos / sizeof(capnp::word), size / sizeof(capnp::word)), ro_);
-        --c.outstanding;
         on(reader.getRoot<cellar::wire::Reply>());
       }
       c.in_pos += size;
@@ -295,12 +256,9 @@ class cellar_frames_engine final : public engine {
   target_options o_;
   capnp::ReaderOptions ro_;
   std::vector<capnp::word> scratch_;  // the first segment of every request built
-  value_pool values_;
-  rng rng_;
+  batch_writer batch_;
   int epfd_;
   std::vector<std::unique_ptr<frame_conn>> conns_;
-  std::vector<std::string> fields_;
-  std::string key_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, call> calls_;
   std::vector<slot*> completed_;

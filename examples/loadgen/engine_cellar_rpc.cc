@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cellar.capnp.h"
+#include "cellar_batch.h"
 #include "engine.h"
 #include "rpc/client.h"
 #include "rpc/message_stream.h"
@@ -28,8 +29,7 @@ struct rpc_conn {
 class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler {
  public:
   explicit cellar_rpc_engine(const target_options& o)
-      : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), values_(o.seed), rng_(o.seed * 7919 + 1) {
-    for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
+      : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), batch_(o) {
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<rpc_conn>();
       c->channel = kj::heap<cellar::rpc::client_channel>(kj::heap<cellar::rpc::socket_stream>(
@@ -93,49 +93,14 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
   void send_batch(rpc_conn& c, slot& s, std::vector<std::size_t> idx, bool second) {
     auto req = c.cellar.batchRequest();
     req.setTable(o_.table);
-    auto actions = req.initActions(static_cast<unsigned>(idx.size()));
-    for (unsigned a = 0; a < idx.size(); ++a) {
-      const operation& op = s.ops[idx[a]];
-      key_ = build_key_name(op.keynum);
-      const bool write = second || op.kind == op_kind::update || op.kind == op_kind::insert;
-      if (!write) {
-        auto g = actions[a].initGet();
-        g.setRow(bytes(key_));
-        continue;
-      }
-      auto p = actions[a].initPut();
-      p.setRow(bytes(key_));
-      if (op.kind == op_kind::insert) {
-        auto e = p.initEntries(field_count);
-        for (unsigned f = 0; f < field_count; ++f) {
-          e[f].setFamily(o_.family);
-          e[f].setQualifier(bytes(fields_[f]));
-          e[f].setValue(bytes(values_.pick(rng_)));
-        }
-      } else {
-        auto e = p.initEntries(1);
-        e[0].setFamily(o_.family);
-        e[0].setQualifier(bytes(fields_[static_cast<std::size_t>(op.field)]));
-        e[0].setValue(bytes(values_.pick(rng_)));
-      }
-    }
+    batch_.fill(req.initActions(static_cast<unsigned>(idx.size())), s, idx, second);
     ++s.calls_pending;
     auto* sp = &s;
     auto* cp = &c;
     tasks_.add(req.send().then(
         [this, sp, cp, idx = std::move(idx), second](capnp::Response<cellar::wire::Cellar::BatchResults> r) mutable {
           slot& s = *sp;
-          const bool call_ok = r.getError().getCode() == 0 && r.getResults().size() == idx.size();
-          std::vector<std::size_t> rmw;
-          for (unsigned a = 0; a < idx.size(); ++a) {
-            const std::size_t i = idx[a];
-            bool ok = call_ok && r.getResults()[a].getError().getCode() == 0;
-            const operation& op = s.ops[i];
-            if (ok && !second && (op.kind == op_kind::read || op.kind == op_kind::rmw))
-              ok = r.getResults()[a].getRow().getCells().size() > 0;  // NOT_FOUND otherwise
-            if (!ok) s.ok[i] = 0;
-            if (!second && op.kind == op_kind::rmw && ok) rmw.push_back(i);
-          }
+          auto rmw = take_batch_answer(s, idx, second, r.getError().getCode() == 0, r.getResults());
           if (!rmw.empty()) {
             s.mid_ns = now_ns();
             send_batch(*cp, s, std::move(rmw), true);
@@ -180,10 +145,7 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
   kj::AsyncIoContext io_;
   std::vector<std::unique_ptr<rpc_conn>> conns_;
   kj::TaskSet tasks_;
-  value_pool values_;
-  rng rng_;
-  std::vector<std::string> fields_;
-  std::string key_;
+  batch_writer batch_;
   std::vector<slot*> completed_;
   kj::Own<kj::PromiseFulfiller<void>> waiter_;
   std::uint64_t failures_ = 0;
