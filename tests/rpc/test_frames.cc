@@ -59,6 +59,23 @@ std::string read_until_closed(int fd, std::size_t limit = 1 << 20) {
   return out;
 }
 
+// Sends `out` (the magic and some frames) on a new raw connection to `s`, shuts the
+// sending side, and returns what the server wrote until it closed, after its eight-byte
+// greeting (required), as words.
+std::vector<capnp::word> raw_exchange(const served_store& s, const std::vector<unsigned char>& out) {
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::shutdown(fd.get(), SHUT_WR);
+  ::fcntl(fd.get(), F_SETFL, 0);
+  auto bytes = read_until_closed(fd.get());
+  REQUIRE(bytes.substr(0, 8) == std::string(reinterpret_cast<const char*>(cellar::rpc::frame_magic), 8));
+  bytes = bytes.substr(8);
+  REQUIRE(bytes.size() % 8 == 0);
+  std::vector<capnp::word> words(bytes.size() / 8);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  return words;
+}
+
 }  // namespace
 
 TEST_CASE("frames: a batch gives the results the embedded API gives", "[frames]") {
@@ -194,7 +211,6 @@ TEST_CASE("frames: the first request must be login, with the server's token", "[
   CHECK(value_of((*r)[0]) == "v3");
 
   // A batch without login: refused, nothing written.
-  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
   std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
   capnp::MallocMessageBuilder m;
   auto req = m.initRoot<cellar::wire::Request>();
@@ -203,16 +219,9 @@ TEST_CASE("frames: the first request must be login, with the server's token", "[
   b.setTable("t");
   cellar::rpc::to_wire(cellar::batch_op(cellar::put("intruder").add("f", "q", "x")), b.initActions(1)[0]);
   cellar::rpc::append_frame(out, m);
-  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
-  ::shutdown(fd.get(), SHUT_WR);
-  ::fcntl(fd.get(), F_SETFL, 0);
-  auto bytes = read_until_closed(fd.get());
-  REQUIRE(bytes.substr(0, 8) == std::string(reinterpret_cast<const char*>(cellar::rpc::frame_magic), 8));
-  bytes = bytes.substr(8);  // the server's greeting
-  REQUIRE(bytes.size() % 8 == 0);
-  REQUIRE(cellar::rpc::frame_size(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), {}) == bytes.size());
-  std::vector<capnp::word> words(bytes.size() / 8);
-  std::memcpy(words.data(), bytes.data(), bytes.size());
+  auto words = raw_exchange(s, out);
+  REQUIRE(cellar::rpc::frame_size(reinterpret_cast<const unsigned char*>(words.data()), words.size() * 8, {}) ==
+          words.size() * 8);
   capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data(), words.size()));
   auto reply = reader.getRoot<cellar::wire::Reply>();
   CHECK(reply.getId() == 9);
@@ -266,7 +275,6 @@ TEST_CASE("frames: pipelined calls keep their order per partition", "[frames]") 
 
 TEST_CASE("frames: replies are written after the client stops sending", "[frames]") {
   served_store s(cellar::partition_spec::hash(2), 50);
-  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
   std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
   for (std::uint64_t id = 1; id <= 20; ++id) {
     capnp::MallocMessageBuilder m;
@@ -281,18 +289,12 @@ TEST_CASE("frames: replies are written after the client stops sending", "[frames
     }
     cellar::rpc::append_frame(out, m);
   }
-  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
-  ::shutdown(fd.get(), SHUT_WR);
-  ::fcntl(fd.get(), F_SETFL, 0);
-  auto bytes = read_until_closed(fd.get());
-  REQUIRE(bytes.substr(0, 8) == std::string(reinterpret_cast<const char*>(cellar::rpc::frame_magic), 8));
-  bytes = bytes.substr(8);  // the server's greeting
-  std::vector<capnp::word> words(bytes.size() / 8);
-  std::memcpy(words.data(), bytes.data(), bytes.size());
+  const auto words = raw_exchange(s, out);
+  const std::size_t total = words.size() * 8;
   std::size_t pos = 0, replies = 0;
   const auto* p = reinterpret_cast<const unsigned char*>(words.data());
-  while (pos < bytes.size()) {
-    const auto n = cellar::rpc::frame_size(p + pos, bytes.size() - pos, {});
+  while (pos < total) {
+    const auto n = cellar::rpc::frame_size(p + pos, total - pos, {});
     REQUIRE(n > 0);
     capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data() + pos / 8, n / 8));
     auto reply = reader.getRoot<cellar::wire::Reply>();
