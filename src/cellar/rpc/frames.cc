@@ -31,8 +31,6 @@ void store_u32(std::vector<unsigned char>& out, std::uint32_t v) {
   out.insert(out.end(), b, b + 4);
 }
 
-capnp::Data::Reader data(const std::string& s) { return {reinterpret_cast<const kj::byte*>(s.data()), s.size()}; }
-
 }  // namespace
 
 std::size_t frame_size(const unsigned char* p, std::size_t avail, const capnp::ReaderOptions& options) {

@@ -575,14 +575,16 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // queues it; the next read waits while the stream holds too much unsent.
   template <class Fill>
   void send(std::uint64_t words, Fill fill) {
+    auto queue = [&](capnp::MallocMessageBuilder& b) {
+      fill(b.initRoot<wire::Reply>());
+      backpressure_ = messages_.writeMessage(nullptr, b.getSegmentsForOutput());
+    };
     if (words + 8 <= scratch_.size()) {
       capnp::MallocMessageBuilder b(scratch_);  // zeroes what it used when it goes
-      fill(b.initRoot<wire::Reply>());
-      backpressure_ = messages_.writeMessage(nullptr, b.getSegmentsForOutput());
+      queue(b);
     } else {
       capnp::MallocMessageBuilder b(static_cast<unsigned>(std::min<std::uint64_t>(words + 8, 1u << 28)));
-      fill(b.initRoot<wire::Reply>());
-      backpressure_ = messages_.writeMessage(nullptr, b.getSegmentsForOutput());
+      queue(b);
     }
   }
 
