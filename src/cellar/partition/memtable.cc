@@ -23,6 +23,8 @@ std::uint32_t family_cap(const family_descriptor& f) {
   return f.max_versions == 0 ? std::numeric_limits<std::uint32_t>::max() : f.max_versions;
 }
 
+cell_key owned(const key_view& k) { return cell_key{k.row, k.qualifier, k.ts}; }
+
 // Sorted, de-duplicated qualifiers of a selection entry.
 std::vector<std::string_view> sorted_qualifiers(const std::vector<std::string>& qs) {
   std::vector<std::string_view> out(qs.begin(), qs.end());
@@ -31,11 +33,13 @@ std::vector<std::string_view> sorted_qualifiers(const std::vector<std::string>& 
   return out;
 }
 
-// Collects the visible cells of one row in one family, in R1 order. Returns false once
-// `exists_only` found a cell (the caller may stop).
+// Collects the visible cells of one row in one family, in R1 order, from the row's cells
+// (cell_map::row_cells: by qualifier, newest first). Returns early once `exists_only`
+// found a cell.
 struct family_reader {
+  using cells_t = cell_map::row_cells;
+  using cell_it = cells_t::const_iterator;
   const family_schema& fam;
-  const family_map& map;
   std::string_view row;
   const read_options& o;
   std::int64_t now;
@@ -47,57 +51,56 @@ struct family_reader {
   bool limit_reached() const { return o.max_per_family >= 0 && family_emitted >= o.max_per_family; }
 
   // Reads the column run starting at `it`; returns the iterator past the run.
-  family_map::const_iterator column(family_map::const_iterator it) {
-    const std::string_view q = it->first.qualifier;
+  cell_it column(cell_it it, cell_it end) {
+    const std::string_view q = it->first.qualifier.view();
     const std::uint32_t cap = family_cap(fam.desc);
     // Time-series families return every version in range (OBKV TS3: MaxVersions may be
     // set on a read but has no effect).
     const std::uint32_t want = fam.desc.kind == family_kind::time_series ? cap : std::min(o.max_versions, cap);
     std::uint32_t rank = 0, taken = 0;
-    for (; it != map.end() && it->first.row == row && it->first.qualifier == q; ++it) {
-      if (expired(fam.desc, it->first.ts, it->second, now)) continue;
+    for (; it != end && it->first.qualifier.view() == q; ++it) {
+      const std::int64_t ts = it->first.ts;
+      if (expired(fam.desc, ts, it->second, now)) continue;
       if (rank >= cap) continue;  // beyond MaxVersions: invisible even before trimming
       ++rank;
-      if (it->first.ts < o.range.min || it->first.ts >= o.range.max) continue;
+      if (ts < o.range.min || ts >= o.range.max) continue;
       if (taken >= want) continue;
       ++taken;
       if (family_seen++ < o.offset_per_family) continue;
       if (limit_reached()) continue;
       ++family_emitted;
       out.exists = true;
-      if (exists_only) return map.end();
-      // The values live on the heap: start loading the next one while this one is copied.
-      if (auto nx = std::next(it); nx != map.end()) __builtin_prefetch(nx->second.value.data());
+      if (exists_only) return end;
       if (out.cells.capacity() == 0) out.cells.reserve(16);
-      out.cells.emplace_back(std::string(row), fam.desc.name, std::string(it->first.qualifier), it->first.ts,
-                             it->second.value);
+      out.cells.emplace_back(std::string(row), fam.desc.name, std::string(q), ts, it->second.value);
     }
     return it;
   }
 
-  void all_columns() {
-    auto it = map.lower_bound(key_view{row, {}, latest_timestamp});
+  void all_columns(const cells_t& cells) {
     // Values live on the heap, a cache miss each: start loading the row's first few
     // together rather than one at a time as they are copied (as a scan does).
     if (!exists_only) {
-      auto p = it;
-      for (int n = 0; n < 32 && p != map.end() && p->first.row == row; ++n, ++p) {
+      int n = 0;
+      for (auto p = cells.begin(); n < 32 && p != cells.end(); ++n, ++p) {
         __builtin_prefetch(p->second.value.data());
         __builtin_prefetch(p->second.value.data() + 64);
       }
     }
-    while (it != map.end() && it->first.row == row && !limit_reached()) {
-      it = column(it);
+    const auto end = cells.end();
+    for (auto it = cells.begin(); it != end && !limit_reached();) {
+      it = column(it, end);
       if (exists_only && out.exists) return;
     }
   }
 
-  void some_columns(const std::vector<std::string_view>& qualifiers) {
+  void some_columns(const cells_t& cells, const std::vector<std::string_view>& qualifiers) {
+    const auto end = cells.end();
     for (auto q : qualifiers) {
       if (limit_reached()) return;
-      auto it = map.lower_bound(key_view{row, q, latest_timestamp});
-      if (it == map.end() || it->first.row != row || it->first.qualifier != q) continue;
-      column(it);
+      auto it = cells.lower_bound(cell_map::column_view{q, latest_timestamp});
+      if (it == end || it->first.qualifier.view() != q) continue;
+      column(it, end);
       if (exists_only && out.exists) return;
     }
   }
@@ -147,20 +150,23 @@ status memtable::reserve(std::int64_t bytes) const {
   return status::ok();
 }
 
-family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v) {
+family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
-  // One descent: the lower bound is the cell itself or where it goes.
-  auto it = m.lower_bound(key);
-  const bool exists = it != m.end() && !cell_key_less{}(key, it->first);
-  if (track_delta_ || track_redo_) record(fid, key, &v, !exists);
-  if (exists) {
-    if (in_unit_) undo_.push_back({fid, it->first, it->second});
-    account(charge - cell_charge(key.row.size(), key.qualifier.size(), it->second.value.size()));
-    it->second = std::move(v);
+  // The row by hash, then one descent inside it: the cell itself or a new one there.
+  auto [it, inserted] = m.try_emplace(key);
+  try {
+    if (track_delta_ || track_redo_) record(fid, key, &v, inserted);
+    if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value())});
+  } catch (...) {
+    if (inserted) m.erase(it);  // nothing half-written
+    throw;
+  }
+  if (!inserted) {
+    account(charge - cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
+    it.value() = std::move(v);
     return it;
   }
-  if (in_unit_) undo_.push_back({fid, key, std::nullopt});
-  it = m.emplace_hint(it, std::move(key), std::move(v));
+  it.value() = std::move(v);
   account(charge);
   ++cells_;
   return it;
@@ -184,12 +190,12 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
   auto it = at;
   while (it != m.begin()) {
     auto prev = std::prev(it);
-    if (prev->first.row != row || prev->first.qualifier != q) break;
+    if (prev.row() != row || prev.qualifier() != q) break;
     it = prev;
   }
   std::uint32_t rank = 0;
-  while (it != m.end() && it->first.row == row && it->first.qualifier == q) {
-    if (expired(f.desc, it->first.ts, it->second, now) || rank >= cap) {
+  while (it != m.end() && it.row() == row && it.qualifier() == q) {
+    if (expired(f.desc, it.ts(), it.value(), now) || rank >= cap) {
       it = erase_cell(f.id, m, it);
       continue;
     }
@@ -198,7 +204,7 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
   }
 }
 
-void memtable::record(std::uint32_t fid, const cell_key& key, const cell_value* v, bool absent_before) {
+void memtable::record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before) {
   // Encoded into a buffer kept for the next write: the redo log and the delta copy it.
   std::string& k = key_scratch_;
   k.clear();
@@ -226,12 +232,11 @@ void memtable::merge_delta(delta_map older) { delta_.merge_older(older); }
 void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   auto& m = ensure(fid);
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
-  auto [it, inserted] = m.insert_or_assign(std::move(key), std::move(v));
-  (void)it;
-  if (inserted) {
-    account(charge);
-    ++cells_;
-  }
+  auto [it, inserted] = m.try_emplace(key_view{key.row, key.qualifier, key.ts});
+  if (!inserted) account(-cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
+  it.value() = std::move(v);
+  account(charge);
+  if (inserted) ++cells_;
 }
 
 void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v) {
@@ -239,18 +244,19 @@ void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value>
   const bool saved_redo = track_redo_;
   track_redo_ = false;
   auto& m = ensure(fid);
+  const key_view k{key.row, key.qualifier, key.ts};
   if (v) {
-    write_cell(fid, m, std::move(key), std::move(*v));
-  } else if (auto it = m.find(key); it != m.end()) {
+    write_cell(fid, m, k, std::move(*v));
+  } else if (auto it = m.find(k); it != m.end()) {
     erase_cell(fid, m, it);
   }
   track_redo_ = saved_redo;
 }
 
 family_map::iterator memtable::erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it) {
-  if (track_delta_ || track_redo_) record(fid, it->first, nullptr);
-  if (in_unit_) undo_.push_back({fid, it->first, it->second});
-  account(-cell_charge(it->first.row.size(), it->first.qualifier.size(), it->second.value.size()));
+  if (track_delta_ || track_redo_) record(fid, it.key(), nullptr);
+  if (in_unit_) undo_.push_back({fid, owned(it.key()), it.value()});
+  account(-cell_charge(it.row().size(), it.qualifier().size(), it.value().value.size()));
   --cells_;
   return m.erase(it);
 }
@@ -270,9 +276,10 @@ void memtable::rollback() {
   in_unit_ = false;
   for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
     auto& m = ensure(it->family);
-    auto cur = m.find(it->key);
+    const key_view k{it->key.row, it->key.qualifier, it->key.ts};
+    auto cur = m.find(k);
     if (cur != m.end()) {
-      account(-cell_charge(cur->first.row.size(), cur->first.qualifier.size(), cur->second.value.size()));
+      account(-cell_charge(k.row.size(), k.qualifier.size(), cur.value().value.size()));
       --cells_;
       m.erase(cur);
     }
@@ -288,7 +295,7 @@ void memtable::rollback() {
     if (it->old) {
       account(cell_charge(it->key.row.size(), it->key.qualifier.size(), it->old->value.size()));
       ++cells_;
-      m.emplace(std::move(it->key), std::move(*it->old));
+      m.try_emplace(k).first.value() = std::move(*it->old);
     }
   }
   undo_.clear();
@@ -303,12 +310,14 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
   out.row = std::string(row);
   auto read_family = [&](const family_schema& fam, const std::vector<std::string>* qualifiers) {
     const family_map* m = find(fam.id);
-    if (m == nullptr || m->empty()) return;
-    family_reader r{fam, *m, row, o, now, exists_only, out};
+    if (m == nullptr) return;
+    const auto* cells = m->cells_of(row);
+    if (cells == nullptr) return;
+    family_reader r{fam, row, o, now, exists_only, out};
     if (qualifiers == nullptr || qualifiers->empty())
-      r.all_columns();
+      r.all_columns(*cells);
     else
-      r.some_columns(sorted_qualifiers(*qualifiers));
+      r.some_columns(*cells, sorted_qualifiers(*qualifiers));
   };
   if (o.columns.empty()) {
     for (const auto& fam : schema.families) {
@@ -354,10 +363,10 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       std::optional<std::string_view> cand;
       if (!req.reversed) {
         auto it = from ? m->lower_bound(row_probe{*from, !inclusive}) : m->begin();
-        if (it != m->end()) cand = it->first.row;
+        if (it != m->end()) cand = it.row();
       } else {
         auto it = from ? m->lower_bound(row_probe{*from, inclusive}) : m->end();
-        if (it != m->begin()) cand = std::prev(it)->first.row;
+        if (it != m->begin()) cand = std::prev(it).row();
       }
       if (cand && (!best || (req.reversed ? *cand > *best : *cand < *best))) best = cand;
     }
@@ -376,7 +385,7 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
 
   if (!req.reversed) {
     // Forward: one iterator per family walks its map in step with the others, so each
-    // row costs no seek (the qualifier-selected families seek per qualifier).
+    // row costs no seek (the qualifier-selected families seek per qualifier, in the row).
     struct source {
       const family_schema* fam;
       const family_map* map;
@@ -402,8 +411,8 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       std::string_view cur;
       bool any = false;
       for (const auto& src : srcs)
-        if (src.it != src.map->end() && (!any || std::string_view(src.it->first.row) < cur)) {
-          cur = src.it->first.row;
+        if (src.it != src.map->end() && (!any || src.it.row() < cur)) {
+          cur = src.it.row();
           any = true;
         }
       if (!any || !before_stop(cur)) {
@@ -414,31 +423,14 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       row_result rr;
       rr.row = row;
       for (auto& src : srcs) {
-        if (src.it == src.map->end() || src.it->first.row != row) continue;
-        // Values live on the heap, a cache miss each: start loading the row's first few
-        // together rather than one at a time as they are copied.
-        {
-          auto p = src.it;
-          for (int n = 0; n < 32 && p != src.map->end() && p->first.row == row; ++n, ++p) {
-            __builtin_prefetch(p->second.value.data());
-            __builtin_prefetch(p->second.value.data() + 64);
-          }
-        }
-        family_reader r{*src.fam, *src.map, row, req.options, now, false, rr};
-        if (src.qualifiers.empty()) {
-          auto it = src.it;
-          while (it != src.map->end() && it->first.row == row) {
-            if (r.limit_reached()) {
-              it = src.map->lower_bound(row_probe{row, true});
-              break;
-            }
-            it = r.column(it);
-          }
-          src.it = it;
-        } else {
-          r.some_columns(src.qualifiers);
-          src.it = src.map->lower_bound(row_probe{row, true});
-        }
+        if (src.it == src.map->end() || src.it.row() != row) continue;
+        // src.it is the row's first cell: read the row's cells, then go on to the next row.
+        family_reader r{*src.fam, row, req.options, now, false, rr};
+        if (src.qualifiers.empty())
+          r.all_columns(src.it.row_cells_here());
+        else
+          r.some_columns(src.it.row_cells_here(), src.qualifiers);
+        src.it = src.it.next_row();
       }
       if (!rr.cells.empty()) page.rows.push_back(std::move(rr));
       page.last_row = std::move(row);
@@ -470,19 +462,18 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
 
 // --- writes -----------------------------------------------------------------------------
 
-const std::pair<const cell_key, cell_value>* memtable::newest(const family_schema& f, const family_map& m,
-                                                              std::string_view row, std::string_view q,
-                                                              std::int64_t now, const time_range* r) const {
+family_map::iterator memtable::newest(const family_schema& f, const family_map& m, std::string_view row,
+                                      std::string_view q, std::int64_t now, const time_range* r) const {
   std::uint32_t rank = 0;
   const std::uint32_t cap = family_cap(f.desc);
   for (auto it = m.lower_bound(key_view{row, q, latest_timestamp});
-       it != m.end() && it->first.row == row && it->first.qualifier == q; ++it) {
-    if (expired(f.desc, it->first.ts, it->second, now)) continue;
-    if (rank++ >= cap) return nullptr;
-    if (r && (it->first.ts < r->min || it->first.ts >= r->max)) continue;
-    return &*it;
+       it != m.end() && it.row() == row && it.qualifier() == q; ++it) {
+    if (expired(f.desc, it.ts(), it.value(), now)) continue;
+    if (rank++ >= cap) return m.end();
+    if (r && (it.ts() < r->min || it.ts() >= r->max)) continue;
+    return it;
   }
-  return nullptr;
+  return m.end();
 }
 
 status memtable::apply(const table_schema& schema, const put& p, std::int64_t now) {
@@ -499,7 +490,7 @@ status memtable::apply(const table_schema& schema, const put& p, std::int64_t no
     const std::int64_t ts = e.timestamp == latest_timestamp ? put_ts : e.timestamp;
     cell_value v{e.value, p.ttl_ms_ ? sat_add(ts, *p.ttl_ms_) : latest_timestamp};
     auto& m = ensure(f->id);
-    auto at = write_cell(f->id, m, cell_key{p.row, e.qualifier, ts}, std::move(v));
+    auto at = write_cell(f->id, m, key_view{p.row, e.qualifier, ts}, std::move(v));
     trim_column(*f, m, p.row, e.qualifier, at, now);
   }
   return status::ok();
@@ -509,8 +500,8 @@ void memtable::delete_range(const family_schema& f, family_map& m, std::string_v
                             std::optional<std::string_view> qualifier, std::int64_t max_ts,
                             std::optional<std::int64_t> exact_ts) {
   auto it = m.lower_bound(key_view{row, qualifier.value_or(std::string_view{}), latest_timestamp});
-  while (it != m.end() && it->first.row == row && (!qualifier || it->first.qualifier == *qualifier)) {
-    const auto ts = it->first.ts;
+  while (it != m.end() && it.row() == row && (!qualifier || it.qualifier() == *qualifier)) {
+    const auto ts = it.ts();
     if (exact_ts ? ts == *exact_ts : ts <= max_ts)
       it = erase_cell(f.id, m, it);
     else
@@ -549,10 +540,7 @@ status memtable::apply(const table_schema& schema, const deletion& d, std::int64
           delete_range(*f, *m, d.row, e.qualifier, latest_timestamp, std::nullopt);
           break;
         }
-        if (auto* c = newest(*f, *m, d.row, e.qualifier, now, nullptr)) {
-          auto it = m->find(c->first);
-          erase_cell(f->id, *m, it);
-        }
+        if (auto c = newest(*f, *m, d.row, e.qualifier, now, nullptr); c != m->end()) erase_cell(f->id, *m, c);
         break;
     }
   }
@@ -584,17 +572,17 @@ result<row_result> memtable::apply(const table_schema& schema, const increment& 
     auto& m = ensure(f->id);
     std::int64_t value = e.amount;
     std::int64_t ts = now;
-    if (auto* c = newest(*f, m, inc.row, e.qualifier, now, nullptr)) {
-      if (c->second.value.size() != 8)
-        return status{code::not_a_long, "Field is not a long, it's " + std::to_string(c->second.value.size()) +
-                                             " bytes wide"};
-      value = static_cast<std::int64_t>(static_cast<std::uint64_t>(*to_long(c->second.value)) +
+    if (auto c = newest(*f, m, inc.row, e.qualifier, now, nullptr); c != m.end()) {
+      const std::string& old = c.value().value;
+      if (old.size() != 8)
+        return status{code::not_a_long, "Field is not a long, it's " + std::to_string(old.size()) + " bytes wide"};
+      value = static_cast<std::int64_t>(static_cast<std::uint64_t>(*to_long(old)) +
                                         static_cast<std::uint64_t>(e.amount));
-      ts = std::max(now, sat_add(c->first.ts, 1));  // a new, newer version (R25, R50)
+      ts = std::max(now, sat_add(c.ts(), 1));  // a new, newer version (R25, R50)
     }
     std::string bytes = long_bytes(value);
     if (inc.return_results_) out.cells.push_back(cell{inc.row, e.family, e.qualifier, ts, bytes});
-    auto at = write_cell(f->id, m, cell_key{inc.row, e.qualifier, ts},
+    auto at = write_cell(f->id, m, key_view{inc.row, e.qualifier, ts},
                cell_value{std::move(bytes), inc.ttl_ms_ ? sat_add(ts, *inc.ttl_ms_) : latest_timestamp});
     trim_column(*f, m, inc.row, e.qualifier, at, now);
   }
@@ -612,9 +600,9 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
     auto& m = ensure(f->id);
     std::string value;
     std::int64_t ts = now;
-    if (auto* c = newest(*f, m, app.row, e.qualifier, now, nullptr)) {
-      value = c->second.value;
-      ts = std::max(now, sat_add(c->first.ts, 1));
+    if (auto c = newest(*f, m, app.row, e.qualifier, now, nullptr); c != m.end()) {
+      value = c.value().value;
+      ts = std::max(now, sat_add(c.ts(), 1));
     }
     value += e.value;
     if (value.size() > f->desc.max_value_bytes)
@@ -623,7 +611,7 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
                                          std::to_string(f->desc.max_value_bytes)};
     if (auto s = reserve(cell_charge(app.row.size(), e.qualifier.size(), value.size())); !s) return s;
     if (app.return_results_) out.cells.push_back(cell{app.row, e.family, e.qualifier, ts, value});
-    auto at = write_cell(f->id, m, cell_key{app.row, e.qualifier, ts},
+    auto at = write_cell(f->id, m, key_view{app.row, e.qualifier, ts},
                cell_value{std::move(value), app.ttl_ms_ ? sat_add(ts, *app.ttl_ms_) : latest_timestamp});
     trim_column(*f, m, app.row, e.qualifier, at, now);
   }
@@ -644,14 +632,16 @@ result<bool> memtable::apply(const table_schema& schema, const check_and_mutate&
   const family_schema* f = schema.find(c.family);
   if (f == nullptr || dropped(f->id)) return status{code::family_not_found, "family '" + c.family + "' not found"};
   const family_map* m = find(f->id);
-  const auto* cur = m ? newest(*f, *m, c.row, c.qualifier, now, &c.range) : nullptr;
+  const std::string* cur = nullptr;  // the newest value in range, if any
+  if (m != nullptr)
+    if (auto it = newest(*f, *m, c.row, c.qualifier, now, &c.range); it != m->end()) cur = &it.value().value;
   bool pass;
   if (!c.expected) {
-    pass = cur == nullptr || cur->second.value.empty();  // R23
+    pass = cur == nullptr || cur->empty();  // R23
   } else if (cur == nullptr) {
     pass = false;
   } else {
-    const int cmp = std::string_view(*c.expected).compare(cur->second.value);  // R22: expected first
+    const int cmp = std::string_view(*c.expected).compare(*cur);  // R22: expected first
     switch (c.op) {
       case compare_op::less: pass = cmp < 0; break;
       case compare_op::less_or_equal: pass = cmp <= 0; break;
@@ -696,28 +686,28 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
     std::uint32_t rank = 0;
     bool started = false;
     while (it != m->end()) {
-      if (!started || it->first.row != row || it->first.qualifier != qual) {
+      if (!started || it.row() != row || it.qualifier() != qual) {
         if (examined >= budget) {
           // Stop only at a column boundary, so version ranks stay right next time.
           reclaim_family_ = f.id;
-          reclaim_from_ = cell_key{it->first.row, it->first.qualifier, latest_timestamp};
+          reclaim_from_ = cell_key{it.row(), it.qualifier(), latest_timestamp};
           in_unit_ = saved;
           return erased;
         }
-        row = it->first.row;
-        qual = it->first.qualifier;
+        row = it.row();
+        qual = it.qualifier();
         rank = 0;
         started = true;
       }
       ++examined;
-      if (expired(f.desc, it->first.ts, it->second, now) || rank >= cap) {
+      if (expired(f.desc, it.ts(), it.value(), now) || rank >= cap) {
         // `row`/`qual` view into the erased key: keep copies for the comparison.
         std::string r(row), q(qual);
         it = erase_cell(f.id, *m, it);
         ++erased;
-        if (it != m->end() && it->first.row == r && it->first.qualifier == q) {
-          row = it->first.row;
-          qual = it->first.qualifier;
+        if (it != m->end() && it.row() == r && it.qualifier() == q) {
+          row = it.row();
+          qual = it.qualifier();
         } else {
           started = false;
         }
@@ -744,8 +734,9 @@ void memtable::drop_family(std::uint32_t id) {
   auto it = families_.find(id);
   if (it == families_.end()) return;
   std::int64_t freed = 0;
-  for (const auto& [k, v] : it->second) {
-    freed += cell_charge(k.row.size(), k.qualifier.size(), v.value.size());
+  const family_map& m = it->second;
+  for (auto c = m.begin(); c != m.end(); ++c) {
+    freed += cell_charge(c.row().size(), c.qualifier().size(), c.value().value.size());
     --cells_;
   }
   account(-freed);

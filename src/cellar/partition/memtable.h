@@ -11,8 +11,6 @@
 // it from one thread at a time; that is what makes a unit atomic without locks.
 #pragma once
 
-#include <absl/container/btree_map.h>
-
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -24,68 +22,14 @@
 
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
+#include "partition/cell_map.h"
 #include "partition/delta_map.h"
 #include "partition/key_bytes.h"
 
 namespace cellar::detail {
 
-struct cell_key {
-  key_bytes row;
-  key_bytes qualifier;
-  std::int64_t ts;
-};
-
-// Looks up by (row, qualifier, ts) without building strings.
-struct key_view {
-  std::string_view row;
-  std::string_view qualifier;
-  std::int64_t ts;
-};
-
-// Sorts before every cell of `row` (after = false) or after every cell of it (after = true).
-struct row_probe {
-  std::string_view row;
-  bool after;
-};
-
-// Row asc, qualifier asc, timestamp desc; bytes compare unsigned (R1, R2).
-struct cell_key_less {
-  using is_transparent = void;
-  template <class A, class B>
-  bool operator()(const A& a, const B& b) const noexcept {
-    if (int c = std::string_view(a.row).compare(std::string_view(b.row)); c != 0) return c < 0;
-    if (int c = std::string_view(a.qualifier).compare(std::string_view(b.qualifier)); c != 0) return c < 0;
-    return a.ts > b.ts;
-  }
-  template <class A>
-  bool operator()(const row_probe& p, const A& k) const noexcept {
-    int c = p.row.compare(std::string_view(k.row));
-    return p.after ? c < 0 : c <= 0;
-  }
-  template <class A>
-  bool operator()(const A& k, const row_probe& p) const noexcept {
-    int c = std::string_view(k.row).compare(p.row);
-    return p.after ? c <= 0 : c < 0;
-  }
-  bool operator()(const row_probe&, const row_probe&) const noexcept = delete;
-};
-
-struct cell_value {
-  std::string value;
-  std::int64_t expires_at = latest_timestamp;  // from a cell TTL: timestamp + ttl
-};
-
-// absl::btree_map with 2 KB nodes instead of its default 256 bytes. A slot here is 112
-// bytes, so the default node held only 4 cells: a point read descended ~9 levels and a
-// scan left a node (a cache miss on the way through the parent) every 4 cells. With
-// 2 KB nodes a node holds 18. Same container as absl::btree_map (btree_map.h declares it
-// this way), only the node size differs; pinned to Debian's abseil 20220623.
-// Measured (loadgen --target cellar-embedded, 100k YCSB records, 3 runs alternating):
-// YCSB E 9.4-12.7k -> 12.6-15.2k scans/s, C 180-271k -> 284-317k ops/s, A no worse.
-using family_map = absl::container_internal::btree_map_container<
-    absl::container_internal::btree<absl::container_internal::map_params<
-        cell_key, cell_value, cell_key_less, std::allocator<std::pair<const cell_key, cell_value>>, 2048,
-        /*IsMulti=*/false>>>;
+// The cells of one family: grouped by row, a hash index over the rows (cell_map.h).
+using family_map = cell_map;
 
 // One page of a scan, as a partition serves it.
 struct scan_page_request {
@@ -169,7 +113,7 @@ class memtable {
 
  private:
   // `absent_before` (a put): the memtable did not hold the cell (delta_map::change::fresh).
-  void record(std::uint32_t fid, const cell_key& key, const cell_value* v, bool absent_before = false);
+  void record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before = false);
   struct undo_record {
     std::uint32_t family;
     cell_key key;
@@ -181,7 +125,7 @@ class memtable {
   family_map& ensure(std::uint32_t id);
 
   // Writes the cell; returns where it is now.
-  family_map::iterator write_cell(std::uint32_t fid, family_map& m, cell_key key, cell_value v);
+  family_map::iterator write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v);
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
   // After a write to a column: removes the versions no read can return any more (beyond
   // the family's MaxVersions, or expired), as the background reclaim would later (R18).
@@ -193,9 +137,9 @@ class memtable {
   status reserve(std::int64_t bytes) const;
 
   // The newest visible cell of a column (honouring TTL), optionally within a range.
-  const std::pair<const cell_key, cell_value>* newest(const family_schema& f, const family_map& m,
-                                                       std::string_view row, std::string_view q,
-                                                       std::int64_t now, const time_range* r) const;
+  // m.end() if there is none.
+  family_map::iterator newest(const family_schema& f, const family_map& m, std::string_view row, std::string_view q,
+                              std::int64_t now, const time_range* r) const;
   void delete_range(const family_schema& f, family_map& m, std::string_view row,
                     std::optional<std::string_view> qualifier, std::int64_t max_ts,
                     std::optional<std::int64_t> exact_ts);
