@@ -59,6 +59,7 @@ struct settings {
   std::int64_t worker_spin_polls = 0;
   std::int64_t worker_nap_polls = 0;
   std::int64_t event_loops = 0;
+  bool loop_affinity = true;
 };
 
 int fail(const std::string& msg) {
@@ -87,6 +88,8 @@ int main(int argc, char** argv) {
   auto* mif = app.add_option("--max-in-flight", st.max_in_flight, "most calls in flight per connection");
   auto* wt = app.add_option("--worker-threads", st.worker_threads, "CAF worker threads (0 = half the cores, at least 1)");
   auto* evl = app.add_option("--event-loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
+  auto* aff = app.add_option("--loop-affinity", st.loop_affinity,
+                             "event loop i runs on CPU i and takes the connections arriving there (true/false)");
   auto* wsp = app.add_option("--worker-spin-polls", st.worker_spin_polls,
                              "queue polls an idle CAF worker spins through before it sleeps");
   auto* wnp = app.add_option("--worker-nap-polls", st.worker_nap_polls,
@@ -117,6 +120,7 @@ int main(int argc, char** argv) {
       take("worker_spin_polls", st.worker_spin_polls, wsp);
       take("worker_nap_polls", st.worker_nap_polls, wnp);
       take("event_loops", st.event_loops, evl);
+      take("loop_affinity", st.loop_affinity, aff);
     } catch (const toml::parse_error& e) {
       return fail("cannot read " + config + ": " + std::string(e.description()));
     }
@@ -171,6 +175,7 @@ int main(int argc, char** argv) {
   ro.default_partitions = static_cast<std::uint32_t>(st.default_partitions);
   if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
+  ro.loop_affinity = st.loop_affinity;
 
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t sigs;

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -16,6 +17,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -687,6 +690,9 @@ struct server::impl {
     std::shared_ptr<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> stopper;
     bool ready = false;
     status error;
+    std::size_t index = 0;
+    int cpu = -1;  // the CPU this loop runs on (loop affinity); -1: any
+    std::atomic<int> connections{0};
   };
   std::unique_ptr<shared_state> st;
   std::vector<std::unique_ptr<loop>> loops;
@@ -697,6 +703,13 @@ struct server::impl {
 
   // One event loop: accepts on its own socket and serves those connections.
   void run(loop& me, int fd) {
+    pthread_setname_np(pthread_self(), ("cellar-loop-" + std::to_string(me.index)).c_str());  // for top -H, perf
+    if (me.cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(me.cpu, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort
+    }
     try {
       auto io = kj::setupAsyncIo();
       socket_listener listener(io.unixEventPort, kj::AutoCloseFd(fd));
@@ -716,7 +729,8 @@ struct server::impl {
         return listener.accept().then([&](kj::Own<socket_stream> stream) {
           auto conn = kj::heap<accepted_connection>(kj::mv(stream));
           auto served = serve_connection(*conn, *st, ro);
-          tasks.add(served.attach(kj::mv(conn)));
+          me.connections.fetch_add(1, std::memory_order_relaxed);
+          tasks.add(served.attach(kj::mv(conn), kj::defer([&me] { me.connections.fetch_sub(1, std::memory_order_relaxed); })));
           return accept_loop();
         });
       };
@@ -747,10 +761,27 @@ result<std::unique_ptr<server>> server::start(store& s, server_options o) {
     }
     fds.push_back(fd.value());
   }
-  for (int fd : fds) {
+  // Loop affinity: loop i runs on the i-th CPU the process may use and takes the
+  // connections the kernel sees arriving on that CPU (SO_INCOMING_CPU on a SO_REUSEPORT
+  // group, Linux 6.1+; earlier kernels spread by hash, as without affinity).
+  std::vector<int> cpus;
+  if (opts.loop_affinity && fds.size() > 1) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    if (cpus.size() < fds.size()) cpus.clear();  // more loops than CPUs: no affinity
+  }
+  for (std::size_t i = 0; i < fds.size(); ++i) {
     p->loops.push_back(std::make_unique<impl::loop>());
     auto* l = p->loops.back().get();
-    l->thread = std::thread([raw = p.get(), l, fd] { raw->run(*l, fd); });
+    l->index = i;
+    if (!cpus.empty()) {
+      l->cpu = cpus[i];
+      ::setsockopt(fds[i], SOL_SOCKET, SO_INCOMING_CPU, &l->cpu, sizeof l->cpu);
+    }
+    l->thread = std::thread([raw = p.get(), l, fd = fds[i]] { raw->run(*l, fd); });
   }
   status error;
   {
@@ -773,6 +804,12 @@ server::server(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 server::~server() { stop(); }
 
 std::uint16_t server::port() const { return p_->port; }
+
+std::vector<server::loop_info> server::loops() const {
+  std::vector<loop_info> out;
+  for (const auto& l : p_->loops) out.push_back({l->cpu, l->connections.load(std::memory_order_relaxed)});
+  return out;
+}
 
 void server::stop() {
   if (p_->stopped) return;

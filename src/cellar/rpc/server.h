@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cellar/status.h"
 #include "cellar/store.h"
@@ -32,6 +33,14 @@ struct server_options {
   // kj event loops, each with its own listening socket on the port (SO_REUSEPORT): the
   // kernel spreads connections over them.
   std::size_t event_loops = 1;
+  // With several loops and at least as many CPUs: loop i runs on the i-th CPU and takes the
+  // connections that arrive on that CPU (Linux 6.1+: SO_INCOMING_CPU on the SO_REUSEPORT
+  // group; older kernels spread by hash), so a connection's packets, its loop and, on
+  // loopback, its client share a CPU. Over a network the NIC's receive queues spread
+  // connections over CPUs; on loopback a connection arrives on the CPU its client connected
+  // from, so a client that opens every connection from one CPU gets one loop. false: the
+  // kernel spreads connections over the loops by hash, and loops run on any CPU.
+  bool loop_affinity = true;
   // Partitions of a table created with KEY partitioning and 0 partitions (the shell's
   // `create` without SPLITS asks for the server's default this way).
   std::uint32_t default_partitions = 7;
@@ -46,6 +55,12 @@ class server {
   static result<std::unique_ptr<server>> start(store& s, server_options o);
   ~server();  // stop()
   std::uint16_t port() const;
+  // Each event loop: the CPU it runs on (-1: any) and the connections it serves now.
+  struct loop_info {
+    int cpu;
+    int connections;
+  };
+  std::vector<loop_info> loops() const;
   // Stops accepting, closes connections and joins the server thread.
   void stop();
 
