@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 
 #include "cellar/store.h"
 #include "model/validate.h"
@@ -30,6 +31,7 @@ struct scan_state {
   };
 
   runtime_ptr rt;
+  std::function<std::int64_t()> clock;  // the store's, for pages read in place
   scan spec;
   std::vector<cursor> cursors;
   std::int64_t rows_out = 0;
@@ -69,14 +71,15 @@ struct scan_state {
   struct fetch : std::enable_shared_from_this<fetch> {
     scan_state& st;
     std::size_t n;
+    const bool in_place;  // may read pages on this thread (scanner::next_async)
     std::vector<row_result> out;
     std::function<void(result<std::vector<row_result>>)> done;
     std::mutex mu;
     std::uint32_t pending = 0;
     status error;
 
-    fetch(scan_state& s, std::size_t count, std::function<void(result<std::vector<row_result>>)> d)
-        : st(s), n(count), done(std::move(d)) {}
+    fetch(scan_state& s, std::size_t count, bool place, std::function<void(result<std::vector<row_result>>)> d)
+        : st(s), n(count), in_place(place), done(std::move(d)) {}
 
     void step() {
       for (;;) {
@@ -88,8 +91,8 @@ struct scan_state {
         }
         if (st.spec.limit_ >= 0 && st.rows_out >= st.spec.limit_) break;
         if (st.needs_refill()) {
-          request_pages();
-          return;
+          if (request_pages()) continue;  // read in place: go on here
+          return;                         // out at the partitions: absorb() goes on
         }
         cursor* best = st.best_cursor();
         if (best == nullptr) break;
@@ -107,7 +110,8 @@ struct scan_state {
     }
 
     // Asks every empty live cursor (range: the first live one) for one page, in parallel.
-    void request_pages() {
+    // Returns true if the pages were read here, in place (nothing is then pending).
+    bool request_pages() {
       std::vector<std::pair<cursor*, scan_part_ptr>> parts;
       bool blocked = false;  // an earlier range cursor still holds rows or is live
       for (auto& c : st.cursors) {
@@ -137,27 +141,57 @@ struct scan_state {
         parts.emplace_back(&c, std::move(part));
       }
       st.first_round = false;
+      if (in_place && read_in_place(parts)) return true;
       pending = static_cast<std::uint32_t>(parts.size());
       // From the first send on, the answers may run concurrently: touch nothing after.
       auto partitions = st.rt->partitions;
       for (auto& [c, part] : parts) caf::anon_send(partitions[c->partition], std::move(part));
+      return false;
+    }
+
+    // Reads every page on this thread if each of their partitions is free this instant
+    // (shared, as table::read_now reads), exactly as the partition's actor would;
+    // otherwise reads none and returns false.
+    bool read_in_place(std::vector<std::pair<cursor*, scan_part_ptr>>& parts) {
+      const auto& shared = st.rt->shared;
+      if (shared.size() != st.rt->partitions.size() || !st.clock) return false;
+      std::vector<std::shared_lock<rw_lock>> locks;
+      locks.reserve(parts.size());
+      for (auto& [c, part] : parts) {
+        auto& sh = *shared[c->partition];
+        std::shared_lock<rw_lock> l(sh.mu, std::try_to_lock);
+        if (!l.owns_lock() || sh.mem == nullptr) return false;
+        locks.push_back(std::move(l));
+      }
+      const auto now = st.clock();
+      for (auto& [c, part] : parts) {
+        part->page = shared[c->partition]->mem->scan(*part->schema, part->request, now);
+        part->answered = true;  // not through `done`: taken here
+      }
+      locks.clear();
+      for (auto& [c, part] : parts) take_page(*c, *part);
+      return true;
+    }
+
+    // Buffers a page's rows in its cursor and moves the cursor on.
+    static void take_page(cursor& c, scan_part& part) {
+      for (auto& r : part.page.rows) c.rows.push_back(std::move(r));
+      if (part.page.exhausted) {
+        c.exhausted = true;
+      } else if (part.page.examined_any) {
+        c.from = part.page.last_row;
+        c.from_inclusive = false;
+      }
     }
 
     // A page arrived (or its partition stopped): buffer its rows; the last answer goes on.
     void absorb(cursor& c, scan_part& part) {
       {
         std::lock_guard l(mu);
-        if (!part.st) {
+        if (!part.st)
           error = part.st;
-        } else {
-          for (auto& r : part.page.rows) c.rows.push_back(std::move(r));
-          if (part.page.exhausted) {
-            c.exhausted = true;
-          } else if (part.page.examined_any) {
-            c.from = part.page.last_row;
-            c.from_inclusive = false;
-          }
-        }
+        else
+          take_page(c, part);
         if (--pending != 0) return;
       }
       if (!error) {
@@ -211,6 +245,7 @@ result<scanner> table::scan(const cellar::scan& s) {
   if (auto st = validate(*rt->schema, s); !st) return st;
   auto state = std::make_unique<scan_state>();
   state->rt = rt;
+  state->clock = store_->options.clock;
   state->spec = s;
   const std::string& low = s.reversed_ ? s.stop : s.start;
   const std::string& high = s.reversed_ ? s.start : s.stop;
@@ -241,8 +276,9 @@ scanner::scanner(scanner&&) noexcept = default;
 scanner& scanner::operator=(scanner&&) noexcept = default;
 scanner::~scanner() = default;
 
-void scanner::next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done) {
-  std::make_shared<scan_state::fetch>(*st_, n, std::move(done))->step();
+void scanner::next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done,
+                         bool read_in_place) {
+  std::make_shared<scan_state::fetch>(*st_, n, read_in_place, std::move(done))->step();
 }
 
 bool scanner::finished() const {

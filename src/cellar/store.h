@@ -195,7 +195,13 @@ class scanner {
   // Up to n results, delivered to `done` once, on this thread when no partition has to be
   // asked, else on a store worker thread (so `done` must not block). The scanner must
   // stay alive, and see no other call, until `done` has run.
-  void next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done);
+  // `read_in_place`: a page whose partitions are all free this instant is read on the
+  // calling thread (shared, as read_now reads) instead of by the partitions' threads. The
+  // same ordering caveat as read_now: a caller with writes in flight that the scan must
+  // see must not ask for it (the RPC server asks only while no write of the connection
+  // waits at the table: rpc/connection_state.h).
+  void next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done,
+                  bool read_in_place = false);
   // Whether the scan has no result left to return (known without asking the partitions:
   // false when in doubt).
   bool finished() const;

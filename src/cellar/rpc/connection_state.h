@@ -41,6 +41,15 @@ struct connection_state {
       if (auto* w = find(table, p); w && (w->writes > 0 || (!reads && w->reads > 0))) return false;
     return true;
   }
+  // Inside an admitted scan call, before it counts in scans_in_flight: whether its first
+  // page may be read in place (scanner::next_async), i.e. no write of this connection
+  // waits at any partition of `table` and no DDL or admin call is in flight.
+  bool may_scan_in_place(const std::string& table) {
+    if (in_flight - 1 != batches_waiting + scans_in_flight) return false;
+    for (const auto& w : at)
+      if (w.table == table && w.writes > 0) return false;
+    return true;
+  }
   void wait_at(const std::string& table, const std::vector<std::uint32_t>& parts, bool reads, int delta) {
     batches_waiting += static_cast<std::size_t>(delta);
     for (auto p : parts) {

@@ -113,11 +113,12 @@ struct scan_page_result {
   bool done = true;
 };
 
-kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n) {
+kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n,
+                                                          bool in_place = false) {
   using rows = result<std::vector<row_result>>;
   auto [promise, deliver] = from_any_thread<rows>();
   // `sc` stays alive in the callback until the scanner is done with it.
-  sc->next_async(n, [deliver = std::move(deliver), sc](rows r) { deliver(std::move(r)); });
+  sc->next_async(n, [deliver = std::move(deliver), sc](rows r) { deliver(std::move(r)); }, in_place);
   return promise.then([sc, n](rows r) {
     auto out = std::make_shared<scan_page_result>();
     out->done = !r || r->size() < n || sc->finished();
@@ -257,8 +258,9 @@ kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_
     return kj::READY_NOW;
   }
   auto shared = std::make_shared<scanner>(std::move(sc.value()));
+  const bool in_place = conn->may_scan_in_place(t->name());
   ++conn->scans_in_flight;
-  return fetch_page(shared, first)
+  return fetch_page(shared, first, in_place)
       .then([shared, reply = kj::mv(reply)](std::shared_ptr<scan_page_result> page) mutable {
         reply(status::ok(), std::move(shared), std::move(page));
       })
