@@ -214,6 +214,8 @@ stop_servers
   (one cellar family, one redis hash), keys `user` + FNV-64 of the record number
   (insertorder=hashed), scrambled zipfian (theta 0.99) request distribution, E scans of
   uniform 1..100 rows, inserts 5 %, updates write one field.
+- cellar-server runs with its defaults: one event loop per core, each on its own CPU and
+  serving the connections that arrive on it (`--loop-affinity`).
 - Closed loop: each connection keeps `depth` requests in flight; the load generator runs one
   event loop per thread (epoll for cellar frames, kj for cellar capnp, poll(2) with hiredis
   for redis).
