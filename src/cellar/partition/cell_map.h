@@ -55,17 +55,6 @@ struct row_probe {
   bool after;
 };
 
-// Row asc, qualifier asc, timestamp desc; bytes compare unsigned (R1, R2).
-struct cell_key_less {
-  using is_transparent = void;
-  template <class A, class B>
-  bool operator()(const A& a, const B& b) const noexcept {
-    if (int c = std::string_view(a.row).compare(std::string_view(b.row)); c != 0) return c < 0;
-    if (int c = std::string_view(a.qualifier).compare(std::string_view(b.qualifier)); c != 0) return c < 0;
-    return a.ts > b.ts;
-  }
-};
-
 struct cell_value {
   std::string value;
   std::int64_t expires_at = latest_timestamp;  // from a cell TTL: timestamp + ttl

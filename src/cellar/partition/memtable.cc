@@ -173,12 +173,6 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
 }
 
 void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
-                           std::int64_t now) {
-  if (f.desc.max_versions == 0) return;
-  trim_column(f, m, row, q, m.lower_bound(key_view{row, q, latest_timestamp}), now);
-}
-
-void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
                            family_map::iterator at, std::int64_t now) {
   // The rule of reads (family_reader::column) and of the background reclaim: a version is
   // out of reach once expired or ranked beyond the family's MaxVersions, in every kind of

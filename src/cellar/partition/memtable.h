@@ -129,8 +129,7 @@ class memtable {
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
   // After a write to a column: removes the versions no read can return any more (beyond
   // the family's MaxVersions, or expired), as the background reclaim would later (R18).
-  void trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q, std::int64_t now);
-  // The same, from `at`: a cell of the column (or the column's place), e.g. just written.
+  // From `at`: a cell of the column (or the column's place), e.g. just written.
   void trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
                    family_map::iterator at, std::int64_t now);
   void account(std::int64_t delta);
