@@ -26,33 +26,45 @@ inline std::string row_name(int i) {
   return b;
 }
 
+// Creates table `name` with one family "f".
+inline void add_table(cellar::store& s, const std::string& name, cellar::partition_spec p) {
+  cellar::table_descriptor d;
+  d.name = name;
+  d.partitioning = std::move(p);
+  cellar::family_descriptor f;
+  f.name = "f";
+  d.families = {f};
+  REQUIRE(s.create_table(d, cellar::schema_origin::oceanbase_ddl));
+}
+
+inline cellar::rpc::server_options loopback_options(std::string token = "", bool frames = true) {
+  cellar::rpc::server_options so;
+  so.port = 0;
+  so.token = std::move(token);
+  so.frames = frames;
+  return so;
+}
+
 struct served_store {
   std::unique_ptr<cellar::store> store;
   std::unique_ptr<cellar::rpc::server> server;
 
   // `rows` rows row00000... with f:q = "v<i>" at timestamp 1.
-  explicit served_store(cellar::partition_spec p, int rows = 1000, std::string token = "", bool frames = true) {
+  explicit served_store(cellar::partition_spec p, int rows = 1000, std::string token = "", bool frames = true)
+      : served_store(std::move(p), rows, loopback_options(std::move(token), frames)) {}
+
+  served_store(cellar::partition_spec p, int rows, const cellar::rpc::server_options& so) {
     cellar::store_options o;
     o.worker_threads = 2;
     auto s = cellar::store::open(std::move(o));
     REQUIRE(s);
     store = std::move(s.value());
-    cellar::table_descriptor d;
-    d.name = "t";
-    d.partitioning = std::move(p);
-    cellar::family_descriptor f;
-    f.name = "f";
-    d.families = {f};
-    REQUIRE(store->create_table(d, cellar::schema_origin::oceanbase_ddl));
+    add_table(*store, "t", std::move(p));
     auto t = store->open_table("t");
     REQUIRE(t);
     std::vector<cellar::put> puts;
     for (int i = 0; i < rows; ++i) puts.push_back(cellar::put(row_name(i)).add("f", "q", 1, "v" + std::to_string(i)));
     if (!puts.empty()) REQUIRE(t->put(puts));
-    cellar::rpc::server_options so;
-    so.port = 0;
-    so.token = std::move(token);
-    so.frames = frames;
     auto srv = cellar::rpc::server::start(*store, so);
     REQUIRE(srv);
     server = std::move(srv.value());

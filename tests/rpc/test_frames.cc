@@ -87,13 +87,7 @@ TEST_CASE("frames: a batch gives the results the embedded API gives", "[frames]"
 
   // Random batches of puts, gets, deletes and increments over a few rows; the same batch
   // then runs through the embedded API on a twin table, and every result must match.
-  cellar::table_descriptor d;
-  d.name = "twin";
-  d.partitioning = spec;
-  cellar::family_descriptor f;
-  f.name = "f";
-  d.families = {f};
-  REQUIRE(s.store->create_table(d, cellar::schema_origin::oceanbase_ddl));
+  add_table(*s.store, "twin", spec);
   auto twin = s.store->open_table("twin");
   REQUIRE(twin);
   std::mt19937 rng(7);
@@ -233,6 +227,42 @@ TEST_CASE("frames: the first request must be login, with the server's token", "[
   CHECK(g->cells.empty());
 }
 
+// One round of 100 pipelined pairs on `c`: a put of "v<round*100+i>" to one of ten rows,
+// then `follow(row)`, a request that must see that put. Half the pairs leave in one write,
+// half apart: a put that waits at a busy actor may then meet its follower when the
+// partition is free again but the put not yet run. Checks every put succeeded and returns
+// the followers' replies in order.
+template <class Follow>
+std::vector<std::unique_ptr<cellar::rpc::frame_reply>> pipelined_pairs(frame_client& c, int round, Follow follow) {
+  std::vector<std::uint64_t> puts, followers;
+  for (int i = 0; i < 100; ++i) {
+    const std::string row = "r" + std::to_string(i % 10);
+    puts.push_back(c.send_batch("t", {cellar::put(row).add("f", "q", "v" + std::to_string(round * 100 + i))}));
+    if (i % 2 == 1) {
+      REQUIRE(c.flush());
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    followers.push_back(follow(row));
+  }
+  REQUIRE(c.flush());
+  std::map<std::uint64_t, std::unique_ptr<cellar::rpc::frame_reply>> replies;
+  while (replies.size() < 200) {
+    auto r = c.receive();
+    REQUIRE(r);
+    const auto id = r.value()->get().getId();
+    CHECK(replies.count(id) == 0);
+    replies[id] = std::move(r.value());
+  }
+  std::vector<std::unique_ptr<cellar::rpc::frame_reply>> out;
+  for (int i = 0; i < 100; ++i) {
+    auto p = frame_client::batch_results(replies.at(puts[static_cast<std::size_t>(i)])->get());
+    REQUIRE(p);
+    REQUIRE((*p)[0].st);
+    out.push_back(std::move(replies.at(followers[static_cast<std::size_t>(i)])));
+  }
+  return out;
+}
+
 TEST_CASE("frames: pipelined calls keep their order per partition", "[frames]") {
   auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));
   served_store s(spec, 0);
@@ -241,32 +271,9 @@ TEST_CASE("frames: pipelined calls keep their order per partition", "[frames]") 
   // while later ones of this connection could run in place and overtake them.
   busy_connection busy(s);
   for (int round = 0; round < 5; ++round) {
-    std::vector<std::uint64_t> puts, gets;
+    auto gets = pipelined_pairs(*c, round, [&](const std::string& row) { return c->send_batch("t", {cellar::get(row)}); });
     for (int i = 0; i < 100; ++i) {
-      const std::string row = "r" + std::to_string(i % 10);
-      puts.push_back(c->send_batch("t", {cellar::put(row).add("f", "q", "v" + std::to_string(round * 100 + i))}));
-      // Half the pairs leave in one write, half apart: a put that waits at a busy actor
-      // may then meet its get when the partition is free again but the put not yet run.
-      if (i % 2 == 1) {
-        REQUIRE(c->flush());
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-      gets.push_back(c->send_batch("t", {cellar::get(row)}));
-    }
-    REQUIRE(c->flush());
-    std::map<std::uint64_t, std::unique_ptr<cellar::rpc::frame_reply>> replies;
-    while (replies.size() < 200) {
-      auto r = c->receive();
-      REQUIRE(r);
-      const auto id = r.value()->get().getId();
-      CHECK(replies.count(id) == 0);
-      replies[id] = std::move(r.value());
-    }
-    for (int i = 0; i < 100; ++i) {
-      auto p = frame_client::batch_results(replies.at(puts[static_cast<std::size_t>(i)])->get());
-      REQUIRE(p);
-      REQUIRE((*p)[0].st);
-      auto g = frame_client::batch_results(replies.at(gets[static_cast<std::size_t>(i)])->get());
+      auto g = frame_client::batch_results(gets[static_cast<std::size_t>(i)]->get());
       REQUIRE(g);
       CHECK(value_of((*g)[0]) == "v" + std::to_string(round * 100 + i));
     }
@@ -282,26 +289,11 @@ TEST_CASE("frames: a scan pipelined after a put sees it", "[frames]") {
   auto c = dial(s);
   busy_connection busy(s);
   for (int round = 0; round < 5; ++round) {
-    std::vector<std::uint64_t> puts, scans;
+    auto scans = pipelined_pairs(*c, round, [&](const std::string& row) {
+      return c->send_scan("t", cellar::scan().start_row(row).stop_row(row, true), 1);
+    });
     for (int i = 0; i < 100; ++i) {
-      const std::string row = "r" + std::to_string(i % 10);
-      puts.push_back(c->send_batch("t", {cellar::put(row).add("f", "q", "v" + std::to_string(round * 100 + i))}));
-      if (i % 2 == 1) {  // as in the test above: some pairs in one write, some apart
-        REQUIRE(c->flush());
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-      scans.push_back(c->send_scan("t", cellar::scan().start_row(row).stop_row(row, true), 1));
-    }
-    REQUIRE(c->flush());
-    std::map<std::uint64_t, std::unique_ptr<cellar::rpc::frame_reply>> replies;
-    while (replies.size() < 200) {
-      auto r = c->receive();
-      REQUIRE(r);
-      const auto id = r.value()->get().getId();
-      replies[id] = std::move(r.value());
-    }
-    for (int i = 0; i < 100; ++i) {
-      auto page = frame_client::page_of(replies.at(scans[static_cast<std::size_t>(i)])->get());
+      auto page = frame_client::page_of(scans[static_cast<std::size_t>(i)]->get());
       REQUIRE(page);
       REQUIRE(page->rows.size() == 1);
       REQUIRE(page->rows[0].cells.size() == 1);
@@ -399,13 +391,7 @@ std::size_t client_sockets_to(std::uint16_t port) {
 TEST_CASE("connect(): batches over frames give the RPC path's results", "[frames]") {
   served_store s(cellar::partition_spec::hash(4), 0);
   const std::string address = "127.0.0.1:" + std::to_string(s.server->port());
-  cellar::table_descriptor d;
-  d.name = "twin";
-  d.partitioning = cellar::partition_spec::hash(4);
-  cellar::family_descriptor f;
-  f.name = "f";
-  d.families = {f};
-  REQUIRE(s.store->create_table(d, cellar::schema_origin::oceanbase_ddl));
+  add_table(*s.store, "twin", cellar::partition_spec::hash(4));
   std::mt19937 rng(17);
   std::vector<std::vector<cellar::batch_op>> batches;
   for (int round = 0; round < 200; ++round) {

@@ -17,9 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "cellar/store.h"
 #include "rpc/frames.h"
-#include "rpc/server.h"
+#include "served_store.h"
 
 namespace {
 
@@ -68,29 +67,14 @@ std::string cpus_allowed_of(const std::string& name) {
   return "";
 }
 
-struct served {
-  std::unique_ptr<cellar::store> store;
-  std::unique_ptr<cellar::rpc::server> server;
-  served(std::size_t loops, bool affinity) {
-    cellar::store_options o;
-    o.worker_threads = 1;
-    auto s = cellar::store::open(std::move(o));
-    REQUIRE(s);
-    store = std::move(s.value());
-    cellar::table_descriptor d;
-    d.name = "t";
-    d.partitioning = cellar::partition_spec::hash(2);
-    cellar::family_descriptor f;
-    f.name = "f";
-    d.families = {f};
-    REQUIRE(store->create_table(d, cellar::schema_origin::oceanbase_ddl));
-    cellar::rpc::server_options so;
-    so.port = 0;
+// Table "t" served by `loops` event loops, with or without loop affinity.
+struct served : served_store {
+  served(std::size_t loops, bool affinity) : served_store(cellar::partition_spec::hash(2), 0, options(loops, affinity)) {}
+  static cellar::rpc::server_options options(std::size_t loops, bool affinity) {
+    auto so = loopback_options();
     so.event_loops = loops;
     so.loop_affinity = affinity;
-    auto srv = cellar::rpc::server::start(*store, so);
-    REQUIRE(srv);
-    server = std::move(srv.value());
+    return so;
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
   std::vector<int> connections() const {
