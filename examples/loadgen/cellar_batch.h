@@ -35,4 +35,21 @@ class batch_writer {
 std::vector<std::size_t> take_batch_answer(slot& s, const std::vector<std::size_t>& idx, bool second, bool call_ok,
                                            capnp::List<cellar::wire::ActionResult>::Reader results);
 
+// Starts a slot's operations as both cellar engines send them: resets its per-op state,
+// sends each scan as its own call and every other operation in one batch.
+template <class SendScan, class SendBatch>
+void start_slot(slot& s, SendScan send_scan, SendBatch send_batch) {
+  s.ok.assign(s.ops.size(), 1);
+  s.rows.assign(s.ops.size(), 0);
+  s.calls_pending = 0;
+  std::vector<std::size_t> batched;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    if (s.ops[i].kind == op_kind::scan)
+      send_scan(i);
+    else
+      batched.push_back(i);
+  }
+  if (!batched.empty()) send_batch(std::move(batched));
+}
+
 }  // namespace loadgen

@@ -38,7 +38,6 @@ struct slot {
   std::vector<std::int32_t> rows;  // scans: rows returned
   // Engine bookkeeping.
   int calls_pending = 0;
-  int phase = 0;
 };
 
 class engine {

@@ -89,18 +89,9 @@ class cellar_frames_engine final : public engine {
   ~cellar_frames_engine() noexcept override { ::close(epfd_); }
 
   void start(slot& s) override {
-    s.ok.assign(s.ops.size(), 1);
-    s.rows.assign(s.ops.size(), 0);
-    s.calls_pending = 0;
     auto& c = *conns_[static_cast<std::size_t>(s.conn)];
-    std::vector<std::size_t> batched;
-    for (std::size_t i = 0; i < s.ops.size(); ++i) {
-      if (s.ops[i].kind == op_kind::scan)
-        send_scan(c, s, i);
-      else
-        batched.push_back(i);
-    }
-    if (!batched.empty()) send_batch(c, s, std::move(batched), false);
+    start_slot(s, [&](std::size_t i) { send_scan(c, s, i); },
+               [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
   }
 
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {

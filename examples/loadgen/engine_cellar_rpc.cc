@@ -47,20 +47,9 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
   ~cellar_rpc_engine() noexcept override = default;
 
   void start(slot& s) override {
-    s.ok.assign(s.ops.size(), 1);
-    s.rows.assign(s.ops.size(), 0);
-    s.calls_pending = 0;
-    s.phase = 0;
     auto& c = *conns_[static_cast<std::size_t>(s.conn)];
-    // One batch for every non-scan op (reads of rmw included), one scan call per scan.
-    std::vector<std::size_t> batched;
-    for (std::size_t i = 0; i < s.ops.size(); ++i) {
-      if (s.ops[i].kind == op_kind::scan)
-        send_scan(c, s, i);
-      else
-        batched.push_back(i);
-    }
-    if (!batched.empty()) send_batch(c, s, std::move(batched), false);
+    start_slot(s, [&](std::size_t i) { send_scan(c, s, i); },
+               [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
   }
 
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
