@@ -9,7 +9,7 @@
 #include "cellar.capnp.h"
 #include "cellar_batch.h"
 #include "engine.h"
-#include "rpc/client.h"
+#include "cellar/client.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "cellar/connection.h"
-#include "rpc/client.h"
+#include "cellar/client.h"
 #include "shell/session.h"
 
 int main(int argc, char** argv) {

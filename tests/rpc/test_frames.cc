@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "cellar/store.h"
-#include "rpc/client.h"
+#include "cellar/client.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
 #include "served_store.h"

@@ -1,4 +1,4 @@
-#include "rpc/client.h"
+#include "cellar/client.h"
 
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>

@@ -1,4 +1,4 @@
-// rpc/client.h: a `connection` (cellar/connection.h) to a cellar-server.
+// cellar/client.h: a `connection` (cellar/connection.h) to a cellar-server.
 //
 // The connection runs a kj event loop on the thread that made it and must only be used
 // from that thread. Every call is synchronous: it sends one request and waits for its
