@@ -1,4 +1,4 @@
-// Conformance tests for shared/semantics.md, rules R1..R34 and R48..R50, through the
+// Conformance tests for docs/semantics.md, rules R1..R34 and R48..R50, through the
 // public embedded API only. Each TEST_CASE is named after the rule it pins.
 #include <catch2/catch.hpp>
 

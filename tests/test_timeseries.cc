@@ -1,4 +1,4 @@
-// Time-series families (OBKV rules TS1 to TS5 in shared/semantics.md): the cells of one
+// Time-series families (OBKV rules TS1 to TS5 in docs/semantics.md): the cells of one
 // key and timestamp come back per qualifier, reads return every version, deletes work
 // per R14, and what OBKV refuses is refused with UNSUPPORTED.
 #include <catch2/catch.hpp>

@@ -11,7 +11,7 @@
 // Timestamps are milliseconds since the epoch. `latest_timestamp` (HBase's
 // LATEST_TIMESTAMP) means "let the store assign the current time" on writes, and "no
 // upper bound" in deletes. Behaviour of each operation is specified in
-// shared/semantics.md (rules R1 to R50); the rule numbers are cited below.
+// docs/semantics.md (rules R1 to R50); the rule numbers are cited below.
 //
 // Thread safety: plain values.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // A memtable holds, for each column family of its table group, one ordered map from
 // (row, qualifier, timestamp descending) to value: the OBKV layout of `group$family`
-// (primary key K, Q, T). Reads apply the rules of shared/semantics.md: time-to-live, the
+// (primary key K, Q, T). Reads apply the rules of docs/semantics.md: time-to-live, the
 // family's MaxVersions, time ranges, requested versions, per-family limit and offset.
 // Writes can be grouped into a unit (`begin` .. `commit`/`rollback`): every change inside
 // a unit is recorded so that a failure undoes the whole unit.
