@@ -93,6 +93,9 @@ class put {
     std::string value;
   };
 
+  // Default-constructed actions have an empty row, which every call refuses (a row key
+  // is 1 to 1024 bytes); they exist so that actions can be deserialized in place.
+  put() : put(std::string()) {}
   explicit put(std::string row, std::int64_t timestamp = latest_timestamp)
       : row(std::move(row)), timestamp(timestamp) {}
   put& add(std::string family, std::string qualifier, std::string value) {
@@ -130,6 +133,7 @@ class deletion {
     std::int64_t timestamp;
   };
 
+  deletion() : deletion(std::string()) {}
   explicit deletion(std::string row, std::int64_t timestamp = latest_timestamp)
       : row(std::move(row)), timestamp(timestamp) {}
   deletion& family(std::string f) { return add(scope::family, std::move(f), {}, timestamp); }
@@ -166,6 +170,7 @@ class deletion {
 
 class get {
  public:
+  get() = default;
   explicit get(std::string row) : row(std::move(row)) {}
   get& family(std::string f) { options.columns.add_family(std::move(f)); return *this; }
   get& column(std::string f, std::string q) {
@@ -236,6 +241,7 @@ class increment {
     std::string qualifier;
     std::int64_t amount;
   };
+  increment() = default;
   explicit increment(std::string row) : row(std::move(row)) {}
   increment& add(std::string f, std::string q, std::int64_t amount) {
     entries.push_back({std::move(f), std::move(q), amount});
@@ -258,6 +264,7 @@ class append {
     std::string qualifier;
     std::string value;
   };
+  append() = default;
   explicit append(std::string row) : row(std::move(row)) {}
   append& add(std::string f, std::string q, std::string v) {
     entries.push_back({std::move(f), std::move(q), std::move(v)});
@@ -275,6 +282,7 @@ class append {
 // Puts and deletes on one row, applied in order, all or nothing (R24, R48).
 class row_mutations {
  public:
+  row_mutations() = default;
   explicit row_mutations(std::string row) : row(std::move(row)) {}
   row_mutations& add(cellar::put p) { mutations.emplace_back(std::move(p)); return *this; }
   row_mutations& add(cellar::deletion d) { mutations.emplace_back(std::move(d)); return *this; }
@@ -290,6 +298,7 @@ enum class compare_op : std::uint8_t { less, less_or_equal, equal, not_equal, gr
 // check passes iff the column is absent or its newest value is empty, whatever the op.
 class check_and_mutate {
  public:
+  check_and_mutate() = default;
   check_and_mutate(std::string row, std::string family, std::string qualifier)
       : row(std::move(row)), family(std::move(family)), qualifier(std::move(qualifier)) {}
   check_and_mutate& if_matches(compare_op o, std::string v) { op = o; expected = std::move(v); return *this; }

@@ -12,9 +12,11 @@
 //   t.put(cellar::put("1").add("info", "title", "hello"));
 //   auto r = t.get(cellar::get("1"));
 //
-// Thread safety: `store` and `table` may be used from any number of threads at once.
-// Synchronous calls block the calling thread until the partitions answer; the
-// asynchronous forms call their callback on a CAF worker thread, which must not block.
+// Thread safety: `store` and `table` may be used from any number of threads at once. The
+// calls of this API, from all threads together, take effect at each partition in the order
+// they were made (docs/concurrency.md). Synchronous calls block the calling thread until
+// the partitions answer (a call whose partitions are free runs on the calling thread); the
+// asynchronous forms call their callback on a thread of the store, which must not block.
 #pragma once
 
 #include <chrono>
@@ -31,10 +33,12 @@
 
 namespace cellar {
 
+class store;
+
 namespace detail {
 struct store_impl;
-struct table_runtime;
 struct scan_state;
+store_impl& impl_of(store& s);
 }  // namespace detail
 
 // What a crash can lose (README, "Durability").
@@ -139,35 +143,13 @@ class table {
   // partition are applied as one atomic unit, in order: if one fails, that partition's
   // actions are all undone (the failing one reports its error, the others ABORTED).
   // A batch with an invalid action (unknown family, too large, ...) is refused whole
-  // before anything runs. When no batch of the store is in flight, it runs on the calling
-  // thread if its partitions are free (run_now); otherwise on the partitions' threads.
+  // before anything runs. Blocks until every partition has answered.
   std::vector<op_result> batch(std::vector<batch_op> ops);
 
-  // The same, answering on a CAF worker thread; `done` must not block.
+  // The same without waiting: `done` gets the results once, on a thread of the store (a
+  // partition's worker, or the log's writer in log-sync mode), or on this thread if every
+  // partition answered before this returns. `done` must not block.
   void batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done);
-
-  // A batch of gets read on the calling thread, if every partition it reads is free this
-  // instant: no hand-off to a partition's thread and no wait. Otherwise (a partition
-  // busy, or an action that is not a get) nothing is done and the result is nullopt: use
-  // batch() or batch_async(). An invalid batch is answered as batch() would. The reads of
-  // one partition see one state of it. Ordering: a read here does not wait for writes
-  // still queued at the partition, so a caller that has writes in flight and wants to
-  // read them must not use it (the RPC server, through run_now, reads in place only while
-  // no write of the connection waits at those partitions: rpc/connection_state.h).
-  std::optional<std::vector<op_result>> read_now(std::vector<batch_op>& ops);
-
-  // read_now for any batch: gets as read_now does; a batch with writes, if every action
-  // falls in one partition and that partition is free this instant, is run here as the
-  // partition would run it (one atomic unit, in the log when the store has one). Not in
-  // log-sync mode, where a write is acknowledged only once the log has synced it. The same
-  // ordering caveat as read_now: a caller with actions in flight on that partition must
-  // not use it (the RPC server runs a write in place only when nothing of the connection
-  // waits at that partition: rpc/connection_state.h).
-  std::optional<std::vector<op_result>> run_now(std::vector<batch_op>& ops);
-
-  // The partitions the actions fall in, ascending, each once (empty if the table is gone
-  // or has no partitions yet). For callers that order their own calls per partition.
-  std::vector<std::uint32_t> partitions_of(const std::vector<batch_op>& ops) const;
 
  private:
   friend class store;
@@ -192,22 +174,16 @@ class scanner {
   result<std::vector<row_result>> next(std::size_t n);
   // Every remaining result.
   result<std::vector<row_result>> all();
-  // Up to n results, delivered to `done` once, on this thread when no partition has to be
-  // asked, else on a store worker thread (so `done` must not block). The scanner must
-  // stay alive, and see no other call, until `done` has run.
-  // `read_in_place`: a page whose partitions are all free this instant is read on the
-  // calling thread (shared, as read_now reads) instead of by the partitions' threads. The
-  // same ordering caveat as read_now: a caller with writes in flight that the scan must
-  // see must not ask for it (the RPC server asks only while no write of the connection
-  // waits at the table: rpc/connection_state.h).
-  void next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done,
-                  bool read_in_place = false);
+  // Up to n results, delivered to `done` once: on this thread when every page it needed
+  // could be read here, else on a thread of the store (so `done` must not block). The
+  // scanner must stay alive, and see no other call, until `done` has run.
+  void next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done);
   // Whether the scan has no result left to return (known without asking the partitions:
   // false when in doubt).
   bool finished() const;
 
  private:
-  friend class table;
+  friend struct detail::store_impl;
   explicit scanner(std::unique_ptr<detail::scan_state> st);
   std::unique_ptr<detail::scan_state> st_;
 };
@@ -264,6 +240,7 @@ class store {
   const store_options& options() const;
 
  private:
+  friend detail::store_impl& detail::impl_of(store& s);
   explicit store(std::shared_ptr<detail::store_impl> impl);
   std::shared_ptr<detail::store_impl> impl_;
 };

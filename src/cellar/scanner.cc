@@ -4,16 +4,19 @@
 // is exhausted, and where to continue (the last row it examined, exclusive). The scanner
 // always knows the next row of every live cursor, so picking the smallest (largest when
 // reversed) gives the global order. Empty buffers are refilled in parallel, one page per
-// partition, before each pick.
+// partition, before each pick. A page is a scan_request to the partition: read in place
+// when the scan's caller allows it and the partition is free (as the dispatcher runs a
+// batch, route/dispatch.h), else sent to its actor.
 #include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <semaphore>
 
 #include "cellar/store.h"
 #include "model/validate.h"
+#include "partition/ask.h"
 #include "route/router.h"
 #include "store_impl.h"
 
@@ -31,7 +34,7 @@ struct scan_state {
   };
 
   runtime_ptr rt;
-  std::function<std::int64_t()> clock;  // the store's, for pages read in place
+  dispatch_context ctx;  // the caller's: where pages may be read
   scan spec;
   std::vector<cursor> cursors;
   std::int64_t rows_out = 0;
@@ -65,21 +68,20 @@ struct scan_state {
   }
 
   // One request for up to `n` results, carried through page fetches. It runs on the
-  // caller's thread until it needs pages, then on the worker thread of the partition that
-  // answers last. Only one thread touches the scan at a time: the one running `step`,
-  // or, while pages are out, the page answers under `mu`.
+  // caller's thread until it needs pages from actors, then on the worker thread of the
+  // partition that answers last. Only one thread touches the scan at a time: the one
+  // running `step`, or, while pages are out, the page answers under `mu`.
   struct fetch : std::enable_shared_from_this<fetch> {
     scan_state& st;
     std::size_t n;
-    const bool in_place;  // may read pages on this thread (scanner::next_async)
     std::vector<row_result> out;
     std::function<void(result<std::vector<row_result>>)> done;
     std::mutex mu;
     std::uint32_t pending = 0;
     status error;
 
-    fetch(scan_state& s, std::size_t count, bool place, std::function<void(result<std::vector<row_result>>)> d)
-        : st(s), n(count), in_place(place), done(std::move(d)) {}
+    fetch(scan_state& s, std::size_t count, std::function<void(result<std::vector<row_result>>)> d)
+        : st(s), n(count), done(std::move(d)) {}
 
     void step() {
       for (;;) {
@@ -91,8 +93,9 @@ struct scan_state {
         }
         if (st.spec.limit_ >= 0 && st.rows_out >= st.spec.limit_) break;
         if (st.needs_refill()) {
-          if (request_pages()) continue;  // read in place: go on here
-          return;                         // out at the partitions: absorb() goes on
+          if (!request_pages()) return;  // out at the partitions: absorb() goes on
+          if (!error) break;             // read in place, and failed
+          continue;                      // read in place: go on here
         }
         cursor* best = st.best_cursor();
         if (best == nullptr) break;
@@ -100,6 +103,10 @@ struct scan_state {
         best->rows.pop_front();
         ++st.rows_out;
         st.split(std::move(r));
+      }
+      if (!error) {
+        finish(error);
+        return;
       }
       finish(std::move(out));
     }
@@ -109,18 +116,18 @@ struct scan_state {
       d(std::move(r));
     }
 
-    // Asks every empty live cursor (range: the first live one) for one page, in parallel.
-    // Returns true if the pages were read here, in place (nothing is then pending).
+    // Asks every empty live cursor (range: the first live one) for one page, in parallel:
+    // in place where it may, from the partitions' actors otherwise. Returns true if every
+    // page was read here (nothing is then pending).
     bool request_pages() {
-      std::vector<std::pair<cursor*, scan_part_ptr>> parts;
+      std::vector<std::pair<cursor*, scan_request>> out_there;
       bool blocked = false;  // an earlier range cursor still holds rows or is live
       for (auto& c : st.cursors) {
         if (st.ordered && blocked) break;
         if (st.ordered && !c.exhausted) blocked = true;
         if (!c.rows.empty() || c.exhausted) continue;
-        auto part = std::make_shared<scan_part>();
-        part->schema = st.rt->schema;
-        auto& rq = part->request;
+        scan_request req{st.rt->schema->version, {}};
+        auto& rq = req.page;
         rq.from = c.from;
         rq.from_inclusive = c.from_inclusive;
         rq.stop = st.spec.stop;
@@ -137,61 +144,67 @@ struct scan_state {
           want = std::min(want, left);
         }
         rq.max_rows = static_cast<std::size_t>(want);
-        part->done = [self = shared_from_this(), c = &c](scan_part& p) { self->absorb(*c, p); };
-        parts.emplace_back(&c, std::move(part));
+        const auto& ref = st.rt->partitions[c.partition];
+        scan_reply page;
+        if (st.ctx.in_place && ref.local && st.ctx.order->may_run_now(ref.id, false) && ref.local->try_scan(req, page)) {
+          st.ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+          if (!page.st) {
+            error = page.st;
+            return true;
+          }
+          take_page(c, page.page);
+          continue;
+        }
+        out_there.emplace_back(&c, std::move(req));
       }
       st.first_round = false;
-      if (in_place && read_in_place(parts)) return true;
-      pending = static_cast<std::uint32_t>(parts.size());
-      // From the first send on, the answers may run concurrently: touch nothing after.
-      auto partitions = st.rt->partitions;
-      for (auto& [c, part] : parts) caf::anon_send(partitions[c->partition], std::move(part));
+      if (out_there.empty()) return true;
+      pending = static_cast<std::uint32_t>(out_there.size());
+      // From the first send on, the answers may run concurrently: touch nothing of the
+      // scan after.
+      auto ctx = st.ctx;
+      auto rt = st.rt;
+      for (auto& [c, req] : out_there) {
+        const auto& ref = rt->partitions[c->partition];
+        ctx.order->enter(ref.id, false);
+        ctx.stats->queued.fetch_add(1, std::memory_order_relaxed);
+        ctx.stats->in_flight.fetch_add(1, std::memory_order_relaxed);
+        ask<scan_reply>(*ctx.system, ref.actor, std::move(req),
+                        [self = shared_from_this(), c = c, order = ctx.order, stats = ctx.stats,
+                         id = ref.id](result<scan_reply> r) {
+                          order->leave(id, false);
+                          stats->in_flight.fetch_sub(1, std::memory_order_relaxed);
+                          if (!r) {
+                            scan_reply failed;
+                            failed.st = r.error();
+                            self->absorb(*c, failed);
+                          } else {
+                            self->absorb(*c, *r);
+                          }
+                        });
+      }
       return false;
     }
 
-    // Reads every page on this thread if each of their partitions is free this instant
-    // (shared, as table::read_now reads), exactly as the partition's actor would;
-    // otherwise reads none and returns false.
-    bool read_in_place(std::vector<std::pair<cursor*, scan_part_ptr>>& parts) {
-      const auto& shared = st.rt->shared;
-      if (shared.size() != st.rt->partitions.size() || !st.clock) return false;
-      std::vector<std::shared_lock<rw_lock>> locks;
-      locks.reserve(parts.size());
-      for (auto& [c, part] : parts) {
-        auto& sh = *shared[c->partition];
-        std::shared_lock<rw_lock> l(sh.mu, std::try_to_lock);
-        if (!l.owns_lock() || sh.mem == nullptr) return false;
-        locks.push_back(std::move(l));
-      }
-      const auto now = st.clock();
-      for (auto& [c, part] : parts) {
-        part->page = shared[c->partition]->mem->scan(*part->schema, part->request, now);
-        part->answered = true;  // not through `done`: taken here
-      }
-      locks.clear();
-      for (auto& [c, part] : parts) take_page(*c, *part);
-      return true;
-    }
-
     // Buffers a page's rows in its cursor and moves the cursor on.
-    static void take_page(cursor& c, scan_part& part) {
-      for (auto& r : part.page.rows) c.rows.push_back(std::move(r));
-      if (part.page.exhausted) {
+    static void take_page(cursor& c, scan_page& page) {
+      for (auto& r : page.rows) c.rows.push_back(std::move(r));
+      if (page.exhausted) {
         c.exhausted = true;
-      } else if (part.page.examined_any) {
-        c.from = part.page.last_row;
+      } else if (page.examined_any) {
+        c.from = page.last_row;
         c.from_inclusive = false;
       }
     }
 
     // A page arrived (or its partition stopped): buffer its rows; the last answer goes on.
-    void absorb(cursor& c, scan_part& part) {
+    void absorb(cursor& c, scan_reply& page) {
       {
         std::lock_guard l(mu);
-        if (!part.st)
-          error = part.st;
+        if (!page.st)
+          error = page.st;
         else
-          take_page(c, part);
+          take_page(c, page.page);
         if (--pending != 0) return;
       }
       if (!error) {
@@ -236,16 +249,21 @@ struct scan_state {
 
 using namespace detail;
 
-result<scanner> table::scan(const cellar::scan& s) {
-  store_->note_foreground();
-  auto rt = store_->lookup(name_);
+result<scanner> table::scan(const cellar::scan& s) { return store_->open_scan(name_, s, store_->embedded_order); }
+
+namespace detail {
+
+result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan& s,
+                                      const std::shared_ptr<call_order>& order) {
+  dispatch->note();
+  auto rt = lookup(table);
   if (!rt)
-    return store_->closed ? status{code::unavailable, "the store is closed"}
-                          : status{code::table_not_found, "table '" + name_ + "' does not exist"};
+    return closed ? status{code::unavailable, "the store is closed"}
+                  : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"};
   if (auto st = validate(*rt->schema, s); !st) return st;
   auto state = std::make_unique<scan_state>();
   state->rt = rt;
-  state->clock = store_->options.clock;
+  state->ctx = context(order, true);
   state->spec = s;
   const std::string& low = s.reversed_ ? s.stop : s.start;
   const std::string& high = s.reversed_ ? s.start : s.stop;
@@ -271,14 +289,15 @@ result<scanner> table::scan(const cellar::scan& s) {
   return scanner(std::move(state));
 }
 
+}  // namespace detail
+
 scanner::scanner(std::unique_ptr<scan_state> st) : st_(std::move(st)) {}
 scanner::scanner(scanner&&) noexcept = default;
 scanner& scanner::operator=(scanner&&) noexcept = default;
 scanner::~scanner() = default;
 
-void scanner::next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done,
-                         bool read_in_place) {
-  std::make_shared<scan_state::fetch>(*st_, n, read_in_place, std::move(done))->step();
+void scanner::next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done) {
+  std::make_shared<scan_state::fetch>(*st_, n, std::move(done))->step();
 }
 
 bool scanner::finished() const {
@@ -300,15 +319,15 @@ result<std::vector<row_result>> scanner::next(std::size_t n) {
     return out;
   }
   struct box {
-    waiter ready;
+    std::binary_semaphore ready{0};
     std::optional<result<std::vector<row_result>>> r;
   };
   auto b = std::make_shared<box>();
   next_async(n, [b](result<std::vector<row_result>> r) {
     b->r.emplace(std::move(r));
-    b->ready.notify();
+    b->ready.release();
   });
-  b->ready.wait();
+  b->ready.acquire();
   return std::move(*b->r);
 }
 

@@ -1,11 +1,10 @@
 #include "cellar/store.h"
 
-#include <algorithm>
-#include <numeric>
-
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <chrono>
-#include <shared_mutex>
+#include <semaphore>
 #include <thread>
 
 #include "model/validate.h"
@@ -17,7 +16,7 @@ namespace cellar {
 
 namespace detail {
 
-store_impl::store_impl(store_options o) : options(std::move(o)) {
+store_impl::store_impl(store_options o) : options(std::move(o)), memory(options.memory_limit_bytes) {
   if (!options.clock)
     options.clock = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -36,6 +35,7 @@ store_impl::store_impl(store_options o) : options(std::move(o)) {
   caf_config->set("work-stealing.moderate-poll-attempts", options.worker_nap_polls);
   caf_config->set("work-stealing.relaxed-sleep-duration",
                   caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(options.worker_idle_sleep)));
+  add_partition_protocol(*caf_config);
   system = std::make_unique<caf::actor_system>(*caf_config);
   catalog.store(std::make_shared<const catalog_map>());
 }
@@ -63,10 +63,8 @@ status store_impl::close() {
       spdlog::error("cellar: final snapshot failed: {}", result.to_string());
     }
   auto cat = catalog.load();
-  for (const auto& [name, rt] : *cat)
-    for (const auto& p : rt->partitions)
-      caf::anon_send(p, std::make_shared<admin_part>(admin_part::kind::stop, nullptr, 0));
   catalog.store(std::make_shared<const catalog_map>());
+  for (const auto& [name, rt] : *cat) ask_all<admin_reply>(*system, *rt, [](std::uint32_t) { return stop_request{}; });
   cat.reset();
   system->await_all_actors_done();
   log.reset();  // drains and syncs
@@ -86,21 +84,70 @@ status table_not_found(std::string_view name) {
   return {code::table_not_found, "table '" + std::string(name) + "' does not exist"};
 }
 
-// Sends an admin request to every partition and, when `wait`, blocks until all answered.
-std::shared_ptr<admin_fanout> fan_out(const table_runtime& rt, admin_part::kind k, schema_ptr schema,
-                                      std::vector<std::uint32_t> ids, bool wait) {
-  auto fan = wait ? std::make_shared<admin_fanout>(static_cast<std::uint32_t>(rt.partitions.size())) : nullptr;
-  for (std::uint32_t i = 0; i < rt.partitions.size(); ++i) {
-    auto part = std::make_shared<admin_part>(k, fan, i);
-    part->schema = schema;
-    part->family_ids = ids;
-    caf::anon_send(rt.partitions[i], std::move(part));
+// Checks every action; on the first failure fills every result and returns false.
+bool admit(const store_impl& s, const runtime_ptr& rt, std::string_view name, std::vector<batch_op>& ops,
+           std::vector<op_result>& results) {
+  status bad;
+  std::size_t bad_index = 0;
+  if (!rt) {
+    bad = s.closed ? status{code::unavailable, "the store is closed"} : table_not_found(name);
+  } else {
+    for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
+      bad = validate(*rt->schema, ops[i]);
+      bad_index = i;
+    }
+    if (bad.is_ok() && !ops.empty() && rt->partitions.empty())
+      bad = {code::family_not_found, "table group '" + std::string(name) + "' has no column family yet"};
   }
-  if (fan && !rt.partitions.empty()) fan->finished.wait();
-  return fan;
+  if (bad.is_ok()) return true;
+  results.resize(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    results[i].st = (i == bad_index || !rt) ? bad
+                                            : status{code::aborted, "not applied: action #" +
+                                                                        std::to_string(bad_index) +
+                                                                        " of the batch is invalid (" +
+                                                                        bad.to_string() + ")"};
+  return false;
+}
+
+// Tells every partition of `rt` its new schema, without waiting: a partition takes it
+// before any request that was checked against it (its mailbox is in order).
+void adopt(const table_runtime& rt) {
+  for (const auto& p : rt.partitions) caf::anon_send(p.actor, adopt_schema_request{*rt.schema});
 }
 
 }  // namespace
+
+std::optional<std::vector<op_result>> store_impl::run_batch(std::string_view table, std::vector<batch_op> ops,
+                                                            const std::shared_ptr<call_order>& order, bool in_place,
+                                                            batch_done done) {
+  auto rt = lookup(table);
+  std::vector<op_result> refused;
+  if (!admit(*this, rt, table, ops, refused)) return refused;
+  return dispatch_batch(context(order, in_place), *rt, std::move(ops), std::move(done));
+}
+
+partition_ref store_impl::start_partition(const schema_ptr& schema, std::uint32_t index,
+                                          std::shared_ptr<std::unique_ptr<memtable>> recovered) {
+  partition_config cfg;
+  cfg.schema = schema;
+  cfg.index = index;
+  cfg.recovered = std::move(recovered);
+  cfg.track_delta = persistent();
+  const bool log_sync = options.durability == durability::log_sync;
+  if (log) cfg.log = log_stream(log.get(), schema->uid, index, log_sync);
+  cfg.memory = &memory;
+  cfg.clock = options.clock;
+  cfg.maintenance_interval = options.maintenance_interval;
+  cfg.maintenance_slice = options.maintenance_slice_cells;
+  partition_ref ref;
+  ref.local = std::make_shared<local_partition>(log && log_sync);
+  ref.id = {schema->uid, index};
+  ref.actor = spawn_partition(*system, std::move(cfg), ref.local);
+  return ref;
+}
+
+store_impl& impl_of(store& s) { return *s.impl_; }
 
 }  // namespace detail
 
@@ -133,7 +180,7 @@ const store_options& store::options() const { return impl_->options; }
 
 namespace {
 
-// Builds a runtime for a new schema of `name`, reusing `old`'s actors, spawning them
+// Builds a runtime for a new schema of `name`, reusing `old`'s partitions, starting them
 // when the partitioning just became known. Caller holds ddl_mutex.
 runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, const table_runtime* old) {
   schema->version = s.next_version++;
@@ -141,27 +188,12 @@ runtime_ptr make_runtime(store_impl& s, std::shared_ptr<table_schema> schema, co
   rt->schema = schema;
   if (old && !old->partitions.empty()) {
     rt->partitions = old->partitions;
-    rt->shared = old->shared;
-    fan_out(*rt, admin_part::kind::adopt_schema, rt->schema, {}, false);
+    adopt(*rt);
   } else if (schema->partitioned) {
     auto rec = s.recovered_mem.find(schema->name);
-    for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i) {
-      partition_config cfg;
-      cfg.schema = rt->schema;
-      cfg.partition = i;
-      if (rec != s.recovered_mem.end() && i < rec->second.size()) cfg.recovered = rec->second[i];
-      cfg.track_delta = s.persistent();
-      cfg.log = s.log.get();
-      cfg.log_sync = s.options.durability == durability::log_sync;
-      cfg.global_bytes = &s.bytes;
-      cfg.memory_limit = s.options.memory_limit_bytes;
-      cfg.clock = s.options.clock;
-      cfg.maintenance_interval = s.options.maintenance_interval;
-      cfg.maintenance_slice = s.options.maintenance_slice_cells;
-      cfg.shared = std::make_shared<partition_shared>();
-      rt->shared.push_back(cfg.shared);
-      rt->partitions.push_back(s.system->spawn(partition_behavior, std::move(cfg)));
-    }
+    for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i)
+      rt->partitions.push_back(s.start_partition(
+          rt->schema, i, rec != s.recovered_mem.end() && i < rec->second.size() ? rec->second[i] : nullptr));
     if (rec != s.recovered_mem.end()) s.recovered_mem.erase(rec);
   }
   return rt;
@@ -201,7 +233,7 @@ result<runtime_ptr> commit(store_impl& s, std::shared_ptr<table_schema> schema, 
 // Stops a runtime's partition actors and drops their WiredTiger tables (a dropped table
 // group, or a group that took a new partition rule). Caller holds ddl_mutex.
 void retire(store_impl& s, const table_runtime& old) {
-  fan_out(old, admin_part::kind::stop, nullptr, {}, true);
+  ask_all<admin_reply>(*s.system, old, [](std::uint32_t) { return stop_request{}; });
   if (!s.persistent() || !old.schema->partitioned) return;
   std::lock_guard snap(s.snapshot_mutex);  // no snapshot is writing to its tables
   for (std::uint32_t i = 0; i < old.schema->partitioning.count(); ++i)
@@ -312,7 +344,7 @@ status store::drop_family(const std::string& table, const std::string& family) {
                          schema->families.end());
   auto rt = commit(*impl_, schema, old.get());
   if (!rt) return rt.error();
-  fan_out(**rt, admin_part::kind::drop_families, nullptr, {id}, true);
+  ask_all<admin_reply>(*impl_->system, **rt, [id](std::uint32_t) { return drop_families_request{{id}}; });
   if (impl_->persistent()) {
     std::lock_guard snap(impl_->snapshot_mutex);
     impl_->purges.push_back({schema->uid, schema->partitioning.count(), id});
@@ -344,7 +376,7 @@ status store::truncate_table(const std::string& table) {
   }
   auto rt = commit(*impl_, schema, old.get());
   if (!rt) return rt.error();
-  fan_out(**rt, admin_part::kind::drop_families, nullptr, old_ids, true);
+  ask_all<admin_reply>(*impl_->system, **rt, [&](std::uint32_t) { return drop_families_request{old_ids}; });
   if (impl_->persistent() && schema->partitioned) {
     std::lock_guard snap(impl_->snapshot_mutex);
     for (auto id : old_ids) impl_->purges.push_back({schema->uid, schema->partitioning.count(), id});
@@ -376,20 +408,20 @@ result<table_stats> store::stats(const std::string& table) {
   if (!rt) return table_not_found(table);
   table_stats out;
   out.table = table;
-  auto fan = fan_out(*rt, admin_part::kind::stats, nullptr, {}, true);
-  if (fan)
-    for (const auto& s : fan->stats) {
-      out.cells += s.cells;
-      out.bytes += s.bytes;
-      out.cells_per_partition.push_back(s.cells);
-    }
+  for (auto& r : ask_all<stats_reply>(*impl_->system, *rt, [](std::uint32_t) { return stats_request{}; })) {
+    if (!r) return r.error();
+    out.cells += r->stats.cells;
+    out.bytes += r->stats.bytes;
+    out.cells_per_partition.push_back(r->stats.cells);
+  }
   return out;
 }
 
 status store::compact(const std::string& table) {
   auto rt = impl_->lookup(table);
   if (!rt) return table_not_found(table);
-  fan_out(*rt, admin_part::kind::reclaim_all, rt->schema, {}, true);
+  for (auto& r : ask_all<reclaim_reply>(*impl_->system, *rt, [](std::uint32_t) { return reclaim_request{}; }))
+    if (!r) return r.error();
   return status::ok();
 }
 
@@ -401,183 +433,28 @@ const std::string& table::name() const { return name_; }
 
 namespace {
 
-// Routes the actions of `st` to their partitions and sends them, counting the batch in
-// the store's batches in flight until its last part answers. Every action must have
-// passed validation.
-void dispatch(const store_impl& s, const table_runtime& rt, const std::shared_ptr<batch_state>& st) {
-  st->in_flight = &s.foreground_in_flight;
-  st->in_flight->fetch_add(1, std::memory_order_relaxed);
-  const auto n = st->ops.size();
-  const auto& spec = rt.schema->partitioning;
-  if (n == 1) {
-    st->pending.store(1, std::memory_order_relaxed);
-    auto part = std::make_shared<batch_part>(rt.schema, st);
-    part->indices.push_back(0);
-    caf::anon_send(rt.partitions[partition_of(spec, row_of(st->ops[0]))], std::move(part));
-    return;
-  }
-  std::vector<batch_part_ptr> parts(rt.partitions.size());
-  std::uint32_t used = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    auto p = partition_of(spec, row_of(st->ops[i]));
-    if (!parts[p]) {
-      parts[p] = std::make_shared<batch_part>(rt.schema, st);
-      ++used;
-    }
-    parts[p]->indices.push_back(i);
-  }
-  st->pending.store(used, std::memory_order_relaxed);
-  for (std::uint32_t p = 0; p < parts.size(); ++p)
-    if (parts[p]) caf::anon_send(rt.partitions[p], std::move(parts[p]));
-}
-
-// Checks every action; on the first failure fills every result and returns false.
-bool admit(const store_impl& s, const runtime_ptr& rt, const std::string& name, std::vector<batch_op>& ops,
-           std::vector<op_result>& results) {
-  s.note_foreground();
-  results.resize(ops.size());
-  status bad;
-  std::size_t bad_index = 0;
-  if (!rt) {
-    bad = s.closed ? status{code::unavailable, "the store is closed"} : table_not_found(name);
-  } else {
-    for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
-      bad = validate(*rt->schema, ops[i]);
-      bad_index = i;
-    }
-    if (bad.is_ok() && !ops.empty() && rt->partitions.empty())
-      bad = {code::family_not_found, "table group '" + name + "' has no column family yet"};
-  }
-  if (bad.is_ok()) return true;
-  for (std::size_t i = 0; i < ops.size(); ++i)
-    results[i].st = (i == bad_index || !rt) ? bad
-                                            : status{code::aborted, "not applied: action #" +
-                                                                        std::to_string(bad_index) +
-                                                                        " of the batch is invalid (" +
-                                                                        bad.to_string() + ")"};
-  return false;
-}
-
-}  // namespace
-
-namespace {
-
-// Tries `take` for a few microseconds before giving up. A partition's lock is held for one
-// batch part at a time (a few us for a row or two), while going through the actor instead
-// costs a thread hand-off. Bounded, so a holder that was preempted costs the caller at most
-// the budget (32 tries, 8 pause instructions apart).
-template <class Take>
-bool try_briefly(Take take) {
-  for (int attempt = 0; attempt < 32; ++attempt) {
-    if (take()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-    for (int i = 0; i < 8; ++i) __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
-  }
-  return false;
-}
-
-// run_now's work once the batch is admitted: runs it into `results` and returns true, or
-// returns false with nothing applied (a partition busy, writes over several partitions,
-// log-sync mode). Reads declined half way may have filled some results; the caller's
-// dispatch overwrites every one.
-bool run_in_place(const store_impl& s, const table_runtime& rt, const std::vector<batch_op>& ops,
-                  std::vector<op_result>& results) {
-  const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& op) { return std::holds_alternative<cellar::get>(op); });
-  // log-sync acknowledges a write only once the log has synced it, on the log's thread.
-  if (!reads && s.options.durability == durability::log_sync) return false;
-  if (rt.shared.size() != rt.partitions.size()) return false;
-  const auto& spec = rt.schema->partitioning;
-  const auto now = s.options.clock();
-  if (!reads) {
-    // Writes: one partition, held exclusively, exactly as its actor runs a batch part.
-    const auto p = partition_of(spec, row_of(ops[0]));
-    for (std::size_t i = 1; i < ops.size(); ++i)
-      if (partition_of(spec, row_of(ops[i])) != p) return false;
-    auto& sh = *rt.shared[p];
-    std::unique_lock<rw_lock> lock(sh.mu, std::defer_lock);
-    if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return false;
-    std::vector<std::uint32_t> all(ops.size());
-    std::iota(all.begin(), all.end(), 0u);
-    run_actions(*sh.mem, *rt.schema, ops, all, results, now);
-    // Appended under the partition's lock, as the actor does: the log has this
-    // partition's changes in the order they were applied.
-    if (s.log && !sh.mem->redo().empty()) s.log->append(log_record(*sh.mem, rt.schema->uid, p), nullptr);
-    return true;
-  }
-  // Reads: grouped by partition, so the reads of one partition see one state of it, as in
-  // a batch part; each partition held shared.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> order;  // partition, index
-  order.reserve(ops.size());
-  for (std::uint32_t i = 0; i < ops.size(); ++i) order.emplace_back(partition_of(spec, row_of(ops[i])), i);
-  std::sort(order.begin(), order.end());
-  for (std::size_t k = 0; k < order.size();) {
-    auto& sh = *rt.shared[order[k].first];
-    std::shared_lock<rw_lock> lock(sh.mu, std::defer_lock);
-    if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return false;
-    for (const auto p = order[k].first; k < order.size() && order[k].first == p; ++k) {
-      const auto& g = std::get<cellar::get>(ops[order[k].second]);
-      results[order[k].second].row = sh.mem->read_row(*rt.schema, g.row, g.options, g.exists_only_, now);
-    }
-  }
-  return true;
-}
+// Waits for one batch answered from another thread.
+struct waiting_batch {
+  std::binary_semaphore ready{0};
+  std::vector<op_result> results;
+};
 
 }  // namespace
 
 std::vector<op_result> table::batch(std::vector<batch_op> ops) {
-  auto rt = store_->lookup(name_);
-  auto st = std::make_shared<batch_state>();
-  if (!admit(*store_, rt, name_, ops, st->results)) return std::move(st->results);
-  if (ops.empty()) return {};
-  // The caller waits for this batch, so nothing it sent can be overtaken if no batch of
-  // anyone is in flight: then the batch may run on this thread, as run_now does, with no
-  // hand-off to a partition's thread (which costs 50-100 us when its worker sleeps).
-  if (store_->foreground_in_flight.load(std::memory_order_acquire) == 0 && run_in_place(*store_, *rt, ops, st->results))
-    return std::move(st->results);
-  st->ops = std::move(ops);
-  dispatch(*store_, *rt, st);
-  st->finished.wait();
-  return std::move(st->results);
+  auto w = std::make_shared<waiting_batch>();
+  auto now = store_->run_batch(name_, std::move(ops), store_->embedded_order, true, [w](std::vector<op_result> r) {
+    w->results = std::move(r);
+    w->ready.release();
+  });
+  if (now) return std::move(*now);
+  w->ready.acquire();
+  return std::move(w->results);
 }
 
 void table::batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done) {
-  auto rt = store_->lookup(name_);
-  auto st = std::make_shared<batch_state>();
-  if (!admit(*store_, rt, name_, ops, st->results) || ops.empty()) {
-    done(std::move(st->results));
-    return;
-  }
-  st->ops = std::move(ops);
-  st->done = std::move(done);
-  dispatch(*store_, *rt, st);
-}
-
-std::optional<std::vector<op_result>> table::read_now(std::vector<batch_op>& ops) {
-  for (const auto& op : ops)
-    if (!std::holds_alternative<cellar::get>(op)) return std::nullopt;
-  return run_now(ops);
-}
-
-std::vector<std::uint32_t> table::partitions_of(const std::vector<batch_op>& ops) const {
-  std::vector<std::uint32_t> out;
-  auto rt = store_->lookup(name_);
-  if (!rt || rt->partitions.empty()) return out;
-  out.reserve(ops.size());
-  for (const auto& op : ops) out.push_back(partition_of(rt->schema->partitioning, row_of(op)));
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-std::optional<std::vector<op_result>> table::run_now(std::vector<batch_op>& ops) {
-  auto rt = store_->lookup(name_);
-  std::vector<op_result> results;
-  if (!admit(*store_, rt, name_, ops, results) || ops.empty()) return results;
-  if (!run_in_place(*store_, *rt, ops, results)) return std::nullopt;
-  return results;
+  auto now = store_->run_batch(name_, std::move(ops), store_->embedded_order, false, done);
+  if (now) done(std::move(*now));
 }
 
 namespace {

@@ -1,10 +1,14 @@
 // store_impl.h: what a store is inside (private to the library).
 //
 // The catalog is a map from table name to an immutable `table_runtime` (schema plus the
-// partition actors), published as a whole through an atomic shared_ptr: client threads
-// read it without locks; DDL calls serialise on `ddl_mutex`, persist the change, build a
-// new map and swap it. Snapshots serialise on `snapshot_mutex` (lock order: ddl_mutex,
-// then snapshot_mutex).
+// partitions, route/dispatch.h), published as a whole through an atomic shared_ptr: client
+// threads read it without locks; DDL calls serialise on `ddl_mutex`, persist the change,
+// build a new map and swap it. Snapshots serialise on `snapshot_mutex` (lock order:
+// ddl_mutex, then snapshot_mutex).
+//
+// Every data call of every front end (the embedded API, the RPC server, frames) comes in
+// through `run_batch` and `open_scan`, which check it and hand it to the dispatcher with the
+// caller's call_order (docs/concurrency.md).
 #pragma once
 
 #include <caf/all.hpp>
@@ -21,19 +25,15 @@
 
 #include "catalog/catalog.h"
 #include "cellar/store.h"
-#include "partition/partition_actor.h"
+#include "partition/memory_budget.h"
+#include "partition/partition.h"
 #include "persist/redo_log.h"
 #include "persist/wt_home.h"
+#include "route/call_order.h"
+#include "route/dispatch.h"
 
 namespace cellar::detail {
 
-struct table_runtime {
-  schema_ptr schema;
-  std::vector<partition_actor> partitions;  // empty until the group's partitioning is fixed
-  std::vector<std::shared_ptr<partition_shared>> shared;  // one per partition (table::read_now)
-};
-
-using runtime_ptr = std::shared_ptr<const table_runtime>;
 using catalog_map = std::map<std::string, runtime_ptr, std::less<>>;
 
 // Cells of a dropped or truncated family still in a partition table on disk.
@@ -56,21 +56,37 @@ struct store_impl {
   status persist_schema(const table_schema& t);
   result<snapshot_stats> snapshot();
 
-  store_options options;
-  std::atomic<std::int64_t> bytes{0};
-  // Set by every data call (batch, read, scan), and batches sent to partitions and not yet
-  // answered: the snapshot's helper threads take a partition only while the store is idle
-  // by both (store_persist.cc).
-  mutable std::atomic<bool> foreground_seen{false};
-  mutable std::atomic<int> foreground_in_flight{0};
-  void note_foreground() const {
-    if (!foreground_seen.load(std::memory_order_relaxed)) foreground_seen.store(true, std::memory_order_relaxed);
+  // Starts partition `index` of `schema` on this node, on `recovered` cells if given.
+  partition_ref start_partition(const schema_ptr& schema, std::uint32_t index,
+                                std::shared_ptr<std::unique_ptr<memtable>> recovered);
+
+  // --- data calls, for every front end ---------------------------------------------------
+  // Checks every action of a batch of `table` (a bad one refuses the whole batch: it gets
+  // its error, the others ABORTED) and dispatches it for `order` (route/dispatch.h: the
+  // results now, or nullopt and `done` later). `in_place`: the caller lets parts run on
+  // its thread.
+  std::optional<std::vector<op_result>> run_batch(std::string_view table, std::vector<batch_op> ops,
+                                                  const std::shared_ptr<call_order>& order, bool in_place,
+                                                  batch_done done);
+  // A scan of `table` whose pages are fetched for `order` (in place when it allows).
+  result<scanner> open_scan(std::string_view table, const cellar::scan& s, const std::shared_ptr<call_order>& order);
+  dispatch_context context(const std::shared_ptr<call_order>& order, bool in_place) {
+    return {system.get(), order, dispatch, in_place};
   }
+
+  store_options options;
+  memory_pool memory;
+  std::unique_ptr<caf::actor_system_config> caf_config;
+  std::unique_ptr<caf::actor_system> system;
+  // How data calls ran, and whether any came lately (the snapshot's helper threads work
+  // only while the store is idle: wait_until_idle).
+  std::shared_ptr<dispatch_stats> dispatch = std::make_shared<dispatch_stats>();
+  // The embedded API is one caller: its calls keep their order per partition.
+  std::shared_ptr<call_order> embedded_order = std::make_shared<call_order>();
+
   // Returns true once `windows` windows of `window` in a row have passed with no data call
   // and, at each window's end, none in flight; false as soon as `give_up()` says so.
   bool wait_until_idle(int windows, std::chrono::milliseconds window, const std::function<bool()>& give_up) const;
-  std::unique_ptr<caf::actor_system_config> caf_config;
-  std::unique_ptr<caf::actor_system> system;
 
   std::mutex ddl_mutex;
   std::atomic<std::shared_ptr<const catalog_map>> catalog;
@@ -95,5 +111,8 @@ struct store_impl {
   bool opened = false;  // recovery finished: a close may snapshot
   std::atomic<bool> closed{false};
 };
+
+// The store behind a public handle (for the RPC server, which serves it).
+store_impl& impl_of(store& s);
 
 }  // namespace cellar::detail

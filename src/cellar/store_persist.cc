@@ -52,10 +52,10 @@ bool store_impl::wait_until_idle(int windows, std::chrono::milliseconds window,
                                  const std::function<bool()>& give_up) const {
   for (int idle = 0; idle < windows;) {
     if (give_up()) return false;
-    foreground_seen.store(false, std::memory_order_relaxed);
+    dispatch->seen.store(false, std::memory_order_relaxed);
     std::this_thread::sleep_for(window);
-    const bool busy = foreground_seen.load(std::memory_order_relaxed) ||
-                      foreground_in_flight.load(std::memory_order_relaxed) > 0;
+    const bool busy = dispatch->seen.load(std::memory_order_relaxed) ||
+                      dispatch->in_flight.load(std::memory_order_relaxed) > 0;
     idle = busy ? 0 : idle + 1;
   }
   return true;
@@ -120,7 +120,7 @@ status store_impl::recover() {
     std::vector<memtable*> raw;
     for (std::uint32_t p = 0; p < t.partitioning.count(); ++p) {
       auto m = std::make_shared<std::unique_ptr<memtable>>(
-          std::make_unique<memtable>(&bytes, options.memory_limit_bytes));
+          std::make_unique<memtable>(&memory));
       std::set<std::uint32_t> stale;
       std::uint64_t n = 0;
       auto s = wt->scan_partition(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
@@ -205,23 +205,8 @@ status store_impl::recover() {
       rt->schema = schema;
       if (schema->partitioned) {
         auto& mems = recovered_mem[schema->name];
-        for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i) {
-          partition_config cfg;
-          cfg.schema = schema;
-          cfg.partition = i;
-          cfg.recovered = mems[i];
-          cfg.track_delta = true;
-          cfg.log = log.get();
-          cfg.log_sync = options.durability == durability::log_sync;
-          cfg.global_bytes = &bytes;
-          cfg.memory_limit = options.memory_limit_bytes;
-          cfg.clock = options.clock;
-          cfg.maintenance_interval = options.maintenance_interval;
-          cfg.maintenance_slice = options.maintenance_slice_cells;
-          cfg.shared = std::make_shared<partition_shared>();
-          rt->shared.push_back(cfg.shared);
-          rt->partitions.push_back(system->spawn(partition_behavior, std::move(cfg)));
-        }
+        for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i)
+          rt->partitions.push_back(start_partition(schema, i, mems[i]));
       }
       (*next)[schema->name] = std::move(rt);
     }
@@ -257,31 +242,30 @@ result<snapshot_stats> store_impl::snapshot() {
     if (auto s = log->rotate(out.generation); !s) return s;
   }
 
-  // Cut every partition.
+  // Cut every partition: each answers with the changes since its last cut, taken between
+  // two of its requests, so every cut is point-in-time for its partition.
   struct cut {
     runtime_ptr rt;
-    std::shared_ptr<admin_fanout> fan;
+    std::vector<delta_handle> deltas;  // per partition
   };
   std::vector<cut> cuts;
-  auto cat = catalog.load();
-  for (const auto& [name, rt] : *cat) {
-    if (rt->partitions.empty()) continue;
-    auto fan = std::make_shared<admin_fanout>(static_cast<std::uint32_t>(rt->partitions.size()));
-    for (std::uint32_t i = 0; i < rt->partitions.size(); ++i)
-      caf::anon_send(rt->partitions[i], std::make_shared<admin_part>(admin_part::kind::cut, fan, i));
-    cuts.push_back({rt, fan});
+  {
+    auto cat = catalog.load();
+    for (const auto& [name, rt] : *cat) {
+      if (rt->partitions.empty()) continue;
+      cut c{rt, {}};
+      for (auto& r : ask_all<cut_reply>(*system, *rt, [](std::uint32_t) { return cut_request{}; }))
+        c.deltas.push_back(r ? std::move(r->delta) : delta_handle{});  // a stopped partition: nothing
+      cuts.push_back(std::move(c));
+    }
   }
-  for (auto& c : cuts) c.fan->finished.wait();
   out.cut_seconds = seconds_since(t0);
 
   // Write them; on failure hand every delta back so nothing is forgotten.
   auto give_back = [&] {
     for (auto& c : cuts)
-      for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
-        auto part = std::make_shared<admin_part>(admin_part::kind::merge_delta, nullptr, i);
-        part->delta = std::move(c.fan->deltas[i]);
-        caf::anon_send(c.rt->partitions[i], std::move(part));
-      }
+      for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i)
+        caf::anon_send(c.rt->partitions[i].actor, merge_delta_request{std::move(c.deltas[i])});
   };
   // Writer threads, each taking whole partitions (WiredTiger sessions are
   // per thread; partitions are separate tables, so writers never contend on a page).
@@ -289,8 +273,8 @@ result<snapshot_stats> store_impl::snapshot() {
     std::vector<std::pair<const cut*, std::uint32_t>> work;
     for (auto& c : cuts)
       for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
-        out.changes += c.fan->deltas[i].size();
-        if (!c.fan->deltas[i].empty()) work.emplace_back(&c, i);
+        out.changes += c.deltas[i].map->size();
+        if (!c.deltas[i].map->empty()) work.emplace_back(&c, i);
       }
     std::atomic<std::size_t> next{0};
     std::atomic<std::uint64_t> written{0};
@@ -321,7 +305,7 @@ result<snapshot_stats> store_impl::snapshot() {
         }
         const auto& [c, i] = work[k];
         std::uint64_t b = 0;
-        auto s = wt->write_delta(c->rt->schema->uid, i, c->fan->deltas[i], &b);
+        auto s = wt->write_delta(c->rt->schema->uid, i, *c->deltas[i].map, &b);
         written += b;
         if (!s) {
           std::lock_guard l(error_mutex);
@@ -331,7 +315,7 @@ result<snapshot_stats> store_impl::snapshot() {
         // Written means committed in WiredTiger: the next checkpoint holds it even if
         // this one fails, so the delta is freed here, on this low-priority thread, and
         // not given back. Its bytes are a few arena blocks (partition/delta_map.h).
-        c->fan->deltas[i].clear();
+        c->deltas[i].map->clear();
       }
     };
     std::size_t n = options.snapshot_threads;

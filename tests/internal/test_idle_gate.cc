@@ -16,10 +16,10 @@ TEST_CASE("the idle gate opens on a quiet store and stays shut while a batch is 
   CHECK(std::chrono::steady_clock::now() - t0 >= 3ms);
 
   // A batch in flight: the gate stays shut until the caller gives up.
-  impl.foreground_in_flight = 1;
+  impl.dispatch->in_flight = 1;
   t0 = std::chrono::steady_clock::now();
   CHECK_FALSE(impl.wait_until_idle(3, 1ms, [&] { return std::chrono::steady_clock::now() - t0 > 50ms; }));
   // It ends: the gate opens.
-  impl.foreground_in_flight = 0;
+  impl.dispatch->in_flight = 0;
   CHECK(impl.wait_until_idle(3, 1ms, never));
 }

@@ -20,12 +20,12 @@ table_schema schema_with(std::uint32_t max_versions = 0, std::int64_t ttl = 0) {
 }  // namespace
 
 TEST_CASE("a unit that fails is undone to the byte", "[memtable]") {
-  std::atomic<std::int64_t> bytes{0};
-  memtable m(&bytes, 0);
+  memory_pool pool;
+  memtable m(&pool);
   auto s = schema_with();
   REQUIRE(m.apply(s, put("r1").add("a", "q", 1, "one").add("b", "q", 1, "x"), 100).is_ok());
   const auto before = m.stats();
-  const auto global_before = bytes.load();
+  const auto global_before = pool.used();
 
   m.begin();
   REQUIRE(m.apply(s, put("r1").add("a", "q", 1, "overwritten").add("a", "q", 2, "new"), 100).is_ok());
@@ -35,7 +35,7 @@ TEST_CASE("a unit that fails is undone to the byte", "[memtable]") {
 
   CHECK(m.stats().cells == before.cells);
   CHECK(m.stats().bytes == before.bytes);
-  CHECK(bytes.load() == global_before);
+  CHECK(pool.used() == global_before);
   read_options all;
   all.max_versions = 10;
   auto r = m.read_row(s, "r1", all, false, 100);
@@ -47,8 +47,8 @@ TEST_CASE("a unit that fails is undone to the byte", "[memtable]") {
 }
 
 TEST_CASE("reclaim erases expired cells and versions beyond MaxVersions in slices", "[memtable]") {
-  std::atomic<std::int64_t> bytes{0};
-  memtable m(&bytes, 0);
+  memory_pool pool;
+  memtable m(&pool);
   // Written under a schema that keeps everything, then reclaimed under one altered to
   // 2 versions and a 10 s TTL (a write trims its own column at once; see below).
   const auto wide = schema_with();
@@ -76,12 +76,12 @@ TEST_CASE("reclaim erases expired cells and versions beyond MaxVersions in slice
   REQUIRE(r.cells.size() == 2);
   CHECK(r.cells[0].timestamp == now - 1);
   CHECK(r.cells[1].timestamp == now - 2);
-  CHECK(bytes.load() == static_cast<std::int64_t>(m.stats().bytes));
+  CHECK(pool.used() == static_cast<std::int64_t>(m.stats().bytes));
 }
 
 TEST_CASE("a write removes the versions of its column that no read can return any more", "[memtable]") {
-  std::atomic<std::int64_t> bytes{0};
-  memtable m(&bytes, 0);
+  memory_pool pool;
+  memtable m(&pool);
   auto s = schema_with(2);
   read_options o;
   o.max_versions = 10;
@@ -105,7 +105,7 @@ TEST_CASE("a write removes the versions of its column that no read can return an
   m.rollback();
   CHECK(m.stats().cells == before.cells);
   CHECK(m.stats().bytes == before.bytes);
-  CHECK(bytes.load() == static_cast<std::int64_t>(before.bytes));
+  CHECK(pool.used() == static_cast<std::int64_t>(before.bytes));
   r = m.read_row(s, "r", o, false, 100);
   REQUIRE(r.cells.size() == 4);
   CHECK(r.cells[0].timestamp == 1);  // a:p
@@ -114,8 +114,8 @@ TEST_CASE("a write removes the versions of its column that no read can return an
 }
 
 TEST_CASE("a time-series family is trimmed on write by the same rule its reads apply", "[memtable]") {
-  std::atomic<std::int64_t> bytes{0};
-  memtable m(&bytes, 0);
+  memory_pool pool;
+  memtable m(&pool);
   auto s = schema_with(2);
   s.families[0].desc.kind = family_kind::time_series;
   read_options o;
@@ -129,20 +129,20 @@ TEST_CASE("a time-series family is trimmed on write by the same rule its reads a
 }
 
 TEST_CASE("the memory limit refuses a write before any change", "[memtable]") {
-  std::atomic<std::int64_t> bytes{0};
-  memtable m(&bytes, 1000);
+  memory_pool pool(1000);
+  memtable m(&pool);
   auto s = schema_with();
   REQUIRE(m.apply(s, put("r").add("a", "q", 1, std::string(500, 'x')), 1).is_ok());
   auto st = m.apply(s, put("r").add("a", "q2", 1, std::string(300, 'y')).add("a", "q3", 1, std::string(300, 'z')), 1);
   CHECK(st.code() == code::memory_limit);
   CHECK(m.stats().cells == 1);
   CHECK(m.apply(s, deletion("r"), 1).is_ok());
-  CHECK(bytes.load() == 0);
+  CHECK(pool.used() == 0);
 }
 
 TEST_CASE("scan pages continue after the last examined row, both directions", "[memtable]") {
-  std::atomic<std::int64_t> bytes{0};
-  memtable m(&bytes, 0);
+  memory_pool pool;
+  memtable m(&pool);
   auto s = schema_with();
   for (char c = 'a'; c <= 'j'; ++c) REQUIRE(m.apply(s, put(std::string(1, c)).add("b", "q", 1, "v"), 1).is_ok());
   scan_page_request rq;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <future>
 #include <string>
 
 #include "crash_workload.h"
@@ -39,13 +40,19 @@ int main(int argc, char** argv) {
   };
   say("ready\n");
   for (long i = 0;; ++i) {
-    // Odd writes are run in place when the partition is free (table::run_now, what the
-    // RPC server does for a connection with nothing else in flight), the others go
-    // through the partition's actor: both must keep what the mode promises.
+    // Odd writes run in place when the partition is free (table::batch: the dispatcher's
+    // in-place path, as for an RPC connection with nothing else in flight), the others go
+    // through the partition's actor (batch_async): both must keep what the mode promises.
     auto ops = crash::write(i);
-    std::optional<std::vector<cellar::op_result>> now;
-    if (i % 2 == 1) now = t.run_now(ops);
-    for (const auto& r : now ? *now : t.batch(std::move(ops)))
+    std::vector<cellar::op_result> results;
+    if (i % 2 == 1) {
+      results = t.batch(std::move(ops));
+    } else {
+      std::promise<std::vector<cellar::op_result>> p;
+      t.batch_async(std::move(ops), [&p](std::vector<cellar::op_result> r) { p.set_value(std::move(r)); });
+      results = p.get_future().get();
+    }
+    for (const auto& r : results)
       if (!r.st) {
         std::fprintf(stderr, "write %ld: %s\n", i, r.st.to_string().c_str());
         return 1;

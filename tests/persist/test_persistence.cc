@@ -122,23 +122,25 @@ TEST_CASE("DDL is durable: drop, truncate and drop family survive a reopen", "[p
   CHECK(all_cells(*s, "keep").size() == 1);
 }
 
-TEST_CASE("in log-sync mode writes are never run in place", "[persist]") {
-  // run_now would acknowledge a write before the log has synced it.
+TEST_CASE("in log-sync mode a write is acknowledged only once its record is on disk", "[persist]") {
+  // Sequential puts of one caller: each waits for its own sync, whether it ran in place
+  // (the partition free) or at the partition's actor.
   temp_dir dir;
   auto s = open_ok(opts(dir.path, durability::log_sync));
-  REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
   auto t = s->open_table("t").value();
-  std::vector<cellar::batch_op> w{put("r").add("f", "q", "v")};
-  for (int i = 0; i < 100; ++i) CHECK_FALSE(t.run_now(w));
-  CHECK(all_cells(*s, "t").empty());
-  std::vector<cellar::batch_op> r{cellar::get("r")};
-  std::optional<std::vector<cellar::op_result>> read;
-  for (int i = 0; i < 10000 && !read; ++i) {  // reads still are, once the partition is free
-    read = t.run_now(r);
-    if (!read) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const auto before = s->log_syncs();
+  for (int i = 0; i < 50; ++i) {
+    REQUIRE(t.put(put("r" + std::to_string(i)).add("f", "q", "v")).is_ok());
+    CHECK(s->log_syncs() >= before + static_cast<std::uint64_t>(i) + 1);
   }
-  REQUIRE(read);
-  CHECK((*read)[0].row.cells.empty());
+  // A write over both partitions is acknowledged once both records are on disk.
+  std::vector<cellar::batch_op> both;
+  for (int i = 0; i < 8; ++i) both.push_back(put("b" + std::to_string(i)).add("f", "q", "v"));
+  const auto mid = s->log_syncs();
+  for (const auto& r : t.batch(both)) REQUIRE(r.st.is_ok());
+  CHECK(s->log_syncs() >= mid + 1);
+  CHECK(all_cells(*s, "t").size() == 58);
 }
 
 TEST_CASE("a snapshot writes what changed since the last one", "[persist]") {

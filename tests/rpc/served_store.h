@@ -86,24 +86,28 @@ struct rpc_client {
   }
 };
 
-// Another connection that keeps the partitions busy with big batches, so that some calls
-// of the connection under test find their partition taken and go through its actor,
-// where a call run in place could overtake them.
+// Another caller that keeps the partitions' actors busy with big batches (the embedded
+// API's batch_async, which always goes through the actors, a few in flight), so that
+// some calls of the connection under test find their partition taken and wait at its
+// actor, where a call run in place could overtake them.
 struct busy_connection {
   std::atomic<bool> stop{false};
   std::thread thread;
   explicit busy_connection(const served_store& s)
       : thread([this, &s] {
-          rpc_client other(s);
+          auto t = s.store->open_table("t").value();
+          std::atomic<int> in_flight{0};
           while (!stop) {
-            auto req = other.cellar.batchRequest();
-            req.setTable("t");
-            auto actions = req.initActions(400);
-            for (unsigned i = 0; i < actions.size(); ++i)
-              cellar::rpc::to_wire(cellar::batch_op(cellar::put("y" + std::to_string(i)).add("f", "q", "busy")),
-                                   actions[i]);
-            req.send().wait(other.io.waitScope);
+            if (in_flight.load() >= 4) {
+              std::this_thread::yield();
+              continue;
+            }
+            std::vector<cellar::batch_op> ops;
+            for (int i = 0; i < 400; ++i) ops.push_back(cellar::put("y" + std::to_string(i)).add("f", "q", "busy"));
+            ++in_flight;
+            t.batch_async(std::move(ops), [&in_flight](std::vector<cellar::op_result>) { --in_flight; });
           }
+          while (in_flight.load() > 0) std::this_thread::yield();
         }) {}
   ~busy_connection() {
     stop = true;

@@ -117,12 +117,9 @@ bool expired(const family_descriptor& f, std::int64_t ts, const cell_value& v, s
   return now > v.expires_at;
 }
 
-memtable::memtable(std::atomic<std::int64_t>* global_bytes, std::uint64_t limit)
-    : global_bytes_(global_bytes), limit_(limit) {}
+memtable::memtable(memory_pool* pool) : account_(pool) {}
 
-memtable::~memtable() {
-  if (global_bytes_) global_bytes_->fetch_sub(bytes_, std::memory_order_relaxed);
-}
+memtable::~memtable() = default;
 
 family_map* memtable::find(std::uint32_t id) {
   auto it = families_.find(id);
@@ -136,19 +133,9 @@ const family_map* memtable::find(std::uint32_t id) const {
 
 family_map& memtable::ensure(std::uint32_t id) { return families_[id]; }
 
-void memtable::account(std::int64_t delta) {
-  bytes_ += delta;
-  if (global_bytes_) global_bytes_->fetch_add(delta, std::memory_order_relaxed);
-}
+void memtable::account(std::int64_t delta) { account_.charge(delta); }
 
-status memtable::reserve(std::int64_t bytes) const {
-  if (limit_ == 0 || global_bytes_ == nullptr) return status::ok();
-  auto used = global_bytes_->load(std::memory_order_relaxed);
-  if (used + bytes > static_cast<std::int64_t>(limit_))
-    return {code::memory_limit, "memory limit of " + std::to_string(limit_) + " bytes reached (" +
-                                    std::to_string(used) + " in use); nothing was written"};
-  return status::ok();
-}
+status memtable::reserve(std::int64_t bytes) const { return account_.reserve(bytes); }
 
 family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
@@ -738,7 +725,7 @@ void memtable::drop_family(std::uint32_t id) {
 }
 
 memtable_stats memtable::stats() const {
-  return {cells_, static_cast<std::uint64_t>(bytes_)};
+  return {cells_, static_cast<std::uint64_t>(account_.held())};
 }
 
 }  // namespace cellar::detail

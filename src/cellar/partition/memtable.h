@@ -7,8 +7,10 @@
 // Writes can be grouped into a unit (`begin` .. `commit`/`rollback`): every change inside
 // a unit is recorded so that a failure undoes the whole unit.
 //
-// Thread safety: none. A memtable belongs to exactly one partition actor, which touches
-// it from one thread at a time; that is what makes a unit atomic without locks.
+// Thread safety: none of its own. A memtable belongs to one partition (partition.h), and is
+// touched only by whoever holds that partition: its actor, or a caller running a request in
+// place under the partition's lock (only the const reads run under a lock shared with other
+// readers). That is what makes a unit atomic.
 #pragma once
 
 #include <atomic>
@@ -25,6 +27,7 @@
 #include "partition/cell_map.h"
 #include "partition/delta_map.h"
 #include "partition/key_bytes.h"
+#include "partition/memory_budget.h"
 
 namespace cellar::detail {
 
@@ -56,8 +59,8 @@ struct memtable_stats {
 
 class memtable {
  public:
-  // `global_bytes` is shared by every partition of the store; `limit` 0 = unlimited.
-  memtable(std::atomic<std::int64_t>* global_bytes, std::uint64_t limit);
+  // Charges its cells to an account in `pool` (null: no limit).
+  explicit memtable(memory_pool* pool);
   ~memtable();
   memtable(const memtable&) = delete;
   memtable& operator=(const memtable&) = delete;
@@ -145,9 +148,7 @@ class memtable {
 
   std::unordered_map<std::uint32_t, family_map> families_;
   std::unordered_set<std::uint32_t> dropped_;
-  std::atomic<std::int64_t>* global_bytes_;
-  std::uint64_t limit_;
-  std::int64_t bytes_ = 0;
+  memory_account account_;
   std::uint64_t cells_ = 0;
   bool in_unit_ = false;
   std::vector<undo_record> undo_;

@@ -26,7 +26,8 @@
 #include <cstring>
 
 #include "catalog/ddl.h"
-#include "rpc/connection_state.h"
+#include "route/call_order.h"
+#include "store_impl.h"
 #include "rpc/convert.h"
 #include "rpc/frames.h"
 #include "rpc/message_stream.h"
@@ -98,6 +99,44 @@ kj::Promise<T> off_loop(worker_pool& pool, std::function<T()> f) {
   return kj::mv(promise);
 }
 
+// One connection's calls: how many are in flight (--max-in-flight), and their order at the
+// partitions (route/call_order.h): the connection is one caller.
+struct connection_state {
+  std::size_t in_flight = 0;
+  std::shared_ptr<detail::call_order> order = std::make_shared<detail::call_order>();
+};
+
+// A value another thread delivers to this loop. Until the loop waits for it (`promise`),
+// it is kept here, so a call answered before the loop waits needs no cross-thread
+// promise at all.
+template <class T>
+class handoff : public std::enable_shared_from_this<handoff<T>> {
+ public:
+  // The callback for the other thread; called once.
+  std::function<void(T)> deliverer() {
+    return [self = this->shared_from_this()](T v) {
+      std::lock_guard l(self->mu_);
+      if (self->fulfiller_)
+        self->fulfiller_->fulfill(kj::mv(v));
+      else
+        self->value_.emplace(std::move(v));
+    };
+  }
+  // On the loop: resolves with the delivered value.
+  kj::Promise<T> promise() {
+    std::lock_guard l(mu_);
+    if (value_) return kj::Promise<T>(std::move(*value_));
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
+    fulfiller_ = kj::mv(paf.fulfiller);
+    return kj::mv(paf.promise);
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<T> value_;
+  kj::Own<kj::CrossThreadPromiseFulfiller<T>> fulfiller_;
+};
+
 struct shared_state {
   store& s;
   server_options opts;
@@ -113,13 +152,12 @@ struct scan_page_result {
   bool done = true;
 };
 
-kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n,
-                                                          bool in_place = false) {
+kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n) {
   using rows = result<std::vector<row_result>>;
-  auto [promise, deliver] = from_any_thread<rows>();
+  auto later = std::make_shared<handoff<rows>>();
   // `sc` stays alive in the callback until the scanner is done with it.
-  sc->next_async(n, [deliver = std::move(deliver), sc](rows r) { deliver(std::move(r)); }, in_place);
-  return promise.then([sc, n](rows r) {
+  sc->next_async(n, [deliver = later->deliverer(), sc](rows r) { deliver(std::move(r)); });
+  return later->promise().then([sc, n](rows r) {
     auto out = std::make_shared<scan_page_result>();
     out->done = !r || r->size() < n || sc->finished();
     out->rows = std::move(r);
@@ -181,11 +219,12 @@ status admit(const shared_state& st, connection_state& conn) {
   return status::ok();
 }
 
-// A batch call, from either protocol: validated, then run on this thread when the
-// partitions are free and nothing of this connection waits ahead of it there (no
-// hand-off, see connection_state), else through the partition actors. `reply(st, results)`
-// is called once, on this loop: with an error and no results when nothing ran. Returns
-// nothing when `reply` has been called already, else the promise that calls it.
+// A batch call, from either protocol: checked, then dispatched with the connection's call
+// order (route/dispatch.h): parts run on this thread where the partitions are free and
+// nothing of this connection waits ahead of them, the rest at the partitions' actors.
+// `reply(st, results)` is called once, on this loop: with an error and no results when
+// nothing ran. Returns nothing when `reply` has been called already, else the promise that
+// calls it.
 template <class Reply>
 kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr<connection_state>& conn,
                               capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions, Reply reply) {
@@ -210,45 +249,38 @@ kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr
     }
     ops.push_back(std::move(op.value()));
   }
-  auto t = st.s.open_table(str(table_name));
-  if (!t) {
+  // An unknown table fails the call as a whole (the embedded API answers per action).
+  auto& impl = detail::impl_of(st.s);
+  const std::string_view table(table_name.cStr(), table_name.size());
+  if (!impl.lookup(table)) {
     --conn->in_flight;
-    reply(t.error(), std::vector<op_result>{});
+    reply(impl.closed ? status{code::unavailable, "the store is closed"}
+                      : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"},
+          std::vector<op_result>{});
     return nullptr;
   }
-  const bool reads = std::all_of(ops.begin(), ops.end(), [](const batch_op& o) { return std::holds_alternative<get>(o); });
-  const std::string& table = t->name();
-  auto parts = t->partitions_of(ops);
-  if (conn->may_run_in_place(table, parts, reads))
-    if (auto r = t->run_now(ops)) {
-      --conn->in_flight;
-      reply(status::ok(), std::move(*r));
-      return nullptr;
-    }
-  conn->wait_at(table, parts, reads, 1);
-  auto [promise, deliver] = from_any_thread<std::vector<op_result>>();
-  t->batch_async(std::move(ops), std::move(deliver));
+  auto later = std::make_shared<handoff<std::vector<op_result>>>();
+  auto now = impl.run_batch(table, std::move(ops), conn->order, true, later->deliverer());
+  if (now) {
+    --conn->in_flight;
+    reply(status::ok(), std::move(*now));
+    return nullptr;
+  }
   return kj::Promise<void>(
-      promise.then([reply = kj::mv(reply)](std::vector<op_result> r) mutable { reply(status::ok(), std::move(r)); })
-      .attach(kj::defer([conn, table, parts = std::move(parts), reads] {
-        --conn->in_flight;
-        conn->wait_at(table, parts, reads, -1);
-      })));
+      later->promise()
+          .then([reply = kj::mv(reply)](std::vector<op_result> r) mutable { reply(status::ok(), std::move(r)); })
+          .attach(kj::defer([conn] { --conn->in_flight; })));
 }
 
-// The first page (`first` > 0 results) of a scan, from either protocol.
-// `reply(st, scanner, page)` is called once, on this loop: with an error and null
-// pointers when the scan did not start.
+// The first page (`first` > 0 results) of a scan, from either protocol; its pages are read
+// for the connection's call order. `reply(st, scanner, page)` is called once, on this loop:
+// with an error and null pointers when the scan did not start.
 template <class Reply>
 kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_state>& conn,
                              capnp::Text::Reader table_name, wire::Scan::Reader scan_spec, std::size_t first,
                              Reply reply) {
-  auto t = st.s.open_table(str(table_name));
-  if (!t) {
-    reply(t.error(), nullptr, nullptr);
-    return kj::READY_NOW;
-  }
-  auto sc = t->scan(from_wire(scan_spec));
+  auto sc = detail::impl_of(st.s).open_scan(std::string_view(table_name.cStr(), table_name.size()),
+                                            from_wire(scan_spec), conn->order);
   if (!sc) {
     reply(sc.error(), nullptr, nullptr);
     return kj::READY_NOW;
@@ -258,16 +290,11 @@ kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_
     return kj::READY_NOW;
   }
   auto shared = std::make_shared<scanner>(std::move(sc.value()));
-  const bool in_place = conn->may_scan_in_place(t->name());
-  ++conn->scans_in_flight;
-  return fetch_page(shared, first, in_place)
+  return fetch_page(shared, first)
       .then([shared, reply = kj::mv(reply)](std::shared_ptr<scan_page_result> page) mutable {
         reply(status::ok(), std::move(shared), std::move(page));
       })
-      .attach(kj::defer([conn] {
-        --conn->in_flight;
-        --conn->scans_in_flight;
-      }));
+      .attach(kj::defer([conn] { --conn->in_flight; }));
 }
 
 class cellar_impl final : public wire::Cellar::Server {
@@ -299,12 +326,9 @@ class cellar_impl final : public wire::Cellar::Server {
     auto params = context.getParams();
     const std::size_t first = std::min<std::uint32_t>(params.getFirstCount(), 10000);
     if (first == 0) {
-      auto t = st_.s.open_table(str(params.getTable()));
-      if (!t) {
-        to_wire(t.error(), context.getResults().initError());
-        return kj::READY_NOW;
-      }
-      auto sc = t->scan(from_wire(params.getScan()));
+      auto table = params.getTable();
+      auto sc = detail::impl_of(st_.s).open_scan(std::string_view(table.cStr(), table.size()),
+                                                 from_wire(params.getScan()), conn_->order);
       if (!sc) {
         to_wire(sc.error(), context.getResults().initError());
         return kj::READY_NOW;
@@ -425,13 +449,19 @@ class cellar_impl final : public wire::Cellar::Server {
       to_wire(s, res.initError());
       return kj::READY_NOW;
     }
+    // Later calls of the connection must see what this one does: none runs in place
+    // until it is answered (route/call_order.h).
     auto conn = conn_;
+    conn->order->raise_barrier();
     return off_loop<T>(st_.pool, std::function<T()>(std::move(work)))
         .then([context, fill](T r) mutable {
           auto res = context.getResults();
           fill(res, std::move(r));
         })
-        .attach(kj::defer([conn] { --conn->in_flight; }));
+        .attach(kj::defer([conn] {
+          --conn->in_flight;
+          conn->order->lower_barrier();
+        }));
   }
 
   shared_state& st_;

@@ -1,0 +1,233 @@
+// partition/protocol.h: the partition protocol, the only way to reach a partition.
+//
+// A partition (partition/partition.h) is a CAF actor of type `partition_actor`: it takes the
+// requests below, one at a time, and answers each with its reply type. Every request and
+// reply is a plain value with a CAF `inspect` overload (partition/inspect.h), so the same
+// messages reach a partition in this process or, through CAF's middleman, on another node.
+// Errors travel as values inside the replies (a `status` per action, per page, per admin
+// call), never as CAF errors; a request that never reaches a partition able to run it (the
+// partition stopped, or its node is gone) is answered UNAVAILABLE by the sender's side
+// (partition/ask.h).
+//
+//   batch_request         -> batch_reply          the actions of one batch that fall in
+//                                                 this partition, run in order as one unit
+//   scan_request          -> scan_reply           one page of a scan
+//   adopt_schema_request  -> admin_reply          a newer schema of the table group
+//   drop_families_request -> admin_reply          forget the cells of dropped families
+//   reclaim_request       -> reclaim_reply        reclaim expired cells and extra versions now
+//   stats_request         -> stats_reply          cells and bytes held
+//   cut_request           -> cut_reply            the changes since the last cut (a snapshot)
+//   merge_delta_request   -> admin_reply          changes a failed snapshot hands back
+//   stop_request          -> admin_reply          answer, then stop; later requests get
+//                                                 UNAVAILABLE
+//
+// Each partition also reacts to two messages it sends itself: `tick_atom` (a background
+// slice of reclamation) and `log_synced_atom` (its log records are on disk: deliver the
+// replies that waited for that, in log-sync mode).
+//
+// A partition of this process may also run a batch or a scan page in place, on the
+// caller's thread, when it is free at that instant (local_partition in partition.h); the
+// reply is the same value the actor would send. docs/concurrency.md states the rules.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "cellar/ops.h"
+#include "partition/delta_map.h"
+#include "partition/inspect.h"
+#include "partition/memtable.h"
+
+namespace cellar::detail {
+
+// --- data ----------------------------------------------------------------------------------
+
+struct batch_request {
+  // The schema version the sender checked the actions against. A partition that has not
+  // yet adopted it answers UNAVAILABLE (a sender that routes with a newer catalog than the
+  // partition has seen; in one process the adopt_schema_request always arrives first).
+  std::uint64_t schema_version = 0;
+  std::vector<batch_op> ops;  // in batch order
+};
+
+struct batch_reply {
+  std::vector<op_result> results;  // one per action of the request, in order
+};
+
+struct scan_request {
+  std::uint64_t schema_version = 0;
+  scan_page_request page;
+};
+
+struct scan_reply {
+  status st;
+  scan_page page;
+};
+
+// --- admin ---------------------------------------------------------------------------------
+
+struct adopt_schema_request {
+  table_schema schema;  // taken only if newer than the partition's
+};
+
+struct drop_families_request {
+  std::vector<std::uint32_t> family_ids;
+};
+
+struct reclaim_request {};
+
+struct reclaim_reply {
+  std::uint64_t cells = 0;  // cells erased
+};
+
+struct stats_request {};
+
+struct stats_reply {
+  memtable_stats stats;
+};
+
+struct cut_request {};
+
+// A delta travels by pointer inside one process (a cut of a large partition is never
+// copied); serialized, it is its entries.
+struct delta_handle {
+  std::shared_ptr<delta_map> map = std::make_shared<delta_map>();
+};
+
+struct cut_reply {
+  delta_handle delta;
+};
+
+struct merge_delta_request {
+  delta_handle delta;
+};
+
+struct stop_request {};
+
+struct admin_reply {
+  status st;
+};
+
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using log_synced_atom = caf::atom_constant<caf::atom("logsynced")>;
+
+using partition_actor = caf::typed_actor<caf::replies_to<batch_request>::with<batch_reply>,
+                                         caf::replies_to<scan_request>::with<scan_reply>,
+                                         caf::replies_to<adopt_schema_request>::with<admin_reply>,
+                                         caf::replies_to<drop_families_request>::with<admin_reply>,
+                                         caf::replies_to<reclaim_request>::with<reclaim_reply>,
+                                         caf::replies_to<stats_request>::with<stats_reply>,
+                                         caf::replies_to<cut_request>::with<cut_reply>,
+                                         caf::replies_to<merge_delta_request>::with<admin_reply>,
+                                         caf::replies_to<stop_request>::with<admin_reply>,
+                                         caf::reacts_to<tick_atom>, caf::reacts_to<log_synced_atom>>;
+
+// Registers every request and reply type with `cfg` under a stable name, as CAF's
+// middleman needs to send them to another node.
+void add_partition_protocol(caf::actor_system_config& cfg);
+
+// --- inspect -------------------------------------------------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, family_schema& x) {
+  return f(caf::meta::type_name("family_schema"), x.desc, x.id);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, table_schema& x) {
+  return f(caf::meta::type_name("table_schema"), x.name, x.uid, x.version, x.partitioned, x.partitioning,
+           x.families);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scan_page_request& x) {
+  return f(caf::meta::type_name("scan_page_request"), wire_detail::opt(x.from), x.from_inclusive, x.stop,
+           x.stop_inclusive, x.reversed, x.max_rows, x.options);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scan_page& x) {
+  return f(caf::meta::type_name("scan_page"), x.rows, x.exhausted, x.last_row, x.examined_any);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, memtable_stats& x) {
+  return f(caf::meta::type_name("memtable_stats"), x.cells, x.bytes);
+}
+
+// A delta's entries, in key order: key, present, fresh, expires_at, value.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delta_handle& x) {
+  struct entry {
+    std::string key;
+    bool present = false;
+    bool fresh = false;
+    std::int64_t expires_at = 0;
+    std::string value;
+  };
+  if constexpr (Inspector::reads_state) {
+    std::uint64_t n = x.map ? x.map->size() : 0;
+    if constexpr (std::is_same_v<typename Inspector::result_type, void>) {
+      f(caf::meta::type_name("delta"), n);
+    } else {
+      if (auto err = f(caf::meta::type_name("delta"), n)) return err;
+      if (x.map)
+        for (auto it = x.map->begin(); it != x.map->end(); ++it) {
+          std::string key(it->first.bytes);
+          bool present = it->second.present;
+          bool fresh = it->second.fresh;
+          std::int64_t expires = it->second.expires_at;
+          std::string value(it->second.value());
+          if (auto err = f(key, present, fresh, expires, value)) return err;
+        }
+      return caf::none;
+    }
+  } else {
+    std::uint64_t n = 0;
+    if (auto err = f(caf::meta::type_name("delta"), n)) return err;
+    x.map = std::make_shared<delta_map>();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::string key;
+      bool present = false;
+      bool fresh = false;
+      std::int64_t expires = 0;
+      std::string value;
+      if (auto err = f(key, present, fresh, expires, value)) return err;
+      if (present)
+        x.map->put(key, expires, value, fresh);
+      else
+        x.map->erase(key);
+    }
+    return caf::none;
+  }
+}
+
+#define CELLAR_INSPECT_FIELDS(type, ...)                                   \
+  template <class Inspector>                                               \
+  typename Inspector::result_type inspect(Inspector& f, [[maybe_unused]] type& x) { \
+    return f(caf::meta::type_name(#type) __VA_OPT__(, ) __VA_ARGS__);      \
+  }
+
+CELLAR_INSPECT_FIELDS(batch_request, x.schema_version, x.ops)
+CELLAR_INSPECT_FIELDS(batch_reply, x.results)
+CELLAR_INSPECT_FIELDS(scan_request, x.schema_version, x.page)
+CELLAR_INSPECT_FIELDS(scan_reply, x.st, x.page)
+CELLAR_INSPECT_FIELDS(adopt_schema_request, x.schema)
+CELLAR_INSPECT_FIELDS(drop_families_request, x.family_ids)
+CELLAR_INSPECT_FIELDS(reclaim_request)
+CELLAR_INSPECT_FIELDS(reclaim_reply, x.cells)
+CELLAR_INSPECT_FIELDS(stats_request)
+CELLAR_INSPECT_FIELDS(stats_reply, x.stats)
+CELLAR_INSPECT_FIELDS(cut_request)
+CELLAR_INSPECT_FIELDS(cut_reply, x.delta)
+CELLAR_INSPECT_FIELDS(merge_delta_request, x.delta)
+CELLAR_INSPECT_FIELDS(stop_request)
+CELLAR_INSPECT_FIELDS(admin_reply, x.st)
+
+#undef CELLAR_INSPECT_FIELDS
+
+}  // namespace cellar::detail

@@ -1,0 +1,55 @@
+// persist/log_stream.h: one partition's stream of records in its node's redo log.
+//
+// A partition that logs (durability log or log-sync) is given a log_stream when it starts:
+// the node's redo log (persist/redo_log.h), the partition's identity (table uid and
+// partition number, which head every record so that recovery hands each record back to its
+// partition), and whether a write is acknowledged only once on disk. The node's partitions
+// share one log file and one writer thread, so one fsync covers the writes of every
+// partition (group commit); each record still belongs to exactly one partition, and the
+// records of one partition are in the log in the order it applied them, because only the
+// partition's owner (its actor, or a caller holding it in place) appends them.
+//
+// Thread safety: append is called by whoever holds the partition; the redo log is
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "partition/memtable.h"
+#include "persist/redo_log.h"
+
+namespace cellar::detail {
+
+class log_stream {
+ public:
+  log_stream() = default;  // no log
+  log_stream(redo_log* log, std::uint64_t table_uid, std::uint32_t partition, bool sync_each)
+      : log_(log), uid_(table_uid), partition_(partition), sync_each_(sync_each) {}
+
+  bool enabled() const { return log_ != nullptr; }
+  // log-sync: a write is acknowledged once its record is on disk.
+  bool acknowledges_on_sync() const { return log_ != nullptr && sync_each_; }
+
+  // Appends what `mem` recorded since the last append, if anything, and clears it. Returns
+  // whether a record was appended. In log-sync mode `durable` then runs once the record is
+  // on disk, on the log's writer thread (or this one); otherwise it is not used.
+  bool append(memtable& mem, std::function<void()> durable) {
+    if (log_ == nullptr || mem.redo().empty()) return false;
+    log_->append(record(mem, uid_, partition_), sync_each_ ? std::move(durable) : std::function<void()>());
+    return true;
+  }
+
+  // The record of what `mem` changed since its redo was last taken: u64 table uid | u32
+  // partition | redo entries (docs/storage.md); clears the redo.
+  static std::string record(memtable& mem, std::uint64_t table_uid, std::uint32_t partition);
+
+ private:
+  redo_log* log_ = nullptr;
+  std::uint64_t uid_ = 0;
+  std::uint32_t partition_ = 0;
+  bool sync_each_ = false;
+};
+
+}  // namespace cellar::detail

@@ -1,0 +1,170 @@
+#include "route/dispatch.h"
+
+#include "route/router.h"
+
+namespace cellar::detail {
+
+bool writes_any(const std::vector<batch_op>& ops) {
+  for (const auto& op : ops)
+    if (!std::holds_alternative<get>(op)) return true;
+  return false;
+}
+
+namespace {
+
+std::vector<op_result> failed(std::size_t n, const status& st) {
+  std::vector<op_result> out(n);
+  for (auto& r : out) r.st = st;
+  return out;
+}
+
+// A batch over several partitions: the results fill in as parts finish. `pending` counts
+// unfinished parts plus one held by the dispatching thread until it has started them all,
+// so the last one to finish (a part, or the dispatcher) is known.
+struct batch_call {
+  std::vector<op_result> results;
+  std::atomic<std::uint32_t> pending{1};
+  batch_done done;
+
+  void part_done() {
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) done(std::move(results));
+  }
+};
+
+// One partition's part on its way.
+struct part {
+  const partition_ref* ref;
+  std::vector<std::uint32_t> indices;  // into the batch, in batch order
+  batch_request req;
+  bool writes = false;
+};
+
+// Runs `p` in place if the caller, the ordering rule and the partition allow it. Returns
+// local_partition::outcome::after_sync when the reply comes later through `durable`.
+local_partition::outcome try_in_place(const dispatch_context& ctx, part& p, batch_reply& out,
+                                      const std::function<void()>& durable) {
+  if (!ctx.in_place || !p.ref->local || !ctx.order->may_run_now(p.ref->id, p.writes))
+    return local_partition::outcome::declined;
+  return p.ref->local->try_run(p.req, out, durable);
+}
+
+// Sends `p` to its partition's actor; `finish` gets the reply's results.
+template <class Finish>
+void send(const dispatch_context& ctx, part& p, Finish finish) {
+  ctx.order->enter(p.ref->id, p.writes);
+  ctx.stats->queued.fetch_add(1, std::memory_order_relaxed);
+  ctx.stats->in_flight.fetch_add(1, std::memory_order_relaxed);
+  const auto n = p.req.ops.size();
+  ask<batch_reply>(*ctx.system, p.ref->actor, std::move(p.req),
+                   [order = ctx.order, stats = ctx.stats, id = p.ref->id, writes = p.writes, n,
+                    finish = std::move(finish)](result<batch_reply> r) mutable {
+                     order->leave(id, writes);
+                     stats->in_flight.fetch_sub(1, std::memory_order_relaxed);
+                     if (r)
+                       finish(std::move(r->results));
+                     else
+                       finish(failed(n, r.error()));
+                   });
+}
+
+// The whole batch falls in one partition: no shared state unless the part has to wait.
+std::optional<std::vector<op_result>> dispatch_one(const dispatch_context& ctx, part& p, batch_done& done) {
+  batch_reply out;
+  if (ctx.in_place && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync()) {
+    // log-sync: a write run here is answered once its record is on disk.
+    auto held = std::make_shared<batch_reply>();
+    auto outcome = try_in_place(ctx, p, *held, [held, done] { done(std::move(held->results)); });
+    if (outcome == local_partition::outcome::done) {
+      ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+      return std::move(held->results);
+    }
+    if (outcome == local_partition::outcome::after_sync) {
+      ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+      return std::nullopt;
+    }
+  } else if (try_in_place(ctx, p, out, nullptr) == local_partition::outcome::done) {
+    ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+    return std::move(out.results);
+  }
+  send(ctx, p, std::move(done));
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx, const table_runtime& rt,
+                                                     std::vector<batch_op> ops, batch_done done) {
+  ctx.stats->note();
+  const auto n = ops.size();
+  if (n == 0) return std::vector<op_result>{};
+  if (rt.partitions.empty()) return failed(n, {code::family_not_found, "table group has no column family yet"});
+  const auto& spec = rt.schema->partitioning;
+  const auto version = rt.schema->version;
+
+  // Route: the partition of every action.
+  std::vector<std::uint32_t> where(n);
+  bool one = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    where[i] = partition_of(spec, row_of(ops[i]));
+    one = one && where[i] == where[0];
+  }
+  if (one) {
+    part p{&rt.partitions[where[0]], {}, batch_request{version, std::move(ops)}, false};
+    p.writes = writes_any(p.req.ops);
+    return dispatch_one(ctx, p, done);
+  }
+
+  std::vector<part> parts;
+  std::vector<std::int32_t> slot(rt.partitions.size(), -1);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto& s = slot[where[i]];
+    if (s < 0) {
+      s = static_cast<std::int32_t>(parts.size());
+      parts.push_back(part{&rt.partitions[where[i]], {}, batch_request{version, {}}, false});
+    }
+    auto& p = parts[static_cast<std::size_t>(s)];
+    p.indices.push_back(i);
+    p.writes = p.writes || !std::holds_alternative<get>(ops[i]);
+    p.req.ops.push_back(std::move(ops[i]));
+  }
+
+  auto call = std::make_shared<batch_call>();
+  call->results.resize(n);
+  call->done = std::move(done);
+  auto scatter = [call](const std::vector<std::uint32_t>& indices, std::vector<op_result> results) {
+    for (std::size_t k = 0; k < indices.size() && k < results.size(); ++k)
+      call->results[indices[k]] = std::move(results[k]);
+  };
+  const bool log_sync_writes = ctx.in_place;  // asked per part below
+  for (auto& p : parts) {
+    call->pending.fetch_add(1, std::memory_order_relaxed);
+    auto held = std::make_shared<batch_reply>();
+    std::function<void()> durable;
+    if (log_sync_writes && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync())
+      durable = [call, held, scatter, indices = p.indices] {
+        scatter(indices, std::move(held->results));
+        call->part_done();
+      };
+    switch (try_in_place(ctx, p, *held, durable)) {
+      case local_partition::outcome::done:
+        ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+        scatter(p.indices, std::move(held->results));
+        call->part_done();
+        break;
+      case local_partition::outcome::after_sync:
+        ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+        break;
+      case local_partition::outcome::declined:
+        send(ctx, p, [call, scatter, indices = p.indices](std::vector<op_result> r) {
+          scatter(indices, std::move(r));
+          call->part_done();
+        });
+        break;
+    }
+  }
+  // The dispatcher's own count: if every part has finished, the results are the caller's.
+  if (call->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) return std::move(call->results);
+  return std::nullopt;
+}
+
+}  // namespace cellar::detail

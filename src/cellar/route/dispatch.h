@@ -1,0 +1,89 @@
+// route/dispatch.h: how a batch reaches its partitions.
+//
+// A table group's partitions are reached through `partition_ref`s: the actor (the typed
+// protocol of partition/protocol.h, in this process or on another node) and, for a partition
+// of this process, its in-place path. `dispatch_batch` splits a batch by partition (the
+// router), and for each partition's part either runs it in place, when the caller allows
+// it and the ordering rule (route/call_order.h) and the partition (free this instant) both
+// do, or sends it to the partition's actor. Every front end (the embedded API, RPC, frames,
+// the scanner's pages) goes through here, so the ordering rule is applied in one place.
+//
+// Thread safety: any thread may dispatch; completions run on the thread that finishes the
+// last part (the caller's, a partition's worker, or the log's writer in log-sync mode).
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "cellar/ops.h"
+#include "partition/partition.h"
+#include "partition/protocol.h"
+#include "route/call_order.h"
+
+namespace cellar::detail {
+
+struct partition_ref {
+  partition_actor actor;
+  std::shared_ptr<local_partition> local;  // null: the partition lives on another node
+  partition_id id;
+};
+
+// A table group as the router sees it: its schema and its partitions, in partition order
+// (empty until the group's first family fixes its partition rule). Immutable once
+// published: DDL builds a new one.
+struct table_runtime {
+  schema_ptr schema;
+  std::vector<partition_ref> partitions;
+};
+
+using runtime_ptr = std::shared_ptr<const table_runtime>;
+
+// What the dispatcher has seen: how parts ran (for metrics and tests), and whether data
+// calls are coming in (the snapshot's helper threads work only while none are).
+struct dispatch_stats {
+  std::atomic<std::uint64_t> in_place{0};  // parts run on the caller's thread
+  std::atomic<std::uint64_t> queued{0};    // parts sent to a partition's actor
+  std::atomic<int> in_flight{0};           // parts sent and not yet answered
+  std::atomic<bool> seen{false};           // a data call since the flag was last cleared
+
+  void note() {
+    if (!seen.load(std::memory_order_relaxed)) seen.store(true, std::memory_order_relaxed);
+  }
+};
+
+using batch_done = std::function<void(std::vector<op_result>)>;
+
+struct dispatch_context {
+  caf::actor_system* system = nullptr;
+  std::shared_ptr<call_order> order;     // the caller's
+  std::shared_ptr<dispatch_stats> stats;
+  bool in_place = true;                  // the caller allows running parts on its thread
+};
+
+// Runs `ops` (already checked against rt.schema) on their partitions: the actions that fall
+// in one partition run there in batch order as one unit; partitions are independent.
+// Returns the results, in action order, when every part has finished by the time it
+// returns; then `done` is never called. Otherwise returns nullopt and `done` is called
+// exactly once with the results, from whichever thread finishes last (possibly before this
+// returns).
+std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx, const table_runtime& rt,
+                                                     std::vector<batch_op> ops, batch_done done);
+
+// Whether a batch part changes anything (for the ordering rule).
+bool writes_any(const std::vector<batch_op>& ops);
+
+// Sends `make(i)` to every partition of `rt` and waits for every reply; replies are in
+// partition order, each a value or UNAVAILABLE.
+template <class Reply, class Make>
+std::vector<result<Reply>> ask_all(caf::actor_system& sys, const table_runtime& rt, Make make);
+
+}  // namespace cellar::detail
+
+#include "route/dispatch_inl.h"
