@@ -8,7 +8,13 @@
 # batching is how the RPC path gets fast.
 #
 # Errors are results, never exceptions: `Error.code` is one of cellar's stable codes
-# (src/cellar/status.h; 0 = OK) and `name` its upper-case name ("TABLE_NOT_FOUND").
+# (include/cellar/status.h; 0 = OK) and `name` its upper-case name ("TABLE_NOT_FOUND"):
+#   1 TABLE_NOT_FOUND  2 FAMILY_NOT_FOUND  3 INVALID_ARGUMENT  4 TOO_LARGE  5 UNSUPPORTED
+#   6 MEMORY_LIMIT  7 ALREADY_EXISTS  8 NOT_A_LONG  9 ABORTED  10 IO_ERROR  11 CORRUPTION
+#   12 INTERNAL  13 PERMISSION_DENIED  14 UNAVAILABLE
+#   15 TABLE_DISABLED: the table was disabled (`disableTable`); every read and write of it
+#      is refused with this code until `enableTable` (HBase's TableNotEnabledException).
+# A client that meets a code it does not know reads it as INTERNAL.
 # Names of tables and families are Text; row keys, qualifiers and values are Data.
 
 using Cxx = import "/capnp/c++.capnp";

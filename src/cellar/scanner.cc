@@ -242,6 +242,7 @@ result<scanner> table::scan(const cellar::scan& s) {
   if (!rt)
     return store_->closed ? status{code::unavailable, "the store is closed"}
                           : status{code::table_not_found, "table '" + name_ + "' does not exist"};
+  if (rt->schema->disabled) return table_disabled_error(name_);
   if (auto st = validate(*rt->schema, s); !st) return st;
   auto state = std::make_unique<scan_state>();
   state->rt = rt;

@@ -218,6 +218,17 @@ status store_impl::persist_schema(const table_schema& t) {
   return wt->write_catalog({{t.name, encode_schema(t)}, {std::string("\0store", 6), counters}}, {});
 }
 
+result<runtime_ptr> detail::commit_schema(store_impl& s, std::shared_ptr<table_schema> schema, const table_runtime* old) {
+  return commit(s, std::move(schema), old);
+}
+
+void detail::drop_family_cells(store_impl& s, const table_runtime& rt, const std::vector<std::uint32_t>& ids) {
+  fan_out(rt, admin_part::kind::drop_families, nullptr, ids, true);
+  if (!s.persistent() || !rt.schema->partitioned) return;
+  std::lock_guard snap(s.snapshot_mutex);
+  for (auto id : ids) s.purges.push_back({rt.schema->uid, rt.schema->partitioning.count(), id});
+}
+
 status store::create_table(table_descriptor desc, schema_origin origin) {
   if (auto s = check_name("table", desc.name); !s) return s;
   if (auto s = check_partitioning(desc.partitioning); !s) return s;
@@ -440,6 +451,8 @@ bool admit(const store_impl& s, const runtime_ptr& rt, const std::string& name, 
   std::size_t bad_index = 0;
   if (!rt) {
     bad = s.closed ? status{code::unavailable, "the store is closed"} : table_not_found(name);
+  } else if (rt->schema->disabled) {
+    bad = table_disabled_error(name);
   } else {
     for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
       bad = validate(*rt->schema, ops[i]);
@@ -450,7 +463,7 @@ bool admit(const store_impl& s, const runtime_ptr& rt, const std::string& name, 
   }
   if (bad.is_ok()) return true;
   for (std::size_t i = 0; i < ops.size(); ++i)
-    results[i].st = (i == bad_index || !rt) ? bad
+    results[i].st = (i == bad_index || !rt || rt->schema->disabled) ? bad
                                             : status{code::aborted, "not applied: action #" +
                                                                         std::to_string(bad_index) +
                                                                         " of the batch is invalid (" +
