@@ -246,6 +246,13 @@ interface Cellar {
   describe @9 (table :Text) -> (descriptor :TableDescriptor, error :Error);
   snapshot @10 () -> (stats :SnapshotStats, error :Error);
   stats @11 (table :Text) -> (stats :TableStats, error :Error);
+
+  # Table state (HBase's disable / enable / is_enabled): a disabled table answers every
+  # read and write with TABLE_DISABLED until enabled; the state survives a restart.
+  # Disabling a disabled table (enabling an enabled one) does nothing.
+  disableTable @12 (table :Text) -> (error :Error);
+  enableTable @13 (table :Text) -> (error :Error);
+  isTableEnabled @14 (table :Text) -> (enabled :Bool, error :Error);
 }
 
 interface Scanner {

@@ -372,6 +372,26 @@ class cellar_impl final : public wire::Cellar::Server {
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
+  kj::Promise<void> disableTable(DisableTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<status>(context, [this, table] { return st_.s.disable_table(table); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> enableTable(EnableTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<status>(context, [this, table] { return st_.s.enable_table(table); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {
+    auto r = st_.s.is_table_enabled(str(context.getParams().getTable()));
+    auto res = context.getResults();
+    to_wire(r.error(), res.initError());
+    if (r) res.setEnabled(r.value());
+    return kj::READY_NOW;
+  }
+
   kj::Promise<void> listTables(ListTablesContext context) override {
     auto names = st_.s.list_tables();
     auto out = context.getResults().initTables(static_cast<unsigned>(names.size()));
