@@ -63,6 +63,7 @@ struct ReadOptions {
   range @2 :TimeRange;
   maxPerFamily @3 :Int64 = -1;
   offsetPerFamily @4 :Int64 = 0;
+  maxVersionsGiven @5 :Bool;         # time-series families: limit versions only when set
 }
 
 struct Put {

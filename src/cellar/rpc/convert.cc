@@ -28,6 +28,7 @@ void to_wire(const read_options& o, wire::ReadOptions::Builder b) {
     for (unsigned j = 0; j < qs.size(); ++j) qs.set(j, data(fc.qualifiers[j]));
   }
   b.setMaxVersions(o.max_versions);
+  b.setMaxVersionsGiven(o.max_versions_given);
   to_wire(o.range, b.initRange());
   b.setMaxPerFamily(o.max_per_family);
   b.setOffsetPerFamily(o.offset_per_family);
@@ -41,6 +42,7 @@ read_options from_wire(wire::ReadOptions::Reader r) {
     o.columns.families.push_back(std::move(f));
   }
   o.max_versions = r.getMaxVersions();
+  o.max_versions_given = r.getMaxVersionsGiven();
   o.range = from_wire(r.getRange());
   o.max_per_family = r.getMaxPerFamily();
   o.offset_per_family = r.getOffsetPerFamily();
