@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
     co.token = token;
     auto r = cellar::rpc::connect(connect_to, co);
     if (!r) {
-      std::fprintf(stderr, "cellar-shell: %s\n", r.error().to_string().c_str());
+      std::fprintf(stderr, "cellar-shell: %s%s\n", r.error().to_string().c_str(),
+                   r.code() == cellar::code::permission_denied && token.empty() ? " (give it with --token)" : "");
       return 2;
     }
     conn = std::move(r.value());

@@ -172,6 +172,12 @@ class scanner_impl final : public wire::Scanner::Server {
   kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
+// Why a login with `given` is refused by a server whose token is set (both protocols).
+status token_refusal(std::string_view given) {
+  if (given.empty()) return {code::permission_denied, "this server requires a token; none was given"};
+  return {code::permission_denied, "wrong token"};
+}
+
 // Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
 status admit(const shared_state& st, connection_state& conn) {
   if (conn.in_flight >= st.opts.max_in_flight)
@@ -465,7 +471,7 @@ class login_impl final : public wire::Login::Server {
   kj::Promise<void> login(LoginContext context) override {
     auto res = context.getResults();
     if (!st_.opts.token.empty() && str(context.getParams().getToken()) != st_.opts.token) {
-      to_wire({code::permission_denied, "wrong token"}, res.initError());
+      to_wire(token_refusal(str(context.getParams().getToken())), res.initError());
       return kj::READY_NOW;
     }
     to_wire(status::ok(), res.initError());
@@ -532,7 +538,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     switch (req.which()) {
       case wire::Request::LOGIN:
         if (!st_.opts.token.empty() && str(req.getLogin()) != st_.opts.token) {
-          send_error(id, {code::permission_denied, "wrong token"});
+          send_error(id, token_refusal(str(req.getLogin())));
         } else {
           logged_in_ = true;
           send_error(id, status::ok());
