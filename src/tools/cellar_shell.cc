@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
     }
     store = std::move(s.value());
     conn = cellar::connect_embedded(*store);
+    opts.endpoint = "embedded:" + embedded;
     if (opts.default_partitions == 0) opts.default_partitions = 7;
   } else {
     cellar::rpc::client_options co;
@@ -80,6 +81,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     conn = std::move(r.value());
+    opts.endpoint = connect_to;
+    opts.token = !token.empty();
   }
 
   cellar::shell_session session(*conn, std::cout, opts);
