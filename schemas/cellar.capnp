@@ -8,7 +8,13 @@
 # batching is how the RPC path gets fast.
 #
 # Errors are results, never exceptions: `Error.code` is one of cellar's stable codes
-# (src/cellar/status.h; 0 = OK) and `name` its upper-case name ("TABLE_NOT_FOUND").
+# (include/cellar/status.h; 0 = OK) and `name` its upper-case name ("TABLE_NOT_FOUND"):
+#   1 TABLE_NOT_FOUND  2 FAMILY_NOT_FOUND  3 INVALID_ARGUMENT  4 TOO_LARGE  5 UNSUPPORTED
+#   6 MEMORY_LIMIT  7 ALREADY_EXISTS  8 NOT_A_LONG  9 ABORTED  10 IO_ERROR  11 CORRUPTION
+#   12 INTERNAL  13 PERMISSION_DENIED  14 UNAVAILABLE
+#   15 TABLE_DISABLED: the table was disabled (`disableTable`); every read and write of it
+#      is refused with this code until `enableTable` (HBase's TableNotEnabledException).
+# A client that meets a code it does not know reads it as INTERNAL.
 # Names of tables and families are Text; row keys, qualifiers and values are Data.
 
 using Cxx = import "/capnp/c++.capnp";
@@ -57,6 +63,7 @@ struct ReadOptions {
   range @2 :TimeRange;
   maxPerFamily @3 :Int64 = -1;
   offsetPerFamily @4 :Int64 = 0;
+  maxVersionsGiven @5 :Bool;         # time-series families: limit versions only when set
 }
 
 struct Put {
@@ -240,6 +247,13 @@ interface Cellar {
   describe @9 (table :Text) -> (descriptor :TableDescriptor, error :Error);
   snapshot @10 () -> (stats :SnapshotStats, error :Error);
   stats @11 (table :Text) -> (stats :TableStats, error :Error);
+
+  # Table state (HBase's disable / enable / is_enabled): a disabled table answers every
+  # read and write with TABLE_DISABLED until enabled; the state survives a restart.
+  # Disabling a disabled table (enabling an enabled one) does nothing.
+  disableTable @12 (table :Text) -> (error :Error);
+  enableTable @13 (table :Text) -> (error :Error);
+  isTableEnabled @14 (table :Text) -> (enabled :Bool, error :Error);
 }
 
 interface Scanner {

@@ -40,17 +40,22 @@ TEST_CASE("TS1/TS2: one put of several qualifiers reads back per qualifier; newe
   CHECK(show(t.get(get("k").family("f")).value()) == std::vector<std::string>{"q1@100=v1b", "q2@100=v2"});
 }
 
-TEST_CASE("TS3: a get returns every version without max versions; a timestamp picks one", "[ts]") {
+TEST_CASE("TS3: a get returns every version without max versions; an explicit max versions or a timestamp picks", "[ts]") {
   fixture fx;
   auto t = fx.t();
   REQUIRE(t.put(put("k").add("f", "q", 100, "a")).is_ok());
   REQUIRE(t.put(put("k").add("f", "q", 101, "b")).is_ok());
   CHECK(show(t.get(get("k").column("f", "q")).value()) == std::vector<std::string>{"q@101=b", "q@100=a"});
-  CHECK(show(t.get(get("k").column("f", "q").max_versions(1)).value()).size() == 2);  // set, no effect
+  // Given explicitly, max versions is honoured (the HBase shell's VERSIONS => 1).
+  CHECK(show(t.get(get("k").column("f", "q").max_versions(1)).value()) == std::vector<std::string>{"q@101=b"});
+  CHECK(show(t.get(get("k").column("f", "q").max_versions(5)).value()).size() == 2);
   CHECK(show(t.get(get("k").column("f", "q").timestamp(101)).value()) == std::vector<std::string>{"q@101=b"});
   auto sc = t.scan(scan().family("f")).value().all().value();
   REQUIRE(sc.size() == 1);
   CHECK(sc[0].cells.size() == 2);
+  auto one = t.scan(scan().family("f").max_versions(1)).value().all().value();
+  REQUIRE(one.size() == 1);
+  CHECK(show(one[0]) == std::vector<std::string>{"q@101=b"});
 }
 
 TEST_CASE("TS4: column deletes remove every version of the qualifier; family deletes follow R14", "[ts]") {

@@ -44,6 +44,11 @@ class connection {
   virtual status drop_family(const std::string& table, const std::string& family) = 0;
   virtual status drop_table(const std::string& table) = 0;
   virtual status truncate_table(const std::string& table) = 0;
+  // HBase's disable / enable / is_enabled (store.h: disable_table, enable_table,
+  // is_table_enabled): a disabled table answers reads and writes with TABLE_DISABLED.
+  virtual status disable_table(const std::string& table) = 0;
+  virtual status enable_table(const std::string& table) = 0;
+  virtual result<bool> is_table_enabled(const std::string& table) = 0;
 
   virtual result<std::vector<std::string>> list_tables() = 0;
   virtual result<table_descriptor> describe(const std::string& table) = 0;

@@ -79,6 +79,9 @@ struct column_selection {
 struct read_options {
   column_selection columns;
   std::uint32_t max_versions = 1;        // R5, R6: capped by the family's MaxVersions
+  // Set by max_versions() / all_versions(). Time-series families return every version of
+  // a column unless the read gave max versions explicitly (TS3; an explicit 1 is honoured).
+  bool max_versions_given = false;
   time_range range;                      // R9
   std::int64_t max_per_family = -1;      // setMaxResultsPerColumnFamily, -1 = unlimited (R33)
   std::int64_t offset_per_family = 0;    // setRowOffsetPerColumnFamily (R33)
@@ -177,8 +180,8 @@ class get {
     options.columns.add_column(std::move(f), std::move(q));
     return *this;
   }
-  get& max_versions(std::uint32_t n) { options.max_versions = n; return *this; }
-  get& all_versions() { options.max_versions = std::numeric_limits<std::uint32_t>::max(); return *this; }
+  get& max_versions(std::uint32_t n) { options.max_versions = n; options.max_versions_given = true; return *this; }
+  get& all_versions() { return max_versions(std::numeric_limits<std::uint32_t>::max()); }
   get& range(std::int64_t min, std::int64_t max) { options.range = {min, max}; return *this; }
   get& timestamp(std::int64_t ts) { options.range = time_range::at(ts); return *this; }
   get& max_per_family(std::int64_t n) { options.max_per_family = n; return *this; }
@@ -213,8 +216,8 @@ class scan {
     options.columns.add_column(std::move(f), std::move(q));
     return *this;
   }
-  scan& max_versions(std::uint32_t n) { options.max_versions = n; return *this; }
-  scan& all_versions() { options.max_versions = std::numeric_limits<std::uint32_t>::max(); return *this; }
+  scan& max_versions(std::uint32_t n) { options.max_versions = n; options.max_versions_given = true; return *this; }
+  scan& all_versions() { return max_versions(std::numeric_limits<std::uint32_t>::max()); }
   scan& range(std::int64_t min, std::int64_t max) { options.range = {min, max}; return *this; }
   scan& timestamp(std::int64_t ts) { options.range = time_range::at(ts); return *this; }
   scan& max_per_family(std::int64_t n) { options.max_per_family = n; return *this; }

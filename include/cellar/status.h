@@ -35,6 +35,7 @@ enum class code : std::uint16_t {
   internal = 12,         // a bug: please report
   permission_denied = 13,
   unavailable = 14,      // store closed or shutting down
+  table_disabled = 15,   // the table is disabled (HBase's TableNotEnabledException): enable it first
 };
 
 // Upper-case stable name of a code, e.g. "TABLE_NOT_FOUND".

@@ -217,6 +217,21 @@ class store {
   status drop_table(const std::string& table);
   // Removes every cell, keeps the schema.
   status truncate_table(const std::string& table);
+  // OceanBase's TRUNCATE TABLE group$family: removes every cell of one family, keeps the
+  // schema. Errors: TABLE_NOT_FOUND, FAMILY_NOT_FOUND.
+  status truncate_family(const std::string& table, const std::string& family);
+
+  // HBase's disable / enable (semantics SH3). A disabled table refuses every read and
+  // write (batches, scans; every action of a batch answers TABLE_DISABLED) until it is
+  // enabled again; DDL and admin calls (describe, alter, truncate, drop, stats) still
+  // work. The state is kept with the schema: durable before the call returns, and
+  // restored at open. Disabling a disabled table, or enabling an enabled one, does
+  // nothing. Calls admitted before disable_table returns may still complete; scanners
+  // opened before it may still page. Errors: TABLE_NOT_FOUND.
+  status disable_table(const std::string& table);
+  status enable_table(const std::string& table);
+  // Whether `table` is enabled (true) or disabled (false). Errors: TABLE_NOT_FOUND.
+  result<bool> is_table_enabled(const std::string& table) const;
 
   result<table_descriptor> describe(const std::string& table) const;
   std::vector<std::string> list_tables() const;

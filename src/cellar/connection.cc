@@ -51,6 +51,9 @@ class embedded_connection final : public connection {
   status drop_family(const std::string& t, const std::string& f) override { return s_.drop_family(t, f); }
   status drop_table(const std::string& t) override { return s_.drop_table(t); }
   status truncate_table(const std::string& t) override { return s_.truncate_table(t); }
+  status disable_table(const std::string& t) override { return s_.disable_table(t); }
+  status enable_table(const std::string& t) override { return s_.enable_table(t); }
+  result<bool> is_table_enabled(const std::string& t) override { return s_.is_table_enabled(t); }
   result<std::vector<std::string>> list_tables() override { return s_.list_tables(); }
   result<table_descriptor> describe(const std::string& t) override { return s_.describe(t); }
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }

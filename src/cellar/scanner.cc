@@ -260,6 +260,7 @@ result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan
   if (!rt)
     return closed ? status{code::unavailable, "the store is closed"}
                   : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"};
+  if (rt->schema->disabled) return table_disabled_error(table);
   if (auto st = validate(*rt->schema, s); !st) return st;
   auto state = std::make_unique<scan_state>();
   state->rt = rt;

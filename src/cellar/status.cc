@@ -19,6 +19,7 @@ std::string_view code_name(code c) noexcept {
     case code::internal: return "INTERNAL";
     case code::permission_denied: return "PERMISSION_DENIED";
     case code::unavailable: return "UNAVAILABLE";
+    case code::table_disabled: return "TABLE_DISABLED";
   }
   return "UNKNOWN";
 }

@@ -91,6 +91,8 @@ bool admit(const store_impl& s, const runtime_ptr& rt, std::string_view name, st
   std::size_t bad_index = 0;
   if (!rt) {
     bad = s.closed ? status{code::unavailable, "the store is closed"} : table_not_found(name);
+  } else if (rt->schema->disabled) {
+    bad = table_disabled_error(name);
   } else {
     for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
       bad = validate(*rt->schema, ops[i]);
@@ -102,7 +104,7 @@ bool admit(const store_impl& s, const runtime_ptr& rt, std::string_view name, st
   if (bad.is_ok()) return true;
   results.resize(ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i)
-    results[i].st = (i == bad_index || !rt) ? bad
+    results[i].st = (i == bad_index || !rt || rt->schema->disabled) ? bad
                                             : status{code::aborted, "not applied: action #" +
                                                                         std::to_string(bad_index) +
                                                                         " of the batch is invalid (" +
@@ -250,6 +252,17 @@ status store_impl::persist_schema(const table_schema& t) {
   return wt->write_catalog({{t.name, encode_schema(t)}, {std::string("\0store", 6), counters}}, {});
 }
 
+result<runtime_ptr> detail::commit_schema(store_impl& s, std::shared_ptr<table_schema> schema, const table_runtime* old) {
+  return commit(s, std::move(schema), old);
+}
+
+void detail::drop_family_cells(store_impl& s, const table_runtime& rt, const std::vector<std::uint32_t>& ids) {
+  ask_all<admin_reply>(*s.system, rt, [&](std::uint32_t) { return drop_families_request{ids}; });
+  if (!s.persistent() || !rt.schema->partitioned) return;
+  std::lock_guard snap(s.snapshot_mutex);
+  for (auto id : ids) s.purges.push_back({rt.schema->uid, rt.schema->partitioning.count(), id});
+}
+
 status store::create_table(table_descriptor desc, schema_origin origin) {
   if (auto s = check_name("table", desc.name); !s) return s;
   if (auto s = check_partitioning(desc.partitioning); !s) return s;
@@ -344,11 +357,7 @@ status store::drop_family(const std::string& table, const std::string& family) {
                          schema->families.end());
   auto rt = commit(*impl_, schema, old.get());
   if (!rt) return rt.error();
-  ask_all<admin_reply>(*impl_->system, **rt, [id](std::uint32_t) { return drop_families_request{{id}}; });
-  if (impl_->persistent()) {
-    std::lock_guard snap(impl_->snapshot_mutex);
-    impl_->purges.push_back({schema->uid, schema->partitioning.count(), id});
-  }
+  drop_family_cells(*impl_, **rt, {id});
   return status::ok();
 }
 
@@ -376,11 +385,7 @@ status store::truncate_table(const std::string& table) {
   }
   auto rt = commit(*impl_, schema, old.get());
   if (!rt) return rt.error();
-  ask_all<admin_reply>(*impl_->system, **rt, [&](std::uint32_t) { return drop_families_request{old_ids}; });
-  if (impl_->persistent() && schema->partitioned) {
-    std::lock_guard snap(impl_->snapshot_mutex);
-    for (auto id : old_ids) impl_->purges.push_back({schema->uid, schema->partitioning.count(), id});
-  }
+  drop_family_cells(*impl_, **rt, old_ids);
   return status::ok();
 }
 

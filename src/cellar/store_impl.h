@@ -115,4 +115,13 @@ struct store_impl {
 // The store behind a public handle (for the RPC server, which serves it).
 store_impl& impl_of(store& s);
 
+// DDL steps shared by store.cc and store_admin.cc. Callers hold ddl_mutex.
+// Persists `schema` and publishes a runtime for it (reusing `old`'s partitions).
+result<runtime_ptr> commit_schema(store_impl& s, std::shared_ptr<table_schema> schema, const table_runtime* old);
+// Has every partition of `rt` free the cells of these family ids (after a schema without
+// them was committed) and queues their purge from disk; waits for the partitions.
+void drop_family_cells(store_impl& s, const table_runtime& rt, const std::vector<std::uint32_t>& ids);
+
+status table_disabled_error(std::string_view table);
+
 }  // namespace cellar::detail

@@ -4,17 +4,19 @@
 //   cellar-shell --connect 127.0.0.1:9090 [--token T] [--json]
 //   cellar-shell --embedded ./cellar-data [--durability log-sync] [--json]
 //
-// With a terminal on stdin it offers line editing and history (readline); otherwise it
-// reads one command per line from stdin. Exit status: 0, or 1 if any command failed.
-#include <readline/history.h>
-#include <readline/readline.h>
+// With a terminal on stdin it offers line editing and history (libedit, through its
+// readline-compatible API; history in ~/.cellar_history); otherwise it reads one command
+// per line from stdin. Exit status: 0, or 1 if any command failed; 2 if it could not start.
 #include <unistd.h>
+
+#include <cstdio>
+// libedit's readline.h uses FILE, so <cstdio> comes first.
+#include <editline/readline.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -69,22 +71,27 @@ int main(int argc, char** argv) {
     }
     store = std::move(s.value());
     conn = cellar::connect_embedded(*store);
+    opts.endpoint = "embedded:" + embedded;
     if (opts.default_partitions == 0) opts.default_partitions = 7;
   } else {
     cellar::rpc::client_options co;
     co.token = token;
     auto r = cellar::rpc::connect(connect_to, co);
     if (!r) {
-      std::fprintf(stderr, "cellar-shell: %s\n", r.error().to_string().c_str());
+      std::fprintf(stderr, "cellar-shell: %s%s\n", r.error().to_string().c_str(),
+                   r.code() == cellar::code::permission_denied && token.empty() ? " (give it with --token)" : "");
       return 2;
     }
     conn = std::move(r.value());
+    opts.endpoint = connect_to;
+    opts.token = !token.empty();
   }
 
   cellar::shell_session session(*conn, std::cout, opts);
   if (isatty(STDIN_FILENO)) {
     const char* home = std::getenv("HOME");
     const std::string history = std::string(home ? home : ".") + "/.cellar_history";
+    stifle_history(1000);
     read_history(history.c_str());
     for (;;) {
       char* line = readline(session.continuing() ? "     -> " : "cellar> ");
@@ -93,7 +100,9 @@ int main(int argc, char** argv) {
       std::free(line);
       if (!l.empty()) {
         add_history(l.c_str());
-        append_history(1, history.c_str());
+        // The whole (stifled) history each time: libedit's append_history(1, ...)
+        // writes two entries.
+        write_history(history.c_str());
       }
       if (!session.feed(l)) break;
     }

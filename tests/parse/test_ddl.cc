@@ -730,3 +730,108 @@ TEST_CASE("refused: syntax errors name the line and column", "[ddl][refuse]") {
   };
   for (auto sql : unsupported_sql) expect_refused(*s, sql, code::unsupported);
 }
+
+TEST_CASE("statements cellar does not run are UNSUPPORTED by name, not by position", "[ddl][refuse]") {
+  auto s = populated();
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"SELECT * FROM htable1$family1", "SELECT is not supported"},
+      {"select 1", "SELECT is not supported"},
+      {"INSERT INTO htable1$family1 VALUES ('k', 'q', 1, 'v')", "INSERT is not supported"},
+      {"DELETE FROM htable1$family1", "DELETE is not supported"},
+      {"USE test", "USE is not supported"},
+      {"CREATE INDEX i ON htable1$family1 (Q)", "CREATE INDEX is not supported"},
+      {"CREATE DATABASE test", "CREATE DATABASE is not supported"},
+      {"DROP DATABASE test", "DROP DATABASE is not supported"},
+      {"ALTER TABLEGROUP htable1 SHARDING = 'NONE'", "ALTER TABLEGROUP is not supported"},
+      {"ALTER TABLE htable1$family1 ADD COLUMN x int", "ALTER TABLE ... ADD is not supported"},
+      {"SHOW DATABASES", "SHOW DATABASES is not supported"},
+      {"SHOW CREATE TABLE htable1$family1", "SHOW CREATE is not supported"},
+  };
+  for (const auto& [sql, said] : cases) {
+    INFO(sql);
+    auto p = parse_ddl(sql);
+    REQUIRE_FALSE(p.is_ok());
+    CHECK(p.code() == code::unsupported);
+    CHECK(p.error().message().rfind(std::string(said), 0) == 0);
+    CHECK(p.error().message().find("line ") == std::string::npos);
+    expect_refused(*s, sql, code::unsupported);
+  }
+}
+
+TEST_CASE("SHOW, DESC, TRUNCATE TABLE and ALTER TABLE kv_attributes parse", "[ddl]") {
+  auto one = [](std::string_view sql) {
+    auto p = parse_ddl(sql);
+    INFO(sql << ": " << p.error().to_string());
+    REQUIRE(p.is_ok());
+    REQUIRE(p->size() == 1);
+    return p->front();
+  };
+  using k = ddl_statement::kind;
+  CHECK(one("SHOW TABLEGROUPS").what == k::show_table_groups);
+  CHECK(one("show tablegroups like 'h%'").pattern == std::optional<std::string>("h%"));
+  CHECK(one("SHOW TABLES;").what == k::show_tables);
+  CHECK_FALSE(one("SHOW TABLES").pattern);
+  auto d = one("DESC `htable1$family1`");
+  CHECK(d.what == k::describe_table);
+  CHECK(d.group == "htable1");
+  CHECK(d.family == "family1");
+  CHECK(one("describe htable1$family1").what == k::describe_table);
+  auto t = one("TRUNCATE TABLE htable1$family1");
+  CHECK(t.what == k::truncate_table);
+  CHECK(t.family == "family1");
+  CHECK(one("truncate htable1$family1").what == k::truncate_table);
+  auto a = one(R"(ALTER TABLE htable1$family1 kv_attributes = '{"HBase": {"TimeToLive": 60}}')");
+  CHECK(a.what == k::alter_table);
+  CHECK(a.descriptor.ttl_seconds == 60);
+  CHECK(a.descriptor.max_versions == 0);  // left out: all versions
+  CHECK(one(R"(alter table htable1$family1 set KV_ATTRIBUTES '{"hbase": {"maxversions": 2}}')").descriptor.max_versions == 2);
+  CHECK(describe_ddl(a) == "ALTER TABLE htable1$family1: MaxVersions all, TimeToLive 60s");
+
+  auto bad = parse_ddl(R"(ALTER TABLE htable1$family1 kv_attributes = '{"HBase": {"Bogus": 1}}')");
+  CHECK(bad.code() == code::invalid_argument);
+  CHECK(parse_ddl("DESC htable1").code() == code::invalid_argument);  // not group$family
+  CHECK(parse_ddl("SHOW TABLES FROM test").code() == code::unsupported);
+  CHECK(parse_ddl("SHOW TABLES LIKE").code() == code::invalid_argument);
+}
+
+TEST_CASE("TRUNCATE TABLE empties one family; ALTER TABLE replaces TTL and MaxVersions", "[ddl]") {
+  auto s = fresh();
+  run(*s, seed000_normal_tables);
+  auto t = s->open_table("htable1").value();
+  REQUIRE(t.put(put("r").add("family1", "q", 1, "a").add("family2", "q", 1, "b")).is_ok());
+  run(*s, "TRUNCATE TABLE htable1$family1");
+  auto row = t.get(get("r")).value();
+  REQUIRE(row.cells.size() == 1);
+  CHECK(row.cells[0].family == "family2");
+  CHECK(desc(*s, "htable1").families == std::vector<family_descriptor>{seed_family("family1"), seed_family("family2")});
+  REQUIRE(t.put(put("r").add("family1", "q", 2, "c")).is_ok());  // the emptied family still takes writes
+  CHECK(t.get(get("r")).value().cells.size() == 2);
+
+  run(*s, R"(ALTER TABLE htable1$family2 kv_attributes = '{"HBase": {"TimeToLive": 3600, "MaxVersions": 2}}')");
+  CHECK(family(desc(*s, "htable1"), "family2").ttl_seconds == 3600);
+  CHECK(family(desc(*s, "htable1"), "family2").max_versions == 2);
+  run(*s, R"(ALTER TABLE htable1$family2 kv_attributes = '{"HBase": {}}')");
+  CHECK(family(desc(*s, "htable1"), "family2") == seed_family("family2"));
+
+  // SHOW and DESC change nothing; DESC names what is missing.
+  run(*s, "SHOW TABLEGROUPS; SHOW TABLES; DESC htable1$family1");
+  expect_refused(*s, "DESC htable1$nosuch", code::family_not_found);
+  expect_refused(*s, "DESC nosuch$f", code::table_not_found);
+  expect_refused(*s, "TRUNCATE TABLE htable1$nosuch", code::family_not_found);
+  expect_refused(*s, R"(ALTER TABLE nosuch$f kv_attributes = '{"HBase": {}}')", code::table_not_found);
+}
+
+TEST_CASE("like_match: SQL LIKE patterns", "[ddl]") {
+  CHECK(like_match("h%", "htable1"));
+  CHECK(like_match("%1", "htable1"));
+  CHECK(like_match("%tab%", "htable1"));
+  CHECK(like_match("htable_", "htable1"));
+  CHECK_FALSE(like_match("htable_", "htable12"));
+  CHECK(like_match("%", ""));
+  CHECK_FALSE(like_match("a", ""));
+  CHECK(like_match("a\\%b", "a%b"));
+  CHECK_FALSE(like_match("a\\%b", "axb"));
+  CHECK(like_match("%$f%", "g$f1"));
+  CHECK(like_match("a%b%c", "aXXbYYc"));
+  CHECK_FALSE(like_match("a%b%c", "aXXcYYb"));
+}

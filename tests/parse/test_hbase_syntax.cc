@@ -3,6 +3,7 @@
 // Every command line of the shell session in seed 003 (verbatim, odd spacing included),
 // then literals and escapes, nested hashes and arrays, trailing KEY => value pairs,
 // comments, errors with their columns, and Bytes.toStringBinary.
+// Also which lines the shell session takes for SQL (starts_sql).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "shell/hbase_syntax.h"
+#include "shell/session.h"
 
 using namespace cellar;
 
@@ -302,4 +304,18 @@ TEST_CASE("format_shell_value round-trips through the parser", "[shell]") {
   CHECK(text.rfind("{NAME => \"f1\", \"hbase.key\" => \"\\x00", 0) == 0);
   CHECK(value_of(text) == v);
   CHECK(format_shell_value(shell_array{"a", 1}) == "[\"a\", 1]");
+}
+
+TEST_CASE("starts_sql: SQL statements versus HBase shell commands of the same name", "[shell]") {
+  for (std::string_view sql : {"CREATE TABLEGROUP g;", "create table g$f (K varbinary(1024))", "DROP TABLE g$f;",
+                               "drop tablegroup g", "ALTER TABLE g$f kv_attributes = '{}';", "TRUNCATE TABLE g$f;",
+                               "truncate g$f;", "DESC g$f;", "describe `g$f`", "SHOW TABLES;", "show tablegroups",
+                               "SHOW;", "SELECT * FROM g$f;", "select 1", "  INSERT INTO x VALUES (1);",
+                               "DELETE FROM g$f;", "CREATE INDEX i ON g$f (Q);", "USE test;", "create database x;"})
+    CHECK(cellar::starts_sql(sql));
+  for (std::string_view cmd : {"create 't', 'f'", "drop 't'", "alter 't', NAME => 'f'", "truncate 't'", "desc 't'",
+                               "describe 't'", "delete 't', 'r', 'f:q'", "get 't', 'r'", "put 't', 'r', 'f:q', 'v'",
+                               "list", "status 'simple'", "show_filters", "describe('t')", "help 'get'", "", "   ",
+                               "# comment", "deleteall 't', 'r'"})
+    CHECK_FALSE(cellar::starts_sql(cmd));
 }

@@ -199,6 +199,12 @@ TEST_CASE("frames: the first request must be login, with the server's token", "[
   auto wrong = frame_client::connect("127.0.0.1:" + std::to_string(s.server->port()), "guess");
   REQUIRE(!wrong);
   CHECK(wrong.error().code() == code::permission_denied);
+  CHECK(wrong.error().message() == "wrong token");
+  // Without a token the refusal says one is required, not that it is wrong.
+  auto none = frame_client::connect("127.0.0.1:" + std::to_string(s.server->port()), "");
+  REQUIRE(!none);
+  CHECK(none.error().code() == code::permission_denied);
+  CHECK(none.error().message() == "this server requires a token; none was given");
   auto right = dial(s, "secret");
   auto r = right->batch("t", {cellar::get(row_name(3))});
   REQUIRE(r);
@@ -442,6 +448,11 @@ TEST_CASE("connect(): batches over frames give the RPC path's results", "[frames
   auto refused = cellar::rpc::connect("127.0.0.1:" + std::to_string(guarded.server->port()), wrong);
   REQUIRE(!refused);
   CHECK(refused.error().code() == code::permission_denied);
+  CHECK(refused.error().message() == "wrong token");
+  auto no_token = cellar::rpc::connect("127.0.0.1:" + std::to_string(guarded.server->port()), {});
+  REQUIRE(!no_token);
+  CHECK(no_token.error().code() == code::permission_denied);
+  CHECK(no_token.error().message() == "this server requires a token; none was given");
 }
 
 // A server without frames (as an older one) closes a frame connection at its first bytes;

@@ -22,14 +22,16 @@ struct output {
   std::string out;
 };
 
-// Runs argv with `input` on stdin; returns its exit code and stdout.
-inline output run(const std::vector<std::string>& argv, const std::string& input) {
+// Runs argv with `input` on stdin; returns its exit code and stdout (with its stderr
+// interleaved when `with_stderr`).
+inline output run(const std::vector<std::string>& argv, const std::string& input, bool with_stderr = false) {
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
+    if (with_stderr) dup2(out[1], 2);
     close(in[1]);
     close(out[0]);
     std::vector<char*> args;

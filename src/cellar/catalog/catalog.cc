@@ -72,7 +72,9 @@ status check_partitioning(const partition_spec& p) {
 }
 
 namespace {
-constexpr std::uint32_t schema_format = 1;
+// 1: as 2 without the trailing flags byte (read as enabled). 2: adds `u8 flags`.
+constexpr std::uint32_t schema_format = 2;
+constexpr std::uint8_t flag_disabled = 1;
 }
 
 std::string encode_schema(const table_schema& t) {
@@ -95,6 +97,7 @@ std::string encode_schema(const table_schema& t) {
     put_u64(out, f.desc.max_value_bytes);
     out.push_back(static_cast<char>(f.desc.kind));
   }
+  out.push_back(static_cast<char>(t.disabled ? flag_disabled : 0));
   return out;
 }
 
@@ -104,7 +107,7 @@ result<table_schema> decode_schema(std::string_view bytes) {
   std::uint32_t format = 0, nbounds = 0, nfam = 0;
   std::uint8_t partitioned = 0, how = 0;
   const status bad{code::corruption, "malformed catalog entry"};
-  if (!r.u32(format) || format != schema_format) return bad;
+  if (!r.u32(format) || format < 1 || format > schema_format) return bad;
   if (!r.bytes(t.name) || !r.u64(t.uid) || !r.u8(partitioned) || !r.u8(how)) return bad;
   if (how > static_cast<std::uint8_t>(partition_spec::method::range)) return bad;
   t.partitioned = partitioned != 0;
@@ -127,6 +130,11 @@ result<table_schema> decode_schema(std::string_view bytes) {
     f.desc.max_value_bytes = maxv;
     f.desc.kind = static_cast<family_kind>(kind);
     t.families.push_back(std::move(f));
+  }
+  if (format >= 2) {
+    std::uint8_t flags = 0;
+    if (!r.u8(flags) || (flags & ~flag_disabled) != 0) return bad;
+    t.disabled = (flags & flag_disabled) != 0;
   }
   if (!r.done()) return bad;
   if (t.partitioned && !check_partitioning(t.partitioning)) return bad;

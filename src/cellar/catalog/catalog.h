@@ -28,6 +28,9 @@ struct table_schema {
   std::uint64_t uid = 0;      // unique for the life of the store directory (names of WT tables)
   std::uint64_t version = 0;
   bool partitioned = false;  // false until the group's first family fixes its rule
+  // HBase's disable (SH3): reads and writes are refused with TABLE_DISABLED while set.
+  // Persisted with the schema, so it survives a restart.
+  bool disabled = false;
   partition_spec partitioning;
   std::vector<family_schema> families;  // sorted by name
 

@@ -1,6 +1,7 @@
 // catalog/ddl.cc: the OceanBase DDL subset of OBKV-HBase (see ddl.h): a lexer, a
 // recursive-descent parser that checks each CREATE TABLE against the OBKV-HBase table
-// model, a tiny JSON reader for kv_attributes, and the statements' application to a store.
+// model (kv_attributes is read by catalog/kv_attributes.cc; statements are applied to a store
+// in catalog/ddl_apply.cc).
 #include "catalog/ddl.h"
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <optional>
 #include <utility>
 
-#include "cellar/store.h"
+#include "catalog/kv_attributes.h"
 
 namespace cellar {
 namespace {
@@ -128,7 +129,10 @@ class lexer {
       } else if (c == '\'' || c == '"') {
         tk.t = token::type::string;
         if (auto s = read_string(c, tk); !s) return s;
-      } else if (c == '(' || c == ')' || c == ',' || c == ';' || c == '=' || c == '.') {
+      } else if (c == '(' || c == ')' || c == ',' || c == ';' || c == '=' || c == '.' ||
+                 std::string_view("*+-/%<>!&|^~?@:{}[]").find(c) != std::string_view::npos) {
+        // Punctuation the subset never uses still makes a token, so that a statement it
+        // does not run (SELECT * ...) is refused by name, and a stray '*' by the parser.
         tk.t = token::type::punct;
         tk.text = std::string(1, c);
         advance(1);
@@ -221,212 +225,6 @@ class lexer {
   std::size_t line_ = 1;
   std::size_t line_start_ = 0;
 };
-
-// ---------------------------------------------------------------------------------------
-// kv_attributes: a tiny JSON reader (objects, strings, numbers; literals only to refuse).
-
-struct json_value {
-  enum class type : std::uint8_t { object, string, integer, other };
-  type t = type::other;
-  std::vector<std::pair<std::string, json_value>> members;
-  std::string text;  // string value, or the literal as written for numbers and others
-  std::int64_t integer = 0;
-  bool integer_overflow = false;
-};
-
-class json_reader {
- public:
-  explicit json_reader(std::string_view in) : in_(in) {}
-
-  result<json_value> document() {
-    auto v = value(0);
-    if (!v) return v;
-    skip();
-    if (i_ != in_.size()) return fail("unexpected text after the JSON value");
-    return v;
-  }
-
- private:
-  status fail(const std::string& msg) const {
-    return {code::invalid_argument, "kv_attributes is not valid JSON at offset " + std::to_string(i_) + ": " + msg};
-  }
-  void skip() {
-    while (i_ < in_.size() && (in_[i_] == ' ' || in_[i_] == '\t' || in_[i_] == '\n' || in_[i_] == '\r')) ++i_;
-  }
-
-  result<json_value> value(int depth) {
-    if (depth > 16) return fail("nested too deeply");
-    skip();
-    if (i_ >= in_.size()) return fail("a value is missing");
-    const char c = in_[i_];
-    json_value v;
-    if (c == '{') {
-      v.t = json_value::type::object;
-      ++i_;
-      skip();
-      if (i_ < in_.size() && in_[i_] == '}') {
-        ++i_;
-        return v;
-      }
-      for (;;) {
-        skip();
-        if (i_ >= in_.size() || in_[i_] != '"') return fail("an object key must be a \"string\"");
-        auto key = string();
-        if (!key) return key.error();
-        skip();
-        if (i_ >= in_.size() || in_[i_] != ':') return fail("':' expected after an object key");
-        ++i_;
-        auto member = value(depth + 1);
-        if (!member) return member;
-        v.members.emplace_back(std::move(*key), std::move(*member));
-        skip();
-        if (i_ < in_.size() && in_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (i_ < in_.size() && in_[i_] == '}') {
-          ++i_;
-          return v;
-        }
-        return fail("',' or '}' expected in an object");
-      }
-    }
-    if (c == '"') {
-      auto s = string();
-      if (!s) return s.error();
-      v.t = json_value::type::string;
-      v.text = std::move(*s);
-      return v;
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      std::size_t start = i_;
-      if (in_[i_] == '-') ++i_;
-      if (i_ >= in_.size() || !(in_[i_] >= '0' && in_[i_] <= '9')) return fail("a digit expected");
-      if (in_[i_] == '0' && i_ + 1 < in_.size() && in_[i_ + 1] >= '0' && in_[i_ + 1] <= '9')
-        return fail("a number must not have leading zeros");
-      while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') ++i_;
-      bool integral = true;
-      if (i_ < in_.size() && in_[i_] == '.') {
-        integral = false;
-        ++i_;
-        if (i_ >= in_.size() || !(in_[i_] >= '0' && in_[i_] <= '9')) return fail("a digit expected after '.'");
-        while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') ++i_;
-      }
-      if (i_ < in_.size() && (in_[i_] == 'e' || in_[i_] == 'E')) {
-        integral = false;
-        ++i_;
-        if (i_ < in_.size() && (in_[i_] == '+' || in_[i_] == '-')) ++i_;
-        if (i_ >= in_.size() || !(in_[i_] >= '0' && in_[i_] <= '9')) return fail("a digit expected in the exponent");
-        while (i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '9') ++i_;
-      }
-      v.text = std::string(in_.substr(start, i_ - start));
-      if (integral) {
-        v.t = json_value::type::integer;
-        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), v.integer);
-        v.integer_overflow = ec != std::errc();
-      }
-      return v;
-    }
-    for (std::string_view lit : {"true", "false", "null"}) {
-      if (in_.substr(i_, lit.size()) == lit) {
-        i_ += lit.size();
-        v.text = std::string(lit);
-        return v;
-      }
-    }
-    if (c == '[') return fail("arrays are not expected in kv_attributes");
-    return fail(std::string("unexpected character '") + c + "'");
-  }
-
-  result<std::string> string() {
-    ++i_;  // opening quote
-    std::string out;
-    for (;;) {
-      if (i_ >= in_.size()) return fail("unterminated string");
-      const char c = in_[i_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) return fail("control character in a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (i_ >= in_.size()) return fail("unterminated string");
-      const char e = in_[i_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          if (i_ + 4 > in_.size()) return fail("\\u needs four hex digits");
-          unsigned cp = 0;
-          for (int k = 0; k < 4; ++k) {
-            int h = hex_value(in_[i_++]);
-            if (h < 0) return fail("\\u needs four hex digits");
-            cp = cp * 16 + static_cast<unsigned>(h);
-          }
-          // Names we look for are ASCII; anything else only needs to stay distinct.
-          if (cp < 0x80) {
-            out += static_cast<char>(cp);
-          } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          } else {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          }
-          break;
-        }
-        default: return fail(std::string("unknown escape \\") + e);
-      }
-    }
-  }
-
-  std::string_view in_;
-  std::size_t i_ = 0;
-};
-
-// Reads '{"HBase": {"TimeToLive": n, "MaxVersions": n}}' into the family.
-status apply_kv_attributes(std::string_view text, family_descriptor& f) {
-  auto doc = json_reader(text).document();
-  if (!doc) return doc.error();
-  const status shape{code::invalid_argument,
-                     "kv_attributes must be of the form '{\"HBase\": {\"TimeToLive\": <seconds>, "
-                     "\"MaxVersions\": <n>}}' (either setting may be left out)"};
-  if (doc->t != json_value::type::object || doc->members.size() != 1 ||
-      !ascii_iequal(doc->members[0].first, "HBase"))
-    return shape;
-  const json_value& hbase = doc->members[0].second;
-  if (hbase.t != json_value::type::object) return shape;
-  bool seen_ttl = false, seen_versions = false;
-  for (const auto& [key, v] : hbase.members) {
-    const bool is_ttl = ascii_iequal(key, "TimeToLive");
-    const bool is_versions = ascii_iequal(key, "MaxVersions");
-    if (!is_ttl && !is_versions)
-      return {code::invalid_argument, "kv_attributes: unknown HBase setting \"" + key +
-                                          "\"; only TimeToLive and MaxVersions are supported"};
-    bool& seen = is_ttl ? seen_ttl : seen_versions;
-    if (seen) return {code::invalid_argument, "kv_attributes: \"" + key + "\" is given twice"};
-    seen = true;
-    const char* name = is_ttl ? "TimeToLive" : "MaxVersions";
-    if (v.t != json_value::type::integer || v.integer_overflow || v.integer <= 0)
-      return {code::invalid_argument, std::string("kv_attributes: ") + name + " must be a positive integer, not " +
-                                          (v.t == json_value::type::string ? "\"" + v.text + "\"" : v.text.empty() ? "an object" : v.text)};
-    if (is_ttl) {
-      f.ttl_seconds = v.integer;
-    } else {
-      if (v.integer > std::numeric_limits<std::uint32_t>::max())
-        return {code::invalid_argument, "kv_attributes: MaxVersions " + v.text + " is too large"};
-      f.max_versions = static_cast<std::uint32_t>(v.integer);
-    }
-  }
-  return status::ok();
-}
 
 // ---------------------------------------------------------------------------------------
 // Parser
@@ -575,27 +373,99 @@ class parser {
     return status::ok();
   }
 
+  // The statement's own name for a refusal: "CREATE INDEX", "SHOW DATABASES", "SELECT".
+  std::string statement_name(const std::string& verb) const {
+    if (peek().t == token::type::ident) return verb + " " + upper(peek().text);
+    return verb;
+  }
+  static status unsupported_statement(const std::string& name) {
+    return {code::unsupported, name + " is not supported; cellar runs CREATE/DROP TABLEGROUP, CREATE/DROP TABLE, "
+                                      "ALTER TABLE ... kv_attributes, TRUNCATE TABLE, SHOW TABLEGROUPS, SHOW TABLES "
+                                      "and DESC"};
+  }
+
   status statement(std::vector<ddl_statement>& out) {
     const token first = peek();
     if (accept_word("CREATE")) {
       if (accept_word("TABLEGROUP")) return create_table_group(out);
       if (accept_word("TABLE")) return create_table(out, first);
-      return unsupported(peek(), "CREATE " + upper(peek().text) +
-                                     " is not supported; cellar runs CREATE TABLEGROUP and CREATE TABLE");
+      return unsupported_statement(statement_name("CREATE"));
     }
     if (accept_word("DROP")) {
       if (accept_word("TABLEGROUP")) return drop_table_group(out);
       if (accept_word("TABLE")) return drop_table(out);
-      return unsupported(peek(), "DROP " + upper(peek().text) +
-                                     " is not supported; cellar runs DROP TABLEGROUP and DROP TABLE");
+      return unsupported_statement(statement_name("DROP"));
     }
-    for (std::string_view verb : {"ALTER", "USE", "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE",
-                                  "TRUNCATE", "RENAME", "SET", "SHOW", "GRANT", "REVOKE", "DESC",
-                                  "DESCRIBE", "EXPLAIN"})
-      if (is_word(first, verb))
-        return unsupported(first, upper(verb) + " statements are not supported; cellar runs "
-                                                "CREATE/DROP TABLEGROUP and CREATE/DROP TABLE");
+    if (accept_word("ALTER")) {
+      if (accept_word("TABLE")) return alter_table(out);
+      return unsupported_statement(statement_name("ALTER"));
+    }
+    if (accept_word("TRUNCATE")) {
+      accept_word("TABLE");
+      return one_table(out, ddl_statement::kind::truncate_table);
+    }
+    if (accept_word("DESC") || accept_word("DESCRIBE")) return one_table(out, ddl_statement::kind::describe_table);
+    if (accept_word("SHOW")) {
+      if (accept_word("TABLEGROUPS")) return show(out, ddl_statement::kind::show_table_groups);
+      if (accept_word("TABLES")) return show(out, ddl_statement::kind::show_tables);
+      return unsupported_statement(statement_name("SHOW"));
+    }
+    for (std::string_view verb : {"USE", "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "RENAME", "SET", "GRANT",
+                                  "REVOKE", "EXPLAIN", "BEGIN", "START", "COMMIT", "ROLLBACK", "LOCK", "UNLOCK",
+                                  "CALL", "LOAD", "ANALYZE", "OPTIMIZE", "PURGE", "FLUSH", "KILL", "WITH"})
+      if (is_word(first, verb)) return unsupported_statement(upper(verb));
     return invalid(first, "a DDL statement expected, found " + show(first));
+  }
+
+  // TRUNCATE [TABLE] g$f, DESC g$f.
+  status one_table(std::vector<ddl_statement>& out, ddl_statement::kind k) {
+    ddl_statement st;
+    st.what = k;
+    auto n = name("a table name");
+    if (!n) return n.error();
+    if (auto s = table_name(*n, st.group, st.family); !s) return s;
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  // SHOW TABLEGROUPS | SHOW TABLES [LIKE 'pattern'].
+  status show(std::vector<ddl_statement>& out, ddl_statement::kind k) {
+    ddl_statement st;
+    st.what = k;
+    if (accept_word("LIKE")) {
+      if (peek().t != token::type::string) return invalid(peek(), "a quoted pattern expected after LIKE, found " + show(peek()));
+      st.pattern = next().text;
+    } else if (at_word("FROM") || at_word("IN") || at_word("WHERE")) {
+      return unsupported(peek(), upper(peek().text) + " is not supported here; cellar has one database (SHOW " +
+                                     std::string(k == ddl_statement::kind::show_tables ? "TABLES" : "TABLEGROUPS") +
+                                     " [LIKE 'pattern'])");
+    }
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  // ALTER TABLE g$f [SET] kv_attributes [=] '{"HBase": {...}}': the family's TimeToLive and
+  // MaxVersions become what the option says (a setting left out: none / all versions).
+  status alter_table(std::vector<ddl_statement>& out) {
+    ddl_statement st;
+    st.what = ddl_statement::kind::alter_table;
+    auto n = name("a table name");
+    if (!n) return n.error();
+    if (auto s = table_name(*n, st.group, st.family); !s) return s;
+    accept_word("SET");
+    if (!accept_word("KV_ATTRIBUTES"))
+      return unsupported_statement("ALTER TABLE ... " + (peek().t == token::type::ident ? upper(peek().text) : show(peek())));
+    accept("=");
+    if (peek().t != token::type::string)
+      return invalid(peek(), "a quoted JSON string expected after kv_attributes, found " + show(peek()));
+    const token attrs = next();
+    st.descriptor.name = st.family;
+    st.descriptor.max_versions = 0;
+    st.descriptor.ttl_seconds = 0;
+    if (auto s = apply_kv_attributes(attrs.text, st.descriptor); !s)
+      return {s.code(), where(attrs.line, attrs.col) + s.message()};
+    out.push_back(std::move(st));
+    return status::ok();
   }
 
   status create_table_group(std::vector<ddl_statement>& out) {
@@ -751,8 +621,8 @@ class parser {
         next();
         continue;
       }
-      if (opt.t == token::type::punct && opt.text == "(")
-        return invalid(opt, "unexpected '(' after the column list");
+      if (opt.t == token::type::punct)
+        return invalid(opt, "unexpected '" + opt.text + "' after the column list");
       return unsupported(opt, "table option " + show(opt) + " is not supported");
     }
 
@@ -1111,137 +981,12 @@ class parser {
   std::size_t pos_ = 0;
 };
 
-std::string partitioning_text(const partition_spec& p) {
-  switch (p.how) {
-    case partition_spec::method::none: return "not partitioned";
-    case partition_spec::method::key: return "KEY(K) PARTITIONS " + std::to_string(p.partitions);
-    case partition_spec::method::key_prefix:
-      return "KEY(substring(K, 1, " + std::to_string(p.prefix_bytes) + ")) PARTITIONS " + std::to_string(p.partitions);
-    case partition_spec::method::range: {
-      std::string out = "RANGE COLUMNS(K) LESS THAN (";
-      for (const auto& b : p.bounds) {
-        const bool plain = std::all_of(b.begin(), b.end(), [](char c) {
-          return c >= 0x20 && c <= 0x7E && c != '\'' && c != '\\';
-        });
-        if (plain) {
-          out += "'" + b + "', ";
-          continue;
-        }
-        static constexpr char hex[] = "0123456789ABCDEF";
-        out += "X'";
-        for (unsigned char c : b) out += std::string{hex[c >> 4], hex[c & 0xF]};
-        out += "', ";
-      }
-      return out + "MAXVALUE)";
-    }
-  }
-  return "?";
-}
-
 }  // namespace
 
 result<std::vector<ddl_statement>> parse_ddl(std::string_view sql) {
   auto tokens = lexer(sql).run();
   if (!tokens) return tokens.error();
   return parser(std::move(*tokens)).statements();
-}
-
-status execute_ddl(store& s, const ddl_statement& st) {
-  using k = ddl_statement::kind;
-  switch (st.what) {
-    case k::create_table_group: {
-      auto r = s.create_table_group(st.group);
-      if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
-      return r;
-    }
-    case k::drop_table_group: {
-      auto r = s.drop_table(st.group);
-      if (r.code() == code::table_not_found && st.if_exists) return status::ok();
-      return r;
-    }
-    case k::drop_table: {
-      auto r = s.drop_family(st.group, st.family);
-      if ((r.code() == code::table_not_found || r.code() == code::family_not_found) && st.if_exists)
-        return status::ok();
-      return r;
-    }
-    case k::create_table:
-    case k::create_table_like: {
-      family_descriptor f = st.descriptor;
-      partition_spec p = st.partitioning;
-      if (st.what == k::create_table_like) {
-        auto src = s.describe(st.source_group);
-        if (!src)
-          return {code::table_not_found, "template table " + st.source_group + "$" + st.source_family +
-                                             ": table group '" + st.source_group + "' does not exist"};
-        auto it = std::find_if(src->families.begin(), src->families.end(),
-                               [&](const family_descriptor& d) { return d.name == st.source_family; });
-        if (it == src->families.end())
-          return {code::family_not_found, "template table " + st.source_group + "$" + st.source_family +
-                                              " does not exist"};
-        f = *it;
-        p = src->partitioning;
-      }
-      f.name = st.family;
-      auto existing = s.describe(st.group);
-      bool created_group = false;
-      if (!existing) {
-        if (st.explicit_table_group)
-          return {code::table_not_found, "table group '" + st.group + "' does not exist; run CREATE TABLEGROUP " +
-                                             st.group + " first"};
-        if (auto r = s.create_table_group(st.group); !r) return r;
-        created_group = true;
-      } else if (st.if_not_exists) {
-        for (const auto& d : existing->families)
-          if (d.name == st.family) return status::ok();
-      }
-      auto r = s.add_family(st.group, f, p);
-      if (!r && created_group) (void)s.drop_table(st.group);
-      return r;
-    }
-  }
-  return {code::internal, "unknown DDL statement"};
-}
-
-status execute_ddl(store& s, std::string_view sql) {
-  auto parsed = parse_ddl(sql);
-  if (!parsed) return parsed.error();
-  for (const auto& st : *parsed)
-    if (auto r = execute_ddl(s, st); !r) return {r.code(), describe_ddl(st) + ": " + r.message()};
-  return status::ok();
-}
-
-std::string describe_ddl(const ddl_statement& st) {
-  using k = ddl_statement::kind;
-  const std::string table = st.group + "$" + st.family;
-  switch (st.what) {
-    case k::create_table_group:
-      return std::string("CREATE TABLEGROUP ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + st.group;
-    case k::drop_table_group:
-      return std::string("DROP TABLEGROUP ") + (st.if_exists ? "IF EXISTS " : "") + st.group;
-    case k::drop_table:
-      return std::string("DROP TABLE ") + (st.if_exists ? "IF EXISTS " : "") + table;
-    case k::create_table_like:
-      return std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + " LIKE " +
-             st.source_group + "$" + st.source_family;
-    case k::create_table: {
-      const auto& f = st.descriptor;
-      std::string out = std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + ": ";
-      if (f.kind == family_kind::time_series) {
-        out += "time-series family";
-      } else {
-        out += "normal family, V ";
-        out += f.max_value_bytes == longblob_value_bytes ? std::string("longblob")
-                                                         : "varbinary(" + std::to_string(f.max_value_bytes) + ")";
-      }
-      out += ", MaxVersions " + (f.max_versions == 0 ? std::string("all") : std::to_string(f.max_versions));
-      out += ", TimeToLive " + (f.ttl_seconds == 0 ? std::string("none") : std::to_string(f.ttl_seconds) + "s");
-      out += ", " + partitioning_text(st.partitioning);
-      if (st.explicit_table_group) out += ", TABLEGROUP " + st.group;
-      return out;
-    }
-  }
-  return "?";
 }
 
 }  // namespace cellar

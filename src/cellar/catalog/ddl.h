@@ -15,16 +15,21 @@
 //       PRIMARY KEY(K, T, S)) [PARTITION BY KEY(K) PARTITIONS n];       -- time series
 //   CREATE TABLE [IF NOT EXISTS] g2$f2 LIKE g1$f1;
 //   DROP TABLE [IF EXISTS] g$f [, g2$f2 ...];
+//   ALTER TABLE g$f [SET] kv_attributes = '{"HBase": {...}}';   -- replaces TTL and MaxVersions
+//   TRUNCATE [TABLE] g$f;                                           -- empties one family
+//   SHOW TABLEGROUPS [LIKE 'p'];  SHOW TABLES [LIKE 'p'];  DESC g$f;   -- change nothing
 //
 // Statements are separated by `;`; keywords are case-insensitive; identifiers may be
 // backquoted; `-- `, `#` and `/* */` comments are ignored. Anything outside the OBKV-HBase
 // model (other columns, other keys, two-level partitioning, other generated columns) is
-// refused with INVALID_ARGUMENT or UNSUPPORTED and a message naming the line and column.
+// refused with INVALID_ARGUMENT or UNSUPPORTED and a message naming the line and column;
+// another statement (SELECT, CREATE INDEX, SHOW DATABASES, ...) with UNSUPPORTED naming it.
 //
 // Thread safety: plain functions; execute_ddl is as thread-safe as `store`.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +48,11 @@ struct ddl_statement {
     create_table,        // CREATE TABLE group$family (...): adds a family
     create_table_like,   // CREATE TABLE group$family LIKE source_group$source_family
     drop_table,          // DROP TABLE group$family: drops a family
+    alter_table,         // ALTER TABLE group$family kv_attributes = '...': descriptor's TTL, versions
+    truncate_table,      // TRUNCATE TABLE group$family: removes the family's cells
+    show_table_groups,   // SHOW TABLEGROUPS [LIKE pattern]
+    show_tables,         // SHOW TABLES [LIKE pattern]: the families, as group$family
+    describe_table,      // DESC group$family
   };
   kind what = kind::create_table_group;
   bool if_not_exists = false;  // CREATE ... IF NOT EXISTS: an existing object is not an error
@@ -62,6 +72,9 @@ struct ddl_statement {
   std::string source_group;
   std::string source_family;
 
+  // show_*: the LIKE pattern (% any bytes, _ one byte, \ escapes), if given.
+  std::optional<std::string> pattern;
+
   friend bool operator==(const ddl_statement&, const ddl_statement&) = default;
 };
 
@@ -71,12 +84,21 @@ struct ddl_statement {
 // partially: either every statement parses or the error is returned.
 result<std::vector<ddl_statement>> parse_ddl(std::string_view sql);
 
+// SQL's LIKE: whether `text` matches `pattern` (% any run of bytes, _ one byte, a
+// backslash makes the next character literal), byte for byte.
+bool like_match(std::string_view pattern, std::string_view text);
+
 // Applies one statement to the store. CREATE TABLE with TABLEGROUP = g requires g to exist
 // (TABLE_NOT_FOUND otherwise, as OceanBase); without the clause a missing group is created
 // and, when the family then fails, removed again. CREATE TABLE ... LIKE copies the
 // template's family descriptor and its group's partitioning (TABLE_NOT_FOUND or
 // FAMILY_NOT_FOUND when the template is missing). DROP TABLEGROUP drops the group and all
-// its families. Families keep all versions unless kv_attributes gives MaxVersions.
+// its families, whether the group is enabled or not. Families keep all versions unless
+// kv_attributes gives MaxVersions. ALTER TABLE keeps the family's kind and value size.
+// TRUNCATE TABLE empties one family (store::truncate_family). SHOW and DESC change
+// nothing: they check that what they name exists (DESC: TABLE_NOT_FOUND,
+// FAMILY_NOT_FOUND); a client prints their answer from list_tables / describe (the shell
+// does: shell/sql.cc).
 status execute_ddl(store& s, const ddl_statement& st);
 
 // Parses `sql`, then runs each statement in order, stopping at the first error (earlier

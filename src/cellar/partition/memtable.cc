@@ -54,9 +54,10 @@ struct family_reader {
   cell_it column(cell_it it, cell_it end) {
     const std::string_view q = it->first.qualifier.view();
     const std::uint32_t cap = family_cap(fam.desc);
-    // Time-series families return every version in range (OBKV TS3: MaxVersions may be
-    // set on a read but has no effect).
-    const std::uint32_t want = fam.desc.kind == family_kind::time_series ? cap : std::min(o.max_versions, cap);
+    // Time-series families return every version in range unless the read asked for a
+    // number of versions (OBKV TS3 returns them all without setMaxVersions).
+    const bool all = fam.desc.kind == family_kind::time_series && !o.max_versions_given;
+    const std::uint32_t want = all ? cap : std::min(o.max_versions, cap);
     std::uint32_t rank = 0, taken = 0;
     for (; it != end && it->first.qualifier.view() == q; ++it) {
       const std::int64_t ts = it->first.ts;
@@ -163,7 +164,7 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
                            family_map::iterator at, std::int64_t now) {
   // The rule of reads (family_reader::column) and of the background reclaim: a version is
   // out of reach once expired or ranked beyond the family's MaxVersions, in every kind of
-  // family (for time series only a read's own max_versions is ignored, TS3).
+  // family (for time series a read's max_versions applies only when given, TS3).
   if (f.desc.max_versions == 0) return;
   const std::uint32_t cap = family_cap(f.desc);
   // Back from `at` (a cell of the column, or where it starts) to the column's newest cell:

@@ -131,6 +131,34 @@ class rpc_connection final : public connection {
     });
   }
 
+  status disable_table(const std::string& table) override {
+    return call_status([&] {
+      auto req = cellar_.disableTableRequest();
+      req.setTable(table);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status enable_table(const std::string& table) override {
+    return call_status([&] {
+      auto req = cellar_.enableTableRequest();
+      req.setTable(table);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  result<bool> is_table_enabled(const std::string& table) override {
+    try {
+      auto req = cellar_.isTableEnabledRequest();
+      req.setTable(table);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      return res.getEnabled();
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
   result<std::vector<std::string>> list_tables() override {
     try {
       auto res = cellar_.listTablesRequest().send().wait(io_.waitScope);

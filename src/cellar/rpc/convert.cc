@@ -28,6 +28,7 @@ void to_wire(const read_options& o, wire::ReadOptions::Builder b) {
     for (unsigned j = 0; j < qs.size(); ++j) qs.set(j, data(fc.qualifiers[j]));
   }
   b.setMaxVersions(o.max_versions);
+  b.setMaxVersionsGiven(o.max_versions_given);
   to_wire(o.range, b.initRange());
   b.setMaxPerFamily(o.max_per_family);
   b.setOffsetPerFamily(o.offset_per_family);
@@ -41,6 +42,7 @@ read_options from_wire(wire::ReadOptions::Reader r) {
     o.columns.families.push_back(std::move(f));
   }
   o.max_versions = r.getMaxVersions();
+  o.max_versions_given = r.getMaxVersionsGiven();
   o.range = from_wire(r.getRange());
   o.max_per_family = r.getMaxPerFamily();
   o.offset_per_family = r.getOffsetPerFamily();
@@ -129,7 +131,8 @@ void to_wire(const status& s, wire::Error::Builder b) {
 
 status from_wire(wire::Error::Reader r) {
   if (r.getCode() == 0) return status::ok();
-  if (r.getCode() > static_cast<std::uint16_t>(code::unavailable))
+  // A code this build does not know (a newer server) is not misread as another one.
+  if (code_name(static_cast<code>(r.getCode())) == "UNKNOWN")
     return {code::internal, "unknown error code " + std::to_string(r.getCode()) + ": " + str(r.getMessage())};
   return {static_cast<code>(r.getCode()), str(r.getMessage())};
 }

@@ -210,6 +210,12 @@ class scanner_impl final : public wire::Scanner::Server {
   kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
+// Why a login with `given` is refused by a server whose token is set (both protocols).
+status token_refusal(std::string_view given) {
+  if (given.empty()) return {code::permission_denied, "this server requires a token; none was given"};
+  return {code::permission_denied, "wrong token"};
+}
+
 // Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
 status admit(const shared_state& st, connection_state& conn) {
   if (conn.in_flight >= st.opts.max_in_flight)
@@ -396,6 +402,26 @@ class cellar_impl final : public wire::Cellar::Server {
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
+  kj::Promise<void> disableTable(DisableTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<status>(context, [this, table] { return st_.s.disable_table(table); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> enableTable(EnableTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<status>(context, [this, table] { return st_.s.enable_table(table); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {
+    auto r = st_.s.is_table_enabled(str(context.getParams().getTable()));
+    auto res = context.getResults();
+    to_wire(r.error(), res.initError());
+    if (r) res.setEnabled(r.value());
+    return kj::READY_NOW;
+  }
+
   kj::Promise<void> listTables(ListTablesContext context) override {
     auto names = st_.s.list_tables();
     auto out = context.getResults().initTables(static_cast<unsigned>(names.size()));
@@ -475,7 +501,7 @@ class login_impl final : public wire::Login::Server {
   kj::Promise<void> login(LoginContext context) override {
     auto res = context.getResults();
     if (!st_.opts.token.empty() && str(context.getParams().getToken()) != st_.opts.token) {
-      to_wire({code::permission_denied, "wrong token"}, res.initError());
+      to_wire(token_refusal(str(context.getParams().getToken())), res.initError());
       return kj::READY_NOW;
     }
     to_wire(status::ok(), res.initError());
@@ -542,7 +568,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     switch (req.which()) {
       case wire::Request::LOGIN:
         if (!st_.opts.token.empty() && str(req.getLogin()) != st_.opts.token) {
-          send_error(id, {code::permission_denied, "wrong token"});
+          send_error(id, token_refusal(str(req.getLogin())));
         } else {
           logged_in_ = true;
           send_error(id, status::ok());

@@ -1,11 +1,23 @@
 // shell/session.h: runs HBase shell commands and OceanBase DDL against a connection.
 //
-// A session reads lines. A line whose first words are CREATE/DROP TABLE[GROUP] (any
-// case) starts an SQL statement that runs once a `;` ends it, possibly lines later;
-// any other line is one HBase shell command (create, put, get, scan, ...). Output is
-// either what the HBase shell prints (ROW / COLUMN+CELL lines, "N row(s)", "Took ...")
-// or, with `json`, exactly one JSON object per command on its own line:
-//   {"ok":true[, "cells":[...]][, "count":N][, "counter":N][, "tables":[...]]}
+// A session reads lines. A line that begins an SQL statement (CREATE/DROP/ALTER/TRUNCATE
+// TABLE[GROUP] ..., SHOW ..., DESC g$f, SELECT ..., in any case; see starts_sql) runs once
+// a `;` ends it, possibly lines later; any other line is one HBase shell command (create,
+// put, get, scan, ...; `help` lists them). Output is either what the HBase 2.x shell
+// prints (ROW / COLUMN+CELL lines, "N row(s)", "Took ..."), or for SQL what the MySQL
+// client prints, or, with `json`, exactly one JSON object per command on its own line
+// carrying the whole answer:
+//   {"ok":true}                                             put, delete, create, DDL, ...
+//   {"ok":true,"cells":[{"row","column","timestamp","value"}...],"rows":N}   get, scan
+//   {"ok":true,"count":N}  {"ok":true,"counter":N|null}  {"ok":true,"value":"..."}
+//   {"ok":true,"tables":[...]}                              list, SHOW TABLES
+//   {"ok":true,"exists":B} {"ok":true,"enabled":B} {"ok":true,"disabled":B}
+//   {"ok":true,"table":{"name","enabled","partitioning":{"method","partitions",...},
+//                       "families":[{"name","versions","ttl_seconds","max_value_bytes",
+//                                    "time_series"}]}}      describe (null: unbounded)
+//   {"ok":true,"status":{...}} {"ok":true,"version":...} {"ok":true,"user":...}
+//   {"ok":true,"splits":[...],"partitions":N} {"ok":true,"help":"..."}
+//   {"ok":true,"tablegroups":[{"name","tables"}]}  {"ok":true,"table","columns",...}  (SQL)
 //   {"ok":false,"error":"TABLE_NOT_FOUND","message":"..."}
 // Row keys, qualifiers and values are written as HBase's Bytes.toStringBinary writes them.
 //
@@ -27,6 +39,10 @@ struct session_options {
   // partitions; 0 asks the server for its default (RPC) or means 7 (embedded).
   std::uint32_t default_partitions = 0;
   bool show_timing = true;
+  // Where the commands run, for status: "HOST:PORT" of the server, or "embedded:DIR".
+  std::string endpoint = "embedded";
+  // Whether the shell logged in with a token (whoami says auth:TOKEN).
+  bool token = false;
 };
 
 class shell_session {

@@ -1,0 +1,201 @@
+// catalog/ddl_apply.cc: DDL statements (catalog/ddl.h) applied to a store, and their
+// one-line descriptions.
+#include <algorithm>
+#include <string>
+
+#include "catalog/ddl.h"
+#include "catalog/kv_attributes.h"
+#include "cellar/store.h"
+
+namespace cellar {
+namespace {
+
+std::string partitioning_text(const partition_spec& p) {
+  switch (p.how) {
+    case partition_spec::method::none: return "not partitioned";
+    case partition_spec::method::key: return "KEY(K) PARTITIONS " + std::to_string(p.partitions);
+    case partition_spec::method::key_prefix:
+      return "KEY(substring(K, 1, " + std::to_string(p.prefix_bytes) + ")) PARTITIONS " + std::to_string(p.partitions);
+    case partition_spec::method::range: {
+      std::string out = "RANGE COLUMNS(K) LESS THAN (";
+      for (const auto& b : p.bounds) {
+        const bool plain = std::all_of(b.begin(), b.end(), [](char c) {
+          return c >= 0x20 && c <= 0x7E && c != '\'' && c != '\\';
+        });
+        if (plain) {
+          out += "'" + b + "', ";
+          continue;
+        }
+        static constexpr char hex[] = "0123456789ABCDEF";
+        out += "X'";
+        for (unsigned char c : b) out += std::string{hex[c >> 4], hex[c & 0xF]};
+        out += "', ";
+      }
+      return out + "MAXVALUE)";
+    }
+  }
+  return "?";
+}
+
+
+}  // namespace
+
+bool like_match(std::string_view pattern, std::string_view text) {
+  // Iterative wildcard matching with backtracking to the last '%'.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, star_t = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '%') {
+      star = ++p;
+      star_t = t;
+      continue;
+    }
+    if (p < pattern.size()) {
+      const bool escaped = pattern[p] == '\\' && p + 1 < pattern.size();
+      const char want = escaped ? pattern[p + 1] : pattern[p];
+      if ((!escaped && want == '_') || want == text[t]) {
+        p += escaped ? 2 : 1;
+        ++t;
+        continue;
+      }
+    }
+    if (star == std::string_view::npos) return false;
+    p = star;
+    t = ++star_t;
+  }
+  while (p < pattern.size() && pattern[p] == '%') ++p;
+  return p == pattern.size();
+}
+
+status execute_ddl(store& s, const ddl_statement& st) {
+  using k = ddl_statement::kind;
+  switch (st.what) {
+    case k::create_table_group: {
+      auto r = s.create_table_group(st.group);
+      if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
+      return r;
+    }
+    case k::drop_table_group: {
+      auto r = s.drop_table(st.group);
+      if (r.code() == code::table_not_found && st.if_exists) return status::ok();
+      return r;
+    }
+    case k::drop_table: {
+      auto r = s.drop_family(st.group, st.family);
+      if ((r.code() == code::table_not_found || r.code() == code::family_not_found) && st.if_exists)
+        return status::ok();
+      return r;
+    }
+    case k::alter_table: {
+      auto d = s.describe(st.group);
+      if (!d) return d.error();
+      auto it = std::find_if(d->families.begin(), d->families.end(),
+                             [&](const family_descriptor& f) { return f.name == st.family; });
+      if (it == d->families.end())
+        return {code::family_not_found, "table " + st.group + "$" + st.family + " does not exist"};
+      family_descriptor f = *it;
+      f.ttl_seconds = st.descriptor.ttl_seconds;
+      f.max_versions = st.descriptor.max_versions;
+      return s.alter_family(st.group, f);
+    }
+    case k::truncate_table: return s.truncate_family(st.group, st.family);
+    case k::show_table_groups:
+    case k::show_tables: return status::ok();
+    case k::describe_table: {
+      auto d = s.describe(st.group);
+      if (!d) return d.error();
+      for (const auto& f : d->families)
+        if (f.name == st.family) return status::ok();
+      return {code::family_not_found, "table " + st.group + "$" + st.family + " does not exist"};
+    }
+    case k::create_table:
+    case k::create_table_like: {
+      family_descriptor f = st.descriptor;
+      partition_spec p = st.partitioning;
+      if (st.what == k::create_table_like) {
+        auto src = s.describe(st.source_group);
+        if (!src)
+          return {code::table_not_found, "template table " + st.source_group + "$" + st.source_family +
+                                             ": table group '" + st.source_group + "' does not exist"};
+        auto it = std::find_if(src->families.begin(), src->families.end(),
+                               [&](const family_descriptor& d) { return d.name == st.source_family; });
+        if (it == src->families.end())
+          return {code::family_not_found, "template table " + st.source_group + "$" + st.source_family +
+                                              " does not exist"};
+        f = *it;
+        p = src->partitioning;
+      }
+      f.name = st.family;
+      auto existing = s.describe(st.group);
+      bool created_group = false;
+      if (!existing) {
+        if (st.explicit_table_group)
+          return {code::table_not_found, "table group '" + st.group + "' does not exist; run CREATE TABLEGROUP " +
+                                             st.group + " first"};
+        if (auto r = s.create_table_group(st.group); !r) return r;
+        created_group = true;
+      } else if (st.if_not_exists) {
+        for (const auto& d : existing->families)
+          if (d.name == st.family) return status::ok();
+      }
+      auto r = s.add_family(st.group, f, p);
+      if (!r && created_group) (void)s.drop_table(st.group);
+      return r;
+    }
+  }
+  return {code::internal, "unknown DDL statement"};
+}
+
+status execute_ddl(store& s, std::string_view sql) {
+  auto parsed = parse_ddl(sql);
+  if (!parsed) return parsed.error();
+  for (const auto& st : *parsed)
+    if (auto r = execute_ddl(s, st); !r) return {r.code(), describe_ddl(st) + ": " + r.message()};
+  return status::ok();
+}
+
+std::string describe_ddl(const ddl_statement& st) {
+  using k = ddl_statement::kind;
+  const std::string table = st.group + "$" + st.family;
+  switch (st.what) {
+    case k::alter_table: {
+      const auto& f = st.descriptor;
+      return "ALTER TABLE " + table + ": MaxVersions " +
+             (f.max_versions == 0 ? std::string("all") : std::to_string(f.max_versions)) + ", TimeToLive " +
+             (f.ttl_seconds == 0 ? std::string("none") : std::to_string(f.ttl_seconds) + "s");
+    }
+    case k::truncate_table: return "TRUNCATE TABLE " + table;
+    case k::describe_table: return "DESC " + table;
+    case k::show_table_groups:
+    case k::show_tables:
+      return std::string(st.what == k::show_tables ? "SHOW TABLES" : "SHOW TABLEGROUPS") +
+             (st.pattern ? " LIKE '" + *st.pattern + "'" : "");
+    case k::create_table_group:
+      return std::string("CREATE TABLEGROUP ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + st.group;
+    case k::drop_table_group:
+      return std::string("DROP TABLEGROUP ") + (st.if_exists ? "IF EXISTS " : "") + st.group;
+    case k::drop_table:
+      return std::string("DROP TABLE ") + (st.if_exists ? "IF EXISTS " : "") + table;
+    case k::create_table_like:
+      return std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + " LIKE " +
+             st.source_group + "$" + st.source_family;
+    case k::create_table: {
+      const auto& f = st.descriptor;
+      std::string out = std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + ": ";
+      if (f.kind == family_kind::time_series) {
+        out += "time-series family";
+      } else {
+        out += "normal family, V ";
+        out += f.max_value_bytes == longblob_value_bytes ? std::string("longblob")
+                                                         : "varbinary(" + std::to_string(f.max_value_bytes) + ")";
+      }
+      out += ", MaxVersions " + (f.max_versions == 0 ? std::string("all") : std::to_string(f.max_versions));
+      out += ", TimeToLive " + (f.ttl_seconds == 0 ? std::string("none") : std::to_string(f.ttl_seconds) + "s");
+      out += ", " + partitioning_text(st.partitioning);
+      if (st.explicit_table_group) out += ", TABLEGROUP " + st.group;
+      return out;
+    }
+  }
+  return "?";
+}
+
+}  // namespace cellar

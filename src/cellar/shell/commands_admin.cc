@@ -1,0 +1,461 @@
+// shell/commands_admin.cc: the HBase shell's table and server commands (create, alter,
+// describe, list, exists, drop, truncate, disable, enable, get_splits, status, version,
+// whoami, snapshot), as the HBase 2.x shell runs them (hbase-shell/src/main/ruby/hbase/
+// admin.rb).
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <regex>
+
+#include "cellar_revision.h"
+#include "shell/command.h"
+
+#ifndef CELLAR_VERSION
+#define CELLAR_VERSION "unknown"
+#endif
+
+namespace cellar::shell {
+
+namespace {
+
+result<family_descriptor> family_from(const shell_value& v) {
+  family_descriptor f;
+  if (v.is_string() || v.is_constant()) {
+    f.name = as_text(v, "family").value();
+    return f;
+  }
+  if (!v.is_hash()) return status{code::invalid_argument, "a column family is a name or {NAME => ...}"};
+  const shell_value* name = v.find("NAME");
+  if (!name) return status{code::invalid_argument, "a column family needs NAME => 'family'"};
+  auto n = as_text(*name, "NAME");
+  if (!n) return n.error();
+  f.name = n.value();
+  for (const auto& [k, val] : v.as_hash()) {
+    auto key = upper(k);
+    if (key == "NAME" || key == "METHOD") continue;
+    if (key == "VERSIONS" || key == "MAX_VERSIONS") {
+      auto x = as_int(val, "VERSIONS");
+      if (!x) return x.error();
+      if (x.value() < 1) return status{code::invalid_argument, "VERSIONS must be at least 1"};
+      f.max_versions = static_cast<std::uint32_t>(std::min<std::int64_t>(x.value(), UINT32_MAX));
+    } else if (key == "TTL") {
+      if (val.is_string() && upper(val.as_string()) == "FOREVER") {
+        f.ttl_seconds = 0;
+        continue;
+      }
+      auto x = as_int(val, "TTL");
+      if (!x) return x.error();
+      if (x.value() < 1) return status{code::invalid_argument, "TTL must be a positive number of seconds"};
+      f.ttl_seconds = x.value();
+    } else if (key == "BLOCKCACHE" || key == "IN_MEMORY" || key == "BLOOMFILTER" || key == "COMPRESSION" ||
+               key == "BLOCKSIZE" || key == "DATA_BLOCK_ENCODING" || key == "MIN_VERSIONS" ||
+               key == "KEEP_DELETED_CELLS" || key == "REPLICATION_SCOPE") {
+      // Storage tuning of HBase with no meaning in cellar: accepted and ignored.
+    } else {
+      return status{code::unsupported, "column family option " + k + " is not supported"};
+    }
+  }
+  return f;
+}
+
+result<std::string> table_arg(const args_view& a) {
+  auto name = a.str(0, "table");
+  if (!name) return name.error();
+  if (a.args.size() > 1) return status{code::invalid_argument, a.command + " takes one argument, the table"};
+  return name;
+}
+
+std::string describe_family(const family_descriptor& f) {
+  std::string out = "{NAME => '" + f.name + "', VERSIONS => '" +
+                    (f.max_versions == 0 ? std::string("ALL") : std::to_string(f.max_versions)) + "', TTL => '" +
+                    (f.ttl_seconds == 0 ? std::string("FOREVER") : std::to_string(f.ttl_seconds) + " SECONDS") +
+                    "', MAX_VALUE_BYTES => '" + std::to_string(f.max_value_bytes) + "'";
+  if (f.kind == family_kind::time_series) out += ", TIME_SERIES => 'true'";
+  return out + "}";
+}
+
+std::string describe_partitioning(const partition_spec& p) {
+  using m = partition_spec::method;
+  switch (p.how) {
+    case m::none: return "none";
+    case m::key: return "KEY(K) PARTITIONS " + std::to_string(p.partitions);
+    case m::key_prefix:
+      return "KEY(substring(K, 1, " + std::to_string(p.prefix_bytes) + ")) PARTITIONS " + std::to_string(p.partitions);
+    case m::range: {
+      std::string s = "RANGE COLUMNS(K) bounds [";
+      for (std::size_t i = 0; i < p.bounds.size(); ++i) s += (i ? ", '" : "'") + to_string_binary(p.bounds[i]) + "'";
+      return s + ", MAXVALUE]";
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+json family_json(const family_descriptor& f) {
+  json j;
+  j["name"] = f.name;
+  j["versions"] = f.max_versions == 0 ? json(nullptr) : json(f.max_versions);
+  j["ttl_seconds"] = f.ttl_seconds == 0 ? json(nullptr) : json(f.ttl_seconds);
+  j["max_value_bytes"] = f.max_value_bytes;
+  j["time_series"] = f.kind == family_kind::time_series;
+  return j;
+}
+
+json partitioning_json(const partition_spec& p) {
+  using m = partition_spec::method;
+  json j;
+  switch (p.how) {
+    case m::none: j["method"] = "none"; break;
+    case m::key: j["method"] = "key"; break;
+    case m::key_prefix: j["method"] = "key_prefix"; break;
+    case m::range: j["method"] = "range"; break;
+  }
+  j["partitions"] = p.count();
+  if (p.how == m::key_prefix) j["prefix_bytes"] = p.prefix_bytes;
+  if (p.how == m::range) {
+    json b = json::array();
+    for (const auto& x : p.bounds) b.push_back(to_string_binary(x));
+    j["bounds"] = b;
+  }
+  return j;
+}
+
+outcome cmd_create(context& c, const args_view& a) {
+  auto name = a.str(0, "table");
+  if (!name) return fail(name.error());
+  table_descriptor d;
+  d.name = name.value();
+  d.partitioning = partition_spec::hash(c.opts.default_partitions);
+  for (std::size_t i = 1; i < a.args.size(); ++i) {
+    const auto& v = a.args[i];
+    if (v.is_hash() && !v.find("NAME")) {  // table options
+      for (const auto& [k, val] : v.as_hash()) {
+        auto key = upper(k);
+        if (key == "SPLITS") {
+          if (!val.is_array()) return fail(code::invalid_argument, "SPLITS must be an array of row keys");
+          std::vector<std::string> bounds;
+          for (const auto& b : val.as_array()) {
+            auto s = as_text(b, "a split");
+            if (!s) return fail(s.error());
+            bounds.push_back(s.value());
+          }
+          std::sort(bounds.begin(), bounds.end());
+          d.partitioning = partition_spec::range_bounds(std::move(bounds));
+        } else if (key == "NUMREGIONS") {
+          auto n = as_int(val, "NUMREGIONS");
+          if (!n) return fail(n.error());
+          if (n.value() < 1) return fail(code::invalid_argument, "NUMREGIONS must be at least 1");
+          d.partitioning = partition_spec::hash(static_cast<std::uint32_t>(n.value()));
+        } else if (key == "SPLITALGO" || key == "REGION_REPLICATION" || key == "DURABILITY") {
+        } else {
+          return fail(code::unsupported, "table option " + k + " is not supported");
+        }
+      }
+      continue;
+    }
+    auto f = family_from(v);
+    if (!f) return fail(f.error());
+    d.families.push_back(std::move(f.value()));
+  }
+  if (d.families.empty()) return fail(code::invalid_argument, "create needs at least one column family");
+  if (auto s = c.conn.create_table(d, schema_origin::hbase_shell); !s) return fail(s);
+  outcome out;
+  out.text = "Created table " + d.name + "\n";
+  return out;
+}
+
+outcome cmd_alter(context& c, const args_view& a) {
+  auto name = a.str(0, "table");
+  if (!name) return fail(name.error());
+  if (a.args.size() < 2) return fail(code::invalid_argument, "alter needs a column family");
+  for (std::size_t i = 1; i < a.args.size(); ++i) {
+    const auto& v = a.args[i];
+    if (v.is_hash()) {
+      if (auto* del = v.find("delete")) {
+        auto f = as_text(*del, "family");
+        if (!f) return fail(f.error());
+        if (auto s = c.conn.drop_family(name.value(), f.value()); !s) return fail(s);
+        continue;
+      }
+      if (auto* m = v.find("METHOD"); m && m->is_string() && lower(m->as_string()) == "delete") {
+        auto* n = v.find("NAME");
+        if (!n) return fail(code::invalid_argument, "NAME parameter missing for delete method");
+        auto f = as_text(*n, "NAME");
+        if (!f) return fail(f.error());
+        if (auto s = c.conn.drop_family(name.value(), f.value()); !s) return fail(s);
+        continue;
+      }
+    }
+    auto f = family_from(v);
+    if (!f) return fail(f.error());
+    if (f->max_versions == 0) f->max_versions = 1;  // HBase's default VERSIONS
+    auto d = c.conn.describe(name.value());
+    if (!d) return fail(d.error());
+    for (const auto& old : d->families)
+      if (old.name == f->name && v.is_hash()) {
+        // Options not named keep their value.
+        if (!v.find("VERSIONS") && !v.find("MAX_VERSIONS")) f->max_versions = old.max_versions;
+        if (!v.find("TTL")) f->ttl_seconds = old.ttl_seconds;
+        f->max_value_bytes = old.max_value_bytes;
+        f->kind = old.kind;
+      }
+    if (auto s = c.conn.alter_family(name.value(), f.value()); !s) return fail(s);
+  }
+  outcome out;
+  out.text = "Updating all regions with the new schema...\nDone.\n";
+  return out;
+}
+
+outcome cmd_describe(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto d = c.conn.describe(name.value());
+  if (!d) return fail(d.error());
+  auto enabled = c.conn.is_table_enabled(name.value());
+  if (!enabled) return fail(enabled.error());
+  outcome out;
+  out.text = "Table " + d->name + (enabled.value() ? " is ENABLED\n" : " is DISABLED\n") + d->name +
+             ", PARTITIONS => " + describe_partitioning(d->partitioning) + "\nCOLUMN FAMILIES DESCRIPTION\n";
+  for (const auto& f : d->families) out.text += describe_family(f) + "\n";
+  out.text += std::to_string(d->families.size()) + " row(s)\n";
+  json families = json::array();
+  for (const auto& f : d->families) families.push_back(family_json(f));
+  out.data["table"] = {{"name", d->name},
+                       {"enabled", enabled.value()},
+                       {"partitioning", partitioning_json(d->partitioning)},
+                       {"families", families}};
+  return out;
+}
+
+outcome cmd_list(context& c, const args_view& a) {
+  if (a.args.size() > 1) return fail(code::invalid_argument, "list takes one argument, a regular expression");
+  auto t = c.conn.list_tables();
+  if (!t) return fail(t.error());
+  std::vector<std::string> names = t.value();
+  if (!a.args.empty()) {
+    auto pattern = a.str(0, "regex");
+    if (!pattern) return fail(pattern.error());
+    try {
+      // As Java's Pattern.matcher(name).matches(): the whole name.
+      std::regex re(pattern.value(), std::regex::ECMAScript);
+      names.erase(std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return !std::regex_match(n, re); }),
+                  names.end());
+    } catch (const std::regex_error&) {
+      return fail(code::invalid_argument, "bad regular expression: " + pattern.value());
+    }
+  }
+  outcome out;
+  out.text = "TABLE\n";
+  for (const auto& n : names) out.text += n + "\n";
+  out.text += std::to_string(names.size()) + " row(s)\n";
+  out.data["tables"] = names;
+  return out;
+}
+
+outcome cmd_exists(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto d = c.conn.describe(name.value());
+  if (!d && d.code() != code::table_not_found) return fail(d.error());
+  outcome out;
+  out.text = "Table " + name.value() + (d ? " does exist\n" : " does not exist\n");
+  out.data["exists"] = d.is_ok();
+  return out;
+}
+
+// SH3: HBase's drop refuses an enabled table ("Disable it first"); SQL DROP TABLEGROUP
+// does not ask (catalog/ddl.h).
+outcome cmd_drop(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto enabled = c.conn.is_table_enabled(name.value());
+  if (!enabled) return fail(enabled.error());
+  if (enabled.value()) return fail(code::invalid_argument, "Table " + name.value() + " is enabled. Disable it first.");
+  if (auto s = c.conn.drop_table(name.value()); !s) return fail(s);
+  return {};
+}
+
+// truncate and truncate_preserve: HBase disables the table, recreates it (truncate_preserve
+// keeping its region boundaries) and leaves it enabled. cellar's partitioning is part of
+// the schema, so both keep it; the truncation itself is one atomic catalog change.
+outcome cmd_truncate(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto enabled = c.conn.is_table_enabled(name.value());
+  if (!enabled) return fail(enabled.error());
+  outcome out;
+  out.text = "Truncating '" + name.value() + "' table (it may take a while):\n";
+  if (enabled.value()) out.text += "Disabling table...\n";
+  out.text += "Truncating table...\n";
+  if (auto s = c.conn.truncate_table(name.value()); !s) return fail(s);
+  if (!enabled.value())
+    if (auto s = c.conn.enable_table(name.value()); !s) return fail(s);
+  return out;
+}
+
+outcome cmd_disable(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  if (auto s = c.conn.disable_table(name.value()); !s) return fail(s);
+  return {};
+}
+
+outcome cmd_enable(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  if (auto s = c.conn.enable_table(name.value()); !s) return fail(s);
+  return {};
+}
+
+outcome cmd_is_enabled(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto e = c.conn.is_table_enabled(name.value());
+  if (!e) return fail(e.error());
+  outcome out;
+  out.text = e.value() ? "true\n" : "false\n";
+  out.data["enabled"] = e.value();
+  return out;
+}
+
+outcome cmd_is_disabled(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto e = c.conn.is_table_enabled(name.value());
+  if (!e) return fail(e.error());
+  outcome out;
+  out.text = e.value() ? "false\n" : "true\n";
+  out.data["disabled"] = !e.value();
+  return out;
+}
+
+// get_splits: the row keys where partitions begin. Hash partitions have none (their rows
+// interleave); the count line gives the number of partitions either way.
+outcome cmd_get_splits(context& c, const args_view& a) {
+  auto name = table_arg(a);
+  if (!name) return fail(name.error());
+  auto d = c.conn.describe(name.value());
+  if (!d) return fail(d.error());
+  const auto& p = d->partitioning;
+  outcome out;
+  out.text = "Total number of splits = " + std::to_string(p.count()) + "\n";
+  json splits = json::array();
+  for (const auto& b : p.bounds) {
+    out.text += to_string_binary(b) + "\n";
+    splits.push_back(to_string_binary(b));
+  }
+  out.data["splits"] = splits;
+  out.data["partitions"] = p.count();
+  return out;
+}
+
+outcome cmd_snapshot(context& c, const args_view& a) {
+  if (!a.args.empty()) return fail(code::invalid_argument, "snapshot takes no arguments");
+  auto s = c.conn.snapshot();
+  if (!s) return fail(s.error());
+  outcome out;
+  out.text = "Snapshot " + std::to_string(s->generation) + ": " + std::to_string(s->changes) + " changes, " +
+             std::to_string(s->bytes) + " bytes\n";
+  out.data["snapshot"] = {{"generation", s->generation}, {"changes", s->changes}, {"bytes", s->bytes}, {"seconds", s->seconds}};
+  return out;
+}
+
+// status ['summary' | 'simple' | 'detailed']: one server (the cellar-server, or this
+// process for an embedded store) whose regions are the partitions of the enabled tables.
+outcome cmd_status(context& c, const args_view& a) {
+  std::string format = "summary";
+  if (!a.args.empty()) {
+    auto f = a.str(0, "format");
+    if (!f) return fail(f.error());
+    format = f.value();
+  }
+  if (format == "replication" || format == "tasks")
+    return fail(code::unsupported, "status '" + format + "' is not supported: cellar has no replication and no "
+                                   "background task monitor");
+  if (format != "summary" && format != "simple" && format != "detailed")
+    return fail(code::invalid_argument, "status takes 'summary', 'simple' or 'detailed', not '" + format + "'");
+  auto names = c.conn.list_tables();
+  if (!names) return fail(names.error());
+  std::uint64_t regions = 0, cells = 0, bytes = 0, disabled = 0;
+  std::string region_text;
+  json tables = json::array();
+  for (const auto& n : names.value()) {
+    auto d = c.conn.describe(n);
+    auto e = c.conn.is_table_enabled(n);
+    auto st = c.conn.stats(n);
+    if (!d || !e || !st) continue;  // dropped meanwhile
+    if (!e.value()) ++disabled;
+    const std::uint32_t parts = d->families.empty() ? 0 : d->partitioning.count();
+    if (e.value()) regions += parts;
+    cells += st->cells;
+    bytes += st->bytes;
+    for (std::size_t i = 0; i < st->cells_per_partition.size(); ++i)
+      region_text += "        \"" + n + ",p" + std::to_string(i) + "\"\n            cells=" +
+                     std::to_string(st->cells_per_partition[i]) + (e.value() ? "" : ", disabled") + "\n";
+    tables.push_back({{"name", n}, {"enabled", e.value()}, {"partitions", parts}, {"cells", st->cells},
+                      {"bytes", st->bytes}, {"cells_per_partition", st->cells_per_partition}});
+  }
+  const std::string& server = c.opts.endpoint;
+  const std::string load = "numberOfOnlineRegions=" + std::to_string(regions) + ", numberOfTables=" +
+                           std::to_string(names->size()) + ", cells=" + std::to_string(cells) +
+                           ", memoryBytes=" + std::to_string(bytes);
+  char avg[32];
+  std::snprintf(avg, sizeof avg, "%.4f", static_cast<double>(regions));
+  outcome out;
+  if (format == "summary") {
+    out.text = std::string("1 active master, 0 backup masters, 1 servers, 0 dead, ") + avg + " average load\n";
+  } else {
+    if (format == "detailed") out.text = "version " CELLAR_VERSION "\n0 regionsInTransition\n";
+    out.text += "active master:  " + server + "\n0 backup masters\n";
+    out.text += "1 live servers\n    " + server + "\n        " + load + "\n";
+    if (format == "detailed") out.text += region_text;
+    out.text += "0 dead servers\n";
+    if (format == "simple") out.text += "Aggregate load: 0, regions: " + std::to_string(regions) + "\n";
+  }
+  json s = {{"active_masters", 1}, {"backup_masters", 0}, {"servers", 1}, {"dead_servers", 0},
+            {"average_load", static_cast<double>(regions)}, {"regions", regions}, {"tables", names->size()},
+            {"disabled_tables", disabled}, {"cells", cells}, {"memory_bytes", bytes}, {"server", server}};
+  if (format == "detailed") s["table_detail"] = tables;
+  out.data["status"] = s;
+  return out;
+}
+
+outcome cmd_version(context&, const args_view& a) {
+  if (!a.args.empty()) return fail(code::invalid_argument, "version takes no arguments");
+  outcome out;
+  out.text = std::string(CELLAR_VERSION) + ", r" + CELLAR_REVISION + ", " + __DATE__ + "\n";
+  out.data["version"] = CELLAR_VERSION;
+  out.data["revision"] = CELLAR_REVISION;
+  return out;
+}
+
+// whoami: the user this shell runs as (HBase's User.getCurrent) and how it logged in.
+outcome cmd_whoami(context& c, const args_view& a) {
+  if (!a.args.empty()) return fail(code::invalid_argument, "whoami takes no arguments");
+  std::string user = std::to_string(geteuid());
+  if (const passwd* pw = getpwuid(geteuid())) user = pw->pw_name;
+  std::vector<std::string> groups;
+  std::vector<gid_t> ids(static_cast<std::size_t>(std::max(0, getgroups(0, nullptr))));
+  ids.resize(static_cast<std::size_t>(std::max(0, getgroups(static_cast<int>(ids.size()), ids.data()))));
+  if (std::find(ids.begin(), ids.end(), getegid()) == ids.end()) ids.insert(ids.begin(), getegid());
+  for (gid_t g : ids)
+    if (const group* gr = getgrgid(g)) groups.emplace_back(gr->gr_name);
+  const std::string auth = c.opts.token ? "TOKEN" : "SIMPLE";
+  outcome out;
+  out.text = user + " (auth:" + auth + ")\n";
+  if (!groups.empty()) {
+    out.text += "    groups: ";
+    for (std::size_t i = 0; i < groups.size(); ++i) out.text += (i ? ", " : "") + groups[i];
+    out.text += "\n";
+  }
+  out.data["user"] = user;
+  out.data["auth"] = auth;
+  out.data["groups"] = groups;
+  return out;
+}
+
+}  // namespace cellar::shell
