@@ -219,6 +219,33 @@ struct TableStats {
   cellsPerPartition @2 :List(UInt64);
 }
 
+# What a store holds and has done (include/cellar/summary.h): the status page's figures.
+struct Summary {
+  enum Durability { snapshot @0; log @1; logSync @2; }
+  version @0 :Text;
+  directory @1 :Text;              # empty: memory only
+  durability @2 :Durability;
+  memoryUsedBytes @3 :UInt64;
+  memoryLimitBytes @4 :UInt64;     # 0: unlimited
+  snapshots @5 :UInt64;            # completed since the store opened
+  hasLastSnapshot @6 :Bool;
+  lastSnapshot @7 :SnapshotStats;
+  lastSnapshotUnixMs @8 :Int64;
+  logGeneration @9 :UInt64;        # 0: no redo log
+  logRecords @10 :UInt64;
+  logBytes @11 :UInt64;
+  logSyncs @12 :UInt64;
+  recoveryCellsLoaded @13 :UInt64;
+  recoveryLogRecords @14 :UInt64;
+  recoverySeconds @15 :Float64;
+  connections @16 :Int64;          # client connections open on the server
+  tables @17 :List(TableSummary);  # by name
+  struct TableSummary {
+    descriptor @0 :TableDescriptor;
+    stats @1 :TableStats;
+  }
+}
+
 # ---- capabilities ----------------------------------------------------------------------
 
 interface Login {
@@ -254,6 +281,10 @@ interface Cellar {
   disableTable @12 (table :Text) -> (error :Error);
   enableTable @13 (table :Text) -> (error :Error);
   isTableEnabled @14 (table :Text) -> (enabled :Bool, error :Error);
+
+  # Every table's description and counts and the store-wide figures, as the server's
+  # status page shows them.
+  summary @15 () -> (summary :Summary, error :Error);
 }
 
 interface Scanner {

@@ -54,7 +54,7 @@ if [ "$skip_build" -eq 0 ]; then
   scripts/setup.sh
   scripts/build.sh
 fi
-LOADGEN=${LOADGEN:-$root/build/examples/loadgen/loadgen}
+LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
 CELLAR_SERVER=${CELLAR_SERVER:-$root/build/src/tools/cellar-server}
 [ -x "$LOADGEN" ] || { echo "bench-ycsb: no loadgen at $LOADGEN (is examples/loadgen in meson.build?)" >&2; exit 1; }
 [ -x "$CELLAR_SERVER" ] || { echo "bench-ycsb: no cellar-server at $CELLAR_SERVER" >&2; exit 1; }

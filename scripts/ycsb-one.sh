@@ -7,7 +7,7 @@
 #   e.g. scripts/ycsb-one.sh cellar "c 16 8" "a 16 20" "c 16 8"
 #
 # Environment: SERVER (cellar-server binary, default build/src/tools/cellar-server),
-# SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/loadgen),
+# SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/cellar-loadgen),
 # PROTOCOL (cellar: frames, the default, or capnp), IN_MEMORY=1 (cellar without a data
 # directory: no snapshots, no delta, as redis-server runs here without persistence).
 # 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
@@ -17,7 +17,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${1:?usage: ycsb-one.sh cellar|redis "wl depth seconds" ...}
 shift
-LOADGEN=${LOADGEN:-$root/build/examples/loadgen/loadgen}
+LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
 SERVER=${SERVER:-$root/build/src/tools/cellar-server}
 work=$(mktemp -d /tmp/ycsb-one.XXXXXX)
 pid=""

@@ -19,6 +19,7 @@
 #include "cellar/schema.h"
 #include "cellar/status.h"
 #include "cellar/store.h"
+#include "cellar/summary.h"
 
 namespace cellar {
 
@@ -54,6 +55,10 @@ class connection {
   virtual result<table_descriptor> describe(const std::string& table) = 0;
   virtual result<snapshot_stats> snapshot() = 0;
   virtual result<table_stats> stats(const std::string& table) = 0;
+  // Every table's description and counts and the store-wide figures (memory, durability,
+  // last snapshot, log): what cellar-server's status page shows. Asks every partition.
+  // Over RPC `connections` is the server's open client connections; embedded it is -1.
+  virtual result<store_summary> summary() = 0;
 
   // Conveniences over batch().
   result<row_result> get(const std::string& table, const cellar::get& g);

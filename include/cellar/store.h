@@ -110,6 +110,23 @@ struct recovery_stats {
   double seconds = 0;
 };
 
+// Store-wide figures for monitoring (store::info): read without asking the partitions
+// and without waiting for a snapshot in progress.
+struct store_info {
+  std::string directory;  // empty: memory only
+  cellar::durability durability = cellar::durability::snapshot;
+  std::uint64_t memory_used_bytes = 0;   // cell data held now, as memory_limit_bytes counts it
+  std::uint64_t memory_limit_bytes = 0;  // 0: unlimited
+  std::uint64_t snapshots = 0;           // snapshots completed since open
+  std::optional<snapshot_stats> last_snapshot;  // the last one completed since open
+  std::int64_t last_snapshot_unix_ms = 0;       // when it completed (wall clock)
+  std::uint64_t log_generation = 0;  // the redo log file being written; 0 without a log
+  std::uint64_t log_records = 0;     // records written to the log since open
+  std::uint64_t log_bytes = 0;       // bytes written to the log since open
+  std::uint64_t log_syncs = 0;       // fdatasync calls since open
+  recovery_stats recovery;           // what the open found on disk
+};
+
 // Memory and cell counts, summed over partitions.
 struct table_stats {
   std::string table;
@@ -251,6 +268,10 @@ class store {
   recovery_stats recovery() const;
   // Redo log syncs (fdatasync calls) since open; 0 without a log.
   std::uint64_t log_syncs() const;
+  // Memory, durability, the last snapshot and the log, at this instant. Cheap: for
+  // status pages and metrics. Thread-safe, but not concurrently with close() (after it,
+  // the log figures read 0).
+  store_info info() const;
 
   const store_options& options() const;
 

@@ -58,6 +58,7 @@ class embedded_connection final : public connection {
   result<table_descriptor> describe(const std::string& t) override { return s_.describe(t); }
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }
   result<table_stats> stats(const std::string& t) override { return s_.stats(t); }
+  result<store_summary> summary() override { return summarize(s_); }
 
  private:
   store& s_;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +102,11 @@ struct store_impl {
   std::uint64_t generation = 0;             // guarded by snapshot_mutex
   std::vector<pending_purge> purges;        // guarded by snapshot_mutex
   recovery_stats recovered;
+  // The last completed snapshot, for store::info (its own mutex: never waits for one).
+  mutable std::mutex info_mutex;
+  std::optional<snapshot_stats> last_snapshot;  // guarded by info_mutex
+  std::int64_t last_snapshot_unix_ms = 0;       // guarded by info_mutex
+  std::uint64_t snapshots_taken = 0;            // guarded by info_mutex
   // Recovered memtables waiting for their actors: table name -> per partition.
   std::map<std::string, std::vector<std::shared_ptr<std::unique_ptr<memtable>>>> recovered_mem;
 

@@ -357,6 +357,13 @@ result<snapshot_stats> store_impl::snapshot() {
   generation = out.generation;
   if (log) log->remove_before(generation);
   out.seconds = seconds_since(t0);
+  {
+    std::lock_guard l(info_mutex);
+    last_snapshot = out;
+    last_snapshot_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch()).count();
+    ++snapshots_taken;
+  }
   return out;
 }
 

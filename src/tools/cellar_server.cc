@@ -18,6 +18,7 @@
 
 #include "cellar/store.h"
 #include "rpc/server.h"
+#include "rpc/status_http.h"
 
 namespace {
 
@@ -60,7 +61,24 @@ struct settings {
   std::int64_t worker_nap_polls = 0;
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
+  std::string metrics_listen;  // empty: no metrics endpoint
 };
+
+// "address:port" split at the last colon; nullopt when the port is not a number.
+std::optional<std::pair<std::string, std::uint16_t>> split_address(const std::string& s) {
+  const auto colon = s.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const auto port = std::stoul(s.substr(colon + 1), &used);
+    if (used != s.size() - colon - 1 || port > 65535) return std::nullopt;
+    std::string host = s.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    return std::make_pair(host, static_cast<std::uint16_t>(port));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "cellar-server: %s\n", msg.c_str());
@@ -94,6 +112,8 @@ int main(int argc, char** argv) {
                              "queue polls an idle CAF worker spins through before it sleeps");
   auto* wnp = app.add_option("--worker-nap-polls", st.worker_nap_polls,
                              "then polls 50 us apart before it blocks until woken (0 = block at once)");
+  auto* ml = app.add_option("--metrics-listen", st.metrics_listen,
+                            "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
   CLI11_PARSE(app, argc, argv);
 
   if (!config.empty()) {
@@ -121,6 +141,7 @@ int main(int argc, char** argv) {
       take("worker_nap_polls", st.worker_nap_polls, wnp);
       take("event_loops", st.event_loops, evl);
       take("loop_affinity", st.loop_affinity, aff);
+      take("metrics_listen", st.metrics_listen, ml);
     } catch (const toml::parse_error& e) {
       return fail("cannot read " + config + ": " + std::string(e.description()));
     }
@@ -176,6 +197,11 @@ int main(int argc, char** argv) {
   if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
   ro.loop_affinity = st.loop_affinity;
+  std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
+  if (!st.metrics_listen.empty()) {
+    metrics_at = split_address(st.metrics_listen);
+    if (!metrics_at) return fail("--metrics-listen must be address:port, not " + st.metrics_listen);
+  }
 
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t sigs;
@@ -189,6 +215,21 @@ int main(int argc, char** argv) {
   auto store = std::move(opened.value());
   auto srv = cellar::rpc::server::start(*store, ro);
   if (!srv) return fail(srv.error().to_string());
+  std::unique_ptr<cellar::rpc::status_http> http;
+  if (metrics_at) {
+    const auto& where = metrics_at;
+    cellar::rpc::status_http_options ho;
+    ho.address = where->first;
+    ho.port = where->second;
+    ho.listen_label = ro.address + ":" + std::to_string(srv.value()->port());
+    auto started = cellar::rpc::status_http::start(*store, *srv.value(), ho);
+    // The store is open: end here rather than unwind it (see the end of main).
+    if (!started) std::_Exit(fail(started.error().to_string()));
+    http = std::move(started.value());
+    spdlog::info("cellar-server: metrics on http://{}:{}/metrics, status page on http://{}:{}/", ho.address,
+                 http->port(), ho.address, http->port());
+    std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
+  }
   if (st.data.empty())
     spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{})", ro.address,
                  srv.value()->port(), st.token.empty() ? "" : ", token required");
@@ -201,6 +242,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&sigs, &sig);
   spdlog::info("cellar-server: signal {}, stopping", sig);
+  if (http) http->stop();
   srv.value()->stop();
   auto closed = store->close();  // final snapshot, log and WiredTiger closed
   if (!closed) {

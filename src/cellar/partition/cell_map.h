@@ -19,7 +19,6 @@
 // Thread safety: none; the memtable that owns it belongs to one partition.
 #pragma once
 
-#include <absl/container/btree_map.h>
 #include <absl/container/flat_hash_map.h>
 
 #include <cstddef>
@@ -32,6 +31,7 @@
 
 #include "cellar/ops.h"
 #include "partition/key_bytes.h"
+#include "partition/sized_btree.h"
 
 namespace cellar::detail {
 
@@ -82,11 +82,8 @@ class cell_map {
   // A slot is 80 bytes; 1 KB nodes hold 12. A row's first node grows as cells arrive
   // (absl sizes a root leaf to its content: 1, 2, 4, 8, 12 slots), so a 10-cell row is
   // one node, and a wide row (time series, many qualifiers) stays logarithmic. Same
-  // container as absl::btree_map, only the node size differs.
-  using row_cells = absl::container_internal::btree_map_container<
-      absl::container_internal::btree<absl::container_internal::map_params<
-          column_key, cell_value, column_less, std::allocator<std::pair<const column_key, cell_value>>, 1024,
-          /*IsMulti=*/false>>>;
+  // container as absl::btree_map, only the node size differs (partition/sized_btree.h).
+  using row_cells = sized_btree_map<column_key, cell_value, column_less, 1024>;
 
  private:
   struct row_node {
@@ -289,10 +286,7 @@ class cell_map {
   }
 
   // 24-byte slots in 1 KB nodes.
-  using row_order = absl::container_internal::btree_map_container<
-      absl::container_internal::btree<absl::container_internal::map_params<
-          std::string_view, row_node*, std::less<std::string_view>,
-          std::allocator<std::pair<const std::string_view, row_node*>>, 1024, /*IsMulti=*/false>>>;
+  using row_order = sized_btree_map<std::string_view, row_node*, std::less<std::string_view>, 1024>;
   row_order order_;
   absl::flat_hash_map<std::string_view, row_node*> index_;
   row_node* head_ = nullptr;

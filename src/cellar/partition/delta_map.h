@@ -14,13 +14,13 @@
 // delta is cut and freed.
 #pragma once
 
-#include <absl/container/btree_map.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
+
+#include "partition/sized_btree.h"
 
 namespace cellar::detail {
 
@@ -69,12 +69,9 @@ class delta_map {
     std::string_view value() const { return {data, size}; }
   };
 
-  // absl::btree_map with 2 KB nodes (as family_map): a slot is 64 bytes, so absl's default
-  // 256-byte node would hold 3.
-  using map_type = absl::container_internal::btree_map_container<
-      absl::container_internal::btree<absl::container_internal::map_params<
-          delta_key, change, delta_key_less, std::allocator<std::pair<const delta_key, change>>, 2048,
-          /*IsMulti=*/false>>>;
+  // absl::btree_map with 2 KB nodes (partition/sized_btree.h): a slot is 64 bytes, so
+  // absl's default 256-byte node would hold 3.
+  using map_type = sized_btree_map<delta_key, change, delta_key_less, 2048>;
   using const_iterator = map_type::const_iterator;
 
   delta_map() = default;

@@ -1,6 +1,7 @@
 #include "persist/codec.h"
 
-#include <array>
+#include <wiredtiger.h>
+
 #include <limits>
 
 namespace cellar::detail {
@@ -132,26 +133,11 @@ bool reader::bytes(std::string& v) {
   return true;
 }
 
-namespace {
-
-constexpr std::array<std::uint32_t, 256> make_crc_table() {
-  std::array<std::uint32_t, 256> t{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-
-constexpr auto crc_table = make_crc_table();
-
-}  // namespace
-
-std::uint32_t crc32c(std::string_view data, std::uint32_t crc) {
-  crc = ~crc;
-  for (unsigned char b : data) crc = crc_table[(crc ^ b) & 0xff] ^ (crc >> 8);
-  return ~crc;
+std::uint32_t crc32c(std::string_view data) {
+  // Resolved once: WiredTiger picks the SSE4.2 / ARMv8 CRC instruction when the CPU has
+  // it, else its own software table (the same function its page checksums use).
+  static const auto fn = wiredtiger_crc32c_func();
+  return fn(data.data(), data.size());
 }
 
 }  // namespace cellar::detail

@@ -56,7 +56,10 @@ class reader {
   std::string_view in_;
 };
 
-// CRC-32C (Castagnoli), software table.
-std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0);
+// CRC-32C (Castagnoli; the iSCSI / ext4 / LevelDB checksum: reflected polynomial
+// 0x82F63B78, initial value and final XOR 0xFFFFFFFF), computed by WiredTiger's
+// wiredtiger_crc32c_func(), hardware-accelerated where the CPU can. The redo log's
+// record checksums are this function (docs/storage.md).
+std::uint32_t crc32c(std::string_view data);
 
 }  // namespace cellar::detail

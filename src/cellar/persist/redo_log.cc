@@ -159,6 +159,7 @@ void redo_log::run() {
       if (!write_all(fd_, buf.data(), buf.size()))
         spdlog::critical("cellar: redo log write failed: {}", std::strerror(errno));
       records_ += batch.size();
+      bytes_ += buf.size();
       dirty = true;
     }
     const auto now = std::chrono::steady_clock::now();

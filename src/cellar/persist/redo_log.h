@@ -46,6 +46,7 @@ class redo_log {
   std::uint64_t generation() const;
   std::uint64_t syncs() const { return syncs_; }
   std::uint64_t records() const { return records_; }
+  std::uint64_t bytes() const { return bytes_; }  // written since open, headers included
 
   // Reads every record of generations >= `from_gen`, in order. A torn last record of
   // the last file (a crash mid-write: never acknowledged in log-sync mode) ends the log;
@@ -75,6 +76,7 @@ class redo_log {
   status rotate_status_;
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> records_{0};
+  std::atomic<std::uint64_t> bytes_{0};
   std::thread writer_;
 };
 

@@ -215,6 +215,16 @@ class rpc_connection final : public connection {
     }
   }
 
+  result<store_summary> summary() override {
+    try {
+      auto res = cellar_.summaryRequest().send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      return from_wire(res.getSummary());
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
  private:
   template <class F>
   status call_status(F f) {

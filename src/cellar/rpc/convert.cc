@@ -378,4 +378,84 @@ result<table_descriptor> from_wire(wire::TableDescriptor::Reader r) {
   return d;
 }
 
+void to_wire(const store_summary& s, wire::Summary::Builder b) {
+  const auto& i = s.store;
+  b.setVersion(text(s.version));
+  b.setDirectory(text(i.directory));
+  b.setDurability(static_cast<wire::Summary::Durability>(i.durability));
+  b.setMemoryUsedBytes(i.memory_used_bytes);
+  b.setMemoryLimitBytes(i.memory_limit_bytes);
+  b.setSnapshots(i.snapshots);
+  b.setHasLastSnapshot(i.last_snapshot.has_value());
+  if (i.last_snapshot) {
+    auto w = b.initLastSnapshot();
+    w.setGeneration(i.last_snapshot->generation);
+    w.setChanges(i.last_snapshot->changes);
+    w.setBytes(i.last_snapshot->bytes);
+    w.setSeconds(i.last_snapshot->seconds);
+  }
+  b.setLastSnapshotUnixMs(i.last_snapshot_unix_ms);
+  b.setLogGeneration(i.log_generation);
+  b.setLogRecords(i.log_records);
+  b.setLogBytes(i.log_bytes);
+  b.setLogSyncs(i.log_syncs);
+  b.setRecoveryCellsLoaded(i.recovery.cells_loaded);
+  b.setRecoveryLogRecords(i.recovery.log_records);
+  b.setRecoverySeconds(i.recovery.seconds);
+  b.setConnections(s.connections);
+  auto tables = b.initTables(static_cast<unsigned>(s.tables.size()));
+  for (unsigned k = 0; k < tables.size(); ++k) {
+    to_wire(s.tables[k].descriptor, tables[k].initDescriptor());
+    auto st = tables[k].initStats();
+    st.setCells(s.tables[k].stats.cells);
+    st.setBytes(s.tables[k].stats.bytes);
+    const auto& per = s.tables[k].stats.cells_per_partition;
+    auto w = st.initCellsPerPartition(static_cast<unsigned>(per.size()));
+    for (unsigned p = 0; p < w.size(); ++p) w.set(p, per[p]);
+  }
+}
+
+result<store_summary> from_wire(wire::Summary::Reader r) {
+  store_summary s;
+  auto& i = s.store;
+  s.version = str(r.getVersion());
+  i.directory = str(r.getDirectory());
+  const auto d = static_cast<unsigned>(r.getDurability());
+  if (d > static_cast<unsigned>(durability::log_sync)) return status{code::invalid_argument, "unknown durability"};
+  i.durability = static_cast<durability>(d);
+  i.memory_used_bytes = r.getMemoryUsedBytes();
+  i.memory_limit_bytes = r.getMemoryLimitBytes();
+  i.snapshots = r.getSnapshots();
+  if (r.getHasLastSnapshot()) {
+    auto w = r.getLastSnapshot();
+    snapshot_stats last;
+    last.generation = w.getGeneration();
+    last.changes = w.getChanges();
+    last.bytes = w.getBytes();
+    last.seconds = w.getSeconds();
+    i.last_snapshot = last;
+  }
+  i.last_snapshot_unix_ms = r.getLastSnapshotUnixMs();
+  i.log_generation = r.getLogGeneration();
+  i.log_records = r.getLogRecords();
+  i.log_bytes = r.getLogBytes();
+  i.log_syncs = r.getLogSyncs();
+  i.recovery.cells_loaded = r.getRecoveryCellsLoaded();
+  i.recovery.log_records = r.getRecoveryLogRecords();
+  i.recovery.seconds = r.getRecoverySeconds();
+  s.connections = r.getConnections();
+  for (auto t : r.getTables()) {
+    auto desc = from_wire(t.getDescriptor());
+    if (!desc) return desc.error();
+    table_summary ts;
+    ts.descriptor = std::move(desc.value());
+    ts.stats.table = ts.descriptor.name;
+    ts.stats.cells = t.getStats().getCells();
+    ts.stats.bytes = t.getStats().getBytes();
+    for (auto n : t.getStats().getCellsPerPartition()) ts.stats.cells_per_partition.push_back(n);
+    s.tables.push_back(std::move(ts));
+  }
+  return s;
+}
+
 }  // namespace cellar::rpc

@@ -8,6 +8,7 @@
 #include "cellar/schema.h"
 #include "cellar/status.h"
 #include "cellar/store.h"
+#include "cellar/summary.h"
 
 namespace cellar::rpc {
 
@@ -35,5 +36,8 @@ void to_wire(const table_descriptor& d, wire::TableDescriptor::Builder b);
 result<table_descriptor> from_wire(wire::TableDescriptor::Reader r);
 void to_wire(const family_descriptor& f, wire::FamilyDescriptor::Builder b);
 family_descriptor from_wire(wire::FamilyDescriptor::Reader r);
+
+void to_wire(const store_summary& s, wire::Summary::Builder b);
+result<store_summary> from_wire(wire::Summary::Reader r);
 
 }  // namespace cellar::rpc

@@ -31,6 +31,7 @@
 #include "rpc/convert.h"
 #include "rpc/frames.h"
 #include "rpc/message_stream.h"
+#include "rpc/metrics.h"
 #include "rpc/socket_stream.h"
 
 namespace cellar::rpc {
@@ -141,6 +142,7 @@ struct shared_state {
   store& s;
   server_options opts;
   worker_pool pool;
+  rpc::metrics m;
   shared_state(store& st, server_options o) : s(st), opts(std::move(o)), pool(opts.worker_threads) {}
 };
 
@@ -187,7 +189,7 @@ std::uint64_t page_words(const scan_page_result& page) {
 
 class scanner_impl final : public wire::Scanner::Server {
  public:
-  explicit scanner_impl(std::shared_ptr<scanner> sc) : sc_(std::move(sc)) {}
+  scanner_impl(std::shared_ptr<scanner> sc, rpc::metrics& m) : sc_(std::move(sc)), m_(m) {}
 
   // Calls on one scanner run in order: each fetch starts after the previous one.
   kj::Promise<void> next(NextContext context) override {
@@ -195,11 +197,13 @@ class scanner_impl final : public wire::Scanner::Server {
     kj::Promise<void> before = kj::READY_NOW;
     KJ_IF_MAYBE(t, tail_) { before = t->addBranch().ignoreResult(); }
     auto sc = sc_;
+    const auto t0 = metrics::clock::now();
     // The fetch itself: ordered after the previous call's, and carried on even if this
     // call is cancelled (its rows are then dropped), so the next call starts after it.
     auto fetched = before.then([sc, n] { return fetch_page(sc, n); }).fork();
-    auto mine = fetched.addBranch().then([context](std::shared_ptr<scan_page_result> page) mutable {
+    auto mine = fetched.addBranch().then([context, &m = m_, t0](std::shared_ptr<scan_page_result> page) mutable {
       fill_page(context.getResults(capnp::MessageSize{page_words(*page), 0}), *page);
+      m.record(protocol::rpc, operation::scanner_next, page->rows.code(), t0);
     });
     tail_ = kj::mv(fetched);
     return mine;
@@ -207,6 +211,7 @@ class scanner_impl final : public wire::Scanner::Server {
 
  private:
   std::shared_ptr<scanner> sc_;
+  rpc::metrics& m_;
   kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
@@ -309,8 +314,11 @@ class cellar_impl final : public wire::Cellar::Server {
 
   kj::Promise<void> batch(BatchContext context) override {
     auto params = context.getParams();
+    const auto t0 = metrics::clock::now();
+    const auto op = batch_operation(params.getActions());
     auto waiting = serve_batch(st_, conn_, params.getTable(), params.getActions(),
-                       [context](const status& s, std::vector<op_result> r) mutable {
+                       [context, &m = st_.m, t0, op](const status& s, std::vector<op_result> r) mutable {
+                         m.record_batch(protocol::rpc, op, s, r, t0);
                          if (!s) {
                            to_wire(s, context.getResults().initError());
                            return;
@@ -331,35 +339,39 @@ class cellar_impl final : public wire::Cellar::Server {
   kj::Promise<void> scan(ScanContext context) override {
     auto params = context.getParams();
     const std::size_t first = std::min<std::uint32_t>(params.getFirstCount(), 10000);
+    const auto t0 = metrics::clock::now();
     if (first == 0) {
       auto table = params.getTable();
       auto sc = detail::impl_of(st_.s).open_scan(std::string_view(table.cStr(), table.size()),
                                                  from_wire(params.getScan()), conn_->order);
       if (!sc) {
         to_wire(sc.error(), context.getResults().initError());
+        st_.m.record(protocol::rpc, operation::scan, sc.code(), t0);
         return kj::READY_NOW;
       }
       auto res = context.getResults();
       to_wire(status::ok(), res.initError());
-      res.setScanner(kj::heap<scanner_impl>(std::make_shared<scanner>(std::move(sc.value()))));
+      res.setScanner(kj::heap<scanner_impl>(std::make_shared<scanner>(std::move(sc.value())), st_.m));
+      st_.m.record(protocol::rpc, operation::scan, code::ok, t0);
       return kj::READY_NOW;
     }
     return serve_scan(st_, conn_, params.getTable(), params.getScan(), first,
-                      [context](const status& s, std::shared_ptr<scanner> sc,
+                      [context, &m = st_.m, t0](const status& s, std::shared_ptr<scanner> sc,
                                 std::shared_ptr<scan_page_result> page) mutable {
+                        m.record(protocol::rpc, operation::scan, s ? page->rows.code() : s.code(), t0);
                         if (!s) {
                           to_wire(s, context.getResults().initError());
                           return;
                         }
                         auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
                         fill_page(res, *page);
-                        if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(sc)));
+                        if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(sc), m));
                       });
   }
 
   kj::Promise<void> ddl(DdlContext context) override {
     auto sql = str(context.getParams().getStatement());
-    return blocking<status>(context, [this, sql] { return execute_ddl(st_.s, sql); },
+    return blocking<status>(operation::ddl, context, [this, sql] { return execute_ddl(st_.s, sql); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
@@ -372,74 +384,80 @@ class cellar_impl final : public wire::Cellar::Server {
     const auto origin = context.getParams().getHbaseDefaults() ? schema_origin::hbase_shell : schema_origin::oceanbase_ddl;
     if (d->partitioning.how == partition_spec::method::key && d->partitioning.partitions == 0)
       d->partitioning.partitions = st_.opts.default_partitions;
-    return blocking<status>(context, [this, d = std::move(d.value()), origin] { return st_.s.create_table(d, origin); },
+    return blocking<status>(operation::create_table, context, [this, d = std::move(d.value()), origin] { return st_.s.create_table(d, origin); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> alterFamily(AlterFamilyContext context) override {
     auto table = str(context.getParams().getTable());
     auto f = from_wire(context.getParams().getFamily());
-    return blocking<status>(context, [this, table, f] { return st_.s.alter_family(table, f); },
+    return blocking<status>(operation::alter_family, context, [this, table, f] { return st_.s.alter_family(table, f); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> dropFamily(DropFamilyContext context) override {
     auto table = str(context.getParams().getTable());
     auto f = str(context.getParams().getFamily());
-    return blocking<status>(context, [this, table, f] { return st_.s.drop_family(table, f); },
+    return blocking<status>(operation::drop_family, context, [this, table, f] { return st_.s.drop_family(table, f); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> dropTable(DropTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(context, [this, table] { return st_.s.drop_table(table); },
+    return blocking<status>(operation::drop_table, context, [this, table] { return st_.s.drop_table(table); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> truncateTable(TruncateTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(context, [this, table] { return st_.s.truncate_table(table); },
+    return blocking<status>(operation::truncate_table, context, [this, table] { return st_.s.truncate_table(table); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> disableTable(DisableTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(context, [this, table] { return st_.s.disable_table(table); },
+    return blocking<status>(operation::disable_table, context, [this, table] { return st_.s.disable_table(table); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> enableTable(EnableTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(context, [this, table] { return st_.s.enable_table(table); },
+    return blocking<status>(operation::enable_table, context, [this, table] { return st_.s.enable_table(table); },
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {
+    const auto t0 = metrics::clock::now();
     auto r = st_.s.is_table_enabled(str(context.getParams().getTable()));
     auto res = context.getResults();
     to_wire(r.error(), res.initError());
     if (r) res.setEnabled(r.value());
+    st_.m.record(protocol::rpc, operation::is_table_enabled, r.code(), t0);
     return kj::READY_NOW;
   }
 
   kj::Promise<void> listTables(ListTablesContext context) override {
+    const auto t0 = metrics::clock::now();
     auto names = st_.s.list_tables();
     auto out = context.getResults().initTables(static_cast<unsigned>(names.size()));
     for (unsigned i = 0; i < out.size(); ++i) out.set(i, names[i]);
+    st_.m.record(protocol::rpc, operation::list_tables, code::ok, t0);
     return kj::READY_NOW;
   }
 
   kj::Promise<void> describe(DescribeContext context) override {
+    const auto t0 = metrics::clock::now();
     auto d = st_.s.describe(str(context.getParams().getTable()));
     auto res = context.getResults();
     to_wire(d.error(), res.initError());
+    st_.m.record(protocol::rpc, operation::describe, d.code(), t0);
     if (d) to_wire(d.value(), res.initDescriptor());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> snapshot(SnapshotContext context) override {
     return blocking<result<snapshot_stats>>(
-        context, [this] { return st_.s.snapshot(); },
+        operation::snapshot, context, [this] { return st_.s.snapshot(); },
         [](auto& res, result<snapshot_stats> r) {
           to_wire(r.error(), res.initError());
           if (!r) return;
@@ -454,7 +472,7 @@ class cellar_impl final : public wire::Cellar::Server {
   kj::Promise<void> stats(StatsContext context) override {
     auto table = str(context.getParams().getTable());
     return blocking<result<table_stats>>(
-        context, [this, table] { return st_.s.stats(table); },
+        operation::stats, context, [this, table] { return st_.s.stats(table); },
         [](auto& res, result<table_stats> r) {
           to_wire(r.error(), res.initError());
           if (!r) return;
@@ -466,13 +484,29 @@ class cellar_impl final : public wire::Cellar::Server {
         });
   }
 
+  kj::Promise<void> summary(SummaryContext context) override {
+    return blocking<result<store_summary>>(
+        operation::summary, context,
+        [this]() -> result<store_summary> {
+          auto sum = summarize(st_.s);
+          if (sum) sum->connections = st_.m.open_connections();
+          return sum;
+        },
+        [](auto& res, result<store_summary> r) {
+          to_wire(r.error(), res.initError());
+          if (r) to_wire(r.value(), res.initSummary());
+        });
+  }
+
  private:
   // Runs `work` on the pool and `fill`s the results on the loop.
   template <class T, class Context, class Work, class Fill>
-  kj::Promise<void> blocking(Context context, Work work, Fill fill) {
+  kj::Promise<void> blocking(operation op, Context context, Work work, Fill fill) {
+    const auto t0 = metrics::clock::now();
     if (auto s = admit(st_, *conn_); !s) {
       auto res = context.getResults();
       to_wire(s, res.initError());
+      st_.m.record(protocol::rpc, op, s.code(), t0);
       return kj::READY_NOW;
     }
     // Later calls of the connection must see what this one does: none runs in place
@@ -480,7 +514,8 @@ class cellar_impl final : public wire::Cellar::Server {
     auto conn = conn_;
     conn->order->raise_barrier();
     return off_loop<T>(st_.pool, std::function<T()>(std::move(work)))
-        .then([context, fill](T r) mutable {
+        .then([context, fill, &m = st_.m, op, t0](T r) mutable {
+          m.record(protocol::rpc, op, r.code(), t0);
           auto res = context.getResults();
           fill(res, std::move(r));
         })
@@ -499,12 +534,15 @@ class login_impl final : public wire::Login::Server {
   explicit login_impl(shared_state& st) : st_(st), conn_(std::make_shared<connection_state>()) {}
 
   kj::Promise<void> login(LoginContext context) override {
+    const auto t0 = metrics::clock::now();
     auto res = context.getResults();
     if (!st_.opts.token.empty() && str(context.getParams().getToken()) != st_.opts.token) {
       to_wire(token_refusal(str(context.getParams().getToken())), res.initError());
+      st_.m.record(protocol::rpc, operation::login, code::permission_denied, t0);
       return kj::READY_NOW;
     }
     to_wire(status::ok(), res.initError());
+    st_.m.record(protocol::rpc, operation::login, code::ok, t0);
     res.setCellar(kj::heap<cellar_impl>(st_, conn_));
     return kj::READY_NOW;
   }
@@ -565,21 +603,30 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     capnp::FlatArrayMessageReader reader(words, ro_);
     auto req = reader.getRoot<wire::Request>();
     const std::uint64_t id = req.getId();
+    const auto t0 = metrics::clock::now();
     switch (req.which()) {
-      case wire::Request::LOGIN:
-        if (!st_.opts.token.empty() && str(req.getLogin()) != st_.opts.token) {
+      case wire::Request::LOGIN: {
+        const bool ok = st_.opts.token.empty() || str(req.getLogin()) == st_.opts.token;
+        if (!ok) {
           send_error(id, token_refusal(str(req.getLogin())));
         } else {
           logged_in_ = true;
           send_error(id, status::ok());
         }
+        st_.m.record(protocol::frames, operation::login, ok ? code::ok : code::permission_denied, t0);
         return;
+      }
       case wire::Request::BATCH: {
-        if (!logged_in_) return send_error(id, not_logged_in());
         auto b = req.getBatch();
+        const auto op = batch_operation(b.getActions());
+        if (!logged_in_) {
+          st_.m.record(protocol::frames, op, code::permission_denied, t0);
+          return send_error(id, not_logged_in());
+        }
         // Answered in place (the common case): nothing to keep.
         auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(),
-                               [this, id](const status& s, std::vector<op_result> r) {
+                               [this, id, t0, op](const status& s, std::vector<op_result> r) {
+                                 st_.m.record_batch(protocol::frames, op, s, r, t0);
                                  std::uint64_t words = 16;
                                  for (const auto& x : r) words += wire_words(x);
                                  send(words, [&](wire::Reply::Builder out) {
@@ -594,15 +641,21 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         return;
       }
       case wire::Request::SCAN: {
-        if (!logged_in_) return send_error(id, not_logged_in());
         auto sc = req.getScan();
         const std::uint32_t count = sc.getCount();
-        if (count == 0 || count > 10000)
-          return send_error(id, {code::invalid_argument, "a scan request's count must be 1 to 10000, not " +
-                                                             std::to_string(count)});
+        status refused = !logged_in_ ? not_logged_in()
+                         : count == 0 || count > 10000
+                             ? status{code::invalid_argument,
+                                      "a scan request's count must be 1 to 10000, not " + std::to_string(count)}
+                             : status::ok();
+        if (!refused) {
+          st_.m.record(protocol::frames, operation::scan, refused.code(), t0);
+          return send_error(id, refused);
+        }
         tasks_.add(serve_scan(st_, conn_, sc.getTable(), sc.getScan(), count,
-                              [this, id](const status& s, std::shared_ptr<scanner>,
+                              [this, id, t0](const status& s, std::shared_ptr<scanner>,
                                          std::shared_ptr<scan_page_result> page) {
+                                st_.m.record(protocol::frames, operation::scan, s ? page->rows.code() : s.code(), t0);
                                 if (!s) return send_error(id, s);
                                 send(page_words(*page), [&](wire::Reply::Builder out) {
                                   out.setId(id);
@@ -679,11 +732,13 @@ kj::Promise<void> serve_connection(accepted_connection& c, shared_state& st, cap
     if (st.opts.frames && head.size() == sizeof frame_magic &&
         std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
       c.messages.skip(sizeof frame_magic);
+      st.m.connection_accepted(protocol::frames);
       auto session = kj::heap<frame_session>(st, c.messages, ro);
       auto served = session->serve();
       c.frames = kj::mv(session);
       return served;
     }
+    st.m.connection_accepted(protocol::rpc);
     auto session = kj::heap<rpc_session>(c.messages, st, ro);
     auto done = session->network.onDisconnect();
     c.rpc = kj::mv(session);
@@ -788,7 +843,11 @@ struct server::impl {
           auto conn = kj::heap<accepted_connection>(kj::mv(stream));
           auto served = serve_connection(*conn, *st, ro);
           me.connections.fetch_add(1, std::memory_order_relaxed);
-          tasks.add(served.attach(kj::mv(conn), kj::defer([&me] { me.connections.fetch_sub(1, std::memory_order_relaxed); })));
+          st->m.connection_opened();
+          tasks.add(served.attach(kj::mv(conn), kj::defer([&me, &m = st->m] {
+            me.connections.fetch_sub(1, std::memory_order_relaxed);
+            m.connection_closed();
+          })));
           return accept_loop();
         });
       };
@@ -868,6 +927,10 @@ std::vector<server::loop_info> server::loops() const {
   for (const auto& l : p_->loops) out.push_back({l->cpu, l->connections.load(std::memory_order_relaxed)});
   return out;
 }
+
+std::int64_t server::connections() const { return p_->st->m.open_connections(); }
+
+const rpc::metrics& server::metrics() const { return p_->st->m; }
 
 void server::stop() {
   if (p_->stopped) return;

@@ -22,6 +22,8 @@
 
 namespace cellar::rpc {
 
+class metrics;
+
 struct server_options {
   std::string address = "127.0.0.1";
   std::uint16_t port = 9090;  // 0: any free port (see server::port())
@@ -61,6 +63,10 @@ class server {
     int connections;
   };
   std::vector<loop_info> loops() const;
+  // Client connections open now, over every event loop.
+  std::int64_t connections() const;
+  // The calls and connections the server has counted since it started (rpc/metrics.h).
+  const rpc::metrics& metrics() const;
   // Stops accepting, closes connections and joins the server thread.
   void stop();
 
