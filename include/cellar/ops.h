@@ -25,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "cellar/filter.h"
 #include "cellar/status.h"
 
 namespace cellar {
@@ -282,8 +283,6 @@ class row_mutations {
   std::string row;
   std::vector<std::variant<cellar::put, cellar::deletion>> mutations;
 };
-
-enum class compare_op : std::uint8_t { less, less_or_equal, equal, not_equal, greater_or_equal, greater };
 
 // checkAndMutate (R22 to R24): the mutation runs iff compare(expected, current) OP 0,
 // where current is the newest value of family:qualifier. Without an expected value the
