@@ -136,6 +136,18 @@ status add_columns(const shell_value& v, read_options& o) {
   return status::ok();
 }
 
+// FILTER => "..." in HBase's filter language (cellar/filter.h parse_filter).
+status read_filter(const args_view& a, read_options& o) {
+  if (auto* v = a.option("FILTER")) {
+    auto text = as_text(*v, "FILTER");
+    if (!text) return text.error();
+    auto f = parse_filter(text.value());
+    if (!f) return f.error();
+    o.filter = std::move(f.value());
+  }
+  return status::ok();
+}
+
 status read_common(const args_view& a, read_options& o) {
   for (const char* key : {"COLUMN", "COLUMNS"})
     if (auto* v = a.option(key))
@@ -157,9 +169,7 @@ status read_common(const args_view& a, read_options& o) {
     if (!lo || !hi) return {code::invalid_argument, "TIMERANGE must hold two integers"};
     o.range = {lo.value(), hi.value()};
   }
-  if (a.option("FILTER"))
-    return {code::unsupported, "FILTER is not supported yet (filters come with a later issue)"};
-  return status::ok();
+  return read_filter(a, o);
 }
 
 // ---- formatting ----------------------------------------------------------------------
@@ -517,6 +527,7 @@ outcome cmd_count(connection& c, const args_view& a, const session_options&) {
   if (!t) return fail(t.error());
   scan s;
   s.caching(1000);
+  if (auto st = read_filter(a, s.options); !st) return fail(st);
   auto stream = c.scan(t.value(), s);
   if (!stream) return fail(stream.error());
   std::int64_t rows = 0;
