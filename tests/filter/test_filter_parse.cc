@@ -456,3 +456,36 @@ TEST_CASE("the binary form round-trips and refuses other bytes", "[filter][encod
   for (int i = 0; i < 100000; ++i) deep.push_back(20);  // SkipFilter tags
   CHECK_FALSE(decode_filter(deep).is_ok());
 }
+
+TEST_CASE("random filter strings never crash the parser", "[filter][parse][fuzz]") {
+  std::mt19937 rng(11);
+  const std::string alphabet = "()' ,=<>!&|PrefixFilterRowANDORSKIPWHILEbinary:0123456789-truefalse\t\x01\xff";
+  const char* seeds[] = {"PrefixFilter('a') AND ValueFilter(=, 'binary:x')", "SKIP (A OR B)",
+                         "MultiRowRangeFilter('a', true, 'b', false)", "FuzzyRowFilter('a', '0')",
+                         "TimestampsFilter(1, 2, true)", "RowFilter(=, 'regexstring:a.*')"};
+  for (int i = 0; i < 50000; ++i) {
+    std::string s;
+    if (i % 2 == 0) {
+      s = seeds[rng() % std::size(seeds)];
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int k = 0; k < edits && !s.empty(); ++k) {
+        const std::size_t at = rng() % s.size();
+        switch (rng() % 3) {
+          case 0: s.erase(at, 1); break;
+          case 1: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+          default: s[at] = alphabet[rng() % alphabet.size()];
+        }
+      }
+    } else {
+      s.resize(rng() % 40);
+      for (auto& c : s) c = alphabet[rng() % alphabet.size()];
+    }
+    auto r = parse_filter(s);
+    if (r) {
+      CHECK(r->check().is_ok());
+      CHECK(parse_filter(to_string(r.value())).is_ok());
+    } else {
+      CHECK(r.code() == code::invalid_argument);
+    }
+  }
+}

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <random>
 
 #include "filter_fixture.h"
 
@@ -652,4 +654,48 @@ TEST_CASE("filters over several partitions: per partition as HBase per region", 
   // A get with a filter runs in its row's partition.
   CHECK(get_kvs(t, get("k010").filter(value_filter{compare_op::equal, comparator::binary("hit")})).size() == 1);
   CHECK(get_kvs(t, get("k011").filter(value_filter{compare_op::equal, comparator::binary("hit")})).empty());
+}
+
+TEST_CASE("random filter trees never crash or hang, and never change data", "[filter][fuzz]") {
+  auto s = open_store();
+  auto t = make_table(*s, "fuzz", {"f", "g"}, partition_spec::hash(2));
+  for (int i = 0; i < 40; ++i) {
+    put p("r" + std::to_string(i % 7) + std::to_string(i));
+    for (std::int64_t ts = 1; ts <= 3; ++ts) {
+      p.add("f", std::string(1, static_cast<char>('a' + (i + ts) % 5)), ts, "v" + std::to_string((i * ts) % 4));
+      p.add("g", std::string(1, static_cast<char>('b' + i % 3)), ts + 2, std::string(i % 9, 'x'));
+    }
+    REQUIRE(t.put(p));
+  }
+  const auto before = run_scan(t, scan().all_versions(), true).kvs;
+  const char* atoms[] = {
+      "RowFilter(<, 'binary:r4')", "RowFilter(=, 'binaryprefix:r2')", "FamilyFilter(!=, 'binary:f')",
+      "QualifierFilter(>=, 'binary:c')", "ValueFilter(=, 'regexstring:v[12]')", "ValueFilter(!=, 'substring:X')",
+      "PrefixFilter('r3')", "ColumnPrefixFilter('b')", "MultipleColumnPrefixFilter('a', 'd')",
+      "ColumnRangeFilter('b', false, 'd', true)", "ColumnCountGetFilter(2)", "ColumnPaginationFilter(2, 1)",
+      "ColumnPaginationFilter(1, 'c')", "PageFilter(3)", "SingleColumnValueFilter('f', 'a', =, 'binary:v1')",
+      "SingleColumnValueExcludeFilter('g', 'b', !=, 'binary:x', true, false)", "ColumnValueFilter('f', 'c', >, 'binary:v0')",
+      "DependentColumnFilter('f', 'b', true)", "DependentColumnFilter('g', 'c', false, =, 'binary:xx')",
+      "FirstKeyOnlyFilter()", "KeyOnlyFilter(true)", "InclusiveStopFilter('r5')", "TimestampsFilter(1, 3, true)",
+      "TimestampsFilter(2)", "RandomRowFilter(1056964608)", "MultiRowRangeFilter('r1', true, 'r3', false)",
+      "FuzzyRowFilter('r?1', '010')", "ValueFilter(<, 'long:3')", "ValueFilter(=, 'bitor:\x01')"};
+  std::mt19937 rng(7);
+  std::function<std::string(int)> gen = [&](int depth) -> std::string {
+    const unsigned pick = rng() % (depth > 3 ? 1 : 5);
+    if (pick == 0) return atoms[rng() % std::size(atoms)];
+    if (pick == 1) return "SKIP " + gen(depth + 1);
+    if (pick == 2) return "WHILE " + gen(depth + 1);
+    return "(" + gen(depth + 1) + (pick == 3 ? " AND " : " OR ") + gen(depth + 1) + ")";
+  };
+  for (int i = 0; i < 300; ++i) {
+    const std::string text = gen(0);
+    INFO(text);
+    auto f = parsed(text);
+    for (bool reversed : {false, true}) {
+      auto r = run_scan(t, scan().reversed(reversed).all_versions().caching(3).filter(f));
+      CHECK(r.cells() <= before.size());
+    }
+    for (int k = 0; k < 7; ++k) (void)get_kvs(t, get("r" + std::to_string(k) + std::to_string(k)).filter(f));
+  }
+  CHECK(run_scan(t, scan().all_versions(), true).kvs == before);
 }
