@@ -356,6 +356,11 @@ scan_page memtable::scan_filtered(const table_schema& schema, const scan_page_re
 
     if (cf.seeks) {
       row_seek sk = f.seek(row);
+      if (sk.w == row_seek::what::skip_to) {  // a target not past this row would not move: read it
+        const int c = sk.row.compare(row);
+        if (req.reversed ? (c > 0 || (c == 0 && sk.inclusive)) : (c < 0 || (c == 0 && sk.inclusive)))
+          sk.w = row_seek::what::here;
+      }
       if (sk.w == row_seek::what::end) {
         filter_done(row);
         break;
