@@ -64,6 +64,108 @@ struct ReadOptions {
   maxPerFamily @3 :Int64 = -1;
   offsetPerFamily @4 :Int64 = 0;
   maxVersionsGiven @5 :Bool;         # time-series families: limit versions only when set
+  filter @6 :Filter;                 # no nodes: no filter
+  filterText @7 :Text;               # or the filter in HBase's filter language (not both)
+}
+
+# ---- filters (include/cellar/filter.h) --------------------------------------------------
+#
+# A filter is a tree; on the wire its nodes are listed in prefix order (a flat list keeps
+# any nesting within Cap'n Proto's nesting limit): a `skip` or `whileMatch` node is followed
+# by its one child's subtree, a `list` node by its `count` children's subtrees. Filters
+# nest at most 100 levels. A bad filter answers INVALID_ARGUMENT.
+
+struct Comparator {
+  kind @0 :Kind;
+  value @1 :Data;              # the bytes (the pattern for regexString; 8 bytes big-endian for long)
+  enum Kind {
+    binary @0; binaryPrefix @1; substring @2; regexString @3; null @4; bitAnd @5; bitOr @6; bitXor @7; long @8;
+  }
+}
+
+struct Filter {
+  nodes @0 :List(FilterNode);
+}
+
+struct FilterNode {
+  union {
+    row @0 :CompareSpec;
+    family @1 :CompareSpec;
+    qualifier @2 :CompareSpec;
+    value @3 :CompareSpec;
+    prefix @4 :Data;
+    columnPrefix @5 :Data;
+    multipleColumnPrefix @6 :List(Data);
+    columnRange @7 :ColumnRange;
+    columnCountGet @8 :Int32;
+    columnPagination @9 :ColumnPagination;
+    page @10 :Int64;
+    singleColumnValue @11 :ColumnCheck;
+    singleColumnValueExclude @12 :ColumnCheck;
+    columnValue @13 :ColumnCheck;
+    dependentColumn @14 :DependentColumn;
+    firstKeyOnly @15 :Void;
+    keyOnly @16 :Bool;                 # lenAsVal
+    inclusiveStop @17 :Data;
+    timestamps @18 :Timestamps;
+    randomRow @19 :Float32;            # the chance
+    skip @20 :Void;
+    whileMatch @21 :Void;
+    list @22 :FilterList;
+    multiRowRange @23 :List(RowRange);
+    fuzzyRow @24 :List(FuzzyKey);
+  }
+
+  struct CompareSpec {
+    op @0 :CompareOp;
+    comparator @1 :Comparator;
+  }
+  struct ColumnRange {
+    min @0 :Data;                      # empty: unbounded
+    minInclusive @1 :Bool = true;
+    max @2 :Data;
+    maxInclusive @3 :Bool;
+  }
+  struct ColumnPagination {
+    limit @0 :Int32;
+    offset @1 :Int32;
+    columnOffset @2 :Data;
+    hasColumnOffset @3 :Bool;
+  }
+  struct ColumnCheck {                 # SingleColumnValue(Exclude)Filter, ColumnValueFilter
+    family @0 :Data;
+    qualifier @1 :Data;
+    op @2 :CompareOp;
+    comparator @3 :Comparator;
+    filterIfMissing @4 :Bool;
+    latestVersionOnly @5 :Bool = true;
+  }
+  struct DependentColumn {
+    family @0 :Data;
+    qualifier @1 :Data;
+    dropDependentColumn @2 :Bool;
+    op @3 :CompareOp = noOp;
+    comparator @4 :Comparator;
+    hasComparator @5 :Bool;
+  }
+  struct Timestamps {
+    timestamps @0 :List(Int64);
+    canHint @1 :Bool;
+  }
+  struct FilterList {
+    mustPassOne @0 :Bool;              # false: MUST_PASS_ALL
+    count @1 :UInt32;
+  }
+  struct RowRange {
+    start @0 :Data;
+    startInclusive @1 :Bool = true;
+    stop @2 :Data;
+    stopInclusive @3 :Bool;
+  }
+  struct FuzzyKey {
+    key @0 :Data;
+    mask @1 :Data;                     # per byte: 0 fixed, 1 any
+  }
 }
 
 struct Put {
@@ -137,7 +239,7 @@ struct RowMutations {
   mutations @1 :List(Mutation);
 }
 
-enum CompareOp { less @0; lessOrEqual @1; equal @2; notEqual @3; greaterOrEqual @4; greater @5; }
+enum CompareOp { less @0; lessOrEqual @1; equal @2; notEqual @3; greaterOrEqual @4; greater @5; noOp @6; }
 
 struct CheckAndMutate {
   row @0 :Data;
@@ -148,6 +250,10 @@ struct CheckAndMutate {
   hasExpected @5 :Bool;        # false: pass iff the column is absent or empty
   range @6 :TimeRange;
   mutation @7 :RowMutations;
+  # HBase 2.4's ifMatches(filter): the check passes iff a get of the row with this filter
+  # finds a cell (family, qualifier, op and expected are then unused).
+  filter @8 :Filter;
+  filterText @9 :Text;
 }
 
 struct Action {

@@ -25,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "cellar/filter.h"
 #include "cellar/status.h"
 
 namespace cellar {
@@ -85,6 +86,9 @@ struct read_options {
   time_range range;                      // R9
   std::int64_t max_per_family = -1;      // setMaxResultsPerColumnFamily, -1 = unlimited (R33)
   std::int64_t offset_per_family = 0;    // setRowOffsetPerColumnFamily (R33)
+  // HBase's setFilter (cellar/filter.h): applied inside the partitions after versions and
+  // the time range (R8), before the per-family limit and offset.
+  std::optional<cellar::filter> filter;
 };
 
 class put {
@@ -186,6 +190,7 @@ class get {
   get& timestamp(std::int64_t ts) { options.range = time_range::at(ts); return *this; }
   get& max_per_family(std::int64_t n) { options.max_per_family = n; return *this; }
   get& offset_per_family(std::int64_t n) { options.offset_per_family = n; return *this; }
+  get& filter(cellar::filter f) { options.filter = std::move(f); return *this; }
   // Only report whether any cell matches (R10); no cells are returned.
   get& exists_only(bool b = true) { exists_only_ = b; return *this; }
 
@@ -222,6 +227,8 @@ class scan {
   scan& timestamp(std::int64_t ts) { options.range = time_range::at(ts); return *this; }
   scan& max_per_family(std::int64_t n) { options.max_per_family = n; return *this; }
   scan& offset_per_family(std::int64_t n) { options.offset_per_family = n; return *this; }
+  // A PageFilter and a WhileMatchFilter hold for the whole scan, across partitions.
+  scan& filter(cellar::filter f) { options.filter = std::move(f); return *this; }
 
   std::string start;
   bool start_inclusive = true;
@@ -294,17 +301,20 @@ class row_mutations {
   std::vector<std::variant<cellar::put, cellar::deletion>> mutations;
 };
 
-enum class compare_op : std::uint8_t { less, less_or_equal, equal, not_equal, greater_or_equal, greater };
-
 // checkAndMutate (R22 to R24): the mutation runs iff compare(expected, current) OP 0,
 // where current is the newest value of family:qualifier. Without an expected value the
 // check passes iff the column is absent or its newest value is empty, whatever the op.
+// With a filter (HBase 2.4's CheckAndMutate.newBuilder(row).ifMatches(filter)) the check
+// passes iff a get of the row with that filter (newest versions, within `range`) returns
+// a cell; family and qualifier are then unused and the mutations may touch any family.
 class check_and_mutate {
  public:
   check_and_mutate() = default;
   check_and_mutate(std::string row, std::string family, std::string qualifier)
       : row(std::move(row)), family(std::move(family)), qualifier(std::move(qualifier)) {}
+  explicit check_and_mutate(std::string row) : row(std::move(row)) {}
   check_and_mutate& if_matches(compare_op o, std::string v) { op = o; expected = std::move(v); return *this; }
+  check_and_mutate& if_matches(cellar::filter f) { filter = std::move(f); return *this; }
   check_and_mutate& if_equals(std::string v) { return if_matches(compare_op::equal, std::move(v)); }
   check_and_mutate& if_not_exists() { expected.reset(); return *this; }
   check_and_mutate& time_range(std::int64_t min, std::int64_t max) { range = {min, max}; return *this; }
@@ -319,6 +329,7 @@ class check_and_mutate {
   std::optional<std::string> expected;
   cellar::time_range range;
   row_mutations mutation{""};
+  std::optional<cellar::filter> filter;  // set: the check is this filter (family, op, expected unused)
 };
 
 // One action of a batch. Every action touches one row.

@@ -15,6 +15,7 @@
 #include <semaphore>
 
 #include "cellar/store.h"
+#include "model/filter_eval.h"
 #include "model/validate.h"
 #include "partition/ask.h"
 #include "route/router.h"
@@ -31,6 +32,7 @@ struct scan_state {
     bool exhausted = false;
     std::optional<std::string> from;
     bool from_inclusive = true;
+    std::string filter_state;  // the partition's filter state after its last page
   };
 
   runtime_ptr rt;
@@ -38,7 +40,40 @@ struct scan_state {
   scan spec;
   std::vector<cursor> cursors;
   std::int64_t rows_out = 0;
+  std::int64_t limit = -1;        // rows for the whole scan: scan::limit and a PageFilter's
   std::deque<row_result> pieces;  // the rest of a row split by batch / size
+
+  // Where a filter ended the scan (scan_page::filter_done): no row after `end` in scan
+  // direction belongs to it, from any partition; `end_before_all`: no row at all does.
+  // The earliest end any partition reports holds.
+  std::optional<std::string> end;
+  bool end_before_all = false;
+
+  bool beyond_end(const std::string& row) const {
+    if (end_before_all) return true;
+    if (!end) return false;
+    return spec.reversed_ ? row < *end : row > *end;
+  }
+  void end_at(const cursor& c, const scan_page& page) {
+    if (page.examined_any) {
+      if (!beyond_end(page.last_row)) end = page.last_row;
+    } else if (c.from) {
+      // Nothing examined after `from`: the end is there (rows equal to it were taken
+      // already or are excluded, as it lives in this partition only).
+      if (!beyond_end(*c.from)) end = *c.from;
+    } else {
+      end_before_all = true;
+    }
+  }
+  // Drops what lies beyond the end: buffered rows, and cursors that could only serve such.
+  void apply_end() {
+    if (!end && !end_before_all) return;
+    for (auto& c : cursors) {
+      while (!c.rows.empty() && beyond_end(c.rows.back().row)) c.rows.pop_back();
+      if (c.rows.empty() && c.from && beyond_end(*c.from)) c.exhausted = true;
+      if (end_before_all) c.exhausted = true;
+    }
+  }
 
   // RANGE partitions hold disjoint key ranges in cursor order: only the first live one
   // (in scan direction) can hold the next row, so only it is fetched. Hash partitions
@@ -91,7 +126,8 @@ struct scan_state {
           st.pieces.pop_front();
           continue;
         }
-        if (st.spec.limit_ >= 0 && st.rows_out >= st.spec.limit_) break;
+        if (st.limit >= 0 && st.rows_out >= st.limit) break;
+        st.apply_end();
         if (st.needs_refill()) {
           if (!request_pages()) return;  // out at the partitions: absorb() goes on
           if (!error) break;             // read in place, and failed
@@ -99,6 +135,7 @@ struct scan_state {
         }
         cursor* best = st.best_cursor();
         if (best == nullptr) break;
+        if (st.beyond_end(best->rows.front().row)) break;
         row_result r = std::move(best->rows.front());
         best->rows.pop_front();
         ++st.rows_out;
@@ -134,9 +171,10 @@ struct scan_state {
         rq.stop_inclusive = st.spec.stop_inclusive;
         rq.reversed = st.spec.reversed_;
         rq.options = st.spec.options;
+        rq.filter_state = c.filter_state;
         std::int64_t want = st.spec.caching_;
-        if (st.spec.limit_ >= 0) {
-          std::int64_t left = std::max<std::int64_t>(1, st.spec.limit_ - st.rows_out);
+        if (st.limit >= 0) {
+          std::int64_t left = std::max<std::int64_t>(1, st.limit - st.rows_out);
           // Hash partitions each hold about 1/n of the rows: the first round asks each for
           // its share and some slack instead of the whole limit; refills ask for the rest.
           if (!st.ordered && st.first_round && st.cursors.size() > 1)
@@ -152,7 +190,7 @@ struct scan_state {
             error = page.st;
             return true;
           }
-          take_page(c, page.page);
+          st.take_page(c, page.page);
           continue;
         }
         out_there.emplace_back(&c, std::move(req));
@@ -186,17 +224,6 @@ struct scan_state {
       return false;
     }
 
-    // Buffers a page's rows in its cursor and moves the cursor on.
-    static void take_page(cursor& c, scan_page& page) {
-      for (auto& r : page.rows) c.rows.push_back(std::move(r));
-      if (page.exhausted) {
-        c.exhausted = true;
-      } else if (page.examined_any) {
-        c.from = page.last_row;
-        c.from_inclusive = false;
-      }
-    }
-
     // A page arrived (or its partition stopped): buffer its rows; the last answer goes on.
     void absorb(cursor& c, scan_reply& page) {
       {
@@ -204,7 +231,7 @@ struct scan_state {
         if (!page.st)
           error = page.st;
         else
-          take_page(c, page.page);
+          st.take_page(c, page.page);
         if (--pending != 0) return;
       }
       if (!error) {
@@ -214,6 +241,20 @@ struct scan_state {
       step();
     }
   };
+
+  // Buffers a page's rows in its cursor and moves the cursor on; a page on which the
+  // filter ended the scan sets the scan's end.
+  void take_page(cursor& c, scan_page& page) {
+    for (auto& r : page.rows) c.rows.push_back(std::move(r));
+    c.filter_state = std::move(page.filter_state);
+    if (page.filter_done) end_at(c, page);
+    if (page.exhausted) {
+      c.exhausted = true;
+    } else if (page.examined_any) {
+      c.from = page.last_row;
+      c.from_inclusive = false;
+    }
+  }
 
   // Splits a row into results per `batch` (R31) or, with partial results allowed, per
   // `max_result_size` (R32).
@@ -266,6 +307,10 @@ result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan
   state->rt = rt;
   state->ctx = context(order, true);
   state->spec = s;
+  state->limit = s.limit_;
+  if (s.options.filter)
+    if (auto page_limit = filter_row_limit(*s.options.filter))
+      state->limit = state->limit < 0 ? *page_limit : std::min(state->limit, *page_limit);
   const std::string& low = s.reversed_ ? s.stop : s.start;
   const std::string& high = s.reversed_ ? s.start : s.stop;
   state->ordered = rt->schema->partitioning.how == partition_spec::method::range;
@@ -303,7 +348,7 @@ void scanner::next_async(std::size_t n, std::function<void(result<std::vector<ro
 
 bool scanner::finished() const {
   if (!st_->pieces.empty()) return false;
-  if (st_->spec.limit_ >= 0 && st_->rows_out >= st_->spec.limit_) return true;
+  if (st_->limit >= 0 && st_->rows_out >= st_->limit) return true;
   for (const auto& c : st_->cursors)
     if (!c.rows.empty() || !c.exhausted) return false;
   return true;

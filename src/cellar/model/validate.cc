@@ -54,6 +54,7 @@ status check_read(const table_schema& schema, const read_options& o) {
     return {code::invalid_argument, "time range must satisfy 0 <= min <= max"};
   if (o.max_per_family < -1) return {code::invalid_argument, "max results per family must be >= 0"};
   if (o.offset_per_family < 0) return {code::invalid_argument, "row offset per family must be >= 0"};
+  if (o.filter) CELLAR_TRY(o.filter->check());
   return status::ok();
 }
 
@@ -123,13 +124,20 @@ status check(const table_schema& schema, const row_mutations& m) {
 
 status check(const table_schema& schema, const check_and_mutate& c) {
   CELLAR_TRY(check_row(c.row));
-  CELLAR_TRY(check_family(schema, c.family));
-  CELLAR_TRY(check_qualifier(c.qualifier));
+  if (c.filter) {
+    CELLAR_TRY(c.filter->check());
+  } else {
+    CELLAR_TRY(check_family(schema, c.family));
+    CELLAR_TRY(check_qualifier(c.qualifier));
+    if (c.op == compare_op::no_op)
+      return {code::invalid_argument, "checkAndMutate needs a compare operator (NO_OP compares nothing)"};
+  }
   if (c.range.min < 0 || c.range.max < c.range.min)
     return {code::invalid_argument, "time range must satisfy 0 <= min <= max"};
   if (c.mutation.row != c.row)
     return {code::invalid_argument, "mutation row is not equal to the check row"};
   CELLAR_TRY(check(schema, c.mutation));
+  if (c.filter) return status::ok();  // no checked family: the mutations may touch any
   // OBKV: every mutation must be on the checked family (R24). A whole-row delete is
   // allowed: the row is one partition's, so it stays atomic.
   for (const auto& mu : c.mutation.mutations) {
@@ -173,6 +181,7 @@ status check_ts_read(const table_schema& schema, const read_options& o) {
   if (fams.size() > 1) return ts_unsupported("a read of several families");
   if (o.max_per_family >= 0) return ts_unsupported("max results per column family");
   if (o.offset_per_family > 0) return ts_unsupported("row offset per column family");
+  if (o.filter) return ts_unsupported("a filter");
   return status::ok();
 }
 
@@ -215,6 +224,9 @@ status check_ts(const table_schema& schema, const batch_op& op) {
           return status::ok();
         } else if constexpr (std::is_same_v<T, check_and_mutate>) {
           if (is_ts(schema, o.family)) return ts_unsupported("checkAndMutate");
+          if (o.filter)  // the check reads every family of the row
+            for (const auto& f : schema.families)
+              if (f.desc.kind == family_kind::time_series) return ts_unsupported("a filter");
           return check_ts(schema, batch_op(o.mutation));
         } else {  // row_mutations
           for (const auto& mu : o.mutations) {

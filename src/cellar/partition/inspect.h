@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "cellar/filter.h"
 #include "cellar/ops.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
@@ -125,6 +126,35 @@ typename Inspector::result_type inspect(Inspector& f, enum_ref<E>& e) {
   }
 }
 
+// An optional filter: a presence flag, then the filter in its binary form
+// (cellar/filter.h encode_filter); bytes that do not decode to a valid filter fail.
+struct filter_ref {
+  std::optional<filter>& x;
+};
+
+inline filter_ref opt(std::optional<filter>& x) { return {x}; }
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, filter_ref& o) {
+  if constexpr (Inspector::reads_state) {
+    bool present = o.x.has_value();
+    std::string bytes = present ? encode_filter(*o.x) : std::string();
+    return f(present, bytes);
+  } else {
+    bool present = false;
+    std::string bytes;
+    if (auto err = f(present, bytes)) return err;
+    if (!present) {
+      o.x.reset();
+      return caf::none;
+    }
+    auto decoded = decode_filter(bytes);
+    if (!decoded) return caf::make_error(caf::sec::invalid_argument, "bad filter: " + decoded.error().message());
+    o.x = std::move(decoded.value());
+    return caf::none;
+  }
+}
+
 }  // namespace wire_detail
 
 // --- status.h --------------------------------------------------------------------------
@@ -196,8 +226,8 @@ typename Inspector::result_type inspect(Inspector& f, column_selection& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, read_options& x) {
-  return f(caf::meta::type_name("read_options"), x.columns, x.max_versions, x.range, x.max_per_family,
-           x.offset_per_family);
+  return f(caf::meta::type_name("read_options"), x.columns, x.max_versions, x.max_versions_given, x.range,
+           x.max_per_family, x.offset_per_family, wire_detail::opt(x.filter));
 }
 
 template <class Inspector>
@@ -260,7 +290,8 @@ typename Inspector::result_type inspect(Inspector& f, row_mutations& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, check_and_mutate& x) {
   return f(caf::meta::type_name("check_and_mutate"), x.row, x.family, x.qualifier,
-           wire_detail::en(x.op, compare_op::greater), wire_detail::opt(x.expected), x.range, x.mutation);
+           wire_detail::en(x.op, compare_op::no_op), wire_detail::opt(x.expected), x.range, x.mutation,
+           wire_detail::opt(x.filter));
 }
 
 template <class Inspector>

@@ -288,6 +288,7 @@ void memtable::rollback() {
 
 row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o,
                               bool exists_only, std::int64_t now) const {
+  if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
   row_result out;
   out.row = std::string(row);
   auto read_family = [&](const family_schema& fam, const std::vector<std::string>* qualifiers) {
@@ -322,6 +323,7 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
 }
 
 scan_page memtable::scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const {
+  if (req.options.filter) return scan_filtered(schema, req, now);
   scan_page page;
   // The maps the scan reads: the selected families, or all.
   std::vector<const family_map*> maps;
@@ -611,6 +613,14 @@ status memtable::apply(const table_schema& schema, const row_mutations& m, std::
 }
 
 result<bool> memtable::apply(const table_schema& schema, const check_and_mutate& c, std::int64_t now) {
+  if (c.filter) {  // HBase 2.4 ifMatches(filter): a get of the row with the filter finds a cell
+    read_options o;
+    o.range = c.range;
+    o.filter = c.filter;
+    if (read_row(schema, c.row, o, false, now).cells.empty()) return false;
+    if (auto s = apply(schema, c.mutation, now); !s) return s;
+    return true;
+  }
   const family_schema* f = schema.find(c.family);
   if (f == nullptr || dropped(f->id)) return status{code::family_not_found, "family '" + c.family + "' not found"};
   const family_map* m = find(f->id);

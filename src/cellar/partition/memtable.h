@@ -43,6 +43,9 @@ struct scan_page_request {
   bool reversed = false;
   std::size_t max_rows = 256;
   read_options options;
+  // With a filter: the `filter_state` of this cursor's previous page (empty for the first),
+  // so that state spanning rows (PageFilter's count, ...) carries across pages.
+  std::string filter_state;
 };
 
 struct scan_page {
@@ -50,6 +53,15 @@ struct scan_page {
   bool exhausted = false;
   std::string last_row;  // continue after this row (exclusive) when not exhausted
   bool examined_any = false;
+  // The filter ended the scan here (filterAllRemaining: a WhileMatchFilter's inner filter
+  // failed, a PageFilter is full, a PrefixFilter, InclusiveStopFilter, MultiRowRangeFilter
+  // or FuzzyRowFilter can match no later row). `exhausted` is then set too, and no row after
+  // `last_row` in scan direction (after the cursor's `from` when !examined_any; every row
+  // when it had none) belongs to the scan, from any partition: the scanner ends the whole
+  // scan there (it still takes the rows before it from the other partitions).
+  bool filter_done = false;
+  // Opaque: pass it back in the next page request of this cursor.
+  std::string filter_state;
 };
 
 struct memtable_stats {
@@ -66,6 +78,8 @@ class memtable {
   memtable& operator=(const memtable&) = delete;
 
   // --- reads -----------------------------------------------------------------------
+  // With `o.filter` (or `req.options.filter`), the filter is applied here, inside the
+  // partition (memtable_filter.cc); only matching cells come out.
   row_result read_row(const table_schema& schema, std::string_view row, const read_options& o,
                       bool exists_only, std::int64_t now) const;
   scan_page scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
@@ -115,6 +129,10 @@ class memtable {
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
  private:
+  row_result read_row_filtered(const table_schema& schema, std::string_view row, const read_options& o,
+                               bool exists_only, std::int64_t now) const;
+  scan_page scan_filtered(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
+
   // `absent_before` (a put): the memtable did not hold the cell (delta_map::change::fresh).
   void record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before = false);
   struct undo_record {

@@ -146,12 +146,13 @@ typename Inspector::result_type inspect(Inspector& f, table_schema& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scan_page_request& x) {
   return f(caf::meta::type_name("scan_page_request"), wire_detail::opt(x.from), x.from_inclusive, x.stop,
-           x.stop_inclusive, x.reversed, x.max_rows, x.options);
+           x.stop_inclusive, x.reversed, x.max_rows, x.options, x.filter_state);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scan_page& x) {
-  return f(caf::meta::type_name("scan_page"), x.rows, x.exhausted, x.last_row, x.examined_any);
+  return f(caf::meta::type_name("scan_page"), x.rows, x.exhausted, x.last_row, x.examined_any, x.filter_done,
+           x.filter_state);
 }
 
 template <class Inspector>

@@ -1,5 +1,7 @@
 #include "rpc/convert.h"
 
+#include <cstring>
+
 namespace cellar::rpc {
 
 namespace {
@@ -19,6 +21,335 @@ void to_wire(const time_range& r, wire::TimeRange::Builder b) {
 
 time_range from_wire(wire::TimeRange::Reader r) { return {r.getMin(), r.getMax()}; }
 
+
+// ---- filters: a tree, sent as its nodes in prefix order -------------------------------------
+
+void to_wire(const comparator& c, wire::Comparator::Builder b) {
+  b.setKind(static_cast<wire::Comparator::Kind>(c.type()));
+  b.setValue(data(c.value()));
+}
+
+result<comparator> from_wire(wire::Comparator::Reader r) {
+  std::string v = str(r.getValue());
+  using W = wire::Comparator::Kind;
+  switch (r.getKind()) {
+    case W::BINARY: return comparator::binary(std::move(v));
+    case W::BINARY_PREFIX: return comparator::binary_prefix(std::move(v));
+    case W::SUBSTRING: return comparator::substring(std::move(v));
+    case W::REGEX_STRING: return comparator::regex(std::move(v));
+    case W::NULL_: return comparator::null();
+    case W::BIT_AND: return comparator::bit_and(std::move(v));
+    case W::BIT_OR: return comparator::bit_or(std::move(v));
+    case W::BIT_XOR: return comparator::bit_xor(std::move(v));
+    case W::LONG: {
+      if (v.size() != 8) break;
+      std::uint64_t x = 0;
+      for (char ch : v) x = (x << 8) | static_cast<unsigned char>(ch);
+      return comparator::long_value(static_cast<std::int64_t>(x));
+    }
+  }
+  return status{code::invalid_argument, "filter: unknown or malformed comparator"};
+}
+
+std::size_t count_nodes(const filter& f) {
+  return std::visit(
+      [](const auto& x) -> std::size_t {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, skip_filter> || std::is_same_v<T, while_match_filter>) {
+          return 1 + count_nodes(x.inner);
+        } else if constexpr (std::is_same_v<T, filter_list>) {
+          std::size_t n = 1;
+          for (const auto& c : x.filters) n += count_nodes(c);
+          return n;
+        } else {
+          return 1;
+        }
+      },
+      f.body());
+}
+
+template <class Spec, class B>
+void check_to_wire(const Spec& x, B b) {
+  b.setFamily(data(x.family));
+  b.setQualifier(data(x.qualifier));
+  b.setOp(static_cast<wire::CompareOp>(x.op));
+  to_wire(x.cmp, b.initComparator());
+  if constexpr (!std::is_same_v<Spec, column_value_filter>) {
+    b.setFilterIfMissing(x.filter_if_missing);
+    b.setLatestVersionOnly(x.latest_version_only);
+  }
+}
+
+template <class Spec>
+void compare_to_wire(const Spec& x, wire::FilterNode::CompareSpec::Builder b) {
+  b.setOp(static_cast<wire::CompareOp>(x.op));
+  to_wire(x.cmp, b.initComparator());
+}
+
+void node_to_wire(const filter& f, capnp::List<wire::FilterNode>::Builder nodes, unsigned& i) {
+  auto n = nodes[i++];
+  if (!f.invalid_reason()) {  // a placeholder from filter::invalid: send what the server refuses
+    n.initList().setCount(0);
+    return;
+  }
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, row_filter>) {
+          compare_to_wire(x, n.initRow());
+        } else if constexpr (std::is_same_v<T, family_filter>) {
+          compare_to_wire(x, n.initFamily());
+        } else if constexpr (std::is_same_v<T, qualifier_filter>) {
+          compare_to_wire(x, n.initQualifier());
+        } else if constexpr (std::is_same_v<T, value_filter>) {
+          compare_to_wire(x, n.initValue());
+        } else if constexpr (std::is_same_v<T, prefix_filter>) {
+          n.setPrefix(data(x.prefix));
+        } else if constexpr (std::is_same_v<T, column_prefix_filter>) {
+          n.setColumnPrefix(data(x.prefix));
+        } else if constexpr (std::is_same_v<T, multiple_column_prefix_filter>) {
+          auto l = n.initMultipleColumnPrefix(static_cast<unsigned>(x.prefixes.size()));
+          for (unsigned k = 0; k < l.size(); ++k) l.set(k, data(x.prefixes[k]));
+        } else if constexpr (std::is_same_v<T, column_range_filter>) {
+          auto b = n.initColumnRange();
+          b.setMin(data(x.min));
+          b.setMinInclusive(x.min_inclusive);
+          b.setMax(data(x.max));
+          b.setMaxInclusive(x.max_inclusive);
+        } else if constexpr (std::is_same_v<T, column_count_get_filter>) {
+          n.setColumnCountGet(x.limit);
+        } else if constexpr (std::is_same_v<T, column_pagination_filter>) {
+          auto b = n.initColumnPagination();
+          b.setLimit(x.limit);
+          b.setOffset(x.offset);
+          b.setHasColumnOffset(x.column_offset.has_value());
+          if (x.column_offset) b.setColumnOffset(data(*x.column_offset));
+        } else if constexpr (std::is_same_v<T, page_filter>) {
+          n.setPage(x.page_size);
+        } else if constexpr (std::is_same_v<T, single_column_value_filter>) {
+          check_to_wire(x, n.initSingleColumnValue());
+        } else if constexpr (std::is_same_v<T, single_column_value_exclude_filter>) {
+          check_to_wire(x, n.initSingleColumnValueExclude());
+        } else if constexpr (std::is_same_v<T, column_value_filter>) {
+          check_to_wire(x, n.initColumnValue());
+        } else if constexpr (std::is_same_v<T, dependent_column_filter>) {
+          auto b = n.initDependentColumn();
+          b.setFamily(data(x.family));
+          b.setQualifier(data(x.qualifier));
+          b.setDropDependentColumn(x.drop_dependent_column);
+          b.setOp(static_cast<wire::CompareOp>(x.op));
+          b.setHasComparator(x.cmp.has_value());
+          if (x.cmp) to_wire(*x.cmp, b.initComparator());
+        } else if constexpr (std::is_same_v<T, first_key_only_filter>) {
+          n.setFirstKeyOnly();
+        } else if constexpr (std::is_same_v<T, key_only_filter>) {
+          n.setKeyOnly(x.len_as_val);
+        } else if constexpr (std::is_same_v<T, inclusive_stop_filter>) {
+          n.setInclusiveStop(data(x.stop_row));
+        } else if constexpr (std::is_same_v<T, timestamps_filter>) {
+          auto b = n.initTimestamps();
+          auto l = b.initTimestamps(static_cast<unsigned>(x.timestamps.size()));
+          for (unsigned k = 0; k < l.size(); ++k) l.set(k, x.timestamps[k]);
+          b.setCanHint(x.can_hint);
+        } else if constexpr (std::is_same_v<T, random_row_filter>) {
+          n.setRandomRow(x.chance);
+        } else if constexpr (std::is_same_v<T, skip_filter>) {
+          n.setSkip();
+          node_to_wire(x.inner, nodes, i);
+        } else if constexpr (std::is_same_v<T, while_match_filter>) {
+          n.setWhileMatch();
+          node_to_wire(x.inner, nodes, i);
+        } else if constexpr (std::is_same_v<T, filter_list>) {
+          auto b = n.initList();
+          b.setMustPassOne(x.operation == filter_list::op::must_pass_one);
+          b.setCount(static_cast<std::uint32_t>(x.filters.size()));
+          for (const auto& c : x.filters) node_to_wire(c, nodes, i);
+        } else if constexpr (std::is_same_v<T, multi_row_range_filter>) {
+          auto l = n.initMultiRowRange(static_cast<unsigned>(x.ranges.size()));
+          for (unsigned k = 0; k < l.size(); ++k) {
+            l[k].setStart(data(x.ranges[k].start));
+            l[k].setStartInclusive(x.ranges[k].start_inclusive);
+            l[k].setStop(data(x.ranges[k].stop));
+            l[k].setStopInclusive(x.ranges[k].stop_inclusive);
+          }
+        } else if constexpr (std::is_same_v<T, fuzzy_row_filter>) {
+          auto l = n.initFuzzyRow(static_cast<unsigned>(x.keys.size()));
+          for (unsigned k = 0; k < l.size(); ++k) {
+            l[k].setKey(data(x.keys[k].key));
+            l[k].setMask(data(x.keys[k].mask));
+          }
+        }
+      },
+      f.body());
+}
+
+result<compare_op> op_from_wire(wire::CompareOp op) {
+  const auto v = static_cast<unsigned>(op);
+  if (v > static_cast<unsigned>(compare_op::no_op)) return status{code::invalid_argument, "filter: unknown compare op"};
+  return static_cast<compare_op>(v);
+}
+
+template <class Spec, class R>
+result<filter> check_from_wire(R r) {
+  Spec x;
+  x.family = str(r.getFamily());
+  x.qualifier = str(r.getQualifier());
+  auto op = op_from_wire(r.getOp());
+  if (!op) return op.error();
+  x.op = op.value();
+  auto c = from_wire(r.getComparator());
+  if (!c) return c.error();
+  x.cmp = std::move(c.value());
+  if constexpr (!std::is_same_v<Spec, column_value_filter>) {
+    x.filter_if_missing = r.getFilterIfMissing();
+    x.latest_version_only = r.getLatestVersionOnly();
+  }
+  return filter(std::move(x));
+}
+
+result<filter> node_from_wire(capnp::List<wire::FilterNode>::Reader nodes, unsigned& i, int depth) {
+  if (depth > max_filter_depth)
+    return status{code::invalid_argument, "filter nests deeper than " + std::to_string(max_filter_depth) + " levels"};
+  if (i >= nodes.size()) return status{code::invalid_argument, "filter: a list or SKIP/WHILE node lacks its children"};
+  auto n = nodes[i++];
+  auto compare = [&](auto spec, auto r) -> result<filter> {
+    auto op = op_from_wire(r.getOp());
+    if (!op) return op.error();
+    auto c = from_wire(r.getComparator());
+    if (!c) return c.error();
+    spec.op = op.value();
+    spec.cmp = std::move(c.value());
+    return filter(std::move(spec));
+  };
+  using W = wire::FilterNode;
+  switch (n.which()) {
+    case W::ROW: return compare(row_filter{}, n.getRow());
+    case W::FAMILY: return compare(family_filter{}, n.getFamily());
+    case W::QUALIFIER: return compare(qualifier_filter{}, n.getQualifier());
+    case W::VALUE: return compare(value_filter{}, n.getValue());
+    case W::PREFIX: return filter(prefix_filter{str(n.getPrefix())});
+    case W::COLUMN_PREFIX: return filter(column_prefix_filter{str(n.getColumnPrefix())});
+    case W::MULTIPLE_COLUMN_PREFIX: {
+      multiple_column_prefix_filter m;
+      for (auto p : n.getMultipleColumnPrefix()) m.prefixes.push_back(str(p));
+      return filter(std::move(m));
+    }
+    case W::COLUMN_RANGE: {
+      auto r = n.getColumnRange();
+      return filter(column_range_filter{str(r.getMin()), r.getMinInclusive(), str(r.getMax()), r.getMaxInclusive()});
+    }
+    case W::COLUMN_COUNT_GET: return filter(column_count_get_filter{n.getColumnCountGet()});
+    case W::COLUMN_PAGINATION: {
+      auto r = n.getColumnPagination();
+      column_pagination_filter p{r.getLimit(), r.getOffset(), std::nullopt};
+      if (r.getHasColumnOffset()) p.column_offset = str(r.getColumnOffset());
+      return filter(std::move(p));
+    }
+    case W::PAGE: return filter(page_filter{n.getPage()});
+    case W::SINGLE_COLUMN_VALUE: return check_from_wire<single_column_value_filter>(n.getSingleColumnValue());
+    case W::SINGLE_COLUMN_VALUE_EXCLUDE:
+      return check_from_wire<single_column_value_exclude_filter>(n.getSingleColumnValueExclude());
+    case W::COLUMN_VALUE: return check_from_wire<column_value_filter>(n.getColumnValue());
+    case W::DEPENDENT_COLUMN: {
+      auto r = n.getDependentColumn();
+      dependent_column_filter d;
+      d.family = str(r.getFamily());
+      d.qualifier = str(r.getQualifier());
+      d.drop_dependent_column = r.getDropDependentColumn();
+      auto op = op_from_wire(r.getOp());
+      if (!op) return op.error();
+      d.op = op.value();
+      if (r.getHasComparator()) {
+        auto c = from_wire(r.getComparator());
+        if (!c) return c.error();
+        d.cmp = std::move(c.value());
+      }
+      return filter(std::move(d));
+    }
+    case W::FIRST_KEY_ONLY: return filter(first_key_only_filter{});
+    case W::KEY_ONLY: return filter(key_only_filter{n.getKeyOnly()});
+    case W::INCLUSIVE_STOP: return filter(inclusive_stop_filter{str(n.getInclusiveStop())});
+    case W::TIMESTAMPS: {
+      timestamps_filter t;
+      for (auto ts : n.getTimestamps().getTimestamps()) t.timestamps.push_back(ts);
+      t.can_hint = n.getTimestamps().getCanHint();
+      return filter(std::move(t));
+    }
+    case W::RANDOM_ROW: return filter(random_row_filter{n.getRandomRow()});
+    case W::SKIP:
+    case W::WHILE_MATCH: {
+      auto inner = node_from_wire(nodes, i, depth + 1);
+      if (!inner) return inner.error();
+      if (n.which() == W::SKIP) return filter(skip_filter{std::move(inner.value())});
+      return filter(while_match_filter{std::move(inner.value())});
+    }
+    case W::LIST: {
+      auto r = n.getList();
+      if (r.getCount() > nodes.size() - i)
+        return status{code::invalid_argument, "filter: a list has more children than nodes follow"};
+      filter_list l;
+      l.operation = r.getMustPassOne() ? filter_list::op::must_pass_one : filter_list::op::must_pass_all;
+      for (std::uint32_t k = 0; k < r.getCount(); ++k) {
+        auto c = node_from_wire(nodes, i, depth + 1);
+        if (!c) return c.error();
+        l.filters.push_back(std::move(c.value()));
+      }
+      return filter(std::move(l));
+    }
+    case W::MULTI_ROW_RANGE: {
+      multi_row_range_filter m;
+      for (auto r : n.getMultiRowRange())
+        m.ranges.push_back({str(r.getStart()), r.getStartInclusive(), str(r.getStop()), r.getStopInclusive()});
+      return filter(std::move(m));
+    }
+    case W::FUZZY_ROW: {
+      fuzzy_row_filter fz;
+      for (auto k : n.getFuzzyRow()) fz.keys.push_back({str(k.getKey()), str(k.getMask())});
+      return filter(std::move(fz));
+    }
+  }
+  return status{code::invalid_argument, "filter: unknown filter kind"};
+}
+
+// The filter of a request: structured, or text in the filter language. A bad one becomes
+// a placeholder that the store's validation refuses with the reason (rpc/convert.h).
+std::optional<filter> filter_from_wire(wire::Filter::Reader f, capnp::Text::Reader text) {
+  const bool has_text = text.size() > 0;
+  const auto nodes = f.getNodes();
+  if (nodes.size() == 0 && !has_text) return std::nullopt;
+  if (nodes.size() > 0 && has_text)
+    return filter::invalid({code::invalid_argument, "give the filter either structured or as text, not both"});
+  if (has_text) {
+    auto p = parse_filter(std::string_view(text.cStr(), text.size()));
+    if (!p) return filter::invalid(p.error());
+    return std::move(p.value());
+  }
+  unsigned i = 0;
+  auto r = node_from_wire(nodes, i, 1);
+  if (!r) return filter::invalid(r.error());
+  if (i != nodes.size()) return filter::invalid({code::invalid_argument, "filter: nodes left over after the tree"});
+  return std::move(r.value());
+}
+
+void filter_to_wire(const filter& f, wire::Filter::Builder b) {
+  auto nodes = b.initNodes(static_cast<unsigned>(count_nodes(f)));
+  unsigned i = 0;
+  node_to_wire(f, nodes, i);
+}
+
+}  // namespace
+
+void to_wire(const filter& f, wire::Filter::Builder b) { filter_to_wire(f, b); }
+
+result<filter> from_wire(wire::Filter::Reader r) {
+  auto f = filter_from_wire(r, capnp::Text::Reader());
+  if (!f) return status{code::invalid_argument, "filter: no nodes"};
+  if (!f->invalid_reason()) return f->invalid_reason();
+  return std::move(*f);
+}
+
+namespace {
+
 void to_wire(const read_options& o, wire::ReadOptions::Builder b) {
   auto cols = b.initColumns(static_cast<unsigned>(o.columns.families.size()));
   for (unsigned i = 0; i < cols.size(); ++i) {
@@ -32,6 +363,7 @@ void to_wire(const read_options& o, wire::ReadOptions::Builder b) {
   to_wire(o.range, b.initRange());
   b.setMaxPerFamily(o.max_per_family);
   b.setOffsetPerFamily(o.offset_per_family);
+  if (o.filter) filter_to_wire(*o.filter, b.initFilter());
 }
 
 read_options from_wire(wire::ReadOptions::Reader r) {
@@ -46,6 +378,7 @@ read_options from_wire(wire::ReadOptions::Reader r) {
   o.range = from_wire(r.getRange());
   o.max_per_family = r.getMaxPerFamily();
   o.offset_per_family = r.getOffsetPerFamily();
+  o.filter = filter_from_wire(r.getFilter(), r.getFilterText());
   return o;
 }
 
@@ -186,6 +519,7 @@ void to_wire(const batch_op& op, wire::Action::Builder b) {
           if (o.expected) w.setExpected(data(*o.expected));
           to_wire(o.range, w.initRange());
           to_wire(o.mutation, w.initMutation());
+          if (o.filter) filter_to_wire(*o.filter, w.initFilter());
         }
       },
       op);
@@ -232,8 +566,9 @@ result<batch_op> from_wire(wire::Action::Reader r) {
       auto w = r.getCheckAndMutate();
       check_and_mutate out(str(w.getRow()), str(w.getFamily()), str(w.getQualifier()));
       auto op = static_cast<unsigned>(w.getOp());
-      if (op > static_cast<unsigned>(compare_op::greater)) return status{code::invalid_argument, "unknown compare op"};
+      if (op > static_cast<unsigned>(compare_op::no_op)) return status{code::invalid_argument, "unknown compare op"};
       out.op = static_cast<compare_op>(op);
+      out.filter = filter_from_wire(w.getFilter(), w.getFilterText());
       if (w.getHasExpected()) out.expected = str(w.getExpected());
       out.range = from_wire(w.getRange());
       auto m = from_wire(w.getMutation());

@@ -13,6 +13,13 @@
 namespace cellar::rpc {
 
 void to_wire(const status& s, wire::Error::Builder b);
+
+// A filter as its nodes in prefix order (schemas/cellar.capnp, Filter). from_wire refuses
+// malformed trees with INVALID_ARGUMENT. In a Get, a Scan or a CheckAndMutate, a filter
+// that is malformed, or given as text (`filterText`) that does not parse, arrives as
+// filter::invalid(reason): the store's validation then refuses the request with it.
+void to_wire(const filter& f, wire::Filter::Builder b);
+result<filter> from_wire(wire::Filter::Reader r);
 status from_wire(wire::Error::Reader r);
 
 void to_wire(const batch_op& op, wire::Action::Builder b);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cellar/filter.h"
 #include "shell/command.h"
 
 namespace cellar::shell {
@@ -16,7 +17,6 @@ constexpr std::string_view no_visibility = "cell visibility labels are not suppo
 constexpr std::string_view no_replicas = "cellar has no region replicas";
 constexpr std::string_view no_formatter = "output formatters are not supported (values print as Bytes.toStringBinary)";
 constexpr std::string_view no_metrics = "scan metrics are not supported";
-constexpr std::string_view filter_later = "FILTER is not supported yet (filters come with a later issue)";
 
 // COLUMN / COLUMNS: a string or an array of strings.
 status add_columns(const shell_value& v, read_options& o) {
@@ -39,6 +39,18 @@ status add_columns(const shell_value& v, read_options& o) {
       o.columns.add_column(f, *q);
     else
       o.columns.add_family(f);
+  }
+  return status::ok();
+}
+
+// FILTER => "..." in HBase's filter language (cellar/filter.h parse_filter).
+status read_filter(const args_view& a, read_options& o) {
+  if (auto* v = a.option("FILTER")) {
+    auto text = as_text(*v, "FILTER");
+    if (!text) return text.error();
+    auto f = parse_filter(text.value());
+    if (!f) return f.error();
+    o.filter = std::move(f.value());
   }
   return status::ok();
 }
@@ -118,7 +130,7 @@ const std::vector<option_spec>& scan_options() {
       {"COLUMNS"}, {"COLUMN"}, {"STARTROW"}, {"STOPROW"}, {"ROWPREFIXFILTER"}, {"TIMESTAMP"}, {"TIMERANGE"},
       {"VERSIONS"}, {"REVERSED"}, {"LIMIT"}, {"BATCH"}, {"MAX_RESULT_SIZE"}, {"ALLOW_PARTIAL_RESULTS"},
       {"CACHE"}, {"CACHE_BLOCKS"}, {"MAXLENGTH"}, {"CONSISTENCY"}, {"RAW"},  // RAW => true: refused below
-      {"FILTER", filter_later},
+      {"FILTER"},
       {"ATTRIBUTES", no_attributes}, {"AUTHORIZATIONS", no_visibility}, {"REGION_REPLICA_ID", no_replicas},
       {"ISOLATION_LEVEL", "isolation levels are not supported (reads see committed data)"},
       {"READ_TYPE", "READ_TYPE (pread / stream) has no meaning in an in-memory store"},
@@ -137,6 +149,7 @@ status apply_scan_options(const args_view& a, scan_request& r) {
     if (auto* v = a.option(key))
       if (auto st = add_columns(*v, s.options); !st) return st;
   if (auto st = time_options(a, s.options); !st) return st;
+  if (auto st = read_filter(a, s.options); !st) return st;
   if (auto st = consistency_option(a); !st) return st;
   auto int_option = [&](const char* key, auto apply) -> status {
     auto* v = a.option(key);
@@ -248,7 +261,7 @@ outcome cmd_get(context& c, const args_view& a) {
   if (!t) return fail(t.error());
   if (!r) return fail(r.error());
   if (auto st = check_options(a, {{"COLUMN"}, {"COLUMNS"}, {"VERSIONS"}, {"TIMESTAMP"}, {"TIMERANGE"}, {"MAXLENGTH"},
-                                  {"CONSISTENCY"}, {"FILTER", filter_later}, {"ATTRIBUTES", no_attributes},
+                                  {"CONSISTENCY"}, {"FILTER"}, {"ATTRIBUTES", no_attributes},
                                   {"AUTHORIZATIONS", no_visibility}, {"REGION_REPLICA_ID", no_replicas},
                                   {"FORMATTER", no_formatter}, {"FORMATTER_CLASS", no_formatter}});
       !st)
@@ -266,6 +279,7 @@ outcome cmd_get(context& c, const args_view& a) {
     g.max_versions(static_cast<std::uint32_t>(std::min<std::int64_t>(n.value(), UINT32_MAX)));
   }
   if (auto s = time_options(a, g.options); !s) return fail(s);
+  if (auto s = read_filter(a, g.options); !s) return fail(s);
   if (auto s = consistency_option(a); !s) return fail(s);
   auto ml = max_length(a);
   if (!ml) return fail(ml.error());
