@@ -45,7 +45,8 @@ redisContext* dial(const target_options& o) {
 
 class redis_engine final : public engine {
  public:
-  explicit redis_engine(const target_options& o) : values_(o.seed), rng_(o.seed * 7919 + 3) {
+  explicit redis_engine(const target_options& o)
+      : keys_(o.keys), values_(o.seed, o.field_length), rng_(o.seed * 7919 + 3) {
     for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<redis_conn>();
@@ -87,7 +88,7 @@ class redis_engine final : public engine {
  private:
   void issue(redis_conn& c, slot& s, std::size_t i) {
     const operation& op = s.ops[i];
-    const std::string key = build_key_name(op.keynum);
+    const std::string key = build_key_name(op.keynum, keys_);
     switch (op.kind) {
       case op_kind::read:
         redisAppendCommand(c.c, "HGETALL %b", key.data(), key.size());
@@ -174,7 +175,7 @@ class redis_engine final : public engine {
             break;
           }
           const operation& op = s.ops[p.op];
-          const std::string key = build_key_name(op.keynum);
+          const std::string key = build_key_name(op.keynum, keys_);
           const auto& f = fields_[static_cast<std::size_t>(op.field)];
           const auto& v = values_.pick(rng_);
           redisAppendCommand(c.c, "HSET %b %b %b", key.data(), key.size(), f.data(), f.size(), v.data(), v.size());
@@ -207,6 +208,7 @@ class redis_engine final : public engine {
     if (wrote) flush(c);
   }
 
+  key_format keys_;
   value_pool values_;
   rng rng_;
   std::vector<std::string> fields_;
