@@ -1,6 +1,6 @@
 // loadgen/engine.h: what a target (cellar over RPC, cellar embedded, redis) provides to the
 // driver. One engine per driver thread; it owns that thread's connections and keeps many
-// requests in flight on them (an event loop: kj for cellar RPC, poll(2) for hiredis, a
+// requests in flight on them (an event loop: kj for cellar RPC, epoll for frames and redis, a
 // completion queue fed by CAF for the embedded store).
 //
 // A `slot` is one outstanding request unit of one connection: `depth` slots per connection
