@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
       libcaf-dev libcapnp-dev capnproto libwiredtiger-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
-      libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev)
+      libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
+      redis-server)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -8,7 +8,8 @@ capnp::Data::Reader bytes(const std::string& s) { return {reinterpret_cast<const
 
 }  // namespace
 
-batch_writer::batch_writer(const target_options& o) : family_(o.family), values_(o.seed), rng_(o.seed * 7919 + 1) {
+batch_writer::batch_writer(const target_options& o)
+    : family_(o.family), keys_(o.keys), values_(o.seed, o.field_length), rng_(o.seed * 7919 + 1) {
   for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
 }
 
@@ -16,7 +17,7 @@ void batch_writer::fill(capnp::List<cellar::wire::Action>::Builder actions, cons
                         const std::vector<std::size_t>& idx, bool second) {
   for (unsigned a = 0; a < idx.size(); ++a) {
     const operation& op = s.ops[idx[a]];
-    key_ = build_key_name(op.keynum);
+    key_ = build_key_name(op.keynum, keys_);
     const bool write = second || op.kind == op_kind::update || op.kind == op_kind::insert;
     if (!write) {
       actions[a].initGet().setRow(bytes(key_));

@@ -23,6 +23,7 @@ class batch_writer {
 
  private:
   std::string family_;
+  key_format keys_;
   std::vector<std::string> fields_;
   value_pool values_;
   rng rng_;

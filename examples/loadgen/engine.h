@@ -1,6 +1,6 @@
 // loadgen/engine.h: what a target (cellar over RPC, cellar embedded, redis) provides to the
 // driver. One engine per driver thread; it owns that thread's connections and keeps many
-// requests in flight on them (an event loop: kj for cellar RPC, poll(2) for hiredis, a
+// requests in flight on them (an event loop: kj for cellar RPC, epoll for frames and redis, a
 // completion queue fed by CAF for the embedded store).
 //
 // A `slot` is one outstanding request unit of one connection: `depth` slots per connection
@@ -59,6 +59,8 @@ struct target_options {
   std::string family = "family";
   std::string partitioning = "range:8";  // cellar: none | hash:N | range:N
   int connections = 1;   // for this engine
+  key_format keys;        // YCSB insertorder and zeropadding
+  int field_length = loadgen::field_length;  // bytes of each field's value (YCSB fieldlength)
   std::uint64_t seed = 1;
 };
 
@@ -86,10 +88,10 @@ std::vector<std::string> ycsb_range_bounds(int n);
 // partitioned as o.partitioning says.
 cellar::table_descriptor ycsb_table(const target_options& o);
 
-// A pool of random 100-byte values, so value generation costs the client little.
+// A pool of random values of `length` bytes, so value generation costs the client little.
 class value_pool {
  public:
-  explicit value_pool(std::uint64_t seed, std::size_t n = 1024);
+  value_pool(std::uint64_t seed, int length, std::size_t n = 1024);
   const std::string& pick(rng& r) const { return values_[r() % values_.size()]; }
 
  private:

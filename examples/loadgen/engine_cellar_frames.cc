@@ -141,7 +141,7 @@ class cellar_frames_engine final : public engine {
     capnp::MallocMessageBuilder m(kj::arrayPtr(scratch_.data(), scratch_.size()));
     auto r = m.initRoot<cellar::wire::Request>().initScan();
     r.setTable(o_.table);
-    const std::string key = build_key_name(op.keynum);
+    const std::string key = build_key_name(op.keynum, o_.keys);
     auto sc = r.initScan();
     sc.setStart(bytes(key));
     sc.setLimit(op.scan_length);

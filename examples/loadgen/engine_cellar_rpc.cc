@@ -109,7 +109,7 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
     auto req = c.cellar.scanRequest();
     req.setTable(o_.table);
     auto sc = req.initScan();
-    const std::string key = build_key_name(op.keynum);
+    const std::string key = build_key_name(op.keynum, o_.keys);
     sc.setStart(bytes(key));
     sc.setLimit(op.scan_length);
     sc.setCaching(op.scan_length);

@@ -43,10 +43,10 @@ cellar::table_descriptor ycsb_table(const target_options& o) {
   return d;
 }
 
-value_pool::value_pool(std::uint64_t seed, std::size_t n) {
+value_pool::value_pool(std::uint64_t seed, int length, std::size_t n) {
   rng r(seed ^ 0x9E3779B97F4A7C15ULL);
   values_.resize(n);
-  for (auto& v : values_) fill_value(r, v);
+  for (auto& v : values_) fill_value(r, v, length);
 }
 
 }  // namespace loadgen

@@ -24,7 +24,7 @@ struct answer {
 class embedded_engine final : public engine {
  public:
   explicit embedded_engine(const target_options& o)
-      : o_(o), table_(g_store->open_table(o.table).value()), values_(o.seed), rng_(o.seed * 7919 + 5) {
+      : o_(o), table_(g_store->open_table(o.table).value()), values_(o.seed, o.field_length), rng_(o.seed * 7919 + 5) {
     for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
   }
 
@@ -69,7 +69,7 @@ class embedded_engine final : public engine {
     ops.reserve(idx.size());
     for (auto i : idx) {
       const operation& op = s.ops[i];
-      std::string key = build_key_name(op.keynum);
+      std::string key = build_key_name(op.keynum, o_.keys);
       const bool write = second || op.kind == op_kind::update || op.kind == op_kind::insert;
       if (!write) {
         ops.emplace_back(cellar::get(std::move(key)));
@@ -112,7 +112,7 @@ class embedded_engine final : public engine {
 
   void run_scan(slot& s, std::size_t i) {
     const operation& op = s.ops[i];
-    auto sc = table_.scan(cellar::scan().start_row(build_key_name(op.keynum)).limit(op.scan_length).caching(op.scan_length));
+    auto sc = table_.scan(cellar::scan().start_row(build_key_name(op.keynum, o_.keys)).limit(op.scan_length).caching(op.scan_length));
     if (!sc) {
       s.ok[i] = 0;
       return;

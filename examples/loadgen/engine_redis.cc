@@ -1,23 +1,36 @@
-// The redis engine: hiredis contexts driven by poll(2), several commands in flight per
-// connection (redisAppendCommand, one write per flush, replies read as they come).
+// The redis engine, built as the cellar frames engine is (engine_cellar_frames.cc): epoll,
+// and per connection a buffer of commands written once per turn of the loop, so every
+// request of a pipeline that is ready leaves in one write. Commands are encoded and replies
+// parsed in place by resp.h (no allocation per reply); replies come in the order of the
+// commands, so each connection keeps a queue of what it waits for.
+//
 // Records are stored as YCSB's Redis binding stores them: a hash per record (HSET; YCSB
 // calls HMSET, the same command since Redis 4) and a sorted set "_indices" scored by the
 // key's Java String.hashCode, which scans walk (ZRANGEBYSCORE score +inf LIMIT 0 n, then
 // HGETALL of each key). One difference from the binding: a scan's HGETALLs are pipelined
 // (one write) instead of one round trip each, which favours redis.
 #include <hiredis/hiredis.h>
-#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <kj/exception.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <deque>
 #include <stdexcept>
 
 #include "engine.h"
+#include "resp.h"
+#include "rpc/socket_stream.h"
 
 namespace loadgen {
 
 namespace {
 
-constexpr const char* index_key = "_indices";
+constexpr std::string_view index_key = "_indices";
 
 struct pending {
   slot* s;
@@ -26,34 +39,43 @@ struct pending {
 };
 
 struct redis_conn {
-  redisContext* c = nullptr;
-  std::deque<pending> q;
+  int fd = -1;
+  std::string out;  // commands not yet written, from out_pos
+  std::size_t out_pos = 0;
+  std::vector<char> in;  // replies read, from in_pos to in_end
+  std::size_t in_pos = 0, in_end = 0;
+  bool polling_out = false;
+  std::deque<pending> q;  // what the next replies answer, in order
   ~redis_conn() {
-    if (c) redisFree(c);
+    if (fd >= 0) ::close(fd);
   }
 };
 
-redisContext* dial(const target_options& o) {
-  redisContext* c = redisConnect(o.host.c_str(), o.port);
-  if (!c || c->err) {
-    std::string e = c ? c->errstr : "out of memory";
-    if (c) redisFree(c);
-    throw std::runtime_error("redis connect " + o.host + ":" + std::to_string(o.port) + ": " + e);
-  }
-  return c;
-}
-
 class redis_engine final : public engine {
  public:
-  explicit redis_engine(const target_options& o) : values_(o.seed), rng_(o.seed * 7919 + 3) {
+  explicit redis_engine(const target_options& o)
+      : o_(o), values_(o.seed, o.field_length), rng_(o.seed * 7919 + 3), epfd_(::epoll_create1(EPOLL_CLOEXEC)) {
+    if (epfd_ < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
     for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<redis_conn>();
-      c->c = dial(o);
+      try {
+        c->fd = cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)).release();
+      } catch (const kj::Exception& e) {
+        throw std::runtime_error("redis connect " + o.host + ":" + std::to_string(o.port) + ": " +
+                                 e.getDescription().cStr());
+      }
+      c->in.resize(64 * 1024);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.ptr = c.get();
+      if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0)
+        throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
       conns_.push_back(std::move(c));
     }
-    pfds_.resize(conns_.size());
   }
+
+  ~redis_engine() noexcept override { ::close(epfd_); }
 
   void start(slot& s) override {
     s.ok.assign(s.ops.size(), 1);
@@ -61,24 +83,26 @@ class redis_engine final : public engine {
     s.calls_pending = 0;
     auto& c = *conns_[static_cast<std::size_t>(s.conn)];
     for (std::size_t i = 0; i < s.ops.size(); ++i) issue(c, s, i);
-    flush(c);
   }
 
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
     for (;;) {
-      nfds_t n = 0;
-      for (std::size_t i = 0; i < conns_.size(); ++i) {
-        pfds_[i] = {conns_[i]->c->fd, static_cast<short>(conns_[i]->q.empty() ? 0 : POLLIN), 0};
-        ++n;
+      flush_all();
+      if (!completed_.empty()) break;
+      const std::int64_t left = deadline_ns - now_ns();
+      const int timeout = left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
+      epoll_event evs[64];
+      const int n = ::epoll_wait(epfd_, evs, 64, timeout);
+      if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
+      for (int e = 0; e < n; ++e) {
+        auto& c = *static_cast<redis_conn*>(evs[e].data.ptr);
+        if (evs[e].events & EPOLLOUT) flush(c);
+        if (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_replies(c);
       }
-      std::int64_t left = deadline_ns - now_ns();
-      const int timeout = completed_.empty() ? static_cast<int>(std::max<std::int64_t>(0, (left + 999999) / 1000000)) : 0;
-      int r = ::poll(pfds_.data(), n, timeout);
-      if (r > 0) {
-        for (std::size_t i = 0; i < conns_.size(); ++i)
-          if (pfds_[i].revents & (POLLIN | POLLERR | POLLHUP)) read_replies(*conns_[i]);
+      if (!completed_.empty() || left <= 0) {
+        flush_all();  // the writes of rmw and the reads of scans
+        break;
       }
-      if (!completed_.empty() || now_ns() >= deadline_ns) break;
     }
     for (auto* s : completed_) done.push_back(s);
     completed_.clear();
@@ -87,47 +111,42 @@ class redis_engine final : public engine {
  private:
   void issue(redis_conn& c, slot& s, std::size_t i) {
     const operation& op = s.ops[i];
-    const std::string key = build_key_name(op.keynum);
+    const std::string key = build_key_name(op.keynum, o_.keys);
     switch (op.kind) {
       case op_kind::read:
-        redisAppendCommand(c.c, "HGETALL %b", key.data(), key.size());
+        resp::append_command(c.out, {"HGETALL", key});
         push(c, s, i, pending::read_reply);
         break;
       case op_kind::rmw:
-        redisAppendCommand(c.c, "HGETALL %b", key.data(), key.size());
+        resp::append_command(c.out, {"HGETALL", key});
         push(c, s, i, pending::rmw_read);
         break;
-      case op_kind::update: {
-        const auto& f = fields_[static_cast<std::size_t>(op.field)];
-        const auto& v = values_.pick(rng_);
-        redisAppendCommand(c.c, "HSET %b %b %b", key.data(), key.size(), f.data(), f.size(), v.data(), v.size());
+      case op_kind::update:
+        resp::append_command(c.out, {"HSET", key, fields_[static_cast<std::size_t>(op.field)], values_.pick(rng_)});
         push(c, s, i, pending::final_reply);
         break;
-      }
       case op_kind::insert: {
-        const char* argv[2 + 2 * field_count];
-        std::size_t lens[2 + 2 * field_count];
+        std::string_view argv[2 + 2 * field_count];
         argv[0] = "HSET";
-        lens[0] = 4;
-        argv[1] = key.data();
-        lens[1] = key.size();
-        for (int f = 0; f < field_count; ++f) {
-          const auto& v = values_.pick(rng_);
-          argv[2 + 2 * f] = fields_[static_cast<std::size_t>(f)].data();
-          lens[2 + 2 * f] = fields_[static_cast<std::size_t>(f)].size();
-          argv[3 + 2 * f] = v.data();
-          lens[3 + 2 * f] = v.size();
+        argv[1] = key;
+        for (std::size_t f = 0; f < field_count; ++f) {
+          argv[2 + 2 * f] = fields_[f];
+          argv[3 + 2 * f] = values_.pick(rng_);
         }
-        redisAppendCommandArgv(c.c, 2 + 2 * field_count, argv, lens);
+        resp::append_command(c.out, argv, 2 + 2 * field_count);
         push(c, s, i, pending::final_reply);
-        const std::string score = std::to_string(java_string_hash(key));
-        redisAppendCommand(c.c, "ZADD %s %s %b", index_key, score.c_str(), key.data(), key.size());
+        char score[16];
+        const auto end = std::to_chars(score, score + sizeof score, java_string_hash(key)).ptr;
+        resp::append_command(c.out, {"ZADD", index_key, std::string_view(score, static_cast<std::size_t>(end - score)), key});
         push(c, s, i, pending::final_reply);
         break;
       }
       case op_kind::scan: {
-        const std::string score = std::to_string(java_string_hash(key));
-        redisAppendCommand(c.c, "ZRANGEBYSCORE %s %s +inf LIMIT 0 %d", index_key, score.c_str(), op.scan_length);
+        char score[16], limit[16];
+        const auto se = std::to_chars(score, score + sizeof score, java_string_hash(key)).ptr;
+        const auto le = std::to_chars(limit, limit + sizeof limit, op.scan_length).ptr;
+        resp::append_command(c.out, {"ZRANGEBYSCORE", index_key, std::string_view(score, static_cast<std::size_t>(se - score)),
+                                     "+inf", "LIMIT", "0", std::string_view(limit, static_cast<std::size_t>(le - limit))});
         push(c, s, i, pending::scan_keys);
         break;
       }
@@ -140,78 +159,108 @@ class redis_engine final : public engine {
     ++s.calls_pending;
   }
 
-  static void flush(redis_conn& c) {
-    int done = 0;
-    while (!done)
-      if (redisBufferWrite(c.c, &done) != REDIS_OK) throw std::runtime_error(std::string("redis write: ") + c.c->errstr);
+  void on_reply(redis_conn& c, const resp::reply& r) {
+    if (c.q.empty()) throw std::runtime_error("redis: a reply to no command");
+    const pending p = c.q.front();
+    c.q.pop_front();
+    slot& s = *p.s;
+    if (r.type == '-') s.ok[p.op] = 0;
+    const bool found = r.type == '*' && r.n > 0;  // HGETALL of a missing key: an empty array
+    switch (p.kind) {
+      case pending::read_reply:
+        if (!found) s.ok[p.op] = 0;
+        break;
+      case pending::rmw_read: {
+        s.mid_ns = now_ns();
+        if (!found) {
+          s.ok[p.op] = 0;
+          break;
+        }
+        const operation& op = s.ops[p.op];
+        resp::append_command(c.out, {"HSET", build_key_name(op.keynum, o_.keys),
+                                     fields_[static_cast<std::size_t>(op.field)], values_.pick(rng_)});
+        push(c, s, p.op, pending::final_reply);
+        break;
+      }
+      case pending::scan_keys:
+        if (r.type != '*') s.ok[p.op] = 0;
+        for (auto k : keys_) {
+          resp::append_command(c.out, {"HGETALL", k});
+          push(c, s, p.op, pending::scan_row);
+        }
+        break;
+      case pending::scan_row:
+        if (found) ++s.rows[p.op];
+        break;
+      default: break;
+    }
+    if (--s.calls_pending == 0) {
+      s.end_ns = now_ns();
+      if (s.mid_ns == 0) s.mid_ns = s.end_ns;
+      completed_.push_back(&s);
+    }
+  }
+
+  void flush_all() {
+    for (auto& c : conns_)
+      if (c->out_pos < c->out.size()) flush(*c);
+  }
+
+  void flush(redis_conn& c) {
+    while (c.out_pos < c.out.size()) {
+      const ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0) throw std::runtime_error(std::string("send to redis-server: ") + std::strerror(errno));
+      c.out_pos += static_cast<std::size_t>(n);
+    }
+    const bool rest = c.out_pos < c.out.size();
+    if (!rest) {
+      c.out.clear();
+      c.out_pos = 0;
+    }
+    if (rest != c.polling_out) {  // wait for room only while something is left to write
+      epoll_event ev{};
+      ev.events = EPOLLIN | (rest ? EPOLLOUT : 0u);
+      ev.data.ptr = &c;
+      ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+      c.polling_out = rest;
+    }
   }
 
   void read_replies(redis_conn& c) {
-    if (redisBufferRead(c.c) != REDIS_OK) throw std::runtime_error(std::string("redis read: ") + c.c->errstr);
-    bool wrote = false;
+    if (c.in_end == c.in.size()) c.in.resize(c.in.size() * 2);  // a reply larger than the buffer
+    const ssize_t n = ::recv(c.fd, c.in.data() + c.in_end, c.in.size() - c.in_end, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n < 0) throw std::runtime_error(std::string("recv from redis-server: ") + std::strerror(errno));
+    if (n == 0) throw std::runtime_error("redis-server closed the connection");
+    c.in_end += static_cast<std::size_t>(n);
     for (;;) {
-      void* raw = nullptr;
-      if (redisReaderGetReply(c.c->reader, &raw) != REDIS_OK) throw std::runtime_error("redis: protocol error");
-      if (!raw) break;
-      auto* r = static_cast<redisReply*>(raw);
-      if (c.q.empty()) {
-        freeReplyObject(r);
-        throw std::runtime_error("redis: unexpected reply");
-      }
-      pending p = c.q.front();
-      c.q.pop_front();
-      slot& s = *p.s;
-      const bool err = r->type == REDIS_REPLY_ERROR;
-      if (err) s.ok[p.op] = 0;
-      switch (p.kind) {
-        case pending::read_reply:
-          if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) s.ok[p.op] = 0;
-          break;
-        case pending::rmw_read: {
-          s.mid_ns = now_ns();
-          if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) {
-            s.ok[p.op] = 0;
-            break;
-          }
-          const operation& op = s.ops[p.op];
-          const std::string key = build_key_name(op.keynum);
-          const auto& f = fields_[static_cast<std::size_t>(op.field)];
-          const auto& v = values_.pick(rng_);
-          redisAppendCommand(c.c, "HSET %b %b %b", key.data(), key.size(), f.data(), f.size(), v.data(), v.size());
-          push(c, s, p.op, pending::final_reply);
-          wrote = true;
-          break;
-        }
-        case pending::scan_keys:
-          if (r->type == REDIS_REPLY_ARRAY) {
-            for (std::size_t k = 0; k < r->elements; ++k) {
-              auto* e = r->element[k];
-              redisAppendCommand(c.c, "HGETALL %b", e->str, static_cast<std::size_t>(e->len));
-              push(c, s, p.op, pending::scan_row);
-              wrote = true;
-            }
-          }
-          break;
-        case pending::scan_row:
-          if (r->type == REDIS_REPLY_ARRAY && r->elements > 0) ++s.rows[p.op];
-          break;
-        default: break;
-      }
-      freeReplyObject(r);
-      if (--s.calls_pending == 0) {
-        s.end_ns = now_ns();
-        if (s.mid_ns == 0) s.mid_ns = s.end_ns;
-        completed_.push_back(&s);
-      }
+      // Only a scan's ZRANGEBYSCORE needs the elements (the keys to read next).
+      const bool keys = !c.q.empty() && c.q.front().kind == pending::scan_keys;
+      keys_.clear();
+      resp::reply r;
+      const std::size_t size = resp::parse(c.in.data() + c.in_pos, c.in_end - c.in_pos, r, keys ? &keys_ : nullptr);
+      if (size == 0) break;
+      on_reply(c, r);
+      c.in_pos += size;
     }
-    if (wrote) flush(c);
+    if (c.in_pos == c.in_end) {
+      c.in_pos = c.in_end = 0;
+    } else if (c.in_pos > 0) {  // keep the partial reply, at the buffer's start
+      std::memmove(c.in.data(), c.in.data() + c.in_pos, c.in_end - c.in_pos);
+      c.in_end -= c.in_pos;
+      c.in_pos = 0;
+    }
   }
 
+  target_options o_;
   value_pool values_;
   rng rng_;
+  int epfd_;
   std::vector<std::string> fields_;
   std::vector<std::unique_ptr<redis_conn>> conns_;
-  std::vector<pollfd> pfds_;
+  std::vector<std::string_view> keys_;  // the keys of the scan reply being handled
   std::vector<slot*> completed_;
 };
 
@@ -219,7 +268,12 @@ class redis_engine final : public engine {
 
 void prepare_redis(const target_options& o, bool recreate) {
   if (!recreate) return;
-  redisContext* c = dial(o);
+  redisContext* c = redisConnect(o.host.c_str(), o.port);
+  if (!c || c->err) {
+    std::string e = c ? c->errstr : "out of memory";
+    if (c) redisFree(c);
+    throw std::runtime_error("redis connect " + o.host + ":" + std::to_string(o.port) + ": " + e);
+  }
   auto* r = static_cast<redisReply*>(redisCommand(c, "FLUSHALL"));
   const bool ok = r && r->type != REDIS_REPLY_ERROR;
   if (r) freeReplyObject(r);

@@ -31,6 +31,8 @@ struct config {
   target_options t;
   std::string workload = "a";
   std::string phase = "both";  // load | run | both
+  std::string insert_order = "hashed";  // YCSB insertorder: hashed | ordered
+  std::string request_distribution;     // YCSB requestdistribution; empty: the workload's
   std::int64_t records = 100000;
   std::int64_t operations = 0;  // 0: no count limit (use --duration)
   double duration = 0;          // seconds; 0: no time limit (use --operations)
@@ -359,14 +361,16 @@ void write_file(const std::string& path, const std::string& text) {
   f << text;
 }
 
-// Prints "<ops/s> <p99 us of all operations> <errors>" of a result file's run phase.
+// Prints "<ops/s> <p99 us of all operations> <errors> <operations> <seconds>" of a result
+// file's run phase (its load phase when it has no run).
 int summary_main(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw std::runtime_error("cannot read " + path);
   auto j = nlohmann::json::parse(f);
   const auto& r = j.contains("run") ? j["run"] : j["load"];
-  std::printf("%.0f %.0f %llu\n", r["ops_per_s"].get<double>(), r["all"]["p99_us"].get<double>(),
-              static_cast<unsigned long long>(r["errors"].get<std::uint64_t>()));
+  std::printf("%.0f %.0f %llu %llu %.3f\n", r["ops_per_s"].get<double>(), r["all"]["p99_us"].get<double>(),
+              static_cast<unsigned long long>(r["errors"].get<std::uint64_t>()),
+              static_cast<unsigned long long>(r["total_ops"].get<std::uint64_t>()), r["seconds"].get<double>());
   return 0;
 }
 
@@ -413,6 +417,16 @@ int main(int argc, char** argv) {
   app.add_option("--load-batch", cfg.load_batch, "inserts per request in the load phase");
   app.add_option("--target-rate", cfg.target_rate, "ops/s over all threads (0: as fast as possible)");
   app.add_option("--partitioning", cfg.t.partitioning, "cellar table: none | hash:N | range:N");
+  app.add_option("--field-length", cfg.t.field_length, "bytes of each field's value (YCSB fieldlength)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--insert-order", cfg.insert_order,
+                 "YCSB insertorder: hashed (key numbers go through FNV-64) | ordered (range:N bounds assume hashed)")
+      ->check(CLI::IsMember({"hashed", "ordered"}));
+  app.add_option("--zero-padding", cfg.t.keys.zero_padding, "YCSB zeropadding: digits the key number is padded to")
+      ->check(CLI::Range(1, 32));
+  app.add_option("--request-distribution", cfg.request_distribution,
+                 "YCSB requestdistribution: zipfian | uniform | latest (default: the workload's)")
+      ->check(CLI::IsMember({"zipfian", "uniform", "latest"}));
   app.add_option("--table", cfg.t.table, "cellar table name");
   app.add_option("--seed", cfg.t.seed, "random seed");
   app.add_option("--json", cfg.json_out, "write the results here");
@@ -429,7 +443,7 @@ int main(int argc, char** argv) {
   plot->add_option("--title", plot_title, "title");
   plot->add_option("inputs", plot_inputs, "result files")->required();
   std::string summary_in;
-  auto* summary = app.add_subcommand("summary", "print '<ops/s> <p99 us> <errors>' of a result file");
+  auto* summary = app.add_subcommand("summary", "print '<ops/s> <p99 us> <errors> <operations> <seconds>' of a result file");
   summary->add_option("file", summary_in, "result file")->required();
   // --target is only required without the plot subcommand.
   app.get_option("--target")->required(false);
@@ -443,7 +457,11 @@ int main(int argc, char** argv) {
     if (cfg.connections < 1 || cfg.depth < 1 || cfg.batch < 1 || cfg.threads < 1 || cfg.records < 1)
       throw std::invalid_argument("threads, connections, depth, batch and records must be at least 1");
     if (cfg.phase != "load" && cfg.duration <= 0 && cfg.operations <= 0) cfg.operations = 1000000;
-    const workload_spec w = core_workload(cfg.workload);
+    workload_spec w = core_workload(cfg.workload);
+    cfg.t.keys.hashed = cfg.insert_order == "hashed";
+    if (cfg.request_distribution == "zipfian") w.request = distribution::zipfian;
+    if (cfg.request_distribution == "uniform") w.request = distribution::uniform;
+    if (cfg.request_distribution == "latest") w.request = distribution::latest;
     // Without an operation count YCSB's expectednewkeys has nothing to scale with: assume
     // the run does about `records` operations.
     workload_state ws(cfg.records, cfg.operations > 0 ? cfg.operations : cfg.records, w);
@@ -459,7 +477,9 @@ int main(int argc, char** argv) {
     result["options"] = {{"records", cfg.records},   {"operations", cfg.operations},   {"duration_s", cfg.duration},
                          {"threads", cfg.threads},   {"connections", cfg.connections}, {"depth", cfg.depth},
                          {"batch", cfg.batch},       {"target_rate", cfg.target_rate}, {"partitioning", cfg.t.partitioning}, {"protocol", cfg.t.protocol},
-                         {"seed", cfg.t.seed}};
+                         {"seed", cfg.t.seed}, {"field_length", cfg.t.field_length}, {"insert_order", cfg.insert_order},
+                         {"zero_padding", cfg.t.keys.zero_padding},
+                         {"request_distribution", cfg.request_distribution.empty() ? "default" : cfg.request_distribution}};
     std::string cmd;
     for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
     result["command"] = cmd;

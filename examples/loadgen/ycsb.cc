@@ -27,9 +27,12 @@ std::int32_t java_string_hash(const std::string& s) {
   return static_cast<std::int32_t>(h);
 }
 
-std::string build_key_name(std::int64_t keynum, bool hashed) {
-  if (hashed) keynum = fnvhash64(keynum);
-  return "user" + std::to_string(keynum);
+std::string build_key_name(std::int64_t keynum, key_format f) {
+  if (f.hashed) keynum = fnvhash64(keynum);
+  std::string digits = std::to_string(keynum);
+  std::string key = "user";
+  if (static_cast<int>(digits.size()) < f.zero_padding) key.append(static_cast<std::size_t>(f.zero_padding) - digits.size(), '0');
+  return key + digits;
 }
 
 double next_double(rng& r) { return static_cast<double>(r() >> 11) * 0x1.0p-53; }
@@ -195,11 +198,11 @@ operation op_chooser::next() {
 
 std::string field_name(int i) { return "field" + std::to_string(i); }
 
-void fill_value(rng& r, std::string& out) {
+void fill_value(rng& r, std::string& out, int length) {
   // RandomByteIterator: bytes in ' ' + [0, 95)
-  out.resize(field_length);
+  out.resize(static_cast<std::size_t>(length));
   std::uint64_t bits = 0;
-  for (int i = 0; i < field_length; ++i) {
+  for (int i = 0; i < length; ++i) {
     if (i % 8 == 0) bits = r();
     out[static_cast<std::size_t>(i)] = static_cast<char>(' ' + (bits & 0xff) % 95);
     bits >>= 8;

@@ -26,8 +26,17 @@ std::int64_t fnvhash64(std::int64_t val);
 // Java's String.hashCode (YCSB's Redis binding scores its index with it).
 std::int32_t java_string_hash(const std::string& s);
 
-// CoreWorkload.buildKeyName: "user" + decimal(fnvhash64(keynum)), zero padding 1 (none).
-std::string build_key_name(std::int64_t keynum, bool hashed = true);
+// How keys are named: YCSB's insertorder (hashed: keynum goes through fnvhash64 first;
+// ordered: it does not) and zeropadding (the decimal is padded with zeros to this many
+// digits). YCSB's defaults: hashed, 1 (no padding). insertorder=ordered with zeropadding 12
+// names keys as redis-benchmark's "user__rand_int__" does ("user000000000042").
+struct key_format {
+  bool hashed = true;
+  int zero_padding = 1;
+};
+
+// CoreWorkload.buildKeyName: "user" + zero padding + decimal(keynum or fnvhash64(keynum)).
+std::string build_key_name(std::int64_t keynum, key_format f = {});
 
 using rng = std::mt19937_64;
 
@@ -167,9 +176,9 @@ class op_chooser {
 };
 
 inline constexpr int field_count = 10;
-inline constexpr int field_length = 100;
+inline constexpr int field_length = 100;  // YCSB's fieldlength default
 std::string field_name(int i);  // "field0".."field9"
-// A 100-byte printable value (YCSB's RandomByteIterator draws from the same range).
-void fill_value(rng& r, std::string& out);
+// A printable value of `length` bytes (YCSB's RandomByteIterator draws from the same range).
+void fill_value(rng& r, std::string& out, int length = field_length);
 
 }  // namespace loadgen

@@ -11,35 +11,11 @@
 #include "cellar/store.h"
 #include "engine.h"
 #include "rpc/server.h"
+#include "run_slots.h"
 
 using namespace loadgen;
 
-namespace {
-
-// Runs `ops` on `e`, `per_slot` operations per slot, `slots` slots (over two
-// connections) in flight at once; returns the slots, answered.
-std::vector<slot> run(engine& e, const std::vector<operation>& ops, std::size_t per_slot, std::size_t slots) {
-  std::vector<slot> all;
-  for (std::size_t i = 0; i < ops.size(); i += per_slot) {
-    slot s;
-    s.conn = static_cast<int>(all.size() % 2);
-    s.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
-                 ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), i + per_slot)));
-    all.push_back(std::move(s));
-  }
-  std::size_t next = 0, answered = 0;
-  std::vector<slot*> done;
-  while (answered < all.size()) {
-    while (next < all.size() && next - answered < slots) e.start(all[next++]);
-    done.clear();
-    e.wait(done, now_ns() + 5'000'000'000);
-    REQUIRE(!done.empty());
-    answered += done.size();
-  }
-  return all;
-}
-
-}  // namespace
+using loadgen::testing::run_slots;
 
 TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engines]") {
   const std::string protocol = GENERATE("frames", "capnp");
@@ -65,7 +41,7 @@ TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engi
   constexpr int records = 300;
   std::vector<operation> load;
   for (int i = 0; i < records; ++i) load.push_back({op_kind::insert, i, 0, 0});
-  for (auto& s : run(*e, load, 5, 2 * static_cast<std::size_t>(depth)))
+  for (auto& s : run_slots(*e, load, 5, 2 * static_cast<std::size_t>(depth)))
     for (char ok : s.ok) REQUIRE(ok);
 
   auto t = st.value()->open_table(o.table);
@@ -85,7 +61,7 @@ TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engi
   }
   mix.push_back({op_kind::read, records + 5, 0, 0});
   std::size_t scans = 0, missing = 0;
-  for (auto& s : run(*e, mix, 1, 2 * static_cast<std::size_t>(depth))) {
+  for (auto& s : run_slots(*e, mix, 1, 2 * static_cast<std::size_t>(depth))) {
     const operation& op = s.ops[0];
     if (op.keynum >= records) {
       CHECK(!s.ok[0]);

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "engine.h"
 #include "histogram.h"
 #include "ycsb.h"
 
@@ -24,7 +25,11 @@ TEST_CASE("keys are 'user' + YCSB's FNV-1a 64 of the record number") {
   CHECK(build_key_name(3) == "user4052466453699787802");
   CHECK(fnvhash64(100) == 879817313296471393LL);
   CHECK(fnvhash64(99999) == 7592201923306675823LL);
-  CHECK(build_key_name(42, false) == "user42");  // insertorder=ordered
+  CHECK(build_key_name(42, {false, 1}) == "user42");  // insertorder=ordered
+  // zeropadding pads the number; 12 digits is how redis-benchmark names "user__rand_int__".
+  CHECK(build_key_name(42, {false, 12}) == "user000000000042");
+  CHECK(build_key_name(0, {true, 25}) == "user000000" "6284781860667377211");
+  CHECK(build_key_name(123456, {false, 3}) == "user123456");  // longer than the padding
   // Always non-negative except Java's Math.abs(Long.MIN_VALUE) corner.
   for (std::int64_t i = 0; i < 100000; ++i) REQUIRE(fnvhash64(i) >= 0);
 }
@@ -163,6 +168,35 @@ TEST_CASE("operation mix follows the workload's proportions") {
     }
   }
   CHECK_THROWS(core_workload("g"));
+}
+
+TEST_CASE("requestdistribution=uniform draws every loaded record about equally") {
+  auto w = core_workload("c");
+  w.request = distribution::uniform;  // loadgen --request-distribution uniform
+  workload_state st(100, 100000, w);
+  op_chooser ch(w, st, 5);
+  std::vector<int> hits(100, 0);
+  for (int i = 0; i < 100000; ++i) {
+    auto op = ch.next();
+    REQUIRE(op.keynum >= 0);
+    REQUIRE(op.keynum < 100);
+    ++hits[static_cast<std::size_t>(op.keynum)];
+  }
+  // 1000 expected each; a zipfian draw would give record 0 about a tenth of all.
+  CHECK(*std::min_element(hits.begin(), hits.end()) > 850);
+  CHECK(*std::max_element(hits.begin(), hits.end()) < 1150);
+}
+
+TEST_CASE("values have YCSB's fieldlength, printable bytes") {
+  for (int length : {1, 10, 100, 9000}) {
+    value_pool pool(7, length, 16);
+    rng r(1);
+    for (int i = 0; i < 50; ++i) {
+      const auto& v = pool.pick(r);
+      REQUIRE(v.size() == static_cast<std::size_t>(length));
+      for (char c : v) REQUIRE((c >= ' ' && c < ' ' + 95));
+    }
+  }
 }
 
 TEST_CASE("histogram buckets are contiguous and within 1/128 of their values") {

@@ -1,0 +1,37 @@
+// tests/loadgen: drives an engine as the load generator's driver does, for the engine tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "engine.h"
+
+namespace loadgen::testing {
+
+// Runs `ops` on `e`, `per_slot` operations per slot, up to `slots` slots (over
+// `connections` connections, round robin) in flight at once; returns the slots, answered.
+inline std::vector<slot> run_slots(engine& e, const std::vector<operation>& ops, std::size_t per_slot,
+                                   std::size_t slots, int connections = 2) {
+  std::vector<slot> all;
+  for (std::size_t i = 0; i < ops.size(); i += per_slot) {
+    slot s;
+    s.conn = static_cast<int>(all.size() % static_cast<std::size_t>(connections));
+    s.ops.assign(ops.begin() + static_cast<std::ptrdiff_t>(i),
+                 ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), i + per_slot)));
+    all.push_back(std::move(s));
+  }
+  std::size_t next = 0, answered = 0;
+  std::vector<slot*> done;
+  while (answered < all.size()) {
+    while (next < all.size() && next - answered < slots) e.start(all[next++]);
+    done.clear();
+    e.wait(done, now_ns() + 5'000'000'000);
+    REQUIRE(!done.empty());
+    answered += done.size();
+  }
+  return all;
+}
+
+}  // namespace loadgen::testing

@@ -1,0 +1,249 @@
+// The load generator's redis engine against a real redis-server, started here on a free
+// loopback port without persistence and stopped at the end of each test. What the engine
+// did is checked through hiredis, a RESP implementation of its own.
+// redis-server comes from Debian's redis-server package (scripts/setup.sh).
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine.h"
+#include "run_slots.h"
+
+extern char** environ;
+
+using namespace loadgen;
+using loadgen::testing::run_slots;
+
+namespace {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+using reply_ptr = std::unique_ptr<redisReply, decltype(&freeReplyObject)>;
+
+// A redis-server child process on 127.0.0.1:port(), no persistence; killed by the destructor.
+class redis_server {
+ public:
+  redis_server() {
+    for (int attempt = 0; attempt < 5 && pid_ < 0; ++attempt) {
+      port_ = free_port();
+      const std::string port = std::to_string(port_);
+      const char* argv[] = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+                            "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "warning",
+                            nullptr};
+      posix_spawn_file_actions_t fa;
+      posix_spawn_file_actions_init(&fa);
+      posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+      pid_t pid = -1;
+      const int e = posix_spawnp(&pid, "redis-server", &fa, nullptr, const_cast<char**>(argv), environ);
+      posix_spawn_file_actions_destroy(&fa);
+      if (e != 0) FAIL("cannot start redis-server (scripts/setup.sh installs it): " << std::strerror(e));
+      // Ready when it answers PING; gone (the port was taken meanwhile): try another port.
+      for (int i = 0; i < 250; ++i) {
+        int status = 0;
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+          pid = -1;
+          break;
+        }
+        if (redisContext* c = redisConnect("127.0.0.1", port_); c && !c->err) {
+          reply_ptr r(static_cast<redisReply*>(redisCommand(c, "PING")), freeReplyObject);
+          redisFree(c);
+          if (r && r->type == REDIS_REPLY_STATUS) {
+            pid_ = pid;
+            break;
+          }
+        } else if (c) {
+          redisFree(c);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (pid_ < 0 && pid > 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+    REQUIRE(pid_ > 0);
+    ctx_ = redisConnect("127.0.0.1", port_);
+    REQUIRE(ctx_);
+    REQUIRE(!ctx_->err);
+  }
+  ~redis_server() {
+    if (ctx_) redisFree(ctx_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  int port() const { return port_; }
+  // A command through hiredis, as redisCommand's format.
+  template <class... A>
+  reply_ptr cmd(const char* format, A... args) {
+    auto* r = static_cast<redisReply*>(redisCommand(ctx_, format, args...));
+    REQUIRE(r);
+    return reply_ptr(r, freeReplyObject);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  redisContext* ctx_ = nullptr;
+};
+
+target_options options_for(const redis_server& srv, int connections) {
+  target_options o;
+  o.target = "redis";
+  o.port = srv.port();
+  o.connections = connections;
+  return o;
+}
+
+std::vector<operation> inserts(int records) {
+  std::vector<operation> load;
+  for (int i = 0; i < records; ++i) load.push_back({op_kind::insert, i, 0, 0});
+  return load;
+}
+
+}  // namespace
+
+TEST_CASE("the redis engine stores records as YCSB's Redis binding and runs every operation", "[engines][redis]") {
+  const int depth = GENERATE(1, 4, 16);
+  redis_server srv;
+  auto o = options_for(srv, 2);
+  prepare_redis(o, true);
+  auto e = make_redis_engine(o);
+
+  constexpr int records = 300;
+  for (auto& s : run_slots(*e, inserts(records), 5, 2 * static_cast<std::size_t>(depth)))
+    for (char ok : s.ok) REQUIRE(ok);
+  // A hash of 10 fields of 100 bytes per record, and each key in _indices scored by its
+  // Java hashCode.
+  CHECK(srv.cmd("DBSIZE")->integer == records + 1);
+  CHECK(srv.cmd("ZCARD _indices")->integer == records);
+  const std::string k17 = build_key_name(17);
+  CHECK(srv.cmd("HLEN %s", k17.c_str())->integer == field_count);
+  CHECK(srv.cmd("HSTRLEN %s field9", k17.c_str())->integer == field_length);
+  CHECK(srv.cmd("ZSCORE _indices %s", k17.c_str())->str == std::to_string(java_string_hash(k17)));
+
+  // Mark fields the updates and read-modify-writes will write, to see that they did.
+  for (int i = 0; i < records; ++i) {
+    const std::string k = build_key_name(i);
+    srv.cmd("HSET %s field%d marker", k.c_str(), i % field_count);
+    srv.cmd("HSET %s field3 marker", k.c_str());
+  }
+  std::vector<operation> mix;
+  for (int i = 0; i < records; ++i) {
+    mix.push_back({op_kind::read, i, 0, 0});
+    mix.push_back({op_kind::update, i, i % field_count, 0});
+    if (i % 3 == 0) mix.push_back({op_kind::rmw, i, 3, 0});
+    if (i % 10 == 0) mix.push_back({op_kind::scan, i, 0, i % 20 == 0 ? 10 : 100});
+  }
+  mix.push_back({op_kind::read, records + 5, 0, 0});
+  mix.push_back({op_kind::rmw, records + 6, 3, 0});
+  std::size_t scans = 0, missing = 0;
+  for (auto& s : run_slots(*e, mix, 1, 2 * static_cast<std::size_t>(depth))) {
+    const operation& op = s.ops[0];
+    if (op.keynum >= records) {
+      CHECK(!s.ok[0]);  // not found
+      ++missing;
+      continue;
+    }
+    CHECK(s.ok[0]);
+    if (op.kind == op_kind::scan) {
+      // As many rows as the index holds from the key's score on, up to the length.
+      ++scans;
+      const std::string k = build_key_name(op.keynum);
+      const auto after = srv.cmd("ZCOUNT _indices %d +inf", java_string_hash(k))->integer;
+      CHECK(s.rows[0] == std::min<long long>(after, op.scan_length));
+    }
+    if (op.kind == op_kind::rmw) {
+      CHECK(s.mid_ns > s.start_ns);
+      CHECK(s.end_ns >= s.mid_ns);
+    }
+  }
+  CHECK(scans == records / 10);
+  CHECK(missing == 2);
+  for (int i = 0; i < records; ++i) {
+    const std::string k = build_key_name(i);
+    INFO(k);
+    auto v = srv.cmd("HGET %s field%d", k.c_str(), i % field_count);
+    CHECK(std::string(v->str, v->len).size() == static_cast<std::size_t>(field_length));
+    if (i % 3 == 0) CHECK(srv.cmd("HSTRLEN %s field3", k.c_str())->integer == field_length);
+  }
+  // The rmw of a missing record wrote nothing; the records are still 10 fields each.
+  CHECK(srv.cmd("DBSIZE")->integer == records + 1);
+  CHECK(srv.cmd("HLEN %s", build_key_name(0).c_str())->integer == field_count);
+}
+
+TEST_CASE("the redis engine takes replies larger than its read buffer, and many commands per slot", "[engines][redis]") {
+  redis_server srv;
+  auto o = options_for(srv, 1);
+  o.field_length = 9000;  // an HGETALL reply of about 90 KB, past the 64 KiB buffer
+  o.keys = {false, 12};   // insertorder=ordered, zeropadding 12: redis-benchmark's key names
+  prepare_redis(o, true);
+  auto e = make_redis_engine(o);
+  // 20 inserts (40 commands) in each slot, two slots in flight on the one connection.
+  for (auto& s : run_slots(*e, inserts(60), 20, 2, 1))
+    for (char ok : s.ok) REQUIRE(ok);
+  CHECK(srv.cmd("HSTRLEN user000000000059 field0")->integer == 9000);
+  std::vector<operation> reads;
+  for (int i = 0; i < 60; ++i) reads.push_back({op_kind::read, i, 0, 0});
+  reads.push_back({op_kind::scan, 0, 0, 60});
+  for (auto& s : run_slots(*e, reads, 1, 8, 1)) {
+    CHECK(s.ok[0]);
+    if (s.ops[0].kind == op_kind::scan)
+      CHECK(s.rows[0] == srv.cmd("ZCOUNT _indices %d +inf", java_string_hash("user000000000000"))->integer);
+  }
+}
+
+TEST_CASE("the redis engine reports an error reply as a failed operation", "[engines][redis]") {
+  redis_server srv;
+  auto o = options_for(srv, 1);
+  prepare_redis(o, true);
+  auto e = make_redis_engine(o);
+  for (auto& s : run_slots(*e, inserts(20), 10, 2, 1))
+    for (char ok : s.ok) REQUIRE(ok);
+  // Record 5 becomes a string: HGETALL and HSET on it answer WRONGTYPE.
+  srv.cmd("SET %s plain", build_key_name(5).c_str());
+  std::vector<operation> ops = {{op_kind::read, 4, 0, 0}, {op_kind::read, 5, 0, 0}, {op_kind::update, 5, 1, 0},
+                                {op_kind::rmw, 5, 1, 0},  {op_kind::update, 6, 1, 0}};
+  auto done = run_slots(*e, ops, 1, 5, 1);
+  CHECK(done[0].ok[0]);
+  CHECK(!done[1].ok[0]);
+  CHECK(!done[2].ok[0]);
+  CHECK(!done[3].ok[0]);
+  CHECK(done[4].ok[0]);
+  // The index a string too: scans and inserts (their ZADD) fail, and the next reply still
+  // goes to the next command.
+  srv.cmd("DEL _indices");
+  srv.cmd("SET _indices plain");
+  ops = {{op_kind::scan, 1, 0, 5}, {op_kind::insert, 50, 0, 0}, {op_kind::read, 6, 0, 0}};
+  done = run_slots(*e, ops, 3, 1, 1);
+  CHECK(!done[0].ok[0]);
+  CHECK(!done[0].ok[1]);
+  CHECK(done[0].ok[2]);
+  CHECK(done[0].rows[0] == 0);
+}
