@@ -19,6 +19,8 @@ std::string_view code_name(code c) noexcept {
     case code::internal: return "INTERNAL";
     case code::permission_denied: return "PERMISSION_DENIED";
     case code::unavailable: return "UNAVAILABLE";
+    case code::not_found: return "NOT_FOUND";
+    case code::conflict: return "CONFLICT";
   }
   return "UNKNOWN";
 }

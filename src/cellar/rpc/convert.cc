@@ -129,7 +129,7 @@ void to_wire(const status& s, wire::Error::Builder b) {
 
 status from_wire(wire::Error::Reader r) {
   if (r.getCode() == 0) return status::ok();
-  if (r.getCode() > static_cast<std::uint16_t>(code::unavailable))
+  if (r.getCode() > static_cast<std::uint16_t>(last_code))
     return {code::internal, "unknown error code " + std::to_string(r.getCode()) + ": " + str(r.getMessage())};
   return {static_cast<code>(r.getCode()), str(r.getMessage())};
 }

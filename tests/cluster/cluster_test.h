@@ -1,0 +1,70 @@
+// tests/cluster/cluster_test.h: helpers shared by the cluster tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/zk_client.h"
+#include "zk_server.h"
+
+namespace zktest {
+
+inline std::string describe(const cellar::status& s) { return s.to_string(); }
+template <class T>
+std::string describe(const cellar::result<T>& r) {
+  return r.error().to_string();
+}
+
+#define REQUIRE_OK(expr)              \
+  do {                                \
+    const auto& req_ok_v_ = (expr);   \
+    INFO(::zktest::describe(req_ok_v_)); \
+    REQUIRE(req_ok_v_.is_ok());       \
+  } while (0)
+
+#define REQUIRE_CODE(expr, c)           \
+  do {                                  \
+    const auto& req_code_v_ = (expr);   \
+    INFO(::zktest::describe(req_code_v_)); \
+    REQUIRE(req_code_v_.code() == (c)); \
+  } while (0)
+
+// A client of the shared server under `chroot`, with a short session timeout.
+inline std::unique_ptr<cellar::cluster::zk_client> connect(const std::string& chroot,
+                                                            std::chrono::milliseconds session = std::chrono::milliseconds(4000)) {
+  cellar::cluster::zk_options o;
+  o.connect = zk_server::shared().connect(chroot);
+  o.session_timeout = session;
+  auto c = cellar::cluster::zk_client::open(o);
+  INFO(describe(c));
+  REQUIRE(c.is_ok());
+  return std::move(c).value();
+}
+
+// Collects values from callbacks on other threads.
+template <class T>
+class recorder {
+ public:
+  void add(T v) {
+    std::lock_guard lock(m_);
+    v_.push_back(std::move(v));
+  }
+  std::vector<T> values() const {
+    std::lock_guard lock(m_);
+    return v_;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(m_);
+    return v_.size();
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::vector<T> v_;
+};
+
+}  // namespace zktest
