@@ -68,3 +68,51 @@ class recorder {
 };
 
 }  // namespace zktest
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace zktest {
+
+// tests/cluster/zk_member.cc in a child process: a node's membership and candidacy, to be
+// killed with SIGKILL (its session then times out, as a crashed node's would).
+class member_process {
+ public:
+  member_process(const std::string& connect, const std::string& node_id, int session_ms) {
+    int out[2];
+    REQUIRE(::pipe(out) == 0);
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      const std::string ms = std::to_string(session_ms);
+      ::execl(ZK_MEMBER, ZK_MEMBER, connect.c_str(), node_id.c_str(), ms.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string got;
+    char c;
+    while (got.find("ready\n") == std::string::npos && ::read(out[0], &c, 1) == 1) got += c;
+    ::close(out[0]);
+    REQUIRE(got.size() >= 6);
+    REQUIRE(got.substr(got.size() - 6) == "ready\n");
+  }
+  ~member_process() { kill(); }
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+}  // namespace zktest
