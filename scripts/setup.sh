@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency of cellar from Debian's packages.
 # Runs as root on a fresh Debian 12 machine; does nothing when all is present.
+#
+# ZooKeeper (the cluster coordinator, docs/cluster.md): `zookeeper` brings the 3.8 server jars
+# (/usr/share/java/zookeeper.jar, run by the tests and by operators with their own zoo.cfg)
+# and a JRE; `libzookeeper-mt-dev` the multithreaded C client that cellar links. Debian's
+# `zookeeperd` is left out on purpose: it only adds an init script and a system service on
+# port 2181, which cellar never relies on (tests start their own ZooKeeper on a free port).
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
       libcaf-dev libcapnp-dev capnproto libwiredtiger-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
-      redis-server)
+      redis-server zookeeper libzookeeper-mt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -515,11 +515,15 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK(code_name(code::permission_denied) == "PERMISSION_DENIED");
   CHECK(code_name(code::unavailable) == "UNAVAILABLE");
   CHECK(code_name(code::table_disabled) == "TABLE_DISABLED");
+  CHECK(code_name(code::not_found) == "NOT_FOUND");
+  CHECK(code_name(code::conflict) == "CONFLICT");
   // Stable numbers (wire contract).
   CHECK(static_cast<int>(code::table_not_found) == 1);
   CHECK(static_cast<int>(code::not_a_long) == 8);
   CHECK(static_cast<int>(code::unavailable) == 14);
   CHECK(static_cast<int>(code::table_disabled) == 15);
+  CHECK(static_cast<int>(code::not_found) == 16);
+  CHECK(static_cast<int>(code::conflict) == 17);
 
   fixture fx;
   auto r = fx.store->open_table("missing_table");

@@ -34,9 +34,13 @@ enum class code : std::uint16_t {
   corruption = 11,       // stored data failed a check
   internal = 12,         // a bug: please report
   permission_denied = 13,
-  unavailable = 14,      // store closed or shutting down
+  unavailable = 14,      // store closed or shutting down; a cluster service (ZooKeeper, a node) unreachable
   table_disabled = 15,   // the table is disabled (HBase's TableNotEnabledException): enable it first
+  not_found = 16,        // a named object that is not a table or family is missing (a znode, a cluster node)
+  conflict = 17,         // a compare-and-set lost: the object changed since it was read (version, epoch)
 };
+// The highest code in use (a reader of the wire refuses numbers above it).
+inline constexpr code last_code = code::conflict;
 
 // Upper-case stable name of a code, e.g. "TABLE_NOT_FOUND".
 std::string_view code_name(code c) noexcept;

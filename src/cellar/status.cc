@@ -20,6 +20,8 @@ std::string_view code_name(code c) noexcept {
     case code::permission_denied: return "PERMISSION_DENIED";
     case code::unavailable: return "UNAVAILABLE";
     case code::table_disabled: return "TABLE_DISABLED";
+    case code::not_found: return "NOT_FOUND";
+    case code::conflict: return "CONFLICT";
   }
   return "UNKNOWN";
 }

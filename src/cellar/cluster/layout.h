@@ -1,0 +1,25 @@
+// cluster/layout.h: where cellar keeps its cluster state in ZooKeeper.
+//
+// Every path is relative to the chroot of the connect string (`--cluster host:port/cellar`),
+// so several clusters can share one ZooKeeper. docs/cluster.md describes each znode.
+//
+//   /nodes/<node id>             ephemeral: a live node and its addresses (membership)
+//   /election/n_<seq>            ephemeral sequential: master candidates; lowest is master
+//   /catalog                     the catalog header: version, id counters, table versions
+//   /catalog/tables/t_<table>    one table group's schema (catalog/catalog.h encoding)
+//   /ddl/requests/r_<seq>        persistent sequential: a DDL waiting for the master
+//   /ddl/results/r_<seq>         the master's answer to the request of the same name
+//   /placement                   the placement map: epoch, (table, partition) -> node
+#pragma once
+
+namespace cellar::cluster::layout {
+
+inline constexpr const char* nodes = "/nodes";
+inline constexpr const char* election = "/election";
+inline constexpr const char* catalog = "/catalog";
+inline constexpr const char* catalog_tables = "/catalog/tables";
+inline constexpr const char* ddl_requests = "/ddl/requests";
+inline constexpr const char* ddl_results = "/ddl/results";
+inline constexpr const char* placement = "/placement";
+
+}  // namespace cellar::cluster::layout

@@ -1,0 +1,201 @@
+#include "cluster/placement.h"
+
+#include <algorithm>
+#include <set>
+
+#include "persist/codec.h"
+
+namespace cellar::cluster {
+
+const partition_owner* placement_map::owner(const partition_ref& p) const {
+  auto it = tables.find(p.table);
+  if (it == tables.end() || p.index >= it->second.size()) return nullptr;
+  return &it->second[p.index];
+}
+
+std::map<std::string, std::uint32_t> placement_map::load() const {
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [table, owners] : tables)
+    for (const auto& o : owners) ++out[o.node];
+  return out;
+}
+
+std::vector<partition_ref> placement_map::partitions_of(std::string_view node) const {
+  std::vector<partition_ref> out;
+  for (const auto& [table, owners] : tables)
+    for (std::uint32_t i = 0; i < owners.size(); ++i)
+      if (owners[i].node == node) out.push_back({table, i});
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> unique_sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+}  // namespace
+
+result<placement_map> assign_table(const placement_map& m, const std::string& table, std::uint32_t partitions,
+                                   const std::vector<std::string>& live_in) {
+  const auto live = unique_sorted(live_in);
+  if (live.empty()) return status{code::unavailable, "no live node to place the partitions of '" + table + "' on"};
+  placement_map out = remove_table(m, table);
+  out.epoch = m.epoch + 1;
+  auto load = out.load();
+  std::map<std::string, std::uint32_t> of_table;
+  std::vector<partition_owner> owners;
+  for (std::uint32_t i = 0; i < partitions; ++i) {
+    const std::string* best = nullptr;
+    for (const auto& n : live) {
+      if (!best) {
+        best = &n;
+        continue;
+      }
+      const auto key = std::make_pair(load[n], of_table[n]);
+      const auto best_key = std::make_pair(load[*best], of_table[*best]);
+      if (key < best_key) best = &n;  // ties keep the smaller id (live is sorted)
+    }
+    ++load[*best];
+    ++of_table[*best];
+    owners.push_back({*best, out.epoch});
+  }
+  out.tables[table] = std::move(owners);
+  return out;
+}
+
+placement_map remove_table(const placement_map& m, const std::string& table) {
+  if (!m.tables.count(table)) return m;
+  placement_map out = m;
+  out.tables.erase(table);
+  ++out.epoch;
+  return out;
+}
+
+std::vector<planned_move> plan_balance(const placement_map& m, const std::vector<std::string>& live_in) {
+  const auto live = unique_sorted(live_in);
+  if (live.empty()) return {};
+  const std::set<std::string> is_live(live.begin(), live.end());
+  // What each live node holds, and per table (partitions on other nodes stay put).
+  std::map<std::string, std::vector<partition_ref>> held;
+  std::map<std::string, std::map<std::string, std::uint32_t>> per_table;  // node -> table -> count
+  std::size_t total = 0;
+  for (const auto& n : live) held[n];
+  for (const auto& [table, owners] : m.tables)
+    for (std::uint32_t i = 0; i < owners.size(); ++i)
+      if (is_live.count(owners[i].node)) {
+        held[owners[i].node].push_back({table, i});
+        ++per_table[owners[i].node][table];
+        ++total;
+      }
+  // Shares: the nodes holding the most get the larger ones, so the fewest partitions move.
+  const std::size_t q = total / live.size(), r = total % live.size();
+  std::vector<std::string> by_load = live;
+  std::stable_sort(by_load.begin(), by_load.end(),
+                   [&](const std::string& a, const std::string& b) { return held[a].size() > held[b].size(); });
+  std::map<std::string, std::size_t> share;
+  for (std::size_t i = 0; i < by_load.size(); ++i) share[by_load[i]] = q + (i < r ? 1 : 0);
+
+  std::map<std::string, std::size_t> count;
+  for (const auto& n : live) count[n] = held[n].size();
+  std::vector<planned_move> moves;
+  for (const auto& donor : by_load) {
+    while (count[donor] > share[donor]) {
+      // Give away a partition of the table the donor has the most of (spreads tables too).
+      auto& mine = held[donor];
+      auto pick = std::max_element(mine.begin(), mine.end(), [&](const partition_ref& a, const partition_ref& b) {
+        const auto ca = per_table[donor][a.table], cb = per_table[donor][b.table];
+        return ca != cb ? ca < cb : b < a;  // ties: the first partition in order
+      });
+      const partition_ref p = *pick;
+      mine.erase(pick);
+      // To the node short of its share that has the fewest of this table, then the fewest.
+      const std::string* to = nullptr;
+      for (const auto& n : live) {
+        if (count[n] >= share[n]) continue;
+        if (!to || std::make_pair(per_table[n][p.table], count[n]) <
+                       std::make_pair(per_table[*to][p.table], count[*to]))
+          to = &n;
+      }
+      --count[donor];
+      --per_table[donor][p.table];
+      ++count[*to];
+      ++per_table[*to][p.table];
+      moves.push_back({p, donor, *to});
+    }
+  }
+  return moves;
+}
+
+result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to) {
+  auto it = m.tables.find(p.table);
+  if (it == m.tables.end()) return status{code::table_not_found, "table '" + p.table + "' has no placement"};
+  if (p.index >= it->second.size())
+    return status{code::invalid_argument, "table '" + p.table + "' has " + std::to_string(it->second.size()) +
+                                              " partitions; there is no partition " + std::to_string(p.index)};
+  if (to.empty()) return status{code::invalid_argument, "a partition must move to a named node"};
+  if (it->second[p.index].node == to) return m;
+  placement_map out = m;
+  out.epoch = m.epoch + 1;
+  out.tables[p.table][p.index] = {to, out.epoch};
+  return out;
+}
+
+namespace {
+constexpr std::uint32_t placement_format = 1;
+}
+
+std::string encode_placement(const placement_map& m) {
+  std::map<std::string, std::uint32_t> index;
+  std::vector<std::string> names;
+  for (const auto& [table, owners] : m.tables)
+    for (const auto& o : owners)
+      if (index.emplace(o.node, 0).second) names.push_back(o.node);
+  std::sort(names.begin(), names.end());
+  for (std::uint32_t i = 0; i < names.size(); ++i) index[names[i]] = i;
+  std::string out;
+  detail::put_u32(out, placement_format);
+  detail::put_u64(out, m.epoch);
+  detail::put_u32(out, static_cast<std::uint32_t>(names.size()));
+  for (const auto& n : names) detail::put_bytes(out, n);
+  detail::put_u32(out, static_cast<std::uint32_t>(m.tables.size()));
+  for (const auto& [table, owners] : m.tables) {
+    detail::put_bytes(out, table);
+    detail::put_u32(out, static_cast<std::uint32_t>(owners.size()));
+    for (const auto& o : owners) {
+      detail::put_u32(out, index[o.node]);
+      detail::put_u64(out, o.epoch);
+    }
+  }
+  return out;
+}
+
+result<placement_map> decode_placement(std::string_view bytes) {
+  const status bad{code::corruption, "malformed placement map"};
+  detail::reader r(bytes);
+  placement_map m;
+  std::uint32_t format = 0, nnodes = 0, ntables = 0;
+  if (!r.u32(format) || format != placement_format || !r.u64(m.epoch) || !r.u32(nnodes)) return bad;
+  std::vector<std::string> names(nnodes);
+  for (auto& n : names)
+    if (!r.bytes(n)) return bad;
+  if (!r.u32(ntables)) return bad;
+  for (std::uint32_t t = 0; t < ntables; ++t) {
+    std::string table;
+    std::uint32_t n = 0;
+    if (!r.bytes(table) || !r.u32(n)) return bad;
+    std::vector<partition_owner> owners(n);
+    for (auto& o : owners) {
+      std::uint32_t idx = 0;
+      if (!r.u32(idx) || idx >= names.size() || !r.u64(o.epoch)) return bad;
+      o.node = names[idx];
+    }
+    m.tables[std::move(table)] = std::move(owners);
+  }
+  if (!r.done()) return bad;
+  return m;
+}
+
+}  // namespace cellar::cluster

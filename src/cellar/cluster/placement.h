@@ -1,0 +1,86 @@
+// cluster/placement.h: which node owns each partition, and how the master changes that.
+//
+// The placement map assigns every partition (table group, index) to a node. The master
+// writes it to ZooKeeper (/placement, with compare-and-set on the znode's version); every
+// node and client reads it. Its `epoch` grows by one with every change; each partition
+// also carries the epoch at which it got its current owner, so a node can tell a request
+// routed with an older map (NOT_OWNER, current epoch) from one it should serve.
+//
+// The functions here are pure. The rules they keep:
+//  - New partitions (a new table, a new partition rule) go to the live nodes with the
+//    fewest partitions (ties: fewest of that table, then node id), keeping the live nodes
+//    within one partition of each other.
+//  - A node that is not live keeps its partitions: its data lives in its own directory, so
+//    they answer UNAVAILABLE until it returns or an operator moves them (apply_move).
+//  - plan_balance() brings the live nodes to within one partition of each other (counting
+//    only the partitions they hold) with the fewest moves: the nodes holding the most keep
+//    the larger shares, and only the excess moves, to the nodes short of their share.
+//
+// Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
+// 1 MiB znode limit holds about 80,000 partitions.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cellar/status.h"
+
+namespace cellar::cluster {
+
+struct partition_ref {
+  std::string table;
+  std::uint32_t index = 0;
+
+  friend bool operator==(const partition_ref&, const partition_ref&) = default;
+  friend auto operator<=>(const partition_ref&, const partition_ref&) = default;
+};
+
+struct partition_owner {
+  std::string node;
+  std::uint64_t epoch = 0;  // the map epoch at which `node` got the partition
+
+  friend bool operator==(const partition_owner&, const partition_owner&) = default;
+};
+
+struct placement_map {
+  std::uint64_t epoch = 0;
+  std::map<std::string, std::vector<partition_owner>> tables;  // owner of partition i at [i]
+
+  // nullptr when the table or the partition is not in the map.
+  const partition_owner* owner(const partition_ref& p) const;
+  // Partitions per node (nodes holding none are absent).
+  std::map<std::string, std::uint32_t> load() const;
+  std::vector<partition_ref> partitions_of(std::string_view node) const;
+
+  friend bool operator==(const placement_map&, const placement_map&) = default;
+};
+
+struct planned_move {
+  partition_ref partition;
+  std::string from;
+  std::string to;
+
+  friend bool operator==(const planned_move&, const planned_move&) = default;
+};
+
+// Places a table's `partitions` new partitions (replacing any it had) on `live` nodes; the
+// epoch grows by one. UNAVAILABLE when no node is live.
+result<placement_map> assign_table(const placement_map& m, const std::string& table, std::uint32_t partitions,
+                                   const std::vector<std::string>& live);
+// The map without `table` (epoch + 1), or `m` unchanged when it has no such table.
+placement_map remove_table(const placement_map& m, const std::string& table);
+// The fewest moves that leave every live node within one partition of the others.
+std::vector<planned_move> plan_balance(const placement_map& m, const std::vector<std::string>& live);
+// Gives partition `p` to `to` (epoch + 1; the partition's epoch becomes the new epoch).
+// Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition).
+result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to);
+
+std::string encode_placement(const placement_map& m);
+result<placement_map> decode_placement(std::string_view bytes);  // CORRUPTION
+
+}  // namespace cellar::cluster

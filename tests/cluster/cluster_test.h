@@ -1,0 +1,118 @@
+// tests/cluster/cluster_test.h: helpers shared by the cluster tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/zk_client.h"
+#include "zk_server.h"
+
+namespace zktest {
+
+inline std::string describe(const cellar::status& s) { return s.to_string(); }
+template <class T>
+std::string describe(const cellar::result<T>& r) {
+  return r.error().to_string();
+}
+
+#define REQUIRE_OK(expr)              \
+  do {                                \
+    const auto& req_ok_v_ = (expr);   \
+    INFO(::zktest::describe(req_ok_v_)); \
+    REQUIRE(req_ok_v_.is_ok());       \
+  } while (0)
+
+#define REQUIRE_CODE(expr, c)           \
+  do {                                  \
+    const auto& req_code_v_ = (expr);   \
+    INFO(::zktest::describe(req_code_v_)); \
+    REQUIRE(req_code_v_.code() == (c)); \
+  } while (0)
+
+// A client of the shared server under `chroot`, with a short session timeout.
+inline std::unique_ptr<cellar::cluster::zk_client> connect(const std::string& chroot,
+                                                            std::chrono::milliseconds session = std::chrono::milliseconds(4000)) {
+  cellar::cluster::zk_options o;
+  o.connect = zk_server::shared().connect(chroot);
+  o.session_timeout = session;
+  auto c = cellar::cluster::zk_client::open(o);
+  INFO(describe(c));
+  REQUIRE(c.is_ok());
+  return std::move(c).value();
+}
+
+// Collects values from callbacks on other threads.
+template <class T>
+class recorder {
+ public:
+  void add(T v) {
+    std::lock_guard lock(m_);
+    v_.push_back(std::move(v));
+  }
+  std::vector<T> values() const {
+    std::lock_guard lock(m_);
+    return v_;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(m_);
+    return v_.size();
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::vector<T> v_;
+};
+
+}  // namespace zktest
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace zktest {
+
+// tests/cluster/zk_member.cc in a child process: a node's membership and candidacy, to be
+// killed with SIGKILL (its session then times out, as a crashed node's would).
+class member_process {
+ public:
+  member_process(const std::string& connect, const std::string& node_id, int session_ms) {
+    int out[2];
+    REQUIRE(::pipe(out) == 0);
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      const std::string ms = std::to_string(session_ms);
+      ::execl(ZK_MEMBER, ZK_MEMBER, connect.c_str(), node_id.c_str(), ms.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string got;
+    char c;
+    while (got.find("ready\n") == std::string::npos && ::read(out[0], &c, 1) == 1) got += c;
+    ::close(out[0]);
+    REQUIRE(got.size() >= 6);
+    REQUIRE(got.substr(got.size() - 6) == "ready\n");
+  }
+  ~member_process() { kill(); }
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+}  // namespace zktest

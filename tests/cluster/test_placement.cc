@@ -1,0 +1,182 @@
+// The placement map's pure functions: assignment of new partitions, balancing, moves.
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "cluster/placement.h"
+#include "cluster_test.h"
+
+using namespace cellar;
+using namespace cellar::cluster;
+
+namespace {
+
+using strings = std::vector<std::string>;
+
+// Partitions per live node, counting only partitions held by live nodes.
+std::map<std::string, std::uint32_t> live_load(const placement_map& m, const strings& live) {
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& n : live) out[n] = 0;
+  for (const auto& [node, c] : m.load())
+    if (out.count(node)) out[node] = c;
+  return out;
+}
+
+bool within_one(const std::map<std::string, std::uint32_t>& load) {
+  if (load.empty()) return true;
+  auto [lo, hi] = std::minmax_element(load.begin(), load.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return hi->second - lo->second <= 1;
+}
+
+placement_map apply_all(placement_map m, const std::vector<planned_move>& moves) {
+  for (const auto& mv : moves) {
+    REQUIRE(m.owner(mv.partition)->node == mv.from);
+    auto next = apply_move(m, mv.partition, mv.to);
+    REQUIRE(next.is_ok());
+    m = std::move(*next);
+  }
+  return m;
+}
+
+// The fewest moves that can balance `counts` (brute force over which nodes take the larger
+// share), computed without plan_balance's reasoning.
+std::size_t fewest_moves(const std::vector<std::uint32_t>& counts) {
+  const std::size_t n = counts.size();
+  std::size_t total = 0;
+  for (auto c : counts) total += c;
+  const std::size_t q = total / n, r = total % n;
+  std::size_t best = SIZE_MAX;
+  for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
+    if (static_cast<std::size_t>(__builtin_popcount(mask)) != r) continue;
+    std::size_t moves = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t share = q + ((mask >> i) & 1u);
+      if (counts[i] > share) moves += counts[i] - share;
+    }
+    best = std::min(best, moves);
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("new partitions go to the least loaded live nodes", "[placement]") {
+  placement_map m;
+  auto a = assign_table(m, "t1", 10, {"c", "a", "b"});
+  REQUIRE_OK(a);
+  CHECK(a->epoch == 1);
+  CHECK(a->tables.at("t1").size() == 10);
+  for (const auto& o : a->tables.at("t1")) CHECK(o.epoch == 1);
+  CHECK(a->load() == std::map<std::string, std::uint32_t>{{"a", 4}, {"b", 3}, {"c", 3}});
+  auto b = assign_table(*a, "t2", 5, {"a", "b", "c"});
+  REQUIRE_OK(b);
+  CHECK(b->epoch == 2);
+  CHECK(within_one(b->load()));
+  CHECK(b->tables.at("t1") == a->tables.at("t1"));  // existing partitions stay
+  // A table's partitions spread over the nodes too.
+  std::map<std::string, int> t2;
+  for (const auto& o : b->tables.at("t2")) ++t2[o.node];
+  CHECK(t2.size() == 3);
+  // A node not in the live list gets nothing new.
+  auto c = assign_table(*b, "t3", 6, {"a", "b"});
+  REQUIRE_OK(c);
+  for (const auto& o : c->tables.at("t3")) CHECK(o.node != "c");
+  REQUIRE_CODE(assign_table(m, "t", 3, {}), code::unavailable);
+  auto gone = remove_table(*c, "t2");
+  CHECK_FALSE(gone.tables.count("t2"));
+  CHECK(gone.epoch == c->epoch + 1);
+  CHECK(remove_table(gone, "t2") == gone);
+}
+
+TEST_CASE("a joining node gets its share with the fewest moves, all of them to it", "[placement]") {
+  auto m = assign_table({}, "t", 12, {"a", "b", "c"});
+  REQUIRE_OK(m);
+  auto moves = plan_balance(*m, {"a", "b", "c", "d"});
+  CHECK(moves.size() == 3);
+  for (const auto& mv : moves) CHECK(mv.to == "d");
+  auto after = apply_all(*m, moves);
+  CHECK(after.load() == std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  CHECK(after.epoch == m->epoch + 3);
+  CHECK(plan_balance(after, {"a", "b", "c", "d"}).empty());  // balanced: nothing to do
+}
+
+TEST_CASE("a dead node keeps its partitions; the live ones balance among themselves", "[placement]") {
+  auto m = assign_table({}, "t", 9, {"a", "b", "c"});
+  REQUIRE_OK(m);
+  const auto on_c = m->partitions_of("c");
+  // c died: nothing moves (its data is in its own directory).
+  CHECK(plan_balance(*m, {"a", "b"}).empty());
+  // A new table goes to the live nodes only.
+  auto t2 = assign_table(*m, "u", 5, {"a", "b"});
+  REQUIRE_OK(t2);
+  // A new node joins while c is dead: a, b and d balance; c's partitions stay on c.
+  auto moves = plan_balance(*t2, {"a", "b", "d"});
+  for (const auto& mv : moves) CHECK(mv.from != "c");
+  auto after = apply_all(*t2, moves);
+  CHECK(after.partitions_of("c") == on_c);
+  CHECK(within_one(live_load(after, {"a", "b", "d"})));
+}
+
+TEST_CASE("plan_balance is within one and minimal on random maps", "[placement]") {
+  std::mt19937 rng(1234);
+  const strings all{"a", "b", "c", "d", "e", "f"};
+  for (int round = 0; round < 300; ++round) {
+    placement_map m;
+    const int tables = 1 + static_cast<int>(rng() % 4);
+    for (int t = 0; t < tables; ++t) {
+      const int parts = static_cast<int>(rng() % 20);
+      std::vector<partition_owner> owners;
+      for (int i = 0; i < parts; ++i) owners.push_back({all[rng() % all.size()], 1});
+      m.tables["t" + std::to_string(t)] = owners;
+    }
+    strings live;
+    for (const auto& n : all)
+      if (rng() % 3 != 0) live.push_back(n);
+    if (rng() % 4 == 0) live.push_back("fresh");  // a node that holds nothing yet
+    if (live.empty()) live.push_back("a");
+    const auto before = live_load(m, live);
+    std::vector<std::uint32_t> counts;
+    for (const auto& [n, c] : before) counts.push_back(c);
+
+    auto moves = plan_balance(m, live);
+    INFO("round " << round);
+    CHECK(moves.size() == fewest_moves(counts));
+    auto after = apply_all(m, moves);
+    CHECK(within_one(live_load(after, live)));
+    // Partitions of nodes that are not live never move.
+    for (const auto& n : all)
+      if (std::find(live.begin(), live.end(), n) == live.end()) CHECK(after.partitions_of(n) == m.partitions_of(n));
+  }
+}
+
+TEST_CASE("apply_move bumps the epochs; bad moves are refused", "[placement]") {
+  auto m = assign_table({}, "t", 4, {"a", "b"});
+  REQUIRE_OK(m);
+  const partition_ref p{"t", 1};
+  const std::string other = m->owner(p)->node == "a" ? "b" : "a";
+  auto moved = apply_move(*m, p, other);
+  REQUIRE_OK(moved);
+  CHECK(moved->epoch == m->epoch + 1);
+  CHECK(*moved->owner(p) == partition_owner{other, moved->epoch});
+  CHECK(moved->owner({"t", 0})->epoch == m->epoch);  // the others keep theirs
+  auto same = apply_move(*moved, p, other);
+  REQUIRE_OK(same);
+  CHECK(*same == *moved);
+  REQUIRE_CODE(apply_move(*m, {"t", 4}, "a"), code::invalid_argument);
+  REQUIRE_CODE(apply_move(*m, {"nope", 0}, "a"), code::table_not_found);
+  REQUIRE_CODE(apply_move(*m, p, ""), code::invalid_argument);
+}
+
+TEST_CASE("the placement map round-trips through its encoding", "[placement]") {
+  auto m = assign_table({}, "t", 7, {"node-1", "node-2", "node-3"});
+  REQUIRE_OK(m);
+  auto m2 = assign_table(*m, "empty", 0, {"node-1"});
+  REQUIRE_OK(m2);
+  auto back = decode_placement(encode_placement(*m2));
+  REQUIRE_OK(back);
+  CHECK(*back == *m2);
+  auto bytes = encode_placement(*m2);
+  REQUIRE_CODE(decode_placement(bytes.substr(0, bytes.size() - 1)), code::corruption);
+  REQUIRE_CODE(decode_placement(bytes + "x"), code::corruption);
+  REQUIRE_CODE(decode_placement(""), code::corruption);
+}
