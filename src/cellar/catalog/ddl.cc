@@ -225,13 +225,22 @@ class lexer {
 // ---------------------------------------------------------------------------------------
 // kv_attributes: a tiny JSON reader (objects, strings, numbers; literals only to refuse).
 
+struct json_member;
+
 struct json_value {
   enum class type : std::uint8_t { object, string, integer, other };
   type t = type::other;
-  std::vector<std::pair<std::string, json_value>> members;
+  // A named struct, not std::pair<std::string, json_value>: a pair of a type still being
+  // defined is refused by clang (the fuzz build), a vector of one is fine.
+  std::vector<json_member> members;
   std::string text;  // string value, or the literal as written for numbers and others
   std::int64_t integer = 0;
   bool integer_overflow = false;
+};
+
+struct json_member {
+  std::string first;  // the key
+  json_value second;
 };
 
 class json_reader {
@@ -278,7 +287,7 @@ class json_reader {
         ++i_;
         auto member = value(depth + 1);
         if (!member) return member;
-        v.members.emplace_back(std::move(*key), std::move(*member));
+        v.members.push_back(json_member{std::move(*key), std::move(*member)});
         skip();
         if (i_ < in_.size() && in_[i_] == ',') {
           ++i_;
