@@ -24,6 +24,7 @@ store_impl::store_impl(store_options o) : options(std::move(o)) {
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     };
+  if (!options.env) options.env = env::posix();
   std::size_t threads = options.worker_threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   caf_config = std::make_unique<caf::actor_system_config>();
@@ -498,13 +499,17 @@ bool run_in_place(const store_impl& s, const table_runtime& rt, const std::vecto
       if (partition_of(spec, row_of(ops[i])) != p) return false;
     auto& sh = *rt.shared[p];
     std::unique_lock<rw_lock> lock(sh.mu, std::defer_lock);
+    // A failed log: the actor refuses the writes (redo_log.h).
+    if (s.log && s.log->failed()) return false;
     if (!try_briefly([&] { return lock.try_lock(); }) || !sh.mem) return false;
     std::vector<std::uint32_t> all(ops.size());
     std::iota(all.begin(), all.end(), 0u);
     run_actions(*sh.mem, *rt.schema, ops, all, results, now);
     // Appended under the partition's lock, as the actor does: the log has this
     // partition's changes in the order they were applied.
-    if (s.log && !sh.mem->redo().empty()) s.log->append(log_record(*sh.mem, rt.schema->uid, p), nullptr);
+    if (s.log && !sh.mem->redo().empty())
+      if (auto queued = s.log->append(log_record(*sh.mem, rt.schema->uid, p), nullptr); !queued)
+        for (auto& r : results) r = op_result{queued, {}, false};
     return true;
   }
   // Reads: grouped by partition, so the reads of one partition see one state of it, as in

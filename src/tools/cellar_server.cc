@@ -60,6 +60,7 @@ struct settings {
   std::int64_t worker_nap_polls = 0;
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
+  bool salvage = false;
 };
 
 int fail(const std::string& msg) {
@@ -77,6 +78,11 @@ int main(int argc, char** argv) {
   auto* listen = app.add_option("--listen", st.listen, "address:port to listen on (loopback by default)");
   auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home); empty: in memory, nothing persists");
   auto* dur = app.add_option("--durability", st.durability, "snapshot | log | log-sync");
+  // A flag only, never from --config: salvage is a one-off decision of an operator with no
+  // better copy, not a setting to leave on.
+  app.add_flag("--salvage", st.salvage,
+               "open a damaged data directory anyway: rebuild damaged files from what can still be read "
+               "(cells on damaged pages are lost)");
   auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
   auto* tok = app.add_option("--token", st.token, "require this token at login");
   auto* lvl = app.add_option("--log-level", st.log_level, "trace | debug | info | warn | error");
@@ -129,6 +135,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(st.log_level));
   cellar::store_options so;
   so.directory = st.data;
+  so.salvage = st.salvage;
   if (st.durability == "snapshot")
     so.durability = cellar::durability::snapshot;
   else if (st.durability == "log")

@@ -1,5 +1,6 @@
 #include "partition/partition_actor.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "persist/codec.h"
@@ -107,6 +108,19 @@ std::string take_record(memtable& mem, const partition_config& cfg) {
   return log_record(mem, cfg.schema ? cfg.schema->uid : 0, cfg.partition);
 }
 
+bool only_reads(const batch_part& part) {
+  return std::all_of(part.indices.begin(), part.indices.end(),
+                     [&](std::uint32_t i) { return std::holds_alternative<get>(part.state->ops[i]); });
+}
+
+// Every action of the part fails with `why` (the redo log's failure): never acknowledged.
+void fail_part(batch_part& part, const status& why) {
+  for (auto i : part.indices) {
+    part.state->results[i] = op_result{};
+    part.state->results[i].st = why;
+  }
+}
+
 }  // namespace
 
 partition_actor::behavior_type partition_behavior(partition_actor::stateful_pointer<partition_state> self,
@@ -127,17 +141,28 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
   return {
       [=](batch_part_ptr& part) {
         auto& st = self->state;
+        // A failed log takes no writes: refused before anything is applied (redo_log.h).
+        if (st.cfg.log && st.cfg.log->failed() && !only_reads(*part)) {
+          fail_part(*part, st.cfg.log->health());
+          part->answered = true;
+          part->state->part_done();
+          return;
+        }
         auto lock = st.lock();
         run_actions(*st.mem, *part->schema, part->state->ops, part->indices, part->state->results, st.cfg.clock());
         part->answered = true;
         if (st.cfg.log && !st.mem->redo().empty()) {
-          // Acknowledged once the log has it (log-sync: on disk).
+          // Acknowledged once the log has it (log-sync: on disk), never if it fails.
           auto record = take_record(*st.mem, st.cfg);
-          if (st.cfg.log_sync) {
-            st.cfg.log->append(std::move(record), [state = part->state] { state->part_done(); });
-            return;
-          }
-          st.cfg.log->append(std::move(record), nullptr);
+          redo_log::ack_fn ack;
+          if (st.cfg.log_sync)
+            ack = [part](const status& s) {
+              if (!s) fail_part(*part, s);
+              part->state->part_done();
+            };
+          auto queued = st.cfg.log->append(std::move(record), std::move(ack));
+          if (!queued) fail_part(*part, queued);
+          if (st.cfg.log_sync && queued) return;
         }
         part->state->part_done();
       },
@@ -166,7 +191,8 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
             st.mem->restart_reclaim();
             if (st.cfg.schema) n = st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), static_cast<std::size_t>(-1));
             if (part->fan) part->fan->reclaimed += n;
-            if (st.cfg.log && !st.mem->redo().empty()) st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
+            // Reclamation is redone after a restart if its record is lost.
+            if (st.cfg.log && !st.mem->redo().empty()) (void)st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
             break;
           }
           case k::stats:
@@ -190,7 +216,7 @@ partition_actor::behavior_type partition_behavior(partition_actor::stateful_poin
         auto& st = self->state;
         auto lock = st.lock();
         if (st.cfg.schema) st.mem->reclaim(*st.cfg.schema, st.cfg.clock(), st.cfg.maintenance_slice);
-        if (st.cfg.log && !st.mem->redo().empty()) st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
+        if (st.cfg.log && !st.mem->redo().empty()) (void)st.cfg.log->append(take_record(*st.mem, st.cfg), nullptr);
         self->delayed_send(self, st.cfg.maintenance_interval, tick_atom::value);
       },
   };
