@@ -361,7 +361,10 @@ result<table_descriptor> store::describe(const std::string& table) const {
 
 std::vector<std::string> store::list_tables() const {
   std::vector<std::string> out;
-  for (const auto& [name, rt] : *impl_->catalog.load()) out.push_back(name);
+  // The map stays alive while we read it: `*catalog.load()` in the range-for would not
+  // keep the shared_ptr (a DDL publishing a new map could free it meanwhile).
+  const auto cat = impl_->catalog.load();
+  for (const auto& [name, rt] : *cat) out.push_back(name);
   return out;
 }
 
