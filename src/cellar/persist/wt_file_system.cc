@@ -21,18 +21,19 @@ namespace {
 // inside it, on the same thread.
 thread_local const std::shared_ptr<env>* opening_env = nullptr;
 
-struct fs_impl {
-  WT_FILE_SYSTEM iface{};
+// WiredTiger's structs extended with ours (WiredTiger hands back the base pointer).
+struct fs_impl : WT_FILE_SYSTEM {
+  fs_impl() : WT_FILE_SYSTEM{} {}
   std::shared_ptr<env> e;
 };
 
-struct fh_impl {
-  WT_FILE_HANDLE iface{};
+struct fh_impl : WT_FILE_HANDLE {
+  fh_impl() : WT_FILE_HANDLE{} {}
   std::unique_ptr<file> f;
 };
 
-env& env_of(WT_FILE_SYSTEM* fs) { return *reinterpret_cast<fs_impl*>(fs)->e; }
-file& file_of(WT_FILE_HANDLE* fh) { return *reinterpret_cast<fh_impl*>(fh)->f; }
+env& env_of(WT_FILE_SYSTEM* fs) { return *static_cast<fs_impl*>(fs)->e; }
+file& file_of(WT_FILE_HANDLE* fh) { return *static_cast<fh_impl*>(fh)->f; }
 
 std::string parent_of(std::string_view path) {
   const auto slash = path.rfind('/');
@@ -112,14 +113,14 @@ int fs_size(WT_FILE_SYSTEM* fs, WT_SESSION*, const char* name, wt_off_t* sizep) 
 }
 
 int fs_terminate(WT_FILE_SYSTEM* fs, WT_SESSION*) {
-  delete reinterpret_cast<fs_impl*>(fs);
+  delete static_cast<fs_impl*>(fs);
   return 0;
 }
 
 int fh_close(WT_FILE_HANDLE* fh, WT_SESSION*) {
-  auto* h = reinterpret_cast<fh_impl*>(fh);
+  auto* h = static_cast<fh_impl*>(fh);
   const int err = h->f->close();
-  std::free(h->iface.name);
+  std::free(h->name);
   delete h;
   return err;
 }
@@ -180,22 +181,22 @@ int fs_open_file(WT_FILE_SYSTEM* fs, WT_SESSION*, const char* name, WT_FS_OPEN_F
     if (int err = env_of(fs).sync_dir(parent_of(name)); err != 0) return err;
   auto h = std::make_unique<fh_impl>();
   h->f = std::move(f);
-  h->iface.file_system = fs;
-  h->iface.name = ::strdup(name);
-  if (!h->iface.name) return ENOMEM;
-  h->iface.close = fh_close;
-  h->iface.fh_lock = fh_lock;
-  h->iface.fh_read = fh_read;
-  h->iface.fh_size = fh_size;
+  h->file_system = fs;
+  h->name = ::strdup(name);
+  if (!h->name) return ENOMEM;
+  h->close = fh_close;
+  h->fh_lock = fh_lock;
+  h->fh_read = fh_read;
+  h->fh_size = fh_size;
   if (!o.read_only) {
-    h->iface.fh_sync = fh_sync;
-    h->iface.fh_sync_nowait = fh_sync_nowait;
-    h->iface.fh_truncate = fh_truncate;
-    h->iface.fh_write = fh_write;
+    h->fh_sync = fh_sync;
+    h->fh_sync_nowait = fh_sync_nowait;
+    h->fh_truncate = fh_truncate;
+    h->fh_write = fh_write;
   } else if (o.directory) {
-    h->iface.fh_sync = fh_sync;  // a directory is opened read-only to sync its entries
+    h->fh_sync = fh_sync;  // a directory is opened read-only to sync its entries
   }
-  *out = &h.release()->iface;
+  *out = h.release();
   return 0;
 }
 
@@ -225,16 +226,16 @@ extern "C" int cellar_wt_file_system_init(WT_CONNECTION* conn, WT_CONFIG_ARG*) {
   if (!opening_env) return EINVAL;  // loaded by something other than wt_open
   auto* fs = new fs_impl();
   fs->e = *opening_env;
-  fs->iface.fs_directory_list = fs_directory_list;
-  fs->iface.fs_directory_list_single = fs_directory_list_single;
-  fs->iface.fs_directory_list_free = fs_directory_list_free;
-  fs->iface.fs_exist = fs_exist;
-  fs->iface.fs_open_file = fs_open_file;
-  fs->iface.fs_remove = fs_remove;
-  fs->iface.fs_rename = fs_rename;
-  fs->iface.fs_size = fs_size;
-  fs->iface.terminate = fs_terminate;
-  if (int ret = conn->set_file_system(conn, &fs->iface, nullptr); ret != 0) {
+  fs->fs_directory_list = fs_directory_list;
+  fs->fs_directory_list_single = fs_directory_list_single;
+  fs->fs_directory_list_free = fs_directory_list_free;
+  fs->fs_exist = fs_exist;
+  fs->fs_open_file = fs_open_file;
+  fs->fs_remove = fs_remove;
+  fs->fs_rename = fs_rename;
+  fs->fs_size = fs_size;
+  fs->terminate = fs_terminate;
+  if (int ret = conn->set_file_system(conn, fs, nullptr); ret != 0) {
     delete fs;
     return ret;
   }
