@@ -270,16 +270,18 @@ status redo_log::replay(env& e, const std::string& dir, std::uint64_t from_gen,
     if (g >= from_gen) gens.push_back(g);
   // Files after the last one with bytes are empty (opened, nothing written): the torn
   // tail a crash may leave belongs to the last file that holds anything.
-  std::vector<std::string> data(gens.size());
   std::size_t last_nonempty = 0;
   for (std::size_t i = 0; i < gens.size(); ++i) {
-    if (auto s = read_file(e, dir + "/" + log_file_name(gens[i]), &data[i]); !s) return s;
-    if (!data[i].empty()) last_nonempty = i;
+    const std::string path = dir + "/" + log_file_name(gens[i]);
+    std::uint64_t size = 0;
+    if (int err = e.file_size(path, &size); err != 0) return io_error(err, "cannot read " + path);
+    if (size > 0) last_nonempty = i;
   }
+  std::string data;  // one file at a time
   for (std::size_t i = 0; i < gens.size(); ++i) {
-    if (auto s = replay_bytes(data[i], dir + "/" + log_file_name(gens[i]), i >= last_nonempty, fn, stats); !s)
-      return s;
-    std::string().swap(data[i]);
+    const std::string path = dir + "/" + log_file_name(gens[i]);
+    if (auto s = read_file(e, path, &data); !s) return s;
+    if (auto s = replay_bytes(data, path, i >= last_nonempty, fn, stats); !s) return s;
   }
   return status::ok();
 }
