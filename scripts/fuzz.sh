@@ -9,7 +9,10 @@
 # build-fuzz/corpus/<target>/ (reused by the next run). A crash input is copied to
 # tests/fuzz/<target>/regress-<hash>, where `meson test` (suite fuzz) replays it from then
 # on: commit it with the fix. FUZZ_JOBS=n runs n targets at a time (default 1);
-# FUZZ_ARGS adds libFuzzer flags. Not part of CI: CI replays the corpora.
+# FUZZ_ARGS adds libFuzzer flags; FUZZ_MERGE=1 then adds to tests/fuzz/<target>/ the inputs
+# of build-fuzz/corpus/<target>/ that reach code the committed corpus does not (libFuzzer's
+# -merge=1; files named by their SHA-1), so `meson test` replays them too. Not part of CI:
+# CI replays the corpora.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -56,6 +59,13 @@ run_one() {
     cp "$a" "$dest" && rm -f "$a"
     echo "fuzz: $t: crash input saved as $dest"
   done
+  if [ $rc -eq 0 ] && [ $found -eq 0 ] && [ "${FUZZ_MERGE:-0}" = 1 ]; then
+    local before after
+    before=$(ls "tests/fuzz/$t" | wc -l)
+    build-fuzz/tests/fuzz/fuzz-"$t" -merge=1 "tests/fuzz/$t" "$corpus" >"build-fuzz/merge-$t.log" 2>&1 || rc=1
+    after=$(ls "tests/fuzz/$t" | wc -l)
+    echo "fuzz: $t: merged $((after - before)) inputs into tests/fuzz/$t"
+  fi
   [ $rc -eq 0 ] && [ $found -eq 0 ]
 }
 
