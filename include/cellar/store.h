@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cellar/env.h"
 #include "cellar/ops.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
@@ -93,6 +94,15 @@ struct store_options {
   std::size_t maintenance_slice_cells = 4096;
   // Milliseconds since the epoch; replaceable for deterministic tests.
   std::function<std::int64_t()> clock;
+  // The file system every file of the store goes through (cellar/env.h): the redo log,
+  // the snapshot writer and WiredTiger's files. Null: env::posix().
+  std::shared_ptr<cellar::env> env;
+  // Open a damaged directory anyway. Without it, a damaged snapshot file fails the open
+  // with CORRUPTION naming the file. With it, WiredTiger salvages its own damaged files
+  // and every partition table is rebuilt from what can still be read of it
+  // (WT_SESSION::salvage): cells on damaged pages are lost, the rest is served and
+  // written out whole by the next snapshot. For an operator who has no better copy.
+  bool salvage = false;
 };
 
 struct snapshot_stats {
@@ -107,6 +117,11 @@ struct snapshot_stats {
 struct recovery_stats {
   std::uint64_t cells_loaded = 0;   // from the last snapshot
   std::uint64_t log_records = 0;    // replayed from the log
+  // A torn tail of the log (a record cut by a crash while it was written, never
+  // acknowledged in log-sync mode): its bytes were not replayed. Also logged.
+  std::uint64_t log_bytes_dropped = 0;
+  std::string log_torn_file;        // the file that ended in it; empty if none
+  std::uint32_t tables_salvaged = 0;  // partition tables rebuilt (store_options::salvage)
   double seconds = 0;
 };
 
@@ -208,7 +223,8 @@ class scanner {
 class store {
  public:
   // Opens (creating when needed) the store in options.directory, recovering the last
-  // snapshot and then the log; errors: IO_ERROR, CORRUPTION (a damaged file).
+  // snapshot and then the log; errors: IO_ERROR, CORRUPTION (a damaged file, named in the
+  // message; see store_options::salvage).
   static result<std::unique_ptr<store>> open(store_options options);
   // close() if not yet closed.
   ~store();

@@ -23,6 +23,7 @@ store_impl::store_impl(store_options o) : options(std::move(o)), memory(options.
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     };
+  if (!options.env) options.env = env::posix();
   std::size_t threads = options.worker_threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   caf_config = std::make_unique<caf::actor_system_config>();
@@ -397,7 +398,10 @@ result<table_descriptor> store::describe(const std::string& table) const {
 
 std::vector<std::string> store::list_tables() const {
   std::vector<std::string> out;
-  for (const auto& [name, rt] : *impl_->catalog.load()) out.push_back(name);
+  // The map stays alive while we read it: `*catalog.load()` in the range-for would not
+  // keep the shared_ptr (a DDL publishing a new map could free it meanwhile).
+  const auto cat = impl_->catalog.load();
+  for (const auto& [name, rt] : *cat) out.push_back(name);
   return out;
 }
 

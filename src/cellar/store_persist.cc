@@ -63,9 +63,12 @@ bool store_impl::wait_until_idle(int windows, std::chrono::milliseconds window,
 
 status store_impl::recover() {
   const auto t0 = clock_type::now();
-  auto home = wt_home::open(options.directory, options.cache_mb);
+  auto home = wt_home::open(options.directory, options.cache_mb, options.env, options.salvage);
   if (!home) return home.error();
   wt = std::move(home.value());
+  if (options.salvage)
+    for (const char* uri : {"table:catalog", "table:meta"})
+      if (auto s = wt->salvage_table(uri); !s) return s;
 
   // Catalog.
   std::vector<table_schema> schemas;
@@ -123,12 +126,15 @@ status store_impl::recover() {
           std::make_unique<memtable>(&memory));
       std::set<std::uint32_t> stale;
       std::uint64_t n = 0;
+      if (options.salvage) {
+        if (auto s = wt->salvage_table(partition_uri(t.uid, p)); !s) return s;
+        ++recovered.tables_salvaged;
+      }
       auto s = wt->scan_partition(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
         auto key = decode_cell_key(k);
         reader r(v);
         std::int64_t expires = 0;
-        if (!key || !r.i64(expires))
-          return {code::corruption, partition_uri(t.uid, p) + " holds a malformed cell"};
+        if (!key || !r.i64(expires)) return {code::corruption, "a malformed cell"};
         if (!families.count(key->family)) {
           stale.insert(key->family);
           return status::ok();
@@ -139,7 +145,14 @@ status store_impl::recover() {
           spdlog::info("cellar: recovery: table '{}' partition {}: {} cells loaded", t.name, p, n);
         return status::ok();
       });
+      if (s.code() == code::corruption && !options.salvage)
+        return status{code::corruption, s.message() + "; the store is not opened: open it with salvage "
+                                                      "(store_options::salvage, cellar-server --salvage) to serve "
+                                                      "what can still be read of it"};
       if (!s) return s;
+      if (options.salvage)
+        spdlog::warn("cellar: salvage: table '{}' partition {} ({}): {} cells kept", t.name, p,
+                     wt->file_of(t.uid, p), n);
       recovered.cells_loaded += n;
       for (auto f : stale) purges.push_back({t.uid, t.partitioning.count(), f});
       raw.push_back(m->get());
@@ -152,45 +165,34 @@ status store_impl::recover() {
   // must hold them), not into a new log.
   for (auto& [uid, e] : by_uid)
     for (auto* m : e.second) m->track(true, false);
-  auto gens = redo_log::generations(options.directory);
-  st = redo_log::replay(options.directory, generation, [&](std::string_view payload) -> status {
-    reader r(payload);
-    std::uint64_t uid = 0;
-    std::uint32_t partition = 0;
-    if (!r.u64(uid) || !r.u32(partition)) return {code::corruption, "malformed log record header"};
-    auto it = by_uid.find(uid);
-    if (it == by_uid.end() || partition >= it->second.second.size()) return status::ok();  // dropped table
-    memtable& m = *it->second.second[partition];
+  env& files = *options.env;
+  auto gens = redo_log::generations(files, options.directory);
+  log_replay_stats replayed;
+  st = redo_log::replay(files, options.directory, generation, [&](std::string_view payload) -> status {
+    auto header = decode_log_header(payload);
+    if (!header) return {code::corruption, "malformed log record header"};
+    auto it = by_uid.find(header->uid);
+    if (it == by_uid.end() || header->partition >= it->second.second.size()) return status::ok();  // dropped table
+    memtable& m = *it->second.second[header->partition];
     std::set<std::uint32_t> families;
     for (const auto& f : it->second.first->families) families.insert(f.id);
     ++recovered.log_records;
-    while (!r.done()) {
-      std::uint8_t op = 0;
-      std::string_view k;
-      if (!r.u8(op) || !r.bytes_view(k)) return {code::corruption, "malformed log entry"};
-      auto key = decode_cell_key(k);
-      if (!key) return {code::corruption, "malformed key in a log entry"};
+    return for_each_log_entry(header->entries, [&](log_entry& e) {
+      if (!families.count(e.key.family)) return;
       std::optional<cell_value> v;
-      if (op == 1) {
-        std::int64_t expires = 0;
-        std::string value;
-        if (!r.i64(expires) || !r.bytes(value)) return {code::corruption, "malformed log entry"};
-        v = cell_value{std::move(value), expires};
-      } else if (op != 0) {
-        return {code::corruption, "unknown log entry kind"};
-      }
-      if (families.count(key->family))
-        m.replay(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts}, std::move(v));
-    }
-    return status::ok();
-  });
+      if (e.present) v = cell_value{std::string(e.value), e.expires_at};
+      m.replay(e.key.family, cell_key{std::move(e.key.row), std::move(e.key.qualifier), e.key.ts}, std::move(v));
+    });
+  }, &replayed);
   if (!st) return st;
+  recovered.log_bytes_dropped = replayed.dropped_bytes;
+  recovered.log_torn_file = replayed.torn_file;
 
   // Spawn the actors on what was recovered.
   if (options.durability != durability::snapshot) {
     std::uint64_t next = generation + 1;
     if (!gens.empty()) next = std::max(next, gens.back() + 1);
-    auto l = redo_log::open(options.directory, next, options.durability == durability::log_sync,
+    auto l = redo_log::open(options.env, options.directory, next, options.durability == durability::log_sync,
                             options.log_sync_interval);
     if (!l) return l.error();
     log = std::move(l.value());
@@ -215,9 +217,13 @@ status store_impl::recover() {
   }
   opened = true;
   recovered.seconds = seconds_since(t0);
-  if (recovered.cells_loaded + recovered.log_records > 0)
-    spdlog::info("cellar: recovered {} cells from the snapshot and {} log records in {:.2f} s",
-                 recovered.cells_loaded, recovered.log_records, recovered.seconds);
+  if (recovered.cells_loaded + recovered.log_records > 0 || recovered.log_bytes_dropped > 0)
+    spdlog::info("cellar: recovered {} cells from the snapshot and {} log records in {:.2f} s{}",
+                 recovered.cells_loaded, recovered.log_records, recovered.seconds,
+                 recovered.log_bytes_dropped == 0
+                     ? std::string()
+                     : "; dropped a torn log tail of " + std::to_string(recovered.log_bytes_dropped) + " bytes in " +
+                           recovered.log_torn_file);
 
   if (options.snapshot_interval.count() > 0)
     snapshotter = std::thread([this] {
@@ -234,6 +240,9 @@ status store_impl::recover() {
 result<snapshot_stats> store_impl::snapshot() {
   if (!persistent()) return status{code::unsupported, "a memory-only store (no directory) takes no snapshots"};
   std::lock_guard lock(snapshot_mutex);
+  // A snapshot that failed earlier may have left WiredTiger stopped and not reopened.
+  if (wt->stopped())
+    if (auto s = wt->reopen(); !s) return status{code::io_error, "snapshot: " + s.message()};
   const auto t0 = clock_type::now();
   snapshot_stats out;
   out.generation = generation + 1;
@@ -261,11 +270,19 @@ result<snapshot_stats> store_impl::snapshot() {
   }
   out.cut_seconds = seconds_since(t0);
 
-  // Write them; on failure hand every delta back so nothing is forgotten.
-  auto give_back = [&] {
+  // Write them. On failure every delta goes back to its partition, so the next snapshot
+  // writes it again; the previous snapshot stays the recovery point. A failed sync stops
+  // WiredTiger for good: it is reopened at that snapshot, here or by the next attempt.
+  auto failed = [&](const status& why) -> status {
     for (auto& c : cuts)
       for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i)
         caf::anon_send(c.rt->partitions[i].actor, merge_delta_request{std::move(c.deltas[i])});
+    if (!wt->stopped()) return why;
+    auto reopened = wt->reopen();
+    return status{code::io_error, "snapshot failed: " + why.message() + "; WiredTiger stopped" +
+                                      (reopened ? " and was reopened at the last snapshot"
+                                                : " and could not be reopened (" + reopened.message() + ")") +
+                                      "; the next snapshot writes everything since"};
   };
   // Writer threads, each taking whole partitions (WiredTiger sessions are
   // per thread; partitions are separate tables, so writers never contend on a page).
@@ -310,12 +327,9 @@ result<snapshot_stats> store_impl::snapshot() {
         if (!s) {
           std::lock_guard l(error_mutex);
           error = s;
-          continue;
         }
-        // Written means committed in WiredTiger: the next checkpoint holds it even if
-        // this one fails, so the delta is freed here, on this low-priority thread, and
-        // not given back. Its bytes are a few arena blocks (partition/delta_map.h).
-        c->deltas[i].map->clear();
+        // Kept until the checkpoint: a failed one can stop WiredTiger, which is then
+        // reopened at the last snapshot without what was written here (wt_home.h).
       }
     };
     std::size_t n = options.snapshot_threads;
@@ -327,12 +341,10 @@ result<snapshot_stats> store_impl::snapshot() {
     for (auto& t : threads) t.join();
     out.bytes = written;
     out.writers = writers;
-    if (!error) {
-      give_back();
-      return error;
-    }
+    if (!error) return failed(error);
   }
-  // Purge, record the generation and checkpoint, also at the lower CPU priority.
+  // Purge, record the generation and checkpoint, also at the lower CPU priority; then
+  // free the deltas there (a few arena blocks each: partition/delta_map.h).
   status finish;
   std::thread finisher([&] {
     background_priority();
@@ -347,15 +359,20 @@ result<snapshot_stats> store_impl::snapshot() {
       return;
     }
     finish = wt->checkpoint();
+    if (finish)
+      for (auto& c : cuts)
+        for (auto& d : c.deltas)
+          if (d.map) d.map->clear();
   });
   finisher.join();
-  if (!finish) {
-    give_back();
-    return finish;
-  }
+  if (!finish) return failed(finish);
   purges.clear();
   generation = out.generation;
-  if (log) log->remove_before(generation);
+  if (log) {
+    log->remove_before(generation);
+    // Everything a failed log missed is in this snapshot: take writes again.
+    log->clear_failure(generation);
+  }
   out.seconds = seconds_since(t0);
   {
     std::lock_guard l(info_mutex);

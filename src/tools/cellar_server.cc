@@ -62,6 +62,7 @@ struct settings {
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
   std::string metrics_listen;  // empty: no metrics endpoint
+  bool salvage = false;
 };
 
 // "address:port" split at the last colon; nullopt when the port is not a number.
@@ -95,6 +96,11 @@ int main(int argc, char** argv) {
   auto* listen = app.add_option("--listen", st.listen, "address:port to listen on (loopback by default)");
   auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home); empty: in memory, nothing persists");
   auto* dur = app.add_option("--durability", st.durability, "snapshot | log | log-sync");
+  // A flag only, never from --config: salvage is a one-off decision of an operator with no
+  // better copy, not a setting to leave on.
+  app.add_flag("--salvage", st.salvage,
+               "open a damaged data directory anyway: rebuild damaged files from what can still be read "
+               "(cells on damaged pages are lost)");
   auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
   auto* tok = app.add_option("--token", st.token, "require this token at login");
   auto* lvl = app.add_option("--log-level", st.log_level, "trace | debug | info | warn | error");
@@ -150,6 +156,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(st.log_level));
   cellar::store_options so;
   so.directory = st.data;
+  so.salvage = st.salvage;
   if (st.durability == "snapshot")
     so.durability = cellar::durability::snapshot;
   else if (st.durability == "log")

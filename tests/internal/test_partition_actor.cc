@@ -254,7 +254,7 @@ TEST_CASE("in log-sync mode a write is answered only once its record is on disk"
   const auto dir = std::filesystem::temp_directory_path() / ("cellar-actor-log-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  auto log = redo_log::open(dir.string(), 1, true, std::chrono::milliseconds(100));
+  auto log = redo_log::open(cellar::env::posix(), dir.string(), 1, true, std::chrono::milliseconds(100));
   REQUIRE(log);
   {
     auto a = f.spawn(nullptr, log_stream(log->get(), f.schema->uid, 0, true));

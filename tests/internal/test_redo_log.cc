@@ -46,10 +46,10 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 std::vector<std::string> replay_all(const std::string& dir, cellar::status* st = nullptr) {
   std::vector<std::string> out;
-  auto s = redo_log::replay(dir, 0, [&](std::string_view p) {
+  auto s = redo_log::replay(*cellar::env::posix(), dir, 0, [&](std::string_view p) {
     out.emplace_back(p);
     return cellar::status::ok();
-  });
+  }, nullptr);
   if (st) *st = s;
   else REQUIRE(s.is_ok());
   return out;
@@ -115,10 +115,10 @@ TEST_CASE("redo log: a damaged record before the end is CORRUPTION", "[redo_log]
 TEST_CASE("redo log: records appended now replay, in order, with the same layout", "[redo_log]") {
   const auto dir = temp_dir();
   {
-    auto l = redo_log::open(dir, 7, /*sync_each=*/true, std::chrono::milliseconds(10));
+    auto l = redo_log::open(cellar::env::posix(), dir, 7, /*sync_each=*/true, std::chrono::milliseconds(10));
     REQUIRE(l.is_ok());
-    l.value()->append(first_payload, nullptr);
-    l.value()->append(second_payload, nullptr);
+    REQUIRE(l.value()->append(first_payload, nullptr).is_ok());
+    REQUIRE(l.value()->append(second_payload, nullptr).is_ok());
   }  // the destructor drains and syncs
   std::ifstream in(dir + "/" + cellar::detail::log_file_name(7), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,5 +1,5 @@
-// The child of the crash tests: writes until it is killed (see crash_workload.h).
-// Usage: crash_writer DIR MODE ACKFILE
+// The child of the crash tests: writes, snapshots and runs DDL until it is killed (see
+// crash_workload.h). Usage: crash_writer DIR MODE ACKFILE
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::_Exit(1);
   };
   say("ready\n");
+  long ddl = 0;
   for (long i = 0;; ++i) {
     // Odd writes run in place when the partition is free (table::batch: the dispatcher's
     // in-place path, as for an RPC connection with nothing else in flight), the others go
@@ -61,8 +62,18 @@ int main(int argc, char** argv) {
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
     say(std::to_string(i) + " " + std::to_string(ms) + "\n");
-    if (i % 500 == 499) {
+    if (i % crash::snapshot_every == crash::snapshot_every - 1) {
+      say("snap-begin " + std::to_string(i) + "\n");
       if (auto snap = s.snapshot(); snap) say("snap " + std::to_string(i) + "\n");
+    }
+    if (i % crash::ddl_every == crash::ddl_every / 2) {
+      say("ddl-begin " + std::to_string(ddl) + "\n");
+      if (auto st = crash::ddl_step(s, ddl); !st) {
+        std::fprintf(stderr, "ddl step %ld: %s\n", ddl, st.to_string().c_str());
+        return 1;
+      }
+      say("ddl " + std::to_string(ddl) + "\n");
+      ++ddl;
     }
   }
 }

@@ -1,13 +1,18 @@
-// Crash tests: a child process (crash_writer) writes and records every acknowledged
-// write; it is killed with SIGKILL at a random moment; the store is reopened and
-// checked against what each durability mode promises (README, "Durability"):
-//  - every mode: the catalog survives; no write is ever half there (both rows of a
+// Crash tests: a child process (crash_writer) writes, snapshots and runs DDL, recording
+// every acknowledged step (crash_workload.h); it is killed with SIGKILL at a random
+// moment, right after it began a snapshot, or right after it began a DDL step; the store
+// is reopened and checked against what each durability mode promises (README,
+// "Durability"):
+//  - every mode: the catalog survives with every acknowledged DDL step and nothing of an
+//    unacknowledged one but all or nothing; no write is ever half there (both rows of a
 //    batch, both families of a row, or nothing); what survived is a prefix of the
-//    sequence of writes (no holes);
+//    sequence of writes (no holes), in snapshot mode of each partition's (see check());
 //  - log-sync: every acknowledged write survived;
 //  - log: every write acknowledged more than a sync interval (plus slack) before the
 //    kill survived;
 //  - snapshot: every write covered by the last completed snapshot survived.
+// CELLAR_CRASH_ITERATIONS sets the kills per mode (3 by default; scripts/crash-loop.sh
+// runs many). Each mode ends with a summary line on stdout ("crash-loop: ...").
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -18,7 +23,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -37,8 +44,10 @@ std::int64_t wall_ms() {
 struct acks {
   bool ready = false;
   long last = -1;
-  long snapshot = -1;
-  std::vector<std::int64_t> at;  // ack time of write i
+  long snapshot = -1;             // every write <= snapshot is in a completed snapshot
+  bool in_snapshot = false;       // the last line is a snap-begin: killed during it
+  std::set<long> ddl_begun, ddl_done;
+  std::vector<std::int64_t> at;   // ack time of write i
 };
 
 acks read_acks(const std::string& path) {
@@ -46,19 +55,34 @@ acks read_acks(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
+    if (in.eof()) break;  // a torn last line (no newline yet)
     if (line == "ready") {
       a.ready = true;
       continue;
     }
     std::istringstream ls(line);
     std::string first;
+    long n = 0;
     ls >> first;
+    if (first == "snap-begin") {
+      a.in_snapshot = true;
+      continue;
+    }
     if (first == "snap") {
       ls >> a.snapshot;
+      a.in_snapshot = false;
+      continue;
+    }
+    if (first == "ddl-begin" && (ls >> n)) {
+      a.ddl_begun.insert(n);
+      continue;
+    }
+    if (first == "ddl" && (ls >> n)) {
+      a.ddl_done.insert(n);
       continue;
     }
     std::int64_t ms = 0;
-    if (!(ls >> ms)) break;  // a torn last line
+    if (!(ls >> ms)) break;
     long i = std::stol(first);
     if (i != a.last + 1) break;
     a.last = i;
@@ -67,12 +91,24 @@ acks read_acks(const std::string& path) {
   return a;
 }
 
+// When to kill the child.
+enum class moment { random, snapshot, ddl };
+
 struct run_result {
   acks a;
   std::int64_t killed_at = 0;
 };
 
-run_result crash_once(const std::string& dir, const std::string& mode, int delay_ms) {
+// The last complete line of the ack file starts with `prefix`.
+bool last_line_starts(const std::string& path, const std::string& prefix) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (s.empty() || s.back() != '\n') return false;
+  const auto start = s.rfind('\n', s.size() - 2);
+  return s.compare(start == std::string::npos ? 0 : start + 1, prefix.size(), prefix) == 0;
+}
+
+run_result crash_once(const std::string& dir, const std::string& mode, int delay_ms, moment when, int extra_us) {
   const std::string ackfile = dir + ".acks";
   std::remove(ackfile.c_str());
   pid_t pid = fork();
@@ -81,10 +117,18 @@ run_result crash_once(const std::string& dir, const std::string& mode, int delay
     execl(CRASH_WRITER, CRASH_WRITER, dir.c_str(), mode.c_str(), ackfile.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait until the child is writing, then let it run for the random delay.
+  // Wait until the child is writing, then let it run for the random delay; for a kill in
+  // a snapshot or a DDL step, then wait for the child to begin one (polling its ack file)
+  // and give it `extra_us` more.
   for (int i = 0; i < 3000 && !read_acks(ackfile).ready; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  if (when != moment::random) {
+    const std::string prefix = when == moment::snapshot ? "snap-begin " : "ddl-begin ";
+    for (int i = 0; i < 100000 && !last_line_starts(ackfile, prefix); ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::this_thread::sleep_for(std::chrono::microseconds(extra_us));
+  }
   run_result r;
   r.killed_at = wall_ms();
   kill(pid, SIGKILL);
@@ -95,67 +139,158 @@ run_result crash_once(const std::string& dir, const std::string& mode, int delay
   return r;
 }
 
-// Opens the store after the crash and checks the promises; returns the writes found.
-long check(const std::string& dir, const std::string& mode, const run_result& r) {
+struct totals {
+  long kills = 0, in_snapshot = 0, in_ddl = 0;
+  long acknowledged = 0, recovered = 0;
+  long lost = 0;    // acknowledged writes missing after the restart
+  long beyond = 0;  // of those, the ones the mode does not allow to lose (must stay 0)
+  long partial = 0;       // half rows or half batches (must stay 0)
+  long ddl_checked = 0;
+};
+
+// DDL: every acknowledged step is there, an unacknowledged one is all or nothing.
+void check_ddl(cellar::store& s, const acks& a, totals& t) {
+  std::set<long> tables;
+  for (long k : a.ddl_begun) tables.insert(k - k % 3);
+  for (long j : tables) {
+    INFO("DDL table ddl" << j);
+    const bool created = a.ddl_done.count(j), create_begun = a.ddl_begun.count(j);
+    const bool altered = a.ddl_done.count(j + 1), alter_begun = a.ddl_begun.count(j + 1);
+    const bool dropped = a.ddl_done.count(j + 2), drop_begun = a.ddl_begun.count(j + 2);
+    const bool exists = s.table_exists(crash::ddl_table(j));
+    if (dropped) {
+      CHECK_FALSE(exists);
+    } else if (created && !drop_begun) {
+      CHECK(exists);
+    } else if (!create_begun) {
+      CHECK_FALSE(exists);
+    }
+    if (exists) {
+      auto d = s.describe(crash::ddl_table(j));
+      REQUIRE(d.is_ok());
+      std::set<std::string> families;
+      for (const auto& f : d->families) families.insert(f.name);
+      if (altered)
+        CHECK(families == std::set<std::string>{"a", "b", "c"});
+      else if (!alter_begun)
+        CHECK(families == std::set<std::string>{"a", "b"});
+      else
+        CHECK((families == std::set<std::string>{"a", "b"} || families == std::set<std::string>{"a", "b", "c"}));
+      auto tb = s.open_table(crash::ddl_table(j));
+      REQUIRE(tb.is_ok());
+      CHECK(tb->get(cellar::get("x")).is_ok());  // its partitions serve
+    }
+    ++t.ddl_checked;
+  }
+}
+
+// Opens the store after the crash and checks the promises; adds to `t`.
+void check(const std::string& dir, const std::string& mode, const run_result& r, totals& t) {
   cellar::store_options o;
   o.directory = dir;
   o.durability = crash::mode(mode);
   o.snapshot_interval = std::chrono::milliseconds(0);
   auto opened = cellar::store::open(o);
+  INFO(opened.error().to_string());
   REQUIRE(opened.is_ok());
   auto& s = *opened.value();
   REQUIRE(s.table_exists("crash"));  // the catalog survived
-  auto t = s.open_table("crash").value();
+  check_ddl(s, r.a, t);
+  auto tb = s.open_table("crash").value();
   long present = 0;
-  bool gap = false;
+  // Writes found must be a prefix of the writes: of all of them in the log modes (the log
+  // is one stream), of each partition's in snapshot mode. There a crash during a
+  // snapshot can leave a partition whose table was empty at the new cut (a partition's
+  // first snapshot is a bulk load, which WiredTiger makes durable when the load ends)
+  // and the others at the previous snapshot: each is a point-in-time cut of its
+  // partition, which is the consistency cellar promises. Write i is in the partition of
+  // the prefix "g<i % 4>" (crash_workload.h).
+  const bool per_partition = mode == "snapshot";
+  bool gap[4] = {false, false, false, false};
+  std::vector<bool> found;
   const long upto = r.a.last + 200;  // writes applied but not yet acknowledged may be there
   for (long i = 0; i <= upto; ++i) {
-    auto rows = t.get(std::vector<cellar::get>{cellar::get(crash::row_a(i)), cellar::get(crash::row_b(i))});
+    auto rows = tb.get(std::vector<cellar::get>{cellar::get(crash::row_a(i)), cellar::get(crash::row_b(i))});
     REQUIRE(rows.is_ok());
     for (const auto& row : rows.value()) {
       INFO("write " << i << " row " << row.row);
       // Never half a row.
+      if (row.cells.size() != 0 && row.cells.size() != 2) ++t.partial;
       REQUIRE((row.cells.size() == 0 || row.cells.size() == 2));
       for (const auto& c : row.cells) CHECK(c.value == crash::value(i));
     }
     const bool a = !rows.value()[0].cells.empty(), b = !rows.value()[1].cells.empty();
     INFO("write " << i);
+    if (a != b) ++t.partial;
     REQUIRE(a == b);  // never half a batch
+    bool& g = gap[per_partition ? i % 4 : 0];
     if (a) {
-      REQUIRE_FALSE(gap);  // a prefix: nothing after a missing write
+      REQUIRE_FALSE(g);  // a prefix: nothing after a missing write
       ++present;
     } else {
-      gap = true;
+      g = true;
     }
+    found.push_back(a);
   }
-  INFO("mode " << mode << ": " << r.a.last + 1 << " acknowledged, " << present << " recovered, last snapshot "
-               << r.a.snapshot);
-  if (mode == "log-sync") CHECK(present >= r.a.last + 1);
-  if (mode == "snapshot") CHECK(present >= r.a.snapshot + 1);
+  const long acked = r.a.last + 1;
+  long must = acked;  // what the mode promises survives
+  if (mode == "snapshot") must = r.a.snapshot + 1;
   if (mode == "log") {
-    long must = 0;
+    must = 0;
     for (long i = 0; i <= r.a.last; ++i)
       if (r.a.at[static_cast<std::size_t>(i)] <= r.killed_at - 500) must = i + 1;
-    CHECK(present >= must);
   }
-  return present;
+  INFO("mode " << mode << ": " << acked << " acknowledged, " << present << " recovered, last snapshot "
+               << r.a.snapshot);
+  long lost = 0, beyond = 0;
+  for (long i = 0; i < acked; ++i)
+    if (!found[static_cast<std::size_t>(i)]) {
+      ++lost;
+      if (i < must) ++beyond;
+    }
+  CHECK(beyond == 0);
+  t.acknowledged += acked;
+  t.recovered += present;
+  t.lost += lost;
+  t.beyond += beyond;
 }
 
 void crash_test(const std::string& mode, int iterations) {
   std::mt19937 rng(std::random_device{}());
+  totals t;
+  const auto t0 = std::chrono::steady_clock::now();
   for (int it = 0; it < iterations; ++it) {
     const auto dir = (fs::temp_directory_path() / ("cellar-crash-" + mode + "-" + std::to_string(getpid()) + "-" +
                                                    std::to_string(it)))
                          .string();
     fs::remove_all(dir);
+    // One kill in three lands at random, one just after a snapshot began, one just after
+    // a DDL step began (plus up to 20 ms of a snapshot or 5 ms of a DDL step, which is
+    // shorter, so at any point of it).
+    const auto when = static_cast<moment>(it % 3);
     const int delay = std::uniform_int_distribution<int>(100, 700)(rng);
-    auto r = crash_once(dir, mode, delay);
-    INFO("iteration " << it << ", killed after " << delay << " ms");
+    const int extra_us = std::uniform_int_distribution<int>(0, when == moment::ddl ? 5000 : 20000)(rng);
+    auto r = crash_once(dir, mode, delay, when, extra_us);
+    INFO("iteration " << it << ", killed after " << delay << " ms, moment " << static_cast<int>(when));
     REQUIRE(r.a.last >= 0);  // it wrote something before the kill
-    check(dir, mode, r);
+    ++t.kills;
+    if (r.a.in_snapshot) ++t.in_snapshot;
+    if (r.a.ddl_begun.size() > r.a.ddl_done.size()) ++t.in_ddl;
+    check(dir, mode, r, t);
     fs::remove_all(dir);
     std::remove((dir + ".acks").c_str());
   }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "crash-loop: mode %s: %ld kills (%ld during a snapshot, %ld during DDL) in %.0f s; %ld writes acknowledged, "
+      "%ld recovered; acknowledged writes lost: %ld (%ld of them beyond what the mode allows); partial rows or "
+      "batches: %ld; DDL tables checked: %ld\n",
+      mode.c_str(), t.kills, t.in_snapshot, t.in_ddl, secs, t.acknowledged, t.recovered, t.lost, t.beyond,
+      t.partial, t.ddl_checked);
+  std::fflush(stdout);
+  CHECK(t.partial == 0);
+  CHECK(t.beyond == 0);
+  if (mode == "log-sync") CHECK(t.lost == 0);
 }
 
 int iterations() {

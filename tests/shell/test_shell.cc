@@ -305,3 +305,40 @@ TEST_CASE("a server with a token lets nobody in without it", "[shell][server]") 
   CHECK(allowed.exit_code == 0);
   CHECK(allowed.out == "{\"ok\":true,\"tables\":[]}\n");
 }
+
+TEST_CASE("a damaged data file: the server refuses to start, naming it, unless --salvage", "[shell][server]") {
+  temp_dir data;
+  std::string script = "create 't', 'f'\n";
+  for (int i = 0; i < 3000; ++i)
+    script += "put 't', 'row" + std::to_string(10000 + i) + "', 'f:q', '" + std::string(500, 'v') + "'\n";
+  REQUIRE(shell_embedded(data.path, script).exit_code == 0);
+  std::string file;
+  for (const auto& e : fs::directory_iterator(data.path))
+    if (e.path().filename().string().rfind("d", 0) == 0 && e.path().extension() == ".wt") file = e.path().string();
+  REQUIRE(!file.empty());
+  const auto size = fs::file_size(file);
+  REQUIRE(size > 64 * 1024);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    for (int i = 0; i < 4096; ++i) f.put('\x5a');
+  }
+  auto refused = testproc::run({"/bin/sh", "-c",
+                                std::string("exec ") + CELLAR_SERVER + " --listen 127.0.0.1:0 --data " + data.path +
+                                    " --snapshot-interval-ms 0 2>&1"},
+                               "");
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.out.find("CORRUPTION") != std::string::npos);
+  CHECK(refused.out.find(file) != std::string::npos);
+  CHECK(refused.out.find("--salvage") != std::string::npos);
+
+  testproc::server srv(CELLAR_SERVER, data.path, {"--salvage"});
+  auto counted = shell_rpc(srv, "count 't'\n");
+  CHECK(counted.exit_code == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(counted.out, m, std::regex("\"count\":([0-9]+)")));
+  const int kept = std::stoi(m[1]);
+  CHECK(kept > 0);
+  CHECK(kept < 3000);
+  CHECK(srv.stop() == 0);
+}

@@ -138,6 +138,13 @@ result<table_schema> decode_schema(std::string_view bytes) {
   }
   if (!r.done()) return bad;
   if (t.partitioned && !check_partitioning(t.partitioning)) return bad;
+  // What DDL would never have written: a bad name, a family find() cannot see (families
+  // are kept sorted by name, each name once), a family check_family refuses.
+  if (!check_name("table", t.name)) return bad;
+  for (std::size_t i = 0; i < t.families.size(); ++i) {
+    if (!check_family(t.families[i].desc)) return bad;
+    if (i > 0 && !(t.families[i - 1].desc.name < t.families[i].desc.name)) return bad;
+  }
   return t;
 }
 

@@ -73,7 +73,7 @@ struct family_reader {
       out.exists = true;
       if (exists_only) return end;
       if (out.cells.capacity() == 0) out.cells.reserve(16);
-      out.cells.emplace_back(std::string(row), fam.desc.name, std::string(q), ts, it->second.value);
+      out.cells.push_back(cell{std::string(row), fam.desc.name, std::string(q), ts, it->second.value});
     }
     return it;
   }

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <thread>
 
@@ -70,6 +72,10 @@ bool try_briefly(Take take) {
 
 }  // namespace
 
+void fail_all(std::vector<op_result>& results, const status& why) {
+  for (auto& r : results) r = op_result{why, {}, false};
+}
+
 bool run_actions(memtable& mem, const table_schema& schema, std::vector<batch_op>& ops,
                  std::vector<op_result>& results, std::int64_t now) {
   results.resize(ops.size());
@@ -118,10 +124,20 @@ bool partition::stale(std::uint64_t version, std::size_t n, batch_reply& out) co
   return true;
 }
 
-bool partition::run(batch_request& r, batch_reply& out, std::function<void()> durable) {
+bool partition::run(batch_request& r, batch_reply& out, log_stream::durable_fn durable) {
   if (stale(r.schema_version, r.ops.size(), out)) return false;
+  if (cfg_.log.failed() && !reads_only(r.ops)) {
+    out.results.resize(r.ops.size());
+    fail_all(out.results, cfg_.log.health());
+    return false;
+  }
   run_actions(*mem_, *cfg_.schema, r.ops, out.results, cfg_.clock());
-  return cfg_.log.append(*mem_, std::move(durable)) && cfg_.log.acknowledges_on_sync();
+  bool appended = false;
+  if (auto st = cfg_.log.append(*mem_, std::move(durable), &appended); !st) {
+    fail_all(out.results, st);
+    return false;
+  }
+  return appended && cfg_.log.acknowledges_on_sync();
 }
 
 void partition::read(const batch_request& r, batch_reply& out) const {
@@ -157,14 +173,15 @@ std::uint64_t partition::reclaim_all() {
   if (!cfg_.schema) return 0;
   mem_->restart_reclaim();
   const auto n = mem_->reclaim(*cfg_.schema, cfg_.clock(), static_cast<std::size_t>(-1));
-  cfg_.log.append(*mem_, nullptr);
+  // Reclamation is redone after a restart if its record is lost.
+  (void)cfg_.log.append(*mem_, nullptr);
   return n;
 }
 
 void partition::reclaim_slice() {
   if (!cfg_.schema) return;
   mem_->reclaim(*cfg_.schema, cfg_.clock(), cfg_.maintenance_slice);
-  cfg_.log.append(*mem_, nullptr);
+  (void)cfg_.log.append(*mem_, nullptr);
 }
 
 delta_handle partition::cut() {
@@ -180,7 +197,7 @@ void partition::merge(delta_handle older) {
 // --- local_partition ----------------------------------------------------------------------
 
 local_partition::outcome local_partition::try_run(batch_request& r, batch_reply& out,
-                                                  const std::function<void()>& durable) {
+                                                  const log_stream::durable_fn& durable) {
   if (reads_only(r.ops)) {
     std::shared_lock<rw_lock> lock(mu_, std::defer_lock);
     if (!try_briefly([&] { return lock.try_lock(); }) || core_ == nullptr) return outcome::declined;
@@ -289,6 +306,7 @@ class partition_owner final : public partition_actor::base {
           sync_->notify_pending.store(false);
           const auto synced = sync_->synced.load();
           while (!waiting_.empty() && waiting_.front().seq <= synced) {
+            if (auto why = sync_->failure_of(waiting_.front().seq)) fail_all(waiting_.front().reply.results, *why);
             waiting_.front().rp.deliver(std::move(waiting_.front().reply));
             waiting_.pop_front();
           }
@@ -303,8 +321,20 @@ class partition_owner final : public partition_actor::base {
 
  private:
   struct sync_state {
-    std::atomic<std::uint64_t> synced{0};  // log-sync records of this partition on disk
+    std::atomic<std::uint64_t> synced{0};  // log-sync records of this partition settled
     std::atomic<bool> notify_pending{false};
+    std::mutex mu;
+    std::map<std::uint64_t, status> failures;  // records the log failed to make durable
+
+    // The failure of record `seq`, taken out, if it had one.
+    std::optional<status> failure_of(std::uint64_t seq) {
+      std::lock_guard l(mu);
+      auto it = failures.find(seq);
+      if (it == failures.end()) return std::nullopt;
+      auto st = std::move(it->second);
+      failures.erase(it);
+      return st;
+    }
   };
   struct waiting_reply {
     std::uint64_t seq;
@@ -332,10 +362,14 @@ class partition_owner final : public partition_actor::base {
 
   // For the next log-sync record: marks it on disk and, unless a notice is already on its
   // way, tells this actor (from the log's writer thread).
-  std::function<void()> durable_callback() {
+  log_stream::durable_fn durable_callback() {
     if (!core_.config().log.acknowledges_on_sync()) return nullptr;
     const auto seq = ++logged_;
-    return [sync = sync_, seq, self = caf::actor_cast<partition_actor>(this)] {
+    return [sync = sync_, seq, self = caf::actor_cast<partition_actor>(this)](const status& st) {
+      if (!st) {
+        std::lock_guard l(sync->mu);
+        sync->failures.emplace(seq, st);
+      }
       auto prev = sync->synced.load();
       while (prev < seq && !sync->synced.compare_exchange_weak(prev, seq)) {
       }

@@ -61,8 +61,11 @@ class partition {
 
   // Runs the actions of `r` in order as one unit (one failing undoes the others, which
   // answer ABORTED) and logs what they changed. Returns whether a record was logged in
-  // log-sync mode: the reply must then wait until `durable` runs.
-  bool run(batch_request& r, batch_reply& out, std::function<void()> durable);
+  // log-sync mode: the reply must then wait until `durable` runs, and holds the record's
+  // failure if `durable` gets one. A log that failed refuses writes before they are
+  // applied, and a record the log refuses fails every action: neither is acknowledged
+  // (redo_log.h).
+  bool run(batch_request& r, batch_reply& out, log_stream::durable_fn durable);
   // A request of gets only, run without changing anything (safe under a shared lock).
   void read(const batch_request& r, batch_reply& out) const;
   scan_reply scan(const scan_request& r) const;
@@ -97,7 +100,7 @@ class local_partition {
   };
 
   // A batch: gets under the lock shared with other readers, anything else alone.
-  outcome try_run(batch_request& r, batch_reply& out, const std::function<void()>& durable);
+  outcome try_run(batch_request& r, batch_reply& out, const log_stream::durable_fn& durable);
   // One scan page, under the lock shared with other readers.
   bool try_scan(const scan_request& r, scan_reply& out);
   // `acknowledges_on_sync`: the partition runs in log-sync mode (a write run here is
@@ -115,6 +118,9 @@ class local_partition {
 // Starts the actor of a partition. `local` (may be null) becomes the partition's in-place
 // path.
 partition_actor spawn_partition(caf::actor_system& sys, partition_config cfg, std::shared_ptr<local_partition> local);
+
+// Every result of `results` becomes `why` (a failure no action of the unit escapes).
+void fail_all(std::vector<op_result>& results, const status& why);
 
 // Runs ops[indices...] against `mem` as one unit, as a partition runs the part of a batch
 // that falls in it: on the first failure the unit is rolled back and the other actions

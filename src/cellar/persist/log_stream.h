@@ -32,15 +32,26 @@ class log_stream {
   // log-sync: a write is acknowledged once its record is on disk.
   bool acknowledges_on_sync() const { return log_ != nullptr && sync_each_; }
 
-  // Appends what `mem` recorded since the last append, if anything, and clears it. Returns
-  // whether a record was appended. In log-sync mode `durable` then runs once the record is
-  // on disk, on the log's writer thread (or this one); otherwise it is not used.
-  bool append(memtable& mem, std::function<void()> durable) {
-    if (log_ == nullptr || mem.redo().empty()) return false;
-    log_->append(record(mem, uid_, partition_), sync_each_ ? std::move(durable) : std::function<void()>());
-    return true;
-  }
+  // Called once a log-sync record's fate is known: OK once on disk, or the failure of the
+  // write or sync that took it (IO_ERROR naming the file).
+  using durable_fn = std::function<void(const status&)>;
 
+  // Whether the log refuses writes now (a write or sync failed, redo_log.h): a partition
+  // then refuses writes before applying them, with health().
+  bool failed() const { return log_ != nullptr && log_->failed(); }
+  status health() const { return log_ != nullptr ? log_->health() : status::ok(); }
+
+  // Appends what `mem` recorded since the last append, if anything, and clears it. Sets
+  // `appended` when a record was queued; in log-sync mode `durable` then runs once with
+  // the record's fate, on the log's writer thread (otherwise it is not used). Returns the
+  // log's failure when it refused the record: nothing was queued and `durable` never runs.
+  status append(memtable& mem, durable_fn durable, bool* appended = nullptr) {
+    if (appended) *appended = false;
+    if (log_ == nullptr || mem.redo().empty()) return status::ok();
+    auto st = log_->append(record(mem, uid_, partition_), sync_each_ ? std::move(durable) : durable_fn());
+    if (st && appended) *appended = true;
+    return st;
+  }
   // The record of what `mem` changed since its redo was last taken: u64 table uid | u32
   // partition | redo entries (docs/storage.md); clears the redo.
   static std::string record(memtable& mem, std::uint64_t table_uid, std::uint32_t partition);

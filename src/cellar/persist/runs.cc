@@ -62,4 +62,22 @@ bool run_reader::next(std::string_view& key, std::string_view& stored) {
   return true;
 }
 
+status for_each_run_cell(std::string_view run_key, std::string_view run,
+                         const std::function<status(std::string_view key, std::string_view stored)>& fn) {
+  if (run_key.size() < 4) return {code::corruption, "malformed run: a key shorter than a family id"};
+  const std::string_view family = run_key.substr(0, 4);
+  run_reader r(run);
+  std::string_view key, stored;
+  bool first = true;
+  while (r.next(key, stored)) {
+    if (first && key < run_key) return {code::corruption, "malformed run: its first cell sorts before its key"};
+    if (key.substr(0, 4) != family) return {code::corruption, "malformed run: cells of another family"};
+    first = false;
+    if (auto s = fn(key, stored); !s) return s;
+  }
+  if (!r.ok()) return {code::corruption, "malformed run: a cell is cut short or out of order"};
+  if (first) return {code::corruption, "malformed run: no cells"};
+  return status::ok();
+}
+
 }  // namespace cellar::detail

@@ -15,8 +15,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+
+#include "cellar/status.h"
 
 namespace cellar::detail {
 
@@ -42,5 +45,12 @@ class run_reader {
   bool ok_ = true;
   bool first_ = true;
 };
+
+// Recovery's reading of one stored run: calls fn(key, stored) for each cell of the run
+// `run` stored under the WiredTiger key `run_key`, after checking what the format
+// promises: at least one cell, keys ascending, the first at or after `run_key`, every one
+// of `run_key`'s family. CORRUPTION ("malformed run: ...") if not; fn's error stops it.
+status for_each_run_cell(std::string_view run_key, std::string_view run,
+                         const std::function<status(std::string_view key, std::string_view stored)>& fn);
 
 }  // namespace cellar::detail

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 
 #include <cerrno>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "persist/codec.h"
+#include "persist/wt_file_system.h"
 #include "persist/runs.h"
 #include "persist/yield.h"
 
@@ -107,7 +109,8 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 // keep their own allocation size.
 constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
 
-// Writes back a bulk-loaded file while the load runs, on a descriptor of our own.
+// Writes back a bulk-loaded file while the load runs, on a handle of our own (through
+// the store's env, as WiredTiger's own handle is).
 //
 // Closing a WiredTiger bulk cursor syncs the file, and WiredTiger holds a lock of the
 // whole connection while it does: the snapshot threads' closes ran one after another,
@@ -119,9 +122,10 @@ constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enab
 // and its checkpoint to sync. Durability is unchanged: WiredTiger still syncs at close.
 class early_writeback {
  public:
-  explicit early_writeback(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  ~early_writeback() {
-    if (fd_ >= 0) ::close(fd_);
+  early_writeback(env& e, const std::string& path) {
+    open_flags o;
+    o.read_only = true;
+    if (e.open(path, o, &f_) != 0) f_.reset();
   }
   early_writeback(const early_writeback&) = delete;
   early_writeback& operator=(const early_writeback&) = delete;
@@ -129,17 +133,17 @@ class early_writeback {
   // `bytes` more were handed to WiredTiger.
   void wrote(std::size_t bytes) {
     pending_ += bytes;
-    if (fd_ < 0 || pending_ < every) return;
-    ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: a failure shows at sync
+    if (!f_ || pending_ < every) return;
+    f_->start_writeback();  // a hint: a failure shows at sync
     pending_ = 0;
   }
-  // Waits for what has been written so far to reach the disk. Without a descriptor
-  // (the file could not be opened), nothing to do: WiredTiger's close syncs it all.
-  int sync() { return fd_ >= 0 && ::fdatasync(fd_) != 0 ? errno : 0; }
+  // Waits for what has been written so far to reach the disk. Without a file (it could
+  // not be opened), nothing to do: WiredTiger's close syncs it all.
+  int sync() { return f_ ? f_->sync() : 0; }
 
  private:
   static constexpr std::size_t every = 4u << 20;
-  int fd_;
+  std::unique_ptr<file> f_;
   std::size_t pending_ = 0;
 };
 
@@ -178,20 +182,33 @@ std::string partition_file_stem(std::uint64_t uid, std::uint32_t partition) {
   return "d" + std::to_string(uid) + "p" + std::to_string(partition);
 }
 
-result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size_t cache_mb) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return status{code::io_error, "cannot create " + dir + ": " + std::strerror(errno)};
+std::string wt_home::file_of(std::uint64_t uid, std::uint32_t partition) const {
+  return dir_ + "/" + partition_file_stem(uid, partition) + ".wt";
+}
+
+std::string wt_home::describe(const std::string& uri) const {
+  const std::string stem = uri.rfind("table:", 0) == 0 ? uri.substr(6) : uri;
+  return uri + " (file " + dir_ + "/" + stem + ".wt)";
+}
+
+result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size_t cache_mb,
+                                               std::shared_ptr<cellar::env> e, bool salvage) {
+  if (!e) e = env::posix();
+  if (int err = e->create_dir(dir); err != 0)
+    return status{code::io_error, "cannot create " + dir + ": " + std::strerror(err)};
   std::unique_ptr<wt_home> h(new wt_home());
   h->dir_ = dir;
+  h->env_ = e;
   // Logging is on for the catalog only (data tables opt out); small log files and no
   // preallocation keep the home small (WiredTiger preallocates ~300 MB otherwise).
-  const std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
-                          "MB,log=(enabled=true,file_max=1MB,prealloc=false,archive=true),"
-                          "checkpoint_sync=true,session_max=256";
-  const auto before = thread_ids();
-  if (int ret = wiredtiger_open(dir.c_str(), &event_handler, cfg.c_str(), &h->conn_); ret != 0)
-    return wt_error(ret, "cannot open the WiredTiger home " + dir);
-  idle_new_threads(before);
+  std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
+                    "MB,log=(enabled=true,file_max=1MB,prealloc=false,archive=true),"
+                    "checkpoint_sync=true,session_max=256";
+  // WiredTiger's salvage of its own files (metadata, its log); cellar's tables are
+  // salvaged one by one (salvage_table).
+  if (salvage) cfg += ",salvage=true";
+  h->config_ = cfg;
+  if (auto st = h->connect(); !st) return st;
   session s(h->conn_);
   if (s.error()) return wt_error(s.error(), "open_session");
   if (int ret = s->create(s.get(), "table:catalog", "key_format=u,value_format=u"); ret != 0)
@@ -201,11 +218,52 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   return h;
 }
 
+status wt_home::connect() {
+  const auto before = thread_ids();
+  std::string why;
+  if (int ret = wt_open(dir_, &event_handler, config_, env_, &conn_, &why); ret != 0) {
+    conn_ = nullptr;
+    return wt_error(ret, "cannot open the WiredTiger home " + dir_ + (why.empty() ? "" : " (" + why + ")"));
+  }
+  idle_new_threads(before);
+  return status::ok();
+}
+
+bool wt_home::stopped() {
+  std::shared_lock guard(conn_mu_);
+  if (!conn_) return true;
+  WT_SESSION* s = nullptr;
+  const int ret = conn_->open_session(conn_, nullptr, nullptr, &s);
+  if (s) s->close(s, nullptr);
+  return ret == WT_PANIC;
+}
+
+status wt_home::reopen() {
+  std::unique_lock guard(conn_mu_);
+  if (conn_) conn_->close(conn_, nullptr);  // reports the panic again; frees the connection
+  conn_ = nullptr;
+  if (auto st = connect(); !st) return st;
+  spdlog::warn("cellar: WiredTiger reopened {} at its last checkpoint", dir_);
+  return status::ok();
+}
+
+status wt_home::salvage_table(const std::string& uri) {
+  std::shared_lock guard(conn_mu_);
+  session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
+  const int ret = s->salvage(s.get(), uri.c_str(), nullptr);
+  if (ret == ENOENT) return status::ok();
+  if (ret != 0) return wt_error(ret, "salvage " + describe(uri));
+  return status::ok();
+}
+
 wt_home::~wt_home() {
+  std::unique_lock guard(conn_mu_);
   if (conn_) conn_->close(conn_, nullptr);
 }
 
 status wt_home::read_catalog(const std::function<void(std::string_view, std::string_view)>& fn) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:catalog");
@@ -223,6 +281,7 @@ status wt_home::read_catalog(const std::function<void(std::string_view, std::str
 
 status wt_home::write_catalog(const std::vector<std::pair<std::string, std::string>>& puts,
                               const std::vector<std::string>& erases) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:catalog", "overwrite=true");
@@ -250,6 +309,7 @@ status wt_home::write_catalog(const std::vector<std::pair<std::string, std::stri
 }
 
 status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   if (int ret = s->create(s.get(), partition_uri(uid, partition).c_str(), cell_table_config); ret != 0)
@@ -258,6 +318,7 @@ status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
 }
 
 status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   int ret = s->drop(s.get(), partition_uri(uid, partition).c_str(), "force=true");
@@ -314,6 +375,7 @@ bool read_run(WT_CURSOR* c, std::vector<stored_cell>& out) {
 status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta,
                             std::uint64_t* bytes) {
   if (delta.empty()) return status::ok();
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
@@ -334,7 +396,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   if (empty) {
     cursor bulk(s.get(), uri, "bulk");
     if (bulk.error() == 0) {
-      early_writeback writeback(dir_ + "/" + partition_file_stem(uid, partition) + ".wt");
+      early_writeback writeback(*env_, file_of(uid, partition));
       std::string run, first;
       auto flush = [&]() -> int {
         if (run.empty()) return 0;
@@ -362,7 +424,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
       }
       if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
       if (int err = writeback.sync(); err != 0)
-        return status{code::io_error, "sync " + uri + ": " + std::strerror(err)};
+        return status{code::io_error, "sync " + file_of(uid, partition) + ": " + std::strerror(err)};
       if (int ret = bulk.close(); ret != 0) return wt_error(ret, "finish the bulk load of " + uri);
       return status::ok();
     }
@@ -501,6 +563,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
 }
 
 status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
@@ -527,6 +590,7 @@ status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::ui
 }
 
 status wt_home::set_meta(std::string_view key, std::uint64_t value) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:meta", "overwrite=true");
@@ -541,6 +605,7 @@ status wt_home::set_meta(std::string_view key, std::uint64_t value) {
 }
 
 result<std::uint64_t> wt_home::get_meta(std::string_view key) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), "table:meta");
@@ -559,6 +624,7 @@ result<std::uint64_t> wt_home::get_meta(std::string_view key) {
 }
 
 status wt_home::checkpoint() {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   if (int ret = s->checkpoint(s.get(), nullptr); ret != 0) return wt_error(ret, "checkpoint");
@@ -567,29 +633,23 @@ status wt_home::checkpoint() {
 
 status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
                                const std::function<status(std::string_view, std::string_view)>& fn) {
+  std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
   cursor c(s.get(), uri);
   if (c.error() == ENOENT) return status::ok();
-  if (c.error()) return wt_error(c.error(), "open " + uri);
+  if (c.error()) return wt_error(c.error(), "open " + describe(uri));
   int ret;
   while ((ret = c->next(c.get())) == 0) {
     WT_ITEM k, v;
     c->get_key(c.get(), &k);
     c->get_value(c.get(), &v);
-    run_reader r(view(v));
-    std::string_view key, stored;
-    bool first = true;
-    while (r.next(key, stored)) {
-      // A run holds cells from its own key on, all of its family.
-      if (first && (key < view(k) || key.substr(0, 4) != view(k).substr(0, 4))) break;
-      first = false;
-      if (auto st = fn(key, stored); !st) return st;
-    }
-    if (first || !r.ok()) return status{code::corruption, uri + " holds a malformed run"};
+    auto st = for_each_run_cell(view(k), view(v), fn);
+    if (st.code() == code::corruption) return status{code::corruption, describe(uri) + ": " + st.message()};
+    if (!st) return st;
   }
-  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + uri);
+  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + describe(uri));
   return status::ok();
 }
 

@@ -11,8 +11,14 @@
 // checkpoint is only taken at the end of a snapshot: that is what makes a snapshot
 // atomic even when it is written in many transactions.
 //
+// WiredTiger stops for good ("panic") when a sync of its files fails during a checkpoint:
+// every later call fails. stopped() says so, and reopen() closes the connection and opens
+// the home again, which WiredTiger recovers to its last checkpoint (the last snapshot)
+// plus its own log (the catalog).
+//
 // Thread safety: every method opens its own WiredTiger session, so methods may run on
-// any thread; callers serialise snapshot work among themselves.
+// any thread; reopen() waits for the calls running and holds the others back. Callers
+// serialise snapshot work among themselves.
 #pragma once
 
 #include <wiredtiger.h>
@@ -20,10 +26,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cellar/env.h"
 #include "cellar/status.h"
 #include "partition/memtable.h"
 
@@ -31,7 +39,10 @@ namespace cellar::detail {
 
 class wt_home {
  public:
-  static result<std::unique_ptr<wt_home>> open(const std::string& dir, std::size_t cache_mb);
+  // Opens (creating) the home in `dir`, its files through `e` (cellar/env.h). `salvage`:
+  // WiredTiger salvages its own damaged files (metadata, log) while it opens.
+  static result<std::unique_ptr<wt_home>> open(const std::string& dir, std::size_t cache_mb,
+                                               std::shared_ptr<cellar::env> e, bool salvage);
   ~wt_home();  // closes without a checkpoint: callers snapshot first
 
   // Catalog.
@@ -49,15 +60,30 @@ class wt_home {
   status set_meta(std::string_view key, std::uint64_t value);
   status checkpoint();
 
+  // WiredTiger has stopped after a failure it cannot go on from (WT_PANIC).
+  bool stopped();
+  status reopen();
+
   // Recovery.
+  // Rebuilds a table's file from what can still be read of it (WT_SESSION::salvage):
+  // damaged pages and what they held are dropped. A missing table is not an error.
+  status salvage_table(const std::string& uri);
   result<std::uint64_t> get_meta(std::string_view key);
   status scan_partition(std::uint64_t uid, std::uint32_t partition,
                         const std::function<status(std::string_view key, std::string_view value)>& fn);
 
+  // The file of a partition's table, and "table:x (file DIR/x.wt)" for messages.
+  std::string file_of(std::uint64_t uid, std::uint32_t partition) const;
+  std::string describe(const std::string& uri) const;
+
  private:
   wt_home() = default;
+  status connect();  // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
+  std::shared_mutex conn_mu_;  // shared by every call, exclusive for reopen
+  std::string config_;
   WT_CONNECTION* conn_ = nullptr;
   std::string dir_;
+  std::shared_ptr<cellar::env> env_;
 };
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition);

@@ -42,7 +42,7 @@ struct part {
 // Runs `p` in place if the caller, the ordering rule and the partition allow it. Returns
 // local_partition::outcome::after_sync when the reply comes later through `durable`.
 local_partition::outcome try_in_place(const dispatch_context& ctx, part& p, batch_reply& out,
-                                      const std::function<void()>& durable) {
+                                      const log_stream::durable_fn& durable) {
   if (!ctx.in_place || !p.ref->local || !ctx.order->may_run_now(p.ref->id, p.writes))
     return local_partition::outcome::declined;
   return p.ref->local->try_run(p.req, out, durable);
@@ -73,7 +73,10 @@ std::optional<std::vector<op_result>> dispatch_one(const dispatch_context& ctx, 
   if (ctx.in_place && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync()) {
     // log-sync: a write run here is answered once its record is on disk.
     auto held = std::make_shared<batch_reply>();
-    auto outcome = try_in_place(ctx, p, *held, [held, done] { done(std::move(held->results)); });
+    auto outcome = try_in_place(ctx, p, *held, [held, done](const status& st) {
+      if (!st) fail_all(held->results, st);
+      done(std::move(held->results));
+    });
     if (outcome == local_partition::outcome::done) {
       ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
       return std::move(held->results);
@@ -139,9 +142,10 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
   for (auto& p : parts) {
     call->pending.fetch_add(1, std::memory_order_relaxed);
     auto held = std::make_shared<batch_reply>();
-    std::function<void()> durable;
+    log_stream::durable_fn durable;
     if (log_sync_writes && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync())
-      durable = [call, held, scatter, indices = p.indices] {
+      durable = [call, held, scatter, indices = p.indices](const status& st) {
+        if (!st) fail_all(held->results, st);
         scatter(indices, std::move(held->results));
         call->part_done();
       };

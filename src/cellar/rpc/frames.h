@@ -19,6 +19,7 @@
 #include "cellar/ops.h"
 #include "cellar/status.h"
 #include "cellar/store.h"
+#include "rpc/message_stream.h"
 
 namespace cellar::rpc {
 
@@ -90,7 +91,7 @@ class frame_client {
   capnp::ReaderOptions ro_;
   std::uint64_t next_id_ = 1;
   std::vector<unsigned char> out_;
-  std::vector<capnp::word> in_;  // bytes read, from byte in_pos_ to in_end_
+  word_buffer in_;  // bytes read, from byte in_pos_ to in_end_
   std::size_t in_pos_ = 0, in_end_ = 0;
   bool greeted_ = false;  // the server's eight bytes have come (the first thing it sends)
   status error_;

@@ -64,7 +64,6 @@ kj::Promise<std::size_t> buffered_message_stream::read_raw() {
   if (in_end_ == in_bytes()) in_.resize(in_.size() * 2);
   if (in_end_ == 0 && in_bytes() > 4 * read_chunk_) {
     in_.resize(read_chunk_ / sizeof(capnp::word));
-    in_.shrink_to_fit();
   }
   return inner_.tryRead(bytes() + in_end_, 1, in_bytes() - in_end_).then([this](std::size_t n) {
     in_end_ += n;

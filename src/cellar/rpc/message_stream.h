@@ -13,10 +13,32 @@
 #include <capnp/serialize-async.h>
 #include <kj/async-io.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 namespace cellar::rpc {
+
+// A growable array of Cap'n Proto words, for read buffers (a message read in place must
+// be word-aligned). Not std::vector<capnp::word>: a word can be neither copied nor moved,
+// and only GCC's library grows such a vector (clang's fuzz build refuses it).
+class word_buffer {
+ public:
+  explicit word_buffer(std::size_t words) : a_(kj::heapArray<capnp::word>(words)) {}
+  capnp::word* data() { return a_.begin(); }
+  const capnp::word* data() const { return a_.begin(); }
+  std::size_t size() const { return a_.size(); }
+  // Keeps the first words that fit.
+  void resize(std::size_t words) {
+    auto next = kj::heapArray<capnp::word>(words);
+    std::memcpy(static_cast<void*>(next.begin()), a_.begin(), std::min(words, a_.size()) * sizeof(capnp::word));
+    a_ = kj::mv(next);
+  }
+
+ private:
+  kj::Array<capnp::word> a_;
+};
 
 class buffered_message_stream final : public capnp::MessageStream, private kj::TaskSet::ErrorHandler {
  public:
@@ -74,7 +96,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
 
   // Bytes read, not yet consumed, from byte in_pos_ to in_end_. Words, so that a message
   // (a whole number of words) taken in place is aligned.
-  std::vector<capnp::word> in_;
+  word_buffer in_;
   std::size_t in_pos_ = 0;
   std::size_t in_end_ = 0;
 
