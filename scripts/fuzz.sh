@@ -17,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
-all=(hbase_shell ddl snapshot redo_log frames rpc)
+all=(hbase_shell ddl snapshot redo_log frames rpc filter)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
