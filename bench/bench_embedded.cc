@@ -52,6 +52,7 @@
 #include <absl/strings/string_view.h>
 
 #include "cellar/store.h"
+#include "scheduler_tuning.h"
 
 namespace {
 
@@ -101,8 +102,8 @@ void usage() {
                "  --no-std-map    skip the std::map column\n"
                "  --no-async      skip the batch_async phases\n"
                "  --server-ts     puts take the store's clock instead of a fixed timestamp\n"
-               "  --spin-polls N  store_options::worker_spin_polls (default: the library's)\n"
-               "  --idle-sleep-us N  store_options::worker_idle_sleep (default: the library's)\n"
+               "  --spin-polls N  scheduler_tuning::spin_polls (default: the library's)\n"
+               "  --idle-sleep-us N  scheduler_tuning::idle_sleep (default: the library's)\n"
                "  --no-bare       skip the bare maps (for profiling cellar alone)\n"
                "  --only LIST     run only these phases, comma-separated, from:\n"
                "                  put,get,multi-get,scan,async-get,async-put\n");
@@ -495,11 +496,12 @@ int main(int argc, char** argv) {
   // --- cellar: open, create, load -------------------------------------------------
   cellar::store_options so;
   so.worker_threads = o.workers;
-  if (o.spin_polls >= 0) so.worker_spin_polls = static_cast<std::size_t>(o.spin_polls);
-  if (o.idle_sleep_us >= 0) so.worker_idle_sleep = std::chrono::microseconds(o.idle_sleep_us);
+  cellar::detail::scheduler_tuning tune;
+  if (o.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(o.spin_polls);
+  if (o.idle_sleep_us >= 0) tune.idle_sleep = std::chrono::microseconds(o.idle_sleep_us);
   std::printf("CAF workers spin %zu polls before sleeping, then sleep up to %lld us\n",
-              so.worker_spin_polls, static_cast<long long>(so.worker_idle_sleep.count()));
-  auto opened = cellar::store::open(std::move(so));
+              tune.spin_polls, static_cast<long long>(tune.idle_sleep.count()));
+  auto opened = cellar::detail::open_store(std::move(so), tune);
   if (!opened) die("store::open", opened.error());
   auto& store = *opened.value();
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cellar/store.h"
+#include "scheduler_tuning.h"
 
 using namespace cellar;
 using clk = std::chrono::steady_clock;
@@ -154,11 +155,16 @@ int main(int argc, char** argv) {
   double recovery_rate = 0;
   std::vector<double> snap_rates, raw_rates, ratios;
   snapshot_stats snap{};
+  // The store, with --spin-polls applied to its workers.
+  auto open_tuned = [&](store_options o) {
+    cellar::detail::scheduler_tuning tune;
+    if (a.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(a.spin_polls);
+    return cellar::detail::open_store(std::move(o), tune);
+  };
   auto options = [&] {
     store_options o;
     o.directory = data_dir;
     o.snapshot_interval = std::chrono::milliseconds(0);
-    if (a.spin_polls >= 0) o.worker_spin_polls = static_cast<std::size_t>(a.spin_polls);
     if (a.snapshot_threads >= 0) o.snapshot_threads = static_cast<std::size_t>(a.snapshot_threads);
     return o;
   };
@@ -177,7 +183,7 @@ int main(int argc, char** argv) {
   std::printf("  changes    MB      s      MB/s    raw MB/s  ratio\n");
   for (int rep = 0; rep < a.reps; ++rep) {
     fs::remove_all(data_dir);
-    auto s = store::open(options()).value();
+    auto s = open_tuned(options()).value();
     if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
     auto t = s->open_table("t").value();
     load(t);
@@ -232,7 +238,7 @@ int main(int argc, char** argv) {
     std::printf("  p99 ratio during/without: %.2f (goal <= 2)\n", ld.p99 / lq.p99);
   }
   {
-    auto s = store::open(options()).value();
+    auto s = open_tuned(options()).value();
     auto r = s->recovery();
     recovery_rate = r.cells_loaded / r.seconds;
     std::printf("\nrecovery: %llu cells in %.2f s = %.0f cells/s\n", static_cast<unsigned long long>(r.cells_loaded),
@@ -255,7 +261,7 @@ int main(int argc, char** argv) {
     o.directory = dir;
     o.durability = durability::log_sync;
     o.snapshot_interval = std::chrono::milliseconds(0);
-    auto s = store::open(o).value();
+    auto s = open_tuned(o).value();
     if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
     auto t = s->open_table("t").value();
     std::atomic<bool> stop{false};

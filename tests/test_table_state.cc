@@ -23,7 +23,6 @@ std::unique_ptr<store> open_store(const std::string& dir = "") {
   store_options o;
   o.directory = dir;
   o.worker_threads = 2;
-  o.worker_spin_polls = 0;
   o.snapshot_interval = std::chrono::milliseconds(0);
   auto s = store::open(o);
   INFO(s.error().to_string());

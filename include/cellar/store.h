@@ -39,6 +39,7 @@ class store;
 namespace detail {
 struct store_impl;
 struct scan_state;
+struct store_opener;
 store_impl& impl_of(store& s);
 }  // namespace detail
 
@@ -72,18 +73,6 @@ struct store_options {
   std::size_t snapshot_threads = 0;
   // CAF worker threads; 0 means one per core.
   std::size_t worker_threads = 0;
-  // Queue polls an idle worker spins through before it sleeps (a few ms of spinning
-  // after the last request). Hand-offs to a spinning worker cost ~2 us, to a sleeping one
-  // 50-100 us on these machines; 0 makes workers sleep at once and saves idle CPU.
-  std::size_t worker_spin_polls = 30000;
-  // Then polls with a 50 us nap between them (CAF's "moderate" phase) before it blocks
-  // until a message wakes it. Each nap is a timer wake-up, which costs this VM far more
-  // than the poll: a server whose worker is idle between writes spent 1.6 us per
-  // operation napping (docs/benchmarks.md); 0 makes an idle worker block at once.
-  std::size_t worker_nap_polls = 500;
-  // Longest sleep of an idle worker between polls: the worst extra latency of the first
-  // request after a quiet spell.
-  std::chrono::microseconds worker_idle_sleep{1000};
   // Bytes of cell data the store may hold; 0 means unlimited. Past it, writes fail with
   // MEMORY_LIMIT and nothing already stored is lost.
   std::uint64_t memory_limit_bytes = 0;
@@ -293,6 +282,7 @@ class store {
 
  private:
   friend detail::store_impl& detail::impl_of(store& s);
+  friend struct detail::store_opener;
   explicit store(std::shared_ptr<detail::store_impl> impl);
   std::shared_ptr<detail::store_impl> impl_;
 };

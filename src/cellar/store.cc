@@ -10,13 +10,15 @@
 #include "model/validate.h"
 #include "persist/codec.h"
 #include "route/router.h"
+#include "scheduler_tuning.h"
 #include "store_impl.h"
 
 namespace cellar {
 
 namespace detail {
 
-store_impl::store_impl(store_options o) : options(std::move(o)), memory(options.memory_limit_bytes) {
+store_impl::store_impl(store_options o, const scheduler_tuning& tuning)
+    : options(std::move(o)), memory(options.memory_limit_bytes) {
   if (!options.clock)
     options.clock = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -28,14 +30,14 @@ store_impl::store_impl(store_options o) : options(std::move(o)), memory(options.
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   caf_config = std::make_unique<caf::actor_system_config>();
   caf_config->set("scheduler.max-threads", threads);
-  // Idle workers poll their queues `worker_spin_polls` times before they start to sleep:
-  // a hand-off to a polling worker costs ~2 us, to a sleeping one 50-100 us (measured in
-  // docs/benchmarks.md). After the spin they poll `worker_nap_polls` times 50 us apart,
-  // then block until woken or `worker_idle_sleep` passes.
-  caf_config->set("work-stealing.aggressive-poll-attempts", options.worker_spin_polls);
-  caf_config->set("work-stealing.moderate-poll-attempts", options.worker_nap_polls);
+  // Idle workers poll their queues `spin_polls` times before they start to sleep: a
+  // hand-off to a polling worker costs ~2 us, to a sleeping one 50-100 us (measured in
+  // docs/benchmarks.md). After the spin they poll `nap_polls` times 50 us apart, then
+  // block until woken or `idle_sleep` passes (scheduler_tuning.h).
+  caf_config->set("work-stealing.aggressive-poll-attempts", tuning.spin_polls);
+  caf_config->set("work-stealing.moderate-poll-attempts", tuning.nap_polls);
   caf_config->set("work-stealing.relaxed-sleep-duration",
-                  caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(options.worker_idle_sleep)));
+                  caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(tuning.idle_sleep)));
   add_partition_protocol(*caf_config);
   system = std::make_unique<caf::actor_system>(*caf_config);
   catalog.store(std::make_shared<const catalog_map>());
@@ -158,13 +160,21 @@ using namespace detail;
 
 // --- store: DDL --------------------------------------------------------------------------
 
-result<std::unique_ptr<store>> store::open(store_options options) {
+result<std::unique_ptr<store>> store::open(store_options options) { return open_store(std::move(options), {}); }
+
+struct detail::store_opener {
+  static std::unique_ptr<store> make(std::shared_ptr<store_impl> impl) {
+    return std::unique_ptr<store>(new store(std::move(impl)));
+  }
+};
+
+result<std::unique_ptr<store>> detail::open_store(store_options options, const scheduler_tuning& tuning) {
   if (options.maintenance_slice_cells == 0)
     return status{code::invalid_argument, "maintenance_slice_cells must be at least 1"};
-  auto impl = std::make_shared<store_impl>(std::move(options));
+  auto impl = std::make_shared<store_impl>(std::move(options), tuning);
   if (!impl->options.directory.empty())
     if (auto s = impl->recover(); !s) return s;
-  return std::unique_ptr<store>(new store(std::move(impl)));
+  return store_opener::make(std::move(impl));
 }
 
 result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }

@@ -32,6 +32,7 @@
 #include "persist/wt_home.h"
 #include "route/call_order.h"
 #include "route/dispatch.h"
+#include "scheduler_tuning.h"
 
 namespace cellar::detail {
 
@@ -45,7 +46,7 @@ struct pending_purge {
 };
 
 struct store_impl {
-  explicit store_impl(store_options o);
+  store_impl(store_options o, const scheduler_tuning& tuning);
   ~store_impl();
   status close();
 

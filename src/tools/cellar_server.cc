@@ -19,6 +19,7 @@
 #include "cellar/store.h"
 #include "rpc/server.h"
 #include "rpc/status_http.h"
+#include "scheduler_tuning.h"
 
 namespace {
 
@@ -178,10 +179,11 @@ int main(int argc, char** argv) {
   // worker's CPU per YCSB A operation from 1.6 to 0.6 us.
   const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   so.worker_threads = static_cast<std::size_t>(st.worker_threads > 0 ? st.worker_threads : std::max<std::int64_t>(1, cores / 2));
+  cellar::detail::scheduler_tuning tune;
   if (st.worker_spin_polls < 0) return fail("--worker-spin-polls must be >= 0");
-  so.worker_spin_polls = static_cast<std::size_t>(st.worker_spin_polls);
+  tune.spin_polls = static_cast<std::size_t>(st.worker_spin_polls);
   if (st.worker_nap_polls < 0) return fail("--worker-nap-polls must be >= 0");
-  so.worker_nap_polls = static_cast<std::size_t>(st.worker_nap_polls);
+  tune.nap_polls = static_cast<std::size_t>(st.worker_nap_polls);
 
   cellar::rpc::server_options ro;
   const auto colon = st.listen.rfind(':');
@@ -217,7 +219,7 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  auto opened = cellar::store::open(so);
+  auto opened = cellar::detail::open_store(so, tune);
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
   auto store = std::move(opened.value());
   auto srv = cellar::rpc::server::start(*store, ro);

@@ -20,7 +20,6 @@ inline constexpr std::int64_t kT0 = 1'700'000'000'000;
 inline std::unique_ptr<cellar::store> open_store() {
   cellar::store_options o;
   o.worker_threads = 2;
-  o.worker_spin_polls = 0;
   o.clock = [] { return kT0; };
   auto s = cellar::store::open(std::move(o));
   INFO(s.error().to_string());

@@ -9,7 +9,7 @@
 using namespace std::chrono_literals;
 
 TEST_CASE("the idle gate opens on a quiet store and stays shut while a batch is in flight", "[idle]") {
-  cellar::detail::store_impl impl(cellar::store_options{});
+  cellar::detail::store_impl impl(cellar::store_options{}, cellar::detail::scheduler_tuning{});
   const auto never = [] { return false; };
   auto t0 = std::chrono::steady_clock::now();
   CHECK(impl.wait_until_idle(3, 1ms, never));

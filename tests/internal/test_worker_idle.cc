@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cellar/store.h"
+#include "scheduler_tuning.h"
 
 namespace {
 
@@ -33,11 +34,12 @@ long voluntary_switches() {
 long wakeups_after_a_write(std::size_t nap_polls) {
   cellar::store_options o;
   o.worker_threads = 1;
-  o.worker_spin_polls = 0;
-  o.worker_nap_polls = nap_polls;
-  o.worker_idle_sleep = std::chrono::milliseconds(10);
   o.maintenance_interval = std::chrono::milliseconds(0);
-  auto s = cellar::store::open(o).value();
+  cellar::detail::scheduler_tuning tune;
+  tune.spin_polls = 0;
+  tune.nap_polls = nap_polls;
+  tune.idle_sleep = std::chrono::milliseconds(10);
+  auto s = cellar::detail::open_store(o, tune).value();
   REQUIRE(s->create_table({"t", cellar::partition_spec::single(), {{"f"}}}, cellar::schema_origin::oceanbase_ddl)
               .is_ok());
   auto t = s->open_table("t").value();

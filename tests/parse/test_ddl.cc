@@ -17,6 +17,7 @@
 
 #include "catalog/ddl.h"
 #include "cellar/store.h"
+#include "scheduler_tuning.h"
 
 using namespace cellar;
 
@@ -65,8 +66,7 @@ const std::string seed001_range_partition = seed_block("seed001_05.sql");
 std::unique_ptr<store> fresh() {
   store_options o;
   o.worker_threads = 2;
-  o.worker_spin_polls = 0;
-  auto s = store::open(o);
+  auto s = cellar::detail::open_store(o, {.spin_polls = 0});
   REQUIRE(s.is_ok());
   return std::move(s).value();
 }
