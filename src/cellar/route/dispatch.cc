@@ -117,13 +117,27 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
     return dispatch_one(ctx, p, done);
   }
 
+  // Parts in order of first appearance, each sized exactly (a batch_op is large to move).
   std::vector<part> parts;
   std::vector<std::int32_t> slot(rt.partitions.size(), -1);
+  std::vector<std::uint32_t> sizes;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto& s = slot[where[i]];
+    if (s < 0) {
+      s = static_cast<std::int32_t>(sizes.size());
+      sizes.push_back(0);
+    }
+    ++sizes[static_cast<std::size_t>(s)];
+  }
+  parts.reserve(sizes.size());
+  for (auto& s : slot) s = -1;
   for (std::uint32_t i = 0; i < n; ++i) {
     auto& s = slot[where[i]];
     if (s < 0) {
       s = static_cast<std::int32_t>(parts.size());
       parts.push_back(part{&rt.partitions[where[i]], {}, batch_request{version, {}}, false});
+      parts.back().indices.reserve(sizes[parts.size() - 1]);
+      parts.back().req.ops.reserve(sizes[parts.size() - 1]);
     }
     auto& p = parts[static_cast<std::size_t>(s)];
     p.indices.push_back(i);
@@ -141,18 +155,24 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
   const bool log_sync_writes = ctx.in_place;  // asked per part below
   for (auto& p : parts) {
     call->pending.fetch_add(1, std::memory_order_relaxed);
-    auto held = std::make_shared<batch_reply>();
+    // A reply that may be delivered later (log-sync) lives with its callback; any other
+    // is complete when try_in_place returns.
+    batch_reply here;
+    std::shared_ptr<batch_reply> held;
     log_stream::durable_fn durable;
-    if (log_sync_writes && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync())
+    if (log_sync_writes && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync()) {
+      held = std::make_shared<batch_reply>();
       durable = [call, held, scatter, indices = p.indices](const status& st) {
         if (!st) fail_all(held->results, st);
         scatter(indices, std::move(held->results));
         call->part_done();
       };
-    switch (try_in_place(ctx, p, *held, durable)) {
+    }
+    batch_reply& out = held ? *held : here;
+    switch (try_in_place(ctx, p, out, durable)) {
       case local_partition::outcome::done:
         ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
-        scatter(p.indices, std::move(held->results));
+        scatter(p.indices, std::move(out.results));
         call->part_done();
         break;
       case local_partition::outcome::after_sync:
