@@ -150,6 +150,15 @@ void partition::read(const batch_request& r, batch_reply& out) const {
   }
 }
 
+void partition::read_into(const std::vector<batch_op>& ops, const std::uint32_t* indices, std::size_t n,
+                          std::vector<op_result>& results) const {
+  const auto now = cfg_.clock();
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& g = std::get<get>(ops[indices[k]]);
+    results[indices[k]].row = mem_->read_row(*cfg_.schema, g.row, g.options, g.exists_only_, now);
+  }
+}
+
 scan_reply partition::scan(const scan_request& r) const {
   scan_reply out;
   if (r.schema_version > schema_version() || !cfg_.schema) {
@@ -209,6 +218,15 @@ local_partition::outcome local_partition::try_run(batch_request& r, batch_reply&
   if (!try_briefly([&] { return lock.try_lock(); }) || core_ == nullptr) return outcome::declined;
   if (r.schema_version > core_->schema_version()) return outcome::declined;
   return core_->run(r, out, durable) ? outcome::after_sync : outcome::done;
+}
+
+bool local_partition::try_read_into(std::uint64_t schema_version, const std::vector<batch_op>& ops,
+                                    const std::uint32_t* indices, std::size_t n, std::vector<op_result>& results) {
+  std::shared_lock<rw_lock> lock(mu_, std::defer_lock);
+  if (!try_briefly([&] { return lock.try_lock(); }) || core_ == nullptr) return false;
+  if (schema_version > core_->schema_version() || !core_->config().schema) return false;
+  core_->read_into(ops, indices, n, results);
+  return true;
 }
 
 bool local_partition::try_scan(const scan_request& r, scan_reply& out) {

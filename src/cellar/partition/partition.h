@@ -68,6 +68,9 @@ class partition {
   bool run(batch_request& r, batch_reply& out, log_stream::durable_fn durable);
   // A request of gets only, run without changing anything (safe under a shared lock).
   void read(const batch_request& r, batch_reply& out) const;
+  // The gets ops[indices[0..n)] (each a get), read into results[indices[k]]; as read().
+  void read_into(const std::vector<batch_op>& ops, const std::uint32_t* indices, std::size_t n,
+                 std::vector<op_result>& results) const;
   scan_reply scan(const scan_request& r) const;
 
   void adopt(table_schema s);
@@ -101,6 +104,11 @@ class local_partition {
 
   // A batch: gets under the lock shared with other readers, anything else alone.
   outcome try_run(batch_request& r, batch_reply& out, const log_stream::durable_fn& durable);
+  // Gets of a batch that has not been split into requests (ops[indices[0..n)], checked
+  // against schema version `schema_version`), read into results[indices[k]] under the
+  // lock shared with other readers. False: declined, nothing read.
+  bool try_read_into(std::uint64_t schema_version, const std::vector<batch_op>& ops, const std::uint32_t* indices,
+                     std::size_t n, std::vector<op_result>& results);
   // One scan page, under the lock shared with other readers.
   bool try_scan(const scan_request& r, scan_reply& out);
   // `acknowledges_on_sync`: the partition runs in log-sync mode (a write run here is

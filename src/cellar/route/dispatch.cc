@@ -1,5 +1,7 @@
 #include "route/dispatch.h"
 
+#include <algorithm>
+
 #include "route/router.h"
 
 namespace cellar::detail {
@@ -93,6 +95,35 @@ std::optional<std::vector<op_result>> dispatch_one(const dispatch_context& ctx, 
   return std::nullopt;
 }
 
+// Gets over several partitions, every one of them allowed in place and free: read straight
+// into the results, partition by partition (each under its shared lock, so one partition's
+// rows are read in one state of it), without splitting the batch into requests. Nullopt if
+// any partition declines; the caller then dispatches the batch as usual (reads change
+// nothing, so what was read is simply read again).
+std::optional<std::vector<op_result>> read_in_place(const dispatch_context& ctx, const table_runtime& rt,
+                                                    const std::vector<batch_op>& ops,
+                                                    const std::vector<std::uint32_t>& where) {
+  const auto n = ops.size();
+  std::vector<std::uint32_t> order(n);
+  for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return where[a] < where[b]; });
+  std::vector<op_result> results(n);
+  std::uint64_t parts = 0;
+  for (std::size_t k = 0; k < n;) {
+    const auto p = where[order[k]];
+    std::size_t e = k;
+    while (e < n && where[order[e]] == p) ++e;
+    const auto& ref = rt.partitions[p];
+    if (!ref.local || !ctx.order->may_run_now(ref.id, false) ||
+        !ref.local->try_read_into(rt.schema->version, ops, order.data() + k, e - k, results))
+      return std::nullopt;
+    ++parts;
+    k = e;
+  }
+  ctx.stats->in_place.fetch_add(parts, std::memory_order_relaxed);
+  return results;
+}
+
 }  // namespace
 
 std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx, const table_runtime& rt,
@@ -116,6 +147,8 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
     p.writes = writes_any(p.req.ops);
     return dispatch_one(ctx, p, done);
   }
+  if (ctx.in_place && !writes_any(ops))
+    if (auto read = read_in_place(ctx, rt, ops, where)) return read;
 
   // Parts in order of first appearance, each sized exactly (a batch_op is large to move).
   std::vector<part> parts;
