@@ -1,7 +1,7 @@
 // A randomized differential test of the two ways a batch reaches a partition: run in place on
 // the caller's thread, or queued at the partition's actor (docs/concurrency.md). Several
 // callers (each its own call_order, as connections are) issue random puts, deletes,
-// increments, multi-row batches and gets on their own rows, which share partitions with
+// increments, multi-row batches and gets of one or several rows on their own rows, which share partitions with
 // every other caller's (contention), choosing the path at random per call; some callers are
 // forced onto the queued path. Queued writes are not waited for, so a later in-place call of
 // the same caller has to respect the ordering rule. Every answer is checked against a simple
@@ -158,14 +158,23 @@ class caller {
         for (const auto& o : res)
           if (!o.st) sh_.fail(tag + ": batch put failed: " + o.st.to_string());
       });
-    } else {  // a get: must see every earlier call of this caller
-      auto r = pick_row();
-      auto it = m_.find(r);
-      const std::string expect = it == m_.end() ? "" : render(it->second);
-      issue({get(r)}, rng_() % 3 != 0, [this, tag, r, expect](const std::vector<op_result>& res) {
-        const auto& o = res.at(0);
-        if (!o.st) sh_.fail(tag + ": get failed: " + o.st.to_string());
-        else if (render(o.row) != expect) sh_.fail(tag + ": get " + r + " = " + render(o.row) + ", model " + expect);
+    } else {  // gets of one or three rows: must see every earlier call of this caller
+      const int rows_read = rng_() % 2 == 0 ? 1 : 3;
+      std::vector<batch_op> ops;
+      std::vector<std::string> expect;
+      for (int k = 0; k < rows_read; ++k) {
+        auto r = pick_row();
+        auto it = m_.find(r);
+        expect.push_back(it == m_.end() ? "" : render(it->second));
+        ops.push_back(get(r));
+      }
+      issue(std::move(ops), rng_() % 3 != 0, [this, tag, expect](const std::vector<op_result>& res) {
+        for (std::size_t k = 0; k < expect.size(); ++k) {
+          const auto& o = res.at(k);
+          if (!o.st) sh_.fail(tag + ": get failed: " + o.st.to_string());
+          else if (render(o.row) != expect[k])
+            sh_.fail(tag + ": get #" + std::to_string(k) + " = " + render(o.row) + ", model " + expect[k]);
+        }
       });
     }
   }
