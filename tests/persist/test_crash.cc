@@ -146,6 +146,7 @@ struct totals {
   long beyond = 0;  // of those, the ones the mode does not allow to lose (must stay 0)
   long partial = 0;       // half rows or half batches (must stay 0)
   long ddl_checked = 0;
+  long early = 0;  // kills that came before the child acknowledged anything (nothing to check)
 };
 
 // DDL: every acknowledged step is there, an unacknowledged one is all or nothing.
@@ -272,7 +273,14 @@ void crash_test(const std::string& mode, int iterations) {
     const int extra_us = std::uniform_int_distribution<int>(0, when == moment::ddl ? 5000 : 20000)(rng);
     auto r = crash_once(dir, mode, delay, when, extra_us);
     INFO("iteration " << it << ", killed after " << delay << " ms, moment " << static_cast<int>(when));
-    REQUIRE(r.a.last >= 0);  // it wrote something before the kill
+    // On a loaded machine the child may not have written anything yet when the kill comes:
+    // nothing to check then, but still a kill it must recover from.
+    if (r.a.last < 0) {
+      ++t.early;
+      fs::remove_all(dir);
+      std::remove((dir + ".acks").c_str());
+      continue;
+    }
     ++t.kills;
     if (r.a.in_snapshot) ++t.in_snapshot;
     if (r.a.ddl_begun.size() > r.a.ddl_done.size()) ++t.in_ddl;
@@ -284,10 +292,12 @@ void crash_test(const std::string& mode, int iterations) {
   std::printf(
       "crash-loop: mode %s: %ld kills (%ld during a snapshot, %ld during DDL) in %.0f s; %ld writes acknowledged, "
       "%ld recovered; acknowledged writes lost: %ld (%ld of them beyond what the mode allows); partial rows or "
-      "batches: %ld; DDL tables checked: %ld\n",
+      "batches: %ld; DDL tables checked: %ld; kills before the first write (not counted): %ld\n",
       mode.c_str(), t.kills, t.in_snapshot, t.in_ddl, secs, t.acknowledged, t.recovered, t.lost, t.beyond,
-      t.partial, t.ddl_checked);
+      t.partial, t.ddl_checked, t.early);
   std::fflush(stdout);
+  // Most kills must find writes to check (an early kill is rare: a loaded machine).
+  CHECK(t.kills > t.early);
   CHECK(t.partial == 0);
   CHECK(t.beyond == 0);
   if (mode == "log-sync") CHECK(t.lost == 0);
