@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "cellar/client.h"
 #include "cellar/store.h"
 #include "rpc/server.h"
 #include "rpc/status_http.h"
@@ -49,6 +50,7 @@ struct settings {
   std::string durability = "snapshot";
   std::string memory_limit = "0";
   std::string token;
+  std::string token_file;
   std::string log_level = "info";
   std::int64_t default_partitions = 7;
   std::int64_t snapshot_interval_ms = 60000;
@@ -56,6 +58,9 @@ struct settings {
   std::string max_message = "256MiB";
   std::int64_t max_batch = 10000;
   std::int64_t max_in_flight = 256;
+  std::int64_t max_connections = 4096;
+  double idle_timeout = 300;
+  std::string max_unsent = "64MiB";
   std::int64_t worker_threads = 0;
   std::int64_t worker_spin_polls = 0;
   std::int64_t worker_nap_polls = 0;
@@ -96,7 +101,9 @@ int main(int argc, char** argv) {
   auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home); empty: in memory, nothing persists");
   auto* dur = app.add_option("--durability", st.durability, "snapshot | log | log-sync");
   auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
-  auto* tok = app.add_option("--token", st.token, "require this token at login");
+  auto* tok = app.add_option("--token", st.token, "require this token at login (shows in ps: prefer --token-file)");
+  auto* tokf = app.add_option("--token-file", st.token_file,
+                              "require the token in this file at login (else CELLAR_TOKEN, if set)");
   auto* lvl = app.add_option("--log-level", st.log_level, "trace | debug | info | warn | error");
   auto* parts = app.add_option("--default-partitions", st.default_partitions, "partitions of an HBase-shell create");
   auto* snap = app.add_option("--snapshot-interval-ms", st.snapshot_interval_ms, "0 = only on demand and at exit");
@@ -104,6 +111,12 @@ int main(int argc, char** argv) {
   auto* mm = app.add_option("--max-message", st.max_message, "largest RPC message accepted (e.g. 256MiB)");
   auto* mb = app.add_option("--max-batch", st.max_batch, "most actions in one batch call");
   auto* mif = app.add_option("--max-in-flight", st.max_in_flight, "most calls in flight per connection");
+  auto* mcn = app.add_option("--max-connections", st.max_connections,
+                             "most client connections at once; more are refused at login (0 = no limit)");
+  auto* idl = app.add_option("--idle-timeout", st.idle_timeout,
+                             "seconds a connection may send nothing before it is closed (0 = never)");
+  auto* mun = app.add_option("--max-unsent", st.max_unsent,
+                             "replies a client may leave unread before its connection is closed (e.g. 64MiB)");
   auto* wt = app.add_option("--worker-threads", st.worker_threads, "CAF worker threads (0 = half the cores, at least 1)");
   auto* evl = app.add_option("--event-loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
   auto* aff = app.add_option("--loop-affinity", st.loop_affinity,
@@ -128,7 +141,10 @@ int main(int argc, char** argv) {
       take("data", st.data, data);
       take("durability", st.durability, dur);
       take("memory_limit", st.memory_limit, mem);
-      take("token", st.token, tok);
+      if (tok->count() == 0 && tokf->count() == 0) {  // a token flag wins over both keys
+        take("token", st.token, tok);
+        take("token_file", st.token_file, tokf);
+      }
       take("log_level", st.log_level, lvl);
       take("default_partitions", st.default_partitions, parts);
       take("snapshot_interval_ms", st.snapshot_interval_ms, snap);
@@ -136,6 +152,9 @@ int main(int argc, char** argv) {
       take("max_message", st.max_message, mm);
       take("max_batch", st.max_batch, mb);
       take("max_in_flight", st.max_in_flight, mif);
+      take("max_connections", st.max_connections, mcn);
+      take("idle_timeout", st.idle_timeout, idl);
+      take("max_unsent", st.max_unsent, mun);
       take("worker_threads", st.worker_threads, wt);
       take("worker_spin_polls", st.worker_spin_polls, wsp);
       take("worker_nap_polls", st.worker_nap_polls, wnp);
@@ -185,7 +204,10 @@ int main(int argc, char** argv) {
   } catch (...) {
     return fail("--listen: bad port in " + st.listen);
   }
-  ro.token = st.token;
+  auto token = cellar::rpc::resolve_token(st.token, st.token_file);
+  if (!token) return fail(token.error().message());
+  ro.token = token.value();
+  st.token = ro.token;  // for the "token required" note below
   auto max_message = parse_bytes(st.max_message);
   if (!max_message || *max_message < 1024) return fail("--max-message: not a size: " + st.max_message);
   ro.max_message_bytes = *max_message;
@@ -193,6 +215,13 @@ int main(int argc, char** argv) {
     return fail("--max-batch, --max-in-flight and --default-partitions must be at least 1");
   ro.max_batch = static_cast<std::size_t>(st.max_batch);
   ro.max_in_flight = static_cast<std::size_t>(st.max_in_flight);
+  if (st.max_connections < 0) return fail("--max-connections must be >= 0");
+  ro.max_connections = static_cast<std::size_t>(st.max_connections);
+  if (!(st.idle_timeout >= 0) || st.idle_timeout > 1e7) return fail("--idle-timeout must be 0 to 1e7 seconds");
+  ro.idle_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(st.idle_timeout * 1000));
+  auto max_unsent = parse_bytes(st.max_unsent);
+  if (!max_unsent || *max_unsent < 1024) return fail("--max-unsent: not a size of at least 1KiB: " + st.max_unsent);
+  ro.max_unsent_bytes = *max_unsent;
   ro.default_partitions = static_cast<std::uint32_t>(st.default_partitions);
   if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
