@@ -21,6 +21,12 @@ struct client_options {
   // are synchronous, so the order of a connection's calls is kept across the two sockets.
   // If the frame connection cannot be opened, everything goes over RPC.
   bool frames = true;
+  // TLS: a PEM file of the CA certificates to trust (only these; not the system's). The
+  // server's certificate must chain to one of them and name the server (tls_server_name,
+  // else the host of the address; an IP address must be a DNS entry of the certificate's
+  // subjectAltName, as kj-tls matches names only). Empty: plain TCP.
+  std::string tls_ca;
+  std::string tls_server_name;
 };
 
 // `address` is "host:port".

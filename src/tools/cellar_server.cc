@@ -20,6 +20,7 @@
 #include "cellar/store.h"
 #include "rpc/server.h"
 #include "rpc/status_http.h"
+#include "rpc/tls.h"
 
 namespace {
 
@@ -67,6 +68,8 @@ struct settings {
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
   std::string metrics_listen;  // empty: no metrics endpoint
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 // "address:port" split at the last colon; nullopt when the port is not a number.
@@ -127,6 +130,8 @@ int main(int argc, char** argv) {
                              "then polls 50 us apart before it blocks until woken (0 = block at once)");
   auto* ml = app.add_option("--metrics-listen", st.metrics_listen,
                             "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
+  auto* tlc = app.add_option("--tls-cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
+  auto* tlk = app.add_option("--tls-key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
   CLI11_PARSE(app, argc, argv);
 
   if (!config.empty()) {
@@ -161,6 +166,8 @@ int main(int argc, char** argv) {
       take("event_loops", st.event_loops, evl);
       take("loop_affinity", st.loop_affinity, aff);
       take("metrics_listen", st.metrics_listen, ml);
+      take("tls_cert", st.tls_cert, tlc);
+      take("tls_key", st.tls_key, tlk);
     } catch (const toml::parse_error& e) {
       return fail("cannot read " + config + ": " + std::string(e.description()));
     }
@@ -226,6 +233,14 @@ int main(int argc, char** argv) {
   if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
   ro.loop_affinity = st.loop_affinity;
+  ro.tls_cert_file = st.tls_cert;
+  ro.tls_key_file = st.tls_key;
+  if (!ro.tls_cert_file.empty() || !ro.tls_key_file.empty()) {  // checked before the store opens
+    if (ro.tls_cert_file.empty() || ro.tls_key_file.empty())
+      return fail("TLS needs both a certificate and its key (--tls-cert and --tls-key)");
+    if (auto keys = cellar::rpc::load_server_keys(ro.tls_cert_file, ro.tls_key_file); !keys)
+      return fail(keys.error().to_string());
+  }
   std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
   if (!st.metrics_listen.empty()) {
     metrics_at = split_address(st.metrics_listen);
@@ -260,11 +275,11 @@ int main(int argc, char** argv) {
     std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
   }
   if (st.data.empty())
-    spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{})", ro.address,
-                 srv.value()->port(), st.token.empty() ? "" : ", token required");
+    spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{}{})", ro.address,
+                 srv.value()->port(), st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
   else
-    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{})", ro.address, srv.value()->port(), st.data,
-                 st.durability, st.token.empty() ? "" : ", token required");
+    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{}{})", ro.address, srv.value()->port(), st.data,
+                 st.durability, st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
   std::printf("listening on %s:%u\n", ro.address.c_str(), srv.value()->port());
   std::fflush(stdout);
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -34,6 +35,7 @@
 #include "rpc/message_stream.h"
 #include "rpc/metrics.h"
 #include "rpc/socket_stream.h"
+#include "rpc/tls.h"
 
 namespace cellar::rpc {
 
@@ -145,6 +147,7 @@ struct shared_state {
   worker_pool pool;
   rpc::metrics m;
   connection_slots slots;
+  std::optional<tls_server_keys> tls;  // set: every connection starts with a TLS handshake
   shared_state(store& st, server_options o)
       : s(st), opts(std::move(o)), pool(opts.worker_threads), slots(opts.max_connections) {}
 };
@@ -862,6 +865,8 @@ struct server::impl {
       socket_listener listener(io.unixEventPort, kj::AutoCloseFd(fd));
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
       error_logger logger;
+      kj::Maybe<kj::Own<kj::TlsContext>> tls;
+      if (st->tls) tls = server_tls_context(*st->tls, timer, 10 * kj::SECONDS);
       kj::TaskSet tasks(logger);
       capnp::ReaderOptions ro;
       ro.traversalLimitInWords = st->opts.max_message_bytes / 8;
@@ -872,8 +877,9 @@ struct server::impl {
         me.ready = true;
       }
       cv.notify_all();
-      // Serves one connection. `refusal` set: every login gets it, then the connection closes.
-      auto begin = [&](kj::Own<kj::AsyncIoStream> stream, std::string peer, status refusal) {
+      // Serves one connection, after its TLS handshake if the port has TLS. `refusal` set:
+      // every login gets it, then the connection closes (a plain client on a TLS port).
+      connection_start begin = [&](kj::Own<kj::AsyncIoStream> stream, std::string peer, status refusal) {
         auto conn = kj::heap<accepted_connection>(kj::mv(stream), st->opts, std::move(peer));
         const bool counted = refusal.is_ok() && st->slots.take();
         if (!refusal.is_ok()) {
@@ -897,7 +903,11 @@ struct server::impl {
       std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
         return listener.accept().then([&](kj::Own<socket_stream> stream) {
           std::string peer = peer_address(KJ_ASSERT_NONNULL(stream->getFd()));
-          begin(kj::mv(stream), std::move(peer), status::ok());
+          KJ_IF_MAYBE(t, tls) {
+            tasks.add(accept_tls(**t, kj::mv(stream), std::move(peer), timer, begin));
+          } else {
+            begin(kj::mv(stream), std::move(peer), status::ok());
+          }
           return accept_loop();
         });
       };
@@ -915,6 +925,13 @@ result<std::unique_ptr<server>> server::start(store& s, server_options o) {
   auto p = std::make_unique<impl>();
   p->st = std::make_unique<shared_state>(s, std::move(o));
   const auto& opts = p->st->opts;
+  if (!opts.tls_cert_file.empty() || !opts.tls_key_file.empty()) {
+    if (opts.tls_cert_file.empty() || opts.tls_key_file.empty())
+      return status{code::invalid_argument, "TLS needs both a certificate and its key (--tls-cert and --tls-key)"};
+    auto keys = load_server_keys(opts.tls_cert_file, opts.tls_key_file);
+    if (!keys) return keys.error();
+    p->st->tls = std::move(keys.value());
+  }
   std::vector<int> fds;
   auto first = listen_socket(opts.address, opts.port);
   if (!first) return first.error();

@@ -65,6 +65,11 @@ struct server_options {
   // Serve the frame protocol on the port (rpc/frames.h). false: only Cap'n Proto RPC; a
   // frame connection is then closed at its first bytes, as an older server does.
   bool frames = true;
+  // TLS on the port, for both protocols (rpc/tls.h): PEM files of the certificate chain and
+  // its unencrypted private key. Both or neither. A plain-text client is told at its login
+  // that TLS is required, then closed.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class server {
