@@ -7,12 +7,16 @@
 # and a JRE; `libzookeeper-mt-dev` the multithreaded C client that cellar links. Debian's
 # `zookeeperd` is left out on purpose: it only adds an init script and a system service on
 # port 2181, which cellar never relies on (tests start their own ZooKeeper on a free port).
+#
+# TLS on the server's port (docs/operations.md, rpc/tls.h): `libssl-dev` for the frame clients,
+# which use OpenSSL directly (kj-tls, in libcapnp-dev, uses it too); `openssl`, the command the
+# TLS tests make their certificates with.
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
       libcaf-dev libcapnp-dev capnproto libwiredtiger-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
-      redis-server zookeeper libzookeeper-mt-dev)
+      redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

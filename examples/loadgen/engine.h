@@ -62,6 +62,8 @@ struct target_options {
   key_format keys;        // YCSB insertorder and zeropadding
   int field_length = loadgen::field_length;  // bytes of each field's value (YCSB fieldlength)
   std::uint64_t seed = 1;
+  std::string token;   // cellar: the login token
+  std::string tls_ca;  // cellar: TLS, trusting this PEM file's CAs (rpc/tls.h); empty: plain TCP
 };
 
 // Per target: one-time setup before the load phase (create the table, flush redis).

@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
+#include "rpc/tls.h"
 
 namespace loadgen {
 
@@ -28,6 +29,7 @@ capnp::Data::Reader bytes(const std::string& s) { return {reinterpret_cast<const
 
 struct frame_conn {
   int fd = -1;
+  std::unique_ptr<cellar::rpc::tls_socket> tls;  // null: plain TCP
   std::vector<unsigned char> out;  // requests not yet written, from out_pos
   std::size_t out_pos = 0;
   std::vector<capnp::word> in;  // replies read, from byte in_pos to in_end
@@ -56,6 +58,11 @@ class cellar_frames_engine final : public engine {
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<frame_conn>();
       c->fd = cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)).release();
+      if (!o.tls_ca.empty()) {
+        auto t = cellar::rpc::tls_socket::handshake(c->fd, o.tls_ca, o.host);
+        if (!t) throw std::runtime_error("cannot connect to cellar-server: " + t.error().message());
+        c->tls = std::move(t.value());
+      }
       c->in.resize(8192);
       epoll_event ev{};
       ev.events = EPOLLIN;
@@ -66,7 +73,7 @@ class cellar_frames_engine final : public engine {
       capnp::MallocMessageBuilder m(kj::arrayPtr(scratch_.data(), scratch_.size()));
       auto req = m.initRoot<cellar::wire::Request>();
       req.setId(0);  // login
-      req.setLogin("");
+      req.setLogin(o.token);
       cellar::rpc::append_frame(c->out, m);
       conns_.push_back(std::move(c));
     }
@@ -186,7 +193,8 @@ class cellar_frames_engine final : public engine {
 
   void flush(frame_conn& c) {
     while (c.out_pos < c.out.size()) {
-      const ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
+      const ssize_t n = c.tls ? c.tls->send(c.out.data() + c.out_pos, c.out.size() - c.out_pos)
+                              : ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       if (n < 0) throw std::runtime_error(std::string("send to cellar-server: ") + std::strerror(errno));
@@ -206,14 +214,23 @@ class cellar_frames_engine final : public engine {
     }
   }
 
+  // Reads what the socket has; with TLS, also what the TLS layer has decrypted beyond the
+  // buffer (epoll cannot see that).
   template <class F>
   void read_replies(frame_conn& c, F on) {
+    do read_once(c, on);
+    while (c.tls && c.tls->pending() > 0);
+  }
+
+  template <class F>
+  void read_once(frame_conn& c, F& on) {
     auto* b = reinterpret_cast<unsigned char*>(c.in.data());
     if (c.in_end == c.in.size() * sizeof(capnp::word)) {
       c.in.resize(c.in.size() * 2);
       b = reinterpret_cast<unsigned char*>(c.in.data());
     }
-    const ssize_t n = ::recv(c.fd, b + c.in_end, c.in.size() * sizeof(capnp::word) - c.in_end, 0);
+    const std::size_t room = c.in.size() * sizeof(capnp::word) - c.in_end;
+    const ssize_t n = c.tls ? c.tls->recv(b + c.in_end, room) : ::recv(c.fd, b + c.in_end, room, 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n < 0) throw std::runtime_error(std::string("recv from cellar-server: ") + std::strerror(errno));
     if (n == 0) throw std::runtime_error("cellar-server closed the connection");

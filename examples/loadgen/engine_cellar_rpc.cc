@@ -12,6 +12,7 @@
 #include "cellar/client.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
+#include "rpc/tls.h"
 
 namespace loadgen {
 
@@ -32,11 +33,20 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
       : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), batch_(o) {
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<rpc_conn>();
-      c->channel = kj::heap<cellar::rpc::client_channel>(kj::heap<cellar::rpc::socket_stream>(
-          io_.unixEventPort, cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port))));
+      kj::Own<kj::AsyncIoStream> stream = kj::heap<cellar::rpc::socket_stream>(
+          io_.unixEventPort, cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)));
+      if (!o.tls_ca.empty()) {
+        if (!tls_) {
+          auto ca = cellar::rpc::load_ca(o.tls_ca);
+          if (!ca) throw std::runtime_error(ca.error().to_string());
+          tls_ = cellar::rpc::client_tls_context(ca.value());
+        }
+        stream = tls_->wrapClient(kj::mv(stream), o.host).wait(io_.waitScope);
+      }
+      c->channel = kj::heap<cellar::rpc::client_channel>(kj::mv(stream));
       auto login = c->channel->login();
       auto req = login.loginRequest();
-      req.setToken("");
+      req.setToken(o.token);
       auto res = req.send().wait(io_.waitScope);
       if (res.getError().getCode() != 0) throw std::runtime_error(std::string("login: ") + res.getError().getMessage().cStr());
       c->cellar = res.getCellar();
@@ -132,6 +142,7 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
 
   target_options o_;
   kj::AsyncIoContext io_;
+  kj::Own<kj::TlsContext> tls_;  // before the connections: they use it
   std::vector<std::unique_ptr<rpc_conn>> conns_;
   kj::TaskSet tasks_;
   batch_writer batch_;
@@ -143,7 +154,10 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
 }  // namespace
 
 void prepare_cellar_rpc(const target_options& o, bool recreate) {
-  auto c = cellar::rpc::connect(o.host + ":" + std::to_string(o.port));
+  cellar::rpc::client_options co;
+  co.token = o.token;
+  co.tls_ca = o.tls_ca;
+  auto c = cellar::rpc::connect(o.host + ":" + std::to_string(o.port), co);
   if (!c) throw std::runtime_error("cannot connect: " + c.error().to_string());
   auto& conn = *c.value();
   auto tables = conn.list_tables();

@@ -20,6 +20,7 @@
 #include <latch>
 #include <thread>
 
+#include "cellar/client.h"
 #include "engine.h"
 #include "report.h"
 
@@ -428,6 +429,10 @@ int main(int argc, char** argv) {
                  "YCSB requestdistribution: zipfian | uniform | latest (default: the workload's)")
       ->check(CLI::IsMember({"zipfian", "uniform", "latest"}));
   app.add_option("--table", cfg.t.table, "cellar table name");
+  std::string token, token_file;
+  app.add_option("--token", token, "cellar: login token (shows in ps: prefer --token-file or CELLAR_TOKEN)");
+  app.add_option("--token-file", token_file, "cellar: file holding the login token (else CELLAR_TOKEN, if set)");
+  app.add_option("--tls-ca", cfg.t.tls_ca, "cellar: TLS, trusting the CA certificates of this PEM file");
   app.add_option("--seed", cfg.t.seed, "random seed");
   app.add_option("--json", cfg.json_out, "write the results here");
   app.add_option("--svg", cfg.svg_prefix, "write PREFIX-latency.svg and PREFIX-cdf.svg");
@@ -454,6 +459,11 @@ int main(int argc, char** argv) {
     if (*summary) return summary_main(summary_in);
     if (cfg.t.target.empty()) throw std::invalid_argument("--target is required");
     if (cfg.t.target != "cellar-embedded" && cfg.t.port == 0) throw std::invalid_argument("--port is required");
+    if (cfg.t.target == "cellar-rpc") {
+      auto t = cellar::rpc::resolve_token(token, token_file);
+      if (!t) throw std::invalid_argument(t.error().message());
+      cfg.t.token = t.value();
+    }
     if (cfg.connections < 1 || cfg.depth < 1 || cfg.batch < 1 || cfg.threads < 1 || cfg.records < 1)
       throw std::invalid_argument("threads, connections, depth, batch and records must be at least 1");
     if (cfg.phase != "load" && cfg.duration <= 0 && cfg.operations <= 0) cfg.operations = 1000000;

@@ -16,10 +16,12 @@
 #include <string>
 #include <thread>
 
+#include "cellar/client.h"
 #include "cellar/store.h"
 #include "rpc/server.h"
 #include "rpc/status_http.h"
 #include "scheduler_tuning.h"
+#include "rpc/tls.h"
 
 namespace {
 
@@ -50,6 +52,7 @@ struct settings {
   std::string durability = "snapshot";
   std::string memory_limit = "0";
   std::string token;
+  std::string token_file;
   std::string log_level = "info";
   std::int64_t default_partitions = 7;
   std::int64_t snapshot_interval_ms = 60000;
@@ -57,6 +60,9 @@ struct settings {
   std::string max_message = "256MiB";
   std::int64_t max_batch = 10000;
   std::int64_t max_in_flight = 256;
+  std::int64_t max_connections = 4096;
+  double idle_timeout = 300;
+  std::string max_unsent = "64MiB";
   std::int64_t worker_threads = 0;
   std::int64_t worker_spin_polls = 0;
   std::int64_t worker_nap_polls = 0;
@@ -64,6 +70,8 @@ struct settings {
   bool loop_affinity = true;
   std::string metrics_listen;  // empty: no metrics endpoint
   bool salvage = false;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 // "address:port" split at the last colon; nullopt when the port is not a number.
@@ -103,7 +111,9 @@ int main(int argc, char** argv) {
                "open a damaged data directory anyway: rebuild damaged files from what can still be read "
                "(cells on damaged pages are lost)");
   auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
-  auto* tok = app.add_option("--token", st.token, "require this token at login");
+  auto* tok = app.add_option("--token", st.token, "require this token at login (shows in ps: prefer --token-file)");
+  auto* tokf = app.add_option("--token-file", st.token_file,
+                              "require the token in this file at login (else CELLAR_TOKEN, if set)");
   auto* lvl = app.add_option("--log-level", st.log_level, "trace | debug | info | warn | error");
   auto* parts = app.add_option("--default-partitions", st.default_partitions, "partitions of an HBase-shell create");
   auto* snap = app.add_option("--snapshot-interval-ms", st.snapshot_interval_ms, "0 = only on demand and at exit");
@@ -111,6 +121,12 @@ int main(int argc, char** argv) {
   auto* mm = app.add_option("--max-message", st.max_message, "largest RPC message accepted (e.g. 256MiB)");
   auto* mb = app.add_option("--max-batch", st.max_batch, "most actions in one batch call");
   auto* mif = app.add_option("--max-in-flight", st.max_in_flight, "most calls in flight per connection");
+  auto* mcn = app.add_option("--max-connections", st.max_connections,
+                             "most client connections at once; more are refused at login (0 = no limit)");
+  auto* idl = app.add_option("--idle-timeout", st.idle_timeout,
+                             "seconds a connection may send nothing before it is closed (0 = never)");
+  auto* mun = app.add_option("--max-unsent", st.max_unsent,
+                             "replies a client may leave unread before its connection is closed (e.g. 64MiB)");
   auto* wt = app.add_option("--worker-threads", st.worker_threads, "CAF worker threads (0 = half the cores, at least 1)");
   auto* evl = app.add_option("--event-loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
   auto* aff = app.add_option("--loop-affinity", st.loop_affinity,
@@ -121,6 +137,8 @@ int main(int argc, char** argv) {
                              "then polls 50 us apart before it blocks until woken (0 = block at once)");
   auto* ml = app.add_option("--metrics-listen", st.metrics_listen,
                             "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
+  auto* tlc = app.add_option("--tls-cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
+  auto* tlk = app.add_option("--tls-key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
   CLI11_PARSE(app, argc, argv);
 
   if (!config.empty()) {
@@ -135,7 +153,10 @@ int main(int argc, char** argv) {
       take("data", st.data, data);
       take("durability", st.durability, dur);
       take("memory_limit", st.memory_limit, mem);
-      take("token", st.token, tok);
+      if (tok->count() == 0 && tokf->count() == 0) {  // a token flag wins over both keys
+        take("token", st.token, tok);
+        take("token_file", st.token_file, tokf);
+      }
       take("log_level", st.log_level, lvl);
       take("default_partitions", st.default_partitions, parts);
       take("snapshot_interval_ms", st.snapshot_interval_ms, snap);
@@ -143,12 +164,17 @@ int main(int argc, char** argv) {
       take("max_message", st.max_message, mm);
       take("max_batch", st.max_batch, mb);
       take("max_in_flight", st.max_in_flight, mif);
+      take("max_connections", st.max_connections, mcn);
+      take("idle_timeout", st.idle_timeout, idl);
+      take("max_unsent", st.max_unsent, mun);
       take("worker_threads", st.worker_threads, wt);
       take("worker_spin_polls", st.worker_spin_polls, wsp);
       take("worker_nap_polls", st.worker_nap_polls, wnp);
       take("event_loops", st.event_loops, evl);
       take("loop_affinity", st.loop_affinity, aff);
       take("metrics_listen", st.metrics_listen, ml);
+      take("tls_cert", st.tls_cert, tlc);
+      take("tls_key", st.tls_key, tlk);
     } catch (const toml::parse_error& e) {
       return fail("cannot read " + config + ": " + std::string(e.description()));
     }
@@ -194,7 +220,10 @@ int main(int argc, char** argv) {
   } catch (...) {
     return fail("--listen: bad port in " + st.listen);
   }
-  ro.token = st.token;
+  auto token = cellar::rpc::resolve_token(st.token, st.token_file);
+  if (!token) return fail(token.error().message());
+  ro.token = token.value();
+  st.token = ro.token;  // for the "token required" note below
   auto max_message = parse_bytes(st.max_message);
   if (!max_message || *max_message < 1024) return fail("--max-message: not a size: " + st.max_message);
   ro.max_message_bytes = *max_message;
@@ -202,10 +231,25 @@ int main(int argc, char** argv) {
     return fail("--max-batch, --max-in-flight and --default-partitions must be at least 1");
   ro.max_batch = static_cast<std::size_t>(st.max_batch);
   ro.max_in_flight = static_cast<std::size_t>(st.max_in_flight);
+  if (st.max_connections < 0) return fail("--max-connections must be >= 0");
+  ro.max_connections = static_cast<std::size_t>(st.max_connections);
+  if (!(st.idle_timeout >= 0) || st.idle_timeout > 1e7) return fail("--idle-timeout must be 0 to 1e7 seconds");
+  ro.idle_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(st.idle_timeout * 1000));
+  auto max_unsent = parse_bytes(st.max_unsent);
+  if (!max_unsent || *max_unsent < 1024) return fail("--max-unsent: not a size of at least 1KiB: " + st.max_unsent);
+  ro.max_unsent_bytes = *max_unsent;
   ro.default_partitions = static_cast<std::uint32_t>(st.default_partitions);
   if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
   ro.loop_affinity = st.loop_affinity;
+  ro.tls_cert_file = st.tls_cert;
+  ro.tls_key_file = st.tls_key;
+  if (!ro.tls_cert_file.empty() || !ro.tls_key_file.empty()) {  // checked before the store opens
+    if (ro.tls_cert_file.empty() || ro.tls_key_file.empty())
+      return fail("TLS needs both a certificate and its key (--tls-cert and --tls-key)");
+    if (auto keys = cellar::rpc::load_server_keys(ro.tls_cert_file, ro.tls_key_file); !keys)
+      return fail(keys.error().to_string());
+  }
   std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
   if (!st.metrics_listen.empty()) {
     metrics_at = split_address(st.metrics_listen);
@@ -240,11 +284,11 @@ int main(int argc, char** argv) {
     std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
   }
   if (st.data.empty())
-    spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{})", ro.address,
-                 srv.value()->port(), st.token.empty() ? "" : ", token required");
+    spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{}{})", ro.address,
+                 srv.value()->port(), st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
   else
-    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{})", ro.address, srv.value()->port(), st.data,
-                 st.durability, st.token.empty() ? "" : ", token required");
+    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{}{})", ro.address, srv.value()->port(), st.data,
+                 st.durability, st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
   std::printf("listening on %s:%u\n", ro.address.c_str(), srv.value()->port());
   std::fflush(stdout);
 

@@ -1,7 +1,7 @@
 // cellar-shell: the HBase shell language plus the OceanBase DDL, against a server or an
 // embedded store.
 //
-//   cellar-shell --connect 127.0.0.1:9090 [--token T] [--json]
+//   cellar-shell --connect 127.0.0.1:9090 [--token-file F] [--tls-ca ca.pem] [--json]
 //   cellar-shell --embedded ./cellar-data [--durability log-sync] [--json]
 //
 // With a terminal on stdin it offers line editing and history (libedit, through its
@@ -26,14 +26,18 @@
 #include "shell/session.h"
 
 int main(int argc, char** argv) {
-  std::string connect_to, embedded, token, durability = "snapshot";
+  std::string connect_to, embedded, token, token_file, tls_ca, tls_server_name, durability = "snapshot";
   bool json = false, quiet = false;
   std::uint32_t partitions = 0;
   CLI::App app{"cellar-shell: HBase shell commands and OceanBase DDL for cellar"};
   auto* c = app.add_option("--connect", connect_to, "HOST:PORT of a cellar-server");
   auto* e = app.add_option("--embedded", embedded, "open the store in this directory in-process");
   c->excludes(e);
-  app.add_option("--token", token, "login token of the server");
+  app.add_option("--token", token, "login token of the server (shows in ps: prefer --token-file or CELLAR_TOKEN)");
+  app.add_option("--token-file", token_file, "file holding the login token (else CELLAR_TOKEN, if set)");
+  app.add_option("--tls-ca", tls_ca, "connect over TLS, trusting the CA certificates of this PEM file");
+  app.add_option("--tls-server-name", tls_server_name,
+                 "the name the server's certificate must carry (default: the host of --connect)");
   app.add_flag("--json", json, "print one JSON object per command");
   app.add_flag("--quiet", quiet, "no timing lines");
   app.add_option("--partitions", partitions, "partitions of a table made by `create` without SPLITS");
@@ -75,11 +79,21 @@ int main(int argc, char** argv) {
     if (opts.default_partitions == 0) opts.default_partitions = 7;
   } else {
     cellar::rpc::client_options co;
+    auto t = cellar::rpc::resolve_token(token, token_file);
+    if (!t) {
+      std::fprintf(stderr, "cellar-shell: %s\n", t.error().to_string().c_str());
+      return 2;
+    }
+    token = t.value();
     co.token = token;
+    co.tls_ca = tls_ca;
+    co.tls_server_name = tls_server_name;
     auto r = cellar::rpc::connect(connect_to, co);
     if (!r) {
       std::fprintf(stderr, "cellar-shell: %s%s\n", r.error().to_string().c_str(),
-                   r.code() == cellar::code::permission_denied && token.empty() ? " (give it with --token)" : "");
+                   r.code() == cellar::code::permission_denied && token.empty()
+                       ? " (give it with --token-file or CELLAR_TOKEN)"
+                       : "");
       return 2;
     }
     conn = std::move(r.value());

@@ -1,6 +1,7 @@
 // The load generator's cellar engines against a real server on a loopback port: both
 // protocols (frames and Cap'n Proto RPC) load records, then answer reads, updates,
-// read-modify-writes and scans, every one ok, with the data the store then holds.
+// read-modify-writes and scans, every one ok, with the data the store then holds; also with
+// a token and over TLS.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "engine.h"
 #include "rpc/server.h"
 #include "run_slots.h"
+#include "../rpc/test_certs.h"
 
 using namespace loadgen;
 
@@ -85,4 +87,52 @@ TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engi
   auto g = t->get(cellar::get(build_key_name(17)));
   REQUIRE(g);
   CHECK(g->cells.size() == static_cast<std::size_t>(field_count));
+}
+
+TEST_CASE("the cellar engines log in with a token and speak TLS", "[engines][tls]") {
+  const std::string protocol = GENERATE("frames", "capnp");
+  const auto& certs = test_certs::get();
+  cellar::store_options so;
+  so.worker_threads = 1;
+  auto st = cellar::store::open(std::move(so));
+  REQUIRE(st);
+  cellar::rpc::server_options ro;
+  ro.port = 0;
+  ro.token = "s3cret";
+  ro.tls_cert_file = certs.server_cert;
+  ro.tls_key_file = certs.server_key;
+  auto srv = cellar::rpc::server::start(*st.value(), ro);
+  REQUIRE(srv);
+
+  target_options o;
+  o.target = "cellar-rpc";
+  o.protocol = protocol;
+  o.port = srv.value()->port();
+  o.connections = 2;
+  o.partitioning = "hash:2";
+  o.token = "s3cret";
+  o.tls_ca = certs.ca;
+  prepare_cellar_rpc(o, true);
+  auto e = protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
+  std::vector<operation> ops;
+  for (int i = 0; i < 100; ++i) ops.push_back({op_kind::insert, i, 0, 0});
+  for (int i = 0; i < 100; ++i) ops.push_back({op_kind::read, i, 0, 0});
+  for (int i = 0; i < 10; ++i) ops.push_back({op_kind::scan, i, 0, 5});
+  for (auto& s : run_slots(*e, ops, 1, 8))
+    for (char ok : s.ok) CHECK(ok);
+  auto stats = st.value()->stats(o.table);
+  REQUIRE(stats);
+  CHECK(stats->cells == 100u * field_count);
+
+  // Without the token, or trusting another CA, the engine does not start (one engine, and
+  // its event loop, per thread: the first goes first).
+  e.reset();
+  auto no_token = o;
+  no_token.token = "";
+  CHECK_THROWS_WITH(protocol == "capnp" ? make_cellar_rpc_engine(no_token) : make_cellar_frames_engine(no_token),
+                    Catch::Contains("requires a token"));
+  auto other_ca = o;
+  other_ca.tls_ca = certs.other_ca;
+  CHECK_THROWS_WITH(protocol == "capnp" ? make_cellar_rpc_engine(other_ca) : make_cellar_frames_engine(other_ca),
+                    Catch::Contains("not trusted"));
 }

@@ -506,7 +506,7 @@ TEST_CASE("a server with a token: without one the shell says a token is required
   testproc::server srv(CELLAR_SERVER, data.path, {"--token", "s3cret"});
   auto none = testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, "list\n", /*with_stderr=*/true);
   CHECK(none.exit_code == 2);
-  CHECK(none.out.find("PERMISSION_DENIED: this server requires a token; none was given (give it with --token)") !=
+  CHECK(none.out.find("PERMISSION_DENIED: this server requires a token; none was given (give it with --token-file or CELLAR_TOKEN)") !=
         std::string::npos);
   CHECK(none.out.find("wrong token") == std::string::npos);
   auto wrong = testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json", "--token", "guess"}, "list\n", true);

@@ -7,6 +7,7 @@
 #include "rpc/frames.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
+#include "rpc/tls.h"
 
 namespace cellar::rpc {
 
@@ -302,6 +303,13 @@ result<std::unique_ptr<connection>> connect(const std::string& address, client_o
   try {
     auto io = kj::setupAsyncIo();
     kj::Own<kj::AsyncIoStream> stream = kj::heap<socket_stream>(io.unixEventPort, connect_socket(address));
+    if (!o.tls_ca.empty()) {
+      auto ca = load_ca(o.tls_ca);
+      if (!ca) return ca.error();
+      auto ctx = client_tls_context(ca.value());
+      const std::string name = o.tls_server_name.empty() ? host_of(address) : o.tls_server_name;
+      stream = ctx->wrapClient(kj::mv(stream), name).wait(io.waitScope).attach(kj::mv(ctx));
+    }
     capnp::ReaderOptions ro;
     ro.traversalLimitInWords = o.max_message_bytes / 8;
     auto c = std::make_unique<rpc_connection>(kj::mv(io), kj::mv(stream), ro);
@@ -310,7 +318,12 @@ result<std::unique_ptr<connection>> connect(const std::string& address, client_o
       // A server that does not speak frames (an older cellar-server closes the connection
       // at the magic bytes) still serves everything over RPC: keep that. A refused token
       // is refused on RPC already, above.
-      if (auto f = frame_client::connect(address, o.token, o.max_message_bytes)) c->use_frames(std::move(f.value()));
+      frame_client_options fo;
+      fo.token = o.token;
+      fo.max_message_bytes = o.max_message_bytes;
+      fo.tls_ca = o.tls_ca;
+      fo.tls_server_name = o.tls_server_name;
+      if (auto f = frame_client::connect(address, fo)) c->use_frames(std::move(f.value()));
     }
     return std::unique_ptr<connection>(std::move(c));
   } catch (const kj::Exception& e) {

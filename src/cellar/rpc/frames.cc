@@ -11,6 +11,7 @@
 
 #include "rpc/convert.h"
 #include "rpc/socket_stream.h"
+#include "rpc/tls.h"
 
 namespace cellar::rpc {
 
@@ -71,10 +72,30 @@ frame_client::frame_client(int fd, std::uint64_t max_message_bytes) : fd_(fd), i
   out_.assign(frame_magic, frame_magic + sizeof frame_magic);
 }
 
-frame_client::~frame_client() { ::close(fd_); }
+frame_client::~frame_client() {
+  tls_.reset();
+  ::close(fd_);
+}
+
+ssize_t frame_client::send_some(const unsigned char* p, std::size_t n) {
+  if (tls_) return tls_->send(p, n);
+  return ::send(fd_, p, n, MSG_NOSIGNAL);
+}
+
+ssize_t frame_client::recv_some(unsigned char* p, std::size_t n) {
+  if (tls_) return tls_->recv(p, n);
+  return ::recv(fd_, p, n, 0);
+}
 
 result<std::unique_ptr<frame_client>> frame_client::connect(const std::string& address, const std::string& token,
                                                             std::uint64_t max_message_bytes) {
+  frame_client_options o;
+  o.token = token;
+  o.max_message_bytes = max_message_bytes;
+  return connect(address, o);
+}
+
+result<std::unique_ptr<frame_client>> frame_client::connect(const std::string& address, const frame_client_options& o) {
   int fd = -1;
   try {
     fd = connect_socket(address).release();
@@ -82,9 +103,14 @@ result<std::unique_ptr<frame_client>> frame_client::connect(const std::string& a
     return status{code::unavailable, std::string("cannot connect to ") + address + ": " + e.getDescription().cStr()};
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // this client blocks
-  std::unique_ptr<frame_client> c(new frame_client(fd, max_message_bytes));
+  std::unique_ptr<frame_client> c(new frame_client(fd, o.max_message_bytes));
+  if (!o.tls_ca.empty()) {
+    auto t = tls_socket::handshake(fd, o.tls_ca, o.tls_server_name.empty() ? host_of(address) : o.tls_server_name);
+    if (!t) return status{t.code(), "cannot connect to " + address + ": " + t.error().message()};
+    c->tls_ = std::move(t.value());
+  }
   capnp::MallocMessageBuilder m(64);
-  m.initRoot<wire::Request>().setLogin(token);
+  m.initRoot<wire::Request>().setLogin(o.token);
   const auto id = c->send(m);
   auto r = c->receive_id(id);
   if (!r) return r.error();
@@ -126,7 +152,7 @@ status frame_client::flush() {
   if (!error_) return error_;
   std::size_t done = 0;
   while (done < out_.size()) {
-    const ssize_t n = ::send(fd_, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
+    const ssize_t n = send_some(out_.data() + done, out_.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return broken(std::string("send: ") + std::strerror(errno));
     done += static_cast<std::size_t>(n);
@@ -172,7 +198,7 @@ result<std::unique_ptr<frame_reply>> frame_client::receive() {
       in_.resize(in_.size() * 2);
       bytes = reinterpret_cast<unsigned char*>(in_.data());
     }
-    const ssize_t got = ::recv(fd_, bytes + in_end_, in_.size() * sizeof(capnp::word) - in_end_, 0);
+    const ssize_t got = recv_some(bytes + in_end_, in_.size() * sizeof(capnp::word) - in_end_);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return broken(std::string("recv: ") + std::strerror(errno));
     if (got == 0) return broken("the server closed the connection");

@@ -7,6 +7,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,17 @@ struct scan_page {
   bool done = true;  // nothing follows
 };
 
+class tls_socket;
+
+struct frame_client_options {
+  std::string token;
+  std::uint64_t max_message_bytes = 256ull << 20;
+  // Set: TLS, trusting the CA certificates of this PEM file only (rpc/tls.h).
+  std::string tls_ca;
+  // The name the server's certificate must carry; empty: the host of the address.
+  std::string tls_server_name;
+};
+
 // A frame connection: blocking socket calls on the caller's thread; use it from one thread.
 // `batch` and `scan` wait for their own reply. For pipelining, send_* queue requests and
 // return their ids, flush() writes them, receive() returns replies as they come (in any
@@ -61,6 +73,7 @@ class frame_client {
   // `address` is "host:port" or "[v6]:port"; logs in with `token`.
   static result<std::unique_ptr<frame_client>> connect(const std::string& address, const std::string& token = "",
                                                        std::uint64_t max_message_bytes = 256ull << 20);
+  static result<std::unique_ptr<frame_client>> connect(const std::string& address, const frame_client_options& o);
   ~frame_client();
   frame_client(const frame_client&) = delete;
   frame_client& operator=(const frame_client&) = delete;
@@ -86,8 +99,11 @@ class frame_client {
   frame_client(int fd, std::uint64_t max_message_bytes);
   result<std::unique_ptr<frame_reply>> receive_id(std::uint64_t id);
   status broken(const std::string& what);
+  ssize_t send_some(const unsigned char* p, std::size_t n);
+  ssize_t recv_some(unsigned char* p, std::size_t n);
 
   int fd_;
+  std::unique_ptr<tls_socket> tls_;  // null: plain TCP
   capnp::ReaderOptions ro_;
   std::uint64_t next_id_ = 1;
   std::vector<unsigned char> out_;

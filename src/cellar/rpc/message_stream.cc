@@ -67,6 +67,7 @@ kj::Promise<std::size_t> buffered_message_stream::read_raw() {
   }
   return inner_.tryRead(bytes() + in_end_, 1, in_bytes() - in_end_).then([this](std::size_t n) {
     in_end_ += n;
+    progress_ += n;
     return n;
   });
 }
@@ -125,12 +126,14 @@ kj::Promise<void> buffered_message_stream::writeMessage(kj::ArrayPtr<const int> 
                                                         kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
   KJ_REQUIRE(fds.size() == 0, "this stream cannot carry file descriptors");
   KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
   append(segments);
   return after_append();
 }
 
 kj::Promise<void> buffered_message_stream::write_raw(kj::ArrayPtr<const unsigned char> bytes) {
   KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
   pending_.insert(pending_.end(), bytes.begin(), bytes.end());
   return after_append();
 }
@@ -138,6 +141,7 @@ kj::Promise<void> buffered_message_stream::write_raw(kj::ArrayPtr<const unsigned
 kj::Promise<void> buffered_message_stream::writeMessages(
     kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) {
   KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
   for (auto& m : messages) append(m);
   return after_append();
 }
@@ -148,6 +152,7 @@ void buffered_message_stream::start_write() {
   write_in_progress_ = true;
   tasks_.add(inner_.write(writing_.data(), writing_.size()).then([this] {
     write_in_progress_ = false;
+    progress_ += writing_.size();
     writing_.clear();
     if (writing_.capacity() > 4 * read_chunk_) writing_.shrink_to_fit();
     if (!pending_.empty()) {
@@ -161,6 +166,31 @@ void buffered_message_stream::start_write() {
         drained_ = nullptr;
       }
   }));
+}
+
+kj::Promise<void> buffered_message_stream::when_unsent_exceeds(std::uint64_t max_unsent,
+                                                                std::function<void(std::uint64_t)> report) {
+  max_unsent_ = max_unsent;
+  if (max_unsent == 0) return kj::NEVER_DONE;
+  report_unsent_ = std::move(report);
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  close_unsent_ = kj::mv(paf.fulfiller);
+  return kj::mv(paf.promise);
+}
+
+bool buffered_message_stream::room_for_more() {
+  const std::uint64_t unsent = pending_.size() + writing_.size();
+  if (max_unsent_ == 0 || unsent < max_unsent_) return true;
+  write_error_ = KJ_EXCEPTION(DISCONNECTED, "the peer does not read what is sent to it", unsent, max_unsent_);
+  unsent_exceeded_ = true;
+  for (auto& w : waiting_) w->reject(kj::cp(KJ_ASSERT_NONNULL(write_error_)));
+  waiting_.clear();
+  if (report_unsent_) report_unsent_(unsent);
+  KJ_IF_MAYBE(f, close_unsent_) {
+    (*f)->fulfill();
+    close_unsent_ = nullptr;
+  }
+  return false;
 }
 
 void buffered_message_stream::taskFailed(kj::Exception&& e) {

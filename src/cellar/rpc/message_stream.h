@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace cellar::rpc {
@@ -74,6 +76,20 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // Queues bytes that are not a message (a protocol's greeting), written as messages are.
   kj::Promise<void> write_raw(kj::ArrayPtr<const unsigned char> bytes);
 
+  // Bounds the bytes queued and not yet taken by the socket (a peer that does not read):
+  // a write that finds `max_unsent` bytes or more queued fails, every later one too;
+  // `report` is called then, at once, with the bytes queued, and the promise resolves. 0:
+  // no bound (the promise never resolves). One message larger than the bound is accepted
+  // when less is queued.
+  kj::Promise<void> when_unsent_exceeds(std::uint64_t max_unsent, std::function<void(std::uint64_t)> report);
+  bool unsent_exceeded() const { return unsent_exceeded_; }
+  // Writers are never told to wait (for a user that does not wait anyway, as capnp's RPC
+  // system, which would queue its messages where when_unsent_exceeds cannot see them).
+  void never_hold_writers() { max_pending_ = SIZE_MAX; }
+  // Bytes read plus bytes the socket has taken, since the stream was made: it grows while
+  // the peer talks or reads (the idle timeout watches it).
+  std::uint64_t progress() const { return progress_; }
+
  private:
   // Bytes of the complete message at the front of the read buffer, 0 if more are needed
   // (throws for a malformed or oversized message).
@@ -83,11 +99,18 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   void append(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
   kj::Promise<void> after_append();
   void start_write();
+  // False (and the stream failed) when `max_unsent_` bytes or more are queued.
+  bool room_for_more();
   void taskFailed(kj::Exception&& e) override;
 
   kj::AsyncIoStream& inner_;
   const std::size_t read_chunk_;
-  const std::size_t max_pending_;
+  std::size_t max_pending_;
+  std::uint64_t max_unsent_ = 0;
+  std::uint64_t progress_ = 0;
+  bool unsent_exceeded_ = false;
+  std::function<void(std::uint64_t)> report_unsent_;
+  kj::Maybe<kj::Own<kj::PromiseFulfiller<void>>> close_unsent_;
 
   kj::Promise<std::size_t> read_raw();  // reads into the buffer; 0 at the end of the stream
   unsigned char* bytes() { return reinterpret_cast<unsigned char*>(in_.data()); }

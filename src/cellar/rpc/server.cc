@@ -13,6 +13,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -28,11 +29,13 @@
 #include "catalog/ddl.h"
 #include "route/call_order.h"
 #include "store_impl.h"
+#include "rpc/connection_guard.h"
 #include "rpc/convert.h"
 #include "rpc/frames.h"
 #include "rpc/message_stream.h"
 #include "rpc/metrics.h"
 #include "rpc/socket_stream.h"
+#include "rpc/tls.h"
 
 namespace cellar::rpc {
 
@@ -143,7 +146,10 @@ struct shared_state {
   server_options opts;
   worker_pool pool;
   rpc::metrics m;
-  shared_state(store& st, server_options o) : s(st), opts(std::move(o)), pool(opts.worker_threads) {}
+  connection_slots slots;
+  std::optional<tls_server_keys> tls;  // set: every connection starts with a TLS handshake
+  shared_state(store& st, server_options o)
+      : s(st), opts(std::move(o)), pool(opts.worker_threads), slots(opts.max_connections) {}
 };
 
 // One page of a scan, fetched without blocking any thread: the scanner asks the
@@ -214,12 +220,6 @@ class scanner_impl final : public wire::Scanner::Server {
   rpc::metrics& m_;
   kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
-
-// Why a login with `given` is refused by a server whose token is set (both protocols).
-status token_refusal(std::string_view given) {
-  if (given.empty()) return {code::permission_denied, "this server requires a token; none was given"};
-  return {code::permission_denied, "wrong token"};
-}
 
 // Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
 status admit(const shared_state& st, connection_state& conn) {
@@ -531,14 +531,16 @@ class cellar_impl final : public wire::Cellar::Server {
 
 class login_impl final : public wire::Login::Server {
  public:
-  explicit login_impl(shared_state& st) : st_(st), conn_(std::make_shared<connection_state>()) {}
+  login_impl(shared_state& st, connection_guard& guard, std::shared_ptr<connection_state> conn)
+      : st_(st), guard_(guard), conn_(std::move(conn)) {}
 
   kj::Promise<void> login(LoginContext context) override {
     const auto t0 = metrics::clock::now();
     auto res = context.getResults();
-    if (!st_.opts.token.empty() && str(context.getParams().getToken()) != st_.opts.token) {
-      to_wire(token_refusal(str(context.getParams().getToken())), res.initError());
-      st_.m.record(protocol::rpc, operation::login, code::permission_denied, t0);
+    auto token = context.getParams().getToken();
+    if (auto s = guard_.login(std::string_view(token.cStr(), token.size()), "rpc"); !s) {
+      to_wire(s, res.initError());
+      st_.m.record(protocol::rpc, operation::login, s.code(), t0);
       return kj::READY_NOW;
     }
     to_wire(status::ok(), res.initError());
@@ -549,14 +551,16 @@ class login_impl final : public wire::Login::Server {
 
  private:
   shared_state& st_;
+  connection_guard& guard_;
   std::shared_ptr<connection_state> conn_;
 };
 
 // The Cap'n Proto RPC side of a connection.
 struct rpc_session {
-  rpc_session(buffered_message_stream& messages, shared_state& st, capnp::ReaderOptions ro)
+  rpc_session(buffered_message_stream& messages, shared_state& st, capnp::ReaderOptions ro, connection_guard& guard,
+              std::shared_ptr<connection_state> conn)
       : network(messages, capnp::rpc::twoparty::Side::SERVER, ro),
-        rpc(capnp::makeRpcServer(network, kj::heap<login_impl>(st))) {}
+        rpc(capnp::makeRpcServer(network, kj::heap<login_impl>(st, guard, std::move(conn)))) {}
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
@@ -566,11 +570,13 @@ struct rpc_session {
 // message; the message stream sends the replies of a loop turn in one write.
 class frame_session final : private kj::TaskSet::ErrorHandler {
  public:
-  frame_session(shared_state& st, buffered_message_stream& messages, capnp::ReaderOptions ro)
+  frame_session(shared_state& st, buffered_message_stream& messages, capnp::ReaderOptions ro, connection_guard& guard,
+                std::shared_ptr<connection_state> conn)
       : st_(st),
         messages_(messages),
         ro_(ro),
-        conn_(std::make_shared<connection_state>()),
+        guard_(guard),
+        conn_(std::move(conn)),
         scratch_(kj::heapArray<capnp::word>(scratch_words)),
         tasks_(*this) {
     std::memset(scratch_.begin(), 0, scratch_.size() * sizeof(capnp::word));
@@ -606,14 +612,11 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     const auto t0 = metrics::clock::now();
     switch (req.which()) {
       case wire::Request::LOGIN: {
-        const bool ok = st_.opts.token.empty() || str(req.getLogin()) == st_.opts.token;
-        if (!ok) {
-          send_error(id, token_refusal(str(req.getLogin())));
-        } else {
-          logged_in_ = true;
-          send_error(id, status::ok());
-        }
-        st_.m.record(protocol::frames, operation::login, ok ? code::ok : code::permission_denied, t0);
+        auto token = req.getLogin();
+        const auto s = guard_.login(std::string_view(token.cStr(), token.size()), "frames");
+        if (s) logged_in_ = true;
+        send_error(id, s);
+        st_.m.record(protocol::frames, operation::login, s.code(), t0);
         return;
       }
       case wire::Request::BATCH: {
@@ -709,6 +712,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   shared_state& st_;
   buffered_message_stream& messages_;
   capnp::ReaderOptions ro_;
+  connection_guard& guard_;
   std::shared_ptr<connection_state> conn_;
   kj::Array<capnp::word> scratch_;
   bool logged_in_ = false;
@@ -718,9 +722,12 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
 
 // An accepted socket, before and after its first bytes say which protocol it speaks.
 struct accepted_connection {
-  explicit accepted_connection(kj::Own<kj::AsyncIoStream> s) : stream(kj::mv(s)), messages(*stream) {}
+  accepted_connection(kj::Own<kj::AsyncIoStream> s, const server_options& o, std::string peer)
+      : stream(kj::mv(s)), messages(*stream), guard(o, std::move(peer)) {}
   kj::Own<kj::AsyncIoStream> stream;
   buffered_message_stream messages;
+  connection_guard guard;
+  std::shared_ptr<connection_state> calls = std::make_shared<connection_state>();
   kj::Maybe<kj::Own<rpc_session>> rpc;
   kj::Maybe<kj::Own<frame_session>> frames;
 };
@@ -733,17 +740,46 @@ kj::Promise<void> serve_connection(accepted_connection& c, shared_state& st, cap
         std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
       c.messages.skip(sizeof frame_magic);
       st.m.connection_accepted(protocol::frames);
-      auto session = kj::heap<frame_session>(st, c.messages, ro);
+      auto session = kj::heap<frame_session>(st, c.messages, ro, c.guard, c.calls);
       auto served = session->serve();
       c.frames = kj::mv(session);
       return served;
     }
     st.m.connection_accepted(protocol::rpc);
-    auto session = kj::heap<rpc_session>(c.messages, st, ro);
+    c.messages.never_hold_writers();  // capnp would queue what waits, out of max_unsent_bytes' sight
+    auto session = kj::heap<rpc_session>(c.messages, st, ro, c.guard, c.calls);
     auto done = session->network.onDisconnect();
     c.rpc = kj::mv(session);
     return done;
   });
+}
+
+// Serves `c` until it closes, or until the server closes it: after a refused login (once
+// the reply is written), when it has been idle for the idle timeout, or when it leaves
+// more than max_unsent_bytes of replies unread.
+kj::Promise<void> serve_guarded(accepted_connection& c, shared_state& st, capnp::ReaderOptions ro, kj::Timer& timer) {
+  auto closing = c.guard.closing().then([&c] { return kj::evalLast([&c] { return c.messages.end(); }); });
+  auto unread = c.messages.when_unsent_exceeds(st.opts.max_unsent_bytes, [&c, &st](std::uint64_t n) {
+    spdlog::warn("cellar-server: closing the connection from {}: it does not read its replies ({} bytes unsent, limit {})",
+                 c.guard.peer(), n, st.opts.max_unsent_bytes);
+  });
+  // A refused connection gets 10 s to log in and hear why.
+  auto limit = st.opts.idle_timeout;
+  if (c.guard.refused() && (limit.count() == 0 || limit > std::chrono::seconds(10))) limit = std::chrono::seconds(10);
+  kj::Promise<void> idle = kj::NEVER_DONE;
+  if (limit.count() > 0)
+    idle = idle_for(timer, limit.count() * kj::MILLISECONDS, [&c, seen = ~std::uint64_t{0}]() mutable {
+             const bool active = c.messages.progress() != seen || c.calls->in_flight > 0;
+             seen = c.messages.progress();
+             return active;
+           }).then([&c, limit] {
+      spdlog::info("cellar-server: closing the connection from {}: idle for {} ms", c.guard.peer(), limit.count());
+    });
+  // A session that fails because its writes do (the unsent bound) has been logged above.
+  auto served = serve_connection(c, st, ro).catch_([&c](kj::Exception&& e) {
+    if (!c.messages.unsent_exceeded()) kj::throwFatalException(kj::mv(e));
+  });
+  return served.exclusiveJoin(kj::mv(closing)).exclusiveJoin(kj::mv(unread)).exclusiveJoin(kj::mv(idle));
 }
 
 class error_logger final : public kj::TaskSet::ErrorHandler {
@@ -825,9 +861,12 @@ struct server::impl {
     }
     try {
       auto io = kj::setupAsyncIo();
+      kj::Timer& timer = io.provider->getTimer();
       socket_listener listener(io.unixEventPort, kj::AutoCloseFd(fd));
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
       error_logger logger;
+      kj::Maybe<kj::Own<kj::TlsContext>> tls;
+      if (st->tls) tls = server_tls_context(*st->tls, timer, 10 * kj::SECONDS);
       kj::TaskSet tasks(logger);
       capnp::ReaderOptions ro;
       ro.traversalLimitInWords = st->opts.max_message_bytes / 8;
@@ -838,16 +877,37 @@ struct server::impl {
         me.ready = true;
       }
       cv.notify_all();
+      // Serves one connection, after its TLS handshake if the port has TLS. `refusal` set:
+      // every login gets it, then the connection closes (a plain client on a TLS port).
+      connection_start begin = [&](kj::Own<kj::AsyncIoStream> stream, std::string peer, status refusal) {
+        auto conn = kj::heap<accepted_connection>(kj::mv(stream), st->opts, std::move(peer));
+        const bool counted = refusal.is_ok() && st->slots.take();
+        if (!refusal.is_ok()) {
+          conn->guard.refuse(std::move(refusal));
+        } else if (!counted) {
+          spdlog::warn("cellar-server: refusing the connection from {}: at the connection limit ({})",
+                       conn->guard.peer(), st->opts.max_connections);
+          conn->guard.refuse({code::unavailable, "the server is at its connection limit (" +
+                                                     std::to_string(st->opts.max_connections) +
+                                                     " connections); try again later"});
+        }
+        auto served = serve_guarded(*conn, *st, ro, timer);
+        me.connections.fetch_add(1, std::memory_order_relaxed);
+        st->m.connection_opened();
+        tasks.add(served.attach(kj::mv(conn), kj::defer([&me, &m = st->m, &slots = st->slots, counted] {
+          me.connections.fetch_sub(1, std::memory_order_relaxed);
+          m.connection_closed();
+          if (counted) slots.give_back();
+        })));
+      };
       std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
         return listener.accept().then([&](kj::Own<socket_stream> stream) {
-          auto conn = kj::heap<accepted_connection>(kj::mv(stream));
-          auto served = serve_connection(*conn, *st, ro);
-          me.connections.fetch_add(1, std::memory_order_relaxed);
-          st->m.connection_opened();
-          tasks.add(served.attach(kj::mv(conn), kj::defer([&me, &m = st->m] {
-            me.connections.fetch_sub(1, std::memory_order_relaxed);
-            m.connection_closed();
-          })));
+          std::string peer = peer_address(KJ_ASSERT_NONNULL(stream->getFd()));
+          KJ_IF_MAYBE(t, tls) {
+            tasks.add(accept_tls(**t, kj::mv(stream), std::move(peer), timer, begin));
+          } else {
+            begin(kj::mv(stream), std::move(peer), status::ok());
+          }
           return accept_loop();
         });
       };
@@ -865,6 +925,13 @@ result<std::unique_ptr<server>> server::start(store& s, server_options o) {
   auto p = std::make_unique<impl>();
   p->st = std::make_unique<shared_state>(s, std::move(o));
   const auto& opts = p->st->opts;
+  if (!opts.tls_cert_file.empty() || !opts.tls_key_file.empty()) {
+    if (opts.tls_cert_file.empty() || opts.tls_key_file.empty())
+      return status{code::invalid_argument, "TLS needs both a certificate and its key (--tls-cert and --tls-key)"};
+    auto keys = load_server_keys(opts.tls_cert_file, opts.tls_key_file);
+    if (!keys) return keys.error();
+    p->st->tls = std::move(keys.value());
+  }
   std::vector<int> fds;
   auto first = listen_socket(opts.address, opts.port);
   if (!first) return first.error();

@@ -10,8 +10,12 @@
 // reader refuses them before decoding); batches above `max_batch` actions and calls
 // beyond `max_in_flight` per connection are refused with an error result. No client
 // input reaches the store before it passes the same validation as the embedded API.
+// Per connection (rpc/connection_guard.h): a few wrong tokens close it, as do idleness and
+// a pile of replies the client does not read; connections over `max_connections` are
+// refused at their login.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,10 +31,22 @@ class metrics;
 struct server_options {
   std::string address = "127.0.0.1";
   std::uint16_t port = 9090;  // 0: any free port (see server::port())
-  std::string token;          // empty: any login succeeds
+  std::string token;          // empty: any login succeeds (compared in constant time)
+  // Wrong tokens a connection may try: the last refusal closes it (0: no limit). Every
+  // failed login is logged with the peer's address.
+  std::size_t max_failed_logins = 3;
   std::uint64_t max_message_bytes = 256ull << 20;
   std::size_t max_batch = 10000;
   std::size_t max_in_flight = 256;
+  // Client connections served at once, over every event loop (0: no limit). One more is
+  // answered UNAVAILABLE ("at its connection limit") at its login, then closed.
+  std::size_t max_connections = 4096;
+  // A connection that sends nothing for this long, with no call of its own in progress, is
+  // closed (0: never).
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
+  // Bytes of replies a connection may leave unsent (a client that does not read them):
+  // past this the connection is closed. One reply larger than the bound is still sent.
+  std::uint64_t max_unsent_bytes = 64ull << 20;
   std::size_t worker_threads = 4;  // blocking calls: DDL, snapshot, stats
   // kj event loops, each with its own listening socket on the port (SO_REUSEPORT): the
   // kernel spreads connections over them.
@@ -49,6 +65,11 @@ struct server_options {
   // Serve the frame protocol on the port (rpc/frames.h). false: only Cap'n Proto RPC; a
   // frame connection is then closed at its first bytes, as an older server does.
   bool frames = true;
+  // TLS on the port, for both protocols (rpc/tls.h): PEM files of the certificate chain and
+  // its unencrypted private key. Both or neither. A plain-text client is told at its login
+  // that TLS is required, then closed.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class server {

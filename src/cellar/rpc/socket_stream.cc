@@ -98,6 +98,18 @@ kj::Promise<void> socket_stream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj:
   return promise.attach(kj::mv(joined));
 }
 
+kj::Promise<int> socket_stream::first_byte() {
+  for (;;) {
+    unsigned char b = 0;
+    const ssize_t n = ::recv(fd_.get(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 1) return static_cast<int>(b);
+    if (n == 0) return -1;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return observer_.whenBecomesReadable().then([this] { return first_byte(); });
+    KJ_FAIL_SYSCALL("recv", errno);
+  }
+}
+
 kj::Promise<void> socket_stream::whenWriteDisconnected() { return observer_.whenWriteDisconnected(); }
 
 void socket_stream::shutdownWrite() { KJ_SYSCALL(::shutdown(fd_.get(), SHUT_WR)); }

@@ -36,6 +36,10 @@ class socket_stream final : public kj::AsyncIoStream {
   void getpeername(struct sockaddr* addr, kj::uint* length) override;
   kj::Maybe<int> getFd() const override { return fd_.get(); }
 
+  // The first byte the peer sent, left unread (MSG_PEEK); -1 if it closed before sending
+  // one. Call before any read.
+  kj::Promise<int> first_byte();
+
   // read(2) calls made so far, and how many of them found the socket empty (for tests).
   std::uint64_t read_calls() const { return read_calls_; }
   std::uint64_t empty_reads() const { return empty_reads_; }
