@@ -125,6 +125,9 @@ struct store_info {
   std::uint64_t log_bytes = 0;       // bytes written to the log since open
   std::uint64_t log_syncs = 0;       // fdatasync calls since open
   recovery_stats recovery;           // what the open found on disk
+  // A cluster member (docs/cluster.md): its nodes, their partitions and the master, as
+  // the shell's `status 'detailed'` prints them. Empty: not a cluster member.
+  std::string cluster;
 };
 
 // Memory and cell counts, summed over partitions.
@@ -277,6 +280,7 @@ class store {
 
  private:
   friend detail::store_impl& detail::impl_of(store& s);
+  friend struct detail::store_impl;  // opens a store as a cluster member (cluster/member.h)
   explicit store(std::shared_ptr<detail::store_impl> impl);
   std::shared_ptr<detail::store_impl> impl_;
 };

@@ -16,7 +16,9 @@ namespace cellar {
 
 namespace detail {
 
-store_impl::store_impl(store_options o) : options(std::move(o)), memory(options.memory_limit_bytes) {
+store_impl::store_impl(store_options o, const std::function<void(caf::actor_system_config&)>& configure,
+                       bool member)
+    : options(std::move(o)), cluster_member(member), memory(options.memory_limit_bytes) {
   if (!options.clock)
     options.clock = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -36,6 +38,7 @@ store_impl::store_impl(store_options o) : options(std::move(o)), memory(options.
   caf_config->set("work-stealing.relaxed-sleep-duration",
                   caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(options.worker_idle_sleep)));
   add_partition_protocol(*caf_config);
+  if (configure) configure(*caf_config);
   system = std::make_unique<caf::actor_system>(*caf_config);
   catalog.store(std::make_shared<const catalog_map>());
 }
@@ -158,9 +161,15 @@ using namespace detail;
 // --- store: DDL --------------------------------------------------------------------------
 
 result<std::unique_ptr<store>> store::open(store_options options) {
+  return store_impl::open(std::move(options), {}, false);
+}
+
+result<std::unique_ptr<store>> store_impl::open(store_options options,
+                                                const std::function<void(caf::actor_system_config&)>& configure,
+                                                bool cluster_member) {
   if (options.maintenance_slice_cells == 0)
     return status{code::invalid_argument, "maintenance_slice_cells must be at least 1"};
-  auto impl = std::make_shared<store_impl>(std::move(options));
+  auto impl = std::make_shared<store_impl>(std::move(options), configure, cluster_member);
   if (!impl->options.directory.empty())
     if (auto s = impl->recover(); !s) return s;
   return std::unique_ptr<store>(new store(std::move(impl)));
@@ -264,6 +273,14 @@ void detail::drop_family_cells(store_impl& s, const table_runtime& rt, const std
 }
 
 status store::create_table(table_descriptor desc, schema_origin origin) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::create_table;
+    c.table = desc.name;
+    c.descriptor = std::move(desc);
+    c.origin = origin;
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_name("table", desc.name); !s) return s;
   if (auto s = check_partitioning(desc.partitioning); !s) return s;
   if (desc.families.empty()) return {code::invalid_argument, "a table needs at least one column family"};
@@ -289,6 +306,12 @@ status store::create_table(table_descriptor desc, schema_origin origin) {
 }
 
 status store::create_table_group(std::string name) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::create_table_group;
+    c.table = std::move(name);
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_name("table group", name); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
   if (impl_->lookup(name)) return {code::already_exists, "table group '" + name + "' already exists"};
@@ -298,6 +321,14 @@ status store::create_table_group(std::string name) {
 }
 
 status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::add_family;
+    c.table = table;
+    c.family = std::move(family);
+    c.partitioning = partitioning;
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_family(family); !s) return s;
   if (auto s = check_partitioning(partitioning); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
@@ -326,6 +357,13 @@ status store::add_family(const std::string& table, family_descriptor family, con
 }
 
 status store::alter_family(const std::string& table, family_descriptor family) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::alter_family;
+    c.table = table;
+    c.family = std::move(family);
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_family(family); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
@@ -345,6 +383,13 @@ status store::alter_family(const std::string& table, family_descriptor family) {
 }
 
 status store::drop_family(const std::string& table, const std::string& family) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::drop_family;
+    c.table = table;
+    c.family_name = family;
+    return impl_->cluster->ddl(c);
+  }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);
@@ -362,6 +407,12 @@ status store::drop_family(const std::string& table, const std::string& family) {
 }
 
 status store::drop_table(const std::string& table) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::drop_table;
+    c.table = table;
+    return impl_->cluster->ddl(c);
+  }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);
@@ -373,6 +424,12 @@ status store::drop_table(const std::string& table) {
 }
 
 status store::truncate_table(const std::string& table) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::truncate_table;
+    c.table = table;
+    return impl_->cluster->ddl(c);
+  }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);

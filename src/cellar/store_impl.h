@@ -37,6 +37,31 @@ namespace cellar::detail {
 
 using catalog_map = std::map<std::string, runtime_ptr, std::less<>>;
 
+// One DDL call of store.h, as a value: in a cluster the store hands it to the cluster
+// (cluster/member.h) instead of applying it; the cluster applies it to every node's store.
+struct ddl_call {
+  enum class kind : std::uint8_t {
+    create_table, create_table_group, add_family, alter_family, drop_family, drop_table, truncate_table,
+    disable_table, enable_table, truncate_family,
+  };
+  kind what = kind::create_table;
+  std::string table;
+  table_descriptor descriptor;
+  schema_origin origin = schema_origin::oceanbase_ddl;
+  family_descriptor family;
+  partition_spec partitioning;
+  std::string family_name;
+};
+
+// What a store that is a cluster member delegates to the cluster.
+struct cluster_hooks {
+  virtual ~cluster_hooks() = default;
+  // Runs `c` through the cluster; returns once this node's store has applied it.
+  virtual status ddl(const ddl_call& c) = 0;
+  // The nodes, their partitions and the master, as text (store_info::cluster).
+  virtual std::string report() const = 0;
+};
+
 // Cells of a dropped or truncated family still in a partition table on disk.
 struct pending_purge {
   std::uint64_t uid;
@@ -45,8 +70,15 @@ struct pending_purge {
 };
 
 struct store_impl {
-  explicit store_impl(store_options o);
+  // `configure` (may be empty) adjusts the actor system's configuration before the system
+  // starts (a cluster member loads CAF's middleman there). A `cluster_member` store starts
+  // no partition at recovery: its cluster (cluster/member.h) says which to start.
+  explicit store_impl(store_options o, const std::function<void(caf::actor_system_config&)>& configure = {},
+                      bool cluster_member = false);
   ~store_impl();
+  // store::open with the arguments of the constructor.
+  static result<std::unique_ptr<store>> open(store_options o, const std::function<void(caf::actor_system_config&)>& configure,
+                                             bool cluster_member);
   status close();
 
   status recover();  // when options.directory is set; before any use
@@ -76,6 +108,9 @@ struct store_impl {
   }
 
   store_options options;
+  const bool cluster_member = false;
+  // Set once, before the store serves, when it is a cluster member: DDL goes there.
+  std::shared_ptr<cluster_hooks> cluster;
   memory_pool memory;
   std::unique_ptr<caf::actor_system_config> caf_config;
   std::unique_ptr<caf::actor_system> system;
