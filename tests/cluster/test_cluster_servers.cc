@@ -17,6 +17,7 @@
 #include "cluster/election.h"
 #include "cluster/layout.h"
 #include "cluster/placement.h"
+#include "cluster/routed_connection.h"
 #include "cluster_test.h"
 #include "route/router.h"
 
@@ -60,6 +61,7 @@ class cluster3 {
   static std::string id(int i) { return "n" + std::to_string(i); }
   testproc::server& node(int i) { return *nodes_[i]; }
   std::unique_ptr<cluster::zk_client> zk() { return zktest::connect(chroot_); }
+  std::string zk_connect() const { return zktest::zk_server::shared().connect(chroot_); }
 
   cluster::placement_map placement() {
     auto c = zk();
@@ -203,6 +205,59 @@ TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read 
     CHECK(line.find(": 2 partitions [blogtable/") != std::string::npos);
   }
   CHECK(st.out.find(" (master) ") != std::string::npos);
+}
+
+namespace {
+
+// The batch parts and scan pages other nodes forwarded to node `i`, from its status.
+std::uint64_t forwarded_to(cluster3& c, int i) {
+  auto st = testproc::run({CELLAR_SHELL, "--connect", c.node(i).address()}, "status 'detailed'\n");
+  std::smatch m;
+  if (!std::regex_search(st.out, m, std::regex("which served ([0-9]+) forwarded requests"))) {
+    FAIL("no cluster line in: " << st.out);
+  }
+  return std::stoull(m[1].str());
+}
+
+}  // namespace
+
+TEST_CASE("a routed client sends each batch straight to its owner nodes; a thin client's are forwarded",
+          "[cluster][servers][routing]") {
+  cluster3 c;
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  std::uint64_t before[4];
+  for (int i = 1; i <= 3; ++i) before[i] = forwarded_to(c, i);
+
+  cluster::routed_options ro;
+  ro.zookeeper.connect = c.zk_connect();
+  auto routed = cluster::connect_routed(ro);
+  REQUIRE(routed.is_ok());
+  std::vector<batch_op> puts;
+  for (int i = 0; i < 60; ++i) puts.push_back(cellar::put(row_name(i)).add("f", "q", "v" + std::to_string(i)));
+  for (auto& r : (*routed)->batch("rt", std::move(puts))) {
+    INFO(r.st.to_string());
+    CHECK(r.st.is_ok());
+  }
+  for (int i = 0; i < 60; i += 7) {
+    auto g = (*routed)->get("rt", cellar::get(row_name(i)));
+    REQUIRE(g.is_ok());
+    REQUIRE(g->cells.size() == 1);
+    CHECK(g->cells[0].value == "v" + std::to_string(i));
+  }
+  for (int i = 1; i <= 3; ++i) CHECK(forwarded_to(c, i) == before[i]);  // nothing was forwarded
+
+  // The same batch through one node: the parts for the other two are forwarded to them.
+  auto thin = rpc::connect(c.node(1).address());
+  REQUIRE(thin.is_ok());
+  std::vector<batch_op> again;
+  for (int i = 0; i < 60; ++i) again.push_back(cellar::put(row_name(i)).add("f", "q", "w"));
+  for (auto& r : (*thin)->batch("rt", std::move(again))) CHECK(r.st.is_ok());
+  CHECK(forwarded_to(c, 1) == before[1]);
+  CHECK(forwarded_to(c, 2) > before[2]);
+  CHECK(forwarded_to(c, 3) > before[3]);
+  auto g = (*routed)->get("rt", cellar::get(row_name(5)));
+  REQUIRE(g.is_ok());
+  CHECK(g->cells.at(0).value == "w");
 }
 
 TEST_CASE("kill -9 of a node during writes: only its partitions fail, UNAVAILABLE; after restart every acked row is back",

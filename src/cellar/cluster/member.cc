@@ -24,6 +24,7 @@ struct member::state final : detail::cluster_hooks {
   std::shared_ptr<peer_directory> peers;
   node_endpoint endpoint;
   std::string peer_address;
+  std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
   std::unique_ptr<cluster_node> node;
 
   mutable std::mutex mu;
@@ -253,6 +254,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return raw->find(t, i, v, out);
   };
   ec.describe_owner = [raw](const std::string& t, std::uint32_t i) { return raw->describe_owner(t, i); };
+  st->served = ec.served;
   st->endpoint = spawn_node_endpoint(*impl.system, std::move(ec));
   auto port = impl.system->middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
   if (!port) {
@@ -328,6 +330,7 @@ cluster_report member::state::make_report() const {
     if (auto m = node->master()) r.master = m->node_id;
   std::lock_guard lock(mu);
   r.catalog_version = applied;
+  r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;
   std::map<std::string, node_report> nodes;
   for (const auto& m : members) {
     auto& n = nodes[m.id];
@@ -354,7 +357,8 @@ std::string format_report(const cluster_report& r) {
   std::string out = "cluster: " + std::to_string(r.nodes.size()) + " nodes, master " +
                     (r.master.empty() ? std::string("(none)") : r.master) + ", catalog version " +
                     std::to_string(r.catalog_version) + ", placement epoch " + std::to_string(r.placement_epoch) +
-                    " (seen from " + r.self + ")\n";
+                    " (seen from " + r.self + ", which served " + std::to_string(r.forwarded_here) +
+                    " forwarded requests)\n";
   for (const auto& n : r.nodes) {
     out += "  " + n.node.id + (n.master ? " (master)" : "") + (n.live ? "" : " DOWN") +
            (n.node.data_address.empty() ? "" : " " + n.node.data_address) + ": " +

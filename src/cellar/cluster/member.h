@@ -62,6 +62,7 @@ struct cluster_report {
   std::string master;  // empty: none
   std::uint64_t catalog_version = 0;
   std::uint64_t placement_epoch = 0;
+  std::uint64_t forwarded_here = 0;  // batch parts and scan pages other nodes forwarded to `self`
   std::vector<node_report> nodes;  // live members and every owner in the map, by id
 };
 

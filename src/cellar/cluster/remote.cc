@@ -61,6 +61,7 @@ template <class Reply, class Request, class Refuse>
 caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::uint32_t index, Request& req,
                          Refuse refuse) {
   auto& ctx = self->state.ctx;
+  ctx.served->fetch_add(1, std::memory_order_relaxed);
   if (self->state.queue.empty()) {
     detail::partition_ref ref;
     if (ctx.find(table, index, req.schema_version, ref)) {

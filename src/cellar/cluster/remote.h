@@ -31,6 +31,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -91,6 +92,8 @@ struct endpoint_context {
   // "owned by node X at epoch E" for a NOT_OWNER message.
   std::function<std::string(const std::string& table, std::uint32_t index)> describe_owner;
   std::chrono::milliseconds catch_up_wait{5000};
+  // Counts the batch parts and scan pages the endpoint has taken.
+  std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
 };
 
 node_endpoint spawn_node_endpoint(caf::actor_system& sys, endpoint_context ctx);
