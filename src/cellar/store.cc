@@ -75,6 +75,12 @@ status store_impl::close() {
   return result;
 }
 
+status store_impl::ready() const {
+  if (cluster_member && !cluster_joined.load(std::memory_order_acquire))
+    return {code::unavailable, "this node has not joined its cluster yet"};
+  return status::ok();
+}
+
 runtime_ptr store_impl::lookup(std::string_view table) const {
   auto cat = catalog.load(std::memory_order_acquire);
   auto it = cat->find(table);
@@ -90,6 +96,11 @@ status table_not_found(std::string_view name) {
 // Checks every action; on the first failure fills every result and returns false.
 bool admit(const store_impl& s, const runtime_ptr& rt, std::string_view name, std::vector<batch_op>& ops,
            std::vector<op_result>& results) {
+  if (auto not_ready = s.ready(); !not_ready.is_ok()) {  // a cluster member that has not joined
+    results.resize(ops.size());
+    for (auto& r : results) r.st = not_ready;
+    return false;
+  }
   status bad;
   std::size_t bad_index = 0;
   if (!rt) {

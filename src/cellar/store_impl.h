@@ -109,8 +109,15 @@ struct store_impl {
 
   store_options options;
   const bool cluster_member = false;
-  // Set once, before the store serves, when it is a cluster member: DDL goes there.
+  // A cluster member's DDL goes there (cluster/member.h): set when the store opens (a hook
+  // that refuses, until the node has joined), replaced once at join; the owner stops
+  // serving before it resets it.
   std::shared_ptr<cluster_hooks> cluster;
+  // A cluster member serves data calls only once it has joined and applied the cluster's
+  // catalog and placement: before, its tables have no partitions yet.
+  std::atomic<bool> cluster_joined{false};
+  // UNAVAILABLE while a cluster member has not joined yet; OK otherwise.
+  status ready() const;
   memory_pool memory;
   std::unique_ptr<caf::actor_system_config> caf_config;
   std::unique_ptr<caf::actor_system> system;

@@ -236,8 +236,22 @@ status member::state::ddl(const detail::ddl_call& c) {
 
 // --- member --------------------------------------------------------------------------------
 
+namespace {
+
+// The DDL of a member that has not joined yet.
+struct not_joined final : detail::cluster_hooks {
+  status ddl(const detail::ddl_call& c) override {
+    return {code::unavailable, "this node has not joined its cluster yet (DDL on '" + c.table + "')"};
+  }
+  std::string report() const override { return "cluster: this node has not joined yet\n"; }
+};
+
+}  // namespace
+
 result<std::unique_ptr<store>> member::open_store(store_options options) {
-  return store_impl::open(std::move(options), add_cluster_protocol, true);
+  auto s = store_impl::open(std::move(options), add_cluster_protocol, true);
+  if (s) detail::impl_of(*s.value()).cluster = std::make_shared<not_joined>();
+  return s;
 }
 
 result<std::unique_ptr<member>> member::join(store& s, member_options o) {
@@ -297,6 +311,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   }
   st->node = std::move(node.value());
   impl.cluster = st;
+  impl.cluster_joined.store(true, std::memory_order_release);
   spdlog::info("cellar: node '{}' joined the cluster (peers reach it on {})", st->opts.node_id, st->peer_address);
   return std::unique_ptr<member>(new member(std::move(st)));
 }
@@ -304,7 +319,8 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
 member::member(std::shared_ptr<state> st) : st_(std::move(st)) {}
 
 member::~member() {
-  st_->store.cluster.reset();
+  st_->store.cluster_joined.store(false, std::memory_order_release);
+  st_->store.cluster = std::make_shared<not_joined>();
   st_->node.reset();  // no callback runs after this
   st_->store.system->middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
