@@ -526,7 +526,7 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK(static_cast<int>(code::not_found) == 16);
   CHECK(static_cast<int>(code::conflict) == 17);
   CHECK(static_cast<int>(code::not_owner) == 18);
-  CHECK(last_code == code::not_owner);
+  CHECK(cellar::last_code == code::not_owner);
 
   fixture fx;
   auto r = fx.store->open_table("missing_table");
