@@ -346,6 +346,7 @@ struct Summary {
   recoverySeconds @15 :Float64;
   connections @16 :Int64;          # client connections open on the server
   tables @17 :List(TableSummary);  # by name
+  cluster @18 :Text;               # the nodes, their partitions and the master; empty: not a cluster
   struct TableSummary {
     descriptor @0 :TableDescriptor;
     stats @1 :TableStats;

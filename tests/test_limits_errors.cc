@@ -517,6 +517,7 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK(code_name(code::table_disabled) == "TABLE_DISABLED");
   CHECK(code_name(code::not_found) == "NOT_FOUND");
   CHECK(code_name(code::conflict) == "CONFLICT");
+  CHECK(code_name(code::not_owner) == "NOT_OWNER");
   // Stable numbers (wire contract).
   CHECK(static_cast<int>(code::table_not_found) == 1);
   CHECK(static_cast<int>(code::not_a_long) == 8);
@@ -524,6 +525,8 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK(static_cast<int>(code::table_disabled) == 15);
   CHECK(static_cast<int>(code::not_found) == 16);
   CHECK(static_cast<int>(code::conflict) == 17);
+  CHECK(static_cast<int>(code::not_owner) == 18);
+  CHECK(cellar::last_code == code::not_owner);
 
   fixture fx;
   auto r = fx.store->open_table("missing_table");

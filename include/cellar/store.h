@@ -129,6 +129,9 @@ struct store_info {
   std::uint64_t log_bytes = 0;       // bytes written to the log since open
   std::uint64_t log_syncs = 0;       // fdatasync calls since open
   recovery_stats recovery;           // what the open found on disk
+  // A cluster member (docs/cluster.md): its nodes, their partitions and the master, as
+  // the shell's `status 'detailed'` prints them. Empty: not a cluster member.
+  std::string cluster;
 };
 
 // Memory and cell counts, summed over partitions.

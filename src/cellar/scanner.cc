@@ -297,6 +297,7 @@ namespace detail {
 result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan& s,
                                       const std::shared_ptr<call_order>& order) {
   dispatch->note();
+  if (auto st = ready(); !st) return st;
   auto rt = lookup(table);
   if (!rt)
     return closed ? status{code::unavailable, "the store is closed"}

@@ -22,6 +22,7 @@ std::string_view code_name(code c) noexcept {
     case code::table_disabled: return "TABLE_DISABLED";
     case code::not_found: return "NOT_FOUND";
     case code::conflict: return "CONFLICT";
+    case code::not_owner: return "NOT_OWNER";
   }
   return "UNKNOWN";
 }

@@ -17,8 +17,9 @@ namespace cellar {
 
 namespace detail {
 
-store_impl::store_impl(store_options o, const scheduler_tuning& tuning)
-    : options(std::move(o)), memory(options.memory_limit_bytes) {
+store_impl::store_impl(store_options o, const scheduler_tuning& tuning,
+                       const std::function<void(caf::actor_system_config&)>& configure, bool member)
+    : options(std::move(o)), cluster_member(member), memory(options.memory_limit_bytes) {
   if (!options.clock)
     options.clock = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -39,6 +40,7 @@ store_impl::store_impl(store_options o, const scheduler_tuning& tuning)
   caf_config->set("work-stealing.relaxed-sleep-duration",
                   caf::timespan(std::chrono::duration_cast<std::chrono::nanoseconds>(tuning.idle_sleep)));
   add_partition_protocol(*caf_config);
+  if (configure) configure(*caf_config);
   system = std::make_unique<caf::actor_system>(*caf_config);
   catalog.store(std::make_shared<const catalog_map>());
 }
@@ -75,6 +77,12 @@ status store_impl::close() {
   return result;
 }
 
+status store_impl::ready() const {
+  if (cluster_member && !cluster_joined.load(std::memory_order_acquire))
+    return {code::unavailable, "this node has not joined its cluster yet"};
+  return status::ok();
+}
+
 runtime_ptr store_impl::lookup(std::string_view table) const {
   auto cat = catalog.load(std::memory_order_acquire);
   auto it = cat->find(table);
@@ -90,6 +98,11 @@ status table_not_found(std::string_view name) {
 // Checks every action; on the first failure fills every result and returns false.
 bool admit(const store_impl& s, const runtime_ptr& rt, std::string_view name, std::vector<batch_op>& ops,
            std::vector<op_result>& results) {
+  if (auto not_ready = s.ready(); !not_ready.is_ok()) {  // a cluster member that has not joined
+    results.resize(ops.size());
+    for (auto& r : results) r.st = not_ready;
+    return false;
+  }
   status bad;
   std::size_t bad_index = 0;
   if (!rt) {
@@ -169,9 +182,15 @@ struct detail::store_opener {
 };
 
 result<std::unique_ptr<store>> detail::open_store(store_options options, const scheduler_tuning& tuning) {
+  return store_impl::open(std::move(options), tuning, {}, false);
+}
+
+result<std::unique_ptr<store>> store_impl::open(store_options options, const scheduler_tuning& tuning,
+                                                const std::function<void(caf::actor_system_config&)>& configure,
+                                                bool cluster_member) {
   if (options.maintenance_slice_cells == 0)
     return status{code::invalid_argument, "maintenance_slice_cells must be at least 1"};
-  auto impl = std::make_shared<store_impl>(std::move(options), tuning);
+  auto impl = std::make_shared<store_impl>(std::move(options), tuning, configure, cluster_member);
   if (!impl->options.directory.empty())
     if (auto s = impl->recover(); !s) return s;
   return store_opener::make(std::move(impl));
@@ -275,6 +294,14 @@ void detail::drop_family_cells(store_impl& s, const table_runtime& rt, const std
 }
 
 status store::create_table(table_descriptor desc, schema_origin origin) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::create_table;
+    c.table = desc.name;
+    c.descriptor = std::move(desc);
+    c.origin = origin;
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_name("table", desc.name); !s) return s;
   if (auto s = check_partitioning(desc.partitioning); !s) return s;
   if (desc.families.empty()) return {code::invalid_argument, "a table needs at least one column family"};
@@ -300,6 +327,12 @@ status store::create_table(table_descriptor desc, schema_origin origin) {
 }
 
 status store::create_table_group(std::string name) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::create_table_group;
+    c.table = std::move(name);
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_name("table group", name); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
   if (impl_->lookup(name)) return {code::already_exists, "table group '" + name + "' already exists"};
@@ -309,6 +342,14 @@ status store::create_table_group(std::string name) {
 }
 
 status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::add_family;
+    c.table = table;
+    c.family = std::move(family);
+    c.partitioning = partitioning;
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_family(family); !s) return s;
   if (auto s = check_partitioning(partitioning); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
@@ -337,6 +378,13 @@ status store::add_family(const std::string& table, family_descriptor family, con
 }
 
 status store::alter_family(const std::string& table, family_descriptor family) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::alter_family;
+    c.table = table;
+    c.family = std::move(family);
+    return impl_->cluster->ddl(c);
+  }
   if (auto s = check_family(family); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
@@ -356,6 +404,13 @@ status store::alter_family(const std::string& table, family_descriptor family) {
 }
 
 status store::drop_family(const std::string& table, const std::string& family) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::drop_family;
+    c.table = table;
+    c.family_name = family;
+    return impl_->cluster->ddl(c);
+  }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);
@@ -373,6 +428,12 @@ status store::drop_family(const std::string& table, const std::string& family) {
 }
 
 status store::drop_table(const std::string& table) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::drop_table;
+    c.table = table;
+    return impl_->cluster->ddl(c);
+  }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);
@@ -384,6 +445,12 @@ status store::drop_table(const std::string& table) {
 }
 
 status store::truncate_table(const std::string& table) {
+  if (impl_->cluster) {
+    ddl_call c;
+    c.what = ddl_call::kind::truncate_table;
+    c.table = table;
+    return impl_->cluster->ddl(c);
+  }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
   if (!old) return table_not_found(table);

@@ -38,6 +38,31 @@ namespace cellar::detail {
 
 using catalog_map = std::map<std::string, runtime_ptr, std::less<>>;
 
+// One DDL call of store.h, as a value: in a cluster the store hands it to the cluster
+// (cluster/member.h) instead of applying it; the cluster applies it to every node's store.
+struct ddl_call {
+  enum class kind : std::uint8_t {
+    create_table, create_table_group, add_family, alter_family, drop_family, drop_table, truncate_table,
+    disable_table, enable_table, truncate_family,
+  };
+  kind what = kind::create_table;
+  std::string table;
+  table_descriptor descriptor;
+  schema_origin origin = schema_origin::oceanbase_ddl;
+  family_descriptor family;
+  partition_spec partitioning;
+  std::string family_name;
+};
+
+// What a store that is a cluster member delegates to the cluster.
+struct cluster_hooks {
+  virtual ~cluster_hooks() = default;
+  // Runs `c` through the cluster; returns once this node's store has applied it.
+  virtual status ddl(const ddl_call& c) = 0;
+  // The nodes, their partitions and the master, as text (store_info::cluster).
+  virtual std::string report() const = 0;
+};
+
 // Cells of a dropped or truncated family still in a partition table on disk.
 struct pending_purge {
   std::uint64_t uid;
@@ -46,8 +71,17 @@ struct pending_purge {
 };
 
 struct store_impl {
-  store_impl(store_options o, const scheduler_tuning& tuning);
+  // `tuning`: how idle CAF workers wait (scheduler_tuning.h). `configure` (may be empty)
+  // adjusts the actor system's configuration before the system starts (a cluster member
+  // loads CAF's middleman there). A `cluster_member` store starts no partition at
+  // recovery: its cluster (cluster/member.h) says which to start.
+  store_impl(store_options o, const scheduler_tuning& tuning,
+             const std::function<void(caf::actor_system_config&)>& configure = {}, bool cluster_member = false);
   ~store_impl();
+  // store::open with the arguments of the constructor.
+  static result<std::unique_ptr<store>> open(store_options o, const scheduler_tuning& tuning,
+                                             const std::function<void(caf::actor_system_config&)>& configure,
+                                             bool cluster_member);
   status close();
 
   status recover();  // when options.directory is set; before any use
@@ -77,6 +111,16 @@ struct store_impl {
   }
 
   store_options options;
+  const bool cluster_member = false;
+  // A cluster member's DDL goes there (cluster/member.h): set when the store opens (a hook
+  // that refuses, until the node has joined), replaced once at join; the owner stops
+  // serving before it resets it.
+  std::shared_ptr<cluster_hooks> cluster;
+  // A cluster member serves data calls only once it has joined and applied the cluster's
+  // catalog and placement: before, its tables have no partitions yet.
+  std::atomic<bool> cluster_joined{false};
+  // UNAVAILABLE while a cluster member has not joined yet; OK otherwise.
+  status ready() const;
   memory_pool memory;
   std::unique_ptr<caf::actor_system_config> caf_config;
   std::unique_ptr<caf::actor_system> system;

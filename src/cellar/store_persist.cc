@@ -205,14 +205,16 @@ status store_impl::recover() {
       schema->version = next_version++;
       auto rt = std::make_shared<table_runtime>();
       rt->schema = schema;
-      if (schema->partitioned) {
+      // A cluster member starts the partitions its cluster gives it (cluster/member.h),
+      // on the recovered cells kept in recovered_mem.
+      if (schema->partitioned && !cluster_member) {
         auto& mems = recovered_mem[schema->name];
         for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i)
           rt->partitions.push_back(start_partition(schema, i, mems[i]));
       }
       (*next)[schema->name] = std::move(rt);
     }
-    recovered_mem.clear();
+    if (!cluster_member) recovered_mem.clear();
     catalog.store(std::move(next));
   }
   opened = true;

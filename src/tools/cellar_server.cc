@@ -18,6 +18,7 @@
 
 #include "cellar/client.h"
 #include "cellar/store.h"
+#include "cluster/member.h"
 #include "rpc/server.h"
 #include "rpc/status_http.h"
 #include "scheduler_tuning.h"
@@ -72,6 +73,12 @@ struct settings {
   bool salvage = false;
   std::string tls_cert;
   std::string tls_key;
+  // Cluster membership (docs/cluster.md); empty `cluster`: a single node.
+  std::string cluster;
+  std::string node_id;
+  std::string advertise;    // empty: the --listen address with the port bound
+  std::string peer_listen;  // empty: the advertised host, any free port
+  std::int64_t zk_session_timeout_ms = 10000;
 };
 
 // "address:port" split at the last colon; nullopt when the port is not a number.
@@ -139,6 +146,11 @@ int main(int argc, char** argv) {
                             "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
   auto* tlc = app.add_option("--tls-cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
   auto* tlk = app.add_option("--tls-key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
+  app.add_option("--cluster", st.cluster, "join the cluster coordinated by ZooKeeper at HOST:PORT[,...][/chroot]");
+  app.add_option("--node-id", st.node_id, "this node's id in the cluster ([A-Za-z0-9_.-], up to 128)");
+  app.add_option("--advertise", st.advertise, "HOST:PORT where clients reach this node (default: the listen address)");
+  app.add_option("--peer-listen", st.peer_listen, "HOST:PORT for node-to-node messages (default: advertised host, any port)");
+  app.add_option("--zk-session-timeout-ms", st.zk_session_timeout_ms, "ZooKeeper session timeout of a cluster node");
   CLI11_PARSE(app, argc, argv);
 
   if (!config.empty()) {
@@ -263,7 +275,11 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  auto opened = cellar::detail::open_store(so, tune);
+  if (!st.cluster.empty() && st.node_id.empty()) return fail("--cluster needs --node-id");
+  std::optional<std::pair<std::string, std::uint16_t>> peer_at;
+  if (!st.peer_listen.empty() && !(peer_at = split_address(st.peer_listen)))
+    return fail("--peer-listen must be address:port, not " + st.peer_listen);
+  auto opened = st.cluster.empty() ? cellar::detail::open_store(so, tune) : cellar::cluster::member::open_store(so, tune);
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
   auto store = std::move(opened.value());
   auto srv = cellar::rpc::server::start(*store, ro);
@@ -283,6 +299,23 @@ int main(int argc, char** argv) {
                  http->port(), ho.address, http->port());
     std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
   }
+  std::unique_ptr<cellar::cluster::member> member;
+  if (!st.cluster.empty()) {
+    cellar::cluster::member_options mo;
+    mo.zookeeper.connect = st.cluster;
+    mo.zookeeper.session_timeout = std::chrono::milliseconds(std::max<std::int64_t>(1, st.zk_session_timeout_ms));
+    mo.node_id = st.node_id;
+    mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.value()->port()) : st.advertise;
+    auto advertised = split_address(mo.data_address);
+    if (!advertised) std::_Exit(fail("--advertise must be address:port, not " + mo.data_address));
+    mo.peer_host = peer_at ? peer_at->first : advertised->first;
+    mo.peer_port = peer_at ? peer_at->second : 0;
+    auto joined = cellar::cluster::member::join(*store, mo);
+    if (!joined) std::_Exit(fail("cannot join the cluster at " + st.cluster + ": " + joined.error().to_string()));
+    member = std::move(joined.value());
+    spdlog::info("cellar-server: node '{}' of the cluster at {} (clients: {}, peers: {})", st.node_id, st.cluster,
+                 mo.data_address, member->peer_address());
+  }
   if (st.data.empty())
     spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{}{})", ro.address,
                  srv.value()->port(), st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
@@ -297,6 +330,7 @@ int main(int argc, char** argv) {
   spdlog::info("cellar-server: signal {}, stopping", sig);
   if (http) http->stop();
   srv.value()->stop();
+  member.reset();  // leaves the cluster before the store closes
   auto closed = store->close();  // final snapshot, log and WiredTiger closed
   if (!closed) {
     spdlog::error("cellar-server: closing the store: {}", closed.to_string());

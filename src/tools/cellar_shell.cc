@@ -3,6 +3,7 @@
 //
 //   cellar-shell --connect 127.0.0.1:9090 [--token-file F] [--tls-ca ca.pem] [--json]
 //   cellar-shell --embedded ./cellar-data [--durability log-sync] [--json]
+//   cellar-shell --cluster zk:2181/cellar [--json]   (batches straight to their owner nodes)
 //
 // With a terminal on stdin it offers line editing and history (libedit, through its
 // readline-compatible API; history in ~/.cellar_history); otherwise it reads one command
@@ -23,16 +24,21 @@
 
 #include "cellar/connection.h"
 #include "cellar/client.h"
+#include "cluster/routed_connection.h"
 #include "shell/session.h"
 
 int main(int argc, char** argv) {
-  std::string connect_to, embedded, token, token_file, tls_ca, tls_server_name, durability = "snapshot";
+  std::string connect_to, embedded, token, token_file, tls_ca, tls_server_name, durability = "snapshot", cluster;
   bool json = false, quiet = false;
   std::uint32_t partitions = 0;
   CLI::App app{"cellar-shell: HBase shell commands and OceanBase DDL for cellar"};
   auto* c = app.add_option("--connect", connect_to, "HOST:PORT of a cellar-server");
   auto* e = app.add_option("--embedded", embedded, "open the store in this directory in-process");
   c->excludes(e);
+  auto* cl = app.add_option("--cluster", cluster,
+                            "ZooKeeper HOST:PORT[/chroot] of a cellar cluster: each batch goes to the nodes owning its rows");
+  cl->excludes(c);
+  cl->excludes(e);
   app.add_option("--token", token, "login token of the server (shows in ps: prefer --token-file or CELLAR_TOKEN)");
   app.add_option("--token-file", token_file, "file holding the login token (else CELLAR_TOKEN, if set)");
   app.add_option("--tls-ca", tls_ca, "connect over TLS, trusting the CA certificates of this PEM file");
@@ -43,8 +49,8 @@ int main(int argc, char** argv) {
   app.add_option("--partitions", partitions, "partitions of a table made by `create` without SPLITS");
   app.add_option("--durability", durability, "embedded store: snapshot | log | log-sync");
   CLI11_PARSE(app, argc, argv);
-  if (connect_to.empty() && embedded.empty()) {
-    std::fprintf(stderr, "cellar-shell: give --connect HOST:PORT or --embedded DIR\n");
+  if (connect_to.empty() && embedded.empty() && cluster.empty()) {
+    std::fprintf(stderr, "cellar-shell: give --connect HOST:PORT, --cluster ZK_HOST:PORT[/chroot] or --embedded DIR\n");
     return 2;
   }
   // Log lines go to stderr: stdout is the commands' output (one JSON object per line).
@@ -77,6 +83,26 @@ int main(int argc, char** argv) {
     conn = cellar::connect_embedded(*store);
     opts.endpoint = "embedded:" + embedded;
     if (opts.default_partitions == 0) opts.default_partitions = 7;
+  } else if (!cluster.empty()) {
+    cellar::cluster::routed_options ro;
+    ro.zookeeper.connect = cluster;
+    auto t = cellar::rpc::resolve_token(token, token_file);
+    if (!t) {
+      std::fprintf(stderr, "cellar-shell: %s\n", t.error().to_string().c_str());
+      return 2;
+    }
+    token = t.value();
+    ro.client.token = token;
+    ro.client.tls_ca = tls_ca;
+    ro.client.tls_server_name = tls_server_name;
+    auto r = cellar::cluster::connect_routed(ro);
+    if (!r) {
+      std::fprintf(stderr, "cellar-shell: %s\n", r.error().to_string().c_str());
+      return 2;
+    }
+    conn = std::move(r.value());
+    opts.endpoint = "cluster:" + cluster;
+    opts.token = !token.empty();
   } else {
     cellar::rpc::client_options co;
     auto t = cellar::rpc::resolve_token(token, token_file);

@@ -737,6 +737,7 @@ void to_wire(const store_summary& s, wire::Summary::Builder b) {
   b.setRecoveryLogRecords(i.recovery.log_records);
   b.setRecoverySeconds(i.recovery.seconds);
   b.setConnections(s.connections);
+  b.setCluster(i.cluster);
   auto tables = b.initTables(static_cast<unsigned>(s.tables.size()));
   for (unsigned k = 0; k < tables.size(); ++k) {
     to_wire(s.tables[k].descriptor, tables[k].initDescriptor());
@@ -778,6 +779,7 @@ result<store_summary> from_wire(wire::Summary::Reader r) {
   i.recovery.log_records = r.getRecoveryLogRecords();
   i.recovery.seconds = r.getRecoverySeconds();
   s.connections = r.getConnections();
+  i.cluster = r.getCluster();
   for (auto t : r.getTables()) {
     auto desc = from_wire(t.getDescriptor());
     if (!desc) return desc.error();

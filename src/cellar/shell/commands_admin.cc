@@ -420,6 +420,12 @@ outcome cmd_status(context& c, const args_view& a) {
             {"average_load", static_cast<double>(regions)}, {"regions", regions}, {"tables", names->size()},
             {"disabled_tables", disabled}, {"cells", cells}, {"memory_bytes", bytes}, {"server", server}};
   if (format == "detailed") s["table_detail"] = tables;
+  // A cluster node also tells its nodes, their partitions and the master.
+  if (format == "detailed")
+    if (auto sum = c.conn.summary(); sum && !sum->store.cluster.empty()) {
+      out.text += sum->store.cluster;
+      s["cluster"] = sum->store.cluster;
+    }
   out.data["status"] = s;
   return out;
 }

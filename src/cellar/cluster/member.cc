@@ -1,0 +1,392 @@
+#include "cluster/member.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+
+#include "cluster/remote.h"
+#include "store_impl.h"
+
+namespace cellar::cluster {
+
+using detail::runtime_ptr;
+using detail::store_impl;
+using detail::table_runtime;
+
+struct member::state final : detail::cluster_hooks {
+  state(store_impl& s, member_options o) : store(s), opts(std::move(o)) {}
+
+  store_impl& store;
+  const member_options opts;
+  std::shared_ptr<peer_directory> peers;
+  node_endpoint endpoint;
+  std::string peer_address;
+  std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
+  std::unique_ptr<cluster_node> node;
+
+  mutable std::mutex mu;
+  std::condition_variable applied_cv;
+  std::shared_ptr<const cluster_catalog> catalog;  // guarded by mu
+  std::shared_ptr<const placement_map> map;        // guarded by mu
+  std::vector<node_info> members;                  // guarded by mu
+  std::uint64_t applied = 0;                       // guarded by mu
+
+  // Only the ZooKeeper event thread (reconcile) uses it: each table's owners as applied.
+  std::map<std::string, std::vector<std::string>> applied_owners;
+
+  status ddl(const detail::ddl_call& c) override;
+  std::string report() const override;
+  cluster_report make_report() const;
+  void reconcile();
+  bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
+  std::string describe_owner(const std::string& table, std::uint32_t index) const;
+};
+
+namespace {
+
+// Stops the partitions of `rt` (local ones and forwarders) without waiting.
+void stop_all(const table_runtime& rt) {
+  for (const auto& p : rt.partitions) caf::anon_send(p.actor, detail::stop_request{});
+}
+
+// Stops a runtime's partitions, then drops the WiredTiger tables of those of this node.
+void retire(store_impl& s, const table_runtime& rt) {
+  detail::ask_all<detail::admin_reply>(*s.system, rt, [](std::uint32_t) { return detail::stop_request{}; });
+  if (!s.persistent() || !rt.schema->partitioned) return;
+  std::lock_guard snap(s.snapshot_mutex);
+  // A recovered table that never started (dropped while this node was away): every
+  // partition it may have had here.
+  const bool never_started = rt.partitions.empty();
+  const std::uint32_t n = never_started ? rt.schema->partitioning.count() : static_cast<std::uint32_t>(rt.partitions.size());
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (never_started || rt.partitions[i].local)
+      if (auto st = s.wt->drop_partition(rt.schema->uid, i); !st)
+        spdlog::warn("cellar: dropping partition {} of '{}': {}", i, rt.schema->name, st.to_string());
+}
+
+}  // namespace
+
+void member::state::reconcile() {
+  std::shared_ptr<const cluster_catalog> cat;
+  std::shared_ptr<const placement_map> pm;
+  {
+    std::lock_guard lock(mu);
+    cat = catalog;
+    pm = map;
+  }
+  if (!cat) return;
+  static const placement_map no_map;
+  const placement_map& m = pm ? *pm : no_map;
+  const std::string& self = opts.node_id;
+  bool complete = true;
+
+  std::lock_guard ddl(store.ddl_mutex);
+  auto current = store.catalog.load();
+  auto next = std::make_shared<detail::catalog_map>(*current);
+  std::vector<runtime_ptr> retired;  // replaced wholesale: stop, drop local tables
+  std::vector<detail::partition_actor> stopped;  // single partitions that left this node
+  std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
+
+  for (const auto& [name, cs] : cat->tables) {
+    std::vector<std::string> want;
+    if (cs.partitioned) {
+      auto it = m.tables.find(name);
+      if (it == m.tables.end() || it->second.size() != cs.partitioning.count()) {
+        complete = false;  // the map comes separately: wait for it
+        continue;
+      }
+      for (const auto& o : it->second) want.push_back(o.node);
+    }
+    runtime_ptr old;
+    if (auto it = current->find(name); it != current->end()) old = it->second;
+    auto applied_it = applied_owners.find(name);
+    const bool known = applied_it != applied_owners.end();
+    const bool same = old && known && old->schema->uid == cs.uid;
+    if (same && old->schema->version == cs.version && applied_it->second == want) continue;  // nothing new
+
+    auto schema = std::make_shared<detail::table_schema>(cs);
+    auto rt = std::make_shared<table_runtime>();
+    rt->schema = schema;
+    if (old && !same) {
+      // First sight since start (the recovered table: its cells are in recovered_mem if
+      // the uid matches), or a new incarnation of the table.
+      if (known || old->schema->uid != cs.uid) {
+        retired.push_back(old);
+        if (old->schema->uid != cs.uid) store.recovered_mem.erase(name);
+      }
+    }
+    if (store.persistent() && schema->partitioned)
+      for (std::uint32_t i = 0; i < want.size(); ++i)
+        if (want[i] == self)
+          if (auto st = store.wt->create_partition(schema->uid, i); !st)
+            spdlog::error("cellar: creating partition {} of '{}': {}", i, name, st.to_string());
+    if (store.persistent())
+      if (auto st = store.persist_schema(*schema); !st)
+        spdlog::error("cellar: persisting the schema of '{}': {}", name, st.to_string());
+    if (cs.partitioned) {
+      auto rec = store.recovered_mem.find(name);
+      for (std::uint32_t i = 0; i < want.size(); ++i) {
+        const detail::partition_ref* prev = same && i < old->partitions.size() ? &old->partitions[i] : nullptr;
+        const bool prev_same_owner = prev && i < applied_it->second.size() && applied_it->second[i] == want[i];
+        if (prev && prev_same_owner) {
+          rt->partitions.push_back(*prev);
+          if (prev->local) caf::anon_send(prev->actor, detail::adopt_schema_request{*schema});
+          continue;
+        }
+        if (prev) stopped.push_back(prev->actor);  // the partition changed owner
+        if (want[i] == self) {
+          std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
+          if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
+          rt->partitions.push_back(store.start_partition(schema, i, std::move(mem)));
+        } else {
+          detail::partition_ref r;
+          r.id = {schema->uid, i};
+          r.actor = spawn_remote_partition(*store.system, peers, want[i], name, i, opts.forward_timeout);
+          rt->partitions.push_back(std::move(r));
+        }
+      }
+      if (rec != store.recovered_mem.end()) store.recovered_mem.erase(rec);
+    }
+    if (same) {
+      std::set<std::uint32_t> now;
+      for (const auto& f : schema->families) now.insert(f.id);
+      std::vector<std::uint32_t> gone;
+      for (const auto& f : old->schema->families)
+        if (!now.count(f.id)) gone.push_back(f.id);
+      if (!gone.empty()) dropped_families.emplace_back(rt, std::move(gone));
+    }
+    (*next)[name] = rt;
+    applied_owners[name] = std::move(want);
+  }
+  for (const auto& [name, rt] : *current) {
+    if (cat->find(name)) continue;
+    retired.push_back(rt);
+    next->erase(name);
+    applied_owners.erase(name);
+    store.recovered_mem.erase(name);
+    if (store.persistent())
+      if (auto st = store.wt->write_catalog({}, {name}); !st)
+        spdlog::error("cellar: dropping '{}' from the local catalog: {}", name, st.to_string());
+  }
+  store.catalog.store(std::move(next), std::memory_order_release);
+
+  for (auto& a : stopped) caf::anon_send(a, detail::stop_request{});
+  for (auto& rt : retired) {
+    // A recovered table the cluster still has (same uid) keeps its WiredTiger tables.
+    auto still = cat->find(rt->schema->name);
+    if (still && still->uid == rt->schema->uid)
+      stop_all(*rt);
+    else
+      retire(store, *rt);
+  }
+  for (auto& [rt, ids] : dropped_families) detail::drop_family_cells(store, *rt, ids);
+
+  if (complete) {
+    std::lock_guard lock(mu);
+    applied = std::max(applied, cat->version);
+    applied_cv.notify_all();
+  }
+}
+
+bool member::state::find(const std::string& table, std::uint32_t index, std::uint64_t version,
+                         detail::partition_ref& out) const {
+  auto rt = store.lookup(table);
+  if (!rt || rt->schema->version < version || index >= rt->partitions.size()) return false;
+  out = rt->partitions[index];
+  return true;
+}
+
+std::string member::state::describe_owner(const std::string& table, std::uint32_t index) const {
+  std::lock_guard lock(mu);
+  const std::uint64_t epoch = map ? map->epoch : 0;
+  const partition_owner* o = map ? map->owner({table, index}) : nullptr;
+  if (!o) return "the placement map at epoch " + std::to_string(epoch) + " has no such partition";
+  return "the placement map at epoch " + std::to_string(epoch) + " gives it to node '" + o->node + "'";
+}
+
+status member::state::ddl(const detail::ddl_call& c) {
+  using k = detail::ddl_call::kind;
+  ddl_request r;
+  switch (c.what) {
+    case k::create_table: r = ddl_request::create(c.descriptor, c.origin); break;
+    case k::create_table_group: r = ddl_request::create_group(c.table); break;
+    case k::add_family: r = ddl_request::add(c.table, c.family, c.partitioning); break;
+    case k::alter_family: r = ddl_request::alter(c.table, c.family); break;
+    case k::drop_family: r = ddl_request::drop_family(c.table, c.family_name); break;
+    case k::drop_table: r = ddl_request::drop(c.table); break;
+    case k::truncate_table: r = ddl_request::truncate(c.table); break;
+    case k::disable_table:
+    case k::enable_table:
+    case k::truncate_family:
+      return {code::unsupported, "disable, enable and truncating one family are not cluster DDL yet (table '" +
+                                     c.table + "')"};
+  }
+  auto v = node->ddl(r);
+  if (!v) return v.error();
+  std::unique_lock lock(mu);
+  if (!applied_cv.wait_for(lock, opts.apply_wait, [&] { return applied >= *v; }))
+    return {code::unavailable, "the DDL was committed as catalog version " + std::to_string(*v) + " but node '" +
+                                   opts.node_id + "' has not applied it within " +
+                                   std::to_string(opts.apply_wait.count()) + " ms"};
+  return status::ok();
+}
+
+// --- member --------------------------------------------------------------------------------
+
+namespace {
+
+// The DDL of a member that has not joined yet.
+struct not_joined final : detail::cluster_hooks {
+  status ddl(const detail::ddl_call& c) override {
+    return {code::unavailable, "this node has not joined its cluster yet (DDL on '" + c.table + "')"};
+  }
+  std::string report() const override { return "cluster: this node has not joined yet\n"; }
+};
+
+}  // namespace
+
+result<std::unique_ptr<store>> member::open_store(store_options options, const detail::scheduler_tuning& tuning) {
+  auto s = store_impl::open(std::move(options), tuning, add_cluster_protocol, true);
+  if (s) detail::impl_of(*s.value()).cluster = std::make_shared<not_joined>();
+  return s;
+}
+
+result<std::unique_ptr<member>> member::join(store& s, member_options o) {
+  auto& impl = detail::impl_of(s);
+  if (!impl.cluster_member)
+    return status{code::invalid_argument, "the store was not opened for a cluster (member::open_store)"};
+  if (auto st = check_node_id(o.node_id); !st) return st;
+  auto st = std::make_shared<state>(impl, std::move(o));
+  st->peers = std::make_shared<peer_directory>(*impl.system);
+  state* raw = st.get();
+  endpoint_context ec;
+  ec.self = st->opts.node_id;
+  ec.find = [raw](const std::string& t, std::uint32_t i, std::uint64_t v, detail::partition_ref& out) {
+    return raw->find(t, i, v, out);
+  };
+  ec.describe_owner = [raw](const std::string& t, std::uint32_t i) { return raw->describe_owner(t, i); };
+  st->served = ec.served;
+  st->endpoint = spawn_node_endpoint(*impl.system, std::move(ec));
+  auto port = impl.system->middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
+  if (!port) {
+    caf::anon_send_exit(st->endpoint, caf::exit_reason::user_shutdown);
+    return status{code::io_error, "cannot listen for peers on " + st->opts.peer_host + ":" +
+                                      std::to_string(st->opts.peer_port) + ": " + impl.system->render(port.error())};
+  }
+  st->peer_address = st->opts.peer_host + ":" + std::to_string(*port);
+
+  cluster_options co;
+  co.zookeeper = st->opts.zookeeper;
+  co.self = {st->opts.node_id, st->opts.data_address, st->peer_address};
+  co.ddl_timeout = st->opts.ddl_timeout;
+  co.wait_for_previous = st->opts.wait_for_previous;
+  cluster_callbacks cb;
+  cb.members_changed = [raw](const std::vector<node_info>& m) {
+    raw->peers->set_members(m);
+    std::lock_guard lock(raw->mu);
+    raw->members = m;
+  };
+  cb.catalog_changed = [raw](std::shared_ptr<const cluster_catalog> c) {
+    {
+      std::lock_guard lock(raw->mu);
+      raw->catalog = std::move(c);
+    }
+    raw->reconcile();
+  };
+  cb.placement_changed = [raw](std::shared_ptr<const placement_map> m) {
+    {
+      std::lock_guard lock(raw->mu);
+      raw->map = std::move(m);
+    }
+    raw->reconcile();
+  };
+  auto node = cluster_node::start(std::move(co), std::move(cb));
+  if (!node) {
+    impl.system->middleman().unpublish(st->endpoint, *port);
+    caf::anon_send_exit(st->endpoint, caf::exit_reason::user_shutdown);
+    return node.error();
+  }
+  st->node = std::move(node.value());
+  impl.cluster = st;
+  impl.cluster_joined.store(true, std::memory_order_release);
+  spdlog::info("cellar: node '{}' joined the cluster (peers reach it on {})", st->opts.node_id, st->peer_address);
+  return std::unique_ptr<member>(new member(std::move(st)));
+}
+
+member::member(std::shared_ptr<state> st) : st_(std::move(st)) {}
+
+member::~member() {
+  st_->store.cluster_joined.store(false, std::memory_order_release);
+  st_->store.cluster = std::make_shared<not_joined>();
+  st_->node.reset();  // no callback runs after this
+  st_->store.system->middleman().unpublish(st_->endpoint, 0);
+  caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
+}
+
+cluster_node& member::node() { return *st_->node; }
+
+std::string member::peer_address() const { return st_->peer_address; }
+
+std::uint64_t member::applied_version() const {
+  std::lock_guard lock(st_->mu);
+  return st_->applied;
+}
+
+cluster_report member::report() const { return st_->make_report(); }
+
+std::string member::state::report() const { return format_report(make_report()); }
+
+cluster_report member::state::make_report() const {
+  cluster_report r;
+  r.self = opts.node_id;
+  if (node)
+    if (auto m = node->master()) r.master = m->node_id;
+  std::lock_guard lock(mu);
+  r.catalog_version = applied;
+  r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;
+  std::map<std::string, node_report> nodes;
+  for (const auto& m : members) {
+    auto& n = nodes[m.id];
+    n.node = m;
+    n.live = true;
+  }
+  if (map) {
+    r.placement_epoch = map->epoch;
+    for (const auto& [table, owners] : map->tables)
+      for (std::uint32_t i = 0; i < owners.size(); ++i) {
+        auto& n = nodes[owners[i].node];
+        n.node.id = owners[i].node;
+        n.partitions.push_back(table + "/" + std::to_string(i));
+      }
+  }
+  for (auto& [id, n] : nodes) {
+    n.master = id == r.master;
+    r.nodes.push_back(std::move(n));
+  }
+  return r;
+}
+
+std::string format_report(const cluster_report& r) {
+  std::string out = "cluster: " + std::to_string(r.nodes.size()) + " nodes, master " +
+                    (r.master.empty() ? std::string("(none)") : r.master) + ", catalog version " +
+                    std::to_string(r.catalog_version) + ", placement epoch " + std::to_string(r.placement_epoch) +
+                    " (seen from " + r.self + ", which served " + std::to_string(r.forwarded_here) +
+                    " forwarded requests)\n";
+  for (const auto& n : r.nodes) {
+    out += "  " + n.node.id + (n.master ? " (master)" : "") + (n.live ? "" : " DOWN") +
+           (n.node.data_address.empty() ? "" : " " + n.node.data_address) + ": " +
+           std::to_string(n.partitions.size()) + " partitions";
+    if (!n.partitions.empty()) {
+      out += " [";
+      for (std::size_t i = 0; i < n.partitions.size(); ++i) out += (i ? " " : "") + n.partitions[i];
+      out += "]";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace cellar::cluster

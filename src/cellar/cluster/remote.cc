@@ -1,0 +1,281 @@
+#include "cluster/remote.h"
+
+#include <deque>
+
+namespace cellar::cluster {
+
+using namespace detail;
+
+void add_cluster_protocol(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  cfg.add_message_type<node_batch>("cellar.node_batch");
+  cfg.add_message_type<node_scan>("cellar.node_scan");
+}
+
+namespace {
+
+batch_reply failed(std::size_t n, const status& st) {
+  batch_reply out;
+  out.results.resize(n);
+  for (auto& r : out.results) r.st = st;
+  return out;
+}
+
+status not_owner(const endpoint_context& ctx, const std::string& table, std::uint32_t index) {
+  return {code::not_owner, "node '" + ctx.self + "' does not own partition " + std::to_string(index) + " of '" + table +
+                               "': " + ctx.describe_owner(table, index)};
+}
+
+status not_caught_up(const endpoint_context& ctx, const std::string& table, std::uint64_t version) {
+  return {code::unavailable, "node '" + ctx.self + "' has not applied schema version " + std::to_string(version) +
+                                 " of '" + table + "' yet"};
+}
+
+// --- the endpoint ----------------------------------------------------------------------------
+
+struct endpoint_state {
+  endpoint_context ctx;
+  // Requests waiting for the catalog to catch up, in arrival order. Each entry tries to
+  // serve its request (true: served or refused, it leaves the queue); `expired` makes it
+  // refuse instead of waiting.
+  struct waiting {
+    std::chrono::steady_clock::time_point deadline;
+    std::function<bool(bool expired)> serve;
+  };
+  std::deque<waiting> queue;
+  bool ticking = false;
+};
+
+using endpoint_pointer = node_endpoint::stateful_pointer<endpoint_state>;
+
+void drain(endpoint_pointer self) {
+  auto& q = self->state.queue;
+  while (!q.empty() && q.front().serve(std::chrono::steady_clock::now() >= q.front().deadline)) q.pop_front();
+  if (!q.empty() && !self->state.ticking) {
+    self->state.ticking = true;
+    self->delayed_send(self, std::chrono::milliseconds(5), catch_up_atom::value);
+  }
+}
+
+template <class Reply, class Request, class Refuse>
+caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::uint32_t index, Request& req,
+                         Refuse refuse) {
+  auto& ctx = self->state.ctx;
+  ctx.served->fetch_add(1, std::memory_order_relaxed);
+  if (self->state.queue.empty()) {
+    detail::partition_ref ref;
+    if (ctx.find(table, index, req.schema_version, ref)) {
+      if (!ref.local) return refuse(not_owner(ctx, table, index));
+      return self->delegate(ref.actor, std::move(req));
+    }
+  }
+  auto rp = self->template make_response_promise<Reply>();
+  self->state.queue.push_back(
+      {std::chrono::steady_clock::now() + ctx.catch_up_wait,
+       [self, table, index, req = std::move(req), rp, refuse](bool expired) mutable {
+         auto& c = self->state.ctx;
+         detail::partition_ref ref;
+         if (c.find(table, index, req.schema_version, ref)) {
+           if (!ref.local)
+             rp.deliver(refuse(not_owner(c, table, index)));
+           else
+             rp.delegate(ref.actor, std::move(req));
+           return true;
+         }
+         if (!expired) return false;
+         rp.deliver(refuse(not_caught_up(c, table, req.schema_version)));
+         return true;
+       }});
+  drain(self);
+  return rp;
+}
+
+node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context ctx) {
+  self->state.ctx = std::move(ctx);
+  return {
+      [self](node_batch& b) -> caf::result<batch_reply> {
+        const auto n = b.req.ops.size();
+        return serve<batch_reply>(self, b.table, b.index, b.req, [n](const status& st) { return failed(n, st); });
+      },
+      [self](node_scan& s) -> caf::result<scan_reply> {
+        return serve<scan_reply>(self, s.table, s.index, s.req, [](const status& st) {
+          scan_reply r;
+          r.st = st;
+          return r;
+        });
+      },
+      [self](catch_up_atom) {
+        self->state.ticking = false;
+        drain(self);
+      },
+  };
+}
+
+// --- a remote partition ----------------------------------------------------------------------
+
+struct remote_state {
+  std::shared_ptr<peer_directory> peers;
+  std::string node;
+  std::string table;
+  std::uint32_t index = 0;
+  std::chrono::milliseconds timeout{10000};
+  node_endpoint ep;
+  std::uint64_t next = 0;
+  std::map<std::uint64_t, std::function<void(const status&)>> pending;
+
+  std::string where() const {
+    return "partition " + std::to_string(index) + " of '" + table + "' is on node '" + node + "'";
+  }
+};
+
+using remote_pointer = partition_actor::stateful_pointer<remote_state>;
+
+result<node_endpoint> connect(remote_pointer self) {
+  auto& st = self->state;
+  if (st.ep) return st.ep;
+  auto ep = st.peers->endpoint(st.node);
+  if (!ep) return status{code::unavailable, st.where() + ", which is unavailable: " + ep.error().message()};
+  st.ep = ep.value();
+  self->monitor(st.ep);
+  return st.ep;
+}
+
+void fail_pending(remote_pointer self, const status& s) {
+  auto pending = std::move(self->state.pending);
+  self->state.pending.clear();
+  for (auto& [id, fail] : pending) fail(s);
+}
+
+// Forwards `msg` to the owner's endpoint; `refuse` turns a status into the reply.
+template <class Reply, class Msg, class Refuse>
+caf::result<Reply> forward(remote_pointer self, Msg msg, Refuse refuse) {
+  auto ep = connect(self);
+  if (!ep) return refuse(ep.error());
+  auto& st = self->state;
+  auto rp = self->template make_response_promise<Reply>();
+  const auto id = ++st.next;
+  st.pending.emplace(id, [rp, refuse](const status& s) mutable { rp.deliver(refuse(s)); });
+  self->request(ep.value(), st.timeout, std::move(msg))
+      .then(
+          [self, id, rp](Reply& r) mutable {
+            if (self->state.pending.erase(id) > 0) rp.deliver(std::move(r));
+          },
+          [self, id, rp, refuse](caf::error& e) mutable {
+            if (self->state.pending.erase(id) == 0) return;
+            rp.deliver(refuse(status{code::unavailable, self->state.where() + ", which did not answer: " +
+                                                            self->system().render(e)}));
+          });
+  return rp;
+}
+
+partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<peer_directory> peers,
+                                         std::string node, std::string table, std::uint32_t index,
+                                         std::chrono::milliseconds timeout) {
+  auto& st = self->state;
+  st.peers = std::move(peers);
+  st.node = std::move(node);
+  st.table = std::move(table);
+  st.index = index;
+  st.timeout = timeout;
+  self->set_down_handler([self](caf::down_msg& m) {
+    auto& s = self->state;
+    if (!s.ep || m.source != s.ep.address()) return;
+    s.peers->forget(s.node, m.source);
+    s.ep = nullptr;
+    fail_pending(self, {code::unavailable, s.where() + ", which is unavailable: the connection to it was lost"});
+  });
+  return {
+      [self](batch_request& r) -> caf::result<batch_reply> {
+        const auto n = r.ops.size();
+        auto& s = self->state;
+        return forward<batch_reply>(self, node_batch{s.table, s.index, std::move(r)},
+                                    [n](const status& e) { return failed(n, e); });
+      },
+      [self](scan_request& r) -> caf::result<scan_reply> {
+        auto& s = self->state;
+        return forward<scan_reply>(self, node_scan{s.table, s.index, std::move(r)}, [](const status& e) {
+          scan_reply out;
+          out.st = e;
+          return out;
+        });
+      },
+      // A remote partition holds nothing on this node: admin requests are answered here.
+      [](adopt_schema_request&) { return admin_reply{}; },
+      [](drop_families_request&) { return admin_reply{}; },
+      [](reclaim_request&) { return reclaim_reply{}; },
+      [](stats_request&) { return stats_reply{}; },
+      [](cut_request&) { return cut_reply{}; },
+      [](merge_delta_request&) { return admin_reply{}; },
+      [self](stop_request&) {
+        fail_pending(self, {code::unavailable, self->state.where() + "; this node stopped forwarding to it"});
+        self->quit();
+        return admin_reply{};
+      },
+      [](tick_atom) {},
+      [](log_synced_atom) {},
+  };
+}
+
+}  // namespace
+
+node_endpoint spawn_node_endpoint(caf::actor_system& sys, endpoint_context ctx) {
+  return sys.spawn(endpoint_fn, std::move(ctx));
+}
+
+partition_actor spawn_remote_partition(caf::actor_system& sys, std::shared_ptr<peer_directory> peers, std::string node,
+                                       std::string table, std::uint32_t index, std::chrono::milliseconds forward_timeout) {
+  return sys.spawn(remote_fn, std::move(peers), std::move(node), std::move(table), index, forward_timeout);
+}
+
+// --- peers -----------------------------------------------------------------------------------
+
+void peer_directory::set_members(const std::vector<node_info>& members) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, node_info> next;
+  for (const auto& m : members) next[m.id] = m;
+  for (auto it = connected_.begin(); it != connected_.end();) {
+    auto m = next.find(it->first);
+    auto old = members_.find(it->first);
+    if (m == next.end() || old == members_.end() || old->second.peer_address != m->second.peer_address)
+      it = connected_.erase(it);
+    else
+      ++it;
+  }
+  members_ = std::move(next);
+}
+
+result<node_endpoint> peer_directory::endpoint(const std::string& node) {
+  std::string address;
+  {
+    std::lock_guard lock(mu_);
+    if (auto c = connected_.find(node); c != connected_.end()) return c->second;
+    auto m = members_.find(node);
+    if (m == members_.end())
+      return status{code::unavailable, "node '" + node + "' is not a live member of the cluster"};
+    address = m->second.peer_address;
+  }
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos)
+    return status{code::unavailable, "node '" + node + "' has no usable peer address ('" + address + "')"};
+  std::uint16_t port = 0;
+  try {
+    port = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
+  } catch (...) {
+    return status{code::unavailable, "node '" + node + "' has no usable peer address ('" + address + "')"};
+  }
+  auto ep = sys_.middleman().remote_actor<node_endpoint>(address.substr(0, colon), port);
+  if (!ep)
+    return status{code::unavailable,
+                  "node '" + node + "' at " + address + " cannot be reached: " + sys_.render(ep.error())};
+  std::lock_guard lock(mu_);
+  connected_[node] = *ep;
+  return *ep;
+}
+
+void peer_directory::forget(const std::string& node, const caf::actor_addr& ep) {
+  std::lock_guard lock(mu_);
+  auto c = connected_.find(node);
+  if (c != connected_.end() && c->second.address() == ep) connected_.erase(c);
+}
+
+}  // namespace cellar::cluster

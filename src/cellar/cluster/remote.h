@@ -1,0 +1,125 @@
+// cluster/remote.h: reaching the partitions of other nodes over CAF's middleman.
+//
+// Every cluster node publishes one *node endpoint* actor on its peer address (the
+// `peer_address` of its membership znode). The endpoint takes a batch part or a scan page
+// for one partition of the node, named by (table group, index), and delegates it to the
+// partition's actor, so the partition's reply goes straight back to the asking node:
+//
+//   node_batch -> batch_reply      node_scan -> scan_reply
+//
+// The endpoint answers NOT_OWNER (with the node's placement epoch and the owner it knows)
+// when the node does not own the partition. When the request was checked against a schema
+// the node has not applied yet (it carries the sender's schema version), or names a table
+// the node does not know yet, the endpoint holds it, in order, until the node's catalog
+// catches up (ZooKeeper tells every node at about the same time), for at most
+// `catch_up_wait`; then it answers UNAVAILABLE.
+//
+// On the asking side, a partition of another node is a *remote partition* actor of this
+// process with the partition protocol's type (partition/protocol.h), so the store's
+// router, dispatcher and scanner use it exactly as a local partition without an in-place
+// path (route/dispatch.h: partition_ref::local is null). It forwards batch and scan
+// requests to the owner's endpoint and answers admin requests itself (a remote partition
+// holds nothing here: stats are zero, a cut is empty, stop ends the forwarder only).
+// Its failures are values: UNAVAILABLE naming the node when the node is not a member (it
+// died and its session expired), when it cannot be connected, when the connection breaks
+// with requests in flight (answered at once, on the middleman's notice), or when no reply
+// comes within `forward_timeout`.
+//
+// Threads: actors; peer_directory may be used from any thread.
+#pragma once
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cellar/status.h"
+#include "cluster/membership.h"
+#include "partition/protocol.h"
+#include "route/dispatch.h"
+
+namespace cellar::cluster {
+
+struct node_batch {
+  std::string table;
+  std::uint32_t index = 0;
+  detail::batch_request req;
+};
+
+struct node_scan {
+  std::string table;
+  std::uint32_t index = 0;
+  detail::scan_request req;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_batch& x) {
+  return f(caf::meta::type_name("node_batch"), x.table, x.index, x.req);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_scan& x) {
+  return f(caf::meta::type_name("node_scan"), x.table, x.index, x.req);
+}
+
+using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
+
+using node_endpoint = caf::typed_actor<caf::replies_to<node_batch>::with<detail::batch_reply>,
+                                       caf::replies_to<node_scan>::with<detail::scan_reply>,
+                                       caf::reacts_to<catch_up_atom>>;
+
+// Loads CAF's middleman and registers the node-to-node messages (with the partition
+// protocol's, which store_impl registers). Call on the configuration before the system starts.
+void add_cluster_protocol(caf::actor_system_config& cfg);
+
+// What an endpoint needs to know of its node.
+struct endpoint_context {
+  std::string self;  // the node's id
+  // The partition of this node for (table, index) when the node has applied a schema of
+  // `table` at version >= `version`: the partition ref (local null: another node owns it).
+  // Returns false while the node has not caught up.
+  std::function<bool(const std::string& table, std::uint32_t index, std::uint64_t version,
+                     detail::partition_ref& out)>
+      find;
+  // "owned by node X at epoch E" for a NOT_OWNER message.
+  std::function<std::string(const std::string& table, std::uint32_t index)> describe_owner;
+  std::chrono::milliseconds catch_up_wait{5000};
+  // Counts the batch parts and scan pages the endpoint has taken.
+  std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
+};
+
+node_endpoint spawn_node_endpoint(caf::actor_system& sys, endpoint_context ctx);
+
+// The nodes of the cluster and connections to their endpoints.
+class peer_directory {
+ public:
+  explicit peer_directory(caf::actor_system& sys) : sys_(sys) {}
+
+  void set_members(const std::vector<node_info>& members);
+  // The endpoint of `node`, connecting when needed (blocks for the connect). UNAVAILABLE,
+  // naming the node, when it is not a member or cannot be reached.
+  result<node_endpoint> endpoint(const std::string& node);
+  // Drops a connection that broke (only if it is still `ep`).
+  void forget(const std::string& node, const caf::actor_addr& ep);
+
+ private:
+  caf::actor_system& sys_;
+  std::mutex mu_;
+  std::map<std::string, node_info> members_;
+  std::map<std::string, node_endpoint> connected_;
+};
+
+// A partition of `node` as seen from here (see above).
+detail::partition_actor spawn_remote_partition(caf::actor_system& sys, std::shared_ptr<peer_directory> peers,
+                                               std::string node, std::string table, std::uint32_t index,
+                                               std::chrono::milliseconds forward_timeout);
+
+}  // namespace cellar::cluster

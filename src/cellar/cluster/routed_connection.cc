@@ -1,0 +1,322 @@
+#include "cluster/routed_connection.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cluster/layout.h"
+#include "cluster/membership.h"
+#include "cluster/zk_state.h"
+#include "route/router.h"
+
+namespace cellar::cluster {
+
+namespace {
+
+// An RPC connection to one node, on a thread of its own: an RPC connection runs a kj event
+// loop on the thread that made it, and a thread has at most one, so each node's connection
+// lives on its own thread and the routed connection hands it calls. Parts for several
+// nodes thus run in parallel.
+class node_link {
+ public:
+  static result<std::unique_ptr<node_link>> open(const std::string& address, const rpc::client_options& o) {
+    auto link = std::unique_ptr<node_link>(new node_link);
+    link->thread_ = std::thread([l = link.get()] { l->run(); });
+    auto made = link->call([&](std::unique_ptr<connection>& c) -> status {
+      auto r = rpc::connect(address, o);
+      if (!r) return r.error();
+      c = std::move(r.value());
+      return status::ok();
+    });
+    if (!made) return made;
+    return link;
+  }
+
+  ~node_link() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  // Runs f(connection) on the link's thread; the future gets its result.
+  template <class F>
+  auto post(F f) -> std::future<decltype(f(std::declval<std::unique_ptr<connection>&>()))> {
+    using R = decltype(f(std::declval<std::unique_ptr<connection>&>()));
+    auto task = std::make_shared<std::packaged_task<R()>>([this, f = std::move(f)]() mutable { return f(conn_); });
+    auto fut = task->get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back([task] { (*task)(); });
+    }
+    cv_.notify_all();
+    return fut;
+  }
+  template <class F>
+  auto call(F f) -> decltype(f(std::declval<std::unique_ptr<connection>&>())) {
+    return post(std::move(f)).get();
+  }
+
+ private:
+  node_link() = default;
+  void run() {
+    for (;;) {
+      std::function<void()> t;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+        if (tasks_.empty()) break;
+        t = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      t();
+    }
+    conn_.reset();  // on its own thread
+  }
+
+  std::unique_ptr<connection> conn_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// A scan's stream, read on its link's thread.
+class linked_stream final : public row_stream {
+ public:
+  linked_stream(node_link& link, std::unique_ptr<row_stream> s) : link_(link), s_(std::move(s)) {}
+  ~linked_stream() override {
+    link_.call([this](std::unique_ptr<connection>&) {
+      s_.reset();
+      return 0;
+    });
+  }
+  result<std::vector<row_result>> next(std::size_t n) override {
+    return link_.call([this, n](std::unique_ptr<connection>&) { return s_->next(n); });
+  }
+
+ private:
+  node_link& link_;
+  std::unique_ptr<row_stream> s_;
+};
+
+class routed_connection final : public connection {
+ public:
+  routed_connection(std::unique_ptr<zk_client> zk, rpc::client_options o)
+      : zk_(std::move(zk)), copts_(std::move(o)), stale_(std::make_shared<std::atomic<bool>>(true)) {}
+
+  status refresh() {
+    if (!stale_->exchange(false)) return status::ok();
+    auto mark = [flag = stale_](const watch_event&) { flag->store(true); };
+    auto cat = read_catalog(*zk_, &catalog_, mark);
+    auto pm = read_placement(*zk_, mark);
+    auto ids = zk_->children(layout::nodes, mark);
+    if (!cat || !pm || !ids) {
+      stale_->store(true);
+      return !cat ? cat.error() : !pm ? pm.error() : ids.error();
+    }
+    catalog_ = std::move(cat->catalog);
+    map_ = std::move(pm->map);
+    std::map<std::string, node_info> nodes;
+    for (const auto& id : ids.value()) {
+      auto z = zk_->get(std::string(layout::nodes) + "/" + id);
+      if (!z) continue;  // left meanwhile
+      auto n = decode_node_info(z->data);
+      if (n) nodes[n->id] = n.value();
+    }
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      auto n = nodes.find(it->first);
+      auto o = nodes_.find(it->first);
+      if (n == nodes.end() || o == nodes_.end() || n->second.data_address != o->second.data_address)
+        it = conns_.erase(it);
+      else
+        ++it;
+    }
+    nodes_ = std::move(nodes);
+    return status::ok();
+  }
+
+  // The connection to `node`, made on first use.
+  result<node_link*> to(const std::string& node) {
+    if (auto c = conns_.find(node); c != conns_.end()) return c->second.get();
+    auto n = nodes_.find(node);
+    if (n == nodes_.end()) return status{code::unavailable, "node '" + node + "' is not a live member of the cluster"};
+    auto c = node_link::open(n->second.data_address, copts_);
+    if (!c)
+      return status{code::unavailable,
+                    "node '" + node + "' at " + n->second.data_address + " cannot be reached: " + c.error().to_string()};
+    auto* raw = c.value().get();
+    conns_[node] = std::move(c.value());
+    return raw;
+  }
+
+  // Some node, for calls any node answers.
+  result<node_link*> any() {
+    (void)refresh();
+    if (!conns_.empty()) return conns_.begin()->second.get();
+    status last{code::unavailable, "no node of the cluster is registered"};
+    for (const auto& [id, n] : nodes_) {
+      auto c = to(id);
+      if (c) return c;
+      last = c.error();
+    }
+    return last;
+  }
+
+  std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
+    const auto n = ops.size();
+    auto fail_all = [n](const status& s) {
+      std::vector<op_result> out(n);
+      for (auto& r : out) r.st = s;
+      return out;
+    };
+    (void)refresh();
+    const auto* schema = catalog_.find(table);
+    auto owners = map_.tables.find(table);
+    if (n == 0 || !schema || !schema->partitioned || owners == map_.tables.end() ||
+        owners->second.size() != schema->partitioning.count()) {
+      // Not routable here (unknown table, no family yet): a node answers as it would.
+      auto c = any();
+      if (!c) return fail_all(c.error());
+      return c.value()->call([&](std::unique_ptr<connection>& x) { return x->batch(table, std::move(ops)); });
+    }
+    // Split by owner node, keeping batch order within each part.
+    std::map<std::string, std::vector<std::uint32_t>> by_node;
+    for (std::uint32_t i = 0; i < n; ++i)
+      by_node[owners->second[detail::partition_of(schema->partitioning, row_of(ops[i]))].node].push_back(i);
+    if (by_node.size() == 1) {
+      const auto& node = by_node.begin()->first;
+      auto c = to(node);
+      if (!c) return fail_all(c.error());
+      auto r = c.value()->call([&](std::unique_ptr<connection>& x) { return x->batch(table, std::move(ops)); });
+      after_part(node, r);
+      return r;
+    }
+    // Every node's part at once, each on its link's thread.
+    std::vector<op_result> out(n);
+    std::vector<std::pair<const std::string*, std::future<std::vector<op_result>>>> sent;
+    for (auto& [node, indices] : by_node) {
+      std::vector<batch_op> part;
+      part.reserve(indices.size());
+      for (auto i : indices) part.push_back(std::move(ops[i]));
+      auto c = to(node);
+      if (!c) {
+        for (auto i : indices) out[i].st = c.error();
+        continue;
+      }
+      sent.emplace_back(&node, c.value()->post([&table, part = std::move(part)](std::unique_ptr<connection>& x) mutable {
+        return x->batch(table, std::move(part));
+      }));
+    }
+    for (auto& [node, fut] : sent) {
+      auto r = fut.get();
+      const auto& indices = by_node[*node];
+      for (std::size_t k = 0; k < indices.size() && k < r.size(); ++k) out[indices[k]] = std::move(r[k]);
+      after_part(*node, r);
+    }
+    return out;
+  }
+
+  // A part answered UNAVAILABLE may mean the connection broke: make it again next time.
+  void after_part(const std::string& node, const std::vector<op_result>& r) {
+    if (!r.empty() && r.front().st.code() == code::unavailable) {
+      conns_.erase(node);
+      stale_->store(true);
+    }
+  }
+
+  result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override {
+    auto c = any();
+    if (!c) return c.error();
+    node_link* link = c.value();
+    auto r = link->call([&](std::unique_ptr<connection>& x) { return x->scan(table, s); });
+    if (!r) return r.error();
+    return std::unique_ptr<row_stream>(new linked_stream(*link, std::move(r.value())));
+  }
+
+  template <class F>
+  auto on_any(F f) -> decltype(f(std::declval<connection&>())) {
+    auto c = any();
+    if (!c) return c.error();
+    return c.value()->call([&](std::unique_ptr<connection>& x) { return f(*x); });
+  }
+  template <class F>
+  status ddl_on_any(F f) {
+    auto s = on_any(std::move(f));
+    stale_->store(true);
+    return s;
+  }
+
+  status ddl(std::string_view statements) override {
+    return ddl_on_any([&](connection& c) { return c.ddl(statements); });
+  }
+  status create_table(const table_descriptor& d, schema_origin origin) override {
+    return ddl_on_any([&](connection& c) { return c.create_table(d, origin); });
+  }
+  status alter_family(const std::string& table, const family_descriptor& f) override {
+    return ddl_on_any([&](connection& c) { return c.alter_family(table, f); });
+  }
+  status drop_family(const std::string& table, const std::string& family) override {
+    return ddl_on_any([&](connection& c) { return c.drop_family(table, family); });
+  }
+  status drop_table(const std::string& table) override {
+    return ddl_on_any([&](connection& c) { return c.drop_table(table); });
+  }
+  status truncate_table(const std::string& table) override {
+    return ddl_on_any([&](connection& c) { return c.truncate_table(table); });
+  }
+  status disable_table(const std::string& table) override {
+    return ddl_on_any([&](connection& c) { return c.disable_table(table); });
+  }
+  status enable_table(const std::string& table) override {
+    return ddl_on_any([&](connection& c) { return c.enable_table(table); });
+  }
+  result<bool> is_table_enabled(const std::string& table) override {
+    return on_any([&](connection& c) { return c.is_table_enabled(table); });
+  }
+  result<std::vector<std::string>> list_tables() override {
+    return on_any([&](connection& c) { return c.list_tables(); });
+  }
+  result<table_descriptor> describe(const std::string& table) override {
+    return on_any([&](connection& c) { return c.describe(table); });
+  }
+  result<snapshot_stats> snapshot() override {
+    return on_any([&](connection& c) { return c.snapshot(); });
+  }
+  result<table_stats> stats(const std::string& table) override {
+    return on_any([&](connection& c) { return c.stats(table); });
+  }
+  result<store_summary> summary() override {
+    return on_any([&](connection& c) { return c.summary(); });
+  }
+
+ private:
+  std::unique_ptr<zk_client> zk_;
+  rpc::client_options copts_;
+  std::shared_ptr<std::atomic<bool>> stale_;  // set by the watches (ZooKeeper's event thread)
+  cluster_catalog catalog_;
+  placement_map map_;
+  std::map<std::string, node_info> nodes_;
+  std::map<std::string, std::unique_ptr<node_link>> conns_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<connection>> connect_routed(routed_options o) {
+  auto zk = zk_client::open(o.zookeeper);
+  if (!zk) return zk.error();
+  auto c = std::make_unique<routed_connection>(std::move(zk.value()), std::move(o.client));
+  if (auto s = c->refresh(); !s) return s;
+  if (auto a = c->any(); !a) return a.error();
+  return std::unique_ptr<connection>(std::move(c));
+}
+
+}  // namespace cellar::cluster

@@ -1,0 +1,337 @@
+// A real cluster: the test ZooKeeper plus three cellar-server processes on loopback, each
+// with its own data directory, started and stopped by the test. Clients (the shell, the
+// client library) talk to one node; requests for partitions of other nodes are forwarded
+// over CAF's middleman.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "../shell/process.h"
+#include "cellar/client.h"
+#include "cluster/election.h"
+#include "cluster/layout.h"
+#include "cluster/placement.h"
+#include "cluster/routed_connection.h"
+#include "cluster_test.h"
+#include "route/router.h"
+
+namespace fs = std::filesystem;
+using namespace cellar;
+
+namespace {
+
+struct node_dirs {
+  std::string root;
+  node_dirs() {
+    static int n = 0;
+    root = (fs::temp_directory_path() / ("cellar-cluster-test-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
+               .string();
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  ~node_dirs() { fs::remove_all(root); }
+  std::string of(int i) const { return root + "/n" + std::to_string(i); }
+};
+
+// Three nodes n1..n3 of a cluster under a fresh chroot.
+class cluster3 {
+ public:
+  explicit cluster3(std::vector<std::string> extra = {}) : chroot_(zktest::fresh_chroot("servers")), extra_(std::move(extra)) {
+    for (int i = 1; i <= 3; ++i) start(i);
+  }
+
+  void start(int i) {
+    std::vector<std::string> args{"--cluster", zktest::zk_server::shared().connect(chroot_), "--node-id", id(i),
+                                  "--zk-session-timeout-ms", "1500", "--default-partitions", "6",
+                                  "--worker-threads", "1", "--event-loops", "1"};
+    for (auto& e : extra_) args.push_back(e);
+    nodes_[i] = std::make_unique<testproc::server>(CELLAR_SERVER, dirs_.of(i), args);
+  }
+  // SIGKILL, no cleanup: the node's session expires one session timeout later.
+  void kill9(int i) {
+    ::kill(nodes_[i]->pid(), SIGKILL);
+    nodes_[i].reset();  // reaps it
+  }
+  static std::string id(int i) { return "n" + std::to_string(i); }
+  testproc::server& node(int i) { return *nodes_[i]; }
+  std::unique_ptr<cluster::zk_client> zk() { return zktest::connect(chroot_); }
+  std::string zk_connect() const { return zktest::zk_server::shared().connect(chroot_); }
+
+  cluster::placement_map placement() {
+    auto c = zk();
+    auto z = c->get(cluster::layout::placement);
+    REQUIRE(z.is_ok());
+    auto m = cluster::decode_placement(z->data);
+    REQUIRE(m.is_ok());
+    return *m;
+  }
+
+ private:
+  node_dirs dirs_;
+  std::string chroot_;
+  std::vector<std::string> extra_;
+  std::map<int, std::unique_ptr<testproc::server>> nodes_;
+};
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+testproc::output shell(testproc::server& srv, const std::string& script) {
+  return testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, script);
+}
+
+std::vector<std::string> cells_of(const std::string& json_line) {
+  std::vector<std::string> out;
+  std::regex cell("\\{\"row\":\"([^\"]*)\",\"column\":\"([^\"]*)\",\"timestamp\":[0-9]+,\"value\":\"([^\"]*)\"\\}");
+  for (std::sregex_iterator it(json_line.begin(), json_line.end(), cell), end; it != end; ++it)
+    out.push_back((*it)[1].str() + " " + (*it)[2].str() + " = " + (*it)[3].str());
+  return out;
+}
+
+std::vector<std::string> rows_of(const std::string& json_line) {
+  std::vector<std::string> out;
+  for (auto& c : cells_of(json_line)) {
+    auto row = c.substr(0, c.find(' '));
+    if (out.empty() || out.back() != row) out.push_back(row);
+  }
+  return out;
+}
+
+const char* blog_writes = R"(create 'blogtable', 'info','text','comment_title','comment_author','comment_text'
+put 'blogtable', '1', 'info:title', 'this is doc title'
+put 'blogtable', '1', 'info:author', 'javabloger'
+put 'blogtable', '1', 'info:url', 'http://www.javabloger.com/index.php'
+put 'blogtable', '2', 'info:title', 'this is doc title2'
+put 'blogtable', '2', 'info:author', 'H.E.'
+put 'blogtable', '2', 'info:url', 'http://www.javabloger.com/index.html'
+put 'blogtable', '1', 'text:', 'what is this doc context ?'
+put 'blogtable', '2', 'text:', 'what is this doc context2?'
+put 'blogtable', '1', 'comment_title:', 'this is doc comment_title '
+put 'blogtable', '1', 'comment_author:', 'javabloger'
+put 'blogtable', '1', 'comment_text:', 'this is nice doc'
+put 'blogtable', '2', 'comment_title:', 'this is blog comment_title '
+put 'blogtable', '2', 'comment_author:', 'H.E.'
+put 'blogtable', '2', 'comment_text:', 'this is nice blog'
+)";
+
+const char* blog_reads = R"(scan 'blogtable' ,{COLUMNS => ['text:','info:title'] }
+scan 'blogtable' , {COLUMNS => 'info:url' , STARTROW => '2'}
+get 'blogtable','1'
+get 'blogtable','1', {COLUMN => 'info'}
+get 'blogtable','1', {COLUMN => 'text'}
+get 'blogtable','1', {COLUMN => ['text','info:author']}
+)";
+
+std::string row_name(int i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "r%03d", i);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read back through node 3", "[cluster][servers]") {
+  cluster3 c;
+  auto w = shell(c.node(1), blog_writes);
+  INFO(w.out);
+  REQUIRE(w.exit_code == 0);
+  auto wl = lines(w.out);
+  REQUIRE(wl.size() == 15);
+  for (auto& l : wl) CHECK(l == "{\"ok\":true}");
+
+  // The six partitions are spread two per node.
+  auto m = c.placement();
+  REQUIRE(m.tables.count("blogtable") == 1);
+  CHECK(m.tables.at("blogtable").size() == 6);
+  CHECK(m.load() == std::map<std::string, std::uint32_t>{{"n1", 2}, {"n2", 2}, {"n3", 2}});
+
+  auto r = shell(c.node(3), blog_reads);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  auto out = lines(r.out);
+  REQUIRE(out.size() == 6);
+  CHECK(cells_of(out[0]) == std::vector<std::string>{"1 info:title = this is doc title", "1 text: = what is this doc context ?",
+                                                     "2 info:title = this is doc title2",
+                                                     "2 text: = what is this doc context2?"});
+  CHECK(cells_of(out[1]) == std::vector<std::string>{"2 info:url = http://www.javabloger.com/index.html"});
+  CHECK(cells_of(out[2]) ==
+        std::vector<std::string>{"1 comment_author: = javabloger", "1 comment_text: = this is nice doc",
+                                 "1 comment_title: = this is doc comment_title ", "1 info:author = javabloger",
+                                 "1 info:title = this is doc title", "1 info:url = http://www.javabloger.com/index.php",
+                                 "1 text: = what is this doc context ?"});
+  CHECK(cells_of(out[3]) == std::vector<std::string>{"1 info:author = javabloger", "1 info:title = this is doc title",
+                                                     "1 info:url = http://www.javabloger.com/index.php"});
+  CHECK(cells_of(out[4]) == std::vector<std::string>{"1 text: = what is this doc context ?"});
+  CHECK(cells_of(out[5]) ==
+        std::vector<std::string>{"1 info:author = javabloger", "1 text: = what is this doc context ?"});
+
+  // Rows on every node: batches split by node, scans merged in global order both ways,
+  // LIMIT global.
+  auto conn = rpc::connect(c.node(2).address());
+  REQUIRE(conn.is_ok());
+  std::vector<batch_op> puts;
+  for (int i = 0; i < 40; ++i) puts.push_back(cellar::put(row_name(i)).add("info", "n", std::to_string(i)));
+  for (auto& res : (*conn)->batch("blogtable", std::move(puts))) CHECK(res.st.is_ok());
+  auto s = shell(c.node(3), "scan 'blogtable', {COLUMNS => 'info:n'}\n"
+                            "scan 'blogtable', {COLUMNS => 'info:n', REVERSED => true, LIMIT => 5}\n"
+                            "scan 'blogtable', {COLUMNS => 'info:n', STARTROW => 'r010', LIMIT => 3}\n");
+  INFO(s.out);
+  auto sl = lines(s.out);
+  REQUIRE(sl.size() == 3);
+  std::vector<std::string> all;
+  for (int i = 0; i < 40; ++i) all.push_back(row_name(i));
+  CHECK(rows_of(sl[0]) == all);
+  CHECK(rows_of(sl[1]) == std::vector<std::string>{"r039", "r038", "r037", "r036", "r035"});
+  CHECK(rows_of(sl[2]) == std::vector<std::string>{"r010", "r011", "r012"});
+
+  // status 'detailed' on any node: the nodes, their partitions and the master.
+  auto st = testproc::run({CELLAR_SHELL, "--connect", c.node(2).address()}, "status 'detailed'\n");
+  INFO(st.out);
+  CHECK(st.out.find("cluster: 3 nodes, master n") != std::string::npos);
+  for (int i = 1; i <= 3; ++i) {
+    std::string line;
+    for (auto& l : lines(st.out))
+      if (l.rfind("  n" + std::to_string(i), 0) == 0) line = l;
+    CHECK(line.find(": 2 partitions [blogtable/") != std::string::npos);
+  }
+  CHECK(st.out.find(" (master) ") != std::string::npos);
+}
+
+namespace {
+
+// The batch parts and scan pages other nodes forwarded to node `i`, from its status.
+std::uint64_t forwarded_to(cluster3& c, int i) {
+  auto st = testproc::run({CELLAR_SHELL, "--connect", c.node(i).address()}, "status 'detailed'\n");
+  std::smatch m;
+  if (!std::regex_search(st.out, m, std::regex("which served ([0-9]+) forwarded requests"))) {
+    FAIL("no cluster line in: " << st.out);
+  }
+  return std::stoull(m[1].str());
+}
+
+}  // namespace
+
+TEST_CASE("a routed client sends each batch straight to its owner nodes; a thin client's are forwarded",
+          "[cluster][servers][routing]") {
+  cluster3 c;
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  std::uint64_t before[4];
+  for (int i = 1; i <= 3; ++i) before[i] = forwarded_to(c, i);
+
+  cluster::routed_options ro;
+  ro.zookeeper.connect = c.zk_connect();
+  auto routed = cluster::connect_routed(ro);
+  REQUIRE(routed.is_ok());
+  std::vector<batch_op> puts;
+  for (int i = 0; i < 60; ++i) puts.push_back(cellar::put(row_name(i)).add("f", "q", "v" + std::to_string(i)));
+  for (auto& r : (*routed)->batch("rt", std::move(puts))) {
+    INFO(r.st.to_string());
+    CHECK(r.st.is_ok());
+  }
+  for (int i = 0; i < 60; i += 7) {
+    auto g = (*routed)->get("rt", cellar::get(row_name(i)));
+    REQUIRE(g.is_ok());
+    REQUIRE(g->cells.size() == 1);
+    CHECK(g->cells[0].value == "v" + std::to_string(i));
+  }
+  for (int i = 1; i <= 3; ++i) CHECK(forwarded_to(c, i) == before[i]);  // nothing was forwarded
+
+  // The same batch through one node: the parts for the other two are forwarded to them.
+  auto thin = rpc::connect(c.node(1).address());
+  REQUIRE(thin.is_ok());
+  std::vector<batch_op> again;
+  for (int i = 0; i < 60; ++i) again.push_back(cellar::put(row_name(i)).add("f", "q", "w"));
+  for (auto& r : (*thin)->batch("rt", std::move(again))) CHECK(r.st.is_ok());
+  CHECK(forwarded_to(c, 1) == before[1]);
+  CHECK(forwarded_to(c, 2) > before[2]);
+  CHECK(forwarded_to(c, 3) > before[3]);
+  auto g = (*routed)->get("rt", cellar::get(row_name(5)));
+  REQUIRE(g.is_ok());
+  CHECK(g->cells.at(0).value == "w");
+}
+
+TEST_CASE("kill -9 of a node during writes: only its partitions fail, UNAVAILABLE; after restart every acked row is back",
+          "[cluster][servers][failure]") {
+  cluster3 c({"--durability", "log-sync"});
+  {
+    auto w = shell(c.node(1), "create 'kt', 'f'\n");
+    REQUIRE(lines(w.out) == std::vector<std::string>{"{\"ok\":true}"});
+  }
+  auto conn = rpc::connect(c.node(1).address());
+  REQUIRE(conn.is_ok());
+  auto desc = (*conn)->describe("kt");
+  REQUIRE(desc.is_ok());
+  auto owners = c.placement().tables.at("kt");
+  REQUIRE(owners.size() == 6);
+  auto owner_of = [&](const std::string& row) { return owners[detail::partition_of(desc->partitioning, row)].node; };
+
+  std::set<std::string> acked;
+  int n3_refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    if (i == 150) c.kill9(3);
+    const auto row = row_name(i);
+    auto st = (*conn)->put("kt", cellar::put(row).add("f", "q", "v" + row));
+    if (i < 150 || owner_of(row) != "n3") {
+      INFO(row << " on " << owner_of(row) << ": " << st.to_string());
+      CHECK(st.is_ok());
+    } else {
+      INFO(row << ": " << st.to_string());
+      CHECK(st.code() == code::unavailable);
+      CHECK(st.message().find("'n3'") != std::string::npos);
+      ++n3_refused;
+    }
+    if (st.is_ok()) acked.insert(row);
+  }
+  CHECK(n3_refused > 0);
+
+  // Back from its own directory: every acknowledged row is there, read through node 1.
+  c.start(3);
+  std::string probe;  // a row of n3
+  for (int i = 0; probe.empty(); ++i)
+    if (owner_of(row_name(i)) == "n3" && i < 150) probe = row_name(i);
+  REQUIRE(zktest::eventually([&] { return (*conn)->get("kt", cellar::get(probe)).is_ok(); }));
+  int n3_rows = 0;
+  for (const auto& row : acked) {
+    auto g = (*conn)->get("kt", cellar::get(row));
+    INFO(row << " on " << owner_of(row));
+    REQUIRE(g.is_ok());
+    REQUIRE(g->cells.size() == 1);
+    CHECK(g->cells[0].value == "v" + row);
+    if (owner_of(row) == "n3") ++n3_rows;
+  }
+  CHECK(n3_rows > 0);
+  CHECK(acked.size() == 300u - static_cast<std::size_t>(n3_refused));
+}
+
+TEST_CASE("the master killed: DDL through another node still works", "[cluster][servers][failure]") {
+  cluster3 c;
+  auto zk = c.zk();
+  auto master = cluster::master_election::current(*zk);
+  REQUIRE(master.is_ok());
+  const int m = std::stoi(master->node_id.substr(1));
+  const int other = m == 3 ? 1 : 3;
+  c.kill9(m);
+  auto r = shell(c.node(other), "create 'after', 'f'\nput 'after', 'a', 'f:q', 'v'\nget 'after', 'a'\n");
+  INFO(r.out);
+  auto out = lines(r.out);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0] == "{\"ok\":true}");
+  CHECK(out[1] == "{\"ok\":true}");
+  CHECK(cells_of(out[2]) == std::vector<std::string>{"a f:q = v"});
+  // The new table's partitions went to the two live nodes only.
+  auto load = c.placement().load();
+  CHECK(load.count(cluster3::id(m)) == 0);
+  auto next = cluster::master_election::current(*zk);
+  REQUIRE(next.is_ok());
+  CHECK(next->node_id != master->node_id);
+}
