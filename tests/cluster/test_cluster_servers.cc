@@ -48,12 +48,14 @@ class cluster3 {
 
   void start(int i) {
     std::vector<std::string> args{"--cluster", zktest::zk_server::shared().connect(chroot_), "--node-id", id(i),
-                                  "--zk-session-timeout-ms", "1500", "--default-partitions", "6",
+                                  "--zk-session-timeout-ms", "4000", "--default-partitions", "6",
                                   "--worker-threads", "1", "--event-loops", "1"};
     for (auto& e : extra_) args.push_back(e);
     nodes_[i] = std::make_unique<testproc::server>(CELLAR_SERVER, dirs_.of(i), args);
   }
-  // SIGKILL, no cleanup: the node's session expires one session timeout later.
+  // SIGKILL, no cleanup: the node's session expires one session timeout later (4 s: short
+  // sessions expire spuriously on a loaded machine, and a node that loses its session
+  // while joining exits).
   void kill9(int i) {
     ::kill(nodes_[i]->pid(), SIGKILL);
     nodes_[i].reset();  // reaps it
