@@ -438,7 +438,7 @@ class parser {
         return err(ops_.back().pos, "unbalanced parentheses: this '(' is never closed");
       if (auto s = pop_operator(); !s) return s;
     }
-    if (filters_.empty()) return status{code::invalid_argument, "filter string is empty: expected a filter"};
+    if (filters_.empty()) return err(1, "the filter string is empty (or only spaces): expected a filter");
     if (filters_.size() > 1) return err(filters_[1].pos, "expected AND or OR before this filter");
     return std::move(filters_.back().f);
   }
