@@ -81,12 +81,7 @@ class cluster3 {
   std::map<int, std::unique_ptr<testproc::server>> nodes_;
 };
 
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using testproc::lines;
 
 testproc::output shell(testproc::server& srv, const std::string& script) {
   return testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, script);

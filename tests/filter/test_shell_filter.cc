@@ -12,23 +12,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-filter-shell-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+struct temp_dir : testproc::temp_dir {
+  temp_dir() : testproc::temp_dir("cellar-filter-shell") {}
 };
 
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using testproc::lines;
 
 std::vector<std::string> cells_of(const std::string& json_line) {
   std::vector<std::string> out;

@@ -18,16 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-security-test-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+struct temp_dir : testproc::temp_dir {
+  temp_dir() : testproc::temp_dir("cellar-security-test") { fs::create_directories(path); }
 };
 
 std::string write_file(const std::string& path, const std::string& text) {

@@ -17,23 +17,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-shell-test-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+struct temp_dir : testproc::temp_dir {
+  temp_dir() : testproc::temp_dir("cellar-shell-test") {}
 };
 
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using testproc::lines;
 
 testproc::output shell_rpc(const testproc::server& srv, const std::string& script, std::vector<std::string> extra = {}) {
   std::vector<std::string> argv{CELLAR_SHELL, "--connect", srv.address(), "--json"};

@@ -17,23 +17,11 @@ using json = nlohmann::json;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-hbase-shell-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+struct temp_dir : testproc::temp_dir {
+  temp_dir() : testproc::temp_dir("cellar-hbase-shell") {}
 };
 
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using testproc::lines;
 
 // What differs between the two paths by nature: server-assigned timestamps, where the
 // commands ran, and timings.
