@@ -17,6 +17,7 @@
 #include "cellar.capnp.h"
 #include "cellar_batch.h"
 #include "engine.h"
+#include "epoll_out.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
@@ -192,26 +193,10 @@ class cellar_frames_engine final : public engine {
   }
 
   void flush(frame_conn& c) {
-    while (c.out_pos < c.out.size()) {
-      const ssize_t n = c.tls ? c.tls->send(c.out.data() + c.out_pos, c.out.size() - c.out_pos)
-                              : ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      if (n < 0) throw std::runtime_error(std::string("send to cellar-server: ") + std::strerror(errno));
-      c.out_pos += static_cast<std::size_t>(n);
-    }
-    const bool rest = c.out_pos < c.out.size();
-    if (!rest) {
-      c.out.clear();
-      c.out_pos = 0;
-    }
-    if (rest != c.polling_out) {  // wait for room only while something is left to write
-      epoll_event ev{};
-      ev.events = EPOLLIN | (rest ? EPOLLOUT : 0u);
-      ev.data.ptr = &c;
-      ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
-      c.polling_out = rest;
-    }
+    flush_queued(
+        epfd_, c,
+        [&](const auto* p, std::size_t n) { return c.tls ? c.tls->send(p, n) : ::send(c.fd, p, n, MSG_NOSIGNAL); },
+        "cellar-server");
   }
 
   // Reads what the socket has; with TLS, also what the TLS layer has decrypted beyond the
