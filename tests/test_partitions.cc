@@ -19,6 +19,7 @@
 #include <cstdio>
 
 #include "cellar/store.h"
+#include "printable.h"
 
 namespace Catch {
 template <>
@@ -46,20 +47,7 @@ std::string describe_status(const cellar::result<T>& r) { return r.error().to_st
     REQUIRE(req_ok_v_.is_ok());                 \
   } while (0)
 
-std::string printable(const std::string& s) {
-  std::string out;
-  static const char* hex = "0123456789abcdef";
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+using test_util::printable;
 
 family_descriptor fam(std::string name) {
   family_descriptor f;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cellar/store.h"
+#include "printable.h"
 
 namespace Catch {
 template <>
@@ -59,20 +60,7 @@ std::int64_t from_be64(const std::string& s) {
   return static_cast<std::int64_t>(u);
 }
 
-std::string printable(const std::string& s) {
-  std::string out;
-  static const char* hex = "0123456789abcdef";
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+using test_util::printable;
 
 // "f:q@ts=v" for each cell, in returned order.
 std::vector<std::string> cells_of(const row_result& r) {

@@ -12,6 +12,7 @@
 
 #include "cellar/filter.h"
 #include "cellar/store.h"
+#include "../printable.h"
 
 namespace filter_test {
 
@@ -46,20 +47,7 @@ inline cellar::table make_table(cellar::store& s, const std::string& name, std::
   return std::move(t.value());
 }
 
-inline std::string printable(const std::string& s) {
-  std::string out;
-  static const char* hex = "0123456789abcdef";
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+using test_util::printable;
 
 inline std::string kv(const cellar::cell& c, bool with_ts = false) {
   std::string s = printable(c.row) + "/" + c.family + ":" + printable(c.qualifier);
