@@ -7,7 +7,8 @@
 #   e.g. scripts/ycsb-one.sh cellar "c 16 8" "a 16 20" "c 16 8"
 #
 # Environment: SERVER (cellar-server binary, default build/src/tools/cellar-server),
-# SERVER_ARGS (extra cellar-server flags), LOADGEN (default build/examples/loadgen/cellar-loadgen),
+# SERVER_ARGS (extra cellar-server flags), LOADGEN_ARGS (extra load generator flags, e.g.
+# --tls-ca FILE), LOADGEN (default build/examples/loadgen/cellar-loadgen),
 # PROTOCOL (cellar: frames, the default, or capnp), IN_MEMORY=1 (cellar without a data
 # directory: no snapshots, no delta, as redis-server runs here without persistence).
 # 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
@@ -38,7 +39,7 @@ else
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 # shellcheck disable=SC2206
-common=(--target $lg_target --port "$port" --connections 50 --threads 2 --records 100000 --quiet)
+common=(--target $lg_target --port "$port" --connections 50 --threads 2 --records 100000 --quiet ${LOADGEN_ARGS:-})
 "$LOADGEN" "${common[@]}" --workload a --phase load --partitioning range:8 --json "$work/load.json" >/dev/null
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in clock ticks
 hz=$(getconf CLK_TCK)
