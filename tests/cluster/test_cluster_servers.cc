@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -16,6 +17,7 @@
 #include "cellar/client.h"
 #include "cluster/election.h"
 #include "cluster/layout.h"
+#include "cluster/membership.h"
 #include "cluster/placement.h"
 #include "cluster/routed_connection.h"
 #include "cluster_test.h"
@@ -387,6 +389,51 @@ TEST_CASE("the master killed: DDL through another node still works", "[cluster][
   auto next = cluster::master_election::current(*zk);
   REQUIRE(next.is_ok());
   CHECK(next->node_id != master->node_id);
+}
+
+TEST_CASE("cellar-server takes the cluster settings from its TOML file and refuses bad ones",
+          "[cluster][servers][config]") {
+  node_dirs dirs;
+  const std::string chroot = zktest::fresh_chroot("config");
+  auto write = [&](const std::string& name, const std::string& extra) {
+    const std::string path = dirs.root + "/" + name;
+    std::ofstream f(path);
+    f << "cluster = \"" << zktest::zk_server::shared().connect(chroot) << "\"\n" << extra;
+    return path;
+  };
+  {
+    const auto cfg = write("good.toml", "node_id = \"t1\"\nadvertise = \"127.0.0.1:1\"\n"
+                                        "peer_listen = \"127.0.0.1:0\"\nzk_session_timeout_ms = 4000\n");
+    testproc::server srv(CELLAR_SERVER, dirs.of(1), {"--config", cfg});
+    // It joined as t1, advertising the address of the file, its peer port on 127.0.0.1.
+    auto zk = zktest::connect(chroot);
+    auto z = zk->get(std::string(cluster::layout::nodes) + "/t1");
+    REQUIRE(z.is_ok());
+    auto n = cluster::decode_node_info(z->data);
+    REQUIRE(n.is_ok());
+    CHECK(n->data_address == "127.0.0.1:1");
+    CHECK(n->peer_address.rfind("127.0.0.1:", 0) == 0);
+    CHECK(srv.stop() == 0);
+  }
+  // A bad value is refused before anything starts (exit 2), naming the key.
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"zk_session_timeout_ms = \"4000\"\nnode_id = \"t2\"\n", "key 'zk_session_timeout_ms' must be an integer"},
+      {"zk_session_timeout_ms = 0\nnode_id = \"t2\"\n", "(zk_session_timeout_ms) must be 1 to 3600000, not 0"},
+      {"node_id = \"a/b\"\n", "--node-id (node_id): "},
+      {"node_id = \"t2\"\nadvertise = \"nowhere\"\n", "(advertise) must be address:port, not nowhere"},
+      {"node_id = \"t2\"\npeer_listen = 9190\n", "key 'peer_listen' must be a string"},
+      {"", "needs --node-id (node_id)"},
+  };
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const auto cfg = write("bad" + std::to_string(i) + ".toml", bad[i].first);
+    // (Under `timeout`: a server that took the file for good would serve until stopped.)
+    auto r = testproc::run({"/usr/bin/timeout", "20", CELLAR_SERVER, "--config", cfg, "--listen", "127.0.0.1:0",
+                            "--data", ""},
+                           "", true);
+    INFO(bad[i].first << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find(bad[i].second) != std::string::npos);
+  }
 }
 
 #ifdef CELLAR_LOADGEN
