@@ -361,7 +361,10 @@ interface Login {
 
 interface Cellar {
   # Data: one result per action, in order (see table::batch in src/cellar/store.h).
-  batch @0 (table :Text, actions :List(Action)) -> (results :List(ActionResult), error :Error);
+  # noForward (cluster; default false): the node answers NOT_OWNER for the actions of
+  # partitions it does not own instead of forwarding them to their owner (docs/cluster.md §4).
+  batch @0 (table :Text, actions :List(Action), noForward :Bool)
+      -> (results :List(ActionResult), error :Error);
   # With firstCount > 0 the reply carries up to that many results and `done`; the scanner
   # is then set only if more results follow (HBase's open-scanner call with numberOfRows).
   scan @1 (table :Text, scan :Scan, firstCount :UInt32)
@@ -428,6 +431,7 @@ struct Request {
 struct BatchRequest {
   table @0 :Text;
   actions @1 :List(Action);
+  noForward @2 :Bool;  # as in Cellar.batch: NOT_OWNER instead of forwarding (cluster)
 }
 
 # One page: up to `count` (1-10000) results of the scan. To go on, scan again from after

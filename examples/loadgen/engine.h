@@ -50,8 +50,17 @@ class engine {
   virtual void wait(std::vector<slot*>& done, std::int64_t deadline_ns) = 0;
 };
 
+// The cluster target: where each row of the table goes, read from ZooKeeper once, at setup
+// (prepare_cellar_cluster). A map that changes during a run costs forwards at the nodes,
+// not errors.
+struct cluster_route {
+  cellar::partition_spec spec;          // the table's partition rule
+  std::vector<std::uint32_t> owner;     // per partition, its node's index in `addresses`
+  std::vector<std::string> addresses;   // the owner nodes' data addresses (host:port)
+};
+
 struct target_options {
-  std::string target;   // cellar-rpc | cellar-embedded | redis
+  std::string target;   // cellar-rpc | cellar-cluster | cellar-embedded | redis
   std::string protocol = "frames";  // cellar-rpc: frames (rpc/frames.h) | capnp (Cap'n Proto RPC)
   std::string host = "127.0.0.1";
   int port = 0;
@@ -64,11 +73,17 @@ struct target_options {
   std::uint64_t seed = 1;
   std::string token;   // cellar: the login token
   std::string tls_ca;  // cellar: TLS, trusting this PEM file's CAs (rpc/tls.h); empty: plain TCP
+  // cellar-cluster: set by prepare_cellar_cluster; the frames engine then opens, for each of
+  // its `connections`, one connection to every node and sends each request to its row's owner.
+  std::shared_ptr<const cluster_route> route;
 };
 
 // Per target: one-time setup before the load phase (create the table, flush redis).
 void prepare_cellar_rpc(const target_options& o, bool recreate);
 void prepare_redis(const target_options& o, bool recreate);
+// The cluster at `zookeeper` ("host:port[/chroot]"): creates the table through any node and
+// sets o.route. Throws with the reason.
+void prepare_cellar_cluster(target_options& o, const std::string& zookeeper, bool recreate);
 // The embedded store lives for the process: opens it and creates the table.
 void prepare_embedded(const target_options& o);
 void close_embedded();

@@ -2,6 +2,10 @@
 // epoll. Each connection has a buffer of requests, written once per turn of the loop; a
 // slot's reads, updates and inserts go in one batch request, each scan in one scan
 // request whose reply carries its rows. Replies are matched to requests by id.
+//
+// The cluster target (o.route set): each of the engine's connections is one socket to every
+// node; a slot's batch is split by the node owning each row (route/router.h, as the nodes
+// route), each part sent to that node, and each scan to the owner of its start row.
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <sys/epoll.h>
@@ -18,6 +22,7 @@
 #include "cellar_batch.h"
 #include "engine.h"
 #include "epoll_out.h"
+#include "route/router.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
@@ -56,11 +61,27 @@ class cellar_frames_engine final : public engine {
     if (epfd_ < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
     ro_.traversalLimitInWords = (256ull << 20) / 8;
     std::memset(scratch_.data(), 0, scratch_.size() * sizeof(capnp::word));
-    for (int i = 0; i < o.connections; ++i) {
+    // Connection i to node n is conns_[i * nodes_ + n].
+    std::vector<std::pair<std::string, std::uint16_t>> nodes;
+    if (o.route) {
+      for (const auto& a : o.route->addresses) {
+        const auto colon = a.rfind(':');
+        if (colon == std::string::npos) throw std::runtime_error("a node's address has no port: '" + a + "'");
+        std::string host = a.substr(0, colon);
+        if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+        nodes.emplace_back(host, static_cast<std::uint16_t>(std::stoul(a.substr(colon + 1))));
+      }
+    } else {
+      nodes.emplace_back(o.host, static_cast<std::uint16_t>(o.port));
+    }
+    nodes_ = nodes.size();
+    parts_.resize(nodes_);
+    for (int i = 0; i < o.connections * static_cast<int>(nodes_); ++i) {
+      const auto& [host, port] = nodes[static_cast<std::size_t>(i) % nodes_];
       auto c = std::make_unique<frame_conn>();
-      c->fd = cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)).release();
+      c->fd = cellar::rpc::connect_socket(host, port).release();
       if (!o.tls_ca.empty()) {
-        auto t = cellar::rpc::tls_socket::handshake(c->fd, o.tls_ca, o.host);
+        auto t = cellar::rpc::tls_socket::handshake(c->fd, o.tls_ca, host);
         if (!t) throw std::runtime_error("cannot connect to cellar-server: " + t.error().message());
         c->tls = std::move(t.value());
       }
@@ -97,9 +118,21 @@ class cellar_frames_engine final : public engine {
   ~cellar_frames_engine() noexcept override { ::close(epfd_); }
 
   void start(slot& s) override {
-    auto& c = *conns_[static_cast<std::size_t>(s.conn)];
-    start_slot(s, [&](std::size_t i) { send_scan(c, s, i); },
-               [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
+    if (nodes_ == 1) {
+      auto& c = *conns_[static_cast<std::size_t>(s.conn)];
+      start_slot(s, [&](std::size_t i) { send_scan(c, s, i); },
+                 [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
+      return;
+    }
+    start_slot(s, [&](std::size_t i) { send_scan(conn_of(s, i), s, i); },
+               [&](std::vector<std::size_t> batched) {
+                 // One part per owner node, in batch order within each.
+                 for (auto& p : parts_) p.clear();
+                 for (auto i : batched) parts_[node_of(s.ops[i].keynum)].push_back(i);
+                 for (std::size_t n = 0; n < nodes_; ++n)
+                   if (!parts_[n].empty())
+                     send_batch(*conns_[static_cast<std::size_t>(s.conn) * nodes_ + n], s, parts_[n], false);
+               });
   }
 
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
@@ -127,6 +160,15 @@ class cellar_frames_engine final : public engine {
   }
 
  private:
+  // Cluster target: the index of the node owning key number `keynum`'s row.
+  std::size_t node_of(std::int64_t keynum) {
+    key_ = build_key_name(keynum, o_.keys);
+    return o_.route->owner[cellar::detail::partition_of(o_.route->spec, key_)];
+  }
+  frame_conn& conn_of(const slot& s, std::size_t i) {
+    return *conns_[static_cast<std::size_t>(s.conn) * nodes_ + node_of(s.ops[i].keynum)];
+  }
+
   std::uint64_t queue(frame_conn& c, capnp::MallocMessageBuilder& m) {
     const std::uint64_t id = next_id_++;
     m.getRoot<cellar::wire::Request>().setId(id);
@@ -252,6 +294,9 @@ class cellar_frames_engine final : public engine {
   batch_writer batch_;
   int epfd_;
   std::vector<std::unique_ptr<frame_conn>> conns_;
+  std::size_t nodes_ = 1;  // sockets per connection: one per node (cluster target)
+  std::vector<std::vector<std::size_t>> parts_;  // per node: the ops of a batch being split
+  std::string key_;  // scratch for node_of
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, call> calls_;
   std::vector<slot*> completed_;

@@ -3,6 +3,7 @@
 //   loadgen --target cellar-rpc --port 9090 --workload a --phase both --records 100000
 //           --duration 30 --threads 2 --connections 50 --depth 1 --json a.json --svg a
 //   loadgen --target redis --port 6379 --workload c --phase run --depth 16 ...
+//   loadgen --cluster zk1:2181/cellar --workload a ...   (each request straight to its owner node)
 //   loadgen plot --kind cdf --out cdf.svg --title "YCSB C" cellar=c-cellar.json redis=c-redis.json
 //
 // See docs/ycsb.md. Each driver thread owns connections/threads connections and keeps
@@ -60,6 +61,7 @@ struct shared_run {
 };
 
 std::unique_ptr<engine> make_engine(const target_options& o) {
+  if (o.target == "cellar-cluster") return make_cellar_frames_engine(o);
   if (o.target == "cellar-rpc") return o.protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
   if (o.target == "redis") return make_redis_engine(o);
   if (o.target == "cellar-embedded") return make_embedded_engine(o);
@@ -399,8 +401,12 @@ int plot_main(const std::string& kind, const std::string& out, const std::string
 int main(int argc, char** argv) {
   config cfg;
   CLI::App app{"loadgen: YCSB core workloads A-F against cellar (RPC or embedded) and redis"};
-  app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-embedded | redis")->required()
-      ->check(CLI::IsMember({"cellar-rpc", "cellar-embedded", "redis"}));
+  app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-cluster | cellar-embedded | redis")->required()
+      ->check(CLI::IsMember({"cellar-rpc", "cellar-cluster", "cellar-embedded", "redis"}));
+  std::string cluster;
+  app.add_option("--cluster", cluster,
+                 "cellar-cluster (implied): ZooKeeper of the cluster, host:port[,...][/chroot]; each request goes "
+                 "over frames straight to the node owning its row; --connections counts one socket per node");
   app.add_option("--protocol", cfg.t.protocol,
                  "cellar-rpc: frames (the server's lean data path, default) | capnp (Cap'n Proto RPC calls)")
       ->check(CLI::IsMember({"frames", "capnp"}));
@@ -457,9 +463,15 @@ int main(int argc, char** argv) {
   try {
     if (*plot) return plot_main(plot_kind, plot_out, plot_title, plot_inputs);
     if (*summary) return summary_main(summary_in);
+    if (!cluster.empty() && cfg.t.target.empty()) cfg.t.target = "cellar-cluster";
     if (cfg.t.target.empty()) throw std::invalid_argument("--target is required");
-    if (cfg.t.target != "cellar-embedded" && cfg.t.port == 0) throw std::invalid_argument("--port is required");
-    if (cfg.t.target == "cellar-rpc") {
+    if ((cfg.t.target == "cellar-cluster") != !cluster.empty())
+      throw std::invalid_argument("--cluster ZK goes with --target cellar-cluster (which it implies), and only with it");
+    if (cfg.t.target == "cellar-cluster" && cfg.t.protocol != "frames")
+      throw std::invalid_argument("the cluster target speaks frames only (not --protocol " + cfg.t.protocol + ")");
+    if (cfg.t.target != "cellar-embedded" && cfg.t.target != "cellar-cluster" && cfg.t.port == 0)
+      throw std::invalid_argument("--port is required");
+    if (cfg.t.target == "cellar-rpc" || cfg.t.target == "cellar-cluster") {
       auto t = cellar::rpc::resolve_token(token, token_file);
       if (!t) throw std::invalid_argument(t.error().message());
       cfg.t.token = t.value();
@@ -477,6 +489,7 @@ int main(int argc, char** argv) {
     workload_state ws(cfg.records, cfg.operations > 0 ? cfg.operations : cfg.records, w);
 
     if (cfg.t.target == "cellar-rpc") prepare_cellar_rpc(cfg.t, cfg.phase != "run" && cfg.recreate);
+    if (cfg.t.target == "cellar-cluster") prepare_cellar_cluster(cfg.t, cluster, cfg.phase != "run" && cfg.recreate);
     if (cfg.t.target == "redis") prepare_redis(cfg.t, cfg.phase != "run" && cfg.recreate);
     if (cfg.t.target == "cellar-embedded") prepare_embedded(cfg.t);
 

@@ -27,6 +27,11 @@ struct client_options {
   // subjectAltName, as kj-tls matches names only). Empty: plain TCP.
   std::string tls_ca;
   std::string tls_server_name;
+  // Cluster: every batch asks the node not to forward (the wire's noForward): the actions of
+  // partitions the node does not own answer NOT_OWNER, naming its placement epoch, instead
+  // of being forwarded to their owner. For clients that route themselves
+  // (cluster/routed_connection.h); off, a node forwards (docs/cluster.md §3-§4).
+  bool no_forward = false;
 };
 
 // `address` is "host:port".

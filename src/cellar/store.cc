@@ -145,6 +145,23 @@ std::optional<std::vector<op_result>> store_impl::run_batch(std::string_view tab
   return dispatch_batch(context(order, in_place), *rt, std::move(ops), std::move(done));
 }
 
+std::vector<std::pair<std::uint32_t, status>> store_impl::not_owned(const table_runtime& rt,
+                                                                    const std::vector<batch_op>& ops) {
+  std::vector<std::pair<std::uint32_t, status>> out;
+  if (!cluster_member || !rt.schema->partitioned || rt.partitions.empty()) return out;
+  auto hooks = cluster;
+  if (!hooks) return out;
+  std::map<std::uint32_t, status> refused;  // by partition: one NOT_OWNER each
+  for (std::uint32_t i = 0; i < ops.size(); ++i) {
+    const auto p = partition_of(rt.schema->partitioning, row_of(ops[i]));
+    if (p >= rt.partitions.size() || rt.partitions[p].local) continue;
+    auto it = refused.find(p);
+    if (it == refused.end()) it = refused.emplace(p, hooks->not_owner(rt.schema->name, p)).first;
+    out.emplace_back(i, it->second);
+  }
+  return out;
+}
+
 partition_ref store_impl::start_partition(const schema_ptr& schema, std::uint32_t index,
                                           std::shared_ptr<std::unique_ptr<memtable>> recovered) {
   partition_config cfg;

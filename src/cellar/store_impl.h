@@ -61,6 +61,12 @@ struct cluster_hooks {
   virtual status ddl(const ddl_call& c) = 0;
   // The nodes, their partitions and the master, as text (store_info::cluster).
   virtual std::string report() const = 0;
+  // NOT_OWNER for a request of a client that asked not to be forwarded (wire: noForward),
+  // for partition `index` of `table`, which another node owns; the message names this
+  // node's placement epoch and the owner it knows. Counted for `status 'detailed'`.
+  virtual status not_owner(const std::string& table, std::uint32_t index) {
+    return {code::not_owner, "this node does not own partition " + std::to_string(index) + " of '" + table + "'"};
+  }
 };
 
 // Cells of a dropped or truncated family still in a partition table on disk.
@@ -104,6 +110,11 @@ struct store_impl {
   std::optional<std::vector<op_result>> run_batch(std::string_view table, std::vector<batch_op> ops,
                                                   const std::shared_ptr<call_order>& order, bool in_place,
                                                   batch_done done);
+  // For a cluster member asked not to forward (wire: noForward): the actions of `ops` that
+  // fall in partitions of `rt` another node owns, with their NOT_OWNER (cluster_hooks::
+  // not_owner, once per partition), in action order. Empty when this node owns them all,
+  // or is not a cluster member.
+  std::vector<std::pair<std::uint32_t, status>> not_owned(const table_runtime& rt, const std::vector<batch_op>& ops);
   // A scan of `table` whose pages are fetched for `order` (in place when it allows).
   result<scanner> open_scan(std::string_view table, const cellar::scan& s, const std::shared_ptr<call_order>& order);
   dispatch_context context(const std::shared_ptr<call_order>& order, bool in_place) {

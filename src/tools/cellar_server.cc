@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include "cellar/client.h"
 #include "cellar/store.h"
@@ -146,20 +147,32 @@ int main(int argc, char** argv) {
                             "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
   auto* tlc = app.add_option("--tls-cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
   auto* tlk = app.add_option("--tls-key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
-  app.add_option("--cluster", st.cluster, "join the cluster coordinated by ZooKeeper at HOST:PORT[,...][/chroot]");
-  app.add_option("--node-id", st.node_id, "this node's id in the cluster ([A-Za-z0-9_.-], up to 128)");
-  app.add_option("--advertise", st.advertise, "HOST:PORT where clients reach this node (default: the listen address)");
-  app.add_option("--peer-listen", st.peer_listen, "HOST:PORT for node-to-node messages (default: advertised host, any port)");
-  app.add_option("--zk-session-timeout-ms", st.zk_session_timeout_ms, "ZooKeeper session timeout of a cluster node");
+  auto* clu = app.add_option("--cluster", st.cluster,
+                              "join the cluster coordinated by ZooKeeper at HOST:PORT[,...][/chroot]");
+  auto* nid = app.add_option("--node-id", st.node_id, "this node's id in the cluster ([A-Za-z0-9_.-], up to 128)");
+  auto* adv = app.add_option("--advertise", st.advertise,
+                             "HOST:PORT where clients reach this node (default: the listen address)");
+  auto* pl = app.add_option("--peer-listen", st.peer_listen,
+                            "HOST:PORT for node-to-node messages (default: advertised host, any port)");
+  auto* zst = app.add_option("--zk-session-timeout-ms", st.zk_session_timeout_ms,
+                             "ZooKeeper session timeout of a cluster node");
   CLI11_PARSE(app, argc, argv);
 
   if (!config.empty()) {
     try {
       auto t = toml::parse_file(config);
+      // A key of another type than its setting's is refused (not ignored: a setting the
+      // operator wrote must not silently keep its default).
+      std::string wrong;
       auto take = [&](const char* key, auto& field, CLI::Option* flag) {
-        if (flag->count() > 0) return;  // the flag wins
+        if (flag->count() > 0 || !t.contains(key)) return;  // the flag wins
         using T = std::decay_t<decltype(field)>;
-        if (auto v = t[key].value<T>()) field = *v;
+        if (auto v = t[key].value<T>())
+          field = *v;
+        else if (wrong.empty())
+          wrong = std::string("key '") + key + "' must be " +
+                  (std::is_same_v<T, bool> ? "a boolean" : std::is_same_v<T, std::string> ? "a string"
+                                                         : std::is_floating_point_v<T> ? "a number" : "an integer");
       };
       take("listen", st.listen, listen);
       take("data", st.data, data);
@@ -187,6 +200,12 @@ int main(int argc, char** argv) {
       take("metrics_listen", st.metrics_listen, ml);
       take("tls_cert", st.tls_cert, tlc);
       take("tls_key", st.tls_key, tlk);
+      take("cluster", st.cluster, clu);
+      take("node_id", st.node_id, nid);
+      take("advertise", st.advertise, adv);
+      take("peer_listen", st.peer_listen, pl);
+      take("zk_session_timeout_ms", st.zk_session_timeout_ms, zst);
+      if (!wrong.empty()) return fail("cannot read " + config + ": " + wrong);
     } catch (const toml::parse_error& e) {
       return fail("cannot read " + config + ": " + std::string(e.description()));
     }
@@ -275,10 +294,18 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  if (!st.cluster.empty() && st.node_id.empty()) return fail("--cluster needs --node-id");
+  // The cluster settings, checked before the store opens.
+  if (!st.cluster.empty() && st.node_id.empty()) return fail("--cluster (cluster) needs --node-id (node_id)");
+  if (!st.cluster.empty())
+    if (auto s = cellar::cluster::check_node_id(st.node_id); !s) return fail("--node-id (node_id): " + s.message());
+  if (st.zk_session_timeout_ms < 1 || st.zk_session_timeout_ms > 3600000)
+    return fail("--zk-session-timeout-ms (zk_session_timeout_ms) must be 1 to 3600000, not " +
+                std::to_string(st.zk_session_timeout_ms));
+  if (!st.advertise.empty() && !split_address(st.advertise))
+    return fail("--advertise (advertise) must be address:port, not " + st.advertise);
   std::optional<std::pair<std::string, std::uint16_t>> peer_at;
   if (!st.peer_listen.empty() && !(peer_at = split_address(st.peer_listen)))
-    return fail("--peer-listen must be address:port, not " + st.peer_listen);
+    return fail("--peer-listen (peer_listen) must be address:port, not " + st.peer_listen);
   auto opened = st.cluster.empty() ? cellar::detail::open_store(so, tune) : cellar::cluster::member::open_store(so, tune);
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
   auto store = std::move(opened.value());
@@ -303,7 +330,7 @@ int main(int argc, char** argv) {
   if (!st.cluster.empty()) {
     cellar::cluster::member_options mo;
     mo.zookeeper.connect = st.cluster;
-    mo.zookeeper.session_timeout = std::chrono::milliseconds(std::max<std::int64_t>(1, st.zk_session_timeout_ms));
+    mo.zookeeper.session_timeout = std::chrono::milliseconds(st.zk_session_timeout_ms);
     mo.node_id = st.node_id;
     mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.value()->port()) : st.advertise;
     auto advertised = split_address(mo.data_address);

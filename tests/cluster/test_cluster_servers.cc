@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -16,6 +17,7 @@
 #include "cellar/client.h"
 #include "cluster/election.h"
 #include "cluster/layout.h"
+#include "cluster/membership.h"
 #include "cluster/placement.h"
 #include "cluster/routed_connection.h"
 #include "cluster_test.h"
@@ -206,15 +208,22 @@ TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read 
 
 namespace {
 
-// The batch parts and scan pages other nodes forwarded to node `i`, from its status.
-std::uint64_t forwarded_to(cluster3& c, int i) {
+// From node `i`'s `status 'detailed'`: the batch parts and scan pages other nodes forwarded
+// to it, the client requests it answered NOT_OWNER, and its placement epoch.
+struct node_counts {
+  std::uint64_t forwarded = 0, not_owner = 0, epoch = 0;
+};
+node_counts counts_of(cluster3& c, int i) {
   auto st = testproc::run({CELLAR_SHELL, "--connect", c.node(i).address()}, "status 'detailed'\n");
   std::smatch m;
-  if (!std::regex_search(st.out, m, std::regex("which served ([0-9]+) forwarded requests"))) {
+  if (!std::regex_search(st.out, m,
+                         std::regex("placement epoch ([0-9]+) .*which served ([0-9]+) forwarded requests and "
+                                    "answered ([0-9]+) NOT_OWNER"))) {
     FAIL("no cluster line in: " << st.out);
   }
-  return std::stoull(m[1].str());
+  return {std::stoull(m[2].str()), std::stoull(m[3].str()), std::stoull(m[1].str())};
 }
+std::uint64_t forwarded_to(cluster3& c, int i) { return counts_of(c, i).forwarded; }
 
 }  // namespace
 
@@ -255,6 +264,55 @@ TEST_CASE("a routed client sends each batch straight to its owner nodes; a thin 
   auto g = (*routed)->get("rt", cellar::get(row_name(5)));
   REQUIRE(g.is_ok());
   CHECK(g->cells.at(0).value == "w");
+
+  // A stale copy: a routed client that does not follow the watches reads the map, then the
+  // map changes (every partition of the new, empty table 'st' given to the next node). Its
+  // batch reaches nodes that no longer own the rows: they answer NOT_OWNER instead of
+  // forwarding, the client re-reads the map and sends those rows to the new owners.
+  REQUIRE(lines(shell(c.node(1), "create 'st', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  cluster::routed_options so;
+  so.zookeeper.connect = c.zk_connect();
+  so.follow_watches = false;
+  auto stale = cluster::connect_routed(so);
+  REQUIRE(stale.is_ok());
+  {
+    auto zk = c.zk();
+    auto z = zk->get(cluster::layout::placement);
+    REQUIRE(z.is_ok());
+    auto m = cluster::decode_placement(z->data);
+    REQUIRE(m.is_ok());
+    auto next = *m;
+    ++next.epoch;
+    for (auto& o : next.tables.at("st")) o = {o.node == "n1" ? "n2" : o.node == "n2" ? "n3" : "n1", next.epoch};
+    REQUIRE(zk->set(cluster::layout::placement, cluster::encode_placement(next), z->stat.version).is_ok());
+    REQUIRE(zktest::eventually([&] {
+      for (int i = 1; i <= 3; ++i)
+        if (counts_of(c, i).epoch != next.epoch) return false;
+      return true;
+    }));
+  }
+  node_counts was[4];
+  for (int i = 1; i <= 3; ++i) was[i] = counts_of(c, i);
+  std::vector<batch_op> late;
+  for (int i = 0; i < 60; ++i) late.push_back(cellar::put(row_name(i)).add("f", "q", "s" + std::to_string(i)));
+  for (auto& r : (*stale)->batch("st", std::move(late))) {
+    INFO(r.st.to_string());
+    CHECK(r.st.is_ok());
+  }
+  std::uint64_t refused = 0;
+  for (int i = 1; i <= 3; ++i) {
+    auto now = counts_of(c, i);
+    CHECK(now.forwarded == was[i].forwarded);  // nothing was forwarded
+    CHECK(now.not_owner - was[i].not_owner <= 2);  // once per partition it was asked for
+    refused += now.not_owner - was[i].not_owner;
+  }
+  CHECK(refused == 6);  // every partition of 'st' was sent to its old owner once
+  for (int i = 0; i < 60; i += 7) {  // at the new owners, read through any node
+    auto gs = (*thin)->get("st", cellar::get(row_name(i)));
+    REQUIRE(gs.is_ok());
+    REQUIRE(gs->cells.size() == 1);
+    CHECK(gs->cells[0].value == "s" + std::to_string(i));
+  }
 }
 
 TEST_CASE("kill -9 of a node during writes: only its partitions fail, UNAVAILABLE; after restart every acked row is back",
@@ -332,3 +390,92 @@ TEST_CASE("the master killed: DDL through another node still works", "[cluster][
   REQUIRE(next.is_ok());
   CHECK(next->node_id != master->node_id);
 }
+
+TEST_CASE("cellar-server takes the cluster settings from its TOML file and refuses bad ones",
+          "[cluster][servers][config]") {
+  node_dirs dirs;
+  const std::string chroot = zktest::fresh_chroot("config");
+  auto write = [&](const std::string& name, const std::string& extra) {
+    const std::string path = dirs.root + "/" + name;
+    std::ofstream f(path);
+    f << "cluster = \"" << zktest::zk_server::shared().connect(chroot) << "\"\n" << extra;
+    return path;
+  };
+  {
+    const auto cfg = write("good.toml", "node_id = \"t1\"\nadvertise = \"127.0.0.1:1\"\n"
+                                        "peer_listen = \"127.0.0.1:0\"\nzk_session_timeout_ms = 4000\n");
+    testproc::server srv(CELLAR_SERVER, dirs.of(1), {"--config", cfg});
+    // It joined as t1, advertising the address of the file, its peer port on 127.0.0.1.
+    auto zk = zktest::connect(chroot);
+    auto z = zk->get(std::string(cluster::layout::nodes) + "/t1");
+    REQUIRE(z.is_ok());
+    auto n = cluster::decode_node_info(z->data);
+    REQUIRE(n.is_ok());
+    CHECK(n->data_address == "127.0.0.1:1");
+    CHECK(n->peer_address.rfind("127.0.0.1:", 0) == 0);
+    CHECK(srv.stop() == 0);
+  }
+  // A bad value is refused before anything starts (exit 2), naming the key.
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"zk_session_timeout_ms = \"4000\"\nnode_id = \"t2\"\n", "key 'zk_session_timeout_ms' must be an integer"},
+      {"zk_session_timeout_ms = 0\nnode_id = \"t2\"\n", "(zk_session_timeout_ms) must be 1 to 3600000, not 0"},
+      {"node_id = \"a/b\"\n", "--node-id (node_id): "},
+      {"node_id = \"t2\"\nadvertise = \"nowhere\"\n", "(advertise) must be address:port, not nowhere"},
+      {"node_id = \"t2\"\npeer_listen = 9190\n", "key 'peer_listen' must be a string"},
+      {"", "needs --node-id (node_id)"},
+  };
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const auto cfg = write("bad" + std::to_string(i) + ".toml", bad[i].first);
+    // (Under `timeout`: a server that took the file for good would serve until stopped.)
+    auto r = testproc::run({"/usr/bin/timeout", "20", CELLAR_SERVER, "--config", cfg, "--listen", "127.0.0.1:0",
+                            "--data", ""},
+                           "", true);
+    INFO(bad[i].first << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find(bad[i].second) != std::string::npos);
+  }
+}
+
+#ifdef CELLAR_LOADGEN
+TEST_CASE("YCSB A through the load generator's cluster target: every request to its owner node, 0 errors",
+          "[cluster][servers][loadgen]") {
+  cluster3 c;
+  std::uint64_t before[4];
+  for (int i = 1; i <= 3; ++i) before[i] = forwarded_to(c, i);
+  const auto json = fs::temp_directory_path() / ("cellar-cluster-ycsb-" + std::to_string(getpid()) + ".json");
+  auto r = testproc::run({CELLAR_LOADGEN, "--cluster", c.zk_connect(), "--workload", "a", "--phase", "both",
+                          "--records", "600", "--duration", "2", "--threads", "1", "--connections", "2", "--depth",
+                          "4", "--partitioning", "range:6", "--field-length", "20", "--quiet", "--json", json.string()},
+                         "", true);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);  // 3: some operation failed
+  const auto summary = testproc::run({CELLAR_LOADGEN, "summary", json.string()}, "");
+  fs::remove(json);
+  INFO(summary.out);
+  std::istringstream fields(summary.out);
+  double ops_per_s = 0, p99 = 0;
+  std::uint64_t errors = 1, ops = 0;
+  fields >> ops_per_s >> p99 >> errors >> ops;
+  CHECK(errors == 0);
+  CHECK(ops > 0);
+  // Straight to the owners: no node forwarded anything to another.
+  for (int i = 1; i <= 3; ++i) CHECK(forwarded_to(c, i) == before[i]);
+  // The table's six partitions are two per node, and every loaded row reads back through any
+  // node (here each node scans the whole table, merging across the three).
+  CHECK(c.placement().load().at("n1") == 2);
+  for (int i = 1; i <= 3; ++i) {
+    auto conn = rpc::connect(c.node(i).address());
+    REQUIRE(conn.is_ok());
+    auto sc = (*conn)->scan("usertable", cellar::scan{});
+    REQUIRE(sc.is_ok());
+    std::set<std::string> rows;
+    for (;;) {
+      auto page = (*sc)->next(1000);
+      REQUIRE(page.is_ok());
+      if (page->empty()) break;
+      for (auto& row : *page) rows.insert(row.row);
+    }
+    CHECK(rows.size() == 600u);
+  }
+}
+#endif

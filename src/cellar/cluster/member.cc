@@ -25,6 +25,7 @@ struct member::state final : detail::cluster_hooks {
   node_endpoint endpoint;
   std::string peer_address;
   std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
+  std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
   std::unique_ptr<cluster_node> node;
 
   mutable std::mutex mu;
@@ -39,6 +40,7 @@ struct member::state final : detail::cluster_hooks {
 
   status ddl(const detail::ddl_call& c) override;
   std::string report() const override;
+  status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   void reconcile();
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
@@ -207,6 +209,12 @@ std::string member::state::describe_owner(const std::string& table, std::uint32_
   return "the placement map at epoch " + std::to_string(epoch) + " gives it to node '" + o->node + "'";
 }
 
+status member::state::not_owner(const std::string& table, std::uint32_t index) {
+  refused.fetch_add(1, std::memory_order_relaxed);
+  return {code::not_owner, "node '" + opts.node_id + "' does not own partition " + std::to_string(index) + " of '" +
+                               table + "': " + describe_owner(table, index)};
+}
+
 status member::state::ddl(const detail::ddl_call& c) {
   using k = detail::ddl_call::kind;
   ddl_request r;
@@ -347,6 +355,7 @@ cluster_report member::state::make_report() const {
   std::lock_guard lock(mu);
   r.catalog_version = applied;
   r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;
+  r.not_owner_answers = refused.load(std::memory_order_relaxed);
   std::map<std::string, node_report> nodes;
   for (const auto& m : members) {
     auto& n = nodes[m.id];
@@ -374,7 +383,8 @@ std::string format_report(const cluster_report& r) {
                     (r.master.empty() ? std::string("(none)") : r.master) + ", catalog version " +
                     std::to_string(r.catalog_version) + ", placement epoch " + std::to_string(r.placement_epoch) +
                     " (seen from " + r.self + ", which served " + std::to_string(r.forwarded_here) +
-                    " forwarded requests)\n";
+                    " forwarded requests and answered " + std::to_string(r.not_owner_answers) +
+                    " NOT_OWNER)\n";
   for (const auto& n : r.nodes) {
     out += "  " + n.node.id + (n.master ? " (master)" : "") + (n.live ? "" : " DOWN") +
            (n.node.data_address.empty() ? "" : " " + n.node.data_address) + ": " +

@@ -64,6 +64,8 @@ struct cluster_report {
   std::uint64_t catalog_version = 0;
   std::uint64_t placement_epoch = 0;
   std::uint64_t forwarded_here = 0;  // batch parts and scan pages other nodes forwarded to `self`
+  // Partitions of client batches that asked not to be forwarded, answered NOT_OWNER by `self`.
+  std::uint64_t not_owner_answers = 0;
   std::vector<node_report> nodes;  // live members and every owner in the map, by id
 };
 

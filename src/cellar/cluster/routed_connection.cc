@@ -9,6 +9,9 @@
 #include <mutex>
 #include <thread>
 
+#include <algorithm>
+#include <chrono>
+
 #include "cluster/layout.h"
 #include "cluster/membership.h"
 #include "cluster/zk_state.h"
@@ -110,12 +113,16 @@ class linked_stream final : public row_stream {
 
 class routed_connection final : public connection {
  public:
-  routed_connection(std::unique_ptr<zk_client> zk, rpc::client_options o)
-      : zk_(std::move(zk)), copts_(std::move(o)), stale_(std::make_shared<std::atomic<bool>>(true)) {}
+  routed_connection(std::unique_ptr<zk_client> zk, routed_options o)
+      : zk_(std::move(zk)), opts_(std::move(o)), copts_(opts_.client), stale_(std::make_shared<std::atomic<bool>>(true)) {
+    copts_.no_forward = true;  // a stale copy answers NOT_OWNER: re-read and send again
+  }
 
   status refresh() {
     if (!stale_->exchange(false)) return status::ok();
-    auto mark = [flag = stale_](const watch_event&) { flag->store(true); };
+    auto mark = [flag = stale_, follow = opts_.follow_watches](const watch_event&) {
+      if (follow) flag->store(true);
+    };
     auto cat = read_catalog(*zk_, &catalog_, mark);
     auto pm = read_placement(*zk_, mark);
     auto ids = zk_->children(layout::nodes, mark);
@@ -158,59 +165,88 @@ class routed_connection final : public connection {
     return raw;
   }
 
-  // Some node, for calls any node answers.
-  result<node_link*> any() {
+  // Some node (connected), for calls any node answers.
+  result<std::string> any_node() {
     (void)refresh();
-    if (!conns_.empty()) return conns_.begin()->second.get();
+    if (!conns_.empty()) return conns_.begin()->first;
     status last{code::unavailable, "no node of the cluster is registered"};
     for (const auto& [id, n] : nodes_) {
       auto c = to(id);
-      if (c) return c;
+      if (c) return id;
       last = c.error();
     }
     return last;
   }
+  result<node_link*> any() {
+    auto id = any_node();
+    if (!id) return id.error();
+    return to(id.value());
+  }
 
   std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
-    const auto n = ops.size();
-    auto fail_all = [n](const status& s) {
-      std::vector<op_result> out(n);
-      for (auto& r : out) r.st = s;
-      return out;
-    };
-    (void)refresh();
+    const auto n = static_cast<std::uint32_t>(ops.size());
+    std::vector<op_result> out(n);
+    std::vector<std::uint32_t> todo(n);
+    for (std::uint32_t i = 0; i < n; ++i) todo[i] = i;
+    // Each round sends the actions still to do to the owners the copy names; the actions a
+    // node answers NOT_OWNER for (its copy or ours is stale) go again after a re-read.
+    for (int round = 0;; ++round) {
+      (void)refresh();
+      send_round(table, ops, todo, out);
+      std::vector<std::uint32_t> again;
+      for (auto i : todo)
+        if (out[i].st.code() == code::not_owner) again.push_back(i);
+      if (again.empty()) break;
+      if (round >= opts_.not_owner_retries) {
+        for (auto i : again)
+          out[i].st = {code::not_owner, out[i].st.message() + " (still after " + std::to_string(round) +
+                                            " re-reads of the placement map)"};
+        break;
+      }
+      stale_->store(true);
+      // A node whose copy is behind ours needs a moment to apply the map: wait a little
+      // longer each round (the first re-read is at once).
+      if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 << round, 500)));
+      todo = std::move(again);
+    }
+    return out;
+  }
+
+  // Sends ops[todo] to their owners (one part per node, in parallel), results into out.
+  void send_round(const std::string& table, const std::vector<batch_op>& ops, const std::vector<std::uint32_t>& todo,
+                  std::vector<op_result>& out) {
     const auto* schema = catalog_.find(table);
     auto owners = map_.tables.find(table);
-    if (n == 0 || !schema || !schema->partitioned || owners == map_.tables.end() ||
+    std::map<std::string, std::vector<std::uint32_t>> by_node;
+    if (!schema || !schema->partitioned || owners == map_.tables.end() ||
         owners->second.size() != schema->partitioning.count()) {
       // Not routable here (unknown table, no family yet): a node answers as it would.
-      auto c = any();
-      if (!c) return fail_all(c.error());
-      return c.value()->call([&](std::unique_ptr<connection>& x) { return x->batch(table, std::move(ops)); });
+      auto c = any_node();
+      if (!c) {
+        for (auto i : todo) out[i].st = c.error();
+        return;
+      }
+      by_node[c.value()] = todo;
+    } else {
+      // Split by owner node, keeping batch order within each part.
+      for (auto i : todo)
+        by_node[owners->second[detail::partition_of(schema->partitioning, row_of(ops[i]))].node].push_back(i);
     }
-    // Split by owner node, keeping batch order within each part.
-    std::map<std::string, std::vector<std::uint32_t>> by_node;
-    for (std::uint32_t i = 0; i < n; ++i)
-      by_node[owners->second[detail::partition_of(schema->partitioning, row_of(ops[i]))].node].push_back(i);
-    if (by_node.size() == 1) {
-      const auto& node = by_node.begin()->first;
-      auto c = to(node);
-      if (!c) return fail_all(c.error());
-      auto r = c.value()->call([&](std::unique_ptr<connection>& x) { return x->batch(table, std::move(ops)); });
-      after_part(node, r);
-      return r;
-    }
-    // Every node's part at once, each on its link's thread.
-    std::vector<op_result> out(n);
     std::vector<std::pair<const std::string*, std::future<std::vector<op_result>>>> sent;
     for (auto& [node, indices] : by_node) {
-      std::vector<batch_op> part;
-      part.reserve(indices.size());
-      for (auto i : indices) part.push_back(std::move(ops[i]));
       auto c = to(node);
       if (!c) {
         for (auto i : indices) out[i].st = c.error();
         continue;
+      }
+      std::vector<batch_op> part;
+      part.reserve(indices.size());
+      for (auto i : indices) part.push_back(ops[i]);
+      if (by_node.size() == 1) {  // one node: on its link's thread, no future to wait on
+        auto r = c.value()->call([&](std::unique_ptr<connection>& x) { return x->batch(table, std::move(part)); });
+        for (std::size_t k = 0; k < indices.size() && k < r.size(); ++k) out[indices[k]] = std::move(r[k]);
+        after_part(node, r);
+        return;
       }
       sent.emplace_back(&node, c.value()->post([&table, part = std::move(part)](std::unique_ptr<connection>& x) mutable {
         return x->batch(table, std::move(part));
@@ -222,7 +258,6 @@ class routed_connection final : public connection {
       for (std::size_t k = 0; k < indices.size() && k < r.size(); ++k) out[indices[k]] = std::move(r[k]);
       after_part(*node, r);
     }
-    return out;
   }
 
   // A part answered UNAVAILABLE may mean the connection broke: make it again next time.
@@ -300,6 +335,7 @@ class routed_connection final : public connection {
 
  private:
   std::unique_ptr<zk_client> zk_;
+  routed_options opts_;
   rpc::client_options copts_;
   std::shared_ptr<std::atomic<bool>> stale_;  // set by the watches (ZooKeeper's event thread)
   cluster_catalog catalog_;
@@ -313,7 +349,7 @@ class routed_connection final : public connection {
 result<std::unique_ptr<connection>> connect_routed(routed_options o) {
   auto zk = zk_client::open(o.zookeeper);
   if (!zk) return zk.error();
-  auto c = std::make_unique<routed_connection>(std::move(zk.value()), std::move(o.client));
+  auto c = std::make_unique<routed_connection>(std::move(zk.value()), std::move(o));
   if (auto s = c->refresh(); !s) return s;
   if (auto a = c->any(); !a) return a.error();
   return std::unique_ptr<connection>(std::move(c));

@@ -11,12 +11,18 @@
 // on a thread of its own (an RPC connection's kj event loop is per thread), so the parts for
 // different nodes travel in parallel.
 //
-// A map that is stale when a part is sent costs a forward, not an error: the node that gets
-// it forwards what it does not own (cluster/remote.h). Scans, DDL and admin calls go to one
-// node (scans are merged across nodes there); after a DDL the copy is re-read.
+// Every batch asks its node not to forward (client_options::no_forward): a node that does
+// not own some of a part's partitions (the copy was stale: a move, before the watch fired)
+// answers those actions NOT_OWNER, naming its placement epoch; the client re-reads the
+// catalog, map and members from ZooKeeper and sends those actions again to the owners it
+// now sees, up to `not_owner_retries` times (waiting a little longer each time, for a node
+// whose copy is behind), so a stale map costs a round trip, never a forward. Scans, DDL and
+// admin calls go to one node (scans are merged across nodes there); after a DDL the copy is
+// re-read.
 //
 // Errors: a node that cannot be connected fails its part UNAVAILABLE, naming the node; a
-// connection that broke is dropped and made again on the next call.
+// connection that broke is dropped and made again on the next call; actions still answered
+// NOT_OWNER after the last retry keep that error (its message says how many re-reads).
 //
 // Thread safety: one thread at a time (calls are synchronous, as on an RPC connection).
 #pragma once
@@ -31,7 +37,12 @@ namespace cellar::cluster {
 
 struct routed_options {
   zk_options zookeeper;          // "host:port[,...][/chroot]" of the cluster
-  rpc::client_options client;    // for the connections to the nodes
+  rpc::client_options client;    // for the connections to the nodes (no_forward is set)
+  // Re-reads of the map (and resends) after NOT_OWNER answers, per batch.
+  int not_owner_retries = 8;
+  // true: a ZooKeeper watch marks the copy stale and the next call re-reads it. false: the
+  // copy is re-read only after a NOT_OWNER or a DDL (tests use it to keep a stale copy).
+  bool follow_watches = true;
 };
 
 // UNAVAILABLE when ZooKeeper or no node can be reached.

@@ -47,6 +47,7 @@ class rpc_connection final : public connection {
 
   // Batches from now on over `f` (already logged in).
   void use_frames(std::unique_ptr<frame_client> f) { frames_ = std::move(f); }
+  void set_no_forward(bool on) { no_forward_ = on; }
 
   std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
     if (frames_) {
@@ -60,6 +61,7 @@ class rpc_connection final : public connection {
     try {
       auto req = cellar_.batchRequest();
       req.setTable(table);
+      if (no_forward_) req.setNoForward(true);
       auto actions = req.initActions(static_cast<unsigned>(ops.size()));
       for (unsigned i = 0; i < actions.size(); ++i) to_wire(ops[i], actions[i]);
       auto res = req.send().wait(io_.waitScope);
@@ -241,6 +243,7 @@ class rpc_connection final : public connection {
   wire::Login::Client login_;
   wire::Cellar::Client cellar_;
   std::unique_ptr<frame_client> frames_;
+  bool no_forward_ = false;  // client_options::no_forward
 };
 
 class rpc_stream final : public row_stream {
@@ -314,6 +317,7 @@ result<std::unique_ptr<connection>> connect(const std::string& address, client_o
     ro.traversalLimitInWords = o.max_message_bytes / 8;
     auto c = std::make_unique<rpc_connection>(kj::mv(io), kj::mv(stream), ro);
     if (auto s = c->login(o.token); !s) return s;
+    c->set_no_forward(o.no_forward);
     if (o.frames) {
       // A server that does not speak frames (an older cellar-server closes the connection
       // at the magic bytes) still serves everything over RPC: keep that. A refused token
@@ -323,6 +327,7 @@ result<std::unique_ptr<connection>> connect(const std::string& address, client_o
       fo.max_message_bytes = o.max_message_bytes;
       fo.tls_ca = o.tls_ca;
       fo.tls_server_name = o.tls_server_name;
+      fo.no_forward = o.no_forward;
       if (auto f = frame_client::connect(address, fo)) c->use_frames(std::move(f.value()));
     }
     return std::unique_ptr<connection>(std::move(c));

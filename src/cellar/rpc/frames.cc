@@ -104,6 +104,7 @@ result<std::unique_ptr<frame_client>> frame_client::connect(const std::string& a
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // this client blocks
   std::unique_ptr<frame_client> c(new frame_client(fd, o.max_message_bytes));
+  c->no_forward_ = o.no_forward;
   if (!o.tls_ca.empty()) {
     auto t = tls_socket::handshake(fd, o.tls_ca, o.tls_server_name.empty() ? host_of(address) : o.tls_server_name);
     if (!t) return status{t.code(), "cannot connect to " + address + ": " + t.error().message()};
@@ -134,6 +135,7 @@ std::uint64_t frame_client::send_batch(const std::string& table, const std::vect
   capnp::MallocMessageBuilder m;
   auto b = m.initRoot<wire::Request>().initBatch();
   b.setTable(table);
+  if (no_forward_) b.setNoForward(true);
   auto actions = b.initActions(static_cast<unsigned>(ops.size()));
   for (unsigned i = 0; i < actions.size(); ++i) to_wire(ops[i], actions[i]);
   return send(m);

@@ -62,6 +62,9 @@ struct frame_client_options {
   std::string tls_ca;
   // The name the server's certificate must carry; empty: the host of the address.
   std::string tls_server_name;
+  // Cluster: every batch asks the node not to forward (wire BatchRequest.noForward): the
+  // actions of partitions it does not own answer NOT_OWNER (docs/cluster.md §4).
+  bool no_forward = false;
 };
 
 // A frame connection: blocking socket calls on the caller's thread; use it from one thread.
@@ -109,6 +112,7 @@ class frame_client {
   std::vector<unsigned char> out_;
   word_buffer in_;  // bytes read, from byte in_pos_ to in_end_
   std::size_t in_pos_ = 0, in_end_ = 0;
+  bool no_forward_ = false;  // frame_client_options::no_forward
   bool greeted_ = false;  // the server's eight bytes have come (the first thing it sends)
   status error_;
   std::map<std::uint64_t, std::unique_ptr<frame_reply>> early_;  // replies received while waiting for another

@@ -140,15 +140,22 @@ status admit(const shared_state& st, connection_state& conn) {
   return status::ok();
 }
 
+template <class Reply>
+kj::Maybe<kj::Promise<void>> run_checked_batch(detail::store_impl& impl, const std::shared_ptr<connection_state>& conn,
+                                               std::string_view table, std::vector<batch_op> ops, Reply reply);
+
 // A batch call, from either protocol: checked, then dispatched with the connection's call
 // order (route/dispatch.h): parts run on this thread where the partitions are free and
 // nothing of this connection waits ahead of them, the rest at the partitions' actors.
+// `no_forward` (wire: noForward): a cluster member answers NOT_OWNER for the actions of
+// partitions it does not own instead of forwarding them (store_impl::not_owned).
 // `reply(st, results)` is called once, on this loop: with an error and no results when
 // nothing ran. Returns nothing when `reply` has been called already, else the promise that
 // calls it.
 template <class Reply>
 kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr<connection_state>& conn,
-                              capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions, Reply reply) {
+                              capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions,
+                              bool no_forward, Reply reply) {
   if (actions.size() > st.opts.max_batch) {
     reply(status{code::too_large, "a batch of " + std::to_string(actions.size()) + " actions exceeds the limit of " +
                                       std::to_string(st.opts.max_batch)},
@@ -173,13 +180,52 @@ kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr
   // An unknown table fails the call as a whole (the embedded API answers per action).
   auto& impl = detail::impl_of(st.s);
   const std::string_view table(table_name.cStr(), table_name.size());
-  if (!impl.lookup(table)) {
+  auto rt = impl.lookup(table);
+  if (!rt) {
     --conn->in_flight;
     reply(impl.closed ? status{code::unavailable, "the store is closed"}
                       : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"},
           std::vector<op_result>{});
     return nullptr;
   }
+  if (no_forward && impl.cluster_member) {
+    auto refused = impl.not_owned(*rt, ops);
+    if (!refused.empty()) {
+      // Only the actions of this node's partitions run; the others answer NOT_OWNER.
+      const std::size_t n = ops.size();
+      std::vector<batch_op> kept;
+      std::vector<std::uint32_t> kept_at;
+      for (std::uint32_t i = 0, r = 0; i < n; ++i) {
+        if (r < refused.size() && refused[r].first == i) {
+          ++r;
+          continue;
+        }
+        kept.push_back(std::move(ops[i]));
+        kept_at.push_back(i);
+      }
+      auto merge = [n, refused = std::move(refused), kept_at = std::move(kept_at), reply = kj::mv(reply)](
+                       const status& s, std::vector<op_result> r) mutable {
+        if (!s) return reply(s, std::move(r));
+        std::vector<op_result> out(n);
+        for (auto& [i, e] : refused) out[i].st = e;
+        for (std::size_t k = 0; k < kept_at.size() && k < r.size(); ++k) out[kept_at[k]] = std::move(r[k]);
+        reply(s, std::move(out));
+      };
+      if (kept.empty()) {
+        --conn->in_flight;
+        merge(status::ok(), {});
+        return nullptr;
+      }
+      return run_checked_batch(impl, conn, table, std::move(kept), kj::mv(merge));
+    }
+  }
+  return run_checked_batch(impl, conn, table, std::move(ops), kj::mv(reply));
+}
+
+// The rest of serve_batch: `ops` of an existing table, the call admitted.
+template <class Reply>
+kj::Maybe<kj::Promise<void>> run_checked_batch(detail::store_impl& impl, const std::shared_ptr<connection_state>& conn,
+                                               std::string_view table, std::vector<batch_op> ops, Reply reply) {
   auto later = std::make_shared<handoff<std::vector<op_result>>>();
   auto now = impl.run_batch(table, std::move(ops), conn->order, true, later->deliverer());
   if (now) {
@@ -226,7 +272,7 @@ class cellar_impl final : public wire::Cellar::Server {
     auto params = context.getParams();
     const auto t0 = metrics::clock::now();
     const auto op = batch_operation(params.getActions());
-    auto waiting = serve_batch(st_, conn_, params.getTable(), params.getActions(),
+    auto waiting = serve_batch(st_, conn_, params.getTable(), params.getActions(), params.getNoForward(),
                        [context, &m = st_.m, t0, op](const status& s, std::vector<op_result> r) mutable {
                          m.record_batch(protocol::rpc, op, s, r, t0);
                          if (!s) {
@@ -537,7 +583,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
           return send_error(id, not_logged_in());
         }
         // Answered in place (the common case): nothing to keep.
-        auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(),
+        auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(), b.getNoForward(),
                                [this, id, t0, op](const status& s, std::vector<op_result> r) {
                                  st_.m.record_batch(protocol::frames, op, s, r, t0);
                                  std::uint64_t words = 16;

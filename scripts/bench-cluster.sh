@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Client-routed throughput with 1 node and with 3 nodes on the same cores: ZooKeeper, then
+# the cluster's cellar-server nodes, all pinned to one CPU set (SERVER_CPUS), the load
+# generator on another (LOADGEN_CPUS), YCSB through the load generator's cluster target
+# (--cluster: each request straight to the node owning its row). The 1-node and 3-node
+# clusters run side by side (fresh chroots of one ZooKeeper) and their runs alternate, so
+# the machine's noise hits both alike. Prints every run and, per workload and cluster
+# size, the median with the range, then the 3-node median as a share of the 1-node one.
+#
+#   scripts/bench-cluster.sh [REPS] [SECONDS]          (defaults 3 and 5)
+#
+# Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
+# WORKLOADS (default "a c"), DEPTH (default 16), CONNECTIONS (default 4), THREADS (default 1),
+# SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...).
+# Each node: --worker-threads 1 --event-loops 1, in memory (--data ''). The table: range:6
+# (two partitions per node on 3 nodes, six on 1).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+reps=${1:-3}
+secs=${2:-5}
+SERVER=${SERVER:-$root/build/src/tools/cellar-server}
+LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
+SERVER_CPUS=${SERVER_CPUS:-1}
+LOADGEN_CPUS=${LOADGEN_CPUS:-0}
+RECORDS=${RECORDS:-50000}
+WORKLOADS=${WORKLOADS:-a c}
+DEPTH=${DEPTH:-16}
+CONNECTIONS=${CONNECTIONS:-4}
+THREADS=${THREADS:-1}
+jar=/usr/share/java/zookeeper.jar
+[ -f "$jar" ] || { echo "ZooKeeper is not installed ($jar): run scripts/setup.sh" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/bench-cluster.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# ZooKeeper, standalone, on the servers' CPUs.
+zk_port=$(free_port)
+mkdir -p "$work/zk"
+cat >"$work/zk/zoo.cfg" <<EOF
+tickTime=200
+dataDir=$work/zk/data
+clientPort=$zk_port
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+forceSync=no
+admin.enableServer=false
+4lw.commands.whitelist=ruok
+EOF
+taskset -c "$SERVER_CPUS" java -Xms16m -Xmx256m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true \
+  -cp "$jar" org.apache.zookeeper.server.ZooKeeperServerMain "$work/zk/zoo.cfg" >"$work/zk/log" 2>&1 &
+pids+=($!)
+for _ in $(seq 300); do
+  [ "$(exec 3<>/dev/tcp/127.0.0.1/"$zk_port" && printf ruok >&3 && cat <&3)" = imok ] 2>/dev/null && break
+  sleep 0.2
+done
+
+# A cluster of N nodes under chroot /cN.
+start_cluster() {
+  local n=$1
+  for i in $(seq "$n"); do
+    local log="$work/c$n-n$i.log"
+    taskset -c "$SERVER_CPUS" "$SERVER" --cluster "127.0.0.1:$zk_port/c$n" --node-id "n$i" --listen 127.0.0.1:0 \
+      --data '' --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 >"$log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
+    grep -q "listening on" "$log" || { echo "node n$i of the $n-node cluster did not start:" >&2; cat "$log" >&2; exit 1; }
+  done
+}
+start_cluster 1
+start_cluster 3
+
+lg() {  # lg N WORKLOAD PHASE JSON [extra...]
+  local n=$1 wl=$2 phase=$3 json=$4
+  shift 4
+  taskset -c "$LOADGEN_CPUS" "$LOADGEN" --cluster "127.0.0.1:$zk_port/c$n" --workload "$wl" --phase "$phase" \
+    --records "$RECORDS" --partitioning range:6 --threads "$THREADS" --connections "$CONNECTIONS" --depth "$DEPTH" \
+    --quiet --json "$json" "$@" >/dev/null
+}
+for n in 1 3; do lg "$n" a load "$work/load-$n.json"; done
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
+     "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH x $CONNECTIONS connections, ${secs} s runs"
+printf "%-3s %-6s %-4s %10s %9s %6s\n" wl nodes rep ops/s p99_us errors
+: >"$work/runs"
+for rep in $(seq "$reps"); do
+  for wl in $WORKLOADS; do
+    # Alternate which cluster goes first.
+    order="1 3"
+    [ $((rep % 2)) = 0 ] && order="3 1"
+    for n in $order; do
+      lg "$n" "$wl" run "$work/run.json" --duration "$secs" || true  # exit 3: errors, shown below
+      read -r ops p99 errs _ <<<"$("$LOADGEN" summary "$work/run.json")"
+      printf "%-3s %-6s %-4s %10s %9s %6s\n" "$wl" "$n" "$rep" "$ops" "$p99" "$errs"
+      echo "$wl $n $ops $errs" >>"$work/runs"
+    done
+  done
+done
+
+echo
+echo "# median [min - max] ops/s; 3 nodes as a share of 1 node"
+for wl in $WORKLOADS; do
+  awk -v wl="$wl" '
+    function median(a, k,   i, j, t) {
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    $1 == wl && $2 == 1 { one[++n1] = $3; if ($4 > 0) e++ }
+    $1 == wl && $2 == 3 { three[++n3] = $3; if ($4 > 0) e++ }
+    END {
+      m1 = median(one, n1); m3 = median(three, n3)
+      printf "%s: 1 node %.0f [%.0f - %.0f], 3 nodes %.0f [%.0f - %.0f]: %.1f%%%s\n", wl, m1, one[1], one[n1],
+             m3, three[1], three[n3], 100 * m3 / m1, e ? " (runs with errors!)" : ""
+    }' "$work/runs"
+done
