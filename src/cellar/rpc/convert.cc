@@ -586,12 +586,13 @@ void to_wire(const row_result& r, wire::RowResult::Builder b) {
   auto cells = b.initCells(static_cast<unsigned>(r.cells.size()));
   for (unsigned i = 0; i < cells.size(); ++i) {
     const auto& c = r.cells[i];
+    auto out = cells[i];  // one element lookup per cell, not one per field
     // A cell's row is the result's row (a row key is never empty): sent once per row.
-    if (c.row != r.row) cells[i].setRow(data(c.row));
-    cells[i].setFamily(text(c.family));
-    cells[i].setQualifier(data(c.qualifier));
-    cells[i].setTimestamp(c.timestamp);
-    cells[i].setValue(data(c.value));
+    if (c.row != r.row) out.setRow(data(c.row));
+    out.setFamily(text(c.family));
+    out.setQualifier(data(c.qualifier));
+    out.setTimestamp(c.timestamp);
+    out.setValue(data(c.value));
   }
 }
 
