@@ -134,7 +134,10 @@ const family_map* memtable::find(std::uint32_t id) const {
 
 family_map& memtable::ensure(std::uint32_t id) { return families_[id]; }
 
-void memtable::account(std::int64_t delta) { account_.charge(delta); }
+void memtable::account(std::int64_t delta) {
+  ++changes_;
+  account_.charge(delta);
+}
 
 status memtable::reserve(std::int64_t bytes) const { return account_.reserve(bytes); }
 
@@ -651,9 +654,31 @@ result<bool> memtable::apply(const table_schema& schema, const check_and_mutate&
 
 // --- upkeep -----------------------------------------------------------------------------
 
+std::vector<memtable::reclaim_rule> memtable::reclaim_rules(const table_schema& schema) {
+  std::vector<reclaim_rule> out;
+  out.reserve(schema.families.size());
+  for (const auto& f : schema.families) out.push_back({f.id, f.desc.max_versions, f.desc.ttl_seconds});
+  return out;
+}
+
+void memtable::end_reclaim_pass(const table_schema& schema) {
+  if (!pass_started_) return;
+  pass_started_ = false;
+  // A family TTL expires cells as time passes: such a store is never settled.
+  for (const auto& f : schema.families)
+    if (f.desc.ttl_seconds > 0) return;
+  if (changes_ != pass_changes_ || pass_saw_expiry_) return;
+  settled_ = true;
+  settled_changes_ = changes_;
+  settled_rules_ = reclaim_rules(schema);
+}
+
 std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std::size_t budget) {
   std::size_t erased = 0, examined = 0;
   if (schema.families.empty()) return 0;
+  // Nothing to do until a cell changes or the families' rules do (see settled_).
+  if (settled_ && changes_ == settled_changes_ && settled_rules_ == reclaim_rules(schema)) return 0;
+  settled_ = false;
   // Resume in the family where the last slice stopped (by id order within the schema).
   std::size_t fi = 0;
   while (fi < schema.families.size() && schema.families[fi].id < reclaim_family_) ++fi;
@@ -664,10 +689,17 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
   const bool saved = in_unit_;
   in_unit_ = false;  // reclamation is not undoable work
   for (std::size_t n = 0; n < schema.families.size() && examined < budget; ++n) {
-    const auto& f = schema.families[(fi + n) % schema.families.size()];
+    const std::size_t index = (fi + n) % schema.families.size();
+    const auto& f = schema.families[index];
+    if (index == 0 && !reclaim_from_) {  // a pass over every family starts
+      pass_started_ = true;
+      pass_changes_ = changes_;
+      pass_saw_expiry_ = false;
+    }
     family_map* m = find(f.id);
     if (m == nullptr) {
       reclaim_from_.reset();
+      if (index + 1 == schema.families.size()) end_reclaim_pass(schema);
       continue;
     }
     const std::uint32_t cap = family_cap(f.desc);
@@ -692,6 +724,8 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
         started = true;
       }
       ++examined;
+      ++reclaim_examined_;
+      if (it.value().expires_at != latest_timestamp) pass_saw_expiry_ = true;
       if (expired(f.desc, it.ts(), it.value(), now) || rank >= cap) {
         // `row`/`qual` view into the erased key: keep copies for the comparison.
         std::string r(row), q(qual);
@@ -709,6 +743,7 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
       ++it;
     }
     reclaim_family_ = f.id + 1;
+    if (index + 1 == schema.families.size()) end_reclaim_pass(schema);
   }
   in_unit_ = saved;
   return erased;
@@ -717,6 +752,8 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
 void memtable::restart_reclaim() {
   reclaim_family_ = 0;
   reclaim_from_.reset();
+  pass_started_ = false;
+  settled_ = false;
 }
 
 void memtable::drop_family(std::uint32_t id) {

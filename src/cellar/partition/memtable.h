@@ -102,6 +102,8 @@ class memtable {
   std::size_t reclaim(const table_schema& schema, std::int64_t now, std::size_t budget);
   // The next reclaim starts over from the first family.
   void restart_reclaim();
+  // Cells reclaim has examined so far (for tests: a settled memtable examines none).
+  std::uint64_t reclaim_examined() const { return reclaim_examined_; }
   // Forgets a family's cells; later writes to that id are refused.
   void drop_family(std::uint32_t id);
   bool dropped(std::uint32_t id) const { return dropped_.count(id) != 0; }
@@ -179,6 +181,27 @@ class memtable {
   // Where reclaim stopped: family id and key.
   std::uint32_t reclaim_family_ = 0;
   std::optional<cell_key> reclaim_from_;
+  std::uint64_t reclaim_examined_ = 0;
+  // Settled: a complete pass of reclaim (every family, first to last) found nothing to
+  // erase, while no cell changed, under families without a TTL, and no cell it saw has a
+  // cell TTL. Until a cell changes (changes_: every change goes through account()) or
+  // the families' ids, MaxVersions or TTLs do, reclaim has nothing to do and returns at
+  // once (a read-only store costs no background work).
+  struct reclaim_rule {
+    std::uint32_t family;
+    std::uint32_t max_versions;
+    std::int64_t ttl_seconds;
+    friend bool operator==(const reclaim_rule&, const reclaim_rule&) = default;
+  };
+  static std::vector<reclaim_rule> reclaim_rules(const table_schema& schema);
+  void end_reclaim_pass(const table_schema& schema);
+  std::uint64_t changes_ = 0;
+  bool pass_started_ = false;
+  std::uint64_t pass_changes_ = 0;
+  bool pass_saw_expiry_ = false;
+  bool settled_ = false;
+  std::uint64_t settled_changes_ = 0;
+  std::vector<reclaim_rule> settled_rules_;
 };
 
 // Bytes a cell is charged in the memory counter.
