@@ -33,9 +33,31 @@ std::vector<std::string_view> sorted_qualifiers(const std::vector<std::string>& 
   return out;
 }
 
+// Where family_reader puts the cells it reads: copies into a row_result, or views
+// (memtable::read_row_views).
+struct into_row {
+  row_result& r;
+  bool& exists() { return r.exists; }
+  void add(std::string_view row, const std::string& family, std::string_view q, std::int64_t ts,
+           const std::string& value) {
+    if (r.cells.capacity() == 0) r.cells.reserve(16);
+    r.cells.push_back(cell{std::string(row), family, std::string(q), ts, value});
+  }
+};
+
+struct into_views {
+  std::vector<read_cell_view>& cells;
+  bool found = false;
+  bool& exists() { return found; }
+  void add(std::string_view, const std::string& family, std::string_view q, std::int64_t ts, const std::string& value) {
+    cells.push_back(read_cell_view{&family, q, ts, value});
+  }
+};
+
 // Collects the visible cells of one row in one family, in R1 order, from the row's cells
 // (cell_map::row_cells: by qualifier, newest first). Returns early once `exists_only`
 // found a cell.
+template <class Out>
 struct family_reader {
   using cells_t = cell_map::row_cells;
   using cell_it = cells_t::const_iterator;
@@ -44,7 +66,7 @@ struct family_reader {
   const read_options& o;
   std::int64_t now;
   bool exists_only;
-  row_result& out;
+  Out& out;
   std::int64_t family_seen = 0;  // cells passing versions, counted for offset/limit
   std::int64_t family_emitted = 0;
 
@@ -70,10 +92,9 @@ struct family_reader {
       if (family_seen++ < o.offset_per_family) continue;
       if (limit_reached()) continue;
       ++family_emitted;
-      out.exists = true;
+      out.exists() = true;
       if (exists_only) return end;
-      if (out.cells.capacity() == 0) out.cells.reserve(16);
-      out.cells.push_back(cell{std::string(row), fam.desc.name, std::string(q), ts, it->second.value});
+      out.add(row, fam.desc.name, q, ts, it->second.value);
     }
     return it;
   }
@@ -91,7 +112,7 @@ struct family_reader {
     const auto end = cells.end();
     for (auto it = cells.begin(); it != end && !limit_reached();) {
       it = column(it, end);
-      if (exists_only && out.exists) return;
+      if (exists_only && out.exists()) return;
     }
   }
 
@@ -102,7 +123,7 @@ struct family_reader {
       auto it = cells.lower_bound(cell_map::column_view{q, latest_timestamp});
       if (it == end || it->first.qualifier.view() != q) continue;
       column(it, end);
-      if (exists_only && out.exists) return;
+      if (exists_only && out.exists()) return;
     }
   }
 };
@@ -289,17 +310,15 @@ void memtable::rollback() {
 
 // --- reads ------------------------------------------------------------------------------
 
-row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o,
-                              bool exists_only, std::int64_t now) const {
-  if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
-  row_result out;
-  out.row = std::string(row);
+template <class Out>
+void memtable::read_row_into(const table_schema& schema, std::string_view row, const read_options& o,
+                             bool exists_only, std::int64_t now, Out& out) const {
   auto read_family = [&](const family_schema& fam, const std::vector<std::string>* qualifiers) {
     const family_map* m = find(fam.id);
     if (m == nullptr) return;
     const auto* cells = m->cells_of(row);
     if (cells == nullptr) return;
-    family_reader r{fam, row, o, now, exists_only, out};
+    family_reader<Out> r{fam, row, o, now, exists_only, out};
     if (qualifiers == nullptr || qualifiers->empty())
       r.all_columns(*cells);
     else
@@ -308,7 +327,7 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
   if (o.columns.empty()) {
     for (const auto& fam : schema.families) {
       read_family(fam, nullptr);
-      if (exists_only && out.exists) break;
+      if (exists_only && out.exists()) break;
     }
   } else {
     // Families in name order (R1), whatever order the request named them in.
@@ -319,10 +338,26 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
       const family_schema* fam = schema.find(fc->family);
       if (fam == nullptr) continue;  // checked before routing
       read_family(*fam, &fc->qualifiers);
-      if (exists_only && out.exists) break;
+      if (exists_only && out.exists()) break;
     }
   }
+}
+
+row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o,
+                              bool exists_only, std::int64_t now) const {
+  if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
+  row_result out;
+  out.row = std::string(row);
+  into_row into{out};
+  read_row_into(schema, row, o, exists_only, now, into);
   return out;
+}
+
+bool memtable::read_row_views(const table_schema& schema, std::string_view row, const read_options& o,
+                              std::int64_t now, std::vector<read_cell_view>& out) const {
+  into_views into{out};
+  read_row_into(schema, row, o, false, now, into);
+  return into.found;
 }
 
 scan_page memtable::scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const {
@@ -412,7 +447,8 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       for (auto& src : srcs) {
         if (src.it == src.map->end() || src.it.row() != row) continue;
         // src.it is the row's first cell: read the row's cells, then go on to the next row.
-        family_reader r{*src.fam, row, req.options, now, false, rr};
+        into_row into{rr};
+        family_reader<into_row> r{*src.fam, row, req.options, now, false, into};
         if (src.qualifiers.empty())
           r.all_columns(src.it.row_cells_here());
         else

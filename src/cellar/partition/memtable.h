@@ -64,6 +64,15 @@ struct scan_page {
   std::string filter_state;
 };
 
+// A cell of a read, as views into the memtable: valid only while nothing writes to it
+// (a partition's cells, under its read lock).
+struct read_cell_view {
+  const std::string* family;  // the family's name in the schema read with
+  std::string_view qualifier;
+  std::int64_t timestamp;
+  std::string_view value;
+};
+
 struct memtable_stats {
   std::uint64_t cells = 0;
   std::uint64_t bytes = 0;
@@ -83,6 +92,10 @@ class memtable {
   row_result read_row(const table_schema& schema, std::string_view row, const read_options& o,
                       bool exists_only, std::int64_t now) const;
   scan_page scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
+  // read_row's cells (o.filter must be unset; not exists_only) appended to `out` as views,
+  // without copying them; returns whether any cell matched (row_result::exists).
+  bool read_row_views(const table_schema& schema, std::string_view row, const read_options& o, std::int64_t now,
+                      std::vector<read_cell_view>& out) const;
 
   // --- writes (inside or outside a unit) --------------------------------------------
   void begin();
@@ -131,6 +144,9 @@ class memtable {
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
  private:
+  template <class Out>
+  void read_row_into(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
+                     std::int64_t now, Out& out) const;
   row_result read_row_filtered(const table_schema& schema, std::string_view row, const read_options& o,
                                bool exists_only, std::int64_t now) const;
   scan_page scan_filtered(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "partition/memtable.h"
+
 namespace cellar::rpc {
 
 namespace {
@@ -628,6 +630,33 @@ void to_wire(const op_result& r, wire::ActionResult::Builder b) {
   to_wire(r.st, b.initError());
   to_wire(r.row, b.initRow());
   b.setProcessed(r.processed);
+}
+
+void get_views_to_wire(std::string_view row, bool exists, const std::vector<detail::read_cell_view>& cells,
+                       wire::ActionResult::Builder b) {
+  // In to_wire(op_result)'s order, so the bytes are the same.
+  to_wire(status::ok(), b.initError());
+  auto r = b.initRow();
+  r.setRow(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(row.data()), row.size()));
+  r.setExists(exists);
+  r.setPartial(false);
+  auto out = r.initCells(static_cast<unsigned>(cells.size()));
+  for (unsigned i = 0; i < out.size(); ++i) {
+    const auto& c = cells[i];
+    auto o = out[i];  // every cell is of the result's row: its row is not sent
+    o.setFamily(text(*c.family));
+    o.setQualifier(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(c.qualifier.data()), c.qualifier.size()));
+    o.setTimestamp(c.timestamp);
+    o.setValue(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(c.value.data()), c.value.size()));
+  }
+  b.setProcessed(false);
+}
+
+std::uint64_t get_views_words(std::string_view row, const std::vector<detail::read_cell_view>& cells) {
+  std::uint64_t w = 8 + blob_words(0) + blob_words(16) + 4 + blob_words(row.size());
+  for (const auto& c : cells)
+    w += 5 + blob_words(c.family->size()) + blob_words(c.qualifier.size()) + blob_words(c.value.size());
+  return w;
 }
 
 op_result from_wire(wire::ActionResult::Reader r) {
