@@ -33,6 +33,10 @@ std::vector<std::string_view> sorted_qualifiers(const std::vector<std::string>& 
   return out;
 }
 
+inline bool same_bytes(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
 // Where family_reader puts the cells it reads: copies into a row_result, or views
 // (memtable::read_row_views).
 struct into_row {
@@ -81,7 +85,9 @@ struct family_reader {
     const bool all = fam.desc.kind == family_kind::time_series && !o.max_versions_given;
     const std::uint32_t want = all ? cap : std::min(o.max_versions, cap);
     std::uint32_t rank = 0, taken = 0;
-    for (; it != end && it->first.qualifier.view() == q; ++it) {
+    // The run's first cell is of the column by definition; the others are compared inline
+    // (std::string_view's == was an out-of-line call per cell here).
+    for (bool first = true; it != end && (first || same_bytes(it->first.qualifier.view(), q)); ++it, first = false) {
       const std::int64_t ts = it->first.ts;
       if (expired(fam.desc, ts, it->second, now)) continue;
       if (rank >= cap) continue;  // beyond MaxVersions: invisible even before trimming
