@@ -162,6 +162,15 @@ std::vector<std::pair<std::uint32_t, status>> store_impl::not_owned(const table_
   return out;
 }
 
+bool store_impl::read_views(std::string_view table, const batch_op& op, const std::shared_ptr<call_order>& order,
+                            std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg) {
+  const get* g = std::get_if<get>(&op);
+  if (g == nullptr || g->options.filter || g->exists_only_ || !ready().is_ok()) return false;
+  auto rt = lookup(table);
+  if (!rt || rt->schema->disabled || rt->partitions.empty() || !validate(*rt->schema, op).is_ok()) return false;
+  return read_views_in_place(context(order, true), *rt, *g, scratch, use, arg);
+}
+
 partition_ref store_impl::start_partition(const schema_ptr& schema, std::uint32_t index,
                                           std::shared_ptr<std::unique_ptr<memtable>> recovered) {
   partition_config cfg;

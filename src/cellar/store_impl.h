@@ -115,6 +115,12 @@ struct store_impl {
   // not_owner, once per partition), in action order. Empty when this node owns them all,
   // or is not a cluster member.
   std::vector<std::pair<std::uint32_t, status>> not_owned(const table_runtime& rt, const std::vector<batch_op>& ops);
+  // `op`, a get of `table` without a filter and not exists_only, that passes run_batch's
+  // checks, read in place now for `order` (route/dispatch.h: read_views_in_place): its
+  // cells go to `use` as views. False, having read nothing, for anything else (the
+  // caller then calls run_batch, which answers it, errors included).
+  bool read_views(std::string_view table, const batch_op& op, const std::shared_ptr<call_order>& order,
+                  std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
   // A scan of `table` whose pages are fetched for `order` (in place when it allows).
   result<scanner> open_scan(std::string_view table, const cellar::scan& s, const std::shared_ptr<call_order>& order);
   dispatch_context context(const std::shared_ptr<call_order>& order, bool in_place) {

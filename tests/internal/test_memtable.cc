@@ -167,3 +167,53 @@ TEST_CASE("scan pages continue after the last examined row, both directions", "[
   CHECK(rev == "hgfe");
   CHECK_FALSE(page.exhausted);
 }
+
+TEST_CASE("reclaim rests once a whole pass found nothing, until a cell or a family's rules change", "[memtable]") {
+  memory_pool pool;
+  memtable m(&pool);
+  auto s = schema_with(2);
+  const std::int64_t now = 1'000'000;
+  for (int row = 0; row < 20; ++row)
+    REQUIRE(m.apply(s, put("r" + std::to_string(row)).add("a", "q", now - 1, "v").add("b", "q", now - 1, "w"), now)
+                .is_ok());
+  // Passes over all 40 cells in slices of 16 until one finds nothing to do.
+  auto pass = [&] {
+    std::size_t erased = 0;
+    for (int i = 0; i < 3; ++i) erased += m.reclaim(s, now, 16);
+    return erased;
+  };
+  CHECK(pass() == 0);
+  CHECK(pass() == 0);
+  const auto examined = m.reclaim_examined();
+  CHECK(examined >= 40);
+  CHECK(m.reclaim(s, now, 16) == 0);
+  CHECK(m.reclaim_examined() == examined);  // settled: nothing examined
+
+  // A write wakes it: the versions an unchanged write left are still reclaimed under
+  // a narrower rule, and a narrower rule alone wakes it too.
+  REQUIRE(m.apply(s, put("r3").add("a", "q", now - 2, "older"), now).is_ok());
+  CHECK(m.stats().cells == 41);
+  auto one = schema_with(1);
+  std::size_t erased = 0;
+  for (int i = 0; i < 6; ++i) erased += m.reclaim(one, now, 16);
+  CHECK(erased == 1);
+  CHECK(m.stats().cells == 40);
+  for (int i = 0; i < 6; ++i) m.reclaim(one, now, 16);
+  const auto settled = m.reclaim_examined();
+  CHECK(m.reclaim(one, now, 16) == 0);
+  CHECK(m.reclaim_examined() == settled);
+
+  // A cell TTL keeps it awake: the cell expires with time, not with a change.
+  REQUIRE(m.apply(one, put("r4").add("a", "t", now, "soon").ttl(10), now).is_ok());
+  for (int i = 0; i < 12; ++i) m.reclaim(one, now, 16);
+  CHECK(m.stats().cells == 41);
+  CHECK(m.reclaim(one, now + 100, 64) + m.reclaim(one, now + 100, 64) == 1);
+  CHECK(m.stats().cells == 40);
+
+  // So does a family TTL.
+  auto ttl_family = schema_with(1, 3600);
+  for (int i = 0; i < 12; ++i) m.reclaim(ttl_family, now, 16);
+  const auto before = m.reclaim_examined();
+  m.reclaim(ttl_family, now, 16);
+  CHECK(m.reclaim_examined() > before);
+}

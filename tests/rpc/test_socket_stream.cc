@@ -17,8 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "cellar.capnp.h"
+#include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
 
+using cellar::rpc::buffered_message_stream;
 using cellar::rpc::socket_stream;
 
 namespace {
@@ -141,6 +144,53 @@ TEST_CASE("a write bigger than the socket buffer arrives whole and in order", "[
   char got[12];
   reader.read(got, sizeof got).wait(io.waitScope);
   CHECK(std::string(got, sizeof got) == "first second");
+}
+
+TEST_CASE("a message stream over a socket sends what the socket takes at once, the rest when it drains", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream ours(io.unixEventPort, kj::mv(sp.ours));
+  socket_stream peer(io.unixEventPort, kj::mv(sp.peer));
+  buffered_message_stream writer(ours);
+  buffered_message_stream reader(peer);
+  auto message = [](capnp::MallocMessageBuilder& b, unsigned i, std::size_t n) {
+    auto e = b.initRoot<cellar::wire::Error>();
+    e.setCode(static_cast<std::uint16_t>(i));
+    e.setMessage(std::string(n, static_cast<char>('a' + i % 26)));
+  };
+  capnp::MallocMessageBuilder small;
+  message(small, 1, 100);
+  wait_briefly(io, writer.writeMessage(small));
+  io.waitScope.poll();  // the flush
+  // One bigger than the socket's buffer: sent in part at once, the rest as the reader
+  // drains it; then a small one queued behind it. Both arrive whole and in order.
+  capnp::MallocMessageBuilder big, after;
+  message(big, 2, 8 << 20);
+  message(after, 3, 10);
+  auto w1 = writer.writeMessage(big);
+  auto w2 = writer.writeMessage(after);
+  for (auto [i, n] : {std::pair<unsigned, std::size_t>{1, 100}, {2, 8 << 20}, {3, 10}}) {
+    auto r = wait_briefly(io, reader.readMessage());
+    auto e = r->getRoot<cellar::wire::Error>();
+    CHECK(e.getCode() == i);
+    CHECK(std::string(e.getMessage().cStr()) == std::string(n, static_cast<char>('a' + i % 26)));
+  }
+  wait_briefly(io, kj::mv(w1));
+  wait_briefly(io, kj::mv(w2));
+}
+
+TEST_CASE("a message stream over a socket the peer closed fails its writes", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream ours(io.unixEventPort, kj::mv(sp.ours));
+  buffered_message_stream writer(ours);
+  sp.peer = nullptr;  // closed
+  capnp::MallocMessageBuilder b;
+  b.initRoot<cellar::wire::Error>().setMessage("unheard");
+  (void)writer.writeMessage(b);
+  io.waitScope.poll();  // the flush: send(2) fails (EPIPE) and the stream fails with it
+  CHECK_THROWS(writer.writeMessage(b).wait(io.waitScope));
+  CHECK_THROWS(writer.end().wait(io.waitScope));
 }
 
 TEST_CASE("connect_socket refuses malformed addresses and says why a connection failed", "[rpc]") {

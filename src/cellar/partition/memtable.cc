@@ -33,9 +33,35 @@ std::vector<std::string_view> sorted_qualifiers(const std::vector<std::string>& 
   return out;
 }
 
+inline bool same_bytes(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+// Where family_reader puts the cells it reads: copies into a row_result, or views
+// (memtable::read_row_views).
+struct into_row {
+  row_result& r;
+  bool& exists() { return r.exists; }
+  void add(std::string_view row, const std::string& family, std::string_view q, std::int64_t ts,
+           const std::string& value) {
+    if (r.cells.capacity() == 0) r.cells.reserve(16);
+    r.cells.push_back(cell{std::string(row), family, std::string(q), ts, value});
+  }
+};
+
+struct into_views {
+  std::vector<read_cell_view>& cells;
+  bool found = false;
+  bool& exists() { return found; }
+  void add(std::string_view, const std::string& family, std::string_view q, std::int64_t ts, const std::string& value) {
+    cells.push_back(read_cell_view{&family, q, ts, value});
+  }
+};
+
 // Collects the visible cells of one row in one family, in R1 order, from the row's cells
 // (cell_map::row_cells: by qualifier, newest first). Returns early once `exists_only`
 // found a cell.
+template <class Out>
 struct family_reader {
   using cells_t = cell_map::row_cells;
   using cell_it = cells_t::const_iterator;
@@ -44,7 +70,7 @@ struct family_reader {
   const read_options& o;
   std::int64_t now;
   bool exists_only;
-  row_result& out;
+  Out& out;
   std::int64_t family_seen = 0;  // cells passing versions, counted for offset/limit
   std::int64_t family_emitted = 0;
 
@@ -59,7 +85,9 @@ struct family_reader {
     const bool all = fam.desc.kind == family_kind::time_series && !o.max_versions_given;
     const std::uint32_t want = all ? cap : std::min(o.max_versions, cap);
     std::uint32_t rank = 0, taken = 0;
-    for (; it != end && it->first.qualifier.view() == q; ++it) {
+    // The run's first cell is of the column by definition; the others are compared inline
+    // (std::string_view's == was an out-of-line call per cell here).
+    for (bool first = true; it != end && (first || same_bytes(it->first.qualifier.view(), q)); ++it, first = false) {
       const std::int64_t ts = it->first.ts;
       if (expired(fam.desc, ts, it->second, now)) continue;
       if (rank >= cap) continue;  // beyond MaxVersions: invisible even before trimming
@@ -70,10 +98,9 @@ struct family_reader {
       if (family_seen++ < o.offset_per_family) continue;
       if (limit_reached()) continue;
       ++family_emitted;
-      out.exists = true;
+      out.exists() = true;
       if (exists_only) return end;
-      if (out.cells.capacity() == 0) out.cells.reserve(16);
-      out.cells.push_back(cell{std::string(row), fam.desc.name, std::string(q), ts, it->second.value});
+      out.add(row, fam.desc.name, q, ts, it->second.value);
     }
     return it;
   }
@@ -91,7 +118,7 @@ struct family_reader {
     const auto end = cells.end();
     for (auto it = cells.begin(); it != end && !limit_reached();) {
       it = column(it, end);
-      if (exists_only && out.exists) return;
+      if (exists_only && out.exists()) return;
     }
   }
 
@@ -102,7 +129,7 @@ struct family_reader {
       auto it = cells.lower_bound(cell_map::column_view{q, latest_timestamp});
       if (it == end || it->first.qualifier.view() != q) continue;
       column(it, end);
-      if (exists_only && out.exists) return;
+      if (exists_only && out.exists()) return;
     }
   }
 };
@@ -134,7 +161,10 @@ const family_map* memtable::find(std::uint32_t id) const {
 
 family_map& memtable::ensure(std::uint32_t id) { return families_[id]; }
 
-void memtable::account(std::int64_t delta) { account_.charge(delta); }
+void memtable::account(std::int64_t delta) {
+  ++changes_;
+  account_.charge(delta);
+}
 
 status memtable::reserve(std::int64_t bytes) const { return account_.reserve(bytes); }
 
@@ -286,17 +316,15 @@ void memtable::rollback() {
 
 // --- reads ------------------------------------------------------------------------------
 
-row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o,
-                              bool exists_only, std::int64_t now) const {
-  if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
-  row_result out;
-  out.row = std::string(row);
+template <class Out>
+void memtable::read_row_into(const table_schema& schema, std::string_view row, const read_options& o,
+                             bool exists_only, std::int64_t now, Out& out) const {
   auto read_family = [&](const family_schema& fam, const std::vector<std::string>* qualifiers) {
     const family_map* m = find(fam.id);
     if (m == nullptr) return;
     const auto* cells = m->cells_of(row);
     if (cells == nullptr) return;
-    family_reader r{fam, row, o, now, exists_only, out};
+    family_reader<Out> r{fam, row, o, now, exists_only, out};
     if (qualifiers == nullptr || qualifiers->empty())
       r.all_columns(*cells);
     else
@@ -305,7 +333,7 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
   if (o.columns.empty()) {
     for (const auto& fam : schema.families) {
       read_family(fam, nullptr);
-      if (exists_only && out.exists) break;
+      if (exists_only && out.exists()) break;
     }
   } else {
     // Families in name order (R1), whatever order the request named them in.
@@ -316,10 +344,26 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
       const family_schema* fam = schema.find(fc->family);
       if (fam == nullptr) continue;  // checked before routing
       read_family(*fam, &fc->qualifiers);
-      if (exists_only && out.exists) break;
+      if (exists_only && out.exists()) break;
     }
   }
+}
+
+row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o,
+                              bool exists_only, std::int64_t now) const {
+  if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
+  row_result out;
+  out.row = std::string(row);
+  into_row into{out};
+  read_row_into(schema, row, o, exists_only, now, into);
   return out;
+}
+
+bool memtable::read_row_views(const table_schema& schema, std::string_view row, const read_options& o,
+                              std::int64_t now, std::vector<read_cell_view>& out) const {
+  into_views into{out};
+  read_row_into(schema, row, o, false, now, into);
+  return into.found;
 }
 
 scan_page memtable::scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const {
@@ -409,7 +453,8 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       for (auto& src : srcs) {
         if (src.it == src.map->end() || src.it.row() != row) continue;
         // src.it is the row's first cell: read the row's cells, then go on to the next row.
-        family_reader r{*src.fam, row, req.options, now, false, rr};
+        into_row into{rr};
+        family_reader<into_row> r{*src.fam, row, req.options, now, false, into};
         if (src.qualifiers.empty())
           r.all_columns(src.it.row_cells_here());
         else
@@ -651,9 +696,31 @@ result<bool> memtable::apply(const table_schema& schema, const check_and_mutate&
 
 // --- upkeep -----------------------------------------------------------------------------
 
+std::vector<memtable::reclaim_rule> memtable::reclaim_rules(const table_schema& schema) {
+  std::vector<reclaim_rule> out;
+  out.reserve(schema.families.size());
+  for (const auto& f : schema.families) out.push_back({f.id, f.desc.max_versions, f.desc.ttl_seconds});
+  return out;
+}
+
+void memtable::end_reclaim_pass(const table_schema& schema) {
+  if (!pass_started_) return;
+  pass_started_ = false;
+  // A family TTL expires cells as time passes: such a store is never settled.
+  for (const auto& f : schema.families)
+    if (f.desc.ttl_seconds > 0) return;
+  if (changes_ != pass_changes_ || pass_saw_expiry_) return;
+  settled_ = true;
+  settled_changes_ = changes_;
+  settled_rules_ = reclaim_rules(schema);
+}
+
 std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std::size_t budget) {
   std::size_t erased = 0, examined = 0;
   if (schema.families.empty()) return 0;
+  // Nothing to do until a cell changes or the families' rules do (see settled_).
+  if (settled_ && changes_ == settled_changes_ && settled_rules_ == reclaim_rules(schema)) return 0;
+  settled_ = false;
   // Resume in the family where the last slice stopped (by id order within the schema).
   std::size_t fi = 0;
   while (fi < schema.families.size() && schema.families[fi].id < reclaim_family_) ++fi;
@@ -664,10 +731,17 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
   const bool saved = in_unit_;
   in_unit_ = false;  // reclamation is not undoable work
   for (std::size_t n = 0; n < schema.families.size() && examined < budget; ++n) {
-    const auto& f = schema.families[(fi + n) % schema.families.size()];
+    const std::size_t index = (fi + n) % schema.families.size();
+    const auto& f = schema.families[index];
+    if (index == 0 && !reclaim_from_) {  // a pass over every family starts
+      pass_started_ = true;
+      pass_changes_ = changes_;
+      pass_saw_expiry_ = false;
+    }
     family_map* m = find(f.id);
     if (m == nullptr) {
       reclaim_from_.reset();
+      if (index + 1 == schema.families.size()) end_reclaim_pass(schema);
       continue;
     }
     const std::uint32_t cap = family_cap(f.desc);
@@ -692,6 +766,8 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
         started = true;
       }
       ++examined;
+      ++reclaim_examined_;
+      if (it.value().expires_at != latest_timestamp) pass_saw_expiry_ = true;
       if (expired(f.desc, it.ts(), it.value(), now) || rank >= cap) {
         // `row`/`qual` view into the erased key: keep copies for the comparison.
         std::string r(row), q(qual);
@@ -709,6 +785,7 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
       ++it;
     }
     reclaim_family_ = f.id + 1;
+    if (index + 1 == schema.families.size()) end_reclaim_pass(schema);
   }
   in_unit_ = saved;
   return erased;
@@ -717,6 +794,8 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
 void memtable::restart_reclaim() {
   reclaim_family_ = 0;
   reclaim_from_.reset();
+  pass_started_ = false;
+  settled_ = false;
 }
 
 void memtable::drop_family(std::uint32_t id) {

@@ -64,6 +64,15 @@ struct scan_page {
   std::string filter_state;
 };
 
+// A cell of a read, as views into the memtable: valid only while nothing writes to it
+// (a partition's cells, under its read lock).
+struct read_cell_view {
+  const std::string* family;  // the family's name in the schema read with
+  std::string_view qualifier;
+  std::int64_t timestamp;
+  std::string_view value;
+};
+
 struct memtable_stats {
   std::uint64_t cells = 0;
   std::uint64_t bytes = 0;
@@ -83,6 +92,10 @@ class memtable {
   row_result read_row(const table_schema& schema, std::string_view row, const read_options& o,
                       bool exists_only, std::int64_t now) const;
   scan_page scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
+  // read_row's cells (o.filter must be unset; not exists_only) appended to `out` as views,
+  // without copying them; returns whether any cell matched (row_result::exists).
+  bool read_row_views(const table_schema& schema, std::string_view row, const read_options& o, std::int64_t now,
+                      std::vector<read_cell_view>& out) const;
 
   // --- writes (inside or outside a unit) --------------------------------------------
   void begin();
@@ -102,6 +115,8 @@ class memtable {
   std::size_t reclaim(const table_schema& schema, std::int64_t now, std::size_t budget);
   // The next reclaim starts over from the first family.
   void restart_reclaim();
+  // Cells reclaim has examined so far (for tests: a settled memtable examines none).
+  std::uint64_t reclaim_examined() const { return reclaim_examined_; }
   // Forgets a family's cells; later writes to that id are refused.
   void drop_family(std::uint32_t id);
   bool dropped(std::uint32_t id) const { return dropped_.count(id) != 0; }
@@ -129,6 +144,9 @@ class memtable {
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
  private:
+  template <class Out>
+  void read_row_into(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
+                     std::int64_t now, Out& out) const;
   row_result read_row_filtered(const table_schema& schema, std::string_view row, const read_options& o,
                                bool exists_only, std::int64_t now) const;
   scan_page scan_filtered(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
@@ -179,6 +197,27 @@ class memtable {
   // Where reclaim stopped: family id and key.
   std::uint32_t reclaim_family_ = 0;
   std::optional<cell_key> reclaim_from_;
+  std::uint64_t reclaim_examined_ = 0;
+  // Settled: a complete pass of reclaim (every family, first to last) found nothing to
+  // erase, while no cell changed, under families without a TTL, and no cell it saw has a
+  // cell TTL. Until a cell changes (changes_: every change goes through account()) or
+  // the families' ids, MaxVersions or TTLs do, reclaim has nothing to do and returns at
+  // once (a read-only store costs no background work).
+  struct reclaim_rule {
+    std::uint32_t family;
+    std::uint32_t max_versions;
+    std::int64_t ttl_seconds;
+    friend bool operator==(const reclaim_rule&, const reclaim_rule&) = default;
+  };
+  static std::vector<reclaim_rule> reclaim_rules(const table_schema& schema);
+  void end_reclaim_pass(const table_schema& schema);
+  std::uint64_t changes_ = 0;
+  bool pass_started_ = false;
+  std::uint64_t pass_changes_ = 0;
+  bool pass_saw_expiry_ = false;
+  bool settled_ = false;
+  std::uint64_t settled_changes_ = 0;
+  std::vector<reclaim_rule> settled_rules_;
 };
 
 // Bytes a cell is charged in the memory counter.

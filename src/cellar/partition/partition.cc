@@ -159,6 +159,10 @@ void partition::read_into(const std::vector<batch_op>& ops, const std::uint32_t*
   }
 }
 
+bool partition::read_views(const get& g, std::vector<read_cell_view>& out) const {
+  return mem_->read_row_views(*cfg_.schema, g.row, g.options, cfg_.clock(), out);
+}
+
 scan_reply partition::scan(const scan_request& r) const {
   scan_reply out;
   if (r.schema_version > schema_version() || !cfg_.schema) {
@@ -226,6 +230,17 @@ bool local_partition::try_read_into(std::uint64_t schema_version, const std::vec
   if (!try_briefly([&] { return lock.try_lock(); }) || core_ == nullptr) return false;
   if (schema_version > core_->schema_version() || !core_->config().schema) return false;
   core_->read_into(ops, indices, n, results);
+  return true;
+}
+
+bool local_partition::try_read_views(std::uint64_t schema_version, const get& g, std::vector<read_cell_view>& scratch,
+                                     views_fn use, void* arg) {
+  std::shared_lock<rw_lock> lock(mu_, std::defer_lock);
+  if (!try_briefly([&] { return lock.try_lock(); }) || core_ == nullptr) return false;
+  if (schema_version > core_->schema_version() || !core_->config().schema) return false;
+  scratch.clear();
+  const bool exists = core_->read_views(g, scratch);
+  use(arg, exists, scratch);
   return true;
 }
 

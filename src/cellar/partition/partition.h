@@ -72,6 +72,9 @@ class partition {
   void read_into(const std::vector<batch_op>& ops, const std::uint32_t* indices, std::size_t n,
                  std::vector<op_result>& results) const;
   scan_reply scan(const scan_request& r) const;
+  // The cells of `g` (no filter, not exists_only) as views into the memtable; returns
+  // whether any matched.
+  bool read_views(const get& g, std::vector<read_cell_view>& out) const;
 
   void adopt(table_schema s);
   void drop_families(const std::vector<std::uint32_t>& ids);
@@ -111,6 +114,13 @@ class local_partition {
                      std::size_t n, std::vector<op_result>& results);
   // One scan page, under the lock shared with other readers.
   bool try_scan(const scan_request& r, scan_reply& out);
+  // One get (no filter, not exists_only; checked against schema version
+  // `schema_version`) read under the lock shared with other readers: `use(arg, exists,
+  // cells)` is called with its cells as views, valid during the call only, and the
+  // family names of the partition's schema. False: declined, nothing read.
+  using views_fn = void (*)(void* arg, bool exists, const std::vector<read_cell_view>& cells);
+  bool try_read_views(std::uint64_t schema_version, const get& g, std::vector<read_cell_view>& scratch, views_fn use,
+                      void* arg);
   // `acknowledges_on_sync`: the partition runs in log-sync mode (a write run here is
   // answered only once its log record is on disk).
   explicit local_partition(bool acknowledges_on_sync = false) : acks_on_sync_(acknowledges_on_sync) {}

@@ -126,6 +126,17 @@ std::optional<std::vector<op_result>> read_in_place(const dispatch_context& ctx,
 
 }  // namespace
 
+bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, const get& g,
+                         std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg) {
+  if (!ctx.in_place || rt.partitions.empty()) return false;
+  const auto& ref = rt.partitions[partition_of(rt.schema->partitioning, g.row)];
+  if (!ref.local || !ctx.order->may_run_now(ref.id, false)) return false;
+  if (!ref.local->try_read_views(rt.schema->version, g, scratch, use, arg)) return false;
+  ctx.stats->note();
+  ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx, const table_runtime& rt,
                                                      std::vector<batch_op> ops, batch_done done) {
   ctx.stats->note();

@@ -76,6 +76,13 @@ struct dispatch_context {
 std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx, const table_runtime& rt,
                                                      std::vector<batch_op> ops, batch_done done);
 
+// A get (already checked against rt.schema; no filter, not exists_only) read in place
+// when the caller, the ordering rule and its partition allow it now, its cells handed to
+// `use` as views (local_partition::try_read_views). False: nothing was read (then
+// dispatch_batch).
+bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, const get& g,
+                         std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
+
 // Whether a batch part changes anything (for the ordering rule).
 bool writes_any(const std::vector<batch_op>& ops);
 

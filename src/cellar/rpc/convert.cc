@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "partition/memtable.h"
+
 namespace cellar::rpc {
 
 namespace {
@@ -586,12 +588,13 @@ void to_wire(const row_result& r, wire::RowResult::Builder b) {
   auto cells = b.initCells(static_cast<unsigned>(r.cells.size()));
   for (unsigned i = 0; i < cells.size(); ++i) {
     const auto& c = r.cells[i];
+    auto out = cells[i];  // one element lookup per cell, not one per field
     // A cell's row is the result's row (a row key is never empty): sent once per row.
-    if (c.row != r.row) cells[i].setRow(data(c.row));
-    cells[i].setFamily(text(c.family));
-    cells[i].setQualifier(data(c.qualifier));
-    cells[i].setTimestamp(c.timestamp);
-    cells[i].setValue(data(c.value));
+    if (c.row != r.row) out.setRow(data(c.row));
+    out.setFamily(text(c.family));
+    out.setQualifier(data(c.qualifier));
+    out.setTimestamp(c.timestamp);
+    out.setValue(data(c.value));
   }
 }
 
@@ -627,6 +630,33 @@ void to_wire(const op_result& r, wire::ActionResult::Builder b) {
   to_wire(r.st, b.initError());
   to_wire(r.row, b.initRow());
   b.setProcessed(r.processed);
+}
+
+void get_views_to_wire(std::string_view row, bool exists, const std::vector<detail::read_cell_view>& cells,
+                       wire::ActionResult::Builder b) {
+  // In to_wire(op_result)'s order, so the bytes are the same.
+  to_wire(status::ok(), b.initError());
+  auto r = b.initRow();
+  r.setRow(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(row.data()), row.size()));
+  r.setExists(exists);
+  r.setPartial(false);
+  auto out = r.initCells(static_cast<unsigned>(cells.size()));
+  for (unsigned i = 0; i < out.size(); ++i) {
+    const auto& c = cells[i];
+    auto o = out[i];  // every cell is of the result's row: its row is not sent
+    o.setFamily(text(*c.family));
+    o.setQualifier(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(c.qualifier.data()), c.qualifier.size()));
+    o.setTimestamp(c.timestamp);
+    o.setValue(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(c.value.data()), c.value.size()));
+  }
+  b.setProcessed(false);
+}
+
+std::uint64_t get_views_words(std::string_view row, const std::vector<detail::read_cell_view>& cells) {
+  std::uint64_t w = 8 + blob_words(0) + blob_words(16) + 4 + blob_words(row.size());
+  for (const auto& c : cells)
+    w += 5 + blob_words(c.family->size()) + blob_words(c.qualifier.size()) + blob_words(c.value.size());
+  return w;
 }
 
 op_result from_wire(wire::ActionResult::Reader r) {

@@ -10,6 +10,10 @@
 #include "cellar/store.h"
 #include "cellar/summary.h"
 
+namespace cellar::detail {
+struct read_cell_view;
+}
+
 namespace cellar::rpc {
 
 void to_wire(const status& s, wire::Error::Builder b);
@@ -29,6 +33,11 @@ void to_wire(const row_result& r, wire::RowResult::Builder b);
 row_result from_wire(wire::RowResult::Reader r);
 
 void to_wire(const op_result& r, wire::ActionResult::Builder b);
+// The result of a get read as views (store_impl::read_views): the same message as
+// to_wire(op_result) of the row_result that read_row gives for it.
+void get_views_to_wire(std::string_view row, bool exists, const std::vector<detail::read_cell_view>& cells,
+                       wire::ActionResult::Builder b);
+std::uint64_t get_views_words(std::string_view row, const std::vector<detail::read_cell_view>& cells);
 
 // An upper bound of the words the Cap'n Proto form of a result takes, to size a reply
 // message in one segment.

@@ -8,12 +8,14 @@
 #include <cstring>
 
 #include "rpc/frames.h"
+#include "rpc/socket_stream.h"
 
 namespace cellar::rpc {
 
 buffered_message_stream::buffered_message_stream(kj::AsyncIoStream& inner, std::size_t read_chunk,
                                                  std::size_t max_pending)
     : inner_(inner),
+      socket_(dynamic_cast<socket_stream*>(&inner)),
       read_chunk_(read_chunk),
       max_pending_(max_pending),
       in_((read_chunk + sizeof(capnp::word) - 1) / sizeof(capnp::word)),
@@ -150,22 +152,32 @@ void buffered_message_stream::start_write() {
   if (write_in_progress_ || pending_.empty() || write_error_ != nullptr) return;
   writing_.swap(pending_);
   write_in_progress_ = true;
-  tasks_.add(inner_.write(writing_.data(), writing_.size()).then([this] {
-    write_in_progress_ = false;
-    progress_ += writing_.size();
-    writing_.clear();
-    if (writing_.capacity() > 4 * read_chunk_) writing_.shrink_to_fit();
-    if (!pending_.empty()) {
-      start_write();
-      if (pending_.size() + writing_.size() > max_pending_) return;
+  // A plain socket usually takes the whole write at once (one send(2), no promise); what
+  // it does not take is written as on any stream. Called within tasks_ (the flush, or the
+  // end of the previous write), so a failed send fails the stream as a failed write does.
+  std::size_t sent = 0;
+  if (socket_ != nullptr) {
+    sent = socket_->write_now(writing_.data(), writing_.size());
+    if (sent == writing_.size()) return finish_write();
+  }
+  tasks_.add(inner_.write(writing_.data() + sent, writing_.size() - sent).then([this] { finish_write(); }));
+}
+
+void buffered_message_stream::finish_write() {
+  write_in_progress_ = false;
+  progress_ += writing_.size();
+  writing_.clear();
+  if (writing_.capacity() > 4 * read_chunk_) writing_.shrink_to_fit();
+  if (!pending_.empty()) {
+    start_write();
+    if (pending_.size() + writing_.size() > max_pending_) return;
+  }
+  for (auto& w : waiting_) w->fulfill();
+  waiting_.clear();
+  if (!write_in_progress_) KJ_IF_MAYBE(d, drained_) {
+      (*d)->fulfill();
+      drained_ = nullptr;
     }
-    for (auto& w : waiting_) w->fulfill();
-    waiting_.clear();
-    if (!write_in_progress_) KJ_IF_MAYBE(d, drained_) {
-        (*d)->fulfill();
-        drained_ = nullptr;
-      }
-  }));
 }
 
 kj::Promise<void> buffered_message_stream::when_unsent_exceeds(std::uint64_t max_unsent,

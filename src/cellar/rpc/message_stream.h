@@ -22,6 +22,8 @@
 
 namespace cellar::rpc {
 
+class socket_stream;
+
 // A growable array of Cap'n Proto words, for read buffers (a message read in place must
 // be word-aligned). Not std::vector<capnp::word>: a word can be neither copied nor moved,
 // and only GCC's library grows such a vector (clang's fuzz build refuses it).
@@ -99,11 +101,14 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   void append(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
   kj::Promise<void> after_append();
   void start_write();
+  void finish_write();  // the write in progress has been taken by the socket
   // False (and the stream failed) when `max_unsent_` bytes or more are queued.
   bool room_for_more();
   void taskFailed(kj::Exception&& e) override;
 
   kj::AsyncIoStream& inner_;
+  // `inner_` when it is a plain socket: a write it takes at once needs no promise.
+  socket_stream* const socket_;
   const std::size_t read_chunk_;
   std::size_t max_pending_;
   std::uint64_t max_unsent_ = 0;

@@ -582,6 +582,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
           st_.m.record(protocol::frames, op, code::permission_denied, t0);
           return send_error(id, not_logged_in());
         }
+        if (b.getActions().size() == 1 && get_in_place(id, t0, op, b.getTable(), b.getActions()[0])) return;
         // Answered in place (the common case): nothing to keep.
         auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(), b.getNoForward(),
                                [this, id, t0, op](const status& s, std::vector<op_result> r) {
@@ -635,6 +636,36 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     send_error(id, status{code::unsupported, "unknown request kind " + std::to_string(static_cast<int>(req.which()))});
   }
 
+  // A batch of one get, answered straight from the partition's cells when it can be
+  // read in place now (store_impl::read_views): the reply is built from views of the
+  // cells, with no row_result in between. False: nothing was sent, serve_batch answers.
+  bool get_in_place(std::uint64_t id, metrics::clock::time_point t0, operation op, capnp::Text::Reader table,
+                    wire::Action::Reader action) {
+    if (action.which() != wire::Action::GET || st_.opts.max_batch < 1 || conn_->in_flight >= st_.opts.max_in_flight)
+      return false;
+    auto parsed = from_wire(action);
+    if (!parsed) return false;
+    struct context {
+      frame_session* self;
+      std::uint64_t id;
+      std::string_view row;
+    } ctx{this, id, row_of(parsed.value())};
+    auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
+      auto& c = *static_cast<context*>(arg);
+      c.self->send(16 + get_views_words(c.row, cells), [&](wire::Reply::Builder out) {
+        out.setId(c.id);
+        to_wire(status::ok(), out.initError());
+        get_views_to_wire(c.row, exists, cells, out.initResults(1)[0]);
+      });
+    };
+    auto& impl = detail::impl_of(st_.s);
+    if (!impl.read_views(std::string_view(table.cStr(), table.size()), parsed.value(), conn_->order, views_, use, &ctx))
+      return false;
+    st_.m.record_action(op, code::ok);
+    st_.m.record(protocol::frames, op, code::ok, t0);
+    return true;
+  }
+
   static status not_logged_in() { return {code::permission_denied, "log in first: the first request must be login"}; }
 
   void send_error(std::uint64_t id, const status& s) {
@@ -671,6 +702,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   connection_guard& guard_;
   std::shared_ptr<connection_state> conn_;
   kj::Array<capnp::word> scratch_;
+  std::vector<detail::read_cell_view> views_;  // get_in_place's cells, kept for the next
   bool logged_in_ = false;
   kj::Promise<void> backpressure_ = kj::READY_NOW;
   kj::TaskSet tasks_;  // requests waiting at partition actors

@@ -67,6 +67,16 @@ kj::Promise<void> socket_stream::write(const void* buffer, std::size_t size) {
   return kj::evalNow([&] { return write_rest(static_cast<const kj::byte*>(buffer), size); });
 }
 
+std::size_t socket_stream::write_now(const void* buffer, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::send(fd_.get(), buffer, size, MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<std::size_t>(n);  // all, or a short write: the buffer is full
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    KJ_FAIL_SYSCALL("send", errno);
+  }
+}
+
 kj::Promise<void> socket_stream::write_rest(const kj::byte* buffer, std::size_t size) {
   while (size > 0) {
     const ssize_t n = ::send(fd_.get(), buffer, size, MSG_NOSIGNAL);

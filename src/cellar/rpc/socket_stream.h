@@ -26,6 +26,9 @@ class socket_stream final : public kj::AsyncIoStream {
 
   kj::Promise<std::size_t> tryRead(void* buffer, std::size_t min_bytes, std::size_t max_bytes) override;
   kj::Promise<void> write(const void* buffer, std::size_t size) override;
+  // Sends what the socket takes now, without waiting: the bytes sent (fewer than `size`
+  // when the send buffer is full). Throws kj::Exception as write() fails.
+  std::size_t write_now(const void* buffer, std::size_t size);
   kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
   kj::Promise<void> whenWriteDisconnected() override;
   void shutdownWrite() override;
