@@ -378,7 +378,8 @@ std::vector<std::string> missing_through(const std::string& address, const std::
 // Keeps writing new rows ("w<n>" = "v" + row) through one node and remembers those acknowledged.
 class writer {
  public:
-  writer(const std::string& address, std::string table) : table_(std::move(table)) {
+  writer(const std::string& address, std::string table, std::string prefix = "w")
+      : table_(std::move(table)), prefix_(std::move(prefix)) {
     // A connection belongs to the thread that made it (cellar/client.h).
     thread_ = std::thread([this, address] {
       auto c = rpc::connect(address);
@@ -390,8 +391,8 @@ class writer {
       auto conn = std::move(*c);
       for (int i = 0; !stop_; ++i) {
         char b[16];
-        std::snprintf(b, sizeof b, "w%06d", i);
-        const std::string row = b;
+        std::snprintf(b, sizeof b, "%06d", i);
+        const std::string row = prefix_ + b;
         auto st = conn->put(table_, cellar::put(row).add("f", "q", "v" + row));
         std::lock_guard lock(mu_);
         if (st.is_ok())
@@ -425,7 +426,7 @@ class writer {
   }
 
  private:
-  std::string table_;
+  std::string table_, prefix_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<std::string> acked_, failures_;
@@ -468,15 +469,20 @@ TEST_CASE("a partition moves to another node under write load: no acknowledged w
   while (before.tables.at("mv")[p].node != "n2") ++p;
   const std::string name = "mv/" + std::to_string(p);
 
-  writer w(c.node(1).address(), "mv");
+  // Two writers, through the node that runs the move and through the old owner.
+  writer w(c.node(1).address(), "mv"), w2(c.node(2).address(), "mv", "x");
   REQUIRE(w.advance(50));
   auto moved = shell(c.node(1), "move '" + name + "', 'n3'\n");
   INFO(moved.out);
   CHECK(lines(moved.out) == std::vector<std::string>{"{\"ok\":true}"});
   REQUIRE(w.advance(50));
+  REQUIRE(w2.advance(50));
   w.stop();
-  INFO("failed writes: " << w.failures().size() << (w.failures().empty() ? "" : ", first " + w.failures()[0]));
-  CHECK(w.failures().empty());  // held during the freeze and sent on, never refused
+  w2.stop();
+  for (auto* x : {&w, &w2}) {
+    INFO("failed writes: " << x->failures().size() << (x->failures().empty() ? "" : ", first " + x->failures()[0]));
+    CHECK(x->failures().empty());  // held during the freeze and sent on, never refused
+  }
 
   const auto after = c.placement();
   CHECK(after.tables.at("mv")[p].node == "n3");
@@ -485,6 +491,8 @@ TEST_CASE("a partition moves to another node under write load: no acknowledged w
 
   // Every acknowledged row, read through every node.
   auto acked = w.acked();
+  auto acked2 = w2.acked();
+  acked.insert(acked.end(), acked2.begin(), acked2.end());
   rows.insert(rows.end(), acked.begin(), acked.end());
   std::size_t in_p = 0;
   for (const auto& r : acked) in_p += partition_of_row(**conn, "mv", r) == p;
