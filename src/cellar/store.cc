@@ -103,6 +103,14 @@ bool admit(const store_impl& s, const runtime_ptr& rt, std::string_view name, st
     for (auto& r : results) r.st = not_ready;
     return false;
   }
+  if (s.cluster_writes_refused.load(std::memory_order_acquire) &&
+      std::any_of(ops.begin(), ops.end(), [](const batch_op& op) { return !std::holds_alternative<get>(op); })) {
+    results.resize(ops.size());
+    for (auto& r : results)
+      r.st = {code::unavailable, "this node lost its ZooKeeper session: it takes no writes until it has rejoined "
+                                 "and re-read the placement map"};
+    return false;
+  }
   status bad;
   std::size_t bad_index = 0;
   if (!rt) {
@@ -223,6 +231,16 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
 }
 
 result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }
+
+status store::move_partition(const std::string& partition, const std::string& node) {
+  if (!impl_->cluster_member) return {code::unsupported, "moving a partition needs a cluster (cellar-server --cluster)"};
+  return impl_->cluster->move(partition, node);
+}
+
+result<std::uint32_t> store::balance() {
+  if (!impl_->cluster_member) return status{code::unsupported, "the balancer needs a cluster (cellar-server --cluster)"};
+  return impl_->cluster->balance();
+}
 
 recovery_stats store::recovery() const { return impl_->recovered; }
 

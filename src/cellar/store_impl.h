@@ -67,6 +67,10 @@ struct cluster_hooks {
   virtual status not_owner(const std::string& table, std::uint32_t index) {
     return {code::not_owner, "this node does not own partition " + std::to_string(index) + " of '" + table + "'"};
   }
+  // Moves a partition ("table/index") to a node with its data (cluster/mover.h).
+  virtual status move(const std::string& partition, const std::string& node) = 0;
+  // Runs the balancer's moves; returns how many ran.
+  virtual result<std::uint32_t> balance() = 0;
 };
 
 // Cells of a dropped or truncated family still in a partition table on disk.
@@ -136,6 +140,9 @@ struct store_impl {
   // A cluster member serves data calls only once it has joined and applied the cluster's
   // catalog and placement: before, its tables have no partitions yet.
   std::atomic<bool> cluster_joined{false};
+  // A cluster member that lost its ZooKeeper connection or session refuses writes until
+  // it is back and has re-read the placement map (cluster/member.cc: on_session).
+  std::atomic<bool> cluster_writes_refused{false};
   // UNAVAILABLE while a cluster member has not joined yet; OK otherwise.
   status ready() const;
   memory_pool memory;

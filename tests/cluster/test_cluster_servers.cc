@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "../shell/process.h"
 #include "cellar/client.h"
@@ -41,11 +42,12 @@ struct node_dirs {
   std::string of(int i) const { return root + "/n" + std::to_string(i); }
 };
 
-// Three nodes n1..n3 of a cluster under a fresh chroot.
+// Nodes n1..n3 (or the first `n`) of a cluster under a fresh chroot.
 class cluster3 {
  public:
-  explicit cluster3(std::vector<std::string> extra = {}) : chroot_(zktest::fresh_chroot("servers")), extra_(std::move(extra)) {
-    for (int i = 1; i <= 3; ++i) start(i);
+  explicit cluster3(std::vector<std::string> extra = {}, int n = 3)
+      : chroot_(zktest::fresh_chroot("servers")), extra_(std::move(extra)) {
+    for (int i = 1; i <= n; ++i) start(i);
   }
 
   void start(int i) {
@@ -479,3 +481,279 @@ TEST_CASE("YCSB A through the load generator's cluster target: every request to 
   }
 }
 #endif
+
+// --- moves -----------------------------------------------------------------------------------
+
+namespace {
+
+// The rows of `rows` that `conn` does not read back as "v" + row (with why), in batches.
+std::vector<std::string> missing_rows(connection& conn, const std::string& table, const std::vector<std::string>& rows) {
+  std::vector<std::string> missing;
+  for (std::size_t at = 0; at < rows.size(); at += 200) {
+    std::vector<batch_op> gets;
+    const std::size_t end = std::min(rows.size(), at + 200);
+    for (std::size_t k = at; k < end; ++k) gets.push_back(cellar::get(rows[k]).column("f", "q"));
+    auto res = conn.batch(table, std::move(gets));
+    for (std::size_t k = at; k < end; ++k) {
+      const auto& r = res[k - at];
+      if (!r.st.is_ok())
+        missing.push_back(rows[k] + ": " + r.st.to_string());
+      else if (r.row.cells.size() != 1 || r.row.cells[0].value != "v" + rows[k])
+        missing.push_back(rows[k] + ": not there (" + std::to_string(r.row.cells.size()) + " cells)");
+    }
+  }
+  return missing;
+}
+
+// missing_rows through a connection of its own to `address`, made on a thread of its own
+// (a connection belongs to the thread that made it, and a thread has one).
+std::vector<std::string> missing_through(const std::string& address, const std::string& table,
+                                         const std::vector<std::string>& rows) {
+  std::vector<std::string> out;
+  std::thread t([&] {
+    auto c = rpc::connect(address);
+    if (!c.is_ok()) {
+      out.push_back("connect: " + c.error().to_string());
+      return;
+    }
+    out = missing_rows(**c, table, rows);
+  });
+  t.join();
+  return out;
+}
+
+// Keeps writing new rows ("w<n>" = "v" + row) through one node and remembers those acknowledged.
+class writer {
+ public:
+  writer(const std::string& address, std::string table, std::string prefix = "w")
+      : table_(std::move(table)), prefix_(std::move(prefix)) {
+    // A connection belongs to the thread that made it (cellar/client.h).
+    thread_ = std::thread([this, address] {
+      auto c = rpc::connect(address);
+      if (!c.is_ok()) {
+        std::lock_guard lock(mu_);
+        failures_.push_back("connect: " + c.error().to_string());
+        return;
+      }
+      auto conn = std::move(*c);
+      for (int i = 0; !stop_; ++i) {
+        char b[16];
+        std::snprintf(b, sizeof b, "%06d", i);
+        const std::string row = prefix_ + b;
+        auto st = conn->put(table_, cellar::put(row).add("f", "q", "v" + row));
+        std::lock_guard lock(mu_);
+        if (st.is_ok())
+          acked_.push_back(row);
+        else
+          failures_.push_back(row + ": " + st.to_string());
+      }
+    });
+  }
+  ~writer() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::size_t acked_count() {
+    std::lock_guard lock(mu_);
+    return acked_.size();
+  }
+  // Waits until `n` more writes were acknowledged.
+  bool advance(std::size_t n) {
+    const auto target = acked_count() + n;
+    return zktest::eventually([&] { return acked_count() >= target; });
+  }
+  std::vector<std::string> acked() {
+    std::lock_guard lock(mu_);
+    return acked_;
+  }
+  std::vector<std::string> failures() {
+    std::lock_guard lock(mu_);
+    return failures_;
+  }
+
+ private:
+  std::string table_, prefix_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::string> acked_, failures_;
+  std::thread thread_;
+};
+
+// The partition of `table` that holds `row`.
+std::uint32_t partition_of_row(connection& conn, const std::string& table, const std::string& row) {
+  auto d = conn.describe(table);
+  REQUIRE(d.is_ok());
+  return detail::partition_of(d->partitioning, row);
+}
+
+std::vector<std::string> preload(connection& conn, const std::string& table, int n, std::size_t value_bytes = 0) {
+  std::vector<std::string> rows;
+  for (int at = 0; at < n; at += 100) {
+    std::vector<batch_op> puts;
+    for (int i = at; i < std::min(n, at + 100); ++i) {
+      rows.push_back(row_name(i));
+      std::string v = "v" + rows.back();
+      puts.push_back(cellar::put(rows.back()).add("f", "q", v).add("f", "pad", std::string(value_bytes, 'p')));
+    }
+    for (auto& r : conn.batch(table, std::move(puts))) REQUIRE(r.st.is_ok());
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("a partition moves to another node under write load: no acknowledged write is lost",
+          "[cluster][servers][moves]") {
+  cluster3 c({"--durability", "log-sync"});
+  REQUIRE(lines(shell(c.node(1), "create 'mv', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  auto conn = rpc::connect(c.node(1).address());
+  REQUIRE(conn.is_ok());
+  auto rows = preload(**conn, "mv", 300);
+  // A partition of n2 goes to n3; the writes come through n1, which forwards them.
+  const auto before = c.placement();
+  std::uint32_t p = 0;
+  while (before.tables.at("mv")[p].node != "n2") ++p;
+  const std::string name = "mv/" + std::to_string(p);
+
+  // Two writers, through the node that runs the move and through the old owner.
+  writer w(c.node(1).address(), "mv"), w2(c.node(2).address(), "mv", "x");
+  REQUIRE(w.advance(50));
+  auto moved = shell(c.node(1), "move '" + name + "', 'n3'\n");
+  INFO(moved.out);
+  CHECK(lines(moved.out) == std::vector<std::string>{"{\"ok\":true}"});
+  REQUIRE(w.advance(50));
+  REQUIRE(w2.advance(50));
+  w.stop();
+  w2.stop();
+  for (auto* x : {&w, &w2}) {
+    INFO("failed writes: " << x->failures().size() << (x->failures().empty() ? "" : ", first " + x->failures()[0]));
+    CHECK(x->failures().empty());  // held during the freeze and sent on, never refused
+  }
+
+  const auto after = c.placement();
+  CHECK(after.tables.at("mv")[p].node == "n3");
+  CHECK(after.epoch > before.epoch);
+  CHECK(c.zk()->children(cluster::layout::moves)->empty());  // the intent is gone
+
+  // Every acknowledged row, read through every node.
+  auto acked = w.acked();
+  auto acked2 = w2.acked();
+  acked.insert(acked.end(), acked2.begin(), acked2.end());
+  rows.insert(rows.end(), acked.begin(), acked.end());
+  std::size_t in_p = 0;
+  for (const auto& r : acked) in_p += partition_of_row(**conn, "mv", r) == p;
+  CHECK(in_p > 0);  // the move had writes to catch up with
+  for (int i = 1; i <= 3; ++i) {
+    auto missing = missing_through(c.node(i).address(), "mv", rows);
+    INFO("through n" << i << ": " << missing.size() << " missing, first " << (missing.empty() ? "" : missing[0]));
+    CHECK(missing.empty());
+  }
+
+  // n2 no longer serves it from its copy: with n3 gone, its rows fail through n2, naming
+  // n3; n3 restarted has them all, from its own directory.
+  std::vector<std::string> p_rows;
+  for (const auto& r : rows)
+    if (partition_of_row(**conn, "mv", r) == p) p_rows.push_back(r);
+  c.kill9(3);
+  auto gone = missing_through(c.node(2).address(), "mv", {p_rows.front()});
+  REQUIRE(gone.size() == 1);
+  CHECK(gone[0].find("UNAVAILABLE") != std::string::npos);
+  CHECK(gone[0].find("'n3'") != std::string::npos);
+  c.start(3);
+  REQUIRE(zktest::eventually([&] { return missing_through(c.node(2).address(), "mv", {p_rows.front()}).empty(); }));
+  auto missing = missing_through(c.node(2).address(), "mv", p_rows);
+  INFO(missing.size() << " of " << p_rows.size() << " missing after n3's restart");
+  CHECK(missing.empty());
+}
+
+TEST_CASE("a node joins a cluster of two; the balancer gives every node its share, rows stay readable",
+          "[cluster][servers][moves]") {
+  cluster3 c({}, 2);
+  REQUIRE(lines(shell(c.node(1), "create 'bt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  auto conn = rpc::connect(c.node(1).address());
+  REQUIRE(conn.is_ok());
+  auto rows = preload(**conn, "bt", 200);
+  CHECK(c.placement().load() == std::map<std::string, std::uint32_t>{{"n1", 3}, {"n2", 3}});
+
+  c.start(3);
+  // n3 is a member once it shows in the status.
+  REQUIRE(zktest::eventually([&] {
+    return testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out.find("  n3") !=
+           std::string::npos;
+  }));
+  auto bal = shell(c.node(2), "balancer\n");
+  INFO(bal.out);
+  REQUIRE(lines(bal.out).size() == 1);
+  CHECK(lines(bal.out)[0].find("\"ran\":true") != std::string::npos);
+  CHECK(c.placement().load() == std::map<std::string, std::uint32_t>{{"n1", 2}, {"n2", 2}, {"n3", 2}});
+  for (int i = 1; i <= 3; ++i) {
+    auto missing = missing_through(c.node(i).address(), "bt", rows);
+    INFO("through n" << i << ": " << missing.size() << " missing, first " << (missing.empty() ? "" : missing[0]));
+    CHECK(missing.empty());
+  }
+  // Balanced already: it runs and moves nothing.
+  const auto epoch = c.placement().epoch;
+  CHECK(lines(testproc::run({CELLAR_SHELL, "--connect", c.node(3).address()}, "balancer\n").out).at(0) == "true");
+  CHECK(c.placement().epoch == epoch);
+
+  // Bad requests name what was wrong and change nothing.
+  auto bad = lines(shell(c.node(1), "move 'bt/9', 'n1'\nmove 'nosuch/0', 'n1'\nmove 'bt/0', 'n9'\nmove 'bt', 'n1'\n").out);
+  REQUIRE(bad.size() == 4);
+  CHECK(bad[0].find("\"error\":\"NOT_FOUND\"") != std::string::npos);
+  CHECK(bad[0].find("has no partition 9") != std::string::npos);
+  CHECK(bad[1].find("\"error\":\"TABLE_NOT_FOUND\"") != std::string::npos);
+  CHECK(bad[2].find("\"error\":\"NOT_FOUND\"") != std::string::npos);
+  CHECK(bad[2].find("node 'n9' is not a live member") != std::string::npos);
+  CHECK(bad[3].find("\"error\":\"INVALID_ARGUMENT\"") != std::string::npos);
+  CHECK(c.placement().epoch == epoch);
+}
+
+TEST_CASE("a move whose target is killed before the flip is aborted and loses nothing", "[cluster][servers][moves]") {
+  cluster3 c({"--durability", "log-sync"});
+  REQUIRE(lines(shell(c.node(1), "create 'ab', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  auto conn = rpc::connect(c.node(1).address());
+  REQUIRE(conn.is_ok());
+  // Enough data in each partition that the copy takes a while (several chunks).
+  auto rows = preload(**conn, "ab", 3000, 2000);
+  const auto before = c.placement();
+  std::uint32_t p = 0;
+  while (before.tables.at("ab")[p].node != "n2") ++p;
+
+  writer w(c.node(1).address(), "ab");
+  REQUIRE(w.advance(20));
+  testproc::output moved;
+  std::thread mover([&] { moved = shell(c.node(1), "move 'ab/" + std::to_string(p) + "', 'n3'\n"); });
+  // Kill the target as soon as the move has started (its intent is in ZooKeeper).
+  auto zk = c.zk();
+  REQUIRE(zktest::eventually(
+      [&] {
+        auto k = zk->children(cluster::layout::moves);
+        return k.is_ok() && !k->empty();
+      },
+      std::chrono::milliseconds(20000)));
+  c.kill9(3);
+  mover.join();
+  INFO(moved.out);
+  CHECK(moved.out.find("\"error\":\"UNAVAILABLE\"") != std::string::npos);
+  CHECK(moved.out.find("aborted") != std::string::npos);
+  REQUIRE(w.advance(20));  // n2 writes again: it was unfrozen
+  w.stop();
+
+  const auto after = c.placement();
+  CHECK(after.tables.at("ab")[p].node == "n2");
+  CHECK(after.epoch == before.epoch);
+  CHECK(zk->children(cluster::layout::moves)->empty());
+  auto acked = w.acked();
+  std::vector<std::string> on_n1_n2;
+  for (const auto& r : rows)
+    if (before.tables.at("ab")[partition_of_row(**conn, "ab", r)].node != "n3") on_n1_n2.push_back(r);
+  for (const auto& r : acked)  // acked before n3 died, or on n1 and n2
+    if (before.tables.at("ab")[partition_of_row(**conn, "ab", r)].node != "n3") on_n1_n2.push_back(r);
+  std::size_t in_p = 0;
+  for (const auto& r : acked) in_p += partition_of_row(**conn, "ab", r) == p;
+  CHECK(in_p > 0);  // the moving partition took writes
+  auto missing = missing_rows(**conn, "ab", on_n1_n2);
+  INFO(missing.size() << " missing, first " << (missing.empty() ? "" : missing[0]));
+  CHECK(missing.empty());
+}

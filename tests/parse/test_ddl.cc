@@ -835,3 +835,20 @@ TEST_CASE("like_match: SQL LIKE patterns", "[ddl]") {
   CHECK(like_match("a%b%c", "aXXbYYc"));
   CHECK_FALSE(like_match("a%b%c", "aXXcYYb"));
 }
+
+TEST_CASE("ALTER SYSTEM MOVE PARTITION and ALTER SYSTEM BALANCE: parsed; a single store refuses them", "[ddl]") {
+  auto m = parse_ddl("alter system move partition 'blogtable/3' to 'n2'; ALTER SYSTEM BALANCE");
+  REQUIRE(m.is_ok());
+  REQUIRE(m->size() == 2);
+  CHECK((*m)[0].what == ddl_statement::kind::move_partition);
+  CHECK((*m)[0].partition == "blogtable/3");
+  CHECK((*m)[0].node == "n2");
+  CHECK(describe_ddl((*m)[0]) == "ALTER SYSTEM MOVE PARTITION 'blogtable/3' TO 'n2'");
+  CHECK((*m)[1].what == ddl_statement::kind::balance);
+  CHECK(parse_ddl("ALTER SYSTEM MOVE PARTITION blogtable TO 'n2'").code() == code::invalid_argument);
+  CHECK(parse_ddl("ALTER SYSTEM MOVE PARTITION 'b/1' 'n2'").code() == code::invalid_argument);
+  CHECK(parse_ddl("ALTER SYSTEM SWITCH REPLICA").code() == code::unsupported);
+  auto s = fresh();
+  expect_refused(*s, "ALTER SYSTEM MOVE PARTITION 'g/0' TO 'n1'", code::unsupported);
+  expect_refused(*s, "ALTER SYSTEM BALANCE", code::unsupported);
+}

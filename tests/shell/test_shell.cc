@@ -224,6 +224,10 @@ TEST_CASE("invalid DDL and commands are refused with a clear error and change no
       {"put 'g', 'r', 'f:q', 'unterminated", "INVALID_ARGUMENT"},
       {"frobnicate 'g'", "INVALID_ARGUMENT"},
       {"incr 'g', 'r1', 'f:q', 1", "NOT_A_LONG"},
+      // Moves need a cluster.
+      {"move 'g/0', 'n1'", "UNSUPPORTED"},
+      {"balancer", "UNSUPPORTED"},
+      {"move 'g/0'", "INVALID_ARGUMENT"},
   };
   const std::string probe = "list\nscan 'g'\ndescribe 'g'\n";
   const auto before = shell_rpc(srv, probe).out;

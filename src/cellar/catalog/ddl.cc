@@ -398,6 +398,7 @@ class parser {
     }
     if (accept_word("ALTER")) {
       if (accept_word("TABLE")) return alter_table(out);
+      if (accept_word("SYSTEM")) return alter_system(out);
       return unsupported_statement(statement_name("ALTER"));
     }
     if (accept_word("TRUNCATE")) {
@@ -424,6 +425,27 @@ class parser {
     auto n = name("a table name");
     if (!n) return n.error();
     if (auto s = table_name(*n, st.group, st.family); !s) return s;
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  // ALTER SYSTEM MOVE PARTITION 'g/i' TO 'node' | ALTER SYSTEM BALANCE.
+  status alter_system(std::vector<ddl_statement>& out) {
+    ddl_statement st;
+    if (accept_word("BALANCE")) {
+      st.what = ddl_statement::kind::balance;
+      out.push_back(std::move(st));
+      return status::ok();
+    }
+    if (!accept_word("MOVE")) return unsupported_statement(statement_name("ALTER SYSTEM"));
+    if (auto s = expect_word("PARTITION"); !s) return s;
+    if (peek().t != token::type::string)
+      return invalid(peek(), "a quoted partition ('table/index') expected, found " + show(peek()));
+    st.partition = next().text;
+    if (auto s = expect_word("TO"); !s) return s;
+    if (peek().t != token::type::string) return invalid(peek(), "a quoted node id expected, found " + show(peek()));
+    st.node = next().text;
+    st.what = ddl_statement::kind::move_partition;
     out.push_back(std::move(st));
     return status::ok();
   }

@@ -18,6 +18,9 @@
 //   ALTER TABLE g$f [SET] kv_attributes = '{"HBase": {...}}';   -- replaces TTL and MaxVersions
 //   TRUNCATE [TABLE] g$f;                                           -- empties one family
 //   SHOW TABLEGROUPS [LIKE 'p'];  SHOW TABLES [LIKE 'p'];  DESC g$f;   -- change nothing
+//   ALTER SYSTEM MOVE PARTITION 'g/i' TO 'node';  ALTER SYSTEM BALANCE;  -- a cluster's moves
+//       (cellar's own statements, in OceanBase's ALTER SYSTEM style: the shell's `move`
+//       and `balancer` send them)
 //
 // Statements are separated by `;`; keywords are case-insensitive; identifiers may be
 // backquoted; `-- `, `#` and `/* */` comments are ignored. Anything outside the OBKV-HBase
@@ -53,6 +56,8 @@ struct ddl_statement {
     show_table_groups,   // SHOW TABLEGROUPS [LIKE pattern]
     show_tables,         // SHOW TABLES [LIKE pattern]: the families, as group$family
     describe_table,      // DESC group$family
+    move_partition,      // ALTER SYSTEM MOVE PARTITION 'group/index' TO 'node'
+    balance,             // ALTER SYSTEM BALANCE
   };
   kind what = kind::create_table_group;
   bool if_not_exists = false;  // CREATE ... IF NOT EXISTS: an existing object is not an error
@@ -71,6 +76,11 @@ struct ddl_statement {
   // create_table_like: the template table.
   std::string source_group;
   std::string source_family;
+
+  // move_partition: the partition ("group/index", as status 'detailed' names it) and
+  // the node.
+  std::string partition;
+  std::string node;
 
   // show_*: the LIKE pattern (% any bytes, _ one byte, \ escapes), if given.
   std::optional<std::string> pattern;

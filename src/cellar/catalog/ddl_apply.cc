@@ -69,6 +69,11 @@ bool like_match(std::string_view pattern, std::string_view text) {
 status execute_ddl(store& s, const ddl_statement& st) {
   using k = ddl_statement::kind;
   switch (st.what) {
+    case k::move_partition: return s.move_partition(st.partition, st.node);
+    case k::balance: {
+      auto n = s.balance();
+      return n ? status::ok() : n.error();
+    }
     case k::create_table_group: {
       auto r = s.create_table_group(st.group);
       if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
@@ -164,6 +169,8 @@ std::string describe_ddl(const ddl_statement& st) {
              (f.ttl_seconds == 0 ? std::string("none") : std::to_string(f.ttl_seconds) + "s");
     }
     case k::truncate_table: return "TRUNCATE TABLE " + table;
+    case k::move_partition: return "ALTER SYSTEM MOVE PARTITION '" + st.partition + "' TO '" + st.node + "'";
+    case k::balance: return "ALTER SYSTEM BALANCE";
     case k::describe_table: return "DESC " + table;
     case k::show_table_groups:
     case k::show_tables:

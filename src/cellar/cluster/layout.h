@@ -10,6 +10,7 @@
 //   /ddl/requests/r_<seq>        persistent sequential: a DDL waiting for the master
 //   /ddl/results/r_<seq>         the master's answer to the request of the same name
 //   /placement                   the placement map: epoch, (table, partition) -> node
+//   /moves/t_<table>.<index>     ephemeral: a move of that partition is running (mover.h)
 #pragma once
 
 namespace cellar::cluster::layout {
@@ -21,5 +22,6 @@ inline constexpr const char* catalog_tables = "/catalog/tables";
 inline constexpr const char* ddl_requests = "/ddl/requests";
 inline constexpr const char* ddl_results = "/ddl/results";
 inline constexpr const char* placement = "/placement";
+inline constexpr const char* moves = "/moves";
 
 }  // namespace cellar::cluster::layout

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "store_impl.h"
 
@@ -38,6 +39,26 @@ struct member::state final : detail::cluster_hooks {
   // Only the ZooKeeper event thread (reconcile) uses it: each table's owners as applied.
   std::map<std::string, std::vector<std::string>> applied_owners;
 
+  // Moves (mover.h), guarded by move_mu. `incoming`: copies being built here, not serving
+  // until the map gives them to this node. `moved_out`: partitions that moved away from
+  // here, and the forwarder to their owner now (the endpoint sends requests that still
+  // come here on to it).
+  using part_key = std::pair<std::string, std::uint32_t>;
+  struct incoming_copy {
+    std::uint64_t uid = 0;
+    detail::partition_ref ref;
+  };
+  mutable std::mutex move_mu;
+  std::map<part_key, incoming_copy> incoming;
+  std::map<part_key, detail::partition_actor> moved_out;
+
+  status prepare_incoming(const std::string& table, std::uint32_t index);
+  status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
+  void drop_incoming(const std::string& table, std::uint32_t index);
+  status move(const std::string& partition, const std::string& node) override;
+  result<std::uint32_t> balance() override;
+  void on_session(const session_event& ev);
+
   status ddl(const detail::ddl_call& c) override;
   std::string report() const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
@@ -48,6 +69,17 @@ struct member::state final : detail::cluster_hooks {
 };
 
 namespace {
+
+// A local partition that moved to another node: requests it holds or still gets go on to
+// `to` (waits for its answer, so that they are in `to`'s mailbox before anything sent to
+// `to` afterwards), then it stops.
+void hand_off(const detail::partition_ref& p, const detail::partition_actor& to) {
+  caf::scoped_actor self{p.actor->home_system()};
+  self->request(p.actor, std::chrono::seconds(10), detail::handoff_request{caf::actor_cast<caf::actor>(to)})
+      .receive([](detail::admin_reply&) {},
+               [](caf::error& e) { spdlog::warn("cellar: handing a moved partition over: {}", to_string(e)); });
+  caf::anon_send(p.actor, detail::stop_request{});
+}
 
 // Stops the partitions of `rt` (local ones and forwarders) without waiting.
 void stop_all(const table_runtime& rt) {
@@ -91,6 +123,7 @@ void member::state::reconcile() {
   std::vector<runtime_ptr> retired;  // replaced wholesale: stop, drop local tables
   std::vector<detail::partition_actor> stopped;  // single partitions that left this node
   std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
+  std::vector<detail::partition_id> moved_out_here;  // local partitions that moved away
 
   for (const auto& [name, cs] : cat->tables) {
     std::vector<std::string> want;
@@ -138,8 +171,18 @@ void member::state::reconcile() {
           if (prev->local) caf::anon_send(prev->actor, detail::adopt_schema_request{*schema});
           continue;
         }
-        if (prev) stopped.push_back(prev->actor);  // the partition changed owner
+        const part_key key{name, i};
         if (want[i] == self) {
+          if (prev) stopped.push_back(prev->actor);  // the partition changed owner
+          std::lock_guard mlock(move_mu);
+          moved_out.erase(key);
+          if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
+            // A move brought it here: its copy serves from now on.
+            caf::anon_send(in->second.ref.actor, detail::adopt_schema_request{*schema});
+            rt->partitions.push_back(in->second.ref);
+            incoming.erase(in);
+            continue;
+          }
           std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
           if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
           rt->partitions.push_back(store.start_partition(schema, i, std::move(mem)));
@@ -147,6 +190,21 @@ void member::state::reconcile() {
           detail::partition_ref r;
           r.id = {schema->uid, i};
           r.actor = spawn_remote_partition(*store.system, peers, want[i], name, i, opts.forward_timeout);
+          if (prev && prev->local) {
+            // It moved away: what it held during the move's freeze, and whatever still
+            // reaches it, goes on to the new owner, in order; then its copy here goes.
+            hand_off(*prev, r.actor);
+            moved_out_here.push_back(prev->id);  // its files go below
+          } else if (prev) {
+            stopped.push_back(prev->actor);
+          }
+          {
+            std::lock_guard mlock(move_mu);
+            if (prev && prev->local)
+              moved_out[key] = r.actor;
+            else if (auto mo = moved_out.find(key); mo != moved_out.end())
+              mo->second = r.actor;
+          }
           rt->partitions.push_back(std::move(r));
         }
       }
@@ -185,6 +243,12 @@ void member::state::reconcile() {
       retire(store, *rt);
   }
   for (auto& [rt, ids] : dropped_families) detail::drop_family_cells(store, *rt, ids);
+  if (store.persistent() && !moved_out_here.empty()) {
+    std::lock_guard snap(store.snapshot_mutex);
+    for (const auto& id : moved_out_here)
+      if (auto st = store.wt->drop_partition(id.table_uid, id.index); !st)
+        spdlog::warn("cellar: dropping partition {} (moved away): {}", id.index, st.to_string());
+  }
 
   if (complete) {
     std::lock_guard lock(mu);
@@ -195,6 +259,12 @@ void member::state::reconcile() {
 
 bool member::state::find(const std::string& table, std::uint32_t index, std::uint64_t version,
                          detail::partition_ref& out) const {
+  {
+    // A copy being moved here: requests wait until the map gives it to this node (the
+    // old owner sends what it held during the freeze as soon as it sees the flip).
+    std::lock_guard lock(move_mu);
+    if (incoming.count({table, index})) return false;
+  }
   auto rt = store.lookup(table);
   if (!rt || rt->schema->version < version || index >= rt->partitions.size()) return false;
   out = rt->partitions[index];
@@ -213,6 +283,81 @@ status member::state::not_owner(const std::string& table, std::uint32_t index) {
   refused.fetch_add(1, std::memory_order_relaxed);
   return {code::not_owner, "node '" + opts.node_id + "' does not own partition " + std::to_string(index) + " of '" +
                                table + "': " + describe_owner(table, index)};
+}
+
+status member::state::prepare_incoming(const std::string& table, std::uint32_t index) {
+  auto rt = store.lookup(table);
+  if (!rt || !rt->schema->partitioned) return {code::table_not_found, "node '" + opts.node_id + "' has no table '" + table + "'"};
+  if (index >= rt->partitions.size())
+    return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
+  if (rt->partitions[index].local)
+    return {code::already_exists, "node '" + opts.node_id + "' owns partition " + std::to_string(index) + " of '" +
+                                      table + "' already"};
+  drop_incoming(table, index);  // a copy left by an earlier attempt
+  if (store.persistent()) {
+    std::lock_guard snap(store.snapshot_mutex);
+    // Files left by an earlier owner spell here are stale: start empty.
+    (void)store.wt->drop_partition(rt->schema->uid, index);
+    if (auto st = store.wt->create_partition(rt->schema->uid, index); !st) return st;
+  }
+  incoming_copy c;
+  c.uid = rt->schema->uid;
+  c.ref = store.start_partition(rt->schema, index, nullptr);
+  std::lock_guard lock(move_mu);
+  incoming[{table, index}] = std::move(c);
+  return status::ok();
+}
+
+status member::state::persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut) {
+  std::uint64_t uid = 0;
+  {
+    std::lock_guard lock(move_mu);
+    auto it = incoming.find({table, index});
+    if (it == incoming.end())
+      return {code::not_found, "node '" + opts.node_id + "' has no incoming copy of partition " + std::to_string(index) +
+                                   " of '" + table + "'"};
+    uid = it->second.uid;
+  }
+  if (!store.persistent() || !cut.map) return status::ok();
+  std::uint64_t bytes = 0;
+  if (auto st = store.wt->write_delta(uid, index, *cut.map, &bytes); !st) return st;
+  return store.wt->checkpoint();
+}
+
+void member::state::drop_incoming(const std::string& table, std::uint32_t index) {
+  incoming_copy c;
+  {
+    std::lock_guard lock(move_mu);
+    auto it = incoming.find({table, index});
+    if (it == incoming.end()) return;
+    c = std::move(it->second);
+    incoming.erase(it);
+  }
+  caf::anon_send(c.ref.actor, detail::stop_request{});
+  if (store.persistent())
+    if (auto st = store.wt->drop_partition(c.uid, index); !st)
+      spdlog::warn("cellar: dropping the incoming copy of partition {} of '{}': {}", index, table, st.to_string());
+}
+
+status member::state::move(const std::string& partition, const std::string& to) {
+  auto p = parse_partition_name(partition);
+  if (!p) return p.error();
+  return run_move(*node, *peers, *store.system, p->first, p->second, to);
+}
+
+result<std::uint32_t> member::state::balance() { return run_balance(*node, *peers, *store.system); }
+
+// Session loss (docs/cluster.md §1): from the moment the connection drops the node cannot
+// know whether it still owns its partitions (a move may flip them once its session is
+// gone), so it takes no writes until it is connected again: with the same session nothing
+// can have moved (a move needs the owner's part); with a new one only once the placement
+// map was read again (cluster_node's listener, registered before this one, has done that
+// when this runs).
+void member::state::on_session(const session_event& ev) {
+  const bool ok = ev.state == session_state::connected;
+  if (!ok) spdlog::warn("cellar: node '{}' lost its ZooKeeper {}: refusing writes", opts.node_id,
+                        ev.state == session_state::expired ? "session" : "connection");
+  store.cluster_writes_refused.store(!ok, std::memory_order_release);
 }
 
 status member::state::ddl(const detail::ddl_call& c) {
@@ -252,6 +397,10 @@ struct not_joined final : detail::cluster_hooks {
     return {code::unavailable, "this node has not joined its cluster yet (DDL on '" + c.table + "')"};
   }
   std::string report() const override { return "cluster: this node has not joined yet\n"; }
+  status move(const std::string&, const std::string&) override {
+    return {code::unavailable, "this node has not joined its cluster yet"};
+  }
+  result<std::uint32_t> balance() override { return status{code::unavailable, "this node has not joined its cluster yet"}; }
 };
 
 }  // namespace
@@ -276,6 +425,22 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return raw->find(t, i, v, out);
   };
   ec.describe_owner = [raw](const std::string& t, std::uint32_t i) { return raw->describe_owner(t, i); };
+  ec.writable = [raw] { return !raw->store.cluster_writes_refused.load(std::memory_order_acquire); };
+  ec.moved_to = [raw](const std::string& t, std::uint32_t i) {
+    std::lock_guard lock(raw->move_mu);
+    auto it = raw->moved_out.find({t, i});
+    return it == raw->moved_out.end() ? detail::partition_actor{} : it->second;
+  };
+  ec.prepare_incoming = [raw](const std::string& t, std::uint32_t i) { return raw->prepare_incoming(t, i); };
+  ec.incoming = [raw](const std::string& t, std::uint32_t i) {
+    std::lock_guard lock(raw->move_mu);
+    auto it = raw->incoming.find({t, i});
+    return it == raw->incoming.end() ? detail::partition_actor{} : it->second.ref.actor;
+  };
+  ec.persist_incoming = [raw](const std::string& t, std::uint32_t i, const detail::delta_handle& d) {
+    return raw->persist_incoming(t, i, d);
+  };
+  ec.drop_incoming = [raw](const std::string& t, std::uint32_t i) { raw->drop_incoming(t, i); };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(*impl.system, std::move(ec));
   auto port = impl.system->middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
@@ -318,6 +483,12 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return node.error();
   }
   st->node = std::move(node.value());
+  {
+    std::weak_ptr<state> w = st;
+    st->node->zookeeper().add_session_listener([w](const session_event& ev) {
+      if (auto s2 = w.lock()) s2->on_session(ev);
+    });
+  }
   impl.cluster = st;
   impl.cluster_joined.store(true, std::memory_order_release);
   spdlog::info("cellar: node '{}' joined the cluster (peers reach it on {})", st->opts.node_id, st->peer_address);
@@ -328,6 +499,14 @@ member::member(std::shared_ptr<state> st) : st_(std::move(st)) {}
 
 member::~member() {
   st_->store.cluster_joined.store(false, std::memory_order_release);
+  {
+    std::vector<std::pair<std::string, std::uint32_t>> copies;
+    {
+      std::lock_guard lock(st_->move_mu);
+      for (auto& [k, c] : st_->incoming) copies.push_back(k);
+    }
+    for (auto& [t, i] : copies) st_->drop_incoming(t, i);
+  }
   st_->store.cluster = std::make_shared<not_joined>();
   st_->node.reset();  // no callback runs after this
   st_->store.system->middleman().unpublish(st_->endpoint, 0);

@@ -10,6 +10,7 @@ void add_cluster_protocol(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();
   cfg.add_message_type<node_batch>("cellar.node_batch");
   cfg.add_message_type<node_scan>("cellar.node_scan");
+  cfg.add_message_type<node_move>("cellar.node_move");
 }
 
 namespace {
@@ -48,6 +49,61 @@ struct endpoint_state {
 
 using endpoint_pointer = node_endpoint::stateful_pointer<endpoint_state>;
 
+partition_actor moved_to(const endpoint_context& ctx, const std::string& table, std::uint32_t index) {
+  return ctx.moved_to ? ctx.moved_to(table, index) : partition_actor{};
+}
+
+bool has_writes(const batch_request& r) {
+  for (const auto& op : r.ops)
+    if (!std::holds_alternative<cellar::get>(op)) return true;
+  return false;
+}
+
+move_reply move_failed(status st) {
+  move_reply r;
+  r.st = std::move(st);
+  return r;
+}
+
+caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
+  auto& ctx = self->state.ctx;
+  const std::string where = "partition " + std::to_string(m.index) + " of '" + m.table + "'";
+  switch (m.step) {
+    case node_move::on_source: {
+      detail::partition_ref ref;
+      if (!ctx.find(m.table, m.index, 0, ref) || !ref.local) return move_failed(not_owner(ctx, m.table, m.index));
+      return self->delegate(ref.actor, std::move(m.req));
+    }
+    case node_move::prepare:
+      if (!ctx.prepare_incoming) return move_failed({code::unsupported, "this node takes no moves"});
+      return move_failed(ctx.prepare_incoming(m.table, m.index));
+    case node_move::apply:
+    case node_move::finish: {
+      auto to = ctx.incoming ? ctx.incoming(m.table, m.index) : partition_actor{};
+      if (!to) return move_failed({code::not_found, "node '" + ctx.self + "' has no incoming copy of " + where});
+      if (m.step == node_move::apply) {
+        m.req.what = move_request::apply;
+        return self->delegate(to, std::move(m.req));
+      }
+      // The copy is complete: write everything it holds to this node's files.
+      auto rp = self->make_response_promise<move_reply>();
+      self->request(to, std::chrono::seconds(30), cut_request{})
+          .then(
+              [self, rp, t = m.table, i = m.index](cut_reply& c) mutable {
+                rp.deliver(move_failed(self->state.ctx.persist_incoming(t, i, c.delta)));
+              },
+              [self, rp, where](caf::error& e) mutable {
+                rp.deliver(move_failed({code::unavailable, "writing the copy of " + where + ": " + self->system().render(e)}));
+              });
+      return rp;
+    }
+    case node_move::drop:
+      if (ctx.drop_incoming) ctx.drop_incoming(m.table, m.index);
+      return move_reply{};
+  }
+  return move_failed({code::invalid_argument, "unknown move step " + std::to_string(m.step)});
+}
+
 void drain(endpoint_pointer self) {
   auto& q = self->state.queue;
   while (!q.empty() && q.front().serve(std::chrono::steady_clock::now() >= q.front().deadline)) q.pop_front();
@@ -65,8 +121,9 @@ caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::u
   if (self->state.queue.empty()) {
     detail::partition_ref ref;
     if (ctx.find(table, index, req.schema_version, ref)) {
-      if (!ref.local) return refuse(not_owner(ctx, table, index));
-      return self->delegate(ref.actor, std::move(req));
+      if (ref.local) return self->delegate(ref.actor, std::move(req));
+      if (auto to = moved_to(ctx, table, index)) return self->delegate(to, std::move(req));
+      return refuse(not_owner(ctx, table, index));
     }
   }
   auto rp = self->template make_response_promise<Reply>();
@@ -76,10 +133,12 @@ caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::u
          auto& c = self->state.ctx;
          detail::partition_ref ref;
          if (c.find(table, index, req.schema_version, ref)) {
-           if (!ref.local)
-             rp.deliver(refuse(not_owner(c, table, index)));
-           else
+           if (ref.local)
              rp.delegate(ref.actor, std::move(req));
+           else if (auto to = moved_to(c, table, index))
+             rp.delegate(to, std::move(req));
+           else
+             rp.deliver(refuse(not_owner(c, table, index)));
            return true;
          }
          if (!expired) return false;
@@ -95,6 +154,10 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
   return {
       [self](node_batch& b) -> caf::result<batch_reply> {
         const auto n = b.req.ops.size();
+        if (self->state.ctx.writable && !self->state.ctx.writable() && has_writes(b.req))
+          return failed(n, {code::unavailable, "node '" + self->state.ctx.self +
+                                                   "' lost its ZooKeeper session: it takes no writes until it has "
+                                                   "rejoined and re-read the placement map"});
         return serve<batch_reply>(self, b.table, b.index, b.req, [n](const status& st) { return failed(n, st); });
       },
       [self](node_scan& s) -> caf::result<scan_reply> {
@@ -104,6 +167,7 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
           return r;
         });
       },
+      [self](node_move& m) { return serve_move(self, m); },
       [self](catch_up_atom) {
         self->state.ticking = false;
         drain(self);
@@ -122,6 +186,9 @@ struct remote_state {
   node_endpoint ep;
   std::uint64_t next = 0;
   std::map<std::uint64_t, std::function<void(const status&)>> pending;
+  // Told to stop with requests in flight: it quits once they are answered (a partition
+  // that changed owner; the old owner answers them, or sends them on after a move).
+  bool stopping = false;
 
   std::string where() const {
     return "partition " + std::to_string(index) + " of '" + table + "' is on node '" + node + "'";
@@ -138,6 +205,10 @@ result<node_endpoint> connect(remote_pointer self) {
   st.ep = ep.value();
   self->monitor(st.ep);
   return st.ep;
+}
+
+void quit_if_done(remote_pointer self) {
+  if (self->state.stopping && self->state.pending.empty()) self->quit();
 }
 
 void fail_pending(remote_pointer self, const status& s) {
@@ -159,11 +230,13 @@ caf::result<Reply> forward(remote_pointer self, Msg msg, Refuse refuse) {
       .then(
           [self, id, rp](Reply& r) mutable {
             if (self->state.pending.erase(id) > 0) rp.deliver(std::move(r));
+            quit_if_done(self);
           },
           [self, id, rp, refuse](caf::error& e) mutable {
             if (self->state.pending.erase(id) == 0) return;
             rp.deliver(refuse(status{code::unavailable, self->state.where() + ", which did not answer: " +
                                                             self->system().render(e)}));
+            quit_if_done(self);
           });
   return rp;
 }
@@ -183,6 +256,7 @@ partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<pe
     s.peers->forget(s.node, m.source);
     s.ep = nullptr;
     fail_pending(self, {code::unavailable, s.where() + ", which is unavailable: the connection to it was lost"});
+    quit_if_done(self);
   });
   return {
       [self](batch_request& r) -> caf::result<batch_reply> {
@@ -206,9 +280,13 @@ partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<pe
       [](stats_request&) { return stats_reply{}; },
       [](cut_request&) { return cut_reply{}; },
       [](merge_delta_request&) { return admin_reply{}; },
+      [self](move_request&) {
+        return move_failed({code::unavailable, self->state.where() + ", not here: a move runs on the owner"});
+      },
+      [](handoff_request&) { return admin_reply{}; },
       [self](stop_request&) {
-        fail_pending(self, {code::unavailable, self->state.where() + "; this node stopped forwarding to it"});
-        self->quit();
+        self->state.stopping = true;
+        quit_if_done(self);
         return admin_reply{};
       },
       [](tick_atom) {},

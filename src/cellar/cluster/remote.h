@@ -19,7 +19,8 @@
 // router, dispatcher and scanner use it exactly as a local partition without an in-place
 // path (route/dispatch.h: partition_ref::local is null). It forwards batch and scan
 // requests to the owner's endpoint and answers admin requests itself (a remote partition
-// holds nothing here: stats are zero, a cut is empty, stop ends the forwarder only).
+// holds nothing here: stats are zero, a cut is empty, stop ends the forwarder only, once
+// the requests it has in flight are answered).
 // Its failures are values: UNAVAILABLE naming the node when the node is not a member (it
 // died and its session expired), when it cannot be connected, when the connection breaks
 // with requests in flight (answered at once, on the middleman's notice), or when no reply
@@ -60,6 +61,23 @@ struct node_scan {
   detail::scan_request req;
 };
 
+// A step of a move (cluster/mover.h) sent to a node's endpoint: either to the partition
+// that moves (on_source: `req` goes to the partition as it is), or to the copy being built
+// on the target node (prepare: start an empty copy, not serving; apply: apply req.cells
+// to it; finish: write it durably; drop: forget it).
+struct node_move {
+  enum target_step : std::uint8_t { on_source = 0, prepare = 1, apply = 2, finish = 3, drop = 4 };
+  std::string table;
+  std::uint32_t index = 0;
+  std::uint8_t step = on_source;
+  detail::move_request req;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_move& x) {
+  return f(caf::meta::type_name("node_move"), x.table, x.index, x.step, x.req);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_batch& x) {
   return f(caf::meta::type_name("node_batch"), x.table, x.index, x.req);
@@ -74,6 +92,7 @@ using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
 
 using node_endpoint = caf::typed_actor<caf::replies_to<node_batch>::with<detail::batch_reply>,
                                        caf::replies_to<node_scan>::with<detail::scan_reply>,
+                                       caf::replies_to<node_move>::with<detail::move_reply>,
                                        caf::reacts_to<catch_up_atom>>;
 
 // Loads CAF's middleman and registers the node-to-node messages (with the partition
@@ -92,6 +111,19 @@ struct endpoint_context {
   // "owned by node X at epoch E" for a NOT_OWNER message.
   std::function<std::string(const std::string& table, std::uint32_t index)> describe_owner;
   std::chrono::milliseconds catch_up_wait{5000};
+  // False while the node must not run writes (its ZooKeeper session was lost): batches
+  // with writes are refused UNAVAILABLE. Unset: always true.
+  std::function<bool()> writable;
+  // For a partition that moved away from this node: the forwarder to its new owner, so
+  // requests sent here with an older map go on there. Unset or null: NOT_OWNER.
+  std::function<detail::partition_actor(const std::string& table, std::uint32_t index)> moved_to;
+  // The target side of a move (node_move): start an empty copy of the partition, not
+  // serving; its actor (null: none); write a cut of it durably; forget it.
+  std::function<status(const std::string& table, std::uint32_t index)> prepare_incoming;
+  std::function<detail::partition_actor(const std::string& table, std::uint32_t index)> incoming;
+  std::function<status(const std::string& table, std::uint32_t index, const detail::delta_handle& cut)>
+      persist_incoming;
+  std::function<void(const std::string& table, std::uint32_t index)> drop_incoming;
   // Counts the batch parts and scan pages the endpoint has taken.
   std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
 };

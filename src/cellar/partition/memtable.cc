@@ -173,7 +173,7 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
   // The row by hash, then one descent inside it: the cell itself or a new one there.
   auto [it, inserted] = m.try_emplace(key);
   try {
-    if (track_delta_ || track_redo_) record(fid, key, &v, inserted);
+    if (track_delta_ || track_redo_ || move_delta_) record(fid, key, &v, inserted);
     if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value())});
   } catch (...) {
     if (inserted) m.erase(it);  // nothing half-written
@@ -235,6 +235,59 @@ void memtable::record(std::uint32_t fid, const key_view& key, const cell_value* 
     else
       delta_.erase(k);
   }
+  if (move_delta_) {
+    if (v)
+      move_delta_->put(k, v->expires_at, v->value);
+    else
+      move_delta_->erase(k);
+  }
+}
+
+delta_map memtable::take_move_delta() {
+  if (!move_delta_) return {};
+  delta_map out = std::move(*move_delta_);
+  *move_delta_ = delta_map();
+  return out;
+}
+
+bool memtable::copy_cells(const std::string& after, std::size_t max_bytes, delta_map& out, std::string& last) const {
+  std::vector<std::uint32_t> ids;
+  for (const auto& [id, m] : families_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  std::optional<decoded_key> from;
+  if (!after.empty()) from = decode_cell_key(after);
+  std::size_t bytes = 0;
+  std::string k;
+  for (auto id : ids) {
+    if (from && id < from->family) continue;
+    const auto& m = families_.at(id);
+    auto it = m.begin();
+    if (from && id == from->family) {
+      it = m.lower_bound(key_view{from->row, from->qualifier, from->ts});
+      if (it != m.end() && it.row() == from->row && it.qualifier() == from->qualifier && it.ts() == from->ts) ++it;
+    }
+    for (; it != m.end(); ++it) {
+      if (bytes >= max_bytes) return false;
+      k.clear();
+      encode_cell_key(k, id, it.row(), it.qualifier(), it.ts());
+      out.put(k, it.value().expires_at, it.value().value);
+      bytes += k.size() + it.value().value.size();
+      last = k;
+    }
+  }
+  return true;
+}
+
+void memtable::apply_cells(const delta_map& cells) {
+  for (auto it = cells.begin(); it != cells.end(); ++it) {
+    auto key = decode_cell_key(it->first.bytes);
+    if (!key) continue;
+    cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
+    if (it->second.present)
+      replay(key->family, std::move(ck), cell_value{std::string(it->second.value()), it->second.expires_at});
+    else
+      replay(key->family, std::move(ck), std::nullopt);
+  }
 }
 
 delta_map memtable::take_delta() { return std::move(delta_); }
@@ -266,7 +319,7 @@ void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value>
 }
 
 family_map::iterator memtable::erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it) {
-  if (track_delta_ || track_redo_) record(fid, it.key(), nullptr);
+  if (track_delta_ || track_redo_ || move_delta_) record(fid, it.key(), nullptr);
   if (in_unit_) undo_.push_back({fid, owned(it.key()), it.value()});
   account(-cell_charge(it.row().size(), it.qualifier().size(), it.value().value.size()));
   --cells_;
@@ -295,14 +348,17 @@ void memtable::rollback() {
       --cells_;
       m.erase(cur);
     }
-    if (track_delta_) {  // the delta holds each key's state now: the restored one
+    if (track_delta_ || move_delta_) {  // the deltas hold each key's state now: the restored one
       std::string& k = key_scratch_;
       k.clear();
       encode_cell_key(k, it->family, it->key.row, it->key.qualifier, it->key.ts);
-      if (it->old)
-        delta_.put(k, it->old->expires_at, it->old->value);
-      else
-        delta_.erase(k);
+      for (delta_map* d : {track_delta_ ? &delta_ : nullptr, move_delta_.get()}) {
+        if (!d) continue;
+        if (it->old)
+          d->put(k, it->old->expires_at, it->old->value);
+        else
+          d->erase(k);
+      }
     }
     if (it->old) {
       account(cell_charge(it->key.row.size(), it->key.qualifier.size(), it->old->value.size()));

@@ -143,6 +143,23 @@ class memtable {
   void load(std::uint32_t fid, cell_key key, cell_value v);
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
+  // --- moves (cluster/mover.h) --------------------------------------------------------
+  // A second change record, independent of the snapshot's: from start_move_delta() on,
+  // every change is also recorded there until stop_move_delta(). take_move_delta() is
+  // O(1) and starts a new one.
+  void start_move_delta() { move_delta_ = std::make_unique<delta_map>(); }
+  void stop_move_delta() { move_delta_.reset(); }
+  bool tracking_move() const { return move_delta_ != nullptr; }
+  delta_map take_move_delta();
+  // Copies the cells whose encoded key (persist/codec.h) comes after `after` (all of them
+  // when empty), in key order, into `out` until about `max_bytes` of keys and values;
+  // returns true when the copy reached the last cell. `last` is the last key copied
+  // (unchanged when none was).
+  bool copy_cells(const std::string& after, std::size_t max_bytes, delta_map& out, std::string& last) const;
+  // Applies the cells of `cells` (a copy or a move delta of another partition), tracked
+  // in the snapshot delta like replayed log records, not in the redo.
+  void apply_cells(const delta_map& cells);
+
  private:
   template <class Out>
   void read_row_into(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
@@ -192,6 +209,7 @@ class memtable {
   bool track_delta_ = false;
   bool track_redo_ = false;
   delta_map delta_;
+  std::unique_ptr<delta_map> move_delta_;  // null: no move is tracking this partition
   std::string redo_;
   std::string key_scratch_;  // record(), rollback(): a cell key encoded for the delta and the log
   // Where reclaim stopped: family id and key.

@@ -1,5 +1,6 @@
 #include "partition/partition.h"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
@@ -207,6 +208,37 @@ void partition::merge(delta_handle older) {
   if (older.map) mem_->merge_delta(std::move(*older.map));
 }
 
+move_reply partition::move(move_request& r) {
+  move_reply out;
+  switch (r.what) {
+    case move_request::track:
+      mem_->start_move_delta();
+      break;
+    case move_request::chunk:
+      out.done = mem_->copy_cells(r.after, std::max<std::uint64_t>(r.max_bytes, 1), *out.cells.map, out.last);
+      break;
+    case move_request::cut:
+    case move_request::freeze:
+      if (!mem_->tracking_move()) {
+        out.st = {code::aborted, "partition " + std::to_string(cfg_.index) + " is not being moved (no move delta)"};
+        break;
+      }
+      *out.cells.map = mem_->take_move_delta();
+      if (r.what == move_request::freeze) frozen_ = true;
+      break;
+    case move_request::abort:
+      mem_->stop_move_delta();
+      frozen_ = false;
+      break;
+    case move_request::apply:
+      if (r.cells.map) mem_->apply_cells(*r.cells.map);
+      break;
+    default:
+      out.st = {code::invalid_argument, "unknown move step " + std::to_string(r.what)};
+  }
+  return out;
+}
+
 // --- local_partition ----------------------------------------------------------------------
 
 local_partition::outcome local_partition::try_run(batch_request& r, batch_reply& out,
@@ -220,7 +252,7 @@ local_partition::outcome local_partition::try_run(batch_request& r, batch_reply&
   }
   std::unique_lock<rw_lock> lock(mu_, std::defer_lock);
   if (!try_briefly([&] { return lock.try_lock(); }) || core_ == nullptr) return outcome::declined;
-  if (r.schema_version > core_->schema_version()) return outcome::declined;
+  if (r.schema_version > core_->schema_version() || core_->frozen()) return outcome::declined;
   return core_->run(r, out, durable) ? outcome::after_sync : outcome::done;
 }
 
@@ -276,19 +308,50 @@ class partition_owner final : public partition_actor::base {
       delayed_send(this, core_.config().maintenance_interval, tick_atom::value);
     return {
         [this](batch_request& r) -> caf::result<batch_reply> {
-          batch_reply out;
           if (stop_) return stopped(r.ops.size());
-          auto lock = hold();
-          if (!core_.run(r, out, durable_callback())) return out;
-          // log-sync: answered once the record is on disk (log_synced_atom).
-          auto rp = make_response_promise<batch_reply>();
-          waiting_.push_back({logged_, rp, std::move(out)});
-          return rp;
+          if (handed_) return delegate(handed_, std::move(r));
+          if (core_.frozen() && (!held_.empty() || !reads_only(r.ops))) {
+            // Frozen by a move: held in order until the move ends either way.
+            auto rp = make_response_promise<batch_reply>();
+            held_.push_back({std::move(r), rp, {}, {}});
+            return rp;
+          }
+          return run_batch(r);
         },
-        [this](scan_request& r) -> scan_reply {
-          if (stop_) return {stopped_status(), {}};
+        [this](scan_request& r) -> caf::result<scan_reply> {
+          if (stop_) return scan_reply{stopped_status(), {}};
+          if (handed_) return delegate(handed_, std::move(r));
+          if (core_.frozen() && !held_.empty()) {
+            auto rp = make_response_promise<scan_reply>();
+            held_.push_back({{}, {}, std::move(r), rp});
+            return rp;
+          }
           auto lock = hold();
           return core_.scan(r);
+        },
+        [this](move_request& r) -> move_reply {
+          move_reply out;
+          {
+            auto lock = hold();
+            out = core_.move(r);
+          }
+          if (r.what == move_request::abort) release_held();
+          return out;
+        },
+        [this](handoff_request& r) -> admin_reply {
+          // The partition now lives elsewhere: the in-place path declines, and what was
+          // held and what comes later goes on to the new owner, in order.
+          detach_local();
+          handed_ = caf::actor_cast<partition_actor>(r.to);
+          auto held = std::move(held_);
+          held_.clear();
+          for (auto& h : held) {
+            if (h.batch)
+              h.batch_rp.delegate(handed_, std::move(*h.batch));
+            else
+              h.scan_rp.delegate(handed_, std::move(*h.scan));
+          }
+          return {};
         },
         [this](adopt_schema_request& r) -> admin_reply {
           auto lock = hold();
@@ -319,6 +382,13 @@ class partition_owner final : public partition_actor::base {
         },
         [this](stop_request&) -> caf::result<admin_reply> {
           detach_local();
+          for (auto& h : held_) {
+            if (h.batch)
+              h.batch_rp.deliver(stopped(h.batch->ops.size()));
+            else
+              h.scan_rp.deliver(scan_reply{stopped_status(), {}});
+          }
+          held_.clear();
           if (waiting_.empty()) {
             quit();
             return admin_reply{};
@@ -375,6 +445,37 @@ class partition_owner final : public partition_actor::base {
     batch_reply reply;
   };
 
+  // Runs a batch now (the actor's usual path).
+  caf::result<batch_reply> run_batch(batch_request& r) {
+    batch_reply out;
+    auto lock = hold();
+    if (!core_.run(r, out, durable_callback())) return out;
+    // log-sync: answered once the record is on disk (log_synced_atom).
+    auto rp = make_response_promise<batch_reply>();
+    waiting_.push_back({logged_, rp, std::move(out)});
+    return rp;
+  }
+
+  // A move was aborted: what a freeze held runs now, in order.
+  void release_held() {
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto& h : held) {
+      if (h.scan) {
+        auto lock = hold();
+        h.scan_rp.deliver(core_.scan(*h.scan));
+        continue;
+      }
+      batch_reply out;
+      auto lock = hold();
+      if (!core_.run(*h.batch, out, durable_callback())) {
+        h.batch_rp.deliver(std::move(out));
+        continue;
+      }
+      waiting_.push_back({logged_, h.batch_rp, std::move(out)});
+    }
+  }
+
   static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
   static batch_reply stopped(std::size_t n) {
     batch_reply out;
@@ -416,6 +517,15 @@ class partition_owner final : public partition_actor::base {
   std::uint64_t logged_ = 0;
   std::deque<waiting_reply> waiting_;
   std::optional<caf::typed_response_promise<admin_reply>> stop_;
+  // A request held while a move froze the partition (one of the two is set).
+  struct held_request {
+    std::optional<batch_request> batch;
+    caf::typed_response_promise<batch_reply> batch_rp;
+    std::optional<scan_request> scan;
+    caf::typed_response_promise<scan_reply> scan_rp;
+  };
+  std::deque<held_request> held_;
+  partition_actor handed_;  // set by a handoff: the new owner's forwarder
 };
 
 partition_actor spawn_partition(caf::actor_system& sys, partition_config cfg, std::shared_ptr<local_partition> local) {

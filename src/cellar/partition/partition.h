@@ -84,6 +84,11 @@ class partition {
   memtable_stats stats() const { return mem_->stats(); }
   delta_handle cut();
   void merge(delta_handle older);
+  // A step of a move (protocol.h: move_request); freeze only sets `frozen`, the actor
+  // holds what comes after.
+  move_reply move(move_request& r);
+  // Frozen by a move: the in-place path runs no write.
+  bool frozen() const { return frozen_; }
 
  private:
   // UNAVAILABLE for every action if the request was checked against a schema this
@@ -92,6 +97,7 @@ class partition {
 
   partition_config cfg_;
   std::unique_ptr<memtable> mem_;
+  bool frozen_ = false;
 };
 
 // What a partition of this process lets other threads do: run a request in place when the

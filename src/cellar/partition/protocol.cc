@@ -18,6 +18,9 @@ void add_partition_protocol(caf::actor_system_config& cfg) {
   cfg.add_message_type<merge_delta_request>("cellar.merge_delta_request");
   cfg.add_message_type<stop_request>("cellar.stop_request");
   cfg.add_message_type<admin_reply>("cellar.admin_reply");
+  cfg.add_message_type<move_request>("cellar.move_request");
+  cfg.add_message_type<move_reply>("cellar.move_reply");
+  cfg.add_message_type<handoff_request>("cellar.handoff_request");
 }
 
 }  // namespace cellar::detail

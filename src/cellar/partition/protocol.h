@@ -20,6 +20,8 @@
 //   merge_delta_request   -> admin_reply          changes a failed snapshot hands back
 //   stop_request          -> admin_reply          answer, then stop; later requests get
 //                                                 UNAVAILABLE
+//   move_request          -> move_reply           one step of a move (cluster/mover.h)
+//   handoff_request       -> admin_reply          after a move: pass every later request on
 //
 // Each partition also reacts to two messages it sends itself: `tick_atom` (a background
 // slice of reclamation) and `log_synced_atom` (its log records are on disk: deliver the
@@ -112,6 +114,39 @@ struct admin_reply {
   status st;
 };
 
+// One step of moving a partition to another node (cluster/mover.h, docs/cluster.md §7).
+// On the partition that moves (the source):
+//   track   starts recording every change in a move delta (a second delta: snapshots
+//           keep their own)
+//   chunk   copies the cells after `after`, in key order, about `max_bytes` of them
+//   cut     takes the move delta (the changes since track or the previous cut)
+//   freeze  as cut, and from here on runs no write: writes (and what comes after them)
+//           are held, in order, until `abort` or a handoff_request
+//   abort   stops recording, unfreezes and runs what was held, in order
+// On the copy being built (the target, not yet serving):
+//   apply   applies `cells` (a chunk or a cut) over what it holds
+struct move_request {
+  enum step : std::uint8_t { track = 0, chunk = 1, cut = 2, freeze = 3, abort = 4, apply = 5 };
+  std::uint8_t what = track;
+  std::string after;
+  std::uint64_t max_bytes = 0;
+  delta_handle cells;
+};
+
+struct move_reply {
+  status st;
+  delta_handle cells;  // chunk, cut, freeze
+  std::string last;    // chunk: the last key copied (empty: none)
+  bool done = false;   // chunk: nothing after `last`
+};
+
+// The partition moved to another node: requests held by a freeze, and every later
+// request, go on to `to` (the forwarder to the new owner), in order. The in-place path
+// declines from here on.
+struct handoff_request {
+  caf::actor to;
+};
+
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using log_synced_atom = caf::atom_constant<caf::atom("logsynced")>;
 
@@ -124,6 +159,8 @@ using partition_actor = caf::typed_actor<caf::replies_to<batch_request>::with<ba
                                          caf::replies_to<cut_request>::with<cut_reply>,
                                          caf::replies_to<merge_delta_request>::with<admin_reply>,
                                          caf::replies_to<stop_request>::with<admin_reply>,
+                                         caf::replies_to<move_request>::with<move_reply>,
+                                         caf::replies_to<handoff_request>::with<admin_reply>,
                                          caf::reacts_to<tick_atom>, caf::reacts_to<log_synced_atom>>;
 
 // Registers every request and reply type with `cfg` under a stable name, as CAF's
@@ -228,6 +265,9 @@ CELLAR_INSPECT_FIELDS(cut_reply, x.delta)
 CELLAR_INSPECT_FIELDS(merge_delta_request, x.delta)
 CELLAR_INSPECT_FIELDS(stop_request)
 CELLAR_INSPECT_FIELDS(admin_reply, x.st)
+CELLAR_INSPECT_FIELDS(move_request, x.what, x.after, x.max_bytes, x.cells)
+CELLAR_INSPECT_FIELDS(move_reply, x.st, x.cells, x.last, x.done)
+CELLAR_INSPECT_FIELDS(handoff_request, x.to)
 
 #undef CELLAR_INSPECT_FIELDS
 

@@ -117,6 +117,8 @@ outcome cmd_is_disabled(context& c, const args_view& a);
 outcome cmd_get_splits(context& c, const args_view& a);
 outcome cmd_snapshot(context& c, const args_view& a);
 outcome cmd_status(context& c, const args_view& a);
+outcome cmd_move(context& c, const args_view& a);
+outcome cmd_balancer(context& c, const args_view& a);
 outcome cmd_version(context& c, const args_view& a);
 outcome cmd_whoami(context& c, const args_view& a);
 

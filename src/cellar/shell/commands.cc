@@ -240,6 +240,14 @@ physical, so there are no delete markers to show.
      "  hbase> truncate 't1'\n"},
     {"truncate_preserve", "dml", cmd_truncate,
      "The same as truncate (partition boundaries are always kept).\n  hbase> truncate_preserve 't1'\n"},
+    {"move", "tools", cmd_move,
+     "Move a partition (a region) to another node of a cluster with its data, while it keeps serving.\n"
+     "Partitions are named TABLE/INDEX and nodes by id, as status 'detailed' shows them.\n"
+     "  hbase> move 'blogtable/3', 'n2'\n"},
+    {"balancer", "tools", cmd_balancer,
+     "Move partitions until every live node of the cluster holds the same number, give or take one.\n"
+     "Prints true when it ran, false when a move was already running.\n"
+     "  hbase> balancer\n"},
     {"snapshot", "tools", cmd_snapshot,
      "Write a snapshot of the whole store to disk now (cellar's persistence, not an HBase table snapshot).\n"
      "  hbase> snapshot\n"},

@@ -364,6 +364,39 @@ outcome cmd_snapshot(context& c, const args_view& a) {
   return out;
 }
 
+// move 'TABLE/INDEX', 'NODE': HBase's move 'ENCODED_REGIONNAME', 'SERVER_NAME', where a
+// region is a partition named as status 'detailed' shows it and a server is a node id.
+// Sent as cellar's ALTER SYSTEM MOVE PARTITION statement (catalog/ddl.h), so every
+// connection (embedded, RPC, routed) carries it unchanged.
+outcome cmd_move(context& c, const args_view& a) {
+  if (a.args.size() != 2)
+    return fail(code::invalid_argument,
+                "move takes a partition and a node: move 'TABLE/INDEX', 'NODE' (see status 'detailed')");
+  auto part = a.str(0, "the partition");
+  if (!part) return fail(part.error());
+  auto node = a.str(1, "the node");
+  if (!node) return fail(node.error());
+  for (const auto* v : {&part.value(), &node.value()})
+    if (v->empty() || v->find_first_of("'\\") != std::string::npos)
+      return fail(code::invalid_argument, "'" + *v + "' is not a partition or node name");
+  if (auto s = c.conn.ddl("ALTER SYSTEM MOVE PARTITION '" + part.value() + "' TO '" + node.value() + "'"); !s)
+    return fail(s);
+  return {};
+}
+
+// balancer: runs the cluster's balancer (HBase's balancer): true when it ran (every move
+// it planned is done, or none was needed), false when it could not run because a move was
+// already running; other failures are errors.
+outcome cmd_balancer(context& c, const args_view& a) {
+  if (a.args.size() > 1) return fail(code::invalid_argument, "balancer takes no arguments (or 'force')");
+  auto s = c.conn.ddl("ALTER SYSTEM BALANCE");
+  if (!s && s.code() != code::conflict) return fail(s);
+  outcome out;
+  out.text = s ? "true\n" : "false\n";
+  out.data["ran"] = s.is_ok();
+  return out;
+}
+
 // status ['summary' | 'simple' | 'detailed']: one server (the cellar-server, or this
 // process for an embedded store) whose regions are the partitions of the enabled tables.
 outcome cmd_status(context& c, const args_view& a) {

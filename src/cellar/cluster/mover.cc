@@ -1,0 +1,194 @@
+#include "cluster/mover.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "cluster/layout.h"
+#include "cluster/zk_state.h"
+
+namespace cellar::cluster {
+
+using detail::move_reply;
+using detail::move_request;
+
+result<std::pair<std::string, std::uint32_t>> parse_partition_name(const std::string& name) {
+  const auto slash = name.rfind('/');
+  const auto bad = status{code::invalid_argument, "'" + name +
+                                                      "' does not name a partition: write TABLE/INDEX as status "
+                                                      "'detailed' shows it (e.g. 'blogtable/3')"};
+  if (slash == std::string::npos || slash == 0 || slash + 1 == name.size()) return bad;
+  std::uint32_t index = 0;
+  for (std::size_t i = slash + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || index > 100000000) return bad;
+    index = index * 10 + static_cast<std::uint32_t>(name[i] - '0');
+  }
+  return std::make_pair(name.substr(0, slash), index);
+}
+
+namespace {
+
+struct mover {
+  cluster_node& node;
+  peer_directory& peers;
+  caf::scoped_actor self;
+  const move_options& o;
+  std::string table;
+  std::uint32_t index;
+  std::string from, to;
+
+  std::string where() const { return "partition " + std::to_string(index) + " of '" + table + "'"; }
+
+  result<move_reply> ask(const std::string& n, std::uint8_t step, move_request req = {}) {
+    auto ep = peers.endpoint(n);
+    if (!ep) return ep.error();
+    node_move m{table, index, step, std::move(req)};
+    result<move_reply> out = status{code::unavailable, "no answer"};
+    self->request(*ep, o.step_timeout, std::move(m))
+        .receive([&](move_reply& r) { out = r.st ? result<move_reply>(std::move(r)) : result<move_reply>(r.st); },
+                 [&](caf::error& e) {
+                   out = status{code::unavailable, "moving " + where() + ": node '" + n +
+                                                       "' did not answer: " + self->system().render(e)};
+                 });
+    return out;
+  }
+
+  result<move_reply> source(std::uint8_t what, std::string after = {}) {
+    move_request r;
+    r.what = what;
+    r.after = std::move(after);
+    r.max_bytes = o.chunk_bytes;
+    return ask(from, node_move::on_source, std::move(r));
+  }
+
+  status apply(detail::delta_handle cells) {
+    move_request r;
+    r.what = move_request::apply;
+    r.cells = std::move(cells);
+    auto a = ask(to, node_move::apply, std::move(r));
+    return a ? status::ok() : a.error();
+  }
+
+  // Steps 2-4 of mover.h; any error leaves the abort to the caller.
+  status transfer() {
+    if (auto p = ask(to, node_move::prepare); !p) return p.error();
+    if (auto t = source(move_request::track); !t) return t.error();
+    std::string after;
+    std::uint64_t cells = 0;
+    for (;;) {
+      auto c = source(move_request::chunk, after);
+      if (!c) return c.error();
+      cells += c->cells.map->size();
+      if (!c->last.empty()) after = c->last;
+      const bool done = c->done;
+      if (auto st = apply(std::move(c->cells)); !st) return st;
+      if (done) break;
+    }
+    for (int round = 0; round < o.max_catch_up; ++round) {
+      auto d = source(move_request::cut);
+      if (!d) return d.error();
+      const auto n = d->cells.map->size();
+      if (auto st = apply(std::move(d->cells)); !st) return st;
+      if (n <= o.small_delta) break;
+    }
+    // Most of the copy goes to B's files now, so the freeze below waits only for the last
+    // delta's.
+    if (auto f = ask(to, node_move::finish); !f) return f.error();
+    auto last = source(move_request::freeze);
+    if (!last) return last.error();
+    if (auto st = apply(std::move(last->cells)); !st) return st;
+    if (auto f = ask(to, node_move::finish); !f) return f.error();
+    spdlog::info("cellar: {} copied from '{}' to '{}' ({} cells, then the changes made meanwhile)", where(), from, to,
+                 cells);
+    return status::ok();
+  }
+
+  // The flip: the map and the intent's deletion in one multi, compare-and-set on the map.
+  result<std::uint64_t> flip(const std::string& intent) {
+    auto& zk = node.zookeeper();
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      auto pl = read_placement(zk);
+      if (!pl) return pl.error();
+      auto moved = apply_move(pl->map, {table, index}, to);
+      if (!moved) return moved.error();
+      auto done = zk.multi({zk_op::check(intent, 0), placement_op(*pl, *moved), zk_op::remove(intent)});
+      if (done) return moved->epoch;
+      auto still = zk.exists(intent);
+      if (still && !still->has_value())
+        return status{code::unavailable, "the intent of the move of " + where() + " is gone (the session of node '" +
+                                             node.self().id + "' ended): aborted"};
+      if (done.code() != code::conflict) return done.error();
+    }
+    return status{code::conflict, "the placement map kept changing; the move of " + where() + " was aborted"};
+  }
+
+  void abort(const std::string& intent) {
+    (void)source(move_request::abort);
+    (void)ask(to, node_move::drop);
+    (void)node.zookeeper().remove(intent);
+  }
+};
+
+}  // namespace
+
+status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
+                std::uint32_t index, const std::string& to, const move_options& o) {
+  auto& zk = node.zookeeper();
+  auto pl = read_placement(zk);
+  if (!pl) return pl.error();
+  if (!pl->map.tables.count(table)) {
+    if (!node.catalog()->find(table)) return {code::table_not_found, "table '" + table + "' does not exist"};
+    return {code::not_found, "table '" + table + "' has no partitions to move"};
+  }
+  const auto* owner = pl->map.owner({table, index});
+  if (!owner)
+    return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index) + " (it has " +
+                                 std::to_string(pl->map.tables.at(table).size()) + ")"};
+  auto live = zk.children(layout::nodes);
+  if (!live) return live.error();
+  auto is_live = [&](const std::string& n) { return std::find(live->begin(), live->end(), n) != live->end(); };
+  if (!is_live(to)) return {code::not_found, "node '" + to + "' is not a live member of the cluster"};
+  mover m{node, peers, caf::scoped_actor{sys}, o, table, index, owner->node, to};
+  if (m.from == to) return status::ok();
+  if (!is_live(m.from))
+    return {code::unavailable, m.where() + " is on node '" + m.from + "', which is down: it cannot be moved"};
+
+  if (auto st = zk.ensure_path(layout::moves); !st) return st;
+  const std::string intent = std::string(layout::moves) + "/t_" + table + "." + std::to_string(index);
+  auto created = zk.create(intent, m.from + " " + to, create_mode::ephemeral);
+  if (!created) {
+    if (created.code() == code::already_exists)
+      return {code::conflict, "another move of " + m.where() + " is running"};
+    return created.error();
+  }
+  spdlog::info("cellar: moving {} from '{}' to '{}'", m.where(), m.from, to);
+  if (auto st = m.transfer(); !st) {
+    m.abort(intent);
+    spdlog::warn("cellar: the move of {} to '{}' was aborted: {}", m.where(), to, st.to_string());
+    return {st.code(), "the move of " + m.where() + " to node '" + to + "' was aborted: " + st.message()};
+  }
+  auto epoch = m.flip(intent);
+  if (!epoch) {
+    m.abort(intent);
+    return epoch.error();
+  }
+  spdlog::info("cellar: {} moved from '{}' to '{}' (placement epoch {})", m.where(), m.from, to, *epoch);
+  return status::ok();
+}
+
+result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
+                                  const move_options& o) {
+  auto& zk = node.zookeeper();
+  auto pl = read_placement(zk);
+  if (!pl) return pl.error();
+  auto live = zk.children(layout::nodes);
+  if (!live) return live.error();
+  std::uint32_t n = 0;
+  for (const auto& mv : plan_balance(pl->map, *live)) {
+    if (auto st = run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o); !st) return st;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace cellar::cluster

@@ -1,0 +1,56 @@
+// cluster/mover.h: moving a partition to another node with its data (docs/cluster.md §7).
+//
+// run_move() moves partition `index` of `table` from the node that owns it (A) to node
+// `to` (B) while writes to it continue, then flips the placement map:
+//   1. intent: the ephemeral znode /moves/t_<table>.<index> (one move per partition at a
+//      time; it goes with the session of the node running the move);
+//   2. B starts an empty copy of the partition, not serving (node_move::prepare);
+//   3. A starts a move delta (move_request::track), then B gets A's cells in chunks, each
+//      read by A's actor between two requests, and A's move delta (cuts) until it is small;
+//   4. A freezes (holds writes, in order) and hands over its last delta; B applies it and
+//      writes its copy to its files (node_move::finish);
+//   5. the flip: one multi() that checks the intent, sets the map (epoch + 1, compare-and-
+//      set on its version) and deletes the intent. Each node applies the new map: B serves
+//      its copy; A hands what it held and every later request on to B, in order
+//      (handoff_request), and drops its copy.
+// Any failure before the flip aborts: A stops tracking and runs what it held, B drops its
+// copy, the intent is deleted. After the flip the move is done: B holds the partition on
+// disk. The data travels through the node running the move (A -> it -> B).
+//
+// Threads: blocks (for the whole move); call it from a thread that is not a CAF worker.
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "cellar/status.h"
+#include "cluster/cluster_node.h"
+#include "cluster/remote.h"
+
+namespace cellar::cluster {
+
+struct move_options {
+  // One node_move's answer. A node killed mid-step is noticed only by this timeout (a
+  // request in flight to a dead peer is not failed by CAF's middleman).
+  std::chrono::milliseconds step_timeout{10000};
+  std::uint64_t chunk_bytes = 1 << 20;             // cells per chunk, about
+  std::size_t small_delta = 256;                   // a cut this small is the last before the freeze
+  int max_catch_up = 8;                            // cuts before freezing anyway
+};
+
+// Errors: TABLE_NOT_FOUND, NOT_FOUND (no such partition, `to` not a live member),
+// UNAVAILABLE (the owner is down or a node did not answer: the move was aborted),
+// CONFLICT (another move of the partition is running).
+status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
+                std::uint32_t index, const std::string& to, const move_options& o = {});
+
+// Runs the moves plan_balance() finds (one after the other); returns how many ran.
+result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
+                                  const move_options& o = {});
+
+// "table/index" (as status 'detailed' shows partitions) -> (table, index). INVALID_ARGUMENT.
+result<std::pair<std::string, std::uint32_t>> parse_partition_name(const std::string& name);
+
+}  // namespace cellar::cluster
