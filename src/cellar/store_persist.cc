@@ -20,6 +20,7 @@
 #include <set>
 
 #include "persist/codec.h"
+#include "persist/free_memory.h"
 #include "store_impl.h"
 
 namespace cellar::detail {
@@ -194,6 +195,11 @@ status store_impl::recover() {
     }
     by_uid[t.uid] = {&t, std::move(raw)};
   }
+
+  // Every cell read is in the memtables now: WiredTiger's cache of the same pages would
+  // be a second copy for as long as nothing evicts it (it is only written from now on).
+  if (auto s = wt->drop_cache(); !s) return s;
+  release_free_memory();
 
   // The log since that snapshot. Replayed changes go into the deltas (the next snapshot
   // must hold them), not into a new log.
@@ -477,10 +483,12 @@ result<snapshot_stats> store_impl::snapshot() {
       return;
     }
     finish = wt->checkpoint();
-    if (finish)
+    if (finish) {
       for (auto& c : cuts)
         for (auto& d : c.deltas)
           if (d.map) d.map->clear();
+      release_free_memory();
+    }
   });
   finisher.join();
   if (!finish) return failed(finish);

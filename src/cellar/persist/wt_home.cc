@@ -251,6 +251,18 @@ status wt_home::reopen() {
   return status::ok();
 }
 
+status wt_home::drop_cache() {
+  std::unique_lock guard(conn_mu_);
+  if (conn_) {
+    if (int ret = conn_->close(conn_, nullptr); ret != 0) {
+      conn_ = nullptr;
+      return wt_error(ret, "close the WiredTiger home " + dir_);
+    }
+  }
+  conn_ = nullptr;
+  return connect();
+}
+
 status wt_home::salvage_table(const std::string& uri) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);

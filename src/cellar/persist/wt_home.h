@@ -88,6 +88,10 @@ class wt_home {
   // WiredTiger has stopped after a failure it cannot go on from (WT_PANIC).
   bool stopped();
   status reopen();
+  // Closes the connection and opens it again, which frees WiredTiger's cache: what
+  // recovery read is served from memory now, and WiredTiger is only written to again.
+  // Same locking as reopen().
+  status drop_cache();
 
   // Recovery.
   // Rebuilds a table's file from what can still be read of it (WT_SESSION::salvage):
