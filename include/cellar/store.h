@@ -101,10 +101,16 @@ struct snapshot_stats {
   double seconds = 0;
   double cut_seconds = 0;     // time from the first to the last partition cut
   std::uint32_t writers = 0;  // snapshot threads that wrote at least one partition
+  // Partitions whose changes went into their base table this time (a first snapshot, or
+  // a merge of their runs: docs/storage.md) rather than into a run of their own.
+  std::uint32_t merged_partitions = 0;
 };
 
 struct recovery_stats {
-  std::uint64_t cells_loaded = 0;   // from the last snapshot
+  std::uint64_t cells_loaded = 0;   // from the last snapshot (its bases with their change runs applied)
+  // Cells read from the change runs of the snapshots since each base was last merged
+  // (docs/storage.md), applied on top of the base: written, replaced or erased.
+  std::uint64_t change_cells = 0;
   std::uint64_t log_records = 0;    // replayed from the log
   // A torn tail of the log (a record cut by a crash while it was written, never
   // acknowledged in log-sync mode): its bytes were not replayed. Also logged.

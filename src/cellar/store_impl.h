@@ -170,6 +170,9 @@ struct store_impl {
   std::mutex snapshot_mutex;
   std::uint64_t generation = 0;             // guarded by snapshot_mutex
   std::vector<pending_purge> purges;        // guarded by snapshot_mutex
+  // Bytes of each partition's change runs, (uid, partition) -> bytes (persist/wt_home.h):
+  // weighed against its base's file to decide when a snapshot merges them into the base.
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> change_bytes;  // guarded by snapshot_mutex
   recovery_stats recovered;
   // The last completed snapshot, for store::info (its own mutex: never waits for one).
   mutable std::mutex info_mutex;

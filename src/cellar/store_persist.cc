@@ -20,6 +20,7 @@
 #include <set>
 
 #include "persist/codec.h"
+#include "persist/free_memory.h"
 #include "store_impl.h"
 
 namespace cellar::detail {
@@ -34,9 +35,13 @@ double seconds_since(clock_type::time_point t) {
 
 constexpr std::string_view store_key("\0store", 6);
 // The layout of the partition tables (docs/storage.md): 2 = cells packed in runs
-// (persist/runs.h). Homes written before it (one item per cell, no marker) are refused.
+// (persist/runs.h); 3 = and change tables beside them (persist/wt_home.h). A format 2
+// home reads as a format 3 home without change runs, and is marked 3 at open: an older
+// cellar would not read the change runs. Homes written before runs (one item per cell, no
+// marker) are refused.
 constexpr std::string_view format_key("\0format", 7);
-constexpr std::uint32_t data_format = 2;
+constexpr std::uint32_t data_format = 3;
+constexpr std::uint32_t oldest_data_format = 2;
 
 // Serving threads come first: snapshot threads run only when a core is otherwise idle
 // (SCHED_IDLE), or at nice 10 where that is refused. Named, for top -H and perf.
@@ -100,11 +105,13 @@ status store_impl::recover() {
   if (!bad) return bad;
   if (!format && (counters_seen || !schemas.empty()))
     return status{code::unsupported, options.directory + " was written by an older cellar (one item per cell); this "
-                                     "version reads data format " + std::to_string(data_format) + " only"};
-  if (format && *format != data_format)
+                                     "version reads data formats " + std::to_string(oldest_data_format) + " to " +
+                                     std::to_string(data_format) + " only"};
+  if (format && (*format < oldest_data_format || *format > data_format))
     return status{code::unsupported, options.directory + " holds data format " + std::to_string(*format) +
-                                     "; this version reads data format " + std::to_string(data_format) + " only"};
-  if (!format) {
+                                     "; this version reads data formats " + std::to_string(oldest_data_format) +
+                                     " to " + std::to_string(data_format) + " only"};
+  if (!format || *format != data_format) {
     std::string v;
     put_u32(v, data_format);
     if (auto s = wt->write_catalog({{std::string(format_key), v}}, {}); !s) return s;
@@ -145,6 +152,33 @@ status store_impl::recover() {
           spdlog::info("cellar: recovery: table '{}' partition {}: {} cells loaded", t.name, p, n);
         return status::ok();
       });
+      // Then the change runs of the snapshots since the base was last merged, oldest
+      // first: each cell's state replaces what the base (or an older run) said.
+      if (s) {
+        if (options.salvage)
+          if (auto sv = wt->salvage_table(changes_uri(t.uid, p)); !sv) return sv;
+        std::uint64_t run_bytes = 0;
+        s = wt->scan_changes(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
+          auto key = decode_cell_key(k);
+          if (!key) return {code::corruption, "a malformed cell"};
+          if (!families.count(key->family)) {
+            stale.insert(key->family);
+            return status::ok();
+          }
+          cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
+          ++recovered.change_cells;
+          if (v.empty()) {
+            (*m)->unload(key->family, ck);
+            return status::ok();
+          }
+          reader r(v);
+          std::int64_t expires = 0;
+          if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
+          (*m)->load(key->family, std::move(ck), cell_value{std::string(r.rest()), expires});
+          return status::ok();
+        }, &run_bytes);
+        change_bytes[{t.uid, p}] = run_bytes;
+      }
       if (s.code() == code::corruption && !options.salvage)
         return status{code::corruption, s.message() + "; the store is not opened: open it with salvage "
                                                       "(store_options::salvage, cellar-server --salvage) to serve "
@@ -152,14 +186,20 @@ status store_impl::recover() {
       if (!s) return s;
       if (options.salvage)
         spdlog::warn("cellar: salvage: table '{}' partition {} ({}): {} cells kept", t.name, p,
-                     wt->file_of(t.uid, p), n);
-      recovered.cells_loaded += n;
+                     wt->file_of(t.uid, p), (*m)->stats().cells);
+      // The cells the snapshot holds: the base's, as the change runs left them.
+      recovered.cells_loaded += (*m)->stats().cells;
       for (auto f : stale) purges.push_back({t.uid, t.partitioning.count(), f});
       raw.push_back(m->get());
       mems.push_back(std::move(m));
     }
     by_uid[t.uid] = {&t, std::move(raw)};
   }
+
+  // Every cell read is in the memtables now: WiredTiger's cache of the same pages would
+  // be a second copy for as long as nothing evicts it (it is only written from now on).
+  if (auto s = wt->drop_cache(); !s) return s;
+  release_free_memory();
 
   // The log since that snapshot. Replayed changes go into the deltas (the next snapshot
   // must hold them), not into a new log.
@@ -288,17 +328,99 @@ result<snapshot_stats> store_impl::snapshot() {
   };
   // Writer threads, each taking whole partitions (WiredTiger sessions are
   // per thread; partitions are separate tables, so writers never contend on a page).
+  //
+  // Where a partition's changes go (docs/storage.md): into change runs appended to its
+  // change table, so an incremental snapshot writes about the bytes of its changes; or,
+  // merged with the runs written so far, into its base, once the runs and this delta
+  // would reach `merge_fraction` of the base's file (or the base is empty: a first
+  // snapshot is a bulk load). Merging rewrites the base's pages the changes fall in
+  // (for scattered changes, all of them), so each changed byte costs about 1 + 1 /
+  // merge_fraction written bytes amortised, and recovery reads at most 1 +
+  // merge_fraction times the base.
+  constexpr double merge_fraction = 0.5;
+  // (uid, partition) -> bytes of its change runs once this snapshot is complete.
+  std::vector<std::pair<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> pending_change_bytes;
   {
-    std::vector<std::pair<const cut*, std::uint32_t>> work;
-    for (auto& c : cuts)
+    struct work_item {
+      const cut* c;
+      std::uint32_t partition;
+      bool merge;
+      std::uint64_t run_bytes;  // the partition's change runs before this snapshot
+      std::shared_ptr<const std::set<std::uint32_t>> families;  // of the schema now
+    };
+    std::vector<work_item> work;
+    for (auto& c : cuts) {
+      auto families = std::make_shared<std::set<std::uint32_t>>();
+      for (const auto& f : c.rt->schema->families) families->insert(f.id);
       for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
         out.changes += c.deltas[i].map->size();
-        if (!c.deltas[i].map->empty()) work.emplace_back(&c, i);
+        if (c.deltas[i].map->empty()) continue;
+        const std::uint64_t uid = c.rt->schema->uid;
+        const std::uint64_t runs = change_bytes[{uid, i}];
+        const double base = static_cast<double>(wt->base_file_bytes(uid, i));
+        const bool merge = static_cast<double>(runs + c.deltas[i].map->arena_bytes()) >= merge_fraction * base;
+        work.push_back({&c, i, merge, runs, families});
       }
+    }
+    std::vector<std::uint64_t> new_change_bytes(work.size());
     std::atomic<std::size_t> next{0};
     std::atomic<std::uint64_t> written{0};
+    std::atomic<std::uint32_t> merged{0};
     std::mutex error_mutex;
     status error;
+    // One partition's changes, written as above.
+    auto write_partition = [&](std::size_t k) -> status {
+      const auto& w = work[k];
+      const std::uint64_t uid = w.c->rt->schema->uid;
+      const delta_map& delta = *w.c->deltas[w.partition].map;
+      std::uint64_t b = 0;
+      if (!w.merge) {
+        std::uint64_t run_bytes = 0;
+        auto st = wt->write_changes(uid, w.partition, out.generation, delta, &b, &run_bytes);
+        written += b;
+        new_change_bytes[k] = w.run_bytes + run_bytes;
+        return st;
+      }
+      ++merged;
+      new_change_bytes[k] = 0;
+      if (w.run_bytes == 0) {
+        auto st = wt->write_delta(uid, w.partition, delta, &b);
+        written += b;
+        return st;
+      }
+      // The runs, oldest first, then this delta on top: one delta to merge. Cells of
+      // families dropped since are left out (their ids are never used again).
+      delta_map all;
+      auto st = wt->scan_changes(uid, w.partition, [&](std::string_view key, std::string_view stored) -> status {
+        reader r(key);
+        std::uint32_t family = 0;
+        if (!r.u32(family) || !w.families->count(family)) return status::ok();
+        if (stored.empty()) {
+          all.erase(key);
+          return status::ok();
+        }
+        reader v(stored);
+        std::int64_t expires = 0;
+        if (!v.i64(expires)) return {code::corruption, "a malformed cell"};
+        all.put(key, expires, v.rest());
+        return status::ok();
+      });
+      if (!st) return st;
+      for (const auto& [key, change] : delta) {
+        if (change.present) {
+          all.put(key, change.expires_at, change.value());
+          b += std::string_view(key).size() + 8 + change.size;
+        } else {
+          all.erase(key);
+        }
+      }
+      written += b;
+      std::uint64_t ignored = 0;
+      if (st = wt->write_delta(uid, w.partition, all, &ignored); !st) return st;
+      // In the same checkpoint as the merge: a crash before it keeps base and runs as
+      // they were, after it finds the merged base and no runs.
+      return wt->clear_changes(uid, w.partition);
+    };
     // The first writer always works. The others are helpers: they take a partition only
     // after `idle_windows` consecutive windows of 1 ms in which no data call came and none
     // was in flight at the end. (A put loop stalls for several ms at times during a
@@ -322,16 +444,13 @@ result<snapshot_stats> store_impl::snapshot() {
           wrote = true;
           ++writers;
         }
-        const auto& [c, i] = work[k];
-        std::uint64_t b = 0;
-        auto s = wt->write_delta(c->rt->schema->uid, i, *c->deltas[i].map, &b);
-        written += b;
-        if (!s) {
+        if (auto s = write_partition(k); !s) {
           std::lock_guard l(error_mutex);
           error = s;
         }
-        // Kept until the checkpoint: a failed one can stop WiredTiger, which is then
-        // reopened at the last snapshot without what was written here (wt_home.h).
+        // The deltas are kept until the checkpoint: a failed one can stop WiredTiger,
+        // which is then reopened at the last snapshot without what was written here
+        // (wt_home.h).
       }
     };
     std::size_t n = options.snapshot_threads;
@@ -343,7 +462,10 @@ result<snapshot_stats> store_impl::snapshot() {
     for (auto& t : threads) t.join();
     out.bytes = written;
     out.writers = writers;
+    out.merged_partitions = merged;
     if (!error) return failed(error);
+    for (std::size_t k = 0; k < work.size(); ++k)
+      pending_change_bytes.push_back({{work[k].c->rt->schema->uid, work[k].partition}, new_change_bytes[k]});
   }
   // Purge, record the generation and checkpoint, also at the lower CPU priority; then
   // free the deltas there (a few arena blocks each: partition/delta_map.h).
@@ -361,14 +483,17 @@ result<snapshot_stats> store_impl::snapshot() {
       return;
     }
     finish = wt->checkpoint();
-    if (finish)
+    if (finish) {
       for (auto& c : cuts)
         for (auto& d : c.deltas)
           if (d.map) d.map->clear();
+      release_free_memory();
+    }
   });
   finisher.join();
   if (!finish) return failed(finish);
   purges.clear();
+  for (const auto& [key, bytes] : pending_change_bytes) change_bytes[key] = bytes;
   generation = out.generation;
   if (log) {
     log->remove_before(generation);

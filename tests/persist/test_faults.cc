@@ -189,6 +189,92 @@ TEST_CASE("a failing snapshot leaves the previous one as the recovery point; the
   CHECK(rows_in(dir.crash_copy(), durability::snapshot, {"a", "b"}) == after);
 }
 
+// The same for a snapshot that appends change runs (persist/wt_home.h): the base is large
+// next to the changes, so snapshots after the first write runs, not the base.
+TEST_CASE("a failing change-run snapshot leaves the previous one as the recovery point", "[faults]") {
+  fault::rule rule{op::write, "/c1p", EIO, 0, 1};
+  SECTION("write of a change file during the checkpoint") {}
+  SECTION("sync of a change file during the checkpoint") { rule = {op::sync, "/c1p", ENOSPC, 0, 1}; }
+  temp_dir dir;
+  auto faults = std::make_shared<fault::fault_env>();
+  auto s = open_ok(opts(dir.path, durability::snapshot, faults));
+  REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  for (int i = 0; i < 3000; ++i)
+    REQUIRE(t.put(put("base" + std::to_string(i)).add("f", "q", std::string(100, 'v'))).is_ok());
+  REQUIRE(s->snapshot().is_ok());
+  REQUIRE(put_row(t, "a").is_ok());
+  auto first_run = s->snapshot();
+  REQUIRE(first_run.is_ok());
+  REQUIRE(first_run->merged_partitions == 0);  // a change run
+  REQUIRE(put_row(t, "b").is_ok());
+  REQUIRE(t.remove(deletion("a")).is_ok());
+
+  faults->add(rule);
+  auto failed = s->snapshot();
+  INFO(failed.error().to_string());
+  CHECK(failed.code() == code::io_error);
+  CHECK(faults->injected() == 1);
+  recovery_stats rec;
+  CHECK(rows_in(dir.crash_copy(), durability::snapshot, {"a", "b", "base0", "base2999"}, &rec) ==
+        rows{"a", "base0", "base2999"});
+  CHECK(rec.change_cells == 1);
+
+  CHECK(has_row(t, "b"));
+  auto retried = s->snapshot();
+  INFO(retried.error().to_string());
+  REQUIRE(retried.is_ok());
+  CHECK(retried->merged_partitions == 0);
+  CHECK(rows_in(dir.crash_copy(), durability::snapshot, {"a", "b", "base0", "base2999"}) ==
+        rows{"b", "base0", "base2999"});
+}
+
+// A snapshot that fails without stopping WiredTiger leaves what it wrote in WiredTiger's
+// tables, and checkpointed by the next one. The next snapshot of the same generation (in
+// snapshot mode, no log generation moves it on) must not leave the failed one's runs to
+// be read after its own: here the failed one wrote the cell "r5" in a run of its own, and
+// the retry writes the same cell's new value in a run that starts at "r1".
+TEST_CASE("a retried snapshot replaces the change runs a failed one left", "[faults]") {
+  temp_dir dir;
+  auto faults = std::make_shared<fault::fault_env>();
+  auto s = open_ok(opts(dir.path, durability::snapshot, faults));
+  REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  for (int i = 0; i < 3000; ++i)
+    REQUIRE(t.put(put("base" + std::to_string(i)).add("f", "q", std::string(100, 'v'))).is_ok());
+  REQUIRE(s->snapshot().is_ok());
+  REQUIRE(t.put(put("r5").add("f", "q", 100, "old")).is_ok());
+  // A second table's first snapshot bulk-loads; cellar's own sync of its file fails,
+  // which does not stop WiredTiger. Table "t" (uid 1) is written first or second: the
+  // rule fails the sync of table "u"'s file (uid 2) only.
+  REQUIRE(s->create_table({"u", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto u = s->open_table("u").value();
+  REQUIRE(u.put(put("x").add("f", "q", "x")).is_ok());
+  faults->add({op::sync, "/d2p", EIO, 0, 1});
+  auto failed = s->snapshot();
+  CHECK(failed.code() == code::io_error);
+  CHECK(faults->injected() == 1);
+  REQUIRE(t.put(put("r1").add("f", "q", 100, "new")).is_ok());
+  REQUIRE(t.put(put("r5").add("f", "q", 100, "new")).is_ok());  // the same cell
+  auto retried = s->snapshot();
+  INFO(retried.error().to_string());
+  REQUIRE(retried.is_ok());
+  CHECK(retried->merged_partitions == 1);  // "u"'s bulk load; "t" wrote a run
+  // Every version of every cell, as the store holds them.
+  auto cells_of = [](table& tt) {
+    std::vector<cell> out;
+    for (auto& r : tt.scan(scan().all_versions()).value().all().value())
+      for (auto& c : r.cells) out.push_back(c);
+    return out;
+  };
+  auto s2 = open_ok(opts(dir.crash_copy(), durability::snapshot));
+  auto t2 = s2->open_table("t").value();
+  CHECK(cells_of(t2) == cells_of(t));
+  auto r5 = t2.get(get("r5")).value();
+  REQUIRE(r5.cells.size() == 1);
+  CHECK(r5.cells[0].value == "new");
+}
+
 TEST_CASE("a torn log tail is dropped at recovery, which says how much", "[faults]") {
   temp_dir dir;
   auto faults = std::make_shared<fault::fault_env>();

@@ -218,6 +218,166 @@ TEST_CASE("incremental snapshots merge changes into runs exactly", "[persist]") 
 // The data format is recorded in the catalog; a home without it that holds tables was
 // written by the one-item-per-cell format, and one with another number by some other
 // version: both are refused at open with UNSUPPORTED, never misread.
+// Change runs (persist/wt_home.h): once a partition's base is large next to its changes,
+// a snapshot appends them to its change table instead of rewriting the base. Recovery
+// applies the base, then every run oldest first (puts, overwrites, erasures of cells of
+// the base and of earlier runs, cells of families dropped since), then the log.
+TEST_CASE("recovery applies the base, several change runs and the log", "[persist]") {
+  temp_dir dir;
+  std::mt19937 rng(20261201);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto row = [](int i) {
+    char b[16];
+    std::snprintf(b, sizeof b, "r%05d", i);
+    return std::string(b);
+  };
+  const std::string big(100, 'b');
+  std::vector<cell> expect;
+  std::uint64_t change_cells = 0;
+  {
+    auto s = open_ok(opts(dir.path, durability::log));
+    REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"a", 2}, {"b", 1}, {"x"}}}, schema_origin::oceanbase_ddl)
+                .is_ok());
+    auto t = s->open_table("t").value();
+    for (int i = 0; i < 6000; ++i) REQUIRE(t.put(put(row(i)).add("a", "q", big).add("x", "q", "x")).is_ok());
+    auto first = s->snapshot();
+    REQUIRE(first.is_ok());
+    CHECK(first->merged_partitions == 2);  // empty bases: a bulk load each
+    for (int round = 0; round < 4; ++round) {
+      for (int n = 0; n < 60; ++n) {
+        const int r = pick(round == 3 ? 7000 : 6500);  // new rows too
+        const char* fam = pick(2) ? "a" : "b";
+        switch (pick(4)) {
+          case 0: REQUIRE(t.remove(deletion(row(r))).is_ok()); break;
+          case 1: REQUIRE(t.remove(deletion(row(r)).column(fam, "q")).is_ok()); break;
+          default:
+            REQUIRE(t.put(put(row(r)).add(fam, "q" + std::to_string(pick(2)), std::to_string(round) + "-" + big))
+                        .is_ok());
+        }
+      }
+      // The same rows again: a later run replaces and erases cells of an earlier one.
+      REQUIRE(t.put(put(row(7)).add("a", "q", "round" + std::to_string(round))).is_ok());
+      if (round % 2) REQUIRE(t.remove(deletion(row(8))).is_ok());
+      else REQUIRE(t.put(put(row(8)).add("b", "q", "back")).is_ok());
+      if (round < 2) REQUIRE(t.put(put(row(round)).add("x", "q", "in a run")).is_ok());
+      if (round == 2) REQUIRE(s->drop_family("t", "x").is_ok());  // its cells stay in older runs
+      auto snap = s->snapshot();
+      REQUIRE(snap.is_ok());
+      CHECK(snap->changes > 0);
+      CHECK(snap->merged_partitions == 0);
+    }
+    // After the last snapshot: only in the log.
+    for (int n = 0; n < 50; ++n) REQUIRE(t.put(put(row(pick(7000))).add("a", "q", "log")).is_ok());
+    REQUIRE(t.remove(deletion(row(9))).is_ok());
+    expect = all_cells(*s, "t");
+    // What a crash now would leave: the directory as it is (no final snapshot).
+    fs::copy(dir.path, dir.path + "-crash", fs::copy_options::recursive);
+  }
+  const std::string crashed = dir.path + "-crash";
+  {
+    auto s = open_ok(opts(crashed, durability::log));
+    CHECK(all_cells(*s, "t") == expect);
+    change_cells = s->recovery().change_cells;
+    CHECK(change_cells > 0);
+    CHECK(s->recovery().log_records > 0);
+  }
+  fs::remove_all(crashed);
+  // The clean close took a snapshot: base, runs and that one.
+  auto s = open_ok(opts(dir.path, durability::log));
+  CHECK(all_cells(*s, "t") == expect);
+  CHECK(s->recovery().change_cells > change_cells);
+  CHECK(s->recovery().cells_loaded == expect.size());
+}
+
+// Once a partition's change runs reach half its base's file, a snapshot merges them with
+// its own changes into the base and clears them, in the same checkpoint.
+TEST_CASE("change runs are merged into the base once they grow", "[persist]") {
+  temp_dir dir;
+  auto row = [](int i) {
+    char b[16];
+    std::snprintf(b, sizeof b, "r%05d", i);
+    return std::string(b);
+  };
+  std::vector<cell> expect;
+  int snapshots_before_merge = 0;
+  {
+    auto s = open_ok(opts(dir.path, durability::snapshot));
+    REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}, {"g"}}}, schema_origin::oceanbase_ddl).is_ok());
+    auto t = s->open_table("t").value();
+    for (int i = 0; i < 5000; ++i) REQUIRE(t.put(put(row(i)).add("f", "q", std::string(100, 'v'))).is_ok());
+    REQUIRE(s->snapshot().is_ok());
+    for (int round = 1;; ++round) {
+      REQUIRE(round < 60);
+      for (int i = 0; i < 300; ++i) {
+        const int r = (i * 7919 + round * 131) % 5000;
+        if (i % 10 == 0) REQUIRE(t.remove(deletion(row(r))).is_ok());
+        else REQUIRE(t.put(put(row(r)).add(i % 3 || round > 2 ? "f" : "g", "q", std::to_string(round) + std::string(100, 'w'))).is_ok());
+      }
+      if (round == 2) REQUIRE(s->drop_family("t", "g").is_ok());
+      auto snap = s->snapshot();
+      REQUIRE(snap.is_ok());
+      if (snap->merged_partitions == 1) break;
+      ++snapshots_before_merge;
+    }
+    REQUIRE(snapshots_before_merge > 1);  // runs came first
+    expect = all_cells(*s, "t");
+    // No change run is left after the merge.
+    fs::copy(dir.path, dir.path + "-crash", fs::copy_options::recursive);
+  }
+  {
+    auto s = open_ok(opts(dir.path + "-crash", durability::snapshot));
+    CHECK(all_cells(*s, "t") == expect);
+    CHECK(s->recovery().change_cells == 0);
+    CHECK(s->recovery().cells_loaded == expect.size());
+    // And runs start again on top of the merged base.
+    auto t = s->open_table("t").value();
+    REQUIRE(t.put(put(row(1)).add("f", "q", "after")).is_ok());
+    auto snap = s->snapshot();
+    REQUIRE(snap.is_ok());
+    CHECK(snap->merged_partitions == 0);
+    expect = all_cells(*s, "t");
+  }
+  auto s = open_ok(opts(dir.path + "-crash", durability::snapshot));
+  CHECK(all_cells(*s, "t") == expect);
+  CHECK(s->recovery().change_cells >= 1);
+  fs::remove_all(dir.path + "-crash");
+}
+
+namespace {
+// VmRSS of this process, in bytes.
+std::size_t rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6)) * 1024;
+  return 0;
+}
+}  // namespace
+
+// A snapshot hands the memory of the deltas it wrote back to the operating system
+// (persist/free_memory.h): the delta held a second copy of every changed cell.
+TEST_CASE("a snapshot returns the memory of its deltas", "[persist]") {
+  temp_dir dir;
+  auto s = open_ok(opts(dir.path, durability::snapshot));
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
+  auto t = s->open_table("t").value();
+  const std::string v(1000, 'v');
+  std::vector<put> batch;
+  for (int i = 0; i < 60000; ++i) {
+    batch.push_back(put("row" + std::to_string(i)).add("f", "q", v));
+    if (batch.size() == 500) {
+      REQUIRE(t.put(batch).is_ok());
+      batch.clear();
+    }
+  }
+  const std::size_t before = rss_bytes();
+  REQUIRE(s->snapshot().is_ok());
+  const std::size_t after = rss_bytes();
+  INFO("RSS before " << before << ", after " << after);
+  // The deltas held 60 MB of values; at least half of that is returned.
+  CHECK(before > after + 30'000'000);
+}
+
 TEST_CASE("a home in another data format is refused at open", "[persist]") {
   for (bool remove_marker : {true, false}) {
     temp_dir dir;

@@ -304,6 +304,16 @@ void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   if (inserted) ++cells_;
 }
 
+void memtable::unload(std::uint32_t fid, const cell_key& key) {
+  auto* m = find(fid);
+  if (!m) return;
+  auto it = m->find(key_view{key.row, key.qualifier, key.ts});
+  if (it == m->end()) return;
+  account(-cell_charge(it.row().size(), it.qualifier().size(), it.value().value.size()));
+  --cells_;
+  m->erase(it);
+}
+
 void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v) {
   if (dropped(fid)) return;
   const bool saved_redo = track_redo_;

@@ -141,6 +141,8 @@ class memtable {
   // Recovery: sets a cell from a snapshot (not tracked) or from the log (tracked in the
   // delta, so the next snapshot holds it).
   void load(std::uint32_t fid, cell_key key, cell_value v);
+  // Recovery: a snapshot's change run erased the cell (not tracked).
+  void unload(std::uint32_t fid, const cell_key& key);
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
   // --- moves (cluster/mover.h) --------------------------------------------------------

@@ -52,7 +52,8 @@ void append_run_cell(std::string& run, std::string_view key, std::string_view st
 
 bool run_reader::next(std::string_view& key, std::string_view& stored) {
   if (!ok_ || in_.empty()) return false;
-  if (!get_sized(in_, key) || !get_sized(in_, stored) || key.size() < 4 || stored.size() < 8 ||
+  if (!get_sized(in_, key) || !get_sized(in_, stored) || key.size() < 4 ||
+      (stored.size() < 8 && !(erasures_ && stored.empty())) ||
       (!first_ && key <= last_)) {
     ok_ = false;
     return false;
@@ -62,11 +63,13 @@ bool run_reader::next(std::string_view& key, std::string_view& stored) {
   return true;
 }
 
-status for_each_run_cell(std::string_view run_key, std::string_view run,
-                         const std::function<status(std::string_view key, std::string_view stored)>& fn) {
+namespace {
+
+status for_each_cell(std::string_view run_key, std::string_view run, bool erasures,
+                     const std::function<status(std::string_view key, std::string_view stored)>& fn) {
   if (run_key.size() < 4) return {code::corruption, "malformed run: a key shorter than a family id"};
   const std::string_view family = run_key.substr(0, 4);
-  run_reader r(run);
+  run_reader r(run, erasures);
   std::string_view key, stored;
   bool first = true;
   while (r.next(key, stored)) {
@@ -78,6 +81,22 @@ status for_each_run_cell(std::string_view run_key, std::string_view run,
   if (!r.ok()) return {code::corruption, "malformed run: a cell is cut short or out of order"};
   if (first) return {code::corruption, "malformed run: no cells"};
   return status::ok();
+}
+
+}  // namespace
+
+status for_each_run_cell(std::string_view run_key, std::string_view run,
+                         const std::function<status(std::string_view key, std::string_view stored)>& fn) {
+  return for_each_cell(run_key, run, false, fn);
+}
+
+status for_each_change_cell(std::string_view table_key, std::string_view run, std::uint64_t* generation,
+                            const std::function<status(std::string_view key, std::string_view stored)>& fn) {
+  reader r(table_key);
+  std::uint64_t g = 0;
+  if (!r.u64(g)) return {code::corruption, "malformed change run: a key shorter than a generation"};
+  if (generation) *generation = g;
+  return for_each_cell(r.rest(), run, true, fn);
 }
 
 }  // namespace cellar::detail

@@ -11,6 +11,10 @@
 //   varint key length | encoded cell key | varint stored length | stored value
 // where the stored value is the cell value of persist/codec.h (i64 expires_at, then the
 // value bytes). Keys ascend strictly within a run.
+//
+// A change run (the table of a partition's changes since its base was last merged:
+// persist/wt_home.h) has the same layout, and its stored value may also be empty: the
+// cell was erased.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +39,8 @@ void append_run_cell(std::string& run, std::string_view key, std::string_view st
 // tell them apart with ok(). A run whose keys do not ascend is damaged.
 class run_reader {
  public:
-  explicit run_reader(std::string_view run) : in_(run) {}
+  // `erasures`: a change run, whose cells may be erased (an empty stored value).
+  explicit run_reader(std::string_view run, bool erasures = false) : in_(run), erasures_(erasures) {}
   bool next(std::string_view& key, std::string_view& stored);
   bool ok() const { return ok_; }
 
@@ -44,6 +49,7 @@ class run_reader {
   std::string_view last_;
   bool ok_ = true;
   bool first_ = true;
+  bool erasures_ = false;
 };
 
 // Recovery's reading of one stored run: calls fn(key, stored) for each cell of the run
@@ -52,5 +58,11 @@ class run_reader {
 // of `run_key`'s family. CORRUPTION ("malformed run: ...") if not; fn's error stops it.
 status for_each_run_cell(std::string_view run_key, std::string_view run,
                          const std::function<status(std::string_view key, std::string_view stored)>& fn);
+
+// The same for a change run stored under `table_key` = u64 big-endian generation, then
+// the encoded key of its first cell; an empty `stored` is an erased cell. *generation
+// gets the run's generation.
+status for_each_change_cell(std::string_view table_key, std::string_view run, std::uint64_t* generation,
+                            const std::function<status(std::string_view key, std::string_view stored)>& fn);
 
 }  // namespace cellar::detail

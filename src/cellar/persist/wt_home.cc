@@ -178,6 +178,10 @@ std::string partition_uri(std::uint64_t uid, std::uint32_t partition) {
   return "table:" + partition_file_stem(uid, partition);
 }
 
+std::string changes_uri(std::uint64_t uid, std::uint32_t partition) {
+  return "table:c" + std::to_string(uid) + "p" + std::to_string(partition);
+}
+
 std::string partition_file_stem(std::uint64_t uid, std::uint32_t partition) {
   return "d" + std::to_string(uid) + "p" + std::to_string(partition);
 }
@@ -247,6 +251,18 @@ status wt_home::reopen() {
   return status::ok();
 }
 
+status wt_home::drop_cache() {
+  std::unique_lock guard(conn_mu_);
+  if (conn_) {
+    if (int ret = conn_->close(conn_, nullptr); ret != 0) {
+      conn_ = nullptr;
+      return wt_error(ret, "close the WiredTiger home " + dir_);
+    }
+  }
+  conn_ = nullptr;
+  return connect();
+}
+
 status wt_home::salvage_table(const std::string& uri) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);
@@ -312,8 +328,8 @@ status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-  if (int ret = s->create(s.get(), partition_uri(uid, partition).c_str(), cell_table_config); ret != 0)
-    return wt_error(ret, "create " + partition_uri(uid, partition));
+  for (const auto& uri : {partition_uri(uid, partition), changes_uri(uid, partition)})
+    if (int ret = s->create(s.get(), uri.c_str(), cell_table_config); ret != 0) return wt_error(ret, "create " + uri);
   return status::ok();
 }
 
@@ -321,8 +337,10 @@ status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-  int ret = s->drop(s.get(), partition_uri(uid, partition).c_str(), "force=true");
-  if (ret != 0 && ret != ENOENT) return wt_error(ret, "drop " + partition_uri(uid, partition));
+  for (const auto& uri : {partition_uri(uid, partition), changes_uri(uid, partition)}) {
+    const int ret = s->drop(s.get(), uri.c_str(), "force=true");
+    if (ret != 0 && ret != ENOENT) return wt_error(ret, "drop " + uri);
+  }
   return status::ok();
 }
 
@@ -560,6 +578,134 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   }
   if (int r = s->commit_transaction(s.get(), nullptr); r != 0) return wt_error(r, "commit snapshot part");
   return status::ok();
+}
+
+status wt_home::write_changes(std::uint64_t uid, std::uint32_t partition, std::uint64_t generation,
+                              const delta_map& delta, std::uint64_t* bytes, std::uint64_t* run_bytes) {
+  if (delta.empty()) return status::ok();
+  std::shared_lock guard(conn_mu_);
+  session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
+  const auto uri = changes_uri(uid, partition);
+  // A partition created before change tables were (data format 2) has none yet.
+  if (int ret = s->create(s.get(), uri.c_str(), cell_table_config); ret != 0) return wt_error(ret, "create " + uri);
+  cursor c(s.get(), uri, "overwrite=true");
+  if (c.error()) return wt_error(c.error(), "open " + uri);
+  std::string from;
+  put_u64(from, generation);
+  // Runs of this generation or later were left by a snapshot that failed (WiredTiger kept
+  // what it had written): recovery must not read them after this snapshot's runs.
+  {
+    std::vector<std::string> stale;
+    WT_ITEM ki = item(from);
+    c->set_key(c.get(), &ki);
+    int exact = 0;
+    int ret = c->search_near(c.get(), &exact);
+    if (ret == 0 && exact < 0) ret = c->next(c.get());
+    for (; ret == 0; ret = c->next(c.get())) stale.push_back(current_key(c.get()));
+    if (ret != WT_NOTFOUND) return wt_error(ret, "read " + uri);
+    for (const auto& k : stale) {
+      WT_ITEM si = item(k);
+      c->set_key(c.get(), &si);
+      if (int r = c->remove(c.get()); r != 0 && r != WT_NOTFOUND) return wt_error(r, "write " + uri);
+    }
+  }
+  // Many small transactions, as write_delta: only the checkpoint makes them durable.
+  constexpr std::size_t bytes_per_txn = 1 << 20;
+  std::size_t in_txn = 0;
+  s->begin_transaction(s.get(), nullptr);
+  std::string run, run_key;
+  auto flush = [&]() -> int {
+    if (run.empty()) return 0;
+    WT_ITEM ki = item(run_key), vi = item(run);
+    c->set_key(c.get(), &ki);
+    c->set_value(c.get(), &vi);
+    if (int ret = c->insert(c.get()); ret != 0) return ret;
+    if (run_bytes) *run_bytes += run_key.size() + run.size();
+    in_txn += run.size();
+    run.clear();
+    if (in_txn >= bytes_per_txn) {
+      if (int ret = s->commit_transaction(s.get(), nullptr); ret != 0) return ret;
+      s->begin_transaction(s.get(), nullptr);
+      in_txn = 0;
+    }
+    return 0;
+  };
+  for (const auto& [key, val] : delta) {
+    const std::string_view k = key;
+    // A run holds cells of one family (for_each_change_cell checks it).
+    if (!run.empty() && (run.size() >= run_target_bytes || k.substr(0, 4) != std::string_view(run_key).substr(8, 4)))
+      if (int ret = flush(); ret != 0) {
+        s->rollback_transaction(s.get(), nullptr);
+        return wt_error(ret, "write " + uri);
+      }
+    if (run.empty()) {
+      run_key = from;
+      run_key += k;
+    }
+    if (val.present) {
+      append_run_cell(run, k, val.expires_at, val.value());
+      if (bytes) *bytes += k.size() + 8 + val.size;
+    } else {
+      append_run_cell(run, k, std::string_view{});
+      if (bytes) *bytes += k.size();
+    }
+    background_yield(8);
+  }
+  if (int ret = flush(); ret != 0) {
+    s->rollback_transaction(s.get(), nullptr);
+    return wt_error(ret, "write " + uri);
+  }
+  if (int r = s->commit_transaction(s.get(), nullptr); r != 0) return wt_error(r, "commit snapshot part");
+  return status::ok();
+}
+
+status wt_home::scan_changes(std::uint64_t uid, std::uint32_t partition,
+                             const std::function<status(std::string_view, std::string_view)>& fn,
+                             std::uint64_t* run_bytes) {
+  std::shared_lock guard(conn_mu_);
+  session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
+  const auto uri = changes_uri(uid, partition);
+  cursor c(s.get(), uri);
+  if (c.error() == ENOENT) return status::ok();
+  if (c.error()) return wt_error(c.error(), "open " + describe(uri));
+  int ret;
+  while ((ret = c->next(c.get())) == 0) {
+    WT_ITEM k, v;
+    c->get_key(c.get(), &k);
+    c->get_value(c.get(), &v);
+    if (run_bytes) *run_bytes += k.size + v.size;
+    auto st = for_each_change_cell(view(k), view(v), nullptr, fn);
+    if (st.code() == code::corruption) return status{code::corruption, describe(uri) + ": " + st.message()};
+    if (!st) return st;
+  }
+  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + describe(uri));
+  return status::ok();
+}
+
+status wt_home::clear_changes(std::uint64_t uid, std::uint32_t partition) {
+  std::shared_lock guard(conn_mu_);
+  session s(conn_);
+  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
+  const auto uri = changes_uri(uid, partition);
+  cursor lo(s.get(), uri), hi(s.get(), uri);
+  if (lo.error() == ENOENT) return status::ok();
+  if (lo.error() || hi.error()) return wt_error(lo.error() ? lo.error() : hi.error(), "open " + uri);
+  int ret = lo->next(lo.get());
+  if (ret == WT_NOTFOUND) return status::ok();
+  if (ret == 0) ret = hi->prev(hi.get());
+  if (ret != 0) return wt_error(ret, "read " + uri);
+  // A range truncate: transactional, so the checkpoint that ends the snapshot takes it
+  // with the merge it follows (a truncate of the whole file would not be).
+  if ((ret = s->truncate(s.get(), nullptr, lo.get(), hi.get(), nullptr)) != 0) return wt_error(ret, "truncate " + uri);
+  return status::ok();
+}
+
+std::uint64_t wt_home::base_file_bytes(std::uint64_t uid, std::uint32_t partition) {
+  std::uint64_t n = 0;
+  if (env_->file_size(file_of(uid, partition), &n) != 0) return 0;
+  return n;
 }
 
 status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family) {

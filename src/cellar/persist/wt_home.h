@@ -5,8 +5,15 @@
 //                      "\0store" holds the store's counters. Every change commits with
 //                      sync=on, so DDL is durable when it returns.
 //   table:meta         not logged; "snapshot_gen" = generation of the last snapshot.
-//   table:d<uid>p<i>   not logged; the cells of partition i of table <uid>, keys and
-//                      values as in persist/codec.h.
+//   table:d<uid>p<i>   not logged; the base of partition i of table <uid>: its cells in
+//                      runs (persist/runs.h).
+//   table:c<uid>p<i>   not logged; the partition's changes since they were last merged
+//                      into its base: one or more change runs (persist/runs.h) per
+//                      snapshot, keyed by the snapshot's generation (u64 big-endian) and
+//                      the run's first cell key. Recovery applies them on top of the base,
+//                      oldest generation first. An incremental snapshot appends here, so
+//                      it writes about the bytes of its changes; writing them into the
+//                      base instead dirtied a 32 KB page per scattered change.
 // Tables that are not logged are recovered by WiredTiger to its last checkpoint, and a
 // checkpoint is only taken at the end of a snapshot: that is what makes a snapshot
 // atomic even when it is written in many transactions.
@@ -55,7 +62,25 @@ class wt_home {
   status drop_partition(std::uint64_t uid, std::uint32_t partition);
 
   // Snapshot work.
+  // Merges `delta` into the partition's base (a bulk load if the base is empty).
   status write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta, std::uint64_t* bytes);
+  // Appends `delta` to the partition's changes as the change runs of `generation`, after
+  // removing any of that generation or later (left by a snapshot that failed).
+  // *bytes += the cells' bytes (key, expiry, value; the key of an erased one);
+  // *run_bytes += the bytes of the runs written.
+  status write_changes(std::uint64_t uid, std::uint32_t partition, std::uint64_t generation, const delta_map& delta,
+                       std::uint64_t* bytes, std::uint64_t* run_bytes);
+  // Calls fn for every cell of the partition's change runs, oldest generation first and
+  // in key order within one; an empty `stored` is an erasure. *run_bytes (if given) gets
+  // the bytes of the runs read. No change table: nothing.
+  status scan_changes(std::uint64_t uid, std::uint32_t partition,
+                      const std::function<status(std::string_view key, std::string_view stored)>& fn,
+                      std::uint64_t* run_bytes = nullptr);
+  // Removes every change run of the partition (after they were merged into its base).
+  status clear_changes(std::uint64_t uid, std::uint32_t partition);
+  // Bytes of the base's file now (0 if it has none): the size the changes are weighed
+  // against to decide when to merge them.
+  std::uint64_t base_file_bytes(std::uint64_t uid, std::uint32_t partition);
   status purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family);
   status set_meta(std::string_view key, std::uint64_t value);
   status checkpoint();
@@ -63,6 +88,10 @@ class wt_home {
   // WiredTiger has stopped after a failure it cannot go on from (WT_PANIC).
   bool stopped();
   status reopen();
+  // Closes the connection and opens it again, which frees WiredTiger's cache: what
+  // recovery read is served from memory now, and WiredTiger is only written to again.
+  // Same locking as reopen().
+  status drop_cache();
 
   // Recovery.
   // Rebuilds a table's file from what can still be read of it (WT_SESSION::salvage):
@@ -87,6 +116,7 @@ class wt_home {
 };
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition);
+std::string changes_uri(std::uint64_t uid, std::uint32_t partition);
 // Its file in the home is this stem plus ".wt".
 std::string partition_file_stem(std::uint64_t uid, std::uint32_t partition);
 
