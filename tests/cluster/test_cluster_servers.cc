@@ -757,3 +757,34 @@ TEST_CASE("a move whose target is killed before the flip is aborted and loses no
   INFO(missing.size() << " missing, first " << (missing.empty() ? "" : missing[0]));
   CHECK(missing.empty());
 }
+
+TEST_CASE("a partition moved away and back: a restart does not replay its old log records over it",
+          "[cluster][servers][moves]") {
+  cluster3 c({"--durability", "log-sync"});
+  REQUIRE(lines(shell(c.node(1), "create 'bk', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  auto conn = rpc::connect(c.node(1).address());
+  REQUIRE(conn.is_ok());
+  auto rows = preload(**conn, "bk", 120);
+  const auto before = c.placement();
+  std::uint32_t p = 0;
+  while (before.tables.at("bk")[p].node != "n2") ++p;
+  std::vector<std::string> p_rows;
+  for (const auto& r : rows)
+    if (partition_of_row(**conn, "bk", r) == p) p_rows.push_back(r);
+  REQUIRE(p_rows.size() >= 2);
+  const std::string name = "bk/" + std::to_string(p);
+  // Away to n3, a row of it deleted there, back to n2; then n2 killed and restarted.
+  REQUIRE(lines(shell(c.node(1), "move '" + name + "', 'n3'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  std::vector<batch_op> del;
+  del.push_back(cellar::deletion(p_rows[0]));
+  for (auto& r : (*conn)->batch("bk", std::move(del))) REQUIRE(r.st.is_ok());
+  REQUIRE(lines(shell(c.node(1), "move '" + name + "', 'n2'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  c.kill9(2);
+  c.start(2);
+  const std::vector<std::string> rest(p_rows.begin() + 1, p_rows.end());
+  REQUIRE(zktest::eventually([&] { return missing_through(c.node(1).address(), "bk", rest).empty(); }));
+  auto deleted = missing_through(c.node(1).address(), "bk", {p_rows[0]});
+  INFO("the deleted row after n2's restart: " << (deleted.empty() ? "back" : deleted[0]));
+  REQUIRE(deleted.size() == 1);
+  CHECK(deleted[0].find("not there (0 cells)") != std::string::npos);
+}

@@ -249,6 +249,14 @@ void member::state::reconcile() {
       if (auto st = store.wt->drop_partition(id.table_uid, id.index); !st)
         spdlog::warn("cellar: dropping partition {} (moved away): {}", id.index, st.to_string());
   }
+  // The redo log still holds the old records of what moved away. Should a partition come
+  // back here later, a restart would replay them over the copy it came back with (a deleted
+  // cell would return), so a snapshot now retires the log generations that hold them.
+  // Here, on the ZooKeeper event thread, not a CAF worker: the snapshot's cuts need one.
+  if (store.persistent() && store.log && !moved_out_here.empty())
+    if (auto r = store.snapshot(); !r)
+      spdlog::warn("cellar: the snapshot after a move away failed ({}): the moved partitions' old log records "
+                   "stay until the next snapshot", r.error().to_string());
 
   if (complete) {
     std::lock_guard lock(mu);
