@@ -114,9 +114,17 @@ struct mover {
       auto done = zk.multi({zk_op::check(intent, 0), placement_op(*pl, *moved), zk_op::remove(intent)});
       if (done) return moved->epoch;
       auto still = zk.exists(intent);
-      if (still && !still->has_value())
+      if (still && !still->has_value()) {
+        // The multi may have committed although its answer was lost (a connection loss):
+        // then the map already gives the partition to `to`, and aborting would drop the
+        // only copy that now serves.
+        if (auto now = read_placement(zk); now) {
+          const auto* o = now->map.owner({table, index});
+          if (o && o->node == to) return now->map.epoch;
+        }
         return status{code::unavailable, "the intent of the move of " + where() + " is gone (the session of node '" +
                                              node.self().id + "' ended): aborted"};
+      }
       if (done.code() != code::conflict) return done.error();
     }
     return status{code::conflict, "the placement map kept changing; the move of " + where() + " was aborted"};
