@@ -660,28 +660,41 @@ status wt_home::write_changes(std::uint64_t uid, std::uint32_t partition, std::u
   return status::ok();
 }
 
-status wt_home::scan_changes(std::uint64_t uid, std::uint32_t partition,
-                             const std::function<status(std::string_view, std::string_view)>& fn,
-                             std::uint64_t* run_bytes) {
-  std::shared_lock guard(conn_mu_);
-  session s(conn_);
+namespace {
+
+// Every record of the WiredTiger table `uri` (none if it does not exist), in key order,
+// through `decode`; a CORRUPTION it answers names the table.
+template <class Decode>
+status walk_records(WT_CONNECTION* conn, const std::string& uri, const std::string& name, Decode&& decode) {
+  session s(conn);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-  const auto uri = changes_uri(uid, partition);
   cursor c(s.get(), uri);
   if (c.error() == ENOENT) return status::ok();
-  if (c.error()) return wt_error(c.error(), "open " + describe(uri));
+  if (c.error()) return wt_error(c.error(), "open " + name);
   int ret;
   while ((ret = c->next(c.get())) == 0) {
     WT_ITEM k, v;
     c->get_key(c.get(), &k);
     c->get_value(c.get(), &v);
-    if (run_bytes) *run_bytes += k.size + v.size;
-    auto st = for_each_change_cell(view(k), view(v), nullptr, fn);
-    if (st.code() == code::corruption) return status{code::corruption, describe(uri) + ": " + st.message()};
+    auto st = decode(k, v);
+    if (st.code() == code::corruption) return status{code::corruption, name + ": " + st.message()};
     if (!st) return st;
   }
-  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + describe(uri));
+  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + name);
   return status::ok();
+}
+
+}  // namespace
+
+status wt_home::scan_changes(std::uint64_t uid, std::uint32_t partition,
+                             const std::function<status(std::string_view, std::string_view)>& fn,
+                             std::uint64_t* run_bytes) {
+  std::shared_lock guard(conn_mu_);
+  const auto uri = changes_uri(uid, partition);
+  return walk_records(conn_, uri, describe(uri), [&](const WT_ITEM& k, const WT_ITEM& v) {
+    if (run_bytes) *run_bytes += k.size + v.size;
+    return for_each_change_cell(view(k), view(v), nullptr, fn);
+  });
 }
 
 status wt_home::clear_changes(std::uint64_t uid, std::uint32_t partition) {
@@ -780,23 +793,9 @@ status wt_home::checkpoint() {
 status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
                                const std::function<status(std::string_view, std::string_view)>& fn) {
   std::shared_lock guard(conn_mu_);
-  session s(conn_);
-  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
-  cursor c(s.get(), uri);
-  if (c.error() == ENOENT) return status::ok();
-  if (c.error()) return wt_error(c.error(), "open " + describe(uri));
-  int ret;
-  while ((ret = c->next(c.get())) == 0) {
-    WT_ITEM k, v;
-    c->get_key(c.get(), &k);
-    c->get_value(c.get(), &v);
-    auto st = for_each_run_cell(view(k), view(v), fn);
-    if (st.code() == code::corruption) return status{code::corruption, describe(uri) + ": " + st.message()};
-    if (!st) return st;
-  }
-  if (ret != WT_NOTFOUND) return wt_error(ret, "read " + describe(uri));
-  return status::ok();
+  return walk_records(conn_, uri, describe(uri),
+                      [&](const WT_ITEM& k, const WT_ITEM& v) { return for_each_run_cell(view(k), view(v), fn); });
 }
 
 }  // namespace cellar::detail
