@@ -5,11 +5,16 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 
 #include "cellar/connection.h"
 #include "cellar/store.h"
+#include "cluster/layout.h"
 #include "cluster/member.h"
+#include "cluster/remote.h"
+#include "cluster/zk_state.h"
 #include "cluster_test.h"
+#include "route/router.h"
 
 using namespace cellar;
 
@@ -151,4 +156,124 @@ TEST_CASE("a member whose ZooKeeper session expired refuses writes until it has 
   REQUIRE_OK(conn->put("et", cellar::put("after").add("f", "q", "y")));
   m.value().reset();
   REQUIRE_OK(s.close());
+}
+
+namespace {
+
+struct joined_node {
+  std::unique_ptr<store> s;
+  std::unique_ptr<cluster::member> m;
+};
+
+joined_node join_node(const std::string& chroot, const std::string& id) {
+  joined_node n;
+  auto opened = cluster::member::open_store(store_options{});
+  REQUIRE(opened.is_ok());
+  n.s = std::move(opened).value();
+  cluster::member_options o;
+  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
+  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
+  o.node_id = id;
+  o.data_address = "127.0.0.1:1";
+  auto m = cluster::member::join(*n.s, o);
+  INFO(zktest::describe(m));
+  REQUIRE(m.is_ok());
+  n.m = std::move(m).value();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a move whose mover dies before the flip: the source runs what it held, the target drops its copy",
+          "[member][moves]") {
+  const auto chroot = zktest::fresh_chroot("member-mover-dies");
+  auto n1 = join_node(chroot, "m1");
+  auto n2 = join_node(chroot, "m2");
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2 && n2.m->report().nodes.size() == 2; }));
+  table_descriptor d;
+  d.name = "gt";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(4);
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
+  auto conn = connect_embedded(*n1.s);
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("gt"); }));
+
+  // A partition of m1 and a row in it.
+  auto zk = zktest::connect(chroot);
+  auto before = cluster::read_placement(*zk);
+  REQUIRE(before.is_ok());
+  std::uint32_t p = 0;
+  while (p < 4 && before->map.tables.at("gt")[p].node != "m1") ++p;
+  REQUIRE(p < 4);
+  std::string row;
+  for (int i = 0; row.empty(); ++i)
+    if (detail::partition_of(d.partitioning, "r" + std::to_string(i)) == p) row = "r" + std::to_string(i);
+  REQUIRE_OK(conn->put("gt", cellar::put(row).add("f", "q", "before")));
+
+  // The mover: an intent in its own session, then the steps up to the freeze, as run_move
+  // sends them (m2 prepares a copy, m1 tracks, copies and freezes).
+  auto mover_zk = zktest::connect(chroot);
+  REQUIRE_OK(mover_zk->ensure_path(cluster::layout::moves));
+  REQUIRE_OK(mover_zk->create(cluster::layout::move_intent("gt", p), "m1 m2", cluster::create_mode::ephemeral));
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  auto peers = std::make_shared<cluster::peer_directory>(sys);
+  peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
+  caf::scoped_actor self{sys};
+  auto step = [&](const std::string& node, std::uint8_t what, std::uint8_t source_step = 0) {
+    auto ep = peers->endpoint(node);
+    REQUIRE(ep.is_ok());
+    cluster::node_move m{"gt", p, what, {}};
+    m.req.what = source_step;
+    m.req.max_bytes = 1 << 20;
+    status out = status{code::unavailable, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(m))
+        .receive([&](detail::move_reply& r) { out = r.st; }, [&](caf::error& e) { out = {code::internal, sys.render(e)}; });
+    return out;
+  };
+  REQUIRE_OK(step("m2", cluster::node_move::prepare));
+  REQUIRE_OK(step("m1", cluster::node_move::on_source, detail::move_request::track));
+  REQUIRE_OK(step("m1", cluster::node_move::on_source, detail::move_request::chunk));
+  REQUIRE_OK(step("m1", cluster::node_move::on_source, detail::move_request::freeze));
+  // m2 has a copy being built: applying to it works.
+  REQUIRE_OK(step("m2", cluster::node_move::apply, detail::move_request::apply));
+
+  // Frozen: a write to the partition is held.
+  auto held = std::async(std::launch::async, [&] { return conn->put("gt", cellar::put(row).add("f", "q", "held")); });
+  REQUIRE(held.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+
+  // The mover dies: its session ends and its intent goes.
+  mover_zk.reset();
+  REQUIRE(held.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  REQUIRE_OK(held.get());
+  auto g = conn->get("gt", cellar::get(row));
+  REQUIRE(g.is_ok());
+  REQUIRE(g->cells.size() == 1);
+  CHECK(g->cells[0].value == "held");
+  REQUIRE_OK(conn->put("gt", cellar::put(row).add("f", "q", "after")));
+  // m2 dropped its copy.
+  REQUIRE(zktest::eventually([&] { return step("m2", cluster::node_move::apply, detail::move_request::apply).code() == code::not_found; }));
+  // Nothing moved.
+  auto after = cluster::read_placement(*zk);
+  REQUIRE(after.is_ok());
+  CHECK(after->map.epoch == before->map.epoch);
+  CHECK(after->map.tables.at("gt")[p].node == "m1");
+
+  // A move that starts afterwards runs to its end: the guards of the dead one are gone.
+  REQUIRE_OK(n2.s->move_partition("gt/" + std::to_string(p), "m2"));
+  auto moved = cluster::read_placement(*zk);
+  REQUIRE(moved.is_ok());
+  CHECK(moved->map.tables.at("gt")[p].node == "m2");
+  auto g2 = conn->get("gt", cellar::get(row));
+  REQUIRE(g2.is_ok());
+  REQUIRE(g2->cells.size() == 1);
+  CHECK(g2->cells[0].value == "after");
+
+  n2.m.reset();
+  n1.m.reset();
+  REQUIRE_OK(n2.s->close());
+  REQUIRE_OK(n1.s->close());
 }

@@ -13,6 +13,9 @@
 //   /moves/t_<table>.<index>     ephemeral: a move of that partition is running (mover.h)
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 namespace cellar::cluster::layout {
 
 inline constexpr const char* nodes = "/nodes";
@@ -23,5 +26,10 @@ inline constexpr const char* ddl_requests = "/ddl/requests";
 inline constexpr const char* ddl_results = "/ddl/results";
 inline constexpr const char* placement = "/placement";
 inline constexpr const char* moves = "/moves";
+
+// The intent znode of a move of partition `index` of `table`; its data is "FROM TO".
+inline std::string move_intent(const std::string& table, std::uint32_t index) {
+  return std::string(moves) + "/t_" + table + "." + std::to_string(index);
+}
 
 }  // namespace cellar::cluster::layout

@@ -7,8 +7,10 @@
 #include <mutex>
 #include <set>
 
+#include "cluster/layout.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
+#include "cluster/zk_state.h"
 #include "store_impl.h"
 
 namespace cellar::cluster {
@@ -51,6 +53,22 @@ struct member::state final : detail::cluster_hooks {
   mutable std::mutex move_mu;
   std::map<part_key, incoming_copy> incoming;
   std::map<part_key, detail::partition_actor> moved_out;
+
+  // This node's side of the moves running now, by partition: while a move's intent znode
+  // exists its mover may still finish it; when the intent goes and the map does not give
+  // the partition to the target, the mover died or gave up (mover.h): the source runs what
+  // its freeze held, the target drops its copy. `czxid` names the intent watched (0: not
+  // seen yet). Guarded by move_mu, like `guards_open` (false once the member is leaving).
+  struct move_side {
+    bool source = false;
+    bool target = false;
+    std::int64_t czxid = 0;
+  };
+  std::map<part_key, move_side> guarded;
+  bool guards_open = true;
+  void guard_move(const std::string& table, std::uint32_t index, bool source);  // any thread
+  void arm_guard(const part_key& key);                                          // event thread
+  void settle_move(const part_key& key, std::int64_t czxid);                   // event thread
 
   status prepare_incoming(const std::string& table, std::uint32_t index);
   status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
@@ -347,6 +365,92 @@ void member::state::drop_incoming(const std::string& table, std::uint32_t index)
       spdlog::warn("cellar: dropping the incoming copy of partition {} of '{}': {}", index, table, st.to_string());
 }
 
+void member::state::guard_move(const std::string& table, std::uint32_t index, bool source) {
+  const part_key key{table, index};
+  std::lock_guard lock(move_mu);
+  if (!guards_open) return;
+  auto& g = guarded[key];
+  (source ? g.source : g.target) = true;
+  g.czxid = 0;  // a new move: the intent there now is the one to watch
+  node->zookeeper().post([this, key] { arm_guard(key); });
+}
+
+void member::state::arm_guard(const part_key& key) {
+  std::int64_t want = 0;
+  {
+    std::lock_guard lock(move_mu);
+    auto it = guarded.find(key);
+    if (it == guarded.end()) return;
+    want = it->second.czxid;
+  }
+  auto& zk = node->zookeeper();
+  const auto path = layout::move_intent(key.first, key.second);
+  auto seen = zk.exists(path);
+  if (!seen) return;  // ZooKeeper unreachable: armed again when the session is back (on_session)
+  if (!seen->has_value() || (want != 0 && (*seen)->czxid != want)) return settle_move(key, want);
+  const std::int64_t czxid = (*seen)->czxid;
+  {
+    std::lock_guard lock(move_mu);
+    auto it = guarded.find(key);
+    if (it == guarded.end()) return;
+    it->second.czxid = czxid;
+  }
+  auto watched = zk.get(path, [this, key, czxid](const watch_event& ev) {
+    if (ev.kind == watch_kind::deleted)
+      settle_move(key, czxid);
+    else
+      arm_guard(key);
+  });
+  if (!watched && watched.code() == code::not_found) return settle_move(key, czxid);
+  if (watched && watched->stat.czxid != czxid) settle_move(key, czxid);
+}
+
+void member::state::settle_move(const part_key& key, std::int64_t czxid) {
+  const auto& [table, index] = key;
+  move_side side;
+  {
+    std::lock_guard lock(move_mu);
+    auto it = guarded.find(key);
+    if (it == guarded.end() || it->second.czxid != czxid) return;  // settled, or a newer move's
+    side = it->second;
+    guarded.erase(it);
+  }
+  auto& zk = node->zookeeper();
+  auto pl = read_placement(zk);
+  if (!pl) {
+    std::lock_guard lock(move_mu);
+    guarded.emplace(key, side);  // armed again when the session is back
+    return;
+  }
+  const partition_owner* owner = pl->map.owner({table, index});
+  const std::string where = "partition " + std::to_string(index) + " of '" + table + "'";
+  if (side.source && owner && owner->node == opts.node_id) {
+    // Not flipped, and it never will be in that move: run what the freeze held. (Should a
+    // newer move of the partition have started meanwhile, it fails at its next step,
+    // ABORTED, and aborts cleanly.)
+    if (auto rt = store.lookup(table); rt && index < rt->partitions.size() && rt->partitions[index].local) {
+      detail::move_request abort;
+      abort.what = detail::move_request::abort;
+      caf::anon_send(rt->partitions[index].actor, std::move(abort));
+      spdlog::info("cellar: the move of {} away from '{}' ended without a flip (its intent is gone): it serves "
+                   "here as before", where, opts.node_id);
+    }
+  }
+  if (side.target && !(owner && owner->node == opts.node_id)) {
+    // A newer move to this node owns the copy now (its prepare made it afresh).
+    if (auto now = zk.get(layout::move_intent(table, index)); now && now->data.ends_with(" " + opts.node_id)) return;
+    bool had = false;
+    {
+      std::lock_guard lock(move_mu);
+      had = incoming.count(key) > 0;
+    }
+    drop_incoming(table, index);
+    if (had)
+      spdlog::warn("cellar: the move of {} to '{}' ended without a flip (its intent is gone): its copy here is "
+                   "dropped", where, opts.node_id);
+  }
+}
+
 status member::state::move(const std::string& partition, const std::string& to) {
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
@@ -366,6 +470,11 @@ void member::state::on_session(const session_event& ev) {
   if (!ok) spdlog::warn("cellar: node '{}' lost its ZooKeeper {}: refusing writes", opts.node_id,
                         ev.state == session_state::expired ? "session" : "connection");
   store.cluster_writes_refused.store(!ok, std::memory_order_release);
+  if (ok) {
+    // Watches of an ended session are gone, and a guard may have waited for ZooKeeper.
+    std::lock_guard lock(move_mu);
+    for (const auto& [key, side] : guarded) node->zookeeper().post([this, key = key] { arm_guard(key); });
+  }
 }
 
 status member::state::ddl(const detail::ddl_call& c) {
@@ -449,6 +558,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return raw->persist_incoming(t, i, d);
   };
   ec.drop_incoming = [raw](const std::string& t, std::uint32_t i) { raw->drop_incoming(t, i); };
+  ec.guard_move = [raw](const std::string& t, std::uint32_t i, bool source) { raw->guard_move(t, i, source); };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(*impl.system, std::move(ec));
   auto port = impl.system->middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
@@ -514,6 +624,8 @@ member::~member() {
       for (auto& [k, c] : st_->incoming) copies.push_back(k);
     }
     for (auto& [t, i] : copies) st_->drop_incoming(t, i);
+    std::lock_guard lock(st_->move_mu);
+    st_->guards_open = false;
   }
   st_->store.cluster = std::make_shared<not_joined>();
   st_->node.reset();  // no callback runs after this

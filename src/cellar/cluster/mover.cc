@@ -36,6 +36,8 @@ struct mover {
   std::string table;
   std::uint32_t index;
   std::string from, to;
+  std::int64_t session = 0;       // the ZooKeeper session that made the intent
+  std::int64_t intent_czxid = 0;  // and the transaction that made it
 
   std::string where() const { return "partition " + std::to_string(index) + " of '" + table + "'"; }
 
@@ -111,6 +113,12 @@ struct mover {
       if (!pl) return pl.error();
       auto moved = apply_move(pl->map, {table, index}, to);
       if (!moved) return moved.error();
+      // The intent check compares versions only, and a move of the same partition that
+      // started after this node's session ended has an intent of version 0 too: a flip in
+      // another session than the intent's would take that move's partition.
+      if (zk.session_id() != session)
+        return status{code::unavailable, "the ZooKeeper session of node '" + node.self().id +
+                                             "' changed during the move of " + where() + ": aborted"};
       auto done = zk.multi({zk_op::check(intent, 0), placement_op(*pl, *moved), zk_op::remove(intent)});
       if (done) return moved->epoch;
       auto still = zk.exists(intent);
@@ -133,7 +141,10 @@ struct mover {
   void abort(const std::string& intent) {
     (void)source(move_request::abort);
     (void)ask(to, node_move::drop);
-    (void)node.zookeeper().remove(intent);
+    // Only this move's intent: once its session ended, the intent there may be another move's.
+    auto& zk = node.zookeeper();
+    if (auto now = zk.exists(intent); now && now->has_value() && (*now)->czxid == intent_czxid)
+      (void)zk.remove(intent, (*now)->version);
   }
 };
 
@@ -162,13 +173,15 @@ status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sy
     return {code::unavailable, m.where() + " is on node '" + m.from + "', which is down: it cannot be moved"};
 
   if (auto st = zk.ensure_path(layout::moves); !st) return st;
-  const std::string intent = std::string(layout::moves) + "/t_" + table + "." + std::to_string(index);
+  const std::string intent = layout::move_intent(table, index);
+  m.session = zk.session_id();
   auto created = zk.create(intent, m.from + " " + to, create_mode::ephemeral);
   if (!created) {
     if (created.code() == code::already_exists)
       return {code::conflict, "another move of " + m.where() + " is running"};
     return created.error();
   }
+  if (auto made = zk.exists(intent); made && made->has_value()) m.intent_czxid = (*made)->czxid;
   spdlog::info("cellar: moving {} from '{}' to '{}'", m.where(), m.from, to);
   if (auto st = m.transfer(); !st) {
     m.abort(intent);

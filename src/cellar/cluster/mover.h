@@ -16,6 +16,11 @@
 // Any failure before the flip aborts: A stops tracking and runs what it held, B drops its
 // copy, the intent is deleted. After the flip the move is done: B holds the partition on
 // disk. The data travels through the node running the move (A -> it -> B).
+// Should the node running the move die (or its session end) before the flip, its intent
+// goes with its session; A and B watch the intent from steps 2 and 3 on (member.h) and,
+// seeing it gone while the map still gives the partition to A, abort their side
+// themselves: A runs what it held, B drops its copy. A flip is only tried in the session
+// that made the intent.
 //
 // Threads: blocks (for the whole move); call it from a thread that is not a CAF worker.
 #pragma once

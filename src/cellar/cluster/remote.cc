@@ -72,11 +72,14 @@ caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
     case node_move::on_source: {
       detail::partition_ref ref;
       if (!ctx.find(m.table, m.index, 0, ref) || !ref.local) return move_failed(not_owner(ctx, m.table, m.index));
+      if (m.req.what == move_request::track && ctx.guard_move) ctx.guard_move(m.table, m.index, true);
       return self->delegate(ref.actor, std::move(m.req));
     }
     case node_move::prepare:
       if (!ctx.prepare_incoming) return move_failed({code::unsupported, "this node takes no moves"});
-      return move_failed(ctx.prepare_incoming(m.table, m.index));
+      if (auto st = ctx.prepare_incoming(m.table, m.index); !st) return move_failed(std::move(st));
+      if (ctx.guard_move) ctx.guard_move(m.table, m.index, false);
+      return move_reply{};
     case node_move::apply:
     case node_move::finish: {
       auto to = ctx.incoming ? ctx.incoming(m.table, m.index) : partition_actor{};

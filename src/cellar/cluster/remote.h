@@ -124,6 +124,9 @@ struct endpoint_context {
   std::function<status(const std::string& table, std::uint32_t index, const detail::delta_handle& cut)>
       persist_incoming;
   std::function<void(const std::string& table, std::uint32_t index)> drop_incoming;
+  // This node became the source (track) or the target (prepare) of a move: it watches the
+  // move's intent from now on (member.h). Unset: no watch.
+  std::function<void(const std::string& table, std::uint32_t index, bool source)> guard_move;
   // Counts the batch parts and scan pages the endpoint has taken.
   std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
 };
