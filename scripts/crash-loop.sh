@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Kills a writing, snapshotting, DDL-running child with SIGKILL N times per durability
 # mode, reopens the store after each kill and checks what the mode promises
-# (tests/persist/test_crash.cc): log-sync loses no acknowledged write; log loses none
-# acknowledged more than 500 ms before the kill; snapshot loses none covered by the last
-# completed snapshot; no mode ever leaves half a row or half a batch, or a DDL step half
+# (tests/persist/test_crash.cc): log-sync and log lose no acknowledged write (a kill is a
+# process crash); snapshot loses none covered by the last completed snapshot; no mode ever leaves half a row or half a batch, or a DDL step half
 # done. By hand, not in CI (which runs 3 kills per mode):
 #
 #   scripts/crash-loop.sh 1000                 every mode

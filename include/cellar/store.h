@@ -48,9 +48,10 @@ enum class durability : std::uint8_t {
   // Writes are acknowledged from memory; a crash loses what was acknowledged after the
   // last completed snapshot, never part of a row mutation or of a partition's batch.
   snapshot,
-  // Writes are logged before acknowledgement and the log is synced every
-  // `log_sync_interval`: a process crash loses at most the writes not yet handed to the
-  // OS (milliseconds); a machine crash at most the last interval.
+  // A write is acknowledged once its log record is written to the log file (handed to
+  // the OS; one write for every record waiting), and the file is synced every
+  // `log_sync_interval`: a process crash loses no acknowledged write; a machine crash at
+  // most the last interval.
   log,
   // Group commit: a write is acknowledged only once its log record is on disk.
   log_sync,

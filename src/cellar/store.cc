@@ -186,14 +186,13 @@ partition_ref store_impl::start_partition(const schema_ptr& schema, std::uint32_
   cfg.index = index;
   cfg.recovered = std::move(recovered);
   cfg.track_delta = persistent();
-  const bool log_sync = options.durability == durability::log_sync;
-  if (log) cfg.log = log_stream(log.get(), schema->uid, index, log_sync);
+  if (log) cfg.log = log_stream(log.get(), schema->uid, index);
   cfg.memory = &memory;
   cfg.clock = options.clock;
   cfg.maintenance_interval = options.maintenance_interval;
   cfg.maintenance_slice = options.maintenance_slice_cells;
   partition_ref ref;
-  ref.local = std::make_shared<local_partition>(log && log_sync);
+  ref.local = std::make_shared<local_partition>(log != nullptr);
   ref.id = {schema->uid, index};
   ref.actor = spawn_partition(*system, std::move(cfg), ref.local);
   return ref;

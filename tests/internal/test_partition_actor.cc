@@ -257,7 +257,7 @@ TEST_CASE("in log-sync mode a write is answered only once its record is on disk"
   auto log = redo_log::open(cellar::env::posix(), dir.string(), 1, true, std::chrono::milliseconds(100));
   REQUIRE(log);
   {
-    auto a = f.spawn(nullptr, log_stream(log->get(), f.schema->uid, 0, true));
+    auto a = f.spawn(nullptr, log_stream(log->get(), f.schema->uid, 0));
     auto w = f.send<batch_reply>(a, f.batch({put("r").add("f", "q", 1, "v")}));
     auto rd = f.send<batch_reply>(a, f.batch({get("r")}));
     REQUIRE(f.sched->try_run_once());  // the write ran and was logged ...

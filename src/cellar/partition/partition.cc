@@ -138,7 +138,7 @@ bool partition::run(batch_request& r, batch_reply& out, log_stream::durable_fn d
     fail_all(out.results, st);
     return false;
   }
-  return appended && cfg_.log.acknowledges_on_sync();
+  return appended && cfg_.log.acknowledges_after_log();
 }
 
 void partition::read(const batch_request& r, batch_reply& out) const {
@@ -424,7 +424,7 @@ class partition_owner final : public partition_actor::base {
 
  private:
   struct sync_state {
-    std::atomic<std::uint64_t> synced{0};  // log-sync records of this partition settled
+    std::atomic<std::uint64_t> synced{0};  // logged records of this partition settled
     std::atomic<bool> notify_pending{false};
     std::mutex mu;
     std::map<std::uint64_t, status> failures;  // records the log failed to make durable
@@ -450,7 +450,7 @@ class partition_owner final : public partition_actor::base {
     batch_reply out;
     auto lock = hold();
     if (!core_.run(r, out, durable_callback())) return out;
-    // log-sync: answered once the record is on disk (log_synced_atom).
+    // Logged: answered once the record is in the log (log_synced_atom).
     auto rp = make_response_promise<batch_reply>();
     waiting_.push_back({logged_, rp, std::move(out)});
     return rp;
@@ -494,10 +494,10 @@ class partition_owner final : public partition_actor::base {
     local_->core_ = nullptr;
   }
 
-  // For the next log-sync record: marks it on disk and, unless a notice is already on its
+  // For the next logged record: marks it settled (written, or on disk in log-sync) and, unless a notice is already on its
   // way, tells this actor (from the log's writer thread).
   log_stream::durable_fn durable_callback() {
-    if (!core_.config().log.acknowledges_on_sync()) return nullptr;
+    if (!core_.config().log.acknowledges_after_log()) return nullptr;
     const auto seq = ++logged_;
     return [sync = sync_, seq, self = caf::actor_cast<partition_actor>(this)](const status& st) {
       if (!st) {

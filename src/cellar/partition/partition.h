@@ -60,8 +60,8 @@ class partition {
   std::uint64_t schema_version() const { return cfg_.schema ? cfg_.schema->version : 0; }
 
   // Runs the actions of `r` in order as one unit (one failing undoes the others, which
-  // answer ABORTED) and logs what they changed. Returns whether a record was logged in
-  // log-sync mode: the reply must then wait until `durable` runs, and holds the record's
+  // answer ABORTED) and logs what they changed. Returns whether a record was logged (log
+  // and log-sync modes): the reply must then wait until `durable` runs, and holds the record's
   // failure if `durable` gets one. A log that failed refuses writes before they are
   // applied, and a record the log refuses fails every action: neither is acknowledged
   // (redo_log.h).
@@ -107,7 +107,7 @@ class local_partition {
  public:
   enum class outcome {
     done,        // ran; `out` holds the reply
-    after_sync,  // ran; `out` holds the reply, to be given once `durable` runs (log-sync)
+    after_sync,  // ran; `out` holds the reply, to be given once `durable` runs (logged)
     declined,    // the partition is busy, gone, or has not adopted the request's schema
   };
 
@@ -127,14 +127,14 @@ class local_partition {
   using views_fn = void (*)(void* arg, bool exists, const std::vector<read_cell_view>& cells);
   bool try_read_views(std::uint64_t schema_version, const get& g, std::vector<read_cell_view>& scratch, views_fn use,
                       void* arg);
-  // `acknowledges_on_sync`: the partition runs in log-sync mode (a write run here is
-  // answered only once its log record is on disk).
-  explicit local_partition(bool acknowledges_on_sync = false) : acks_on_sync_(acknowledges_on_sync) {}
-  bool acknowledges_on_sync() const { return acks_on_sync_; }
+  // `acknowledges_after_log`: the partition logs (log or log-sync mode): a write run here
+  // is answered only once its log record is written (log) or on disk (log-sync).
+  explicit local_partition(bool acknowledges_after_log = false) : acks_after_log_(acknowledges_after_log) {}
+  bool acknowledges_after_log() const { return acks_after_log_; }
 
  private:
   friend class partition_owner;
-  const bool acks_on_sync_;
+  const bool acks_after_log_;
   rw_lock mu_;
   partition* core_ = nullptr;  // null until the actor started, and once it stopped
 };

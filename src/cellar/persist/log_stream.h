@@ -25,15 +25,16 @@ namespace cellar::detail {
 class log_stream {
  public:
   log_stream() = default;  // no log
-  log_stream(redo_log* log, std::uint64_t table_uid, std::uint32_t partition, bool sync_each)
-      : log_(log), uid_(table_uid), partition_(partition), sync_each_(sync_each) {}
+  log_stream(redo_log* log, std::uint64_t table_uid, std::uint32_t partition)
+      : log_(log), uid_(table_uid), partition_(partition) {}
 
   bool enabled() const { return log_ != nullptr; }
-  // log-sync: a write is acknowledged once its record is on disk.
-  bool acknowledges_on_sync() const { return log_ != nullptr && sync_each_; }
+  // A write is acknowledged only once its record is in the log file: in the OS's hands
+  // (log) or on disk (log-sync).
+  bool acknowledges_after_log() const { return log_ != nullptr; }
 
-  // Called once a log-sync record's fate is known: OK once on disk, or the failure of the
-  // write or sync that took it (IO_ERROR naming the file).
+  // Called once a record's fate is known: OK once written (log) or on disk (log-sync), or
+  // the failure of the write or sync that took it (IO_ERROR naming the file).
   using durable_fn = std::function<void(const status&)>;
 
   // Whether the log refuses writes now (a write or sync failed, redo_log.h): a partition
@@ -42,13 +43,13 @@ class log_stream {
   status health() const { return log_ != nullptr ? log_->health() : status::ok(); }
 
   // Appends what `mem` recorded since the last append, if anything, and clears it. Sets
-  // `appended` when a record was queued; in log-sync mode `durable` then runs once with
-  // the record's fate, on the log's writer thread (otherwise it is not used). Returns the
-  // log's failure when it refused the record: nothing was queued and `durable` never runs.
+  // `appended` when a record was queued; `durable` then runs once with the record's fate,
+  // on the log's writer thread. Returns the log's failure when it refused the record:
+  // nothing was queued and `durable` never runs.
   status append(memtable& mem, durable_fn durable, bool* appended = nullptr) {
     if (appended) *appended = false;
     if (log_ == nullptr || mem.redo().empty()) return status::ok();
-    auto st = log_->append(record(mem, uid_, partition_), sync_each_ ? std::move(durable) : durable_fn());
+    auto st = log_->append(record(mem, uid_, partition_), std::move(durable));
     if (st && appended) *appended = true;
     return st;
   }
@@ -60,7 +61,6 @@ class log_stream {
   redo_log* log_ = nullptr;
   std::uint64_t uid_ = 0;
   std::uint32_t partition_ = 0;
-  bool sync_each_ = false;
 };
 
 }  // namespace cellar::detail

@@ -135,10 +135,9 @@ status redo_log::append(std::string payload, ack_fn ack) {
   {
     std::lock_guard lock(mu_);
     if (failed_.load(std::memory_order_relaxed)) return failure_;
-    queue_.emplace_back(std::move(rec), sync_each_ ? std::move(ack) : ack_fn{});
+    queue_.emplace_back(std::move(rec), std::move(ack));
   }
   cv_.notify_one();
-  if (!sync_each_ && ack) ack(status::ok());
   return status::ok();
 }
 

@@ -4,8 +4,9 @@
 // reclamation slice): the physical result of the unit, cell by cell, so replay is
 // deterministic and idempotent. One writer thread drains the queue: it writes every
 // pending record with one write and, in log-sync mode, one sync for all of them (group
-// commit) before it runs their acknowledgements. In log mode records are acknowledged at
-// once and synced every `sync_interval`. Files go through the store's env (cellar/env.h).
+// commit) before it runs their acknowledgements. In log mode a record is acknowledged once
+// that write has handed it to the OS (so a process crash loses no acknowledged record), and
+// the file is synced every `sync_interval`. Files go through the store's env (cellar/env.h).
 //
 // Failure: the first write or sync that fails puts the log in a failed state (as
 // LevelDB's background error): the records of that write are acknowledged with the error
@@ -62,9 +63,9 @@ class redo_log {
   ~redo_log();  // drains, syncs and closes
 
   // Queues a record and returns OK; `ack` (may be empty) then runs once with the outcome:
-  // OK once the record is as durable as the mode promises (log-sync: on disk; log: queued,
-  // so at once, on the caller's thread), or the failure of the write or sync that took it
-  // (on the writer thread). If the log has failed already, returns that failure: nothing
+  // OK once the record is as durable as the mode promises (log-sync: on disk; log: written
+  // to the file, in the OS's hands), or the failure of the write or sync that took it;
+  // always on the writer thread. If the log has failed already, returns that failure: nothing
   // is queued and `ack` is not called.
   [[nodiscard]] status append(std::string payload, ack_fn ack);
   // OK, or the failure that stopped the log (IO_ERROR naming the file and the call).

@@ -72,8 +72,8 @@ void send(const dispatch_context& ctx, part& p, Finish finish) {
 // The whole batch falls in one partition: no shared state unless the part has to wait.
 std::optional<std::vector<op_result>> dispatch_one(const dispatch_context& ctx, part& p, batch_done& done) {
   batch_reply out;
-  if (ctx.in_place && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync()) {
-    // log-sync: a write run here is answered once its record is on disk.
+  if (ctx.in_place && p.writes && p.ref->local && p.ref->local->acknowledges_after_log()) {
+    // log, log-sync: a write run here is answered once its record is in the log.
     auto held = std::make_shared<batch_reply>();
     auto outcome = try_in_place(ctx, p, *held, [held, done](const status& st) {
       if (!st) fail_all(held->results, st);
@@ -199,12 +199,12 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
   const bool log_sync_writes = ctx.in_place;  // asked per part below
   for (auto& p : parts) {
     call->pending.fetch_add(1, std::memory_order_relaxed);
-    // A reply that may be delivered later (log-sync) lives with its callback; any other
+    // A reply that may be delivered later (a logged write) lives with its callback; any other
     // is complete when try_in_place returns.
     batch_reply here;
     std::shared_ptr<batch_reply> held;
     log_stream::durable_fn durable;
-    if (log_sync_writes && p.writes && p.ref->local && p.ref->local->acknowledges_on_sync()) {
+    if (log_sync_writes && p.writes && p.ref->local && p.ref->local->acknowledges_after_log()) {
       held = std::make_shared<batch_reply>();
       durable = [call, held, scatter, indices = p.indices](const status& st) {
         if (!st) fail_all(held->results, st);
