@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
     }
   };
   std::printf("\nsnapshot of a fresh store vs raw sequential write, %d times\n", a.reps);
-  std::printf("  changes    MB      s      MB/s    raw MB/s  ratio\n");
+  std::printf("  changes    MB      s      MB/s    raw MB/s  ratio   (write s, finish s)\n");
   for (int rep = 0; rep < a.reps; ++rep) {
     fs::remove_all(data_dir);
     auto s = open_tuned(options()).value();
@@ -197,8 +197,9 @@ int main(int argc, char** argv) {
     snap_rates.push_back(snap_mbs);
     raw_rates.push_back(raw_mbs);
     ratios.push_back(snap_mbs / raw_mbs);
-    std::printf("  %7llu  %6.1f  %5.2f  %7.1f  %8.1f  %5.2f\n", static_cast<unsigned long long>(snap.changes),
-                snap.bytes / 1e6, snap.seconds, snap_mbs, raw_mbs, snap_mbs / raw_mbs);
+    std::printf("  %7llu  %6.1f  %5.2f  %7.1f  %8.1f  %5.2f   (%.2f, %.2f)\n", static_cast<unsigned long long>(snap.changes),
+                snap.bytes / 1e6, snap.seconds, snap_mbs, raw_mbs, snap_mbs / raw_mbs, snap.write_seconds,
+                snap.finish_seconds);
     if (rep + 1 < a.reps) continue;
 
     // 2. Snapshots of few changes: their cost follows the changes, not the store. Each

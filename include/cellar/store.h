@@ -101,6 +101,10 @@ struct snapshot_stats {
   std::uint64_t bytes = 0;    // bytes written to WiredTiger
   double seconds = 0;
   double cut_seconds = 0;     // time from the first to the last partition cut
+  double write_seconds = 0;   // of `seconds`: the snapshot threads writing the partitions
+  // Of `seconds`: the checkpoint that makes the snapshot durable, then freeing the
+  // written deltas (their pages go back to the OS after the call, on a thread of its own).
+  double finish_seconds = 0;
   std::uint32_t writers = 0;  // snapshot threads that wrote at least one partition
   // Partitions whose changes went into their base table this time (a first snapshot, or
   // a merge of their runs: docs/storage.md) rather than into a run of their own.

@@ -28,6 +28,7 @@
 #include "cellar/store.h"
 #include "partition/memory_budget.h"
 #include "partition/partition.h"
+#include "persist/free_memory.h"
 #include "persist/redo_log.h"
 #include "persist/wt_home.h"
 #include "route/call_order.h"
@@ -173,6 +174,8 @@ struct store_impl {
   // Bytes of each partition's change runs, (uid, partition) -> bytes (persist/wt_home.h):
   // weighed against its base's file to decide when a snapshot merges them into the base.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> change_bytes;  // guarded by snapshot_mutex
+  // Returns the pages of the deltas a snapshot wrote to the OS, after the snapshot.
+  memory_releaser releaser;
   recovery_stats recovered;
   // The last completed snapshot, for store::info (its own mutex: never waits for one).
   mutable std::mutex info_mutex;

@@ -458,8 +458,10 @@ result<snapshot_stats> store_impl::snapshot() {
     if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
     n = std::min(n, work.size());
     std::vector<std::thread> threads;
+    const auto t_write = clock_type::now();
     for (std::size_t t = 0; t < n; ++t) threads.emplace_back(writer, t > 0);
     for (auto& t : threads) t.join();
+    out.write_seconds = seconds_since(t_write);
     out.bytes = written;
     out.writers = writers;
     out.merged_partitions = merged;
@@ -470,6 +472,7 @@ result<snapshot_stats> store_impl::snapshot() {
   // Purge, record the generation and checkpoint, also at the lower CPU priority; then
   // free the deltas there (a few arena blocks each: partition/delta_map.h).
   status finish;
+  const auto t_finish = clock_type::now();
   std::thread finisher([&] {
     background_priority();
     for (const auto& p : purges)
@@ -487,10 +490,11 @@ result<snapshot_stats> store_impl::snapshot() {
       for (auto& c : cuts)
         for (auto& d : c.deltas)
           if (d.map) d.map->clear();
-      release_free_memory();
+      releaser.request();
     }
   });
   finisher.join();
+  out.finish_seconds = seconds_since(t_finish);
   if (!finish) return failed(finish);
   purges.clear();
   for (const auto& [key, bytes] : pending_change_bytes) change_bytes[key] = bytes;

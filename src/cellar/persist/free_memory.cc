@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstddef>
 
@@ -15,6 +19,39 @@ void release_free_memory() {
     return;
   }
   ::malloc_trim(0);
+}
+
+memory_releaser::~memory_releaser() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void memory_releaser::request() {
+  {
+    std::lock_guard lock(mu_);
+    pending_ = true;
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  }
+  cv_.notify_all();
+}
+
+void memory_releaser::run() {
+  ::pthread_setname_np(::pthread_self(), "cellar-release");
+  sched_param p{};
+  if (::sched_setscheduler(0, SCHED_IDLE, &p) != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || pending_; });
+    if (stop_) return;
+    pending_ = false;
+    lock.unlock();
+    release_free_memory();
+    lock.lock();
+  }
 }
 
 }  // namespace cellar::detail
