@@ -142,6 +142,7 @@ void member::state::reconcile() {
   std::vector<detail::partition_actor> stopped;  // single partitions that left this node
   std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
   std::vector<detail::partition_id> moved_out_here;  // local partitions that moved away
+  std::vector<part_key> adopted;  // incoming copies that serve here from now on
 
   for (const auto& [name, cs] : cat->tables) {
     std::vector<std::string> want;
@@ -195,10 +196,13 @@ void member::state::reconcile() {
           std::lock_guard mlock(move_mu);
           moved_out.erase(key);
           if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
-            // A move brought it here: its copy serves from now on.
+            // A move brought it here: its copy serves from now on. It stays in `incoming`
+            // until the catalog naming it is published (below), so that find() keeps
+            // holding requests for it meanwhile instead of finding the old runtime, where
+            // the partition is still another node's (that answered NOT_OWNER).
             caf::anon_send(in->second.ref.actor, detail::adopt_schema_request{*schema});
             rt->partitions.push_back(in->second.ref);
-            incoming.erase(in);
+            adopted.push_back(key);
             continue;
           }
           std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
@@ -250,6 +254,10 @@ void member::state::reconcile() {
         spdlog::error("cellar: dropping '{}' from the local catalog: {}", name, st.to_string());
   }
   store.catalog.store(std::move(next), std::memory_order_release);
+  if (!adopted.empty()) {
+    std::lock_guard mlock(move_mu);
+    for (const auto& k : adopted) incoming.erase(k);
+  }
 
   for (auto& a : stopped) caf::anon_send(a, detail::stop_request{});
   for (auto& rt : retired) {
