@@ -367,8 +367,13 @@ interface Cellar {
       -> (results :List(ActionResult), error :Error);
   # With firstCount > 0 the reply carries up to that many results and `done`; the scanner
   # is then set only if more results follow (HBase's open-scanner call with numberOfRows).
-  scan @1 (table :Text, scan :Scan, firstCount :UInt32)
-      -> (scanner :Scanner, error :Error, results :List(RowResult), done :Bool);
+  # partitions (cluster; empty = all): the scan visits only these of the table's
+  # partitions (a number out of range: INVALID_ARGUMENT). noForward (cluster): the node
+  # answers NOT_OWNER if another node owns a partition the scan would visit, instead of
+  # forwarding its pages. filterEnd: on the last page (done), where a filter ended the
+  # scan, if one did (docs/cluster.md §4).
+  scan @1 (table :Text, scan :Scan, firstCount :UInt32, partitions :List(UInt32), noForward :Bool)
+      -> (scanner :Scanner, error :Error, results :List(RowResult), done :Bool, filterEnd :ScanEnd);
 
   # Schema: one OceanBase DDL statement (CREATE TABLEGROUP, CREATE TABLE g$f ..., DROP ...).
   ddl @2 (statement :Text) -> (error :Error);
@@ -398,8 +403,19 @@ interface Cellar {
 }
 
 interface Scanner {
-  # Up to `count` results; `done` once the scan has nothing more.
-  next @0 (count :UInt32) -> (results :List(RowResult), done :Bool, error :Error);
+  # Up to `count` results; `done` once the scan has nothing more (with `filterEnd`, as
+  # in Cellar.scan).
+  next @0 (count :UInt32) -> (results :List(RowResult), done :Bool, error :Error, filterEnd :ScanEnd);
+}
+
+# Where a filter (a WhileMatchFilter that met a row it rejects, ...) ended a scan: no row
+# after `row` in scan direction belongs to it, from any partition; `beforeAll`: no row at
+# all does. Set on a scan's last page only; unset: no filter ended it. A client that merges
+# the scans of several nodes (each over its own partitions) drops the rows beyond the
+# earliest end, as a node's scanner does across its partitions.
+struct ScanEnd {
+  row @0 :Data;
+  beforeAll @1 :Bool;
 }
 
 # ---- frames: the lean data path ---------------------------------------------------------
@@ -440,6 +456,8 @@ struct ScanRequest {
   table @0 :Text;
   scan @1 :Scan;
   count @2 :UInt32;
+  partitions @3 :List(UInt32);  # as in Cellar.scan (cluster; empty = all)
+  noForward @4 :Bool;           # as in Cellar.scan: NOT_OWNER instead of forwarding (cluster)
 }
 
 struct Reply {
@@ -448,4 +466,5 @@ struct Reply {
   results @2 :List(ActionResult);   # batch: one per action, in order
   rows @3 :List(RowResult);         # scan
   done @4 :Bool;                    # scan: true when nothing follows `rows`
+  filterEnd @5 :ScanEnd;            # scan, when done: where a filter ended it (as in Cellar.scan)
 }

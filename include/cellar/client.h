@@ -30,7 +30,8 @@ struct client_options {
   // Cluster: every batch asks the node not to forward (the wire's noForward): the actions of
   // partitions the node does not own answer NOT_OWNER, naming its placement epoch, instead
   // of being forwarded to their owner. For clients that route themselves
-  // (cluster/routed_connection.h); off, a node forwards (docs/cluster.md §3-§4).
+  // (cluster/routed_connection.h); off, a node forwards (docs/cluster.md §3-§4). Scans are
+  // not flagged by this: a routed client flags each scan it sends to an owner node.
   bool no_forward = false;
 };
 

@@ -194,6 +194,15 @@ class table {
   std::string name_;
 };
 
+// Where a filter ended a scan (a WhileMatchFilter met a row it rejects, ...): no row after
+// `row` in scan direction belongs to the scan, from any partition. `before_all`: no row at
+// all does (`row` is then empty).
+struct scan_end {
+  std::string row;
+  bool before_all = false;
+  bool operator==(const scan_end&) const = default;
+};
+
 // A scan in progress: pages rows from the partitions and merges them in global key
 // order (descending for a reversed scan). LIMIT holds for the whole scan. Consistency is
 // per partition and per page: rows written after the scan started may or may not appear.
@@ -216,6 +225,12 @@ class scanner {
   // Whether the scan has no result left to return (known without asking the partitions:
   // false when in doubt).
   bool finished() const;
+  // Where a filter ended the scan, as far as the pages read so far tell (the earliest end
+  // any partition reported); nullopt when none did. Final once the scan is over. A client
+  // that merges several scanners' streams of one scan (each over some of the partitions)
+  // drops every row beyond the earliest end of them all, as this scanner does across its
+  // partitions. Not while a next_async is running.
+  std::optional<scan_end> filter_end() const;
 
  private:
   friend struct detail::store_impl;

@@ -294,8 +294,49 @@ result<scanner> table::scan(const cellar::scan& s) { return store_->open_scan(na
 
 namespace detail {
 
+namespace {
+
+// The partitions of `rt` a scan over [low, high] visits (none when `empty`), limited to
+// `scope`'s; errors: INVALID_ARGUMENT for a partition `rt` does not have, NOT_OWNER
+// (no_forward) for one this cluster member does not own.
+result<std::vector<std::uint32_t>> scan_partitions(store_impl& st, const table_runtime& rt, std::string_view low,
+                                                   std::string_view high, bool empty, const scan_scope& scope) {
+  const auto count = rt.schema->partitioning.count();
+  std::vector<bool> named(count, scope.partitions.empty());
+  for (auto p : scope.partitions) {
+    if (p >= count)
+      return status{code::invalid_argument, "table '" + rt.schema->name + "' has no partition " + std::to_string(p) +
+                                                " (it has " + std::to_string(count) + ")"};
+    named[p] = true;
+  }
+  std::vector<std::uint32_t> out;
+  if (rt.partitions.empty() || empty) return out;  // no family yet, or an empty interval
+  for (auto p : partitions_for_range(rt.schema->partitioning, low, high))
+    if (p < named.size() && named[p]) out.push_back(p);
+  if (!scope.no_forward || !st.cluster_member) return out;
+  auto hooks = st.cluster;
+  if (!hooks) return out;
+  // One NOT_OWNER per partition another node owns (each is counted); the first answers.
+  std::optional<status> refused;
+  std::size_t more = 0;
+  for (auto p : out) {
+    if (p >= rt.partitions.size() || rt.partitions[p].local) continue;
+    auto s = hooks->not_owner(rt.schema->name, p);
+    if (!refused)
+      refused = std::move(s);
+    else
+      ++more;
+  }
+  if (!refused) return out;
+  if (more == 0) return *refused;
+  return status{code::not_owner,
+                refused->message() + " (and " + std::to_string(more) + " more partitions of the scan)"};
+}
+
+}  // namespace
+
 result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan& s,
-                                      const std::shared_ptr<call_order>& order) {
+                                      const std::shared_ptr<call_order>& order, const scan_scope& scope) {
   dispatch->note();
   if (auto st = ready(); !st) return st;
   auto rt = lookup(table);
@@ -315,24 +356,25 @@ result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan
   const std::string& low = s.reversed_ ? s.stop : s.start;
   const std::string& high = s.reversed_ ? s.start : s.stop;
   state->ordered = rt->schema->partitioning.how == partition_spec::method::range;
-  if (!rt->partitions.empty())
-    for (auto p : partitions_for_range(rt->schema->partitioning, low, high)) {
-      scan_state::cursor c;
-      c.partition = p;
-      if (!s.start.empty()) {
-        c.from = s.start;
-        c.from_inclusive = s.start_inclusive;
-      }
-      state->cursors.push_back(std::move(c));
-    }
-  // A reversed scan of range partitions visits them from the highest.
-  if (state->ordered && s.reversed_) std::reverse(state->cursors.begin(), state->cursors.end());
-  // An empty interval (start past stop in scan direction) yields nothing.
+  // An empty interval (start past stop in scan direction) visits no partition.
+  bool empty = false;
   if (!s.start.empty() && !s.stop.empty()) {
     const int c = s.start.compare(s.stop);
-    const bool empty = s.reversed_ ? c < 0 : c > 0;
-    if (empty) state->cursors.clear();
+    empty = s.reversed_ ? c < 0 : c > 0;
   }
+  auto visit = scan_partitions(*this, *rt, low, high, empty, scope);
+  if (!visit) return visit.error();
+  for (auto p : visit.value()) {
+    scan_state::cursor c;
+    c.partition = p;
+    if (!s.start.empty()) {
+      c.from = s.start;
+      c.from_inclusive = s.start_inclusive;
+    }
+    state->cursors.push_back(std::move(c));
+  }
+  // A reversed scan of range partitions visits them from the highest.
+  if (state->ordered && s.reversed_) std::reverse(state->cursors.begin(), state->cursors.end());
   return scanner(std::move(state));
 }
 
@@ -345,6 +387,12 @@ scanner::~scanner() = default;
 
 void scanner::next_async(std::size_t n, std::function<void(result<std::vector<row_result>>)> done) {
   std::make_shared<scan_state::fetch>(*st_, n, std::move(done))->step();
+}
+
+std::optional<scan_end> scanner::filter_end() const {
+  if (st_->end_before_all) return scan_end{{}, true};
+  if (st_->end) return scan_end{*st_->end, false};
+  return std::nullopt;
 }
 
 bool scanner::finished() const {

@@ -33,6 +33,7 @@
 #include "persist/wt_home.h"
 #include "route/call_order.h"
 #include "route/dispatch.h"
+#include "route/scan_scope.h"
 #include "scheduler_tuning.h"
 
 namespace cellar::detail {
@@ -126,8 +127,12 @@ struct store_impl {
   // caller then calls run_batch, which answers it, errors included).
   bool read_views(std::string_view table, const batch_op& op, const std::shared_ptr<call_order>& order,
                   std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
-  // A scan of `table` whose pages are fetched for `order` (in place when it allows).
-  result<scanner> open_scan(std::string_view table, const cellar::scan& s, const std::shared_ptr<call_order>& order);
+  // A scan of `table` whose pages are fetched for `order` (in place when it allows), over
+  // the partitions of `scope` that its range touches. A partition number out of range is
+  // INVALID_ARGUMENT; with scope.no_forward a cluster member answers NOT_OWNER when
+  // another node owns a partition the scan would visit.
+  result<scanner> open_scan(std::string_view table, const cellar::scan& s, const std::shared_ptr<call_order>& order,
+                            const scan_scope& scope = {});
   dispatch_context context(const std::shared_ptr<call_order>& order, bool in_place) {
     return {system.get(), order, dispatch, in_place};
   }

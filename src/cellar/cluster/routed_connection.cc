@@ -1,115 +1,22 @@
 #include "cluster/routed_connection.h"
 
+#include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <functional>
+#include <chrono>
 #include <future>
 #include <map>
-#include <mutex>
 #include <thread>
-
-#include <algorithm>
-#include <chrono>
 
 #include "cluster/layout.h"
 #include "cluster/membership.h"
+#include "cluster/node_link.h"
+#include "cluster/routed_scan.h"
 #include "cluster/zk_state.h"
 #include "route/router.h"
 
 namespace cellar::cluster {
 
 namespace {
-
-// An RPC connection to one node, on a thread of its own: an RPC connection runs a kj event
-// loop on the thread that made it, and a thread has at most one, so each node's connection
-// lives on its own thread and the routed connection hands it calls. Parts for several
-// nodes thus run in parallel.
-class node_link {
- public:
-  static result<std::unique_ptr<node_link>> open(const std::string& address, const rpc::client_options& o) {
-    auto link = std::unique_ptr<node_link>(new node_link);
-    link->thread_ = std::thread([l = link.get()] { l->run(); });
-    auto made = link->call([&](std::unique_ptr<connection>& c) -> status {
-      auto r = rpc::connect(address, o);
-      if (!r) return r.error();
-      c = std::move(r.value());
-      return status::ok();
-    });
-    if (!made) return made;
-    return link;
-  }
-
-  ~node_link() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  // Runs f(connection) on the link's thread; the future gets its result.
-  template <class F>
-  auto post(F f) -> std::future<decltype(f(std::declval<std::unique_ptr<connection>&>()))> {
-    using R = decltype(f(std::declval<std::unique_ptr<connection>&>()));
-    auto task = std::make_shared<std::packaged_task<R()>>([this, f = std::move(f)]() mutable { return f(conn_); });
-    auto fut = task->get_future();
-    {
-      std::lock_guard lock(mu_);
-      tasks_.push_back([task] { (*task)(); });
-    }
-    cv_.notify_all();
-    return fut;
-  }
-  template <class F>
-  auto call(F f) -> decltype(f(std::declval<std::unique_ptr<connection>&>())) {
-    return post(std::move(f)).get();
-  }
-
- private:
-  node_link() = default;
-  void run() {
-    for (;;) {
-      std::function<void()> t;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
-        if (tasks_.empty()) break;
-        t = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      t();
-    }
-    conn_.reset();  // on its own thread
-  }
-
-  std::unique_ptr<connection> conn_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
-  std::thread thread_;
-};
-
-// A scan's stream, read on its link's thread.
-class linked_stream final : public row_stream {
- public:
-  linked_stream(node_link& link, std::unique_ptr<row_stream> s) : link_(link), s_(std::move(s)) {}
-  ~linked_stream() override {
-    link_.call([this](std::unique_ptr<connection>&) {
-      s_.reset();
-      return 0;
-    });
-  }
-  result<std::vector<row_result>> next(std::size_t n) override {
-    return link_.call([this, n](std::unique_ptr<connection>&) { return s_->next(n); });
-  }
-
- private:
-  node_link& link_;
-  std::unique_ptr<row_stream> s_;
-};
 
 class routed_connection final : public connection {
  public:
@@ -152,17 +59,16 @@ class routed_connection final : public connection {
   }
 
   // The connection to `node`, made on first use.
-  result<node_link*> to(const std::string& node) {
-    if (auto c = conns_.find(node); c != conns_.end()) return c->second.get();
+  result<std::shared_ptr<node_link>> to(const std::string& node) {
+    if (auto c = conns_.find(node); c != conns_.end()) return c->second;
     auto n = nodes_.find(node);
     if (n == nodes_.end()) return status{code::unavailable, "node '" + node + "' is not a live member of the cluster"};
     auto c = node_link::open(n->second.data_address, copts_);
     if (!c)
       return status{code::unavailable,
                     "node '" + node + "' at " + n->second.data_address + " cannot be reached: " + c.error().to_string()};
-    auto* raw = c.value().get();
-    conns_[node] = std::move(c.value());
-    return raw;
+    conns_[node] = c.value();
+    return c.value();
   }
 
   // Some node (connected), for calls any node answers.
@@ -177,7 +83,7 @@ class routed_connection final : public connection {
     }
     return last;
   }
-  result<node_link*> any() {
+  result<std::shared_ptr<node_link>> any() {
     auto id = any_node();
     if (!id) return id.error();
     return to(id.value());
@@ -268,13 +174,63 @@ class routed_connection final : public connection {
     }
   }
 
+  // A scan: one stream per owner node of the partitions it touches, merged here
+  // (cluster/routed_scan.h); reopened after a re-read of the map when a node answers
+  // NOT_OWNER, as batches are sent again.
   result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override {
+    for (int round = 0;; ++round) {
+      (void)refresh();
+      auto parts = scan_parts(table, s);
+      if (!parts) return parts.error();
+      std::string failed;
+      auto r = parts->empty() ? scan_any(table, s) : open_routed_scan(table, s, std::move(parts.value()), &failed);
+      if (r || r.code() != code::not_owner) {
+        if (!r && r.code() == code::unavailable && !failed.empty()) {  // the connection may have broken
+          conns_.erase(failed);
+          stale_->store(true);
+        }
+        return r;
+      }
+      if (round >= opts_.not_owner_retries)
+        return status{code::not_owner, r.error().message() + " (still after " + std::to_string(round) +
+                                           " re-reads of the placement map)"};
+      stale_->store(true);
+      if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 << round, 500)));
+    }
+  }
+
+  // The owner nodes of the partitions `s` may touch, each with its partitions (connected);
+  // empty when the copy cannot route the table (unknown here, no family yet).
+  result<std::vector<scan_part>> scan_parts(const std::string& table, const cellar::scan& s) {
+    std::vector<scan_part> parts;
+    const auto* schema = catalog_.find(table);
+    auto owners = map_.tables.find(table);
+    if (!schema || !schema->partitioned || owners == map_.tables.end() ||
+        owners->second.size() != schema->partitioning.count())
+      return parts;
+    const std::string& low = s.reversed_ ? s.stop : s.start;
+    const std::string& high = s.reversed_ ? s.start : s.stop;
+    std::map<std::string, std::vector<std::uint32_t>> by_node;
+    for (auto p : detail::partitions_for_range(schema->partitioning, low, high))
+      by_node[owners->second[p].node].push_back(p);
+    // No partition at all (an empty range): partition 0's owner checks the scan and, its
+    // range missing partition 0, answers it with no row.
+    if (by_node.empty()) by_node[owners->second.at(0).node].push_back(0);
+    for (auto& [node, partitions] : by_node) {
+      auto c = to(node);
+      if (!c) return c.error();
+      parts.push_back({node, std::move(c.value()), std::move(partitions)});
+    }
+    return parts;
+  }
+
+  // A scan the copy cannot route: one node answers it as it would any client.
+  result<std::unique_ptr<row_stream>> scan_any(const std::string& table, const cellar::scan& s) {
     auto c = any();
     if (!c) return c.error();
-    node_link* link = c.value();
-    auto r = link->call([&](std::unique_ptr<connection>& x) { return x->scan(table, s); });
+    auto r = c.value()->call([&](std::unique_ptr<connection>& x) { return x->scan(table, s); });
     if (!r) return r.error();
-    return std::unique_ptr<row_stream>(new linked_stream(*link, std::move(r.value())));
+    return std::unique_ptr<row_stream>(new linked_stream(std::move(c.value()), std::move(r.value())));
   }
 
   template <class F>
@@ -341,7 +297,8 @@ class routed_connection final : public connection {
   cluster_catalog catalog_;
   placement_map map_;
   std::map<std::string, node_info> nodes_;
-  std::map<std::string, std::unique_ptr<node_link>> conns_;
+  // Streams of open scans hold their link too: dropping one here closes it once they are gone.
+  std::map<std::string, std::shared_ptr<node_link>> conns_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "rpc/convert.h"
 #include "rpc/frames.h"
 #include "rpc/message_stream.h"
+#include "rpc/scoped_scan.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
 
@@ -81,7 +82,13 @@ class rpc_connection final : public connection {
     return out;
   }
 
-  result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override;
+  result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override {
+    auto r = scan(table, s, {});
+    if (!r) return r.error();
+    return std::unique_ptr<row_stream>(std::move(r.value()));
+  }
+  result<std::unique_ptr<scoped_stream>> scan(const std::string& table, const cellar::scan& s,
+                                              const detail::scan_scope& scope);
 
   status ddl(std::string_view statements) override {
     return call_status([&] {
@@ -246,11 +253,13 @@ class rpc_connection final : public connection {
   bool no_forward_ = false;  // client_options::no_forward
 };
 
-class rpc_stream final : public row_stream {
+class rpc_stream final : public scoped_stream {
  public:
-  // `first`: the page the scan call returned; `s` is null when that page was the last.
-  rpc_stream(rpc_connection& c, wire::Scanner::Client s, std::vector<row_result> first, bool done)
-      : c_(c), s_(kj::mv(s)), buffered_(std::move(first)), done_(done) {}
+  // `first`: the page the scan call returned; `s` is null when that page was the last,
+  // whose filter end is `end`.
+  rpc_stream(rpc_connection& c, wire::Scanner::Client s, std::vector<row_result> first, bool done,
+             std::optional<scan_end> end)
+      : c_(c), s_(kj::mv(s)), buffered_(std::move(first)), done_(done), end_(std::move(end)) {}
   ~rpc_stream() noexcept override = default;
 
   result<std::vector<row_result>> next(std::size_t n) override {
@@ -264,6 +273,7 @@ class rpc_stream final : public row_stream {
         if (auto s = from_wire(res.getError()); !s) return s;
         for (auto r : res.getResults()) out.push_back(from_wire(r));
         done_ = res.getDone();
+        if (done_ && res.hasFilterEnd()) end_ = from_wire(res.getFilterEnd());
       }
     } catch (const kj::Exception& e) {
       return lost(e);
@@ -271,19 +281,29 @@ class rpc_stream final : public row_stream {
     return out;
   }
 
+  bool over() const override { return done_ && taken_ == buffered_.size(); }
+  std::optional<scan_end> filter_end() const override { return done_ ? end_ : std::nullopt; }
+
  private:
   rpc_connection& c_;
   wire::Scanner::Client s_;
   std::vector<row_result> buffered_;
   std::size_t taken_ = 0;
   bool done_ = false;
+  std::optional<scan_end> end_;
 };
 
-result<std::unique_ptr<row_stream>> rpc_connection::scan(const std::string& table, const cellar::scan& s) {
+result<std::unique_ptr<scoped_stream>> rpc_connection::scan(const std::string& table, const cellar::scan& s,
+                                                            const detail::scan_scope& scope) {
   try {
     auto req = cellar_.scanRequest();
     req.setTable(table);
     to_wire(s, req.initScan());
+    if (!scope.partitions.empty()) {
+      auto ps = req.initPartitions(static_cast<unsigned>(scope.partitions.size()));
+      for (unsigned i = 0; i < ps.size(); ++i) ps.set(i, scope.partitions[i]);
+    }
+    if (scope.no_forward) req.setNoForward(true);
     // The first page comes with the scan call, as HBase's open-scanner call returns its
     // first `caching` rows (bounded by the limit, when there is one).
     std::int64_t first = s.caching_ > 0 ? s.caching_ : 100;
@@ -294,13 +314,23 @@ result<std::unique_ptr<row_stream>> rpc_connection::scan(const std::string& tabl
     std::vector<row_result> rows;
     rows.reserve(res.getResults().size());
     for (auto r : res.getResults()) rows.push_back(from_wire(r));
-    return std::unique_ptr<row_stream>(new rpc_stream(*this, res.getScanner(), std::move(rows), res.getDone()));
+    std::optional<scan_end> end;
+    if (res.getDone() && res.hasFilterEnd()) end = from_wire(res.getFilterEnd());
+    return std::unique_ptr<scoped_stream>(
+        new rpc_stream(*this, res.getScanner(), std::move(rows), res.getDone(), std::move(end)));
   } catch (const kj::Exception& e) {
     return lost(e);
   }
 }
 
 }  // namespace
+
+result<std::unique_ptr<scoped_stream>> scan_scoped(connection& c, const std::string& table, const cellar::scan& s,
+                                                   const detail::scan_scope& scope) {
+  auto* rc = dynamic_cast<rpc_connection*>(&c);
+  if (rc == nullptr) return status{code::unsupported, "a scan over chosen partitions needs an RPC connection"};
+  return rc->scan(table, s, scope);
+}
 
 result<std::unique_ptr<connection>> connect(const std::string& address, client_options o) {
   try {

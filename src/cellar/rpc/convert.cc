@@ -697,6 +697,13 @@ scan from_wire(wire::Scan::Reader r) {
   return s;
 }
 
+void to_wire(const scan_end& e, wire::ScanEnd::Builder b) {
+  b.setRow(data(e.row));
+  b.setBeforeAll(e.before_all);
+}
+
+scan_end from_wire(wire::ScanEnd::Reader r) { return {str(r.getRow()), r.getBeforeAll()}; }
+
 void to_wire(const family_descriptor& f, wire::FamilyDescriptor::Builder b) {
   b.setName(text(f.name));
   b.setMaxVersions(f.max_versions);

@@ -47,6 +47,9 @@ op_result from_wire(wire::ActionResult::Reader r);
 
 void to_wire(const scan& s, wire::Scan::Builder b);
 scan from_wire(wire::Scan::Reader r);
+// Where a filter ended a scan (scanner::filter_end).
+void to_wire(const scan_end& e, wire::ScanEnd::Builder b);
+scan_end from_wire(wire::ScanEnd::Reader r);
 
 void to_wire(const table_descriptor& d, wire::TableDescriptor::Builder b);
 result<table_descriptor> from_wire(wire::TableDescriptor::Reader r);

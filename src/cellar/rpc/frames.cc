@@ -141,12 +141,18 @@ std::uint64_t frame_client::send_batch(const std::string& table, const std::vect
   return send(m);
 }
 
-std::uint64_t frame_client::send_scan(const std::string& table, const cellar::scan& s, std::uint32_t count) {
+std::uint64_t frame_client::send_scan(const std::string& table, const cellar::scan& s, std::uint32_t count,
+                                      const detail::scan_scope& scope) {
   capnp::MallocMessageBuilder m;
   auto b = m.initRoot<wire::Request>().initScan();
   b.setTable(table);
   to_wire(s, b.initScan());
   b.setCount(count);
+  if (!scope.partitions.empty()) {
+    auto ps = b.initPartitions(static_cast<unsigned>(scope.partitions.size()));
+    for (unsigned i = 0; i < ps.size(); ++i) ps.set(i, scope.partitions[i]);
+  }
+  if (scope.no_forward) b.setNoForward(true);
   return send(m);
 }
 
@@ -236,6 +242,7 @@ result<scan_page> frame_client::page_of(wire::Reply::Reader r) {
   page.rows.reserve(r.getRows().size());
   for (auto x : r.getRows()) page.rows.push_back(from_wire(x));
   page.done = r.getDone();
+  if (r.hasFilterEnd()) page.filter_end = from_wire(r.getFilterEnd());
   return page;
 }
 
@@ -248,8 +255,9 @@ result<std::vector<op_result>> frame_client::batch(const std::string& table, con
   return out;
 }
 
-result<scan_page> frame_client::scan(const std::string& table, const cellar::scan& s, std::uint32_t count) {
-  auto r = receive_id(send_scan(table, s, count));
+result<scan_page> frame_client::scan(const std::string& table, const cellar::scan& s, std::uint32_t count,
+                                     const detail::scan_scope& scope) {
+  auto r = receive_id(send_scan(table, s, count, scope));
   if (!r) return r.error();
   return page_of(r.value()->get());
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "cellar/ops.h"
 #include "cellar/status.h"
 #include "cellar/store.h"
+#include "route/scan_scope.h"
 #include "rpc/message_stream.h"
 
 namespace cellar::rpc {
@@ -51,6 +53,8 @@ class frame_reply {
 struct scan_page {
   std::vector<row_result> rows;
   bool done = true;  // nothing follows
+  // When done: where a filter ended the scan, if one did (wire Reply.filterEnd).
+  std::optional<scan_end> filter_end;
 };
 
 class tls_socket;
@@ -83,11 +87,14 @@ class frame_client {
 
   // One result per op, or the error of the call as a whole.
   result<std::vector<op_result>> batch(const std::string& table, const std::vector<batch_op>& ops);
-  // Up to `count` results of `s` (1-10000).
-  result<scan_page> scan(const std::string& table, const cellar::scan& s, std::uint32_t count);
+  // Up to `count` results of `s` (1-10000), over the partitions of `scope` (ScanRequest's
+  // partitions and noForward; the default: every partition, forwarded).
+  result<scan_page> scan(const std::string& table, const cellar::scan& s, std::uint32_t count,
+                         const detail::scan_scope& scope = {});
 
   std::uint64_t send_batch(const std::string& table, const std::vector<batch_op>& ops);
-  std::uint64_t send_scan(const std::string& table, const cellar::scan& s, std::uint32_t count);
+  std::uint64_t send_scan(const std::string& table, const cellar::scan& s, std::uint32_t count,
+                          const detail::scan_scope& scope = {});
   // Queues `request` (a wire::Request message) after giving it the next id; returns the id.
   std::uint64_t send(capnp::MessageBuilder& request);
   status flush();

@@ -35,6 +35,7 @@
 #include "rpc/loop_handoff.h"
 #include "rpc/message_stream.h"
 #include "rpc/metrics.h"
+#include "rpc/scan_pages.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
 
@@ -60,75 +61,6 @@ struct shared_state {
   std::optional<tls_server_keys> tls;  // set: every connection starts with a TLS handshake
   shared_state(store& st, server_options o)
       : s(st), opts(std::move(o)), pool(opts.worker_threads), slots(opts.max_connections) {}
-};
-
-// One page of a scan, fetched without blocking any thread: the scanner asks the
-// partitions and the last answer fulfills the promise on this loop. `done` is whether the
-// scan has nothing after the page, read while no other fetch can run.
-struct scan_page_result {
-  result<std::vector<row_result>> rows = std::vector<row_result>{};
-  bool done = true;
-};
-
-kj::Promise<std::shared_ptr<scan_page_result>> fetch_page(std::shared_ptr<scanner> sc, std::size_t n) {
-  using rows = result<std::vector<row_result>>;
-  auto later = std::make_shared<handoff<rows>>();
-  // `sc` stays alive in the callback until the scanner is done with it.
-  sc->next_async(n, [deliver = later->deliverer(), sc](rows r) { deliver(std::move(r)); });
-  return later->promise().then([sc, n](rows r) {
-    auto out = std::make_shared<scan_page_result>();
-    out->done = !r || r->size() < n || sc->finished();
-    out->rows = std::move(r);
-    return out;
-  });
-}
-
-template <class Results>
-void fill_page(Results res, const scan_page_result& page) {
-  if (!page.rows) {
-    to_wire(page.rows.error(), res.initError());
-    res.setDone(true);
-    return;
-  }
-  to_wire(status::ok(), res.initError());
-  auto out = res.initResults(static_cast<unsigned>(page.rows->size()));
-  for (unsigned i = 0; i < out.size(); ++i) to_wire((*page.rows)[i], out[i]);
-  res.setDone(page.done);
-}
-
-std::uint64_t page_words(const scan_page_result& page) {
-  std::uint64_t words = 16;
-  if (page.rows)
-    for (const auto& row : *page.rows) words += wire_words(row);
-  return words;
-}
-
-class scanner_impl final : public wire::Scanner::Server {
- public:
-  scanner_impl(std::shared_ptr<scanner> sc, rpc::metrics& m) : sc_(std::move(sc)), m_(m) {}
-
-  // Calls on one scanner run in order: each fetch starts after the previous one.
-  kj::Promise<void> next(NextContext context) override {
-    const auto n = std::min<std::size_t>(std::max<std::uint32_t>(1, context.getParams().getCount()), 10000);
-    kj::Promise<void> before = kj::READY_NOW;
-    KJ_IF_MAYBE(t, tail_) { before = t->addBranch().ignoreResult(); }
-    auto sc = sc_;
-    const auto t0 = metrics::clock::now();
-    // The fetch itself: ordered after the previous call's, and carried on even if this
-    // call is cancelled (its rows are then dropped), so the next call starts after it.
-    auto fetched = before.then([sc, n] { return fetch_page(sc, n); }).fork();
-    auto mine = fetched.addBranch().then([context, &m = m_, t0](std::shared_ptr<scan_page_result> page) mutable {
-      fill_page(context.getResults(capnp::MessageSize{page_words(*page), 0}), *page);
-      m.record(protocol::rpc, operation::scanner_next, page->rows.code(), t0);
-    });
-    tail_ = kj::mv(fetched);
-    return mine;
-  }
-
- private:
-  std::shared_ptr<scanner> sc_;
-  rpc::metrics& m_;
-  kj::Maybe<kj::ForkedPromise<std::shared_ptr<scan_page_result>>> tail_;
 };
 
 // Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
@@ -239,15 +171,15 @@ kj::Maybe<kj::Promise<void>> run_checked_batch(detail::store_impl& impl, const s
           .attach(kj::defer([conn] { --conn->in_flight; })));
 }
 
-// The first page (`first` > 0 results) of a scan, from either protocol; its pages are read
-// for the connection's call order. `reply(st, scanner, page)` is called once, on this loop:
-// with an error and null pointers when the scan did not start.
+// The first page (`first` > 0 results) of a scan over `scope`, from either protocol; its
+// pages are read for the connection's call order. `reply(st, scanner, page)` is called
+// once, on this loop: with an error and null pointers when the scan did not start.
 template <class Reply>
 kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_state>& conn,
-                             capnp::Text::Reader table_name, wire::Scan::Reader scan_spec, std::size_t first,
-                             Reply reply) {
+                             capnp::Text::Reader table_name, wire::Scan::Reader scan_spec,
+                             const detail::scan_scope& scope, std::size_t first, Reply reply) {
   auto sc = detail::impl_of(st.s).open_scan(std::string_view(table_name.cStr(), table_name.size()),
-                                            from_wire(scan_spec), conn->order);
+                                            from_wire(scan_spec), conn->order, scope);
   if (!sc) {
     reply(sc.error(), nullptr, nullptr);
     return kj::READY_NOW;
@@ -299,7 +231,7 @@ class cellar_impl final : public wire::Cellar::Server {
     if (first == 0) {
       auto table = params.getTable();
       auto sc = detail::impl_of(st_.s).open_scan(std::string_view(table.cStr(), table.size()),
-                                                 from_wire(params.getScan()), conn_->order);
+                                                 from_wire(params.getScan()), conn_->order, scope_of(params));
       if (!sc) {
         to_wire(sc.error(), context.getResults().initError());
         st_.m.record(protocol::rpc, operation::scan, sc.code(), t0);
@@ -307,11 +239,11 @@ class cellar_impl final : public wire::Cellar::Server {
       }
       auto res = context.getResults();
       to_wire(status::ok(), res.initError());
-      res.setScanner(kj::heap<scanner_impl>(std::make_shared<scanner>(std::move(sc.value())), st_.m));
+      res.setScanner(make_scanner(std::make_shared<scanner>(std::move(sc.value())), st_.m));
       st_.m.record(protocol::rpc, operation::scan, code::ok, t0);
       return kj::READY_NOW;
     }
-    return serve_scan(st_, conn_, params.getTable(), params.getScan(), first,
+    return serve_scan(st_, conn_, params.getTable(), params.getScan(), scope_of(params), first,
                       [context, &m = st_.m, t0](const status& s, std::shared_ptr<scanner> sc,
                                 std::shared_ptr<scan_page_result> page) mutable {
                         m.record(protocol::rpc, operation::scan, s ? page->rows.code() : s.code(), t0);
@@ -321,7 +253,7 @@ class cellar_impl final : public wire::Cellar::Server {
                         }
                         auto res = context.getResults(capnp::MessageSize{page_words(*page), 1});
                         fill_page(res, *page);
-                        if (!page->done) res.setScanner(kj::heap<scanner_impl>(std::move(sc), m));
+                        if (!page->done) res.setScanner(make_scanner(std::move(sc), m));
                       });
   }
 
@@ -612,7 +544,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
           st_.m.record(protocol::frames, operation::scan, refused.code(), t0);
           return send_error(id, refused);
         }
-        tasks_.add(serve_scan(st_, conn_, sc.getTable(), sc.getScan(), count,
+        tasks_.add(serve_scan(st_, conn_, sc.getTable(), sc.getScan(), scope_of(sc), count,
                               [this, id, t0](const status& s, std::shared_ptr<scanner>,
                                          std::shared_ptr<scan_page_result> page) {
                                 st_.m.record(protocol::frames, operation::scan, s ? page->rows.code() : s.code(), t0);
@@ -628,6 +560,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                                   auto rows = out.initRows(static_cast<unsigned>(page->rows->size()));
                                   for (unsigned i = 0; i < rows.size(); ++i) to_wire((*page->rows)[i], rows[i]);
                                   out.setDone(page->done);
+                                  set_filter_end(out, *page);
                                 });
                               }));
         return;
