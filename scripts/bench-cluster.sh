@@ -11,7 +11,8 @@
 #
 # Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
 # WORKLOADS (default "a c"), DEPTH (default 16), CONNECTIONS (default 4), THREADS (default 1),
-# SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...).
+# SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...),
+# SERVER_ARGS (more cellar-server flags for every node).
 # Each node: --worker-threads 1 --event-loops 1, in memory (--data ''). The table: range:6
 # (two partitions per node on 3 nodes, six on 1).
 set -euo pipefail
@@ -67,7 +68,7 @@ start_cluster() {
   for i in $(seq "$n"); do
     local log="$work/c$n-n$i.log"
     taskset -c "$SERVER_CPUS" "$SERVER" --cluster "127.0.0.1:$zk_port/c$n" --node-id "n$i" --listen 127.0.0.1:0 \
-      --data '' --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 >"$log" 2>&1 &
+      --data "" --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 ${SERVER_ARGS:-} >"$log" 2>&1 &
     pids+=($!)
     for _ in $(seq 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
     grep -q "listening on" "$log" || { echo "node n$i of the $n-node cluster did not start:" >&2; cat "$log" >&2; exit 1; }

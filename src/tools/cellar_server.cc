@@ -68,6 +68,11 @@ struct settings {
   std::int64_t worker_threads = 0;
   std::int64_t worker_spin_polls = 0;
   std::int64_t worker_nap_polls = 0;
+  // An idle worker blocks until work comes (enqueues from event loops wake it) and wakes
+  // every N ms to steal work from busy workers. At 1 ms (the library's default) an idle
+  // server spent 2.2% of a core on those wake-ups, 0.1% at 100 ms (docs/operations.md);
+  // nodes of a cluster sharing a core each paid it.
+  std::int64_t worker_idle_sleep_ms = 100;
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
   std::string metrics_listen;  // empty: no metrics endpoint
@@ -143,6 +148,8 @@ int main(int argc, char** argv) {
                              "queue polls an idle CAF worker spins through before it sleeps");
   auto* wnp = app.add_option("--worker-nap-polls", st.worker_nap_polls,
                              "then polls 50 us apart before it blocks until woken (0 = block at once)");
+  auto* wis = app.add_option("--worker-idle-sleep-ms", st.worker_idle_sleep_ms,
+                             "then sleeps until woken, waking every N ms to steal work from busy workers (>= 1)");
   auto* ml = app.add_option("--metrics-listen", st.metrics_listen,
                             "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
   auto* tlc = app.add_option("--tls-cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
@@ -195,6 +202,7 @@ int main(int argc, char** argv) {
       take("worker_threads", st.worker_threads, wt);
       take("worker_spin_polls", st.worker_spin_polls, wsp);
       take("worker_nap_polls", st.worker_nap_polls, wnp);
+      take("worker_idle_sleep_ms", st.worker_idle_sleep_ms, wis);
       take("event_loops", st.event_loops, evl);
       take("loop_affinity", st.loop_affinity, aff);
       take("metrics_listen", st.metrics_listen, ml);
@@ -241,6 +249,8 @@ int main(int argc, char** argv) {
   tune.spin_polls = static_cast<std::size_t>(st.worker_spin_polls);
   if (st.worker_nap_polls < 0) return fail("--worker-nap-polls must be >= 0");
   tune.nap_polls = static_cast<std::size_t>(st.worker_nap_polls);
+  if (st.worker_idle_sleep_ms < 1) return fail("--worker-idle-sleep-ms must be >= 1");
+  tune.idle_sleep = std::chrono::milliseconds(st.worker_idle_sleep_ms);
 
   cellar::rpc::server_options ro;
   const auto colon = st.listen.rfind(':');

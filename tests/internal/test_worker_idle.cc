@@ -30,22 +30,23 @@ long voluntary_switches() {
   return total;
 }
 
-// Wake-ups of the whole process in the 25 ms after one write, the store otherwise idle.
-long wakeups_after_a_write(std::size_t nap_polls) {
+// Wake-ups of the whole process in the `window` after one write, the store otherwise idle.
+long wakeups_after_a_write(std::size_t nap_polls, std::chrono::milliseconds idle_sleep = std::chrono::milliseconds(10),
+                           std::chrono::milliseconds window = std::chrono::milliseconds(25)) {
   cellar::store_options o;
   o.worker_threads = 1;
   o.maintenance_interval = std::chrono::milliseconds(0);
   cellar::detail::scheduler_tuning tune;
   tune.spin_polls = 0;
   tune.nap_polls = nap_polls;
-  tune.idle_sleep = std::chrono::milliseconds(10);
+  tune.idle_sleep = idle_sleep;
   auto s = cellar::detail::open_store(o, tune).value();
   REQUIRE(s->create_table({"t", cellar::partition_spec::single(), {{"f"}}}, cellar::schema_origin::oceanbase_ddl)
               .is_ok());
   auto t = s->open_table("t").value();
   REQUIRE(t.put(cellar::put("r").add("f", "q", "v")).is_ok());
   const long before = voluntary_switches();
-  std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  std::this_thread::sleep_for(window);
   return voluntary_switches() - before;
 }
 
@@ -56,4 +57,15 @@ TEST_CASE("an idle worker blocks instead of napping when worker_nap_polls is 0",
   const long blocking = wakeups_after_a_write(0);   // blocks; its idle timeout is 10 ms
   INFO("napping: " << napping << " wake-ups, blocking: " << blocking);
   CHECK(blocking * 4 < napping);
+}
+
+// cellar-server --worker-idle-sleep-ms: a blocked worker still wakes every idle_sleep to
+// look for work to steal; each wake-up costs the core (docs/operations.md).
+TEST_CASE("a blocked worker wakes every idle_sleep, no more", "[worker]") {
+  using std::chrono::milliseconds;
+  const long every_ms = wakeups_after_a_write(0, milliseconds(1), milliseconds(100));
+  const long every_100ms = wakeups_after_a_write(0, milliseconds(100), milliseconds(100));
+  INFO("idle_sleep 1 ms: " << every_ms << " wake-ups in 100 ms, 100 ms: " << every_100ms);
+  CHECK(every_ms > 40);
+  CHECK(every_100ms * 4 < every_ms);
 }
