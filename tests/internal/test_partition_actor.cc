@@ -265,7 +265,11 @@ TEST_CASE("in log-sync mode a write is answered only once its record is on disk"
     REQUIRE(f.sched->try_run_once());  // a read needs no sync, and sees the write
     REQUIRE(rd->has_value());
     CHECK(value_of((**rd)->results.at(0)) == "v");
-    for (int i = 0; i < 5000 && !w->has_value(); ++i) {  // the writer thread syncs, then notifies
+    // The writer thread syncs, then notifies the actor (an enqueue into the test
+    // coordinator, which only this thread may touch while it runs): rotate() returns once
+    // the writer has run the acknowledgements of every record queued before it.
+    REQUIRE((*log)->rotate(2).is_ok());
+    for (int i = 0; i < 5000 && !w->has_value(); ++i) {
       if (!f.sched->try_run_once()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     REQUIRE(w->has_value());

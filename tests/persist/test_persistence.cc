@@ -375,13 +375,21 @@ TEST_CASE("a snapshot returns the memory of its deltas", "[persist]") {
   // The pages go back on a thread of their own (memory_releaser), a moment after the
   // snapshot returned: wait for them, at most 10 s.
   std::size_t after = rss_bytes();
-  for (int i = 0; i < 100 && before <= after + 30'000'000; ++i) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  constexpr bool sanitized = true;
+#else
+  constexpr bool sanitized = false;
+#endif
+  for (int i = 0; i < 100 && before <= after + 30'000'000 && !sanitized; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     after = rss_bytes();
   }
   INFO("RSS before " << before << ", after " << after);
-  // The deltas held 60 MB of values; at least half of that is returned.
+  // The deltas held 60 MB of values; at least half of that is returned. (Not under a
+  // sanitizer: its allocator keeps what is freed, whatever malloc_trim says.)
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   CHECK(before > after + 30'000'000);
+#endif
 }
 
 TEST_CASE("a home in another data format is refused at open", "[persist]") {
