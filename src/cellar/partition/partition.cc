@@ -494,8 +494,8 @@ class partition_owner final : public partition_actor::base {
     local_->core_ = nullptr;
   }
 
-  // For the next logged record: marks it settled (written, or on disk in log-sync) and, unless a notice is already on its
-  // way, tells this actor (from the log's writer thread).
+  // For the next logged record: marks it settled (written; in log-sync, on disk) and,
+  // unless a notice is already on its way, tells this actor (from the log's writer thread).
   log_stream::durable_fn durable_callback() {
     if (!core_.config().log.acknowledges_after_log()) return nullptr;
     const auto seq = ++logged_;
