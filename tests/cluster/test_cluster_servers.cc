@@ -512,8 +512,7 @@ TEST_CASE("a partition moves to another node under write load: no acknowledged w
   auto rows = preload(**conn, "mv", 300);
   // A partition of n2 goes to n3; the writes come through n1, which forwards them.
   const auto before = c.placement();
-  std::uint32_t p = 0;
-  while (before.tables.at("mv")[p].node != "n2") ++p;
+  const std::uint32_t p = first_partition_on(before, "mv", "n2");
   const std::string name = "mv/" + std::to_string(p);
 
   // Two writers, through the node that runs the move and through the old owner.
@@ -617,8 +616,7 @@ TEST_CASE("a move whose target is killed before the flip is aborted and loses no
   // Enough data in each partition that the copy takes a while (several chunks).
   auto rows = preload(**conn, "ab", 3000, 2000);
   const auto before = c.placement();
-  std::uint32_t p = 0;
-  while (before.tables.at("ab")[p].node != "n2") ++p;
+  const std::uint32_t p = first_partition_on(before, "ab", "n2");
 
   writer w(c.node(1).address(), "ab");
   REQUIRE(w.advance(20));
@@ -666,8 +664,7 @@ TEST_CASE("a partition moved away and back: a restart does not replay its old lo
   REQUIRE(conn.is_ok());
   auto rows = preload(**conn, "bk", 120);
   const auto before = c.placement();
-  std::uint32_t p = 0;
-  while (before.tables.at("bk")[p].node != "n2") ++p;
+  const std::uint32_t p = first_partition_on(before, "bk", "n2");
   std::vector<std::string> p_rows;
   for (const auto& r : rows)
     if (partition_of_row(**conn, "bk", r) == p) p_rows.push_back(r);

@@ -18,6 +18,20 @@
 
 using namespace cellar;
 
+namespace {
+
+// A member `id` of the cluster under `chroot` of the shared ZooKeeper, with a 4 s session.
+cluster::member_options member_options_for(const std::string& chroot, const std::string& id) {
+  cluster::member_options o;
+  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
+  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
+  o.node_id = id;
+  o.data_address = "127.0.0.1:1";
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("a member store refuses data and DDL until it has joined, then serves the cluster's tables", "[member]") {
   // A directory that holds a table of its own (written as a single store).
   const auto dir = (std::filesystem::temp_directory_path() / ("cellar-member-test-" + std::to_string(getpid()))).string();
@@ -50,12 +64,7 @@ TEST_CASE("a member store refuses data and DDL until it has joined, then serves 
   CHECK(early_put.message().find("not joined") != std::string::npos);
   CHECK(conn->scan("local_only", cellar::scan()).code() == code::unavailable);
 
-  cluster::member_options o;
-  o.zookeeper.connect = zktest::zk_server::shared().connect(zktest::fresh_chroot("member"));
-  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
-  o.node_id = "m1";
-  o.data_address = "127.0.0.1:1";
-  auto m = cluster::member::join(s, o);
+  auto m = cluster::member::join(s, member_options_for(zktest::fresh_chroot("member"), "m1"));
   INFO(zktest::describe(m));
   REQUIRE(m.is_ok());
   // The cluster's catalog rules: a table it does not have is dropped from this node.
@@ -95,12 +104,7 @@ TEST_CASE("a member whose ZooKeeper session expired refuses writes until it has 
   REQUIRE(opened.is_ok());
   auto& s = *opened.value();
   auto conn = connect_embedded(s);
-  cluster::member_options o;
-  o.zookeeper.connect = zktest::zk_server::shared().connect(zktest::fresh_chroot("member-expiry"));
-  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
-  o.node_id = "m1";
-  o.data_address = "127.0.0.1:1";
-  auto m = cluster::member::join(s, o);
+  auto m = cluster::member::join(s, member_options_for(zktest::fresh_chroot("member-expiry"), "m1"));
   INFO(zktest::describe(m));
   REQUIRE(m.is_ok());
   table_descriptor d;
@@ -170,12 +174,7 @@ joined_node join_node(const std::string& chroot, const std::string& id) {
   auto opened = cluster::member::open_store(store_options{});
   REQUIRE(opened.is_ok());
   n.s = std::move(opened).value();
-  cluster::member_options o;
-  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
-  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
-  o.node_id = id;
-  o.data_address = "127.0.0.1:1";
-  auto m = cluster::member::join(*n.s, o);
+  auto m = cluster::member::join(*n.s, member_options_for(chroot, id));
   INFO(zktest::describe(m));
   REQUIRE(m.is_ok());
   n.m = std::move(m).value();

@@ -199,8 +199,7 @@ TEST_CASE("a routed client with a stale map scans through NOT_OWNER: it re-reads
 
   // A partition of n2 moves to n3 (with its rows); every node applies the new map.
   const auto before = c.placement();
-  std::uint32_t p = 0;
-  while (before.tables.at("ms")[p].node != "n2") ++p;
+  const std::uint32_t p = first_partition_on(before, "ms", "n2");
   auto moved = shell(c.node(1), "move 'ms/" + std::to_string(p) + "', 'n3'\n");
   INFO(moved.out);
   REQUIRE(lines(moved.out) == std::vector<std::string>{"{\"ok\":true}"});
