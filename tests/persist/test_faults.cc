@@ -65,6 +65,14 @@ status put_row(table& t, const std::string& row) { return t.put(put(row).add("f"
 
 bool has_row(table& t, const std::string& row) { return !t.get(get(row)).value().cells.empty(); }
 
+// 3000 rows base0..base2999 of 100-byte values, then a snapshot: the base is then large
+// next to a few changes, so the snapshots after it append change runs (persist/wt_home.h).
+void load_base(store& s, table& t) {
+  for (int i = 0; i < 3000; ++i)
+    REQUIRE(t.put(put("base" + std::to_string(i)).add("f", "q", std::string(100, 'v'))).is_ok());
+  REQUIRE(s.snapshot().is_ok());
+}
+
 // The rows of `rows` a store opened on `dir` holds.
 std::vector<std::string> rows_in(const std::string& dir, durability d, const std::vector<std::string>& rows,
                                  recovery_stats* rec = nullptr) {
@@ -196,9 +204,7 @@ TEST_CASE("a failing change-run snapshot leaves the previous one as the recovery
   auto s = open_ok(opts(dir.path, durability::snapshot, faults));
   REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
   auto t = s->open_table("t").value();
-  for (int i = 0; i < 3000; ++i)
-    REQUIRE(t.put(put("base" + std::to_string(i)).add("f", "q", std::string(100, 'v'))).is_ok());
-  REQUIRE(s->snapshot().is_ok());
+  load_base(*s, t);
   REQUIRE(put_row(t, "a").is_ok());
   auto first_run = s->snapshot();
   REQUIRE(first_run.is_ok());
@@ -236,9 +242,7 @@ TEST_CASE("a retried snapshot replaces the change runs a failed one left", "[fau
   auto s = open_ok(opts(dir.path, durability::snapshot, faults));
   REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
   auto t = s->open_table("t").value();
-  for (int i = 0; i < 3000; ++i)
-    REQUIRE(t.put(put("base" + std::to_string(i)).add("f", "q", std::string(100, 'v'))).is_ok());
-  REQUIRE(s->snapshot().is_ok());
+  load_base(*s, t);
   REQUIRE(t.put(put("r5").add("f", "q", 100, "old")).is_ok());
   // A second table's first snapshot bulk-loads; cellar's own sync of its file fails,
   // which does not stop WiredTiger. Table "t" (uid 1) is written first or second: the
