@@ -87,7 +87,8 @@ struct watch_event {
 };
 
 // A one-shot watch: called once on the event thread when the watched node changes (or is
-// created or deleted), never again. Watches set by a session that expires never fire.
+// created or deleted), never again. Watches set by a session that expired never fire
+// once the expiry is seen (a deletion the session's own close made may arrive just before).
 using watch_fn = std::function<void(const watch_event&)>;
 
 enum class session_state : std::uint8_t {
