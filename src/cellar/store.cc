@@ -71,6 +71,12 @@ status store_impl::close() {
   catalog.store(std::make_shared<const catalog_map>());
   for (const auto& [name, rt] : *cat) ask_all<admin_reply>(*system, *rt, [](std::uint32_t) { return stop_request{}; });
   cat.reset();
+  {
+    std::lock_guard lock(ddl_mutex);
+    for (auto& w : lingering)
+      if (auto a = w.lock()) caf::anon_send(caf::actor_cast<partition_actor>(a), stop_request{});
+    lingering.clear();
+  }
   system->await_all_actors_done();
   log.reset();  // drains and syncs
   wt.reset();

@@ -166,6 +166,10 @@ struct store_impl {
 
   std::mutex ddl_mutex;
   std::atomic<std::shared_ptr<const catalog_map>> catalog;
+  // Partitions the catalog no longer names that stop when the last runtime naming them
+  // goes (dispatch.h: stop_when_released); close() stops those still running. Guarded by
+  // ddl_mutex.
+  std::vector<caf::weak_actor_ptr> lingering;
   std::uint64_t next_version = 1;    // guarded by ddl_mutex
   std::uint32_t next_family_id = 1;  // guarded by ddl_mutex
   std::uint64_t next_uid = 1;        // guarded by ddl_mutex

@@ -90,13 +90,39 @@ namespace {
 
 // A local partition that moved to another node: requests it holds or still gets go on to
 // `to` (waits for its answer, so that they are in `to`'s mailbox before anything sent to
-// `to` afterwards), then it stops.
+// `to` afterwards). It is stopped by let_go().
 void hand_off(const detail::partition_ref& p, const detail::partition_actor& to) {
   caf::scoped_actor self{p.actor->home_system()};
   self->request(p.actor, std::chrono::seconds(10), detail::handoff_request{caf::actor_cast<caf::actor>(to)})
       .receive([](detail::admin_reply&) {},
                [](caf::error& e) { spdlog::warn("cellar: handing a moved partition over: {}", to_string(e)); });
-  caf::anon_send(p.actor, detail::stop_request{});
+}
+
+// `r`, made to stop its actor once no copy of it is left (dispatch.h). A runtime replaced
+// by reconcile() may still be in a client's hands for a moment (loaded just before the new
+// one was published); its partitions keep answering until it is let go.
+detail::partition_ref stops_when_released(detail::partition_ref r) {
+  struct stopper {
+    explicit stopper(detail::partition_actor a) : actor(std::move(a)) {}
+    stopper(const stopper&) = delete;
+    stopper& operator=(const stopper&) = delete;
+    ~stopper() { caf::anon_send(actor, detail::stop_request{}); }
+    detail::partition_actor actor;
+  };
+  if (r.actor && !r.stop_when_released) r.stop_when_released = std::make_shared<const stopper>(r.actor);
+  return r;
+}
+
+// A partition of the runtime being replaced that the new one does not name: stopped when
+// the last copy of its ref goes (or by close(), should a client still hold one then), else
+// (a ref made without that) now. The caller holds s.ddl_mutex.
+void let_go(store_impl& s, const detail::partition_ref& r, std::vector<detail::partition_actor>& stop_now) {
+  if (!r.stop_when_released) {
+    stop_now.push_back(r.actor);
+    return;
+  }
+  std::erase_if(s.lingering, [](const caf::weak_actor_ptr& w) { return !w.lock(); });
+  s.lingering.push_back(caf::actor_cast<caf::weak_actor_ptr>(r.actor));
 }
 
 // Stops the partitions of `rt` (local ones and forwarders) without waiting.
@@ -139,7 +165,7 @@ void member::state::reconcile() {
   auto current = store.catalog.load();
   auto next = std::make_shared<detail::catalog_map>(*current);
   std::vector<runtime_ptr> retired;  // replaced wholesale: stop, drop local tables
-  std::vector<detail::partition_actor> stopped;  // single partitions that left this node
+  std::vector<detail::partition_actor> stopped;  // replaced partitions to stop now (let_go)
   std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
   std::vector<detail::partition_id> moved_out_here;  // local partitions that moved away
   std::vector<part_key> adopted;  // incoming copies that serve here from now on
@@ -192,7 +218,7 @@ void member::state::reconcile() {
         }
         const part_key key{name, i};
         if (want[i] == self) {
-          if (prev) stopped.push_back(prev->actor);  // the partition changed owner
+          if (prev) let_go(store, *prev, stopped);  // the partition changed owner
           std::lock_guard mlock(move_mu);
           moved_out.erase(key);
           if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
@@ -207,18 +233,20 @@ void member::state::reconcile() {
           }
           std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
           if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
-          rt->partitions.push_back(store.start_partition(schema, i, std::move(mem)));
+          rt->partitions.push_back(stops_when_released(store.start_partition(schema, i, std::move(mem))));
         } else {
           detail::partition_ref r;
           r.id = {schema->uid, i};
           r.actor = spawn_remote_partition(*store.system, peers, want[i], name, i, opts.forward_timeout);
+          r = stops_when_released(std::move(r));
           if (prev && prev->local) {
             // It moved away: what it held during the move's freeze, and whatever still
             // reaches it, goes on to the new owner, in order; then its copy here goes.
             hand_off(*prev, r.actor);
+            let_go(store, *prev, stopped);
             moved_out_here.push_back(prev->id);  // its files go below
           } else if (prev) {
-            stopped.push_back(prev->actor);
+            let_go(store, *prev, stopped);
           }
           {
             std::lock_guard mlock(move_mu);
@@ -336,7 +364,7 @@ status member::state::prepare_incoming(const std::string& table, std::uint32_t i
   }
   incoming_copy c;
   c.uid = rt->schema->uid;
-  c.ref = store.start_partition(rt->schema, index, nullptr);
+  c.ref = stops_when_released(store.start_partition(rt->schema, index, nullptr));
   std::lock_guard lock(move_mu);
   incoming[{table, index}] = std::move(c);
   return status::ok();
@@ -388,7 +416,7 @@ void member::state::arm_guard(const part_key& key) {
   {
     std::lock_guard lock(move_mu);
     auto it = guarded.find(key);
-    if (it == guarded.end()) return;
+    if (!guards_open || it == guarded.end()) return;
     want = it->second.czxid;
   }
   auto& zk = node->zookeeper();
@@ -419,6 +447,7 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
   {
     std::lock_guard lock(move_mu);
     auto it = guarded.find(key);
+    if (!guards_open) return;  // leaving: `node` is going (~member)
     if (it == guarded.end() || it->second.czxid != czxid) return;  // settled, or a newer move's
     side = it->second;
     guarded.erase(it);
@@ -481,6 +510,7 @@ void member::state::on_session(const session_event& ev) {
   if (ok) {
     // Watches of an ended session are gone, and a guard may have waited for ZooKeeper.
     std::lock_guard lock(move_mu);
+    if (!guards_open) return;
     for (const auto& [key, side] : guarded) node->zookeeper().post([this, key = key] { arm_guard(key); });
   }
 }
@@ -635,6 +665,10 @@ member::~member() {
     std::lock_guard lock(st_->move_mu);
     st_->guards_open = false;
   }
+  // A guard callback (arm_guard, settle_move, on_session) that passed its guards_open check
+  // still uses `node`: let it end before node goes (reset() nulls the pointer before the
+  // node's destructor stops the event thread).
+  st_->node->zookeeper().barrier();
   st_->store.cluster = std::make_shared<not_joined>();
   st_->node.reset();  // no callback runs after this
   st_->store.system->middleman().unpublish(st_->endpoint, 0);

@@ -33,6 +33,12 @@ struct partition_ref {
   partition_actor actor;
   std::shared_ptr<local_partition> local;  // null: the partition lives on another node
   partition_id id;
+  // Set in a cluster (member.cc): shared by every copy of this ref, it stops `actor` when
+  // the last copy goes, that is when no runtime a client may still hold names the actor.
+  // A partition replaced by a move or a placement change keeps serving (forwarding)
+  // requests sent through a runtime loaded just before the change, instead of refusing
+  // them as a stopped actor would.
+  std::shared_ptr<const void> stop_when_released;
 };
 
 // A table group as the router sees it: its schema and its partitions, in partition order
