@@ -12,6 +12,8 @@
 #include "cellar/store.h"
 #include "cluster/layout.h"
 #include "cluster/member.h"
+#include "cluster/membership.h"
+#include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/zk_state.h"
 #include "cluster_test.h"
@@ -402,5 +404,73 @@ TEST_CASE("a scan paging through a partition that moves reads every row once", "
   n2.m.reset();
   n1.m.reset();
   REQUIRE_OK(n2.s->close());
+  REQUIRE_OK(n1.s->close());
+}
+
+TEST_CASE("a move whose target dies mid-step fails at once, not after the step timeout", "[member][moves]") {
+  const auto chroot = zktest::fresh_chroot("member-target-dies");
+  auto n1 = join_node(chroot, "m1");
+  table_descriptor d;
+  d.name = "dt";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(2);
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
+  auto conn = connect_embedded(*n1.s);
+  REQUIRE_OK(conn->put("dt", cellar::put("r1").add("f", "q", "v")));
+
+  // The target: a node whose endpoint takes a move's first step and never answers, in an
+  // actor system of its own (its "process").
+  caf::actor_system_config fcfg;
+  detail::add_partition_protocol(fcfg);
+  cluster::add_cluster_protocol(fcfg);
+  auto fake_sys = std::make_unique<caf::actor_system>(fcfg);
+  auto steps = std::make_shared<std::atomic<int>>(0);
+  auto fake_ep = fake_sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
+    return {
+        [](cluster::node_batch&) { return detail::batch_reply{}; },
+        [](cluster::node_scan&) { return detail::scan_reply{}; },
+        [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
+          ++*steps;
+          return self->make_response_promise<detail::move_reply>();  // never answered
+        },
+        [](cluster::catch_up_atom) {},
+    };
+  });
+  auto port = fake_sys->middleman().publish(fake_ep, 0, "127.0.0.1", true);
+  REQUIRE(port);
+  const cluster::node_info fake{"fake", "127.0.0.1:1", "127.0.0.1:" + std::to_string(*port)};
+  auto fake_zk = zktest::connect(chroot);
+  auto fake_member = cluster::membership::join(*fake_zk, fake, nullptr);
+  REQUIRE_OK(fake_member);
+
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  cluster::peer_directory peers{sys};
+  peers.set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()}, fake});
+  cluster::move_options o;
+  o.step_timeout = std::chrono::seconds(120);  // not what ends the move below
+  auto move = std::async(std::launch::async, [&] { return cluster::run_move(n1.m->node(), peers, sys, "dt", 0, "fake", o); });
+  REQUIRE(zktest::eventually([&] { return steps->load() == 1; }));
+
+  // The target's process dies: its connections close.
+  caf::anon_send_exit(fake_ep, caf::exit_reason::kill);
+  fake_ep = nullptr;
+  fake_sys.reset();
+  REQUIRE(move.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  auto st = move.get();
+  INFO(st.to_string());
+  CHECK(st.code() == code::unavailable);
+  CHECK(st.message().find("node 'fake'") != std::string::npos);
+  // Aborted: the partition still serves on m1, writes included.
+  REQUIRE_OK(conn->put("dt", cellar::put("r1").add("f", "q", "w")));
+  auto g = conn->get("dt", cellar::get("r1"));
+  REQUIRE_OK(g);
+  REQUIRE(g->cells.size() == 1);
+  CHECK(g->cells[0].value == "w");
+
+  fake_member->reset();
+  n1.m.reset();
   REQUIRE_OK(n1.s->close());
 }

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
+#include <memory>
 
 #include "cluster/layout.h"
 #include "cluster/zk_state.h"
@@ -31,7 +33,7 @@ namespace {
 struct mover {
   cluster_node& node;
   peer_directory& peers;
-  caf::scoped_actor self;
+  caf::actor_system& sys;
   const move_options& o;
   std::string table;
   std::uint32_t index;
@@ -41,18 +43,43 @@ struct mover {
 
   std::string where() const { return "partition " + std::to_string(index) + " of '" + table + "'"; }
 
+  // One step at node `n`: its answer; UNAVAILABLE, naming the node, if it does not answer
+  // within the step timeout or its endpoint goes down first (the node died, or the
+  // connection to it broke: CAF's middleman fails no request in flight to a lost peer, so
+  // a helper actor monitors the endpoint while it waits).
   result<move_reply> ask(const std::string& n, std::uint8_t step, move_request req = {}) {
     auto ep = peers.endpoint(n);
     if (!ep) return ep.error();
-    node_move m{table, index, step, std::move(req)};
-    result<move_reply> out = status{code::unavailable, "no answer"};
-    self->request(*ep, o.step_timeout, std::move(m))
-        .receive([&](move_reply& r) { out = r.st ? result<move_reply>(std::move(r)) : result<move_reply>(r.st); },
-                 [&](caf::error& e) {
-                   out = status{code::unavailable, "moving " + where() + ": node '" + n +
-                                                       "' did not answer: " + self->system().render(e)};
-                 });
-    return out;
+    struct outcome {
+      result<move_reply> reply = status{code::unavailable, "no answer"};
+      bool down = false;  // the endpoint went away
+    };
+    auto answer = std::make_shared<std::promise<outcome>>();
+    auto got = answer->get_future();
+    const std::string node = "moving " + where() + ": node '" + n + "' ";
+    sys.spawn([ep = *ep, m = node_move{table, index, step, std::move(req)}, answer, node,
+                          timeout = o.step_timeout](caf::event_based_actor* a) mutable {
+      // Whichever comes first answers; quit() drops the other.
+      a->monitor(ep);
+      a->set_down_handler([a, answer, node](caf::down_msg& d) {
+        answer->set_value({status{code::unavailable, node + "went away during the step: " + a->system().render(d.reason)},
+                           true});
+        a->quit();
+      });
+      a->request(ep, timeout, std::move(m))
+          .then(
+              [a, answer](move_reply& r) {
+                answer->set_value({r.st ? result<move_reply>(std::move(r)) : result<move_reply>(r.st), false});
+                a->quit();
+              },
+              [a, answer, node](caf::error& e) {
+                answer->set_value({status{code::unavailable, node + "did not answer: " + a->system().render(e)}, false});
+                a->quit();
+              });
+    });
+    auto out = got.get();
+    if (out.down) peers.forget(n, ep->address());
+    return std::move(out.reply);
   }
 
   result<move_reply> source(std::uint8_t what, std::string after = {}) {
@@ -167,7 +194,7 @@ status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sy
   if (!live) return live.error();
   auto is_live = [&](const std::string& n) { return std::find(live->begin(), live->end(), n) != live->end(); };
   if (!is_live(to)) return {code::not_found, "node '" + to + "' is not a live member of the cluster"};
-  mover m{node, peers, caf::scoped_actor{sys}, o, table, index, owner->node, to};
+  mover m{node, peers, sys, o, table, index, owner->node, to};
   if (m.from == to) return status::ok();
   if (!is_live(m.from))
     return {code::unavailable, m.where() + " is on node '" + m.from + "', which is down: it cannot be moved"};

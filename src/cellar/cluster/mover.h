@@ -37,8 +37,8 @@
 namespace cellar::cluster {
 
 struct move_options {
-  // One node_move's answer. A node killed mid-step is noticed only by this timeout (a
-  // request in flight to a dead peer is not failed by CAF's middleman).
+  // One node_move's answer. A node that dies mid-step (its connection closes) is noticed
+  // at once; one that stops answering while its connection stays up, by this timeout.
   std::chrono::milliseconds step_timeout{10000};
   std::uint64_t chunk_bytes = 1 << 20;             // cells per chunk, about
   std::size_t small_delta = 256;                   // a cut this small is the last before the freeze
