@@ -219,4 +219,25 @@ TEST_CASE("a routed client with a stale map scans through NOT_OWNER: it re-reads
   auto n2 = counts_of(c, 2);
   CHECK(n2.not_owner - was[2].not_owner == 1);  // the first scan's open, once; then the copy was fresh
   for (int i = 1; i <= 3; ++i) CHECK(counts_of(c, i).forwarded == was[i].forwarded);  // nothing forwarded
+
+  // A partition moves while a scan pages through it: the pages after the move come from
+  // its new owner (the old owner's scan passes them on), and every row comes once.
+  auto sc = (*stale)->scan("ms", cellar::scan().column("f", "q").caching(3));
+  REQUIRE(sc.is_ok());
+  std::vector<std::string> seen;
+  auto take = [&](std::size_t n) {
+    auto page = (*sc)->next(n);
+    INFO((page.is_ok() ? std::string() : page.error().to_string()));
+    REQUIRE(page.is_ok());
+    for (const auto& r : *page) seen.push_back(r.row);
+    return page->size();
+  };
+  REQUIRE(take(10) == 10);
+  const std::uint32_t q = first_partition_on(c.placement(), "ms", "n1");
+  auto again = shell(c.node(2), "move 'ms/" + std::to_string(q) + "', 'n2'\n");
+  INFO(again.out);
+  REQUIRE(lines(again.out) == std::vector<std::string>{"{\"ok\":true}"});
+  while (take(7) > 0) {
+  }
+  CHECK(seen == rows);
 }
