@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <future>
+#include <map>
 #include <set>
 
 #include "cellar/connection.h"
@@ -472,5 +473,65 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
 
   fake_member->reset();
   n1.m.reset();
+  REQUIRE_OK(n1.s->close());
+}
+
+TEST_CASE("the balancer runs its moves side by side, one per source node", "[member][moves]") {
+  const auto chroot = zktest::fresh_chroot("member-balance");
+  auto n1 = join_node(chroot, "m1");
+  auto n2 = join_node(chroot, "m2");
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2 && n2.m->report().nodes.size() == 2; }));
+  table_descriptor d;
+  d.name = "bt";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(6);
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("bt"); }));
+  auto conn = connect_embedded(*n1.s);
+  for (int i = 0; i < 60; ++i)
+    REQUIRE_OK(conn->put("bt", cellar::put("r" + std::to_string(i)).add("f", "q", "v" + std::to_string(i))));
+
+  auto n3 = join_node(chroot, "m3");
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3 && n3.s->table_exists("bt"); }));
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  cluster::peer_directory peers{sys};
+  peers.set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                     cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()},
+                     cluster::node_info{"m3", "127.0.0.1:1", n3.m->peer_address()}});
+  // 3 + 3 over three nodes: one move from each of m1 and m2 to m3, at the same time.
+  cluster::balance_stats stats;
+  auto moved = cluster::run_balance(n1.m->node(), peers, sys, {}, &stats);
+  REQUIRE_OK(moved);
+  CHECK(*moved == 2);
+  CHECK(stats.most_at_once == 2);
+  auto zk = zktest::connect(chroot);
+  auto pl = cluster::read_placement(*zk);
+  REQUIRE(pl.is_ok());
+  std::map<std::string, int> per_node;
+  for (const auto& o : pl->map.tables.at("bt")) ++per_node[o.node];
+  CHECK(per_node == std::map<std::string, int>{{"m1", 2}, {"m2", 2}, {"m3", 2}});
+  // Every row is still there, through a node that holds some of them and one that did not.
+  auto conn3 = connect_embedded(*n3.s);
+  for (auto* c : {&conn, &conn3})
+    for (int i = 0; i < 60; ++i) {
+      auto g = (*c)->get("bt", cellar::get("r" + std::to_string(i)));
+      REQUIRE_OK(g);
+      REQUIRE(g->cells.size() == 1);
+      CHECK(g->cells[0].value == "v" + std::to_string(i));
+    }
+  // A second run finds nothing to move.
+  cluster::balance_stats again;
+  auto none = cluster::run_balance(n1.m->node(), peers, sys, {}, &again);
+  REQUIRE_OK(none);
+  CHECK(*none == 0);
+
+  n3.m.reset();
+  n2.m.reset();
+  n1.m.reset();
+  REQUIRE_OK(n3.s->close());
+  REQUIRE_OK(n2.s->close());
   REQUIRE_OK(n1.s->close());
 }

@@ -3,8 +3,15 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "cluster/layout.h"
 #include "cluster/zk_state.h"
@@ -225,18 +232,55 @@ status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sy
 }
 
 result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
-                                  const move_options& o) {
+                                  const move_options& o, balance_stats* stats) {
   auto& zk = node.zookeeper();
   auto pl = read_placement(zk);
   if (!pl) return pl.error();
   auto live = zk.children(layout::nodes);
   if (!live) return live.error();
-  std::uint32_t n = 0;
-  for (const auto& mv : plan_balance(pl->map, *live)) {
-    if (auto st = run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o); !st) return st;
-    ++n;
+  std::deque<planned_move> todo;
+  for (auto& mv : plan_balance(pl->map, *live)) todo.push_back(std::move(mv));
+  const std::size_t planned = todo.size();
+
+  // Up to o.parallel_moves at once, one per source node; after a failure none starts.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<std::string> sources;  // guarded by mu, like the three below
+  std::uint32_t running = 0, done = 0;
+  std::optional<status> failed;
+  std::vector<std::thread> threads;
+  std::unique_lock lock(mu);
+  const std::uint32_t most = std::max<std::uint32_t>(1, o.parallel_moves);
+  while (!todo.empty() && !failed) {
+    auto next = std::find_if(todo.begin(), todo.end(), [&](const planned_move& mv) { return !sources.count(mv.from); });
+    if (next == todo.end() || running >= most) {
+      cv.wait(lock);
+      continue;
+    }
+    planned_move mv = std::move(*next);
+    todo.erase(next);
+    sources.insert(mv.from);
+    ++running;
+    if (stats) stats->most_at_once = std::max(stats->most_at_once, running);
+    threads.emplace_back([&, mv = std::move(mv)] {
+      auto st = run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o);
+      std::lock_guard l(mu);
+      sources.erase(mv.from);
+      --running;
+      if (st)
+        ++done;
+      else if (!failed)
+        failed = st;
+      cv.notify_all();
+    });
   }
-  return n;
+  cv.wait(lock, [&] { return running == 0; });
+  lock.unlock();
+  for (auto& t : threads) t.join();
+  if (failed)
+    return status{failed->code(), failed->message() + " (the balancer had done " + std::to_string(done) + " of its " +
+                                      std::to_string(planned) + " moves)"};
+  return done;
 }
 
 }  // namespace cellar::cluster

@@ -43,6 +43,13 @@ struct move_options {
   std::uint64_t chunk_bytes = 1 << 20;             // cells per chunk, about
   std::size_t small_delta = 256;                   // a cut this small is the last before the freeze
   int max_catch_up = 8;                            // cuts before freezing anyway
+  // run_balance: moves running at once (at most one per source node).
+  std::uint32_t parallel_moves = 4;
+};
+
+// What run_balance did besides its count.
+struct balance_stats {
+  std::uint32_t most_at_once = 0;  // the most moves that ran at the same time
 };
 
 // Errors: TABLE_NOT_FOUND, NOT_FOUND (no such partition, `to` not a live member),
@@ -51,9 +58,12 @@ struct move_options {
 status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
                 std::uint32_t index, const std::string& to, const move_options& o = {});
 
-// Runs the moves plan_balance() finds (one after the other); returns how many ran.
+// Runs the moves plan_balance() finds, up to o.parallel_moves at once and at most one per
+// source node (so one node's freeze and copy-out at a time); returns how many ran. After a
+// move fails no further one starts; the running ones end, and the error (run_move's) says
+// how many of the planned moves were done. Blocks like run_move.
 result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
-                                  const move_options& o = {});
+                                  const move_options& o = {}, balance_stats* stats = nullptr);
 
 // "table/index" (as status 'detailed' shows partitions) -> (table, index). INVALID_ARGUMENT.
 result<std::pair<std::string, std::uint32_t>> parse_partition_name(const std::string& name);
