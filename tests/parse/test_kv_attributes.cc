@@ -51,6 +51,12 @@ TEST_CASE("kv_attributes: malformed JSON names the offset and the fault", "[ddl]
   CHECK(contains(refusal(R"({"HBase": {}} x)"), "not valid JSON"));
   CHECK(contains(refusal(""), "not valid JSON"));
   CHECK(contains(refusal(R"({"HBase": {"MaxVersions": 01}})"), "not valid JSON"));
+  // A number JSON cannot hold (the parser throws out_of_range, not parse_error: found by
+  // the ddl fuzzer, tests/fuzz/ddl/regress-0c2001f6b8383c74).
+  const auto big = refusal(R"({"HBase": {"TimeToLive": 1e999}})");
+  INFO(big);
+  CHECK(contains(big, "kv_attributes holds a value JSON cannot represent: "));
+  CHECK(contains(big, "1e999"));
 }
 
 TEST_CASE("kv_attributes: a key given twice is refused, in any case", "[ddl][kv_attributes]") {

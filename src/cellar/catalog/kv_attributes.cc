@@ -67,6 +67,11 @@ status apply_kv_attributes(std::string_view text, family_descriptor& f) {
     if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
     return {code::invalid_argument, "kv_attributes is not valid JSON at offset " +
                                         std::to_string(e.byte > 0 ? e.byte - 1 : 0) + ": " + why};
+  } catch (const json::exception& e) {
+    // Not a syntax error: a number out of range (out_of_range.406, as 1e999) and the like.
+    std::string why = e.what();
+    if (auto bracket = why.find("] "); bracket != std::string::npos) why = why.substr(bracket + 2);
+    return {code::invalid_argument, "kv_attributes holds a value JSON cannot represent: " + why};
   }
   if (twice && twice->first <= 1) return shape;  // {"HBase": ..., "HBase": ...}
   if (!doc.is_object() || doc.size() != 1 || !ascii_iequal(doc.begin().key(), "HBase")) return shape;
