@@ -10,7 +10,9 @@
 #   scripts/bench-cluster.sh [REPS] [SECONDS]          (defaults 3 and 5)
 #
 # Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
-# WORKLOADS (default "a c"), DEPTH (default 16), CONNECTIONS (default 4), THREADS (default 1),
+# WORKLOADS (default "a c"), DEPTH (default 16), DEPTH3 (the 3-node runs' depth; default DEPTH:
+# 48 keeps about 16 requests in flight per node link, as 16 gives the single node),
+# CONNECTIONS (default 4), THREADS (default 1),
 # SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...),
 # SERVER_ARGS (more cellar-server flags for every node).
 # Each node: --worker-threads 1 --event-loops 1, in memory (--data ''). The table: range:6
@@ -26,6 +28,7 @@ LOADGEN_CPUS=${LOADGEN_CPUS:-0}
 RECORDS=${RECORDS:-50000}
 WORKLOADS=${WORKLOADS:-a c}
 DEPTH=${DEPTH:-16}
+DEPTH3=${DEPTH3:-$DEPTH}
 CONNECTIONS=${CONNECTIONS:-4}
 THREADS=${THREADS:-1}
 jar=/usr/share/java/zookeeper.jar
@@ -58,7 +61,8 @@ taskset -c "$SERVER_CPUS" java -Xms16m -Xmx256m -XX:+UseSerialGC -Djava.net.pref
   -cp "$jar" org.apache.zookeeper.server.ZooKeeperServerMain "$work/zk/zoo.cfg" >"$work/zk/log" 2>&1 &
 pids+=($!)
 for _ in $(seq 300); do
-  [ "$(exec 3<>/dev/tcp/127.0.0.1/"$zk_port" && printf ruok >&3 && cat <&3)" = imok ] 2>/dev/null && break
+  # A connection ZooKeeper accepts while it starts may get no answer: give each try 2 s.
+  [ "$(timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$zk_port"' && printf ruok >&3 && cat <&3' 2>/dev/null)" = imok ] && break
   sleep 0.2
 done
 
@@ -81,13 +85,14 @@ lg() {  # lg N WORKLOAD PHASE JSON [extra...]
   local n=$1 wl=$2 phase=$3 json=$4
   shift 4
   taskset -c "$LOADGEN_CPUS" "$LOADGEN" --cluster "127.0.0.1:$zk_port/c$n" --workload "$wl" --phase "$phase" \
-    --records "$RECORDS" --partitioning range:6 --threads "$THREADS" --connections "$CONNECTIONS" --depth "$DEPTH" \
+    --records "$RECORDS" --partitioning range:6 --threads "$THREADS" --connections "$CONNECTIONS" \
+    --depth "$([ "$n" = 3 ] && echo "$DEPTH3" || echo "$DEPTH")" \
     --quiet --json "$json" "$@" >/dev/null
 }
 for n in 1 3; do lg "$n" a load "$work/load-$n.json"; done
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
-     "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH x $CONNECTIONS connections, ${secs} s runs"
+     "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH (3 nodes: $DEPTH3) x $CONNECTIONS connections, ${secs} s runs"
 printf "%-3s %-6s %-4s %10s %9s %6s\n" wl nodes rep ops/s p99_us errors
 : >"$work/runs"
 for rep in $(seq "$reps"); do
