@@ -63,14 +63,14 @@ struct mover {
     };
     auto answer = std::make_shared<std::promise<outcome>>();
     auto got = answer->get_future();
-    const std::string node = "moving " + where() + ": node '" + n + "' ";
-    sys.spawn([ep = *ep, m = node_move{table, index, step, std::move(req)}, answer, node,
-                          timeout = o.step_timeout](caf::event_based_actor* a) mutable {
+    const std::string about = "moving " + where() + ": node '" + n + "' ";
+    sys.spawn([ep = *ep, m = node_move{table, index, step, std::move(req)}, answer, about,
+               timeout = o.step_timeout](caf::event_based_actor* a) mutable {
       // Whichever comes first answers; quit() drops the other.
       a->monitor(ep);
-      a->set_down_handler([a, answer, node](caf::down_msg& d) {
-        answer->set_value({status{code::unavailable, node + "went away during the step: " + a->system().render(d.reason)},
-                           true});
+      a->set_down_handler([a, answer, about](caf::down_msg& d) {
+        answer->set_value(
+            {status{code::unavailable, about + "went away during the step: " + a->system().render(d.reason)}, true});
         a->quit();
       });
       a->request(ep, timeout, std::move(m))
@@ -79,8 +79,8 @@ struct mover {
                 answer->set_value({r.st ? result<move_reply>(std::move(r)) : result<move_reply>(r.st), false});
                 a->quit();
               },
-              [a, answer, node](caf::error& e) {
-                answer->set_value({status{code::unavailable, node + "did not answer: " + a->system().render(e)}, false});
+              [a, answer, about](caf::error& e) {
+                answer->set_value({status{code::unavailable, about + "did not answer: " + a->system().render(e)}, false});
                 a->quit();
               });
     });
