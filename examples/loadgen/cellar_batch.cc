@@ -49,8 +49,19 @@ std::vector<std::size_t> take_batch_answer(slot& s, const std::vector<std::size_
     const std::size_t i = idx[a];
     bool ok = all && results[a].getError().getCode() == 0;
     const operation& op = s.ops[i];
-    if (ok && !second && (op.kind == op_kind::read || op.kind == op_kind::rmw))
+    if (!ok && s.why.empty()) {
+      if (!call_ok)
+        s.why = "the call failed";
+      else if (results.size() != idx.size())
+        s.why = std::to_string(results.size()) + " results for " + std::to_string(idx.size()) + " actions";
+      else
+        s.why = "code " + std::to_string(results[a].getError().getCode()) + ": " +
+                std::string(results[a].getError().getMessage().cStr());
+    }
+    if (ok && !second && (op.kind == op_kind::read || op.kind == op_kind::rmw)) {
       ok = results[a].getRow().getCells().size() > 0;  // NOT_FOUND otherwise
+      if (!ok && s.why.empty()) s.why = "a read found no row";
+    }
     if (!ok) s.ok[i] = 0;
     if (!second && op.kind == op_kind::rmw && ok) rmw.push_back(i);
   }

@@ -36,6 +36,8 @@ struct slot {
   // Filled by the engine: outcome per op (false: error or, for reads, not found).
   std::vector<char> ok;
   std::vector<std::int32_t> rows;  // scans: rows returned
+  // Filled by the engines that know it: why the slot's first failed op failed.
+  std::string why;
   // Engine bookkeeping.
   int calls_pending = 0;
 };

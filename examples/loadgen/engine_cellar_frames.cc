@@ -207,6 +207,8 @@ class cellar_frames_engine final : public engine {
     calls_.erase(it);
     slot& s = *k.s;
     const bool call_ok = r.getError().getCode() == 0;
+    if (!call_ok && s.why.empty())
+      s.why = "code " + std::to_string(r.getError().getCode()) + ": " + std::string(r.getError().getMessage().cStr());
     if (k.scan) {
       const std::size_t i = k.idx[0];
       if (!call_ok || !r.getDone()) s.ok[i] = 0;

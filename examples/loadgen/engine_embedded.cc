@@ -101,7 +101,12 @@ class embedded_engine final : public engine {
       const std::size_t i = a.idx[k];
       bool ok = k < a.results.size() && a.results[k].st.is_ok();
       const operation& op = s.ops[i];
-      if (ok && !a.second && (op.kind == op_kind::read || op.kind == op_kind::rmw)) ok = !a.results[k].row.cells.empty();
+      if (!ok && s.why.empty())
+        s.why = k < a.results.size() ? a.results[k].st.to_string() : "fewer results than actions";
+      if (ok && !a.second && (op.kind == op_kind::read || op.kind == op_kind::rmw)) {
+        ok = !a.results[k].row.cells.empty();
+        if (!ok && s.why.empty()) s.why = "a read found no row";
+      }
       if (!ok) s.ok[i] = 0;
       if (!a.second && op.kind == op_kind::rmw && ok) rmw.push_back(i);
     }

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <latch>
+#include <mutex>
 #include <thread>
 
 #include "cellar/client.h"
@@ -56,6 +57,8 @@ struct shared_run {
   bool counted = false;
   std::atomic<std::uint64_t> done_ops{0};
   std::atomic<std::uint64_t> errors{0};
+  std::mutex why_mu;
+  std::string first_why;  // guarded by why_mu: why the first failed operation failed, if known
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;  // deadline
 };
@@ -140,6 +143,11 @@ void drive(const config& cfg, bool load, workload_state& ws, const workload_spec
       if (op.kind == op_kind::scan) out.ops[static_cast<std::size_t>(op_kind::scan)].rows += static_cast<std::uint64_t>(s.rows[i]);
       if (op.kind == op_kind::insert && !load) ws.inserts.acknowledge(op.keynum);
       if (!s.ok[i]) sr.errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!s.why.empty()) {
+      std::lock_guard l(sr.why_mu);
+      if (sr.first_why.empty()) sr.first_why = s.why;
+      s.why.clear();
     }
     sr.done_ops.fetch_add(s.ops.size(), std::memory_order_relaxed);
     last_end = std::max(last_end, s.end_ns);
@@ -318,6 +326,7 @@ nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const
   j["total_ops"] = total;
   j["ops_per_s"] = static_cast<double>(total) / secs;
   j["errors"] = errs;
+  if (!sr.first_why.empty()) j["first_error"] = sr.first_why;
   nlohmann::json tl = nlohmann::json::array();
   for (std::size_t s = 0; s < all.seconds.size(); ++s) {
     nlohmann::json e;
@@ -526,7 +535,12 @@ int main(int argc, char** argv) {
     }
     if (cfg.t.target == "cellar-embedded") close_embedded();
     std::fflush(stdout);
-    const auto errs = (result.contains("run") ? result["run"] : result["load"])["errors"].get<std::uint64_t>();
+    const auto& last = result.contains("run") ? result["run"] : result["load"];
+    const auto errs = last["errors"].get<std::uint64_t>();
+    if (errs != 0)
+      std::fprintf(stderr, "loadgen: %llu operations failed%s%s\n", static_cast<unsigned long long>(errs),
+                   last.contains("first_error") ? "; the first: " : "",
+                   last.contains("first_error") ? last["first_error"].get<std::string>().c_str() : "");
     std::_Exit(errs == 0 ? 0 : 3);  // CAF's actor system teardown is not needed (see cellar-server)
   } catch (const std::exception& e) {
     std::fprintf(stderr, "loadgen: %s\n", e.what());
