@@ -8,7 +8,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <future>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <queue>
@@ -20,6 +22,31 @@
 namespace cellar::cluster {
 
 namespace {
+
+// One asynchronous call's result, handed from the ZooKeeper client's completion thread to
+// the caller waiting for it. A mutex and a condition variable rather than std::promise:
+// libstdc++'s future waits inside libstdc++.so, where ThreadSanitizer cannot see the
+// hand-over (every result read after it looked like a race).
+template <class T>
+class completion {
+ public:
+  // Notifies under the lock: the waiter may destroy this object as soon as get() returns.
+  void set_value(T v) {
+    std::lock_guard lock(mu_);
+    value_ = std::move(v);
+    cv_.notify_one();
+  }
+  T get() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return value_.has_value(); });
+    return std::move(*value_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<T> value_;
+};
 
 // The C client's own log lines (connection attempts, errors) go to spdlog's debug level:
 // cellar logs the session's state changes itself.
@@ -449,9 +476,9 @@ result<std::string> zk_client::create(const std::string& path, std::string_view 
   auto h = impl_->handle_now();
   if (!h) return no_session("create", path);
   struct ctx {
-    std::promise<std::pair<int, std::string>> done;
+    completion<std::pair<int, std::string>> done;
   } c;
-  auto f = c.done.get_future();
+  auto& f = c.done;
   int rc = zoo_acreate(
       h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE, c_mode(mode),
       [](int rc, const char* value, const void* d) {
@@ -481,9 +508,9 @@ result<znode> zk_client::get(const std::string& path, watch_fn watch) {
   auto h = impl_->handle_now();
   if (!h) return no_session("get", path);
   struct ctx {
-    std::promise<std::pair<int, znode>> done;
+    completion<std::pair<int, znode>> done;
   } c;
-  auto f = c.done.get_future();
+  auto& f = c.done;
   watch_ctx* w = watch ? h->add_watch(std::move(watch)) : nullptr;
   int rc = zoo_awget(
       h->zh, path.c_str(), w ? impl::node_watcher : nullptr, w,
@@ -514,9 +541,9 @@ result<znode_stat> zk_client::set(const std::string& path, std::string_view data
   auto h = impl_->handle_now();
   if (!h) return no_session("set", path);
   struct ctx {
-    std::promise<std::pair<int, znode_stat>> done;
+    completion<std::pair<int, znode_stat>> done;
   } c;
-  auto f = c.done.get_future();
+  auto& f = c.done;
   int rc = zoo_aset(
       h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), version,
       [](int rc, const Stat* st, const void* d) {
@@ -534,11 +561,11 @@ status zk_client::remove(const std::string& path, std::int32_t version) {
   if (bad_path(path)) return path_error("remove", path);
   auto h = impl_->handle_now();
   if (!h) return no_session("remove", path);
-  std::promise<int> done;
-  auto f = done.get_future();
+  completion<int> done;
+  auto& f = done;
   int rc = zoo_adelete(
       h->zh, path.c_str(), version,
-      [](int rc, const void* d) { static_cast<std::promise<int>*>(const_cast<void*>(d))->set_value(rc); }, &done);
+      [](int rc, const void* d) { static_cast<completion<int>*>(const_cast<void*>(d))->set_value(rc); }, &done);
   if (rc != ZOK) return zk_error(rc, "remove", path);
   if (int rc2 = f.get(); rc2 != ZOK) return zk_error(rc2, "remove", path);
   return status::ok();
@@ -549,9 +576,9 @@ result<std::optional<znode_stat>> zk_client::exists(const std::string& path, wat
   auto h = impl_->handle_now();
   if (!h) return no_session("exists", path);
   struct ctx {
-    std::promise<std::pair<int, znode_stat>> done;
+    completion<std::pair<int, znode_stat>> done;
   } c;
-  auto f = c.done.get_future();
+  auto& f = c.done;
   watch_ctx* w = watch ? h->add_watch(std::move(watch)) : nullptr;
   int rc = zoo_awexists(
       h->zh, path.c_str(), w ? impl::node_watcher : nullptr, w,
@@ -578,9 +605,9 @@ result<std::vector<std::string>> zk_client::children(const std::string& path, wa
   auto h = impl_->handle_now();
   if (!h) return no_session("children", path);
   struct ctx {
-    std::promise<std::pair<int, std::vector<std::string>>> done;
+    completion<std::pair<int, std::vector<std::string>>> done;
   } c;
-  auto f = c.done.get_future();
+  auto& f = c.done;
   watch_ctx* w = watch ? h->add_watch(std::move(watch)) : nullptr;
   int rc = zoo_awget_children2(
       h->zh, path.c_str(), w ? impl::node_watcher : nullptr, w,
@@ -616,7 +643,7 @@ result<std::vector<zk_op_result>> zk_client::multi(const std::vector<zk_op>& ops
     std::vector<zoo_op_result_t> results;
     std::vector<std::vector<char>> paths;
     std::vector<Stat> stats;
-    std::promise<int> done;
+    completion<int> done;
   } c;
   const std::size_t n = ops.size();
   c.ops.resize(n);
@@ -640,7 +667,7 @@ result<std::vector<zk_op_result>> zk_client::multi(const std::vector<zk_op>& ops
       case zk_op::kind::check: zoo_check_op_init(&c.ops[i], op.path.c_str(), op.version); break;
     }
   }
-  auto f = c.done.get_future();
+  auto& f = c.done;
   int rc = zoo_amulti(
       h->zh, static_cast<int>(n), c.ops.data(), c.results.data(),
       [](int rc, const void* d) { static_cast<ctx*>(const_cast<void*>(d))->done.set_value(rc); }, &c);
@@ -669,10 +696,9 @@ void zk_client::post(std::function<void()> fn) { impl_->post(std::move(fn)); }
 
 void zk_client::barrier() {
   if (on_event_thread()) return;
-  std::promise<void> done;
-  auto f = done.get_future();
-  impl_->post([&done] { done.set_value(); });
-  f.wait();
+  completion<bool> done;
+  impl_->post([&done] { done.set_value(true); });
+  done.get();
 }
 
 bool zk_client::on_event_thread() const { return std::this_thread::get_id() == impl_->thread_id.load(); }
