@@ -59,14 +59,18 @@ export LD_LIBRARY_PATH=$caf_prefix/lib
 if [ ! -f "$out/build.ninja" ]; then
   meson setup "$out" --buildtype=debugoptimized -Db_ndebug=false -Db_sanitize=thread -Dexamples=false
 fi
-# The embedded store's test programs (the server's use kj, whose mutexes TSan cannot see).
+# The embedded store's test programs, and the cluster's in-process one (members, moves,
+# ZooKeeper client; its ZooKeeper server is started by the test). The servers' programs
+# use kj, whose mutexes TSan cannot see.
 declare -A program=([internal]=tests/internal/test_internal [persistence]=tests/persist/test_persistence
   [faults]=tests/persist/test_faults [semantics]=tests/test_semantics [partitions]=tests/test_partitions
-  [table_state]=tests/test_table_state [limits_errors]=tests/test_limits_errors [timeseries]=tests/test_timeseries)
-tests=(${TSAN_TESTS:-internal persistence faults semantics partitions table_state limits_errors timeseries})
+  [table_state]=tests/test_table_state [limits_errors]=tests/test_limits_errors [timeseries]=tests/test_timeseries
+  [cluster]=tests/cluster/test_cluster)
+tests=(${TSAN_TESTS:-internal persistence faults semantics partitions table_state limits_errors timeseries cluster})
 if [ $# -eq 0 ]; then
   targets=()
   for t in "${tests[@]}"; do targets+=("${program[$t]}"); done
+  [[ " ${tests[*]} " == *" cluster "* ]] && targets+=(tests/cluster/zk_member)  # the cluster test's helper
   ninja -C "$out" "${targets[@]}"
   set -- "${tests[@]}"
 else
