@@ -21,6 +21,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -105,19 +108,39 @@ class fuzz_server {
     server_ = std::move(srv.value());
   }
 
+  // Drops every table and creates t, r and ts afresh. A call of an earlier connection may
+  // still be running on the server after that connection closed (a drop or a create of
+  // the same name): such a clash is retried, anything else fails the run.
   void reset_tables() {
-    for (const auto& t : store_->list_tables()) fuzz_check(store_->drop_table(t).is_ok(), "drop a table");
     cellar::family_descriptor f{"f", 3}, g{"g"}, v{"v"};
     g.ttl_seconds = 1000;
     v.max_value_bytes = 64;
-    fuzz_check(store_->create_table({"t", cellar::partition_spec::hash(3), {f, g, v}},
-                                    cellar::schema_origin::oceanbase_ddl).is_ok(), "create t");
-    fuzz_check(store_->create_table({"r", cellar::partition_spec::range_bounds({"m"}), {{"f"}}},
-                                    cellar::schema_origin::oceanbase_ddl).is_ok(), "create r");
     cellar::family_descriptor ts{"f"};
     ts.kind = cellar::family_kind::time_series;
-    fuzz_check(store_->create_table({"ts", cellar::partition_spec::single(), {ts}},
-                                    cellar::schema_origin::oceanbase_ddl).is_ok(), "create ts");
+    const std::vector<cellar::table_descriptor> fresh = {
+        {"t", cellar::partition_spec::hash(3), {f, g, v}},
+        {"r", cellar::partition_spec::range_bounds({"m"}), {{"f"}}},
+        {"ts", cellar::partition_spec::single(), {ts}},
+    };
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      for (const auto& t : store_->list_tables()) {
+        auto st = store_->drop_table(t);
+        if (!st.is_ok() && st.code() != cellar::code::table_not_found)
+          std::fprintf(stderr, "fuzz: dropping '%s': %s\n", t.c_str(), st.to_string().c_str());
+        fuzz_check(st.is_ok() || st.code() == cellar::code::table_not_found, "drop a table");
+      }
+      bool all = true;
+      for (const auto& d : fresh) {
+        auto st = store_->create_table(d, cellar::schema_origin::oceanbase_ddl);
+        if (!st.is_ok() && st.code() != cellar::code::already_exists)
+          std::fprintf(stderr, "fuzz: creating '%s': %s\n", d.name.c_str(), st.to_string().c_str());
+        fuzz_check(st.is_ok() || st.code() == cellar::code::already_exists, "create a table");
+        all = all && st.is_ok();
+      }
+      if (all) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    fuzz_check(false, "the tables are created afresh within 100 attempts");
   }
 
   std::unique_ptr<cellar::store> store_;
