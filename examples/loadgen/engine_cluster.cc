@@ -2,14 +2,18 @@
 // cluster (its DDL goes to the master) and reads where each partition lives, so that the
 // frames engine (engine_cellar_frames.cc) sends every request straight to the node that
 // owns its row, by the router the nodes use (route/router.h).
+#include <chrono>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "cluster/layout.h"
 #include "cluster/membership.h"
 #include "cluster/routed_connection.h"
 #include "cluster/zk_state.h"
+#include "route/router.h"
 #include "engine.h"
+#include "ycsb.h"
 
 namespace loadgen {
 
@@ -65,6 +69,30 @@ void prepare_cellar_cluster(target_options& o, const std::string& zookeeper, boo
     route->owner.push_back(it->second);
   }
   o.route = std::move(route);
+
+  // A node applies a new table when it sees the catalog change in ZooKeeper; until then
+  // it answers the table's requests with an error, and under load that can take a moment.
+  // Wait (up to 30 s) until a read in every partition is answered by its owner.
+  if (!exists || recreate) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (std::uint32_t p = 0; p < schema->partitioning.count(); ++p) {
+      // One of the workload's own keys in partition p (they spread over hash and range
+      // partitions alike); none in the first million: nothing of the run goes there.
+      std::string key;
+      for (std::int64_t k = 0; key.empty() && k < 1000000; ++k)
+        if (auto name = build_key_name(k, o.keys); cellar::detail::partition_of(schema->partitioning, name) == p)
+          key = std::move(name);
+      while (!key.empty()) {
+        auto r = conn.batch(o.table, {cellar::get(key)});
+        if (r.size() == 1 && r[0].st.is_ok()) break;
+        if (std::chrono::steady_clock::now() > deadline)
+          throw std::runtime_error("partition " + std::to_string(p) + " of '" + o.table +
+                                   "' is not served 30 s after its creation: " +
+                                   (r.empty() ? std::string("no result") : r[0].st.to_string()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  }
 }
 
 }  // namespace loadgen
