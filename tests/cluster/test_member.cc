@@ -325,20 +325,22 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
   }));
 
   auto get_through = [&](detail::store_impl& s, const detail::runtime_ptr& rt) {
-    std::promise<result<detail::batch_reply>> got;
+    // Shared: should the wait below fail, the answer may still come after this returns.
+    auto got = std::make_shared<std::promise<result<detail::batch_reply>>>();
+    auto fut = got->get_future();
     detail::batch_request req;
     req.schema_version = rt->schema->version;
     req.ops.push_back(cellar::get(row));
     detail::ask<detail::batch_reply>(*s.system, rt->partitions[p].actor, req,
-                                     [&](result<detail::batch_reply> r) { got.set_value(std::move(r)); });
-    auto fut = got.get_future();
+                                     [got](result<detail::batch_reply> r) { got->set_value(std::move(r)); });
     REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
     return fut.get();
   };
   for (auto* which : {&old1, &old2}) {
     auto& s = which == &old1 ? s1 : s2;
     auto r = get_through(s, *which);
-    INFO((which == &old1 ? "m1's old runtime: " : "m2's old runtime: ") + (r ? r->results[0].st.to_string() : r.error().to_string()));
+    INFO((which == &old1 ? "m1's old runtime: " : "m2's old runtime: ") +
+         (!r ? r.error().to_string() : r->results.empty() ? std::string("no result") : r->results[0].st.to_string()));
     REQUIRE(r.is_ok());
     REQUIRE(r->results.size() == 1);
     REQUIRE(r->results[0].st.is_ok());
