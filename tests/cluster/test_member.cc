@@ -187,6 +187,34 @@ joined_node join_node(const std::string& chroot, const std::string& id) {
   return n;
 }
 
+// The first partition of `table` the placement map gives to `node`.
+std::uint32_t partition_on(const cluster::placement_map& m, const std::string& table, const std::string& node) {
+  const auto& owners = m.tables.at(table);
+  std::uint32_t p = 0;
+  while (p < owners.size() && owners[p].node != node) ++p;
+  INFO("table '" << table << "' has no partition on " << node);
+  REQUIRE(p < owners.size());
+  return p;
+}
+
+// A row key ("r<i>") that falls in partition `p`.
+std::string row_in(const partition_spec& spec, std::uint32_t p) {
+  for (int i = 0;; ++i)
+    if (auto row = "r" + std::to_string(i); detail::partition_of(spec, row) == p) return row;
+}
+
+// An actor system of the test's own that speaks the node-to-node protocol (to send steps
+// to the members as a mover would).
+struct peer_system {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  peer_system() {
+    detail::add_partition_protocol(cfg);
+    cluster::add_cluster_protocol(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a move whose mover dies before the flip: the source runs what it held, the target drops its copy",
@@ -207,12 +235,8 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
   auto zk = zktest::connect(chroot);
   auto before = cluster::read_placement(*zk);
   REQUIRE(before.is_ok());
-  std::uint32_t p = 0;
-  while (p < 4 && before->map.tables.at("gt")[p].node != "m1") ++p;
-  REQUIRE(p < 4);
-  std::string row;
-  for (int i = 0; row.empty(); ++i)
-    if (detail::partition_of(d.partitioning, "r" + std::to_string(i)) == p) row = "r" + std::to_string(i);
+  const std::uint32_t p = partition_on(before->map, "gt", "m1");
+  const std::string row = row_in(d.partitioning, p);
   REQUIRE_OK(conn->put("gt", cellar::put(row).add("f", "q", "before")));
 
   // The mover: an intent in its own session, then the steps up to the freeze, as run_move
@@ -220,10 +244,8 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
   auto mover_zk = zktest::connect(chroot);
   REQUIRE_OK(mover_zk->ensure_path(cluster::layout::moves));
   REQUIRE_OK(mover_zk->create(cluster::layout::move_intent("gt", p), "m1 m2", cluster::create_mode::ephemeral));
-  caf::actor_system_config cfg;
-  detail::add_partition_protocol(cfg);
-  cluster::add_cluster_protocol(cfg);
-  caf::actor_system sys{cfg};
+  peer_system ps;
+  auto& sys = *ps.sys;
   auto peers = std::make_shared<cluster::peer_directory>(sys);
   peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
                       cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
@@ -299,12 +321,8 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
   auto zk = zktest::connect(chroot);
   auto before = cluster::read_placement(*zk);
   REQUIRE(before.is_ok());
-  std::uint32_t p = 0;
-  while (p < 4 && before->map.tables.at("st")[p].node != "m1") ++p;
-  REQUIRE(p < 4);
-  std::string row;
-  for (int i = 0; row.empty(); ++i)
-    if (detail::partition_of(d.partitioning, "r" + std::to_string(i)) == p) row = "r" + std::to_string(i);
+  const std::uint32_t p = partition_on(before->map, "st", "m1");
+  const std::string row = row_in(d.partitioning, p);
   auto conn = connect_embedded(*n1.s);
   REQUIRE_OK(conn->put("st", cellar::put(row).add("f", "q", "v")));
 
@@ -423,10 +441,8 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
 
   // The target: a node whose endpoint takes a move's first step and never answers, in an
   // actor system of its own (its "process").
-  caf::actor_system_config fcfg;
-  detail::add_partition_protocol(fcfg);
-  cluster::add_cluster_protocol(fcfg);
-  auto fake_sys = std::make_unique<caf::actor_system>(fcfg);
+  peer_system fake_process;
+  auto& fake_sys = fake_process.sys;
   auto steps = std::make_shared<std::atomic<int>>(0);
   auto fake_ep = fake_sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
     return {
@@ -446,10 +462,8 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
   auto fake_member = cluster::membership::join(*fake_zk, fake, nullptr);
   REQUIRE_OK(fake_member);
 
-  caf::actor_system_config cfg;
-  detail::add_partition_protocol(cfg);
-  cluster::add_cluster_protocol(cfg);
-  caf::actor_system sys{cfg};
+  peer_system ps;
+  auto& sys = *ps.sys;
   cluster::peer_directory peers{sys};
   peers.set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()}, fake});
   cluster::move_options o;
@@ -495,10 +509,8 @@ TEST_CASE("the balancer runs its moves side by side, one per source node", "[mem
 
   auto n3 = join_node(chroot, "m3");
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3 && n3.s->table_exists("bt"); }));
-  caf::actor_system_config cfg;
-  detail::add_partition_protocol(cfg);
-  cluster::add_cluster_protocol(cfg);
-  caf::actor_system sys{cfg};
+  peer_system ps;
+  auto& sys = *ps.sys;
   cluster::peer_directory peers{sys};
   peers.set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()},
