@@ -70,14 +70,16 @@ run_one() {
 }
 
 jobs_max="${FUZZ_JOBS:-1}"
-rm -f build-fuzz/status-*
+# Each run keeps its targets' outcomes apart: two runs at once must not read each other's.
+status=$(mktemp -d build-fuzz/status.XXXXXX)
+trap 'rm -rf "$status"' EXIT
 for t in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
-  (run_one "$t" && echo ok >"build-fuzz/status-$t" || echo failed >"build-fuzz/status-$t") &
+  (run_one "$t" && echo ok >"$status/$t" || echo failed >"$status/$t") &
 done
 wait
 for t in "${targets[@]}"; do
-  [ "$(cat "build-fuzz/status-$t" 2>/dev/null)" = ok ] || failed+=("$t")
+  [ "$(cat "$status/$t" 2>/dev/null)" = ok ] || failed+=("$t")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]}"
