@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/placement.h"
 #include "cluster/zk_client.h"
 #include "zk_server.h"
 
@@ -32,6 +33,17 @@ std::string describe(const cellar::result<T>& r) {
     INFO(::zktest::describe(req_code_v_)); \
     REQUIRE(req_code_v_.code() == (c)); \
   } while (0)
+
+// The first partition of `table` that `m` gives to `node` (there must be one).
+inline std::uint32_t first_partition_on(const cellar::cluster::placement_map& m, const std::string& table,
+                                        const std::string& node) {
+  const auto& owners = m.tables.at(table);
+  std::uint32_t p = 0;
+  while (p < owners.size() && owners[p].node != node) ++p;
+  INFO("table '" << table << "' has no partition on " << node);
+  REQUIRE(p < owners.size());
+  return p;
+}
 
 // A client of the shared server under `chroot`, with a short session timeout.
 inline std::unique_ptr<cellar::cluster::zk_client> connect(const std::string& chroot,

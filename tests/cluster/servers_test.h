@@ -88,16 +88,7 @@ inline testproc::output shell(testproc::server& srv, const std::string& script) 
   return testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, script);
 }
 
-// The first partition of `table` that `m` gives to `node` (there must be one).
-inline std::uint32_t first_partition_on(const cluster::placement_map& m, const std::string& table,
-                                        const std::string& node) {
-  const auto& owners = m.tables.at(table);
-  std::uint32_t p = 0;
-  while (p < owners.size() && owners[p].node != node) ++p;
-  INFO("table '" << table << "' has no partition on " << node);
-  REQUIRE(p < owners.size());
-  return p;
-}
+using zktest::first_partition_on;  // cluster_test.h
 
 inline std::string row_name(int i) {
   char b[16];

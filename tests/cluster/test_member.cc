@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <future>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -187,14 +188,34 @@ joined_node join_node(const std::string& chroot, const std::string& id) {
   return n;
 }
 
-// The first partition of `table` the placement map gives to `node`.
-std::uint32_t partition_on(const cluster::placement_map& m, const std::string& table, const std::string& node) {
-  const auto& owners = m.tables.at(table);
-  std::uint32_t p = 0;
-  while (p < owners.size() && owners[p].node != node) ++p;
-  INFO("table '" << table << "' has no partition on " << node);
-  REQUIRE(p < owners.size());
-  return p;
+
+// Nodes m1 and m2 under a fresh chroot, each seeing the other and table `table` (family
+// f, `partitions` hash partitions, created through m1).
+struct two_nodes {
+  std::string chroot;
+  joined_node n1, n2;
+  table_descriptor d;
+};
+
+two_nodes two_nodes_with(const std::string& chroot_name, const std::string& table, std::uint32_t partitions) {
+  two_nodes t;
+  t.chroot = zktest::fresh_chroot(chroot_name);
+  t.n1 = join_node(t.chroot, "m1");
+  t.n2 = join_node(t.chroot, "m2");
+  REQUIRE(zktest::eventually(
+      [&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
+  t.d.name = table;
+  t.d.families.push_back(family_descriptor{"f"});
+  t.d.partitioning = partition_spec::hash(partitions);
+  REQUIRE_OK(t.n1.s->create_table(t.d, schema_origin::oceanbase_ddl));
+  REQUIRE(zktest::eventually([&] { return t.n2.s->table_exists(table); }));
+  return t;
+}
+
+// Every member leaves, in the order given, then every store closes in that order.
+void shut_down(std::initializer_list<joined_node*> nodes) {
+  for (auto* n : nodes) n->m.reset();
+  for (auto* n : nodes) REQUIRE_OK(n->s->close());
 }
 
 // A row key ("r<i>") that falls in partition `p`.
@@ -219,23 +240,18 @@ struct peer_system {
 
 TEST_CASE("a move whose mover dies before the flip: the source runs what it held, the target drops its copy",
           "[member][moves]") {
-  const auto chroot = zktest::fresh_chroot("member-mover-dies");
-  auto n1 = join_node(chroot, "m1");
-  auto n2 = join_node(chroot, "m2");
-  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2 && n2.m->report().nodes.size() == 2; }));
-  table_descriptor d;
-  d.name = "gt";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::hash(4);
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
+  auto t = two_nodes_with("member-mover-dies", "gt", 4);
+  const auto& chroot = t.chroot;
+  auto& n1 = t.n1;
+  auto& n2 = t.n2;
+  const auto& d = t.d;
   auto conn = connect_embedded(*n1.s);
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("gt"); }));
 
   // A partition of m1 and a row in it.
   auto zk = zktest::connect(chroot);
   auto before = cluster::read_placement(*zk);
   REQUIRE(before.is_ok());
-  const std::uint32_t p = partition_on(before->map, "gt", "m1");
+  const std::uint32_t p = zktest::first_partition_on(before->map, "gt", "m1");
   const std::string row = row_in(d.partitioning, p);
   REQUIRE_OK(conn->put("gt", cellar::put(row).add("f", "q", "before")));
 
@@ -299,29 +315,21 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
   REQUIRE(g2->cells.size() == 1);
   CHECK(g2->cells[0].value == "after");
 
-  n2.m.reset();
-  n1.m.reset();
-  REQUIRE_OK(n2.s->close());
-  REQUIRE_OK(n1.s->close());
+  shut_down({&n2, &n1});
 }
 
 TEST_CASE("a runtime loaded just before a move still reaches the partition after the flip", "[member][moves]") {
   // A client looks its table up, then sends: a move that flips in between must not leave it
   // with a stopped actor. The runtimes below are such a client's, held across the move.
-  const auto chroot = zktest::fresh_chroot("member-stale-runtime");
-  auto n1 = join_node(chroot, "m1");
-  auto n2 = join_node(chroot, "m2");
-  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2 && n2.m->report().nodes.size() == 2; }));
-  table_descriptor d;
-  d.name = "st";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::hash(4);
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("st"); }));
+  auto t = two_nodes_with("member-stale-runtime", "st", 4);
+  const auto& chroot = t.chroot;
+  auto& n1 = t.n1;
+  auto& n2 = t.n2;
+  const auto& d = t.d;
   auto zk = zktest::connect(chroot);
   auto before = cluster::read_placement(*zk);
   REQUIRE(before.is_ok());
-  const std::uint32_t p = partition_on(before->map, "st", "m1");
+  const std::uint32_t p = zktest::first_partition_on(before->map, "st", "m1");
   const std::string row = row_in(d.partitioning, p);
   auto conn = connect_embedded(*n1.s);
   REQUIRE_OK(conn->put("st", cellar::put(row).add("f", "q", "v")));
@@ -366,25 +374,16 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
     CHECK(r->results[0].row.cells[0].value == "v");
   }
 
-  n2.m.reset();
-  n1.m.reset();
-  REQUIRE_OK(n2.s->close());
-  REQUIRE_OK(n1.s->close());
+  shut_down({&n2, &n1});
 }
 
 TEST_CASE("a scan paging through a partition that moves reads every row once", "[member][moves]") {
   // The scan holds the runtime it started with: its later pages go to the partition's old
   // actor, which passes them on to the new owner (dispatch.h: stop_when_released).
-  const auto chroot = zktest::fresh_chroot("member-scan-move");
-  auto n1 = join_node(chroot, "m1");
-  auto n2 = join_node(chroot, "m2");
-  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2 && n2.m->report().nodes.size() == 2; }));
-  table_descriptor d;
-  d.name = "sm";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::hash(2);
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("sm"); }));
+  auto t = two_nodes_with("member-scan-move", "sm", 2);
+  const auto& chroot = t.chroot;
+  auto& n1 = t.n1;
+  auto& n2 = t.n2;
   auto c1 = connect_embedded(*n1.s);
   auto c2 = connect_embedded(*n2.s);
   std::set<std::string> all;
@@ -422,10 +421,7 @@ TEST_CASE("a scan paging through a partition that moves reads every row once", "
     CHECK(seen == all);
   }
 
-  n2.m.reset();
-  n1.m.reset();
-  REQUIRE_OK(n2.s->close());
-  REQUIRE_OK(n1.s->close());
+  shut_down({&n2, &n1});
 }
 
 TEST_CASE("a move whose target dies mid-step fails at once, not after the step timeout", "[member][moves]") {
@@ -493,16 +489,10 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
 }
 
 TEST_CASE("the balancer runs its moves side by side, one per source node", "[member][moves]") {
-  const auto chroot = zktest::fresh_chroot("member-balance");
-  auto n1 = join_node(chroot, "m1");
-  auto n2 = join_node(chroot, "m2");
-  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2 && n2.m->report().nodes.size() == 2; }));
-  table_descriptor d;
-  d.name = "bt";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::hash(6);
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("bt"); }));
+  auto t = two_nodes_with("member-balance", "bt", 6);
+  const auto& chroot = t.chroot;
+  auto& n1 = t.n1;
+  auto& n2 = t.n2;
   auto conn = connect_embedded(*n1.s);
   for (int i = 0; i < 60; ++i)
     REQUIRE_OK(conn->put("bt", cellar::put("r" + std::to_string(i)).add("f", "q", "v" + std::to_string(i))));
@@ -542,10 +532,5 @@ TEST_CASE("the balancer runs its moves side by side, one per source node", "[mem
   REQUIRE_OK(none);
   CHECK(*none == 0);
 
-  n3.m.reset();
-  n2.m.reset();
-  n1.m.reset();
-  REQUIRE_OK(n3.s->close());
-  REQUIRE_OK(n2.s->close());
-  REQUIRE_OK(n1.s->close());
+  shut_down({&n3, &n2, &n1});
 }
