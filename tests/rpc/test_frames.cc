@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <fcntl.h>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -343,6 +344,65 @@ TEST_CASE("frames: replies are written after the client stops sending", "[frames
     ++replies;
   }
   CHECK(replies == 20);
+}
+
+// A client that keeps its socket full (pipelined gets written without pause, its replies
+// read on another thread) must not hold the event loop: the server reads a few buffers of
+// it, then lets the loop's other connections in (serve_direct's reads_per_turn).
+TEST_CASE("frames: a client that never stops sending leaves room for the others", "[frames]") {
+  served_store s(cellar::partition_spec::hash(2), 50);  // one event loop
+  std::vector<unsigned char> login(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(1);
+    req.setLogin("");
+    cellar::rpc::append_frame(login, m);
+  }
+  std::vector<unsigned char> block;  // about 256 KB of gets
+  while (block.size() < (256u << 10)) {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(2);
+    auto b = req.initBatch();
+    b.setTable("t");
+    cellar::rpc::to_wire(cellar::batch_op(cellar::get(row_name(7))), b.initActions(1)[0]);
+    cellar::rpc::append_frame(block, m);
+  }
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  ::fcntl(fd.get(), F_SETFL, 0);  // blocking
+  REQUIRE(::send(fd.get(), login.data(), login.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(login.size()));
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> received{0};
+  std::thread reader([&] {
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
+      if (n <= 0) return;
+      received += static_cast<std::uint64_t>(n);
+    }
+  });
+  const auto flood_ends = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::thread writer([&] {
+    while (!stop && std::chrono::steady_clock::now() < flood_ends)
+      if (::send(fd.get(), block.data(), block.size(), MSG_NOSIGNAL) <= 0) return;
+  });
+  while (received.load() < (1u << 20) && std::chrono::steady_clock::now() < flood_ends)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The flood is on: another client connects, logs in and reads, well before it ends.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto c = dial(s);
+  auto r = c->batch("t", {cellar::get(row_name(4))});
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  const bool flood_on = std::chrono::steady_clock::now() < flood_ends;
+  stop = true;
+  writer.join();
+  ::shutdown(fd.get(), SHUT_RDWR);
+  reader.join();
+  REQUIRE(r);
+  CHECK(value_of((*r)[0]) == "v4");
+  CHECK(flood_on);
+  CHECK(waited < std::chrono::seconds(10));
 }
 
 TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <capnp/serialize.h>
+
 #include "cellar.capnp.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
@@ -192,6 +194,77 @@ TEST_CASE("a message stream over a socket the peer closed fails its writes", "[r
   io.waitScope.poll();  // the flush: send(2) fails (EPIPE) and the stream fails with it
   CHECK_THROWS(writer.writeMessage(b).wait(io.waitScope));
   CHECK_THROWS(writer.end().wait(io.waitScope));
+}
+
+TEST_CASE("the direct path reads without a promise until the socket is empty and flushes on demand", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream ours(io.unixEventPort, kj::mv(sp.ours));
+  socket_stream peer(io.unixEventPort, kj::mv(sp.peer));
+  buffered_message_stream server(ours);
+  buffered_message_stream client(peer);
+  REQUIRE(server.direct());
+  capnp::ReaderOptions ro;
+  auto message = [](capnp::MallocMessageBuilder& b, unsigned i) {
+    b.initRoot<cellar::wire::Error>().setCode(static_cast<std::uint16_t>(i));
+  };
+
+  // Nothing sent: read_now says so with one read(2), and the next call makes none.
+  CHECK(server.read_now() == -1);
+  CHECK(ours.read_calls() == 1);
+  CHECK(server.read_now() == -1);
+  CHECK(ours.read_calls() == 1);
+
+  // Three messages in one write: the readable edge comes, one read takes all three.
+  for (unsigned i = 1; i <= 3; ++i) {
+    capnp::MallocMessageBuilder b;
+    message(b, i);
+    (void)client.writeMessage(b);
+  }
+  auto edge = server.when_readable();
+  wait_briefly(io, kj::mv(edge));  // the client's end-of-turn flush ran first
+  CHECK(server.read_now() == 1);
+  for (unsigned i = 1; i <= 3; ++i) {
+    auto words = KJ_ASSERT_NONNULL(server.take_buffered(ro));
+    capnp::FlatArrayMessageReader r(words, ro);
+    CHECK(r.getRoot<cellar::wire::Error>().getCode() == i);
+  }
+  CHECK(server.take_buffered(ro) == nullptr);
+
+  // Replies written while the flush is held go out at flush_now(), not at the end of a turn.
+  server.hold_flush();
+  for (unsigned i = 10; i < 12; ++i) {
+    capnp::MallocMessageBuilder b;
+    message(b, i);
+    CHECK(!server.writers_held());
+    (void)server.writeMessage(b);
+  }
+  io.waitScope.poll();  // the loop turns: the held replies stay unsent
+  char probe[64];
+  CHECK(::recv(peer.getFd().orDefault(-1), probe, sizeof probe, MSG_PEEK | MSG_DONTWAIT) == -1);  // nothing yet
+  server.flush_now();
+  CHECK(::recv(peer.getFd().orDefault(-1), probe, sizeof probe, MSG_PEEK | MSG_DONTWAIT) > 0);
+  for (unsigned i = 10; i < 12; ++i) {
+    auto r = wait_briefly(io, client.readMessage());
+    CHECK(r->getRoot<cellar::wire::Error>().getCode() == i);
+  }
+
+  // The end of the stream, and one inside a message.
+  wait_briefly(io, client.end());
+  const int last = server.read_now();
+  if (last == -1) wait_briefly(io, server.when_readable());
+  CHECK((last == 0 || server.read_now() == 0));
+}
+
+TEST_CASE("the direct path refuses a stream that ends inside a message", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  socket_pair sp;
+  socket_stream ours(io.unixEventPort, kj::mv(sp.ours));
+  buffered_message_stream server(ours);
+  send_all(sp.peer.get(), std::string("\0\0\0\0\4\0\0\0abc", 11));  // one segment of 4 words; 3 bytes of it
+  sp.peer = nullptr;
+  CHECK(server.read_now() == 1);
+  CHECK_THROWS_WITH(server.read_now(), Catch::Contains("premature EOF"));
 }
 
 TEST_CASE("connect_socket refuses malformed addresses and says why a connection failed", "[rpc]") {

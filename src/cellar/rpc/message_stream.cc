@@ -54,10 +54,10 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> buffered_message_stream::read
   });
 }
 
-kj::Promise<std::size_t> buffered_message_stream::read_raw() {
-  // Make room: move the unconsumed bytes to the front (the buffer's start, so messages
-  // stay word-aligned: every message is a whole number of words), grow for a message
-  // bigger than the buffer.
+void buffered_message_stream::make_room() {
+  // Move the unconsumed bytes to the front (the buffer's start, so messages stay
+  // word-aligned: every message is a whole number of words), grow for a message bigger
+  // than the buffer.
   if (in_pos_ > 0) {
     std::memmove(bytes(), bytes() + in_pos_, in_end_ - in_pos_);
     in_end_ -= in_pos_;
@@ -67,6 +67,10 @@ kj::Promise<std::size_t> buffered_message_stream::read_raw() {
   if (in_end_ == 0 && in_bytes() > 4 * read_chunk_) {
     in_.resize(read_chunk_ / sizeof(capnp::word));
   }
+}
+
+kj::Promise<std::size_t> buffered_message_stream::read_raw() {
+  make_room();
   return inner_.tryRead(bytes() + in_end_, 1, in_bytes() - in_end_).then([this](std::size_t n) {
     in_end_ += n;
     progress_ += n;
@@ -79,6 +83,31 @@ kj::Promise<bool> buffered_message_stream::read_some() {
     if (n == 0 && in_end_ != in_pos_) KJ_FAIL_REQUIRE("premature EOF in the middle of a message");
     return n > 0;
   });
+}
+
+int buffered_message_stream::read_now() {
+  KJ_REQUIRE(socket_ != nullptr, "read_now needs a plain socket");
+  make_room();
+  const ssize_t n = socket_->read_now(bytes() + in_end_, in_bytes() - in_end_);
+  if (n < 0) return -1;
+  if (n == 0) {
+    if (in_end_ != in_pos_) KJ_FAIL_REQUIRE("premature EOF in the middle of a message");
+    return 0;
+  }
+  in_end_ += static_cast<std::size_t>(n);
+  progress_ += static_cast<std::size_t>(n);
+  return 1;
+}
+
+kj::Promise<void> buffered_message_stream::when_readable() {
+  KJ_REQUIRE(socket_ != nullptr, "when_readable needs a plain socket");
+  return socket_->when_readable();
+}
+
+void buffered_message_stream::flush_now() {
+  holding_flush_ = false;
+  // As the end-of-turn flush, a failed send fails the stream (taskFailed), not the caller.
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([this] { start_write(); })) { taskFailed(kj::mv(*e)); }
 }
 
 kj::Promise<kj::ArrayPtr<const unsigned char>> buffered_message_stream::peek(std::size_t n) {
@@ -111,7 +140,7 @@ void buffered_message_stream::append(kj::ArrayPtr<const kj::ArrayPtr<const capnp
 }
 
 kj::Promise<void> buffered_message_stream::after_append() {
-  if (!flush_scheduled_) {
+  if (!flush_scheduled_ && !holding_flush_) {
     flush_scheduled_ = true;
     tasks_.add(kj::evalLast([this] {
       flush_scheduled_ = false;

@@ -455,7 +455,7 @@ struct rpc_session {
 
 // A connection speaking frames (schemas/cellar.capnp, "frames"): every request of a read is
 // served before the next read, in place when it may be (serve_batch), and each reply is one
-// message; the message stream sends the replies of a loop turn in one write.
+// message; the replies to the requests of one read go out in one write (serve_direct).
 class frame_session final : private kj::TaskSet::ErrorHandler {
  public:
   frame_session(shared_state& st, buffered_message_stream& messages, capnp::ReaderOptions ro, connection_guard& guard,
@@ -474,7 +474,12 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   }
 
   // Resolves once the client has closed its side and every reply is written.
-  kj::Promise<void> serve() {
+  kj::Promise<void> serve() { return messages_.direct() ? serve_direct() : serve_buffered(); }
+
+ private:
+  static constexpr std::size_t scratch_words = 1024;  // 8 KB: a reply of a few rows
+
+  void handle_buffered() {
     for (;;) {
       KJ_IF_MAYBE(words, messages_.take_buffered(ro_)) {
         handle(*words);
@@ -482,16 +487,50 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         break;
       }
     }
+  }
+
+  // A plain socket: read, serve every request read, send their replies in one write, read
+  // again, with no promise until the socket is empty (then one, for its readable edge).
+  // A reply that comes later (a request queued at a partition actor) is sent by the
+  // stream's end-of-turn flush. A client that keeps the socket full gets `reads_per_turn`
+  // reads, then the other connections' turn.
+  kj::Promise<void> serve_direct() {
+    static constexpr int reads_per_turn = 8;
+    for (int reads = 0;;) {
+      {
+        messages_.hold_flush();
+        KJ_DEFER(messages_.flush_now());
+        handle_buffered();
+      }
+      if (messages_.writers_held()) {
+        KJ_IF_MAYBE(e, messages_.write_error()) { return kj::cp(*e); }
+        auto written = kj::mv(backpressure_);
+        backpressure_ = kj::READY_NOW;
+        return written.then([this] { return serve_direct(); });
+      }
+      backpressure_ = kj::READY_NOW;
+      switch (messages_.read_now()) {
+        case 1:
+          if (++reads < reads_per_turn) continue;
+          return kj::evalLater([this] { return serve_direct(); });
+        case 0:
+          return tasks_.onEmpty().then([this] { return messages_.end(); });
+        default:
+          return messages_.when_readable().then([this] { return serve_direct(); });
+      }
+    }
+  }
+
+  // Any stream (TLS): the same steps through the stream's promises.
+  kj::Promise<void> serve_buffered() {
+    handle_buffered();
     auto written = kj::mv(backpressure_);
     backpressure_ = kj::READY_NOW;
     return written.then([this] { return messages_.read_some(); }).then([this](bool more) -> kj::Promise<void> {
-      if (more) return serve();
+      if (more) return serve_buffered();
       return tasks_.onEmpty().then([this] { return messages_.end(); });
     });
   }
-
- private:
-  static constexpr std::size_t scratch_words = 1024;  // 8 KB: a reply of a few rows
 
   void handle(kj::ArrayPtr<const capnp::word> words) {
     capnp::FlatArrayMessageReader reader(words, ro_);
@@ -754,6 +793,9 @@ std::uint16_t bound_port(int fd) {
 
 }  // namespace
 
+// Event-loop turns between two looks at epoll while the loop's queue never empties.
+constexpr unsigned busy_poll_turns = 64;
+
 struct server::impl {
   struct loop {
     std::thread thread;
@@ -832,6 +874,11 @@ struct server::impl {
           return accept_loop();
         });
       };
+      // kj looks at epoll only when its queue is empty, unless told to look every so many
+      // turns: a connection that always has bytes to read (a client that never stops
+      // sending) would otherwise keep new connections, the other clients' requests and the
+      // stop signal out for as long as it sends.
+      io.waitScope.setBusyPollInterval(busy_poll_turns);
       paf.promise.exclusiveJoin(accept_loop()).wait(io.waitScope);
     } catch (const kj::Exception& e) {
       std::lock_guard l(mu);

@@ -63,6 +63,37 @@ kj::Promise<std::size_t> socket_stream::read_some(kj::byte* buffer, std::size_t 
   }
 }
 
+ssize_t socket_stream::read_now(void* buffer, std::size_t max_bytes) {
+  if (readable_ != nullptr) return -1;  // empty at the last read; the edge is registered
+  for (;;) {
+    ++read_calls_;
+    const ssize_t n = ::read(fd_.get(), buffer, max_bytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        ++empty_reads_;
+        readable_ = observer_.whenBecomesReadable();
+        return -1;
+      }
+      KJ_FAIL_SYSCALL("read", errno);
+    }
+    // As read_some: a short read means the socket is empty now, unless the peer has closed.
+    if (n > 0 && static_cast<std::size_t>(n) < max_bytes) KJ_IF_MAYBE(at_end, observer_.atEndHint()) {
+        if (!*at_end) readable_ = observer_.whenBecomesReadable();
+      }
+    return n;
+  }
+}
+
+kj::Promise<void> socket_stream::when_readable() {
+  KJ_IF_MAYBE(r, readable_) {
+    auto wait = kj::mv(*r);
+    readable_ = nullptr;
+    return wait;
+  }
+  return kj::READY_NOW;  // nothing registered: read_now reads at once
+}
+
 kj::Promise<void> socket_stream::write(const void* buffer, std::size_t size) {
   return kj::evalNow([&] { return write_rest(static_cast<const kj::byte*>(buffer), size); });
 }

@@ -39,6 +39,14 @@ class socket_stream final : public kj::AsyncIoStream {
   void getpeername(struct sockaddr* addr, kj::uint* length) override;
   kj::Maybe<int> getFd() const override { return fd_.get(); }
 
+  // One read(2) into `buffer`, without a promise: the bytes read (> 0), 0 at the end of the
+  // stream, or -1 when the socket is empty (or known to be: a short read before) — then
+  // when_readable() resolves at the next readable edge, which is registered in this call.
+  // Throws kj::Exception as read() fails.
+  ssize_t read_now(void* buffer, std::size_t max_bytes);
+  // Resolves at the readable edge read_now() registered when it returned -1.
+  kj::Promise<void> when_readable();
+
   // The first byte the peer sent, left unread (MSG_PEEK); -1 if it closed before sending
   // one. Call before any read.
   kj::Promise<int> first_byte();
