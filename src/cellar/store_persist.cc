@@ -147,7 +147,7 @@ status store_impl::recover() {
           return status::ok();
         }
         (*m)->load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
-                   cell_value{std::string(r.rest()), expires});
+                   cell_value{short_bytes(r.rest()), expires});
         if (++n % 1'000'000 == 0)
           spdlog::info("cellar: recovery: table '{}' partition {}: {} cells loaded", t.name, p, n);
         return status::ok();
@@ -174,7 +174,7 @@ status store_impl::recover() {
           reader r(v);
           std::int64_t expires = 0;
           if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
-          (*m)->load(key->family, std::move(ck), cell_value{std::string(r.rest()), expires});
+          (*m)->load(key->family, std::move(ck), cell_value{short_bytes(r.rest()), expires});
           return status::ok();
         }, &run_bytes);
         change_bytes[{t.uid, p}] = run_bytes;
@@ -220,7 +220,7 @@ status store_impl::recover() {
     return for_each_log_entry(header->entries, [&](log_entry& e) {
       if (!families.count(e.key.family)) return;
       std::optional<cell_value> v;
-      if (e.present) v = cell_value{std::string(e.value), e.expires_at};
+      if (e.present) v = cell_value{short_bytes(e.value), e.expires_at};
       m.replay(e.key.family, cell_key{std::move(e.key.row), std::move(e.key.qualifier), e.key.ts}, std::move(v));
     });
   }, &replayed);

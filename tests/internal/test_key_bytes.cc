@@ -12,27 +12,51 @@ using cellar::detail::cell_map;
 using cellar::detail::key_view;
 using cellar::detail::key_bytes;
 
-TEST_CASE("key_bytes holds any length, in place up to its capacity", "[key_bytes]") {
-  for (std::size_t n : {0u, 1u, 15u, 16u, 27u, 28u, 29u, 64u, 5000u}) {
+TEMPLATE_TEST_CASE("key_bytes holds any length, in place up to its capacity", "[key_bytes]", key_bytes,
+                   cellar::detail::short_bytes) {
+  const std::size_t cap = TestType::inline_capacity;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, cap - 1, cap, cap + 1, std::size_t{64}, std::size_t{5000}}) {
     std::string s;
     for (std::size_t i = 0; i < n; ++i) s.push_back(static_cast<char>(i * 37 + 1));
-    key_bytes k(s);
+    TestType k(s);
     CHECK(k.size() == n);
     CHECK(std::string(k) == s);
-    key_bytes copy(k);
+    // In place up to the capacity: the bytes are inside the object.
+    const auto* self = reinterpret_cast<const char*>(&k);
+    CHECK((k.data() >= self && k.data() < self + sizeof k) == (n <= cap));
+    TestType copy(k);
     CHECK(copy == k);
     CHECK(copy.data() != k.data());  // a copy owns its bytes
-    key_bytes moved(std::move(copy));
+    TestType moved(std::move(copy));
     CHECK(std::string(moved) == s);
     CHECK(copy.empty());  // NOLINT: moved-from is empty by contract
-    key_bytes assigned("x");
+    TestType assigned("x");
     assigned = k;
     CHECK(assigned == s);
-    assigned = key_bytes("short");
+    assigned = TestType("short");
     CHECK(assigned == std::string("short"));
     assigned.swap(moved);
     CHECK(assigned == s);
     CHECK(moved == std::string("short"));
+  }
+}
+
+TEST_CASE("a cell's qualifier and value of any length read back through the map", "[key_bytes]") {
+  cell_map m;
+  std::vector<std::string> lengths;
+  for (std::size_t n : {0u, 11u, 12u, 13u, 100u, 70000u}) {
+    const std::string q(n, 'q'), v(n, 'v');
+    auto [it, inserted] = m.try_emplace(key_view{"row", q, 1});
+    REQUIRE(inserted);
+    it.value().value = v;
+    it.value().expires_at = static_cast<std::int64_t>(n);
+  }
+  for (std::size_t n : {0u, 11u, 12u, 13u, 100u, 70000u}) {
+    auto it = m.find(key_view{"row", std::string(n, 'q'), 1});
+    REQUIRE(it != m.end());
+    CHECK(it.qualifier() == std::string(n, 'q'));
+    CHECK(it.value().value == std::string(n, 'v'));
+    CHECK(it.value().expires_at == static_cast<std::int64_t>(n));
   }
 }
 

@@ -56,7 +56,7 @@ struct row_probe {
 };
 
 struct cell_value {
-  std::string value;
+  short_bytes value;                           // 12 bytes or less in place
   std::int64_t expires_at = latest_timestamp;  // from a cell TTL: timestamp + ttl
 };
 
@@ -64,7 +64,7 @@ class cell_map {
  public:
   // Inside a row: cells by (qualifier asc, timestamp desc).
   struct column_key {
-    key_bytes qualifier;
+    short_bytes qualifier;
     std::int64_t ts;
   };
   struct column_view {
@@ -79,11 +79,15 @@ class cell_map {
       return a.ts > b.ts;
     }
   };
-  // A slot is 80 bytes; 1 KB nodes hold 12. A row's first node grows as cells arrive
-  // (absl sizes a root leaf to its content: 1, 2, 4, 8, 12 slots), so a 10-cell row is
-  // one node, and a wide row (time series, many qualifiers) stays logarithmic. Same
-  // container as absl::btree_map, only the node size differs (partition/sized_btree.h).
-  using row_cells = sized_btree_map<column_key, cell_value, column_less, 1024>;
+  // A slot is 48 bytes (qualifier and value 16 each, 12 bytes of either in place, the
+  // timestamp and the expiry); a 512-byte node, a jemalloc size class, holds 10. A row's
+  // first node grows as cells arrive (absl sizes a root leaf to its content: 1, 2, 4, 8,
+  // 10 slots), so a row of up to 10 cells is one node, and a wide row (time series, many
+  // qualifiers) stays logarithmic. Same container as absl::btree_map, only the node size
+  // differs (partition/sized_btree.h). With 80-byte slots (std::string values, 28-byte
+  // qualifiers) in 1 KB nodes a 10-cell row took a 1 KB block; now 512 bytes.
+  using row_cells = sized_btree_map<column_key, cell_value, column_less, 512>;
+  static_assert(sizeof(row_cells::value_type) == 48);
 
  private:
   struct row_node {
@@ -213,7 +217,7 @@ class cell_map {
     if (in != n->cells.end() && !column_less{}(column_view{k.qualifier, k.ts}, in->first))
       return {iterator{this, n, in}, false};
     try {
-      in = n->cells.emplace_hint(in, column_key{key_bytes(k.qualifier), k.ts}, cell_value{});
+      in = n->cells.emplace_hint(in, column_key{short_bytes(k.qualifier), k.ts}, cell_value{});
     } catch (...) {
       if (n->cells.empty()) remove_row(n);
       throw;

@@ -1,11 +1,17 @@
-// partition/key_bytes.h: the bytes of a row key or qualifier inside a memtable slot.
+// partition/key_bytes.h: the bytes of a row key, qualifier or value inside a memtable slot.
 //
-// The same size as std::string (32 bytes) but holding up to 28 bytes in place where
-// libstdc++'s std::string holds 15. Row keys of 16-28 bytes (YCSB's "user" + a 64-bit
-// hash, most composite keys) then live inside the B-tree node next to the rest of the
-// cell key, so comparing two keys touches no other cache line. A scan or a row read
-// compares the row of every cell it passes; with the row on the heap each comparison
-// was a cache miss (perf: memcmp was the largest single cost of scans).
+// basic_key_bytes<N> holds up to N bytes in place and longer ones on the heap (a pointer
+// kept in the same bytes), in N + 4 bytes with 4-byte alignment:
+//   - key_bytes (N = 28): the size of std::string (32 bytes) but holding up to 28 bytes in
+//     place where libstdc++'s std::string holds 15. Row keys of 16-28 bytes (YCSB's "user"
+//     + a 64-bit hash, most composite keys) then live next to the rest of the cell key, so
+//     comparing two keys touches no other cache line. A scan or a row read compares the
+//     row of every cell it passes; with the row on the heap each comparison was a cache
+//     miss (perf: memcmp was the largest single cost of scans).
+//   - short_bytes (N = 12): 16 bytes, for a cell's qualifier and value in a row's B-tree
+//     slot (cell_map::row_cells). Qualifiers are mostly short, and a value of 12 bytes or
+//     less needs no allocation of its own; a longer one costs its heap block, as a
+//     std::string's does, with 16 bytes in the slot instead of 32 (issue 19's memory).
 #pragma once
 
 #include <cstdint>
@@ -18,46 +24,49 @@
 
 namespace cellar::detail {
 
-class key_bytes {
- public:
-  static constexpr std::size_t inline_capacity = 28;
+template <std::size_t N>
+class basic_key_bytes {
+  static_assert(N >= sizeof(char*), "the in-place bytes hold the heap pointer of a longer key");
 
-  key_bytes() noexcept : size_(0) {}
-  key_bytes(std::string_view s) { assign(s); }  // NOLINT: implicit, like std::string
-  key_bytes(const std::string& s) : key_bytes(std::string_view(s)) {}
-  key_bytes(const char* s) : key_bytes(std::string_view(s)) {}
-  key_bytes(const key_bytes& o) { assign(o.view()); }
-  key_bytes(key_bytes&& o) noexcept : size_(o.size_) {
-    std::memcpy(&u_, &o.u_, sizeof u_);
+ public:
+  static constexpr std::size_t inline_capacity = N;
+
+  basic_key_bytes() noexcept : size_(0) {}
+  basic_key_bytes(std::string_view s) { assign(s); }  // NOLINT: implicit, like std::string
+  basic_key_bytes(const std::string& s) : basic_key_bytes(std::string_view(s)) {}
+  basic_key_bytes(const char* s) : basic_key_bytes(std::string_view(s)) {}
+  basic_key_bytes(const basic_key_bytes& o) { assign(o.view()); }
+  basic_key_bytes(basic_key_bytes&& o) noexcept : size_(o.size_) {
+    std::memcpy(buf_, o.buf_, N);
     o.size_ = 0;
   }
-  key_bytes& operator=(const key_bytes& o) {
+  basic_key_bytes& operator=(const basic_key_bytes& o) {
     if (this != &o) {
-      key_bytes tmp(o);
+      basic_key_bytes tmp(o);
       swap(tmp);
     }
     return *this;
   }
-  key_bytes& operator=(key_bytes&& o) noexcept {
+  basic_key_bytes& operator=(basic_key_bytes&& o) noexcept {
     if (this != &o) {
       release();
       size_ = o.size_;
-      std::memcpy(&u_, &o.u_, sizeof u_);
+      std::memcpy(buf_, o.buf_, N);
       o.size_ = 0;
     }
     return *this;
   }
-  ~key_bytes() { release(); }
+  ~basic_key_bytes() { release(); }
 
-  void swap(key_bytes& o) noexcept {
+  void swap(basic_key_bytes& o) noexcept {
     std::swap(size_, o.size_);
-    decltype(u_) t;
-    std::memcpy(&t, &u_, sizeof u_);
-    std::memcpy(&u_, &o.u_, sizeof u_);
-    std::memcpy(&o.u_, &t, sizeof u_);
+    char t[N];
+    std::memcpy(t, buf_, N);
+    std::memcpy(buf_, o.buf_, N);
+    std::memcpy(o.buf_, t, N);
   }
 
-  const char* data() const noexcept { return size_ <= inline_capacity ? u_.in : u_.out; }
+  const char* data() const noexcept { return size_ <= N ? buf_ : out(); }
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   std::string_view view() const noexcept { return {data(), size_}; }
@@ -65,37 +74,49 @@ class key_bytes {
   explicit operator std::string() const { return std::string(view()); }
 
   int compare(std::string_view o) const noexcept { return view().compare(o); }
-  int compare(const key_bytes& o) const noexcept { return view().compare(o.view()); }
+  int compare(const basic_key_bytes& o) const noexcept { return view().compare(o.view()); }
 
-  friend bool operator==(const key_bytes& a, const key_bytes& b) noexcept { return a.view() == b.view(); }
-  friend bool operator==(const key_bytes& a, std::string_view b) noexcept { return a.view() == b; }
-  friend bool operator!=(const key_bytes& a, const key_bytes& b) noexcept { return a.view() != b.view(); }
-  friend bool operator!=(const key_bytes& a, std::string_view b) noexcept { return a.view() != b; }
-  friend bool operator==(const key_bytes& a, const std::string& b) noexcept { return a.view() == std::string_view(b); }
-  friend bool operator!=(const key_bytes& a, const std::string& b) noexcept { return a.view() != std::string_view(b); }
-  friend bool operator<(const key_bytes& a, std::string_view b) noexcept { return a.view() < b; }
+  friend bool operator==(const basic_key_bytes& a, const basic_key_bytes& b) noexcept { return a.view() == b.view(); }
+  friend bool operator==(const basic_key_bytes& a, std::string_view b) noexcept { return a.view() == b; }
+  friend bool operator!=(const basic_key_bytes& a, const basic_key_bytes& b) noexcept { return a.view() != b.view(); }
+  friend bool operator!=(const basic_key_bytes& a, std::string_view b) noexcept { return a.view() != b; }
+  friend bool operator==(const basic_key_bytes& a, const std::string& b) noexcept {
+    return a.view() == std::string_view(b);
+  }
+  friend bool operator!=(const basic_key_bytes& a, const std::string& b) noexcept {
+    return a.view() != std::string_view(b);
+  }
+  friend bool operator<(const basic_key_bytes& a, std::string_view b) noexcept { return a.view() < b; }
 
  private:
+  char* out() const noexcept {
+    char* p;
+    std::memcpy(&p, buf_, sizeof p);
+    return p;
+  }
   void assign(std::string_view s) {
-    size_ = static_cast<std::uint32_t>(s.size());
-    if (s.size() <= inline_capacity) {
-      if (!s.empty()) std::memcpy(u_.in, s.data(), s.size());
+    if (s.size() <= N) {
+      if (!s.empty()) std::memcpy(buf_, s.data(), s.size());
     } else {
-      u_.out = static_cast<char*>(std::malloc(s.size()));
-      if (u_.out == nullptr) throw std::bad_alloc();
-      std::memcpy(u_.out, s.data(), s.size());
+      char* p = static_cast<char*>(std::malloc(s.size()));
+      if (p == nullptr) throw std::bad_alloc();
+      std::memcpy(p, s.data(), s.size());
+      std::memcpy(buf_, &p, sizeof p);
     }
+    size_ = static_cast<std::uint32_t>(s.size());
   }
   void release() noexcept {
-    if (size_ > inline_capacity) std::free(u_.out);
+    if (size_ > N) std::free(out());
     size_ = 0;
   }
 
   std::uint32_t size_;
-  union {
-    char in[inline_capacity];
-    char* out;
-  } u_;
+  char buf_[N];  // the bytes, or (size_ > N) a pointer to them
 };
+
+using key_bytes = basic_key_bytes<28>;
+using short_bytes = basic_key_bytes<12>;
+static_assert(sizeof(key_bytes) == 32);
+static_assert(sizeof(short_bytes) == 16);
 
 }  // namespace cellar::detail

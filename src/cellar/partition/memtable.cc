@@ -43,9 +43,9 @@ struct into_row {
   row_result& r;
   bool& exists() { return r.exists; }
   void add(std::string_view row, const std::string& family, std::string_view q, std::int64_t ts,
-           const std::string& value) {
+           std::string_view value) {
     if (r.cells.capacity() == 0) r.cells.reserve(16);
-    r.cells.push_back(cell{std::string(row), family, std::string(q), ts, value});
+    r.cells.push_back(cell{std::string(row), family, std::string(q), ts, std::string(value)});
   }
 };
 
@@ -53,7 +53,7 @@ struct into_views {
   std::vector<read_cell_view>& cells;
   bool found = false;
   bool& exists() { return found; }
-  void add(std::string_view, const std::string& family, std::string_view q, std::int64_t ts, const std::string& value) {
+  void add(std::string_view, const std::string& family, std::string_view q, std::int64_t ts, std::string_view value) {
     cells.push_back(read_cell_view{&family, q, ts, value});
   }
 };
@@ -100,7 +100,7 @@ struct family_reader {
       ++family_emitted;
       out.exists() = true;
       if (exists_only) return end;
-      out.add(row, fam.desc.name, q, ts, it->second.value);
+      out.add(row, fam.desc.name, q, ts, it->second.value.view());
     }
     return it;
   }
@@ -284,7 +284,7 @@ void memtable::apply_cells(const delta_map& cells) {
     if (!key) continue;
     cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
     if (it->second.present)
-      replay(key->family, std::move(ck), cell_value{std::string(it->second.value()), it->second.expires_at});
+      replay(key->family, std::move(ck), cell_value{short_bytes(it->second.value()), it->second.expires_at});
     else
       replay(key->family, std::move(ck), std::nullopt);
   }
@@ -668,7 +668,7 @@ result<row_result> memtable::apply(const table_schema& schema, const increment& 
     std::int64_t value = e.amount;
     std::int64_t ts = now;
     if (auto c = newest(*f, m, inc.row, e.qualifier, now, nullptr); c != m.end()) {
-      const std::string& old = c.value().value;
+      const std::string_view old = c.value().value;
       if (old.size() != 8)
         return status{code::not_a_long, "Field is not a long, it's " + std::to_string(old.size()) + " bytes wide"};
       value = static_cast<std::int64_t>(static_cast<std::uint64_t>(*to_long(old)) +
@@ -696,7 +696,7 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
     std::string value;
     std::int64_t ts = now;
     if (auto c = newest(*f, m, app.row, e.qualifier, now, nullptr); c != m.end()) {
-      value = c.value().value;
+      value = std::string(c.value().value);
       ts = std::max(now, sat_add(c.ts(), 1));
     }
     value += e.value;
@@ -735,13 +735,13 @@ result<bool> memtable::apply(const table_schema& schema, const check_and_mutate&
   const family_schema* f = schema.find(c.family);
   if (f == nullptr || dropped(f->id)) return status{code::family_not_found, "family '" + c.family + "' not found"};
   const family_map* m = find(f->id);
-  const std::string* cur = nullptr;  // the newest value in range, if any
+  std::optional<std::string_view> cur;  // the newest value in range, if any
   if (m != nullptr)
-    if (auto it = newest(*f, *m, c.row, c.qualifier, now, &c.range); it != m->end()) cur = &it.value().value;
+    if (auto it = newest(*f, *m, c.row, c.qualifier, now, &c.range); it != m->end()) cur = it.value().value.view();
   bool pass;
   if (!c.expected) {
-    pass = cur == nullptr || cur->empty();  // R23
-  } else if (cur == nullptr) {
+    pass = !cur || cur->empty();  // R23
+  } else if (!cur) {
     pass = false;
   } else {
     const int cmp = std::string_view(*c.expected).compare(*cur);  // R22: expected first

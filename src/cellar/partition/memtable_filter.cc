@@ -114,7 +114,7 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
       ++included;
       if (o.max_per_family >= 0 && included > o.max_per_family + o.offset_per_family) return;
       if (included > o.offset_per_family) {
-        cell c{std::string(row), desc.name, std::string(q), ts, v.value};
+        cell c{std::string(row), desc.name, std::string(q), ts, std::string(v.value)};
         f.transform_cell(c);
         out.push_back(std::move(c));
       }
