@@ -314,7 +314,7 @@ result<std::vector<std::uint32_t>> scan_partitions(store_impl& st, const table_r
   for (auto p : partitions_for_range(rt.schema->partitioning, low, high))
     if (p < named.size() && named[p]) out.push_back(p);
   if (!scope.no_forward || !st.cluster_member) return out;
-  auto hooks = st.cluster;
+  auto hooks = st.cluster.load();
   if (!hooks) return out;
   // One NOT_OWNER per partition another node owns (each is counted); the first answers.
   std::optional<status> refused;

@@ -163,7 +163,7 @@ std::vector<std::pair<std::uint32_t, status>> store_impl::not_owned(const table_
                                                                     const std::vector<batch_op>& ops) {
   std::vector<std::pair<std::uint32_t, status>> out;
   if (!cluster_member || !rt.schema->partitioned || rt.partitions.empty()) return out;
-  auto hooks = cluster;
+  auto hooks = cluster.load();
   if (!hooks) return out;
   std::map<std::uint32_t, status> refused;  // by partition: one NOT_OWNER each
   for (std::uint32_t i = 0; i < ops.size(); ++i) {
@@ -239,12 +239,12 @@ result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }
 
 status store::move_partition(const std::string& partition, const std::string& node) {
   if (!impl_->cluster_member) return {code::unsupported, "moving a partition needs a cluster (cellar-server --cluster)"};
-  return impl_->cluster->move(partition, node);
+  return impl_->cluster.load()->move(partition, node);
 }
 
 result<std::uint32_t> store::balance() {
   if (!impl_->cluster_member) return status{code::unsupported, "the balancer needs a cluster (cellar-server --cluster)"};
-  return impl_->cluster->balance();
+  return impl_->cluster.load()->balance();
 }
 
 recovery_stats store::recovery() const { return impl_->recovered; }
@@ -343,13 +343,13 @@ void detail::drop_family_cells(store_impl& s, const table_runtime& rt, const std
 }
 
 status store::create_table(table_descriptor desc, schema_origin origin) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::create_table;
     c.table = desc.name;
     c.descriptor = std::move(desc);
     c.origin = origin;
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   if (auto s = check_name("table", desc.name); !s) return s;
   if (auto s = check_partitioning(desc.partitioning); !s) return s;
@@ -376,11 +376,11 @@ status store::create_table(table_descriptor desc, schema_origin origin) {
 }
 
 status store::create_table_group(std::string name) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::create_table_group;
     c.table = std::move(name);
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   if (auto s = check_name("table group", name); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
@@ -391,13 +391,13 @@ status store::create_table_group(std::string name) {
 }
 
 status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::add_family;
     c.table = table;
     c.family = std::move(family);
     c.partitioning = partitioning;
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   if (auto s = check_family(family); !s) return s;
   if (auto s = check_partitioning(partitioning); !s) return s;
@@ -427,12 +427,12 @@ status store::add_family(const std::string& table, family_descriptor family, con
 }
 
 status store::alter_family(const std::string& table, family_descriptor family) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::alter_family;
     c.table = table;
     c.family = std::move(family);
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   if (auto s = check_family(family); !s) return s;
   std::lock_guard lock(impl_->ddl_mutex);
@@ -453,12 +453,12 @@ status store::alter_family(const std::string& table, family_descriptor family) {
 }
 
 status store::drop_family(const std::string& table, const std::string& family) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::drop_family;
     c.table = table;
     c.family_name = family;
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
@@ -477,11 +477,11 @@ status store::drop_family(const std::string& table, const std::string& family) {
 }
 
 status store::drop_table(const std::string& table) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::drop_table;
     c.table = table;
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);
@@ -494,11 +494,11 @@ status store::drop_table(const std::string& table) {
 }
 
 status store::truncate_table(const std::string& table) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::truncate_table;
     c.table = table;
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);

@@ -29,11 +29,11 @@ status not_found(std::string_view table) {
 }
 
 status set_disabled(store_impl& s, const std::string& table, bool disabled) {
-  if (s.cluster) {
+  if (auto hooks = s.cluster.load()) {
     ddl_call c;
     c.what = disabled ? ddl_call::kind::disable_table : ddl_call::kind::enable_table;
     c.table = table;
-    return s.cluster->ddl(c);
+    return hooks->ddl(c);
   }
   std::lock_guard lock(s.ddl_mutex);
   auto old = s.lookup(table);
@@ -57,12 +57,12 @@ result<bool> store::is_table_enabled(const std::string& table) const {
 }
 
 status store::truncate_family(const std::string& table, const std::string& family) {
-  if (impl_->cluster) {
+  if (auto hooks = impl_->cluster.load()) {
     ddl_call c;
     c.what = ddl_call::kind::truncate_family;
     c.table = table;
     c.family_name = family;
-    return impl_->cluster->ddl(c);
+    return hooks->ddl(c);
   }
   std::lock_guard lock(impl_->ddl_mutex);
   auto old = impl_->lookup(table);

@@ -141,8 +141,10 @@ struct store_impl {
   const bool cluster_member = false;
   // A cluster member's DDL goes there (cluster/member.h): set when the store opens (a hook
   // that refuses, until the node has joined), replaced once at join; the owner stops
-  // serving before it resets it.
-  std::shared_ptr<cluster_hooks> cluster;
+  // serving before it resets it. Atomic: the event loops and the RPC workers read it while
+  // the joining thread replaces it, and a reader that sees the joined hooks must see the
+  // member state they point to (the store's release, the load's acquire).
+  std::atomic<std::shared_ptr<cluster_hooks>> cluster;
   // A cluster member serves data calls only once it has joined and applied the cluster's
   // catalog and placement: before, its tables have no partitions yet.
   std::atomic<bool> cluster_joined{false};

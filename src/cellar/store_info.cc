@@ -25,7 +25,7 @@ store_info store::info() const {
     out.log_syncs = s.log->syncs();
   }
   out.recovery = s.recovered;
-  if (auto c = s.cluster) out.cluster = c->report();
+  if (auto c = s.cluster.load()) out.cluster = c->report();
   return out;
 }
 

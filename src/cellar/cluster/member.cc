@@ -562,7 +562,7 @@ struct not_joined final : detail::cluster_hooks {
 
 result<std::unique_ptr<store>> member::open_store(store_options options, const detail::scheduler_tuning& tuning) {
   auto s = store_impl::open(std::move(options), tuning, add_cluster_protocol, true);
-  if (s) detail::impl_of(*s.value()).cluster = std::make_shared<not_joined>();
+  if (s) detail::impl_of(*s.value()).cluster.store(std::make_shared<not_joined>());
   return s;
 }
 
@@ -645,7 +645,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
       if (auto s2 = w.lock()) s2->on_session(ev);
     });
   }
-  impl.cluster = st;
+  impl.cluster.store(st);
   impl.cluster_joined.store(true, std::memory_order_release);
   spdlog::info("cellar: node '{}' joined the cluster (peers reach it on {})", st->opts.node_id, st->peer_address);
   return std::unique_ptr<member>(new member(std::move(st)));
@@ -669,7 +669,7 @@ member::~member() {
   // still uses `node`: let it end before node goes (reset() nulls the pointer before the
   // node's destructor stops the event thread).
   st_->node->zookeeper().barrier();
-  st_->store.cluster = std::make_shared<not_joined>();
+  st_->store.cluster.store(std::make_shared<not_joined>());
   st_->node.reset();  // no callback runs after this
   st_->store.system->middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
