@@ -29,7 +29,7 @@ struct member::state final : detail::cluster_hooks {
   std::string peer_address;
   std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
   std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
-  std::unique_ptr<cluster_node> node;
+  std::unique_ptr<cluster_node> node;  // set once at join, under move_mu
 
   mutable std::mutex mu;
   std::condition_variable applied_cv;
@@ -404,7 +404,9 @@ void member::state::drop_incoming(const std::string& table, std::uint32_t index)
 void member::state::guard_move(const std::string& table, std::uint32_t index, bool source) {
   const part_key key{table, index};
   std::lock_guard lock(move_mu);
-  if (!guards_open) return;
+  // No node yet: a move step served while this member is still joining (its endpoint is
+  // published before its ZooKeeper node starts) goes unguarded, as before the join.
+  if (!guards_open || node == nullptr) return;
   auto& g = guarded[key];
   (source ? g.source : g.target) = true;
   g.czxid = 0;  // a new move: the intent there now is the one to watch
@@ -638,7 +640,12 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     caf::anon_send_exit(st->endpoint, caf::exit_reason::user_shutdown);
     return node.error();
   }
-  st->node = std::move(node.value());
+  {
+    // Under move_mu: the peer endpoint, published above, may already serve a move step
+    // (guard_move reads `node` under the same lock).
+    std::lock_guard lock(st->move_mu);
+    st->node = std::move(node.value());
+  }
   {
     std::weak_ptr<state> w = st;
     st->node->zookeeper().add_session_listener([w](const session_event& ev) {
