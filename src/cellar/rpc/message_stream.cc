@@ -104,12 +104,6 @@ kj::Promise<void> buffered_message_stream::when_readable() {
   return socket_->when_readable();
 }
 
-void buffered_message_stream::flush_now() {
-  holding_flush_ = false;
-  // As the end-of-turn flush, a failed send fails the stream (taskFailed), not the caller.
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([this] { start_write(); })) { taskFailed(kj::mv(*e)); }
-}
-
 kj::Promise<kj::ArrayPtr<const unsigned char>> buffered_message_stream::peek(std::size_t n) {
   if (in_end_ - in_pos_ >= n) return kj::arrayPtr<const unsigned char>(bytes() + in_pos_, n);
   return read_raw().then([this, n](std::size_t got) -> kj::Promise<kj::ArrayPtr<const unsigned char>> {
@@ -140,7 +134,7 @@ void buffered_message_stream::append(kj::ArrayPtr<const kj::ArrayPtr<const capnp
 }
 
 kj::Promise<void> buffered_message_stream::after_append() {
-  if (!flush_scheduled_ && !holding_flush_) {
+  if (!flush_scheduled_) {
     flush_scheduled_ = true;
     tasks_.add(kj::evalLast([this] {
       flush_scheduled_ = false;

@@ -76,19 +76,15 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // message).
   kj::Promise<bool> read_some();
   // The direct path, for a stream over a plain socket (direct(); not TLS): a server loop
-  // that reads, serves what it read and sends the replies without a promise per step.
+  // that reads and serves what it read without a promise per step.
   //   read_now(): one read(2) into the buffer: 1 when bytes came, 0 at the end of the
   //     stream (throws if it ends inside a message), -1 when the socket is empty; then
   //     when_readable() resolves at its next readable edge.
-  //   hold_flush(true) .. flush_now(): the messages written in between are sent by
-  //     flush_now() at once, not by the end-of-turn flush; flush_now() ends the hold.
   //   writers_held(): a writer would be told to wait (too much unsent) or the stream has
   //     failed: the loop must then wait on what writeMessage returned.
   bool direct() const { return socket_ != nullptr; }
   int read_now();
   kj::Promise<void> when_readable();
-  void hold_flush() { holding_flush_ = true; }
-  void flush_now();
   // The error that failed the stream's writes, if one did.
   const kj::Maybe<kj::Exception>& write_error() const { return write_error_; }
   bool writers_held() const { return write_error_ != nullptr || pending_.size() + writing_.size() > max_pending_; }
@@ -149,7 +145,6 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   std::vector<unsigned char> pending_;  // messages written, not yet handed to the socket
   std::vector<unsigned char> writing_;  // the bytes of the write in progress
   bool flush_scheduled_ = false;
-  bool holding_flush_ = false;  // hold_flush() until flush_now()
   bool write_in_progress_ = false;
   kj::Maybe<kj::Exception> write_error_;
   std::vector<kj::Own<kj::PromiseFulfiller<void>>> waiting_;  // writers held back by max_pending
