@@ -40,25 +40,10 @@ kj::Promise<std::size_t> socket_stream::read_some(kj::byte* buffer, std::size_t 
         return read_some(buffer, min_bytes, max_bytes, done);
       });
     }
-    const std::size_t want = max_bytes - done;
-    ++read_calls_;
-    const ssize_t n = ::read(fd_.get(), buffer + done, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        ++empty_reads_;
-        readable_ = observer_.whenBecomesReadable();
-        continue;
-      }
-      KJ_FAIL_SYSCALL("read", errno);
-    }
+    const ssize_t n = read_now(buffer + done, max_bytes - done);
+    if (n < 0) continue;      // empty: read_now registered the edge to wait for
     if (n == 0) return done;  // end of stream
     done += static_cast<std::size_t>(n);
-    // Fewer bytes than asked for: the socket is empty now, unless the peer has closed (then
-    // no edge would come, and the next read must see the end itself).
-    if (static_cast<std::size_t>(n) < want) KJ_IF_MAYBE(at_end, observer_.atEndHint()) {
-        if (!*at_end) readable_ = observer_.whenBecomesReadable();
-      }
     if (done >= min_bytes) return done;
   }
 }
@@ -77,7 +62,8 @@ ssize_t socket_stream::read_now(void* buffer, std::size_t max_bytes) {
       }
       KJ_FAIL_SYSCALL("read", errno);
     }
-    // As read_some: a short read means the socket is empty now, unless the peer has closed.
+    // Fewer bytes than asked for: the socket is empty now, unless the peer has closed (then
+    // no edge would come, and the next read must see the end itself).
     if (n > 0 && static_cast<std::size_t>(n) < max_bytes) KJ_IF_MAYBE(at_end, observer_.atEndHint()) {
         if (!*at_end) readable_ = observer_.whenBecomesReadable();
       }
