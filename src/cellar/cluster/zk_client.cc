@@ -8,11 +8,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <condition_variable>
-#include <mutex>
-#include <optional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <thread>
 #include <unordered_map>
@@ -478,7 +476,6 @@ result<std::string> zk_client::create(const std::string& path, std::string_view 
   struct ctx {
     completion<std::pair<int, std::string>> done;
   } c;
-  auto& f = c.done;
   int rc = zoo_acreate(
       h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE, c_mode(mode),
       [](int rc, const char* value, const void* d) {
@@ -487,7 +484,7 @@ result<std::string> zk_client::create(const std::string& path, std::string_view 
       },
       &c);
   if (rc != ZOK) return zk_error(rc, "create", path);
-  auto [rc2, made] = f.get();
+  auto [rc2, made] = c.done.get();
   if (rc2 != ZOK) return zk_error(rc2, "create", path);
   return made;
 }
@@ -510,7 +507,6 @@ result<znode> zk_client::get(const std::string& path, watch_fn watch) {
   struct ctx {
     completion<std::pair<int, znode>> done;
   } c;
-  auto& f = c.done;
   watch_ctx* w = watch ? h->add_watch(std::move(watch)) : nullptr;
   int rc = zoo_awget(
       h->zh, path.c_str(), w ? impl::node_watcher : nullptr, w,
@@ -528,7 +524,7 @@ result<znode> zk_client::get(const std::string& path, watch_fn watch) {
     h->drop_watch(w);
     return zk_error(rc, "get", path);
   }
-  auto [rc2, node] = f.get();
+  auto [rc2, node] = c.done.get();
   if (rc2 != ZOK) {
     h->drop_watch(w);  // ZooKeeper sets a data watch only on success
     return zk_error(rc2, "get", path);
@@ -543,7 +539,6 @@ result<znode_stat> zk_client::set(const std::string& path, std::string_view data
   struct ctx {
     completion<std::pair<int, znode_stat>> done;
   } c;
-  auto& f = c.done;
   int rc = zoo_aset(
       h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), version,
       [](int rc, const Stat* st, const void* d) {
@@ -552,7 +547,7 @@ result<znode_stat> zk_client::set(const std::string& path, std::string_view data
       },
       &c);
   if (rc != ZOK) return zk_error(rc, "set", path);
-  auto [rc2, st] = f.get();
+  auto [rc2, st] = c.done.get();
   if (rc2 != ZOK) return zk_error(rc2, "set", path);
   return st;
 }
@@ -562,12 +557,11 @@ status zk_client::remove(const std::string& path, std::int32_t version) {
   auto h = impl_->handle_now();
   if (!h) return no_session("remove", path);
   completion<int> done;
-  auto& f = done;
   int rc = zoo_adelete(
       h->zh, path.c_str(), version,
       [](int rc, const void* d) { static_cast<completion<int>*>(const_cast<void*>(d))->set_value(rc); }, &done);
   if (rc != ZOK) return zk_error(rc, "remove", path);
-  if (int rc2 = f.get(); rc2 != ZOK) return zk_error(rc2, "remove", path);
+  if (int rc2 = done.get(); rc2 != ZOK) return zk_error(rc2, "remove", path);
   return status::ok();
 }
 
@@ -578,7 +572,6 @@ result<std::optional<znode_stat>> zk_client::exists(const std::string& path, wat
   struct ctx {
     completion<std::pair<int, znode_stat>> done;
   } c;
-  auto& f = c.done;
   watch_ctx* w = watch ? h->add_watch(std::move(watch)) : nullptr;
   int rc = zoo_awexists(
       h->zh, path.c_str(), w ? impl::node_watcher : nullptr, w,
@@ -591,7 +584,7 @@ result<std::optional<znode_stat>> zk_client::exists(const std::string& path, wat
     h->drop_watch(w);
     return zk_error(rc, "exists", path);
   }
-  auto [rc2, st] = f.get();
+  auto [rc2, st] = c.done.get();
   if (rc2 == ZNONODE) return std::optional<znode_stat>();  // the watch waits for a create
   if (rc2 != ZOK) {
     h->drop_watch(w);
@@ -607,7 +600,6 @@ result<std::vector<std::string>> zk_client::children(const std::string& path, wa
   struct ctx {
     completion<std::pair<int, std::vector<std::string>>> done;
   } c;
-  auto& f = c.done;
   watch_ctx* w = watch ? h->add_watch(std::move(watch)) : nullptr;
   int rc = zoo_awget_children2(
       h->zh, path.c_str(), w ? impl::node_watcher : nullptr, w,
@@ -623,7 +615,7 @@ result<std::vector<std::string>> zk_client::children(const std::string& path, wa
     h->drop_watch(w);
     return zk_error(rc, "children", path);
   }
-  auto [rc2, names] = f.get();
+  auto [rc2, names] = c.done.get();
   if (rc2 != ZOK) {
     h->drop_watch(w);
     return zk_error(rc2, "children", path);
@@ -667,12 +659,11 @@ result<std::vector<zk_op_result>> zk_client::multi(const std::vector<zk_op>& ops
       case zk_op::kind::check: zoo_check_op_init(&c.ops[i], op.path.c_str(), op.version); break;
     }
   }
-  auto& f = c.done;
   int rc = zoo_amulti(
       h->zh, static_cast<int>(n), c.ops.data(), c.results.data(),
       [](int rc, const void* d) { static_cast<ctx*>(const_cast<void*>(d))->done.set_value(rc); }, &c);
   if (rc != ZOK) return zk_error(rc, "multi", ops.front().path);
-  rc = f.get();
+  rc = c.done.get();
   if (rc != ZOK) {
     // The failing op carries its own error; the others report ZRUNTIMEINCONSISTENCY or ZOK.
     for (std::size_t i = 0; i < n; ++i) {
