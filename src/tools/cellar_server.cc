@@ -75,6 +75,7 @@ struct settings {
   std::int64_t worker_idle_sleep_ms = 100;
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
+  bool io_uring = true;
   std::string metrics_listen;  // empty: no metrics endpoint
   bool salvage = false;
   std::string tls_cert;
@@ -144,6 +145,8 @@ int main(int argc, char** argv) {
   auto* evl = app.add_option("--event-loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
   auto* aff = app.add_option("--loop-affinity", st.loop_affinity,
                              "event loop i runs on CPU i and takes the connections arriving there (true/false)");
+  auto* iou = app.add_option("--io-uring", st.io_uring,
+                             "read and send each event-loop turn's frames with io_uring, one io_uring_enter each (true/false)");
   auto* wsp = app.add_option("--worker-spin-polls", st.worker_spin_polls,
                              "queue polls an idle CAF worker spins through before it sleeps");
   auto* wnp = app.add_option("--worker-nap-polls", st.worker_nap_polls,
@@ -205,6 +208,7 @@ int main(int argc, char** argv) {
       take("worker_idle_sleep_ms", st.worker_idle_sleep_ms, wis);
       take("event_loops", st.event_loops, evl);
       take("loop_affinity", st.loop_affinity, aff);
+      take("io_uring", st.io_uring, iou);
       take("metrics_listen", st.metrics_listen, ml);
       take("tls_cert", st.tls_cert, tlc);
       take("tls_key", st.tls_key, tlk);
@@ -283,6 +287,7 @@ int main(int argc, char** argv) {
   if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
   ro.loop_affinity = st.loop_affinity;
+  ro.io_uring = st.io_uring;
   ro.tls_cert_file = st.tls_cert;
   ro.tls_key_file = st.tls_key;
   if (!ro.tls_cert_file.empty() || !ro.tls_key_file.empty()) {  // checked before the store opens

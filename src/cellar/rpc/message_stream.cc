@@ -4,10 +4,12 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 
 #include "rpc/frames.h"
+#include "rpc/io_ring.h"
 #include "rpc/socket_stream.h"
 
 namespace cellar::rpc {
@@ -21,7 +23,38 @@ buffered_message_stream::buffered_message_stream(kj::AsyncIoStream& inner, std::
       in_((read_chunk + sizeof(capnp::word) - 1) / sizeof(capnp::word)),
       tasks_(*this) {}
 
-buffered_message_stream::~buffered_message_stream() noexcept = default;
+buffered_message_stream::~buffered_message_stream() noexcept {
+  if (ring_ != nullptr && flush_scheduled_) ring_->forget(*this);
+}
+
+void buffered_message_stream::use_ring(io_ring& ring) {
+  KJ_REQUIRE(socket_ != nullptr, "only a plain socket's stream goes through io_uring");
+  KJ_REQUIRE(!flush_scheduled_ && !write_in_progress_, "use_ring comes before the first write");
+  ring_ = &ring;
+}
+
+int buffered_message_stream::ring_fd() const { return KJ_ASSERT_NONNULL(socket_->getFd()); }
+
+kj::ArrayPtr<const unsigned char> buffered_message_stream::begin_send() {
+  flush_scheduled_ = false;
+  if (write_in_progress_ || pending_.empty() || write_error_ != nullptr) return nullptr;
+  writing_.swap(pending_);
+  write_in_progress_ = true;
+  return kj::arrayPtr(writing_.data(), writing_.size());
+}
+
+void buffered_message_stream::end_send(long result) {
+  if (result >= 0 && static_cast<std::size_t>(result) == writing_.size()) return finish_write();
+  if (result >= 0 || result == -EAGAIN || result == -EWOULDBLOCK || result == -EINTR) {
+    // The socket took part or none: the rest waits for it to become writable.
+    const std::size_t sent = result > 0 ? static_cast<std::size_t>(result) : 0;
+    tasks_.add(inner_.write(writing_.data() + sent, writing_.size() - sent).then([this] { finish_write(); }));
+    return;
+  }
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { KJ_FAIL_SYSCALL("send", static_cast<int>(-result)); })) {
+    taskFailed(kj::mv(*e));
+  }
+}
 
 std::size_t buffered_message_stream::complete_message(const capnp::ReaderOptions& options) const {
   return frame_size(bytes() + in_pos_, in_end_ - in_pos_, options);
@@ -89,14 +122,31 @@ int buffered_message_stream::read_now() {
   KJ_REQUIRE(socket_ != nullptr, "read_now needs a plain socket");
   make_room();
   const ssize_t n = socket_->read_now(bytes() + in_end_, in_bytes() - in_end_);
-  if (n < 0) return -1;
+  return n < 0 ? -1 : took(static_cast<std::size_t>(n));
+}
+
+int buffered_message_stream::took(std::size_t n) {
   if (n == 0) {
     if (in_end_ != in_pos_) KJ_FAIL_REQUIRE("premature EOF in the middle of a message");
     return 0;
   }
-  in_end_ += static_cast<std::size_t>(n);
-  progress_ += static_cast<std::size_t>(n);
+  in_end_ += n;
+  progress_ += n;
   return 1;
+}
+
+kj::Promise<int> buffered_message_stream::read_ring() {
+  KJ_REQUIRE(ring_ != nullptr, "read_ring needs use_ring");
+  if (socket_->known_empty()) return -1;
+  make_room();
+  // The buffer stays as it is until the read resolves: nothing else reads this stream
+  // meanwhile (its one reader waits on this promise).
+  const std::size_t room = in_bytes() - in_end_;
+  return ring_->recv(ring_fd(), bytes() + in_end_, room).then([this, room](long result) -> int {
+    if (result == -EINTR) return read_now();
+    const ssize_t n = socket_->settle_read(result, room);
+    return n < 0 ? -1 : took(static_cast<std::size_t>(n));
+  });
 }
 
 kj::Promise<void> buffered_message_stream::when_readable() {
@@ -134,7 +184,10 @@ void buffered_message_stream::append(kj::ArrayPtr<const kj::ArrayPtr<const capnp
 }
 
 kj::Promise<void> buffered_message_stream::after_append() {
-  if (!flush_scheduled_) {
+  if (!flush_scheduled_ && ring_ != nullptr) {
+    flush_scheduled_ = true;
+    ring_->queue(*this);
+  } else if (!flush_scheduled_) {
     flush_scheduled_ = true;
     tasks_.add(kj::evalLast([this] {
       flush_scheduled_ = false;

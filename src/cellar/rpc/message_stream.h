@@ -23,6 +23,7 @@
 namespace cellar::rpc {
 
 class socket_stream;
+class io_ring;
 
 // A growable array of Cap'n Proto words, for read buffers (a message read in place must
 // be word-aligned). Not std::vector<capnp::word>: a word can be neither copied nor moved,
@@ -104,8 +105,28 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // Bytes read plus bytes the socket has taken, since the stream was made: it grows while
   // the peer talks or reads (the idle timeout watches it).
   std::uint64_t progress() const { return progress_; }
+  // For a stream over a plain socket (direct()), before its first write: each turn's
+  // writes go out through `ring` (io_ring.h), with the other streams' of the loop, instead
+  // of a send(2) of their own, and read_ring() reads through it. `ring` must outlive the
+  // stream.
+  void use_ring(io_ring& ring);
+  bool has_ring() const { return ring_ != nullptr; }
+  // read_now() through the ring (use_ring): the read goes with the loop's other reads and
+  // sends in one io_uring_enter at the end of the turn; resolves with what read_now()
+  // returns (at once with -1 when the socket is known to be empty).
+  kj::Promise<int> read_ring();
 
  private:
+  friend class io_ring;
+  // The ring's side (io_ring::flush): the socket; the bytes to send now, taken as the
+  // write in progress (empty: nothing to send); the send's result (bytes sent, or -errno:
+  // what is left is written as after a short send(2), an error fails the stream).
+  int ring_fd() const;
+  kj::ArrayPtr<const unsigned char> begin_send();
+  void end_send(long result);
+  // read_now()'s bookkeeping after `n` bytes came into the buffer.
+  int took(std::size_t n);
+
   // Bytes of the complete message at the front of the read buffer, 0 if more are needed
   // (throws for a malformed or oversized message).
   std::size_t complete_message(const capnp::ReaderOptions& options) const;
@@ -122,6 +143,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   kj::AsyncIoStream& inner_;
   // `inner_` when it is a plain socket: a write it takes at once needs no promise.
   socket_stream* const socket_;
+  io_ring* ring_ = nullptr;
   const std::size_t read_chunk_;
   std::size_t max_pending_;
   std::uint64_t max_unsent_ = 0;

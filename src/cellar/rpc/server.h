@@ -59,6 +59,11 @@ struct server_options {
   // from, so a client that opens every connection from one CPU gets one loop. false: the
   // kernel spreads connections over the loops by hash, and loops run on any CPU.
   bool loop_affinity = true;
+  // Each event loop reads the frame requests of a turn from its plain-socket connections
+  // with one io_uring_enter(2), and sends the turn's replies with another, instead of one
+  // read(2) and one send(2) each (rpc/io_ring.h). Where the kernel refuses io_uring the loop
+  // uses read(2) and send(2) and says so in the log. TLS connections always do.
+  bool io_uring = true;
   // Partitions of a table created with KEY partitioning and 0 partitions (the shell's
   // `create` without SPLITS asks for the server's default this way).
   std::uint32_t default_partitions = 7;
@@ -82,6 +87,10 @@ class server {
   struct loop_info {
     int cpu;
     int connections;
+    bool io_uring;              // the loop reads and sends through io_uring (server_options::io_uring)
+    std::uint64_t send_enters;  // its io_uring_enter calls
+    std::uint64_t ring_sends;   // the sends they carried
+    std::uint64_t ring_recvs;   // and the reads
   };
   std::vector<loop_info> loops() const;
   // Client connections open now, over every event loop.

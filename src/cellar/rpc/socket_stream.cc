@@ -51,24 +51,28 @@ kj::Promise<std::size_t> socket_stream::read_some(kj::byte* buffer, std::size_t 
 ssize_t socket_stream::read_now(void* buffer, std::size_t max_bytes) {
   if (readable_ != nullptr) return -1;  // empty at the last read; the edge is registered
   for (;;) {
-    ++read_calls_;
     const ssize_t n = ::read(fd_.get(), buffer, max_bytes);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        ++empty_reads_;
-        readable_ = observer_.whenBecomesReadable();
-        return -1;
-      }
-      KJ_FAIL_SYSCALL("read", errno);
-    }
-    // Fewer bytes than asked for: the socket is empty now, unless the peer has closed (then
-    // no edge would come, and the next read must see the end itself).
-    if (n > 0 && static_cast<std::size_t>(n) < max_bytes) KJ_IF_MAYBE(at_end, observer_.atEndHint()) {
-        if (!*at_end) readable_ = observer_.whenBecomesReadable();
-      }
-    return n;
+    if (n < 0 && errno == EINTR) continue;
+    return settle_read(n < 0 ? -errno : n, max_bytes);
   }
+}
+
+ssize_t socket_stream::settle_read(ssize_t result, std::size_t max_bytes) {
+  ++read_calls_;
+  if (result < 0) {
+    if (result == -EAGAIN || result == -EWOULDBLOCK) {
+      ++empty_reads_;
+      readable_ = observer_.whenBecomesReadable();
+      return -1;
+    }
+    KJ_FAIL_SYSCALL("read", static_cast<int>(-result));
+  }
+  // Fewer bytes than asked for: the socket is empty now, unless the peer has closed (then
+  // no edge would come, and the next read must see the end itself).
+  if (result > 0 && static_cast<std::size_t>(result) < max_bytes) KJ_IF_MAYBE(at_end, observer_.atEndHint()) {
+      if (!*at_end) readable_ = observer_.whenBecomesReadable();
+    }
+  return result;
 }
 
 kj::Promise<void> socket_stream::when_readable() {

@@ -46,6 +46,11 @@ class socket_stream final : public kj::AsyncIoStream {
   ssize_t read_now(void* buffer, std::size_t max_bytes);
   // Resolves at the readable edge read_now() registered when it returned -1.
   kj::Promise<void> when_readable();
+  // True when a read found the socket empty and its edge has not come yet.
+  bool known_empty() const { return readable_ != nullptr; }
+  // read_now()'s outcome for a read made elsewhere (io_ring's recv): `result` bytes read into
+  // a buffer of `max_bytes`, or -errno (not EINTR). Returns as read_now() does.
+  ssize_t settle_read(ssize_t result, std::size_t max_bytes);
 
   // The first byte the peer sent, left unread (MSG_PEEK); -1 if it closed before sending
   // one. Call before any read.
