@@ -93,7 +93,7 @@ for n in 1 3; do lg "$n" a load "$work/load-$n.json"; done
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
      "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH (3 nodes: $DEPTH3) x $CONNECTIONS connections, ${secs} s runs"
-printf "%-3s %-6s %-4s %10s %9s %6s\n" wl nodes rep ops/s p99_us errors
+printf "%-3s %-6s %-4s %10s %9s %6s %12s\n" wl nodes rep ops/s p99_us errors loadgen_cpu%
 : >"$work/runs"
 for rep in $(seq "$reps"); do
   for wl in $WORKLOADS; do
@@ -101,9 +101,14 @@ for rep in $(seq "$reps"); do
     order="1 3"
     [ $((rep % 2)) = 0 ] && order="3 1"
     for n in $order; do
-      lg "$n" "$wl" run "$work/run.json" --duration "$secs" || true  # exit 3: errors, shown below
+      # The load generator's CPU (user + system) as a share of the run: near 100% per thread,
+      # the client limits the figure.
+      /usr/bin/time -f "%U %S" -o "$work/lg.time" bash -c "$(declare -f lg); $(declare -p LOADGEN LOADGEN_CPUS zk_port \
+        RECORDS THREADS CONNECTIONS DEPTH DEPTH3); lg $n $wl run $work/run.json --duration $secs" || true  # exit 3: errors
       read -r ops p99 errs _ <<<"$("$LOADGEN" summary "$work/run.json")"
-      printf "%-3s %-6s %-4s %10s %9s %6s\n" "$wl" "$n" "$rep" "$ops" "$p99" "$errs"
+      read -r lu ls <"$work/lg.time"
+      printf "%-3s %-6s %-4s %10s %9s %6s %12s\n" "$wl" "$n" "$rep" "$ops" "$p99" "$errs" \
+        "$(awk -v u="$lu" -v s="$ls" -v t="$secs" 'BEGIN { printf "%.0f", 100 * (u + s) / t }')"
       echo "$wl $n $ops $errs" >>"$work/runs"
     done
   done
