@@ -31,6 +31,7 @@
 #include "store_impl.h"
 #include "rpc/connection_guard.h"
 #include "rpc/convert.h"
+#include "rpc/frame_replies.h"
 #include "rpc/frames.h"
 #include "rpc/loop_handoff.h"
 #include "rpc/message_stream.h"
@@ -568,15 +569,14 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(), b.getNoForward(),
                                [this, id, t0, op](const status& s, std::vector<op_result> r) {
                                  st_.m.record_batch(protocol::frames, op, s, r, t0);
+                                 if (ok_reply_.enabled() && plain_ok_reply::fits(s, r)) {
+                                   const auto& bytes = ok_reply_.bytes(id);
+                                   backpressure_ = messages_.write_raw(kj::arrayPtr(bytes.data(), bytes.size()));
+                                   return;
+                                 }
                                  std::uint64_t words = 16;
                                  for (const auto& x : r) words += wire_words(x);
-                                 send(words, [&](wire::Reply::Builder out) {
-                                   out.setId(id);
-                                   to_wire(s, out.initError());
-                                   if (!s) return;
-                                   auto results = out.initResults(static_cast<unsigned>(r.size()));
-                                   for (unsigned i = 0; i < results.size(); ++i) to_wire(r[i], results[i]);
-                                 });
+                                 send(words, [&](wire::Reply::Builder out) { fill_batch_reply(out, id, s, r); });
                                });
         KJ_IF_MAYBE(p, waiting) { tasks_.add(kj::mv(*p)); }
         return;
@@ -685,6 +685,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   std::shared_ptr<connection_state> conn_;
   kj::Array<capnp::word> scratch_;
   std::vector<detail::read_cell_view> views_;  // get_in_place's cells, kept for the next
+  plain_ok_reply ok_reply_;                    // a put's reply, copied
   bool logged_in_ = false;
   kj::Promise<void> backpressure_ = kj::READY_NOW;
   kj::TaskSet tasks_;  // requests waiting at partition actors
