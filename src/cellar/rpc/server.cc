@@ -634,6 +634,12 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     } ctx{this, id, row_of(parsed.value())};
     auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
       auto& c = *static_cast<context*>(arg);
+      auto& bytes = c.self->reply_bytes_;
+      bytes.clear();
+      if (append_get_reply(bytes, c.id, c.row, exists, cells)) {
+        c.self->backpressure_ = c.self->messages_.write_raw(kj::arrayPtr(bytes.data(), bytes.size()));
+        return;
+      }
       c.self->send(16 + get_views_words(c.row, cells), [&](wire::Reply::Builder out) {
         out.setId(c.id);
         to_wire(status::ok(), out.initError());
@@ -686,6 +692,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   kj::Array<capnp::word> scratch_;
   std::vector<detail::read_cell_view> views_;  // get_in_place's cells, kept for the next
   plain_ok_reply ok_reply_;                    // a put's reply, copied
+  std::vector<unsigned char> reply_bytes_;     // a get's reply, written (append_get_reply)
   bool logged_in_ = false;
   kj::Promise<void> backpressure_ = kj::READY_NOW;
   kj::TaskSet tasks_;  // requests waiting at partition actors
