@@ -93,11 +93,11 @@ kj::Own<io_ring> io_ring::open(io_ring_stats* stats, unsigned entries) {
                  "connections are read and sent to with read(2) and send(2)");
     return {};
   }
-  return kj::heap<io_ring>(kj::mv(ring), entries, stats);
+  return kj::heap<io_ring>(kj::mv(ring), stats);
 }
 
-io_ring::io_ring(kj::Own<io_uring> ring, unsigned entries, io_ring_stats* stats)
-    : ring_(kj::mv(ring)), entries_(entries), tasks_(*this), stats_(stats != nullptr ? stats : &own_stats_) {}
+io_ring::io_ring(kj::Own<io_uring> ring, io_ring_stats* stats)
+    : ring_(kj::mv(ring)), tasks_(*this), stats_(stats != nullptr ? stats : &own_stats_) {}
 
 io_ring::~io_ring() noexcept {
   if (ring_.get() != nullptr) io_uring_queue_exit(ring_.get());

@@ -48,10 +48,11 @@ class io_ring final : private kj::TaskSet::ErrorHandler {
   // than 5.6, or forbidden by a seccomp filter, as in some containers) or does not complete
   // a non-blocking send or recv at once (checked here on a socket pair): callers then read
   // and send as before.
-  // `stats`, if given, must outlive the ring.
+  // `stats`, if given, must outlive the ring. `entries`: the most calls one io_uring_enter
+  // carries (a turn with more makes several).
   static kj::Own<io_ring> open(io_ring_stats* stats = nullptr, unsigned entries = 256);
-  // Use open(): `ring` is set up for `entries` submissions at a time.
-  io_ring(kj::Own<io_uring> ring, unsigned entries, io_ring_stats* stats);
+  // Use open(): `ring` is set up.
+  io_ring(kj::Own<io_uring> ring, io_ring_stats* stats);
   ~io_ring() noexcept;
   io_ring(const io_ring&) = delete;
   io_ring& operator=(const io_ring&) = delete;
@@ -67,7 +68,7 @@ class io_ring final : private kj::TaskSet::ErrorHandler {
   // stay valid until the promise resolves or is dropped; a dropped read is not made.
   kj::Promise<long> recv(int fd, void* buffer, std::size_t size);
 
-  // io_uring_enter calls made, and the sends they carried.
+  // io_uring_enter calls made, and the sends and reads they carried.
   std::uint64_t enters() const { return stats_->enters.load(std::memory_order_relaxed); }
   std::uint64_t sends() const { return stats_->sends.load(std::memory_order_relaxed); }
   std::uint64_t recvs() const { return stats_->recvs.load(std::memory_order_relaxed); }
@@ -90,7 +91,6 @@ class io_ring final : private kj::TaskSet::ErrorHandler {
   void schedule();
 
   kj::Own<io_uring> ring_;
-  unsigned entries_;
   std::vector<buffered_message_stream*> queued_;    // to send at this turn's flush; null: forgotten
   std::vector<buffered_message_stream*> flushing_;  // the ones the running flush sends
   std::vector<recv_op*> recvs_;                     // to read at this turn's flush; null: dropped
