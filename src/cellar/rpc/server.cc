@@ -33,11 +33,11 @@
 #include "rpc/convert.h"
 #include "rpc/frame_replies.h"
 #include "rpc/frames.h"
+#include "rpc/io_ring.h"
 #include "rpc/loop_handoff.h"
 #include "rpc/message_stream.h"
 #include "rpc/metrics.h"
 #include "rpc/scan_pages.h"
-#include "rpc/io_ring.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
 
@@ -823,7 +823,7 @@ struct server::impl {
     std::size_t index = 0;
     int cpu = -1;  // the CPU this loop runs on (loop affinity); -1: any
     std::atomic<int> connections{0};
-    std::atomic<bool> ring{false};  // sends through io_uring
+    std::atomic<bool> ring{false};  // reads and sends through io_uring
     io_ring_stats ring_stats;
   };
   std::unique_ptr<shared_state> st;
