@@ -526,13 +526,18 @@ void to_wire(const batch_op& op, wire::Action::Builder b) {
       op);
 }
 
+void from_wire(wire::Get::Reader g, get& out) {
+  auto row = g.getRow();
+  out.row.assign(reinterpret_cast<const char*>(row.begin()), row.size());
+  out.options = from_wire(g.getOptions());
+  out.exists_only_ = g.getExistsOnly();
+}
+
 result<batch_op> from_wire(wire::Action::Reader r) {
   switch (r.which()) {
     case wire::Action::GET: {
-      auto g = r.getGet();
-      get out(str(g.getRow()));
-      out.options = from_wire(g.getOptions());
-      out.exists_only_ = g.getExistsOnly();
+      get out;
+      from_wire(r.getGet(), out);
       return batch_op(std::move(out));
     }
     case wire::Action::PUT:

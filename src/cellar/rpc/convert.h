@@ -28,6 +28,8 @@ status from_wire(wire::Error::Reader r);
 
 void to_wire(const batch_op& op, wire::Action::Builder b);
 result<batch_op> from_wire(wire::Action::Reader r);
+// A Get into `out`, whose row keeps its storage (a server decoding get after get into one).
+void from_wire(wire::Get::Reader g, get& out);
 
 void to_wire(const row_result& r, wire::RowResult::Builder b);
 row_result from_wire(wire::RowResult::Reader r);

@@ -625,13 +625,14 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                     wire::Action::Reader action) {
     if (action.which() != wire::Action::GET || st_.opts.max_batch < 1 || conn_->in_flight >= st_.opts.max_in_flight)
       return false;
-    auto parsed = from_wire(action);
-    if (!parsed) return false;
+    // Decoded into the session's own get: its row's storage serves the next.
+    auto& g = std::get<get>(views_get_);
+    from_wire(action.getGet(), g);
     struct context {
       frame_session* self;
       std::uint64_t id;
       std::string_view row;
-    } ctx{this, id, row_of(parsed.value())};
+    } ctx{this, id, g.row};
     auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
       auto& c = *static_cast<context*>(arg);
       auto& bytes = c.self->reply_bytes_;
@@ -647,7 +648,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       });
     };
     auto& impl = detail::impl_of(st_.s);
-    if (!impl.read_views(std::string_view(table.cStr(), table.size()), parsed.value(), conn_->order, views_, use, &ctx))
+    if (!impl.read_views(std::string_view(table.cStr(), table.size()), views_get_, conn_->order, views_, use, &ctx))
       return false;
     st_.m.record_action(op, code::ok);
     st_.m.record(protocol::frames, op, code::ok, t0);
@@ -691,6 +692,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   std::shared_ptr<connection_state> conn_;
   kj::Array<capnp::word> scratch_;
   std::vector<detail::read_cell_view> views_;  // get_in_place's cells, kept for the next
+  batch_op views_get_{get{}};                  // get_in_place's get, kept for the next
   plain_ok_reply ok_reply_;                    // a put's reply, copied
   std::vector<unsigned char> reply_bytes_;     // a get's reply, written (append_get_reply)
   bool logged_in_ = false;
