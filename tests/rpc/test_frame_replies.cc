@@ -18,6 +18,7 @@
 #include "rpc/convert.h"
 #include "rpc/frame_replies.h"
 #include "rpc/frames.h"
+#include "served_store.h"
 
 using cellar::op_result;
 using cellar::status;
@@ -131,4 +132,34 @@ TEST_CASE("get reply: empty blobs are left to the builder", "[rpc][frames]") {
   CHECK_FALSE(cellar::rpc::append_get_reply(out, 1, "r", true, {{&family, q, 1, ""}}));
   CHECK(out.empty());
   CHECK(cellar::rpc::append_get_reply(out, 1, "r", true, {{&family, q, 1, v}}));
+}
+
+TEST_CASE("frames: gets of one connection with different options each read with their own", "[rpc][frames]") {
+  // The server decodes every get of a connection into the same object (get_in_place):
+  // nothing of one get's options may carry into the next.
+  served_store s(cellar::partition_spec::hash(2), 0);
+  auto c = cellar::rpc::frame_client::connect("127.0.0.1:" + std::to_string(s.server->port()));
+  REQUIRE(c);
+  auto& client = *c.value();
+  for (const std::string row : {"r1", "r2"})
+    REQUIRE(client.batch("t", {cellar::put(row).add("f", "a", 5, row + "a").add("f", "b", 5, row + "b")}));
+  auto cells = [&](cellar::get g) {
+    auto r = client.batch("t", {std::move(g)});
+    REQUIRE(r);
+    REQUIRE(r.value().at(0).st);
+    std::vector<std::string> out;
+    for (const auto& x : r.value()[0].row.cells) out.push_back(x.row + ":" + x.qualifier);
+    return out;
+  };
+  using v = std::vector<std::string>;
+  for (int round = 0; round < 2; ++round) {
+    CHECK(cells(cellar::get("r1").column("f", "a")) == v{"r1:a"});
+    CHECK(cells(cellar::get("r1")) == v{"r1:a", "r1:b"});
+    CHECK(cells(cellar::get("r2").column("f", "b")) == v{"r2:b"});
+    CHECK(cells(cellar::get("r2").range(0, 3)).empty());  // before both cells
+    CHECK(cells(cellar::get("r2")) == v{"r2:a", "r2:b"});
+    CHECK(cells(cellar::get("r1").filter(cellar::parse_filter("QualifierFilter(=, 'binary:b')").value())) ==
+          v{"r1:b"});
+    CHECK(cells(cellar::get("r1")) == v{"r1:a", "r1:b"});
+  }
 }
