@@ -37,20 +37,15 @@ int buffered_message_stream::ring_fd() const { return KJ_ASSERT_NONNULL(socket_-
 
 kj::ArrayPtr<const unsigned char> buffered_message_stream::begin_send() {
   flush_scheduled_ = false;
-  if (write_in_progress_ || pending_.empty() || write_error_ != nullptr) return nullptr;
-  writing_.swap(pending_);
-  write_in_progress_ = true;
+  if (!take_pending()) return nullptr;
   return kj::arrayPtr(writing_.data(), writing_.size());
 }
 
 void buffered_message_stream::end_send(long result) {
-  if (result >= 0 && static_cast<std::size_t>(result) == writing_.size()) return finish_write();
-  if (result >= 0 || result == -EAGAIN || result == -EWOULDBLOCK || result == -EINTR) {
-    // The socket took part or none: the rest waits for it to become writable.
-    const std::size_t sent = result > 0 ? static_cast<std::size_t>(result) : 0;
-    tasks_.add(inner_.write(writing_.data() + sent, writing_.size() - sent).then([this] { finish_write(); }));
-    return;
-  }
+  // All, part or none (the socket's buffer was full): the rest waits for it to become
+  // writable, as after write_now.
+  if (result >= 0) return continue_write(static_cast<std::size_t>(result));
+  if (result == -EAGAIN || result == -EWOULDBLOCK || result == -EINTR) return continue_write(0);
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { KJ_FAIL_SYSCALL("send", static_cast<int>(-result)); })) {
     taskFailed(kj::mv(*e));
   }
@@ -224,19 +219,24 @@ kj::Promise<void> buffered_message_stream::writeMessages(
   return after_append();
 }
 
-void buffered_message_stream::start_write() {
-  if (write_in_progress_ || pending_.empty() || write_error_ != nullptr) return;
+bool buffered_message_stream::take_pending() {
+  if (write_in_progress_ || pending_.empty() || write_error_ != nullptr) return false;
   writing_.swap(pending_);
   write_in_progress_ = true;
+  return true;
+}
+
+void buffered_message_stream::continue_write(std::size_t sent) {
+  if (sent == writing_.size()) return finish_write();
+  tasks_.add(inner_.write(writing_.data() + sent, writing_.size() - sent).then([this] { finish_write(); }));
+}
+
+void buffered_message_stream::start_write() {
+  if (!take_pending()) return;
   // A plain socket usually takes the whole write at once (one send(2), no promise); what
   // it does not take is written as on any stream. Called within tasks_ (the flush, or the
   // end of the previous write), so a failed send fails the stream as a failed write does.
-  std::size_t sent = 0;
-  if (socket_ != nullptr) {
-    sent = socket_->write_now(writing_.data(), writing_.size());
-    if (sent == writing_.size()) return finish_write();
-  }
-  tasks_.add(inner_.write(writing_.data() + sent, writing_.size() - sent).then([this] { finish_write(); }));
+  continue_write(socket_ != nullptr ? socket_->write_now(writing_.data(), writing_.size()) : 0);
 }
 
 void buffered_message_stream::finish_write() {

@@ -134,7 +134,13 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> read_more(capnp::ReaderOptions options);
   void append(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
   kj::Promise<void> after_append();
+  // Moves what is pending to the write in progress; false when there is nothing to write
+  // now (a write is in progress, nothing is pending, or the stream has failed).
+  bool take_pending();
   void start_write();
+  // The socket took the first `sent` bytes of the write in progress: the rest is written
+  // as on any stream (waiting for the socket), or the write is finished.
+  void continue_write(std::size_t sent);
   void finish_write();  // the write in progress has been taken by the socket
   // False (and the stream failed) when `max_unsent_` bytes or more are queued.
   bool room_for_more();
