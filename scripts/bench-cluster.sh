@@ -81,10 +81,10 @@ start_cluster() {
 start_cluster 1
 start_cluster 3
 
-lg() {  # lg N WORKLOAD PHASE JSON [extra...]
+lg() {  # lg N WORKLOAD PHASE JSON [extra...]; its CPU time (user system) in $work/lg.time
   local n=$1 wl=$2 phase=$3 json=$4
   shift 4
-  taskset -c "$LOADGEN_CPUS" "$LOADGEN" --cluster "127.0.0.1:$zk_port/c$n" --workload "$wl" --phase "$phase" \
+  taskset -c "$LOADGEN_CPUS" /usr/bin/time -f "%U %S" -o "$work/lg.time" "$LOADGEN" --cluster "127.0.0.1:$zk_port/c$n" --workload "$wl" --phase "$phase" \
     --records "$RECORDS" --partitioning range:6 --threads "$THREADS" --connections "$CONNECTIONS" \
     --depth "$([ "$n" = 3 ] && echo "$DEPTH3" || echo "$DEPTH")" \
     --quiet --json "$json" "$@" >/dev/null
@@ -101,12 +101,11 @@ for rep in $(seq "$reps"); do
     order="1 3"
     [ $((rep % 2)) = 0 ] && order="3 1"
     for n in $order; do
-      # The load generator's CPU (user + system) as a share of the run: near 100% per thread,
-      # the client limits the figure.
-      /usr/bin/time -f "%U %S" -o "$work/lg.time" bash -c "$(declare -f lg); $(declare -p LOADGEN LOADGEN_CPUS zk_port \
-        RECORDS THREADS CONNECTIONS DEPTH DEPTH3); lg $n $wl run $work/run.json --duration $secs" || true  # exit 3: errors
+      lg "$n" "$wl" run "$work/run.json" --duration "$secs" || true  # exit 3: errors, shown below
       read -r ops p99 errs _ <<<"$("$LOADGEN" summary "$work/run.json")"
-      read -r lu ls <"$work/lg.time"
+      # The load generator's CPU (user + system) as a share of the run: near 100% per thread,
+      # the client limits the figure. The last line: time(1) puts a non-zero exit first.
+      read -r lu ls < <(tail -n 1 "$work/lg.time")
       printf "%-3s %-6s %-4s %10s %9s %6s %12s\n" "$wl" "$n" "$rep" "$ops" "$p99" "$errs" \
         "$(awk -v u="$lu" -v s="$ls" -v t="$secs" 'BEGIN { printf "%.0f", 100 * (u + s) / t }')"
       echo "$wl $n $ops $errs" >>"$work/runs"
