@@ -10,10 +10,12 @@
 # SERVER_ARGS (extra cellar-server flags), LOADGEN_ARGS (extra load generator flags, e.g.
 # --tls-ca FILE), LOADGEN (default build/examples/loadgen/cellar-loadgen),
 # PROTOCOL (cellar: frames, the default, or capnp), IN_MEMORY=1 (cellar without a data
-# directory: no snapshots, no delta, as redis-server runs here without persistence).
-# 100k records, 50 connections, 2 load generator threads, cellar table range:8, as the
+# directory: no snapshots, no delta, as redis-server runs here without persistence),
+# SERVER_CPU and CLIENT_CPU (pin the server and the load generator: taskset -c), THREADS
+# (load generator threads, default 2), SYSCALLS=1 (count the server's system calls per
+# operation with perf stat). 100k records, 50 connections, cellar table range:8, as the
 # bench script. Prints one line per run:
-#   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=...
+#   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=... [sys/op=...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${1:?usage: ycsb-one.sh cellar|redis "wl depth seconds" ...}
@@ -21,6 +23,11 @@ shift
 LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
 SERVER=${SERVER:-$root/build/src/tools/cellar-server}
 work=$(mktemp -d /tmp/ycsb-one.XXXXXX)
+# Pinning prefixes (empty: not pinned).
+pin_server=()
+[ -n "${SERVER_CPU:-}" ] && pin_server=(taskset -c "$SERVER_CPU")
+pin_client=()
+[ -n "${CLIENT_CPU:-}" ] && pin_client=(taskset -c "$CLIENT_CPU")
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
@@ -28,34 +35,42 @@ if [ "$target" = cellar ]; then
   # shellcheck disable=SC2086
   data="$work/data"
   [ "${IN_MEMORY:-0}" = 1 ] && data=""
-  "$SERVER" --listen "127.0.0.1:$port" --data "$data" --snapshot-interval-ms 0 ${SERVER_ARGS:-} >"$work/server.log" 2>&1 &
+  "${pin_server[@]}" "$SERVER" --listen "127.0.0.1:$port" --data "$data" --snapshot-interval-ms 0 ${SERVER_ARGS:-} \
+    >"$work/server.log" 2>&1 &
   pid=$!
   lg_target="cellar-rpc --protocol ${PROTOCOL:-frames}"
   for _ in $(seq 100); do grep -q "listening on" "$work/server.log" && break; sleep 0.1; done
 else
-  redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 >"$work/server.log" 2>&1 &
+  "${pin_server[@]}" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 >"$work/server.log" 2>&1 &
   pid=$!
   lg_target=redis
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 # shellcheck disable=SC2206
-common=(--target $lg_target --port "$port" --connections 50 --threads 2 --records 100000 --quiet ${LOADGEN_ARGS:-})
-"$LOADGEN" "${common[@]}" --workload a --phase load --partitioning range:8 --json "$work/load.json" >/dev/null
+common=(--target $lg_target --port "$port" --connections 50 --threads "${THREADS:-2}" --records 100000 --quiet
+        ${LOADGEN_ARGS:-})
+"${pin_client[@]}" "$LOADGEN" "${common[@]}" --workload a --phase load --partitioning range:8 --json "$work/load.json" >/dev/null
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in clock ticks
 hz=$(getconf CLK_TCK)
 for spec in "$@"; do
   read -r wl depth secs <<<"$spec"
   s0=$(cpu_of "$pid")
-  /usr/bin/time -f "%U %S" -o "$work/lg.time" \
-    "$LOADGEN" "${common[@]}" --workload "$wl" --phase run --depth "$depth" --duration "$secs" \
+  perf=()
+  [ "${SYSCALLS:-0}" = 1 ] && perf=(perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$work/perf.txt" --)
+  "${perf[@]}" /usr/bin/time -f "%U %S" -o "$work/lg.time" \
+    "${pin_client[@]}" "$LOADGEN" "${common[@]}" --workload "$wl" --phase run --depth "$depth" --duration "$secs" \
     --json "$work/run.json" >/dev/null
   s1=$(cpu_of "$pid")
   read -r ops p99 _ <<<"$("$LOADGEN" summary "$work/run.json")"
-  read -r lu ls <"$work/lg.time"
+  read -r lu ls < <(tail -n 1 "$work/lg.time")
+  calls=""
+  [ "${SYSCALLS:-0}" = 1 ] && calls=$(awk -F, '/sys_enter/ {print $1}' "$work/perf.txt")
   rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
   awk -v rss="$rss_kb" -v wl="$wl" -v d="$depth" -v ops="$ops" -v p99="$p99" -v s0="$s0" -v s1="$s1" -v hz="$hz" \
-      -v secs="$secs" -v lu="$lu" -v ls="$ls" 'BEGIN {
+      -v secs="$secs" -v lu="$lu" -v ls="$ls" -v calls="$calls" 'BEGIN {
     n = ops * secs
-    printf "%s d%s ops/s=%.0f p99=%.0fus server_us/op=%.1f loadgen_us/op=%.1f server_rss_mb=%.0f\n", wl, d, ops, p99,
-           (s1 - s0) / hz * 1e6 / n, (lu + ls) * 1e6 / n, rss / 1024 }'
+    printf "%s d%s ops/s=%.0f p99=%.0fus server_us/op=%.1f loadgen_us/op=%.1f server_rss_mb=%.0f", wl, d, ops, p99,
+           (s1 - s0) / hz * 1e6 / n, (lu + ls) * 1e6 / n, rss / 1024
+    if (calls != "") printf " sys/op=%.3f", calls / n
+    printf "\n" }'
 done
