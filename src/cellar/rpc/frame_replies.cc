@@ -30,13 +30,18 @@ std::vector<unsigned char> framed_plain_ok(std::uint64_t id) {
   return out;
 }
 
-}  // namespace
+// The template and where its id sits, made once for the process: every connection's
+// plain_ok_reply starts as a copy. {} when the layout is not the expected one.
+struct ok_template {
+  std::vector<unsigned char> bytes;
+  std::size_t id_at = 0;
+};
 
-plain_ok_reply::plain_ok_reply() {
+ok_template make_ok_template() {
   constexpr std::uint64_t probe = 0x0123456789abcdefull;
   auto zero = framed_plain_ok(0);
   auto other = framed_plain_ok(probe);
-  if (zero.size() != other.size()) return;
+  if (zero.size() != other.size()) return {};
   std::size_t first = zero.size(), last = 0, differ = 0;
   for (std::size_t i = 0; i < zero.size(); ++i)
     if (zero[i] != other[i]) {
@@ -47,11 +52,18 @@ plain_ok_reply::plain_ok_reply() {
   // Every byte of the probe is non-zero, so the id's eight bytes are exactly the ones that
   // differ; they must hold the probe as the message stores it (little-endian).
   std::uint64_t at = 0;
-  if (differ != sizeof at || last - first + 1 != sizeof at) return;
+  if (differ != sizeof at || last - first + 1 != sizeof at) return {};
   std::memcpy(&at, other.data() + first, sizeof at);
-  if (at != probe || first == 0) return;
-  bytes_ = std::move(zero);
-  id_at_ = first;
+  if (at != probe || first == 0) return {};
+  return {std::move(zero), first};
+}
+
+}  // namespace
+
+plain_ok_reply::plain_ok_reply() {
+  static const ok_template shared = make_ok_template();
+  bytes_ = shared.bytes;
+  id_at_ = shared.id_at;
 }
 
 bool plain_ok_reply::fits(const status& s, const std::vector<op_result>& r) {

@@ -24,13 +24,14 @@ namespace cellar::rpc {
 void fill_batch_reply(wire::Reply::Builder out, std::uint64_t id, const status& s, const std::vector<op_result>& r);
 
 // The framed bytes fill_batch_reply makes for an OK batch of one plain OK result (fits()),
-// made once with fill_batch_reply itself and then copied with the id patched in: a memcpy
-// instead of a message builder (about 1,900 instructions a put, callgrind). Not
-// thread-safe: one per connection or per event loop.
+// made once per process with fill_batch_reply itself and then copied with the id patched
+// in: a memcpy instead of a message builder (about 1,900 instructions a put, callgrind).
+// Not thread-safe: one per connection or per event loop.
 class plain_ok_reply {
  public:
-  // Builds the template; if the two ids it tries do not differ in exactly eight bytes where
-  // the id sits (a layout it does not expect), enabled() is false and callers build.
+  // A copy of the template, built at the first construction; if the two ids it tries do
+  // not differ in exactly eight bytes where the id sits (a layout it does not expect),
+  // enabled() is false and callers build.
   plain_ok_reply();
   bool enabled() const { return id_at_ != 0; }
   // True when the reply to (`s`, `r`) is the template's: both OK with no message, one
