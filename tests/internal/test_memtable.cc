@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <random>
+#include <utility>
+
 #include "partition/memtable.h"
+#include "persist/redo_log.h"
 
 using namespace cellar;
 using namespace cellar::detail;
@@ -111,6 +116,119 @@ TEST_CASE("a write removes the versions of its column that no read can return an
   CHECK(r.cells[0].timestamp == 1);  // a:p
   CHECK(r.cells[1].timestamp == 5);  // a:q
   CHECK(r.cells[2].timestamp == 4);
+}
+
+namespace {
+
+// Every stored cell of `row` (all versions), as (family, qualifier, timestamp, value).
+std::vector<std::tuple<std::string, std::string, std::int64_t, std::string>> stored(const memtable& m,
+                                                                                   const table_schema& s,
+                                                                                   const std::string& row) {
+  read_options all;
+  all.max_versions = 1000;
+  std::vector<std::tuple<std::string, std::string, std::int64_t, std::string>> out;
+  for (auto& c : m.read_row(s, row, all, false, 100).cells) out.emplace_back(c.family, c.qualifier, c.timestamp, c.value);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a family of one version: a newer put takes its column's place, as a write and a trim would", "[memtable]") {
+  // The model: per column, the cell with the highest timestamp; at an equal timestamp the
+  // last put's value (R4); an older put than the cell kept is dropped at once.
+  memory_pool pool;
+  memtable m(&pool);
+  memtable replica(&pool);     // fed the snapshot delta
+  memtable from_redo(nullptr);  // fed the redo
+  m.track(true, true);
+  auto s = schema_with(1);
+  using column = std::tuple<std::string, std::string, std::string>;  // row, family, qualifier
+  std::map<column, std::pair<std::int64_t, std::string>> model;
+  std::mt19937 rng(19);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int step = 0; step < 4000; ++step) {
+    const std::string row = "r" + std::to_string(pick(12));
+    const std::string fam = pick(2) ? "a" : "b";
+    const std::string q = "q" + std::to_string(pick(4));
+    const bool in_unit = pick(8) == 0;
+    const bool undo = in_unit && pick(2) == 0;
+    auto before = model;
+    if (in_unit) m.begin();
+    if (pick(10) == 0) {
+      REQUIRE(m.apply(s, deletion(row).columns(fam, q), 100).is_ok());
+      model.erase({row, fam, q});
+    } else {
+      const std::int64_t ts = 1 + pick(40);
+      const std::string v(static_cast<std::size_t>(pick(30)), static_cast<char>('a' + pick(26)));
+      REQUIRE(m.apply(s, put(row).add(fam, q, ts, v), 100).is_ok());
+      auto [it, added] = model.try_emplace({row, fam, q}, ts, v);
+      if (!added && ts >= it->second.first) it->second = {ts, v};
+    }
+    if (in_unit) {
+      if (undo) {
+        m.rollback();
+        model = std::move(before);
+      } else {
+        m.commit();
+      }
+    }
+    // The copies follow the change records.
+    replica.apply_cells(m.take_delta());
+    REQUIRE(for_each_log_entry(m.redo(), [&](log_entry& e) {
+              std::optional<cell_value> v;
+              if (e.present) v = cell_value{short_bytes(e.value), e.expires_at};
+              from_redo.replay(e.key.family, cell_key{e.key.row, e.key.qualifier, e.key.ts}, std::move(v));
+            }).is_ok());
+    m.clear_redo();
+    REQUIRE(m.stats().cells == model.size());
+    if (step % 50 != 49) continue;
+    for (int r = 0; r < 12; ++r) {
+      const std::string row_key = "r" + std::to_string(r);
+      std::vector<std::tuple<std::string, std::string, std::int64_t, std::string>> want;
+      for (auto& [k, c] : model)
+        if (std::get<0>(k) == row_key) want.emplace_back(std::get<1>(k), std::get<2>(k), c.first, c.second);
+      const auto got = stored(m, s, row_key);
+      REQUIRE(got == want);
+      REQUIRE(stored(replica, s, row_key) == want);
+      REQUIRE(stored(from_redo, s, row_key) == want);
+    }
+    REQUIRE(replica.stats().cells == model.size());
+    REQUIRE(from_redo.stats().cells == model.size());
+    REQUIRE(m.stats().bytes == from_redo.stats().bytes);
+  }
+  CHECK(pool.used() == static_cast<std::int64_t>(m.stats().bytes + replica.stats().bytes));
+}
+
+TEST_CASE("a family of one version: a put in place is undone with its unit", "[memtable]") {
+  memory_pool pool;
+  memtable m(&pool);
+  m.track(true, false);
+  auto s = schema_with(1);
+  REQUIRE(m.apply(s, put("r").add("a", "p", 3, "other").add("a", "q", 5, "old value"), 100).is_ok());
+  memtable replica(nullptr);
+  replica.apply_cells(m.take_delta());
+  const auto before = m.stats();
+  const auto used = pool.used();
+
+  m.begin();
+  REQUIRE(m.apply(s, put("r").add("a", "q", 9, "new"), 100).is_ok());
+  REQUIRE(stored(m, s, "r")[1] == std::make_tuple(std::string("a"), std::string("q"), std::int64_t{9}, std::string("new")));
+  CHECK(m.stats().cells == before.cells);
+  m.rollback();
+
+  CHECK(m.stats().cells == before.cells);
+  CHECK(m.stats().bytes == before.bytes);
+  CHECK(pool.used() == used);
+  const auto want = stored(replica, s, "r");
+  REQUIRE(want.size() == 2);
+  CHECK(std::get<2>(want[1]) == 5);
+  CHECK(stored(m, s, "r") == want);
+  // The delta holds the restored cell and not the undone one.
+  replica.apply_cells(m.take_delta());
+  CHECK(stored(replica, s, "r") == want);
+  // A cell TTL that has already run out is not written in place: the column keeps its cell.
+  REQUIRE(m.apply(s, put("r").add("a", "q", 20, "gone").ttl(1), 100).is_ok());
+  CHECK(stored(m, s, "r") == want);
 }
 
 TEST_CASE("a time-series family is trimmed on write by the same rule its reads apply", "[memtable]") {

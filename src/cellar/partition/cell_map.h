@@ -65,7 +65,8 @@ class cell_map {
   // Inside a row: cells by (qualifier asc, timestamp desc).
   struct column_key {
     short_bytes qualifier;
-    std::int64_t ts;
+    // Mutable only for retime(), which changes it where the order stays the same.
+    mutable std::int64_t ts;
   };
   struct column_view {
     std::string_view qualifier;
@@ -225,6 +226,26 @@ class cell_map {
     ++cells_;
     return {iterator{this, n, in}, true};
   }
+
+  // The newest cell of column (row, q), or end() when the row has no cell of it.
+  iterator newest_of(std::string_view row, std::string_view q) const {
+    row_node* n = find_row(row);
+    if (n == nullptr) return end();
+    auto in = n->cells.lower_bound(column_view{q, latest_timestamp});
+    if (in == n->cells.end() || in->first.qualifier.view() != q) return end();
+    return {this, n, in};
+  }
+  // Whether the cell at `it` is the only cell of its column.
+  static bool sole_of_column(const iterator& it) {
+    const auto& cells = it.node_->cells;
+    const std::string_view q = it.in_->first.qualifier.view();
+    if (it.in_ != cells.begin() && std::prev(it.in_)->first.qualifier.view() == q) return false;
+    auto next = std::next(it.in_);
+    return next == cells.end() || next->first.qualifier.view() != q;
+  }
+  // Gives the cell at `it`, the only cell of its column (sole_of_column), timestamp `ts`:
+  // its place in the order does not change, so nothing moves.
+  static void retime(const iterator& it, std::int64_t ts) { it.in_->first.ts = ts; }
 
   // Erases the cell at `it`; returns the cell after it.
   iterator erase(iterator it) {

@@ -190,6 +190,28 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
   return it;
 }
 
+bool memtable::replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
+                                    std::int64_t now) {
+  if (f.desc.max_versions != 1 || expired(f.desc, key.ts, v, now)) return false;
+  auto it = m.newest_of(key.row, key.qualifier);
+  if (it == m.end() || it.ts() >= key.ts || !family_map::sole_of_column(it)) return false;
+  const key_view old_key = it.key();
+  // Every record before the change: if one throws, the cell is as it was.
+  if (track_delta_ || track_redo_ || move_delta_) {
+    record(f.id, key, &v, true);
+    record(f.id, old_key, nullptr);
+  }
+  if (in_unit_) {
+    undo_.push_back({f.id, owned(key), std::nullopt});
+    undo_.push_back({f.id, owned(old_key), it.value()});
+  }
+  account(cell_charge(key.row.size(), key.qualifier.size(), v.value.size()) -
+          cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
+  it.value() = std::move(v);
+  family_map::retime(it, key.ts);
+  return true;
+}
+
 void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
                            family_map::iterator at, std::int64_t now) {
   // The rule of reads (family_reader::column) and of the background reclaim: a version is
@@ -585,7 +607,9 @@ status memtable::apply(const table_schema& schema, const put& p, std::int64_t no
     const std::int64_t ts = e.timestamp == latest_timestamp ? put_ts : e.timestamp;
     cell_value v{e.value, p.ttl_ms_ ? sat_add(ts, *p.ttl_ms_) : latest_timestamp};
     auto& m = ensure(f->id);
-    auto at = write_cell(f->id, m, key_view{p.row, e.qualifier, ts}, std::move(v));
+    const key_view key{p.row, e.qualifier, ts};
+    if (replace_sole_version(*f, m, key, v, now)) continue;
+    auto at = write_cell(f->id, m, key, std::move(v));
     trim_column(*f, m, p.row, e.qualifier, at, now);
   }
   return status::ok();

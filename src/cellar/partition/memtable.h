@@ -182,6 +182,13 @@ class memtable {
   const family_map* find(std::uint32_t id) const;
   family_map& ensure(std::uint32_t id);
 
+  // A put to a family that keeps one version (MaxVersions 1), of a column whose only cell
+  // is older than `key`: the end state of write_cell plus trim_column (the new cell alone),
+  // reached by giving the old cell the new timestamp and value in place, with the same
+  // change records (the new cell put, the old one erased) and undo. Returns false, having
+  // changed nothing, when those conditions do not hold.
+  bool replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
+                            std::int64_t now);
   // Writes the cell; returns where it is now.
   family_map::iterator write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v);
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
