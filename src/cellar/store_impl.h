@@ -127,6 +127,13 @@ struct store_impl {
   // caller then calls run_batch, which answers it, errors included).
   bool read_views(std::string_view table, const batch_op& op, const std::shared_ptr<call_order>& order,
                   std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
+  // `req`, a batch of one write action of `table` that passes run_batch's checks, run in
+  // place now for `order` (route/dispatch.h: write_in_place): its result in out.results.
+  // `req` is not consumed: its action's storage can serve the caller's next one. False,
+  // having run nothing, for anything else (the caller then calls run_batch, which answers
+  // it, errors included).
+  bool write_in_place(std::string_view table, batch_request& req, const std::shared_ptr<call_order>& order,
+                      batch_reply& out);
   // A scan of `table` whose pages are fetched for `order` (in place when it allows), over
   // the partitions of `scope` that its range touches. A partition number out of range is
   // INVALID_ARGUMENT; with scope.no_forward a cluster member answers NOT_OWNER when

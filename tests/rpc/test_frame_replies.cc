@@ -163,3 +163,54 @@ TEST_CASE("frames: gets of one connection with different options each read with 
     CHECK(cells(cellar::get("r1")) == v{"r1:a", "r1:b"});
   }
 }
+
+TEST_CASE("frames: puts of one connection with different shapes each write only their own cells", "[rpc][frames]") {
+  // The server decodes every put of a connection into the same object (put_in_place):
+  // nothing of one put's entries, timestamp or TTL may carry into the next.
+  served_store s(cellar::partition_spec::hash(2), 0);
+  auto c = cellar::rpc::frame_client::connect("127.0.0.1:" + std::to_string(s.server->port()));
+  REQUIRE(c);
+  auto& client = *c.value();
+  auto write = [&](cellar::put p) {
+    auto r = client.batch("t", {std::move(p)});
+    REQUIRE(r);
+    REQUIRE(r.value().size() == 1);
+    return r.value()[0].st;
+  };
+  auto cells = [&](const std::string& row) {
+    auto r = client.batch("t", {cellar::get(row).max_versions(10)});
+    REQUIRE(r);
+    REQUIRE(r.value().at(0).st);
+    std::vector<std::string> out;
+    for (const auto& x : r.value()[0].row.cells)
+      out.push_back(x.qualifier + "@" + std::to_string(x.timestamp) + "=" + x.value);
+    return out;
+  };
+  using v = std::vector<std::string>;
+  REQUIRE(write(cellar::put("r1").add("f", "a", 5, "1").add("f", "b", 5, "22")));
+  REQUIRE(write(cellar::put("r2").add("f", "c", 5, "3")));
+  CHECK(cells("r1") == v{"a@5=1", "b@5=22"});
+  CHECK(cells("r2") == v{"c@5=3"});
+  // A cell TTL long past, then a put without one at the same timestamp.
+  REQUIRE(write(cellar::put("r3").add("f", "a", 5, "gone").ttl(1)));
+  REQUIRE(write(cellar::put("r4").add("f", "a", 5, "kept")));
+  CHECK(cells("r3").empty());
+  CHECK(cells("r4") == v{"a@5=kept"});
+  // The put's own timestamp, then the server's time.
+  REQUIRE(write(cellar::put("r5", 7).add("f", "a", "x")));
+  REQUIRE(write(cellar::put("r6").add("f", "a", "y")));
+  CHECK(cells("r5") == v{"a@7=x"});
+  const auto now = cells("r6");
+  REQUIRE(now.size() == 1);
+  CHECK(now[0] != "a@7=y");
+  // A refused put answers its error and leaves nothing; the next is written.
+  const auto bad = write(cellar::put("r7").add("nope", "a", 5, "z"));
+  CHECK(bad.code() == cellar::code::family_not_found);
+  CHECK(cells("r7").empty());
+  REQUIRE(write(cellar::put("r7").add("f", "a", 5, "ok")));
+  CHECK(cells("r7") == v{"a@5=ok"});
+  // A shorter value after a longer one, and an empty one (the family keeps every version).
+  REQUIRE(write(cellar::put("r1").add("f", "b", 6, "2")));
+  REQUIRE(write(cellar::put("r1").add("f", "a", 6, "")));
+  CHECK(cells("r1") == v{"a@6=", "a@5=1", "b@6=2", "b@5=22"});
+}

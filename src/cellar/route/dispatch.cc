@@ -137,6 +137,17 @@ bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, c
   return true;
 }
 
+bool write_in_place(const dispatch_context& ctx, const table_runtime& rt, batch_request& req, batch_reply& out) {
+  if (!ctx.in_place || rt.partitions.empty() || req.ops.size() != 1) return false;
+  const auto& ref = rt.partitions[partition_of(rt.schema->partitioning, row_of(req.ops[0]))];
+  if (!ref.local || ref.local->acknowledges_after_log() || !ctx.order->may_run_now(ref.id, true)) return false;
+  out.results.clear();
+  if (ref.local->try_run(req, out, nullptr) != local_partition::outcome::done) return false;
+  ctx.stats->note();
+  ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx, const table_runtime& rt,
                                                      std::vector<batch_op> ops, batch_done done) {
   ctx.stats->note();

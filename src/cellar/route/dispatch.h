@@ -89,6 +89,12 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
 bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, const get& g,
                          std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
 
+// A batch of one write (already checked against rt.schema and stamped with its version) run
+// in place when the caller, the ordering rule and its partition allow it now and the
+// partition answers at once (not in log or log-sync mode): its result in out.results. `req`
+// is not consumed. False: nothing ran (then dispatch_batch).
+bool write_in_place(const dispatch_context& ctx, const table_runtime& rt, batch_request& req, batch_reply& out);
+
 // Whether a batch part changes anything (for the ordering rule).
 bool writes_any(const std::vector<batch_op>& ops);
 

@@ -399,10 +399,8 @@ void to_wire(const put& p, wire::Put::Builder b) {
 }
 
 put from_wire(wire::Put::Reader r) {
-  put p(str(r.getRow()), r.getTimestamp());
-  for (auto e : r.getEntries())
-    p.entries.push_back({str(e.getFamily()), str(e.getQualifier()), e.getTimestamp(), str(e.getValue())});
-  if (r.getHasTtl()) p.ttl_ms_ = r.getTtlMs();
+  put p;
+  cellar::rpc::from_wire(r, p);
   return p;
 }
 
@@ -456,6 +454,26 @@ result<row_mutations> from_wire(wire::RowMutations::Reader r) {
 }
 
 }  // namespace
+
+void from_wire(wire::Put::Reader r, put& out) {
+  auto row = r.getRow();
+  out.row.assign(reinterpret_cast<const char*>(row.begin()), row.size());
+  out.timestamp = r.getTimestamp();
+  auto es = r.getEntries();
+  out.entries.resize(es.size());
+  for (unsigned i = 0; i < es.size(); ++i) {
+    auto& e = out.entries[i];
+    auto family = es[i].getFamily();
+    auto qualifier = es[i].getQualifier();
+    auto value = es[i].getValue();
+    e.family.assign(family.cStr(), family.size());
+    e.qualifier.assign(reinterpret_cast<const char*>(qualifier.begin()), qualifier.size());
+    e.timestamp = es[i].getTimestamp();
+    e.value.assign(reinterpret_cast<const char*>(value.begin()), value.size());
+  }
+  out.ttl_ms_.reset();
+  if (r.getHasTtl()) out.ttl_ms_ = r.getTtlMs();
+}
 
 void to_wire(const status& s, wire::Error::Builder b) {
   b.setCode(static_cast<std::uint16_t>(s.code()));

@@ -30,6 +30,8 @@ void to_wire(const batch_op& op, wire::Action::Builder b);
 result<batch_op> from_wire(wire::Action::Reader r);
 // A Get into `out`, whose row keeps its storage (a server decoding get after get into one).
 void from_wire(wire::Get::Reader g, get& out);
+// A Put into `out`, whose strings and entries keep their storage (likewise, put after put).
+void from_wire(wire::Put::Reader p, put& out);
 
 void to_wire(const row_result& r, wire::RowResult::Builder b);
 row_result from_wire(wire::RowResult::Reader r);

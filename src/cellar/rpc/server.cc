@@ -564,20 +564,15 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
           st_.m.record(protocol::frames, op, code::permission_denied, t0);
           return send_error(id, not_logged_in());
         }
-        if (b.getActions().size() == 1 && get_in_place(id, t0, op, b.getTable(), b.getActions()[0])) return;
+        if (b.getActions().size() == 1 && (get_in_place(id, t0, op, b.getTable(), b.getActions()[0]) ||
+                                           put_in_place(id, t0, op, b.getTable(), b.getActions()[0])))
+          return;
         // Answered in place (the common case): nothing to keep.
         auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(), b.getNoForward(),
-                               [this, id, t0, op](const status& s, std::vector<op_result> r) {
-                                 st_.m.record_batch(protocol::frames, op, s, r, t0);
-                                 if (ok_reply_.enabled() && plain_ok_reply::fits(s, r)) {
-                                   const auto& bytes = ok_reply_.bytes(id);
-                                   backpressure_ = messages_.write_raw(kj::arrayPtr(bytes.data(), bytes.size()));
-                                   return;
-                                 }
-                                 std::uint64_t words = 16;
-                                 for (const auto& x : r) words += wire_words(x);
-                                 send(words, [&](wire::Reply::Builder out) { fill_batch_reply(out, id, s, r); });
-                               });
+                                   [this, id, t0, op](const status& s, std::vector<op_result> r) {
+                                     st_.m.record_batch(protocol::frames, op, s, r, t0);
+                                     send_batch_reply(id, s, r);
+                                   });
         KJ_IF_MAYBE(p, waiting) { tasks_.add(kj::mv(*p)); }
         return;
       }
@@ -655,6 +650,33 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     return true;
   }
 
+  // A batch of one put, decoded into the session's own put (its strings keep their storage)
+  // and run in place now (store_impl::write_in_place). False: nothing ran, nothing was
+  // sent; serve_batch answers.
+  bool put_in_place(std::uint64_t id, metrics::clock::time_point t0, operation op, capnp::Text::Reader table,
+                    wire::Action::Reader action) {
+    if (action.which() != wire::Action::PUT || st_.opts.max_batch < 1 || conn_->in_flight >= st_.opts.max_in_flight)
+      return false;
+    from_wire(action.getPut(), std::get<put>(put_req_.ops[0]));
+    auto& impl = detail::impl_of(st_.s);
+    if (!impl.write_in_place(std::string_view(table.cStr(), table.size()), put_req_, conn_->order, put_reply_))
+      return false;
+    st_.m.record_batch(protocol::frames, op, status::ok(), put_reply_.results, t0);
+    send_batch_reply(id, status::ok(), put_reply_.results);
+    return true;
+  }
+
+  void send_batch_reply(std::uint64_t id, const status& s, const std::vector<op_result>& r) {
+    if (ok_reply_.enabled() && plain_ok_reply::fits(s, r)) {
+      const auto& bytes = ok_reply_.bytes(id);
+      backpressure_ = messages_.write_raw(kj::arrayPtr(bytes.data(), bytes.size()));
+      return;
+    }
+    std::uint64_t words = 16;
+    for (const auto& x : r) words += wire_words(x);
+    send(words, [&](wire::Reply::Builder out) { fill_batch_reply(out, id, s, r); });
+  }
+
   static status not_logged_in() { return {code::permission_denied, "log in first: the first request must be login"}; }
 
   void send_error(std::uint64_t id, const status& s) {
@@ -693,6 +715,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   kj::Array<capnp::word> scratch_;
   std::vector<detail::read_cell_view> views_;  // get_in_place's cells, kept for the next
   batch_op views_get_{get{}};                  // get_in_place's get, kept for the next
+  detail::batch_request put_req_{0, {batch_op{put{}}}};  // put_in_place's put, kept for the next
+  detail::batch_reply put_reply_;                        // and its result
   plain_ok_reply ok_reply_;                    // a put's reply, copied
   std::vector<unsigned char> reply_bytes_;     // a get's reply, written (append_get_reply)
   bool logged_in_ = false;
