@@ -4,8 +4,9 @@
 # generator on another (LOADGEN_CPUS), YCSB through the load generator's cluster target
 # (--cluster: each request straight to the node owning its row). The 1-node and 3-node
 # clusters run side by side (fresh chroots of one ZooKeeper) and their runs alternate, so
-# the machine's noise hits both alike. Prints every run and, per workload and cluster
-# size, the median with the range, then the 3-node median as a share of the 1-node one.
+# the machine's noise hits both alike. Prints every run (with the load generator's CPU share
+# and the servers' CPUs' busy share) and, per workload and cluster size, the median with the
+# range, then the 3-node median as a share of the 1-node one.
 #
 #   scripts/bench-cluster.sh [REPS] [SECONDS]          (defaults 3 and 5)
 #
@@ -81,6 +82,22 @@ start_cluster() {
 start_cluster 1
 start_cluster 3
 
+# Busy and total jiffies of the servers' CPUs (every CPU of SERVER_CPUS, a list like 1 or 1,3
+# or 2-3), from /proc/stat: busy is all but idle and iowait.
+cpu_ticks() {
+  local cpus
+  cpus=$(python3 -c '
+import sys
+out = []
+for part in sys.argv[1].split(","):
+    a, _, b = part.partition("-")
+    out += range(int(a), int(b or a) + 1)
+print(" ".join("cpu%d" % c for c in out))' "$SERVER_CPUS")
+  awk -v want="$cpus" 'BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) sel[w[i]] = 1 }
+    $1 in sel { for (i = 2; i <= NF; i++) { t += $i; if (i != 5 && i != 6) b += $i } }
+    END { print b, t }' /proc/stat
+}
+
 lg() {  # lg N WORKLOAD PHASE JSON [extra...]; its CPU time (user system) in $work/lg.time
   local n=$1 wl=$2 phase=$3 json=$4
   shift 4
@@ -93,7 +110,7 @@ for n in 1 3; do lg "$n" a load "$work/load-$n.json"; done
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
      "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH (3 nodes: $DEPTH3) x $CONNECTIONS connections, ${secs} s runs"
-printf "%-3s %-6s %-4s %10s %9s %6s %12s\n" wl nodes rep ops/s p99_us errors loadgen_cpu%
+printf "%-3s %-6s %-4s %10s %9s %6s %12s %12s\n" wl nodes rep ops/s p99_us errors loadgen_cpu% servers_cpu%
 : >"$work/runs"
 for rep in $(seq "$reps"); do
   for wl in $WORKLOADS; do
@@ -101,13 +118,18 @@ for rep in $(seq "$reps"); do
     order="1 3"
     [ $((rep % 2)) = 0 ] && order="3 1"
     for n in $order; do
+      read -r b0 t0 < <(cpu_ticks)
       lg "$n" "$wl" run "$work/run.json" --duration "$secs" || true  # exit 3: errors, shown below
+      read -r b1 t1 < <(cpu_ticks)
       read -r ops p99 errs _ <<<"$("$LOADGEN" summary "$work/run.json")"
       # The load generator's CPU (user + system) as a share of the run: near 100% per thread,
       # the client limits the figure. The last line: time(1) puts a non-zero exit first.
       read -r lu ls < <(tail -n 1 "$work/lg.time")
-      printf "%-3s %-6s %-4s %10s %9s %6s %12s\n" "$wl" "$n" "$rep" "$ops" "$p99" "$errs" \
-        "$(awk -v u="$lu" -v s="$ls" -v t="$secs" 'BEGIN { printf "%.0f", 100 * (u + s) / t }')"
+      # The servers' CPUs' busy share over the run (setup and teardown of the load generator
+      # included): near 100%, the servers limit the figure.
+      printf "%-3s %-6s %-4s %10s %9s %6s %12s %12s\n" "$wl" "$n" "$rep" "$ops" "$p99" "$errs" \
+        "$(awk -v u="$lu" -v s="$ls" -v t="$secs" 'BEGIN { printf "%.0f", 100 * (u + s) / t }')" \
+        "$(awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", t ? 100 * b / t : 0 }')"
       echo "$wl $n $ops $errs" >>"$work/runs"
     done
   done
