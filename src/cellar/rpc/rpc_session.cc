@@ -24,8 +24,9 @@ class cellar_impl final : public wire::Cellar::Server {
   kj::Promise<void> batch(BatchContext context) override {
     auto params = context.getParams();
     const auto t0 = metrics::clock::now();
-    const auto op = batch_operation(params.getActions());
-    auto waiting = serve_batch(st_, conn_, params.getTable(), params.getActions(), params.getNoForward(),
+    const auto actions = params.getActions();
+    const auto op = batch_operation(actions);
+    auto waiting = serve_batch(st_, conn_, params.getTable(), actions, params.getNoForward(),
                        [context, &m = st_.m, t0, op](const status& s, std::vector<op_result> r) mutable {
                          m.record_batch(protocol::rpc, op, s, r, t0);
                          if (!s) {

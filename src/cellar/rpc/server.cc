@@ -149,16 +149,18 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       }
       case wire::Request::BATCH: {
         auto b = req.getBatch();
-        const auto op = batch_operation(b.getActions());
+        const auto actions = b.getActions();  // once: each get of a list checks it again
+        const auto op = batch_operation(actions);
         if (!logged_in_) {
           st_.m.record(protocol::frames, op, code::permission_denied, t0);
           return send_error(id, not_logged_in());
         }
-        if (b.getActions().size() == 1 && (get_in_place(id, t0, op, b.getTable(), b.getActions()[0]) ||
-                                           put_in_place(id, t0, op, b.getTable(), b.getActions()[0])))
+        const auto table = b.getTable();
+        if (actions.size() == 1 &&
+            (get_in_place(id, t0, op, table, actions[0]) || put_in_place(id, t0, op, table, actions[0])))
           return;
         // Answered in place (the common case): nothing to keep.
-        auto waiting = serve_batch(st_, conn_, b.getTable(), b.getActions(), b.getNoForward(),
+        auto waiting = serve_batch(st_, conn_, table, actions, b.getNoForward(),
                                    [this, id, t0, op](const status& s, std::vector<op_result> r) {
                                      st_.m.record_batch(protocol::frames, op, s, r, t0);
                                      send_batch_reply(id, s, r);
