@@ -213,4 +213,21 @@ TEST_CASE("frames: puts of one connection with different shapes each write only 
   REQUIRE(write(cellar::put("r1").add("f", "b", 6, "2")));
   REQUIRE(write(cellar::put("r1").add("f", "a", 6, "")));
   CHECK(cells("r1") == v{"a@6=", "a@5=1", "b@6=2", "b@5=22"});
+  // A put larger than the session keeps (its storage is let go), then small ones again; a
+  // row wider than the session keeps views for, then a narrow one.
+  const std::string big(200 << 10, 'x');
+  REQUIRE(write(cellar::put("r8").add("f", "a", 5, big)));
+  REQUIRE(write(cellar::put("r9").add("f", "a", 5, "small")));
+  auto r8 = client.batch("t", {cellar::get("r8")});
+  REQUIRE(r8);
+  REQUIRE(r8.value().at(0).row.cells.size() == 1);
+  CHECK(r8.value()[0].row.cells[0].value == big);
+  CHECK(cells("r9") == v{"a@5=small"});
+  cellar::put wide("r10");
+  for (int i = 0; i < 3000; ++i) wide.add("f", "q" + std::to_string(10000 + i), 5, "w");
+  REQUIRE(write(std::move(wide)));
+  CHECK(cells("r10").size() == 3000);
+  CHECK(cells("r9") == v{"a@5=small"});
+  REQUIRE(write(cellar::put("r9").add("f", "b", 5, "after")));
+  CHECK(cells("r9") == v{"a@5=small", "b@5=after"});
 }

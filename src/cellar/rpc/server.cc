@@ -235,8 +235,13 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       });
     };
     auto& impl = detail::impl_of(st_.s);
-    if (!impl.read_views(std::string_view(table.cStr(), table.size()), views_get_, conn_->order, views_, use, &ctx))
-      return false;
+    const bool read = impl.read_views(std::string_view(table.cStr(), table.size()), views_get_, conn_->order, views_,
+                                      use, &ctx);
+    if (views_.capacity() > kept_views) {  // a wide row's views are not kept for the rest of the connection
+      views_.clear();
+      views_.shrink_to_fit();
+    }
+    if (!read) return false;
     st_.m.record_action(op, code::ok);
     st_.m.record(protocol::frames, op, code::ok, t0);
     return true;
@@ -249,13 +254,24 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                     wire::Action::Reader action) {
     if (action.which() != wire::Action::PUT || st_.opts.max_batch < 1 || conn_->in_flight >= st_.opts.max_in_flight)
       return false;
-    from_wire(action.getPut(), std::get<put>(put_req_.ops[0]));
+    auto& p = std::get<put>(put_req_.ops[0]);
+    from_wire(action.getPut(), p);
+    // A large put's storage is not kept for the rest of the connection.
+    KJ_DEFER(if (put_bytes(p) > kept_put_bytes) p = put{});
     auto& impl = detail::impl_of(st_.s);
     if (!impl.write_in_place(std::string_view(table.cStr(), table.size()), put_req_, conn_->order, put_reply_))
       return false;
     st_.m.record_batch(protocol::frames, op, status::ok(), put_reply_.results, t0);
     send_batch_reply(id, status::ok(), put_reply_.results);
     return true;
+  }
+
+  static constexpr std::size_t kept_views = 1024;  // cells
+  static constexpr std::size_t kept_put_bytes = 64 << 10;
+  static std::size_t put_bytes(const put& p) {
+    std::size_t n = p.row.capacity() + p.entries.capacity() * sizeof(put::entry);
+    for (const auto& e : p.entries) n += e.family.capacity() + e.qualifier.capacity() + e.value.capacity();
+    return n;
   }
 
   void send_batch_reply(std::uint64_t id, const status& s, const std::vector<op_result>& r) {
