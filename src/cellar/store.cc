@@ -187,11 +187,11 @@ bool store_impl::read_views(std::string_view table, const batch_op& op, const st
 
 bool store_impl::write_in_place(std::string_view table, batch_request& req, const std::shared_ptr<call_order>& order,
                                 batch_reply& out) {
-  if (req.ops.size() != 1 || std::holds_alternative<get>(req.ops[0]) || !ready().is_ok() ||
-      cluster_writes_refused.load(std::memory_order_acquire))
-    return false;
+  if (req.ops.size() != 1 || std::holds_alternative<get>(req.ops[0])) return false;
   auto rt = lookup(table);
-  if (!rt || rt->schema->disabled || rt->partitions.empty() || !validate(*rt->schema, req.ops[0]).is_ok()) return false;
+  // run_batch's own checks; a refusal is left to run_batch, which answers it.
+  std::vector<op_result> refused;
+  if (!admit(*this, rt, table, req.ops, refused)) return false;
   req.schema_version = rt->schema->version;
   return detail::write_in_place(context(order, true), *rt, req, out);
 }
