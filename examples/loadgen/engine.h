@@ -50,6 +50,8 @@ class engine {
   // Runs the event loop until a slot completes or `deadline_ns` (steady clock) passes;
   // appends completed slots (with end_ns stamped) to `done`.
   virtual void wait(std::vector<slot*>& done, std::int64_t deadline_ns) = 0;
+  // How the engine reads and writes its sockets: "io_uring", "epoll", or its event loop's name.
+  virtual const char* io() const = 0;
 };
 
 // The cluster target: where each row of the table goes, read from ZooKeeper once, at setup
@@ -75,6 +77,9 @@ struct target_options {
   std::uint64_t seed = 1;
   std::string token;   // cellar: the login token
   std::string tls_ca;  // cellar: TLS, trusting this PEM file's CAs (rpc/tls.h); empty: plain TCP
+  // redis and cellar frames over plain TCP: reads and writes through one io_uring per engine
+  // (uring_io.h) instead of epoll with recv(2) and send(2); epoll where the kernel refuses it.
+  bool io_uring = true;
   // cellar-cluster: set by prepare_cellar_cluster; the frames engine then opens, for each of
   // its `connections`, one connection to every node and sends each request to its row's owner.
   std::shared_ptr<const cluster_route> route;

@@ -1,5 +1,6 @@
 // The cellar-over-frames engine (rpc/frames.h): the server's lean data path, driven by
-// epoll. Each connection has a buffer of requests, written once per turn of the loop; a
+// one io_uring (uring_io.h, as the redis engine is; epoll with `--io-uring false` or TLS).
+// Each connection has a buffer of requests, written once per turn of the loop; a
 // slot's reads, updates and inserts go in one batch request, each scan in one scan
 // request whose reply carries its rows. Replies are matched to requests by id.
 //
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "cellar.capnp.h"
 #include "cellar_batch.h"
@@ -26,6 +28,7 @@
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
+#include "uring_io.h"
 
 namespace loadgen {
 
@@ -42,6 +45,7 @@ struct frame_conn {
   std::size_t in_pos = 0, in_end = 0;
   bool polling_out = false;
   bool greeted = false;  // the server's eight bytes (rpc/frames.h) have come
+  uring_slot io;         // with the ring: its send in a turn
   ~frame_conn() {
     if (fd >= 0) ::close(fd);
   }
@@ -113,6 +117,7 @@ class cellar_frames_engine final : public engine {
           ++logged_in;
         });
     }
+    if (o.io_uring && o.tls_ca.empty()) ring_ = uring_io::open();
   }
 
   ~cellar_frames_engine() noexcept override { ::close(epfd_); }
@@ -135,7 +140,10 @@ class cellar_frames_engine final : public engine {
                });
   }
 
+  const char* io() const override { return ring_ ? "io_uring" : "epoll"; }
+
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
+    if (ring_) return wait_ring(done, deadline_ns);
     for (;;) {
       flush_all();
       if (!completed_.empty()) break;
@@ -160,6 +168,28 @@ class cellar_frames_engine final : public engine {
   }
 
  private:
+  void wait_ring(std::vector<slot*>& done, std::int64_t deadline_ns) {
+    for (;;) {
+      const std::int64_t left = deadline_ns - now_ns();
+      uring_turn(
+          *ring_, epfd_, conns_, left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000),
+          [](frame_conn& c) {
+            if (c.in_end == c.in.size() * sizeof(capnp::word)) c.in.resize(c.in.size() * 2);
+            return std::pair<void*, std::size_t>(reinterpret_cast<unsigned char*>(c.in.data()) + c.in_end,
+                                                 c.in.size() * sizeof(capnp::word) - c.in_end);
+          },
+          [this](frame_conn& c, std::size_t n) {
+            c.in_end += n;
+            auto on = [this](cellar::wire::Reply::Reader r) { on_reply(r); };
+            parse_replies(c, on);
+          },
+          "cellar-server");
+      if (!completed_.empty() || left <= 0) break;
+    }
+    for (auto* s : completed_) done.push_back(s);
+    completed_.clear();
+  }
+
   // Cluster target: the index of the node owning key number `keynum`'s row.
   std::size_t node_of(std::int64_t keynum) {
     key_ = build_key_name(keynum, o_.keys);
@@ -264,6 +294,14 @@ class cellar_frames_engine final : public engine {
     if (n < 0) throw std::runtime_error(std::string("recv from cellar-server: ") + std::strerror(errno));
     if (n == 0) throw std::runtime_error("cellar-server closed the connection");
     c.in_end += static_cast<std::size_t>(n);
+    parse_replies(c, on);
+  }
+
+  // Handles every whole reply in c.in (after the server's greeting), keeping a partial one
+  // at the buffer's start.
+  template <class F>
+  void parse_replies(frame_conn& c, F& on) {
+    auto* b = reinterpret_cast<unsigned char*>(c.in.data());
     if (!c.greeted) {
       if (c.in_end - c.in_pos < sizeof cellar::rpc::frame_magic) return;
       if (std::memcmp(b + c.in_pos, cellar::rpc::frame_magic, sizeof cellar::rpc::frame_magic) != 0)
@@ -302,6 +340,7 @@ class cellar_frames_engine final : public engine {
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, call> calls_;
   std::vector<slot*> completed_;
+  std::unique_ptr<uring_io> ring_;  // null: epoll (declared last: gone before the connections)
 };
 
 }  // namespace

@@ -62,6 +62,8 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
                [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
   }
 
+  const char* io() const override { return "kj"; }
+
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
     if (completed_.empty()) {
       const std::int64_t d = deadline_ns - now_ns();

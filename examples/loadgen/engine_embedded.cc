@@ -41,6 +41,8 @@ class embedded_engine final : public engine {
     if (s.calls_pending == 0) finish(s);
   }
 
+  const char* io() const override { return "caf"; }
+
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
     std::vector<answer> got;
     if (local_done_.empty()) {

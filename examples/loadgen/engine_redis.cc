@@ -1,6 +1,7 @@
-// The redis engine, built as the cellar frames engine is (engine_cellar_frames.cc): epoll,
-// and per connection a buffer of commands written once per turn of the loop, so every
-// request of a pipeline that is ready leaves in one write. Commands are encoded and replies
+// The redis engine, built as the cellar frames engine is (engine_cellar_frames.cc): one
+// io_uring (uring_io.h; epoll with `--io-uring false`), and per connection a buffer of
+// commands written once per turn of the loop, so every request of a pipeline that is ready
+// leaves in one write. Commands are encoded and replies
 // parsed in place by resp.h (no allocation per reply); replies come in the order of the
 // commands, so each connection keeps a queue of what it waits for.
 //
@@ -16,15 +17,18 @@
 
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <deque>
 #include <stdexcept>
+#include <utility>
 
 #include "engine.h"
 #include "epoll_out.h"
 #include "resp.h"
+#include "uring_io.h"
 #include "rpc/socket_stream.h"
 
 namespace loadgen {
@@ -46,6 +50,7 @@ struct redis_conn {
   std::vector<char> in;  // replies read, from in_pos to in_end
   std::size_t in_pos = 0, in_end = 0;
   bool polling_out = false;
+  uring_slot io;          // with the ring: its send in a turn
   std::deque<pending> q;  // what the next replies answer, in order
   ~redis_conn() {
     if (fd >= 0) ::close(fd);
@@ -74,6 +79,7 @@ class redis_engine final : public engine {
         throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
       conns_.push_back(std::move(c));
     }
+    if (o.io_uring) ring_ = uring_io::open();
   }
 
   ~redis_engine() noexcept override { ::close(epfd_); }
@@ -86,7 +92,10 @@ class redis_engine final : public engine {
     for (std::size_t i = 0; i < s.ops.size(); ++i) issue(c, s, i);
   }
 
+  const char* io() const override { return ring_ ? "io_uring" : "epoll"; }
+
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
+    if (ring_) return wait_ring(done, deadline_ns);
     for (;;) {
       flush_all();
       if (!completed_.empty()) break;
@@ -110,6 +119,26 @@ class redis_engine final : public engine {
   }
 
  private:
+  void wait_ring(std::vector<slot*>& done, std::int64_t deadline_ns) {
+    for (;;) {
+      const std::int64_t left = deadline_ns - now_ns();
+      uring_turn(
+          *ring_, epfd_, conns_, left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000),
+          [](redis_conn& c) {
+            if (c.in_end == c.in.size()) c.in.resize(c.in.size() * 2);  // a reply larger than the buffer
+            return std::pair<void*, std::size_t>(c.in.data() + c.in_end, c.in.size() - c.in_end);
+          },
+          [this](redis_conn& c, std::size_t n) {
+            c.in_end += n;
+            parse_replies(c);
+          },
+          "redis-server");
+      if (!completed_.empty() || left <= 0) break;
+    }
+    for (auto* s : completed_) done.push_back(s);
+    completed_.clear();
+  }
+
   void issue(redis_conn& c, slot& s, std::size_t i) {
     const operation& op = s.ops[i];
     const std::string key = build_key_name(op.keynum, o_.keys);
@@ -219,6 +248,11 @@ class redis_engine final : public engine {
     if (n < 0) throw std::runtime_error(std::string("recv from redis-server: ") + std::strerror(errno));
     if (n == 0) throw std::runtime_error("redis-server closed the connection");
     c.in_end += static_cast<std::size_t>(n);
+    parse_replies(c);
+  }
+
+  // Handles every whole reply in c.in, keeping a partial one at the buffer's start.
+  void parse_replies(redis_conn& c) {
     for (;;) {
       // Only a scan's ZRANGEBYSCORE needs the elements (the keys to read next).
       const bool keys = !c.q.empty() && c.q.front().kind == pending::scan_keys;
@@ -246,6 +280,7 @@ class redis_engine final : public engine {
   std::vector<std::unique_ptr<redis_conn>> conns_;
   std::vector<std::string_view> keys_;  // the keys of the scan reply being handled
   std::vector<slot*> completed_;
+  std::unique_ptr<uring_io> ring_;  // null: epoll (declared last: gone before the connections)
 };
 
 }  // namespace

@@ -74,13 +74,14 @@ std::unique_ptr<engine> make_engine(const target_options& o) {
 // One driver thread.
 void drive(const config& cfg, bool load, workload_state& ws, const workload_spec& w, shared_run& sr, int index,
            int conns, int first_slot, int total_slots, std::latch& ready, std::latch& go, run_stats& out,
-           std::int64_t& last_end, std::string& error) {
+           std::int64_t& last_end, std::string& error, std::string& io) {
   std::unique_ptr<engine> eng;
   try {
     target_options o = cfg.t;
     o.connections = conns;
     o.seed = cfg.t.seed * 1000 + static_cast<std::uint64_t>(index);
     eng = make_engine(o);
+    io = eng->io();
   } catch (const std::exception& e) {
     error = e.what();
     ready.count_down();
@@ -239,6 +240,7 @@ nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const
   std::vector<run_stats> stats(static_cast<std::size_t>(threads));
   std::vector<std::int64_t> last_end(static_cast<std::size_t>(threads), 0);
   std::vector<std::string> errors(static_cast<std::size_t>(threads));
+  std::vector<std::string> io(static_cast<std::size_t>(threads));  // each engine's way of I/O
   std::vector<std::thread> ts;
   int first_slot = 0;
   const int total_slots = cfg.connections * cfg.depth;
@@ -246,7 +248,8 @@ nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const
     const int conns = cfg.connections / threads + (i < cfg.connections % threads ? 1 : 0);
     ts.emplace_back(drive, std::cref(cfg), load, std::ref(ws), std::cref(w), std::ref(sr), i, conns, first_slot,
                     total_slots, std::ref(ready), std::ref(go), std::ref(stats[static_cast<std::size_t>(i)]),
-                    std::ref(last_end[static_cast<std::size_t>(i)]), std::ref(errors[static_cast<std::size_t>(i)]));
+                    std::ref(last_end[static_cast<std::size_t>(i)]), std::ref(errors[static_cast<std::size_t>(i)]),
+                    std::ref(io[static_cast<std::size_t>(i)]));
     first_slot += conns * cfg.depth;
   }
   ready.wait();
@@ -296,6 +299,7 @@ nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const
 
   nlohmann::json j;
   j["phase"] = load ? "load" : "run";
+  j["io"] = io[0];
   j["seconds"] = secs;
   std::uint64_t total = 0, errs = 0;
   nlohmann::json ops = nlohmann::json::object();
@@ -448,6 +452,9 @@ int main(int argc, char** argv) {
   app.add_option("--token", token, "cellar: login token (shows in ps: prefer --token-file or CELLAR_TOKEN)");
   app.add_option("--token-file", token_file, "cellar: file holding the login token (else CELLAR_TOKEN, if set)");
   app.add_option("--tls-ca", cfg.t.tls_ca, "cellar: TLS, trusting the CA certificates of this PEM file");
+  app.add_option("--io-uring", cfg.t.io_uring,
+                 "redis and cellar frames over plain TCP: send and receive through one io_uring per thread "
+                 "(true/false; epoll with send/recv when false or where the kernel refuses io_uring)");
   app.add_option("--seed", cfg.t.seed, "random seed");
   app.add_option("--json", cfg.json_out, "write the results here");
   app.add_option("--svg", cfg.svg_prefix, "write PREFIX-latency.svg and PREFIX-cdf.svg");

@@ -11,6 +11,7 @@
 
 #include "cellar/store.h"
 #include "engine.h"
+#include "uring_io.h"
 #include "rpc/server.h"
 #include "run_slots.h"
 #include "../rpc/test_certs.h"
@@ -22,6 +23,7 @@ using loadgen::testing::run_slots;
 TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engines]") {
   const std::string protocol = GENERATE("frames", "capnp");
   const int depth = GENERATE(1, 4);
+  const bool ring = GENERATE(true, false);  // frames: through io_uring, or epoll
   cellar::store_options so;
   so.worker_threads = 1;
   auto st = cellar::store::open(std::move(so));
@@ -37,8 +39,10 @@ TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engi
   o.port = srv.value()->port();
   o.connections = 2;
   o.partitioning = "range:4";
+  o.io_uring = ring;
   prepare_cellar_rpc(o, true);
   auto e = protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
+  if (protocol == "frames") CHECK(std::string(e->io()) == (ring && uring_io::open() ? "io_uring" : "epoll"));
 
   constexpr int records = 300;
   std::vector<operation> load;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "uring_io.h"
 #include "run_slots.h"
 
 extern char** environ;
@@ -113,12 +114,18 @@ class redis_server {
   redisContext* ctx_ = nullptr;
 };
 
-target_options options_for(const redis_server& srv, int connections) {
+target_options options_for(const redis_server& srv, int connections, bool ring) {
   target_options o;
   o.target = "redis";
   o.port = srv.port();
   o.connections = connections;
+  o.io_uring = ring;
   return o;
+}
+
+// The engine reads and writes the way it was asked to (io_uring where the kernel has it).
+void check_io(const engine& e, bool ring) {
+  CHECK(std::string(e.io()) == (ring && uring_io::open() ? "io_uring" : "epoll"));
 }
 
 std::vector<operation> inserts(int records) {
@@ -131,10 +138,12 @@ std::vector<operation> inserts(int records) {
 
 TEST_CASE("the redis engine stores records as YCSB's Redis binding and runs every operation", "[engines][redis]") {
   const int depth = GENERATE(1, 4, 16);
+  const bool ring = GENERATE(true, false);
   redis_server srv;
-  auto o = options_for(srv, 2);
+  auto o = options_for(srv, 2, ring);
   prepare_redis(o, true);
   auto e = make_redis_engine(o);
+  check_io(*e, ring);
 
   constexpr int records = 300;
   for (auto& s : run_slots(*e, inserts(records), 5, 2 * static_cast<std::size_t>(depth)))
@@ -199,12 +208,14 @@ TEST_CASE("the redis engine stores records as YCSB's Redis binding and runs ever
 }
 
 TEST_CASE("the redis engine takes replies larger than its read buffer, and many commands per slot", "[engines][redis]") {
+  const bool ring = GENERATE(true, false);
   redis_server srv;
-  auto o = options_for(srv, 1);
+  auto o = options_for(srv, 1, ring);
   o.field_length = 9000;  // an HGETALL reply of about 90 KB, past the 64 KiB buffer
   o.keys = {false, 12};   // insertorder=ordered, zeropadding 12: redis-benchmark's key names
   prepare_redis(o, true);
   auto e = make_redis_engine(o);
+  check_io(*e, ring);
   // 20 inserts (40 commands) in each slot, two slots in flight on the one connection.
   for (auto& s : run_slots(*e, inserts(60), 20, 2, 1))
     for (char ok : s.ok) REQUIRE(ok);
@@ -220,8 +231,9 @@ TEST_CASE("the redis engine takes replies larger than its read buffer, and many 
 }
 
 TEST_CASE("the redis engine reports an error reply as a failed operation", "[engines][redis]") {
+  const bool ring = GENERATE(true, false);
   redis_server srv;
-  auto o = options_for(srv, 1);
+  auto o = options_for(srv, 1, ring);
   prepare_redis(o, true);
   auto e = make_redis_engine(o);
   for (auto& s : run_slots(*e, inserts(20), 10, 2, 1))
