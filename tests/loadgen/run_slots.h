@@ -2,6 +2,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <liburing.h>
 
 #include <algorithm>
 #include <vector>
@@ -9,6 +10,15 @@
 #include "engine.h"
 
 namespace loadgen::testing {
+
+// Whether this kernel sets up an io_uring at all (asked without uring_io, so a ring that
+// the engines fail to open shows as a failure where the kernel has io_uring).
+inline bool kernel_has_io_uring() {
+  io_uring r;
+  if (io_uring_queue_init(8, &r, 0) != 0) return false;
+  io_uring_queue_exit(&r);
+  return true;
+}
 
 // Runs `ops` on `e`, `per_slot` operations per slot, up to `slots` slots (over
 // `connections` connections, round robin) in flight at once; returns the slots, answered.

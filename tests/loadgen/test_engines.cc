@@ -11,7 +11,6 @@
 
 #include "cellar/store.h"
 #include "engine.h"
-#include "uring_io.h"
 #include "rpc/server.h"
 #include "run_slots.h"
 #include "../rpc/test_certs.h"
@@ -42,7 +41,7 @@ TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engi
   o.io_uring = ring;
   prepare_cellar_rpc(o, true);
   auto e = protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
-  if (protocol == "frames") CHECK(std::string(e->io()) == (ring && uring_io::open() ? "io_uring" : "epoll"));
+  if (protocol == "frames") CHECK(std::string(e->io()) == (ring && loadgen::testing::kernel_has_io_uring() ? "io_uring" : "epoll"));
 
   constexpr int records = 300;
   std::vector<operation> load;

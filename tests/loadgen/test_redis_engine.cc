@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "engine.h"
-#include "uring_io.h"
 #include "run_slots.h"
 
 extern char** environ;
@@ -125,7 +124,7 @@ target_options options_for(const redis_server& srv, int connections, bool ring) 
 
 // The engine reads and writes the way it was asked to (io_uring where the kernel has it).
 void check_io(const engine& e, bool ring) {
-  CHECK(std::string(e.io()) == (ring && uring_io::open() ? "io_uring" : "epoll"));
+  CHECK(std::string(e.io()) == (ring && loadgen::testing::kernel_has_io_uring() ? "io_uring" : "epoll"));
 }
 
 std::vector<operation> inserts(int records) {

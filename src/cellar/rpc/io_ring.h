@@ -15,9 +15,10 @@
 // came, and its replies go with the next flush); a stream left with unsent bytes waits for
 // its socket as it would after a short send(2).
 //
-// Only for plain sockets on the server (a TLS stream encrypts in user space; clients keep
-// read(2) and send(2), so a benchmark's load generator is the same for every server). One
-// ring per event loop thread; not thread-safe.
+// Only for plain sockets on the server (a TLS stream encrypts in user space); cellar's
+// clients keep read(2) and send(2). The load generator batches its own reads and sends the
+// same way for every server it drives (examples/loadgen/uring_io.h). One ring per event
+// loop thread; not thread-safe.
 #pragma once
 
 #include <kj/async.h>
