@@ -10,13 +10,13 @@
 #include <optional>
 #include <utility>
 
+#include "ascii.h"
 #include "catalog/ddl_lexer.h"
 #include "catalog/kv_attributes.h"
 
 namespace cellar {
 namespace {
 
-using ddl_detail::ascii_iequal;
 using ddl_detail::token;
 using ddl_detail::upper;
 using ddl_detail::where;

@@ -7,17 +7,6 @@ std::string where(std::size_t line, std::size_t col) {
   return "line " + std::to_string(line) + ", column " + std::to_string(col) + ": ";
 }
 
-bool ascii_iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 'a' + 'A');
-    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 'a' + 'A');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 std::string upper(std::string_view s) {
   std::string out(s);
   for (auto& c : out)

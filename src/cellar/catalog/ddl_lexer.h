@@ -1,5 +1,5 @@
 // catalog/ddl_lexer.h: the tokens of the OceanBase DDL subset (catalog/ddl.cc parses them)
-// and the few text helpers the lexer and the parser share. Internal to the catalog.
+// and the two text helpers the lexer and the parser share. Internal to the catalog.
 #ifndef CELLAR_CATALOG_DDL_LEXER_H_
 #define CELLAR_CATALOG_DDL_LEXER_H_
 
@@ -23,9 +23,6 @@ struct token {
 
 // "line L, column C: ", the prefix of every DDL error message.
 std::string where(std::size_t line, std::size_t col);
-
-// ASCII case-insensitive equality; other bytes compare exactly.
-bool ascii_iequal(std::string_view a, std::string_view b);
 
 // s with ASCII letters in upper case.
 std::string upper(std::string_view s);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ascii.h"
 #include "cellar/filter.h"
 
 namespace cellar {
@@ -29,17 +30,6 @@ status err(std::size_t pos, const std::string& msg) {
 }
 
 bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 'a' + 'A');
-    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 'a' + 'A');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // ---- arguments of one simple expression ---------------------------------------------------
 
@@ -86,10 +76,10 @@ struct call {
       return err(args[i].pos, nth(i) + " is out of range for an int: " + args[i].text);
     return static_cast<std::int32_t>(v.value());
   }
-  bool is_bool(std::size_t i) const { return !args[i].quoted && (iequals(args[i].text, "true") || iequals(args[i].text, "false")); }
+  bool is_bool(std::size_t i) const { return !args[i].quoted && (ascii_iequal(args[i].text, "true") || ascii_iequal(args[i].text, "false")); }
   result<bool> bool_arg(std::size_t i) const {
     if (!is_bool(i)) return err(args[i].pos, nth(i) + " must be true or false, got " + args[i].text);
-    return iequals(args[i].text, "true");
+    return ascii_iequal(args[i].text, "true");
   }
   result<compare_op> op_arg(std::size_t i) const {
     const auto& a = args[i];
@@ -100,7 +90,7 @@ struct call {
       if (a.text == "!=") return compare_op::not_equal;
       if (a.text == ">=") return compare_op::greater_or_equal;
       if (a.text == ">") return compare_op::greater;
-      if (iequals(a.text, "NO_OP")) return compare_op::no_op;
+      if (ascii_iequal(a.text, "NO_OP")) return compare_op::no_op;
     }
     return err(a.pos, nth(i) + " must be a compare operator (<, <=, =, !=, >=, >), got " + a.text);
   }
@@ -288,7 +278,7 @@ result<filter> make_filter(const call& c) {
     timestamps_filter t;
     std::size_t count = argc;
     if (argc > 0 && c.is_bool(argc - 1)) {  // OBKV: a trailing canHint
-      t.can_hint = iequals(c.args[argc - 1].text, "true");
+      t.can_hint = ascii_iequal(c.args[argc - 1].text, "true");
       --count;
     }
     for (std::size_t i = 0; i < count; ++i) {
@@ -448,7 +438,7 @@ class parser {
   // before them; SKIP/WHILE may also start the string or follow '('. All need a space or
   // '(' after them.
   std::size_t keyword(std::size_t i, std::string_view word, bool unary) const {
-    if (i + word.size() >= t_.size() || !iequals(t_.substr(i, word.size()), word)) return 0;
+    if (i + word.size() >= t_.size() || !ascii_iequal(t_.substr(i, word.size()), word)) return 0;
     if (i == 0) {
       if (!unary) return 0;
     } else {
@@ -555,7 +545,7 @@ class parser {
     call c;
     c.pos = start + 1;
     for (const char* n : known_names)
-      if (iequals(raw, n)) c.name = n;
+      if (ascii_iequal(raw, n)) c.name = n;
     if (c.name.empty())
       return err(start + 1, "unknown filter " + std::string(raw) +
                                 " (filters: RowFilter, FamilyFilter, QualifierFilter, ValueFilter, PrefixFilter, "
