@@ -1,7 +1,7 @@
 // loadgen/engine.h: what a target (cellar over RPC, cellar embedded, redis) provides to the
 // driver. One engine per driver thread; it owns that thread's connections and keeps many
-// requests in flight on them (an event loop: kj for cellar RPC, epoll for frames and redis, a
-// completion queue fed by CAF for the embedded store).
+// requests in flight on them (an event loop: kj for cellar RPC, epoll with io_uring for frames
+// and redis (uring_io.h), a completion queue fed by CAF for the embedded store).
 //
 // A `slot` is one outstanding request unit of one connection: `depth` slots per connection
 // is the pipelining depth. A slot carries `batch` YCSB operations; the engine turns them

@@ -1,5 +1,6 @@
 // The cellar-over-frames engine (rpc/frames.h): the server's lean data path, driven by
-// one io_uring (uring_io.h, as the redis engine is; epoll with `--io-uring false` or TLS).
+// epoll, with each turn's reads and sends made together through an io_uring (uring_io.h, as
+// the redis engine does; a recv(2) and a send(2) each with `--io-uring false` or TLS).
 // Each connection has a buffer of requests, written once per turn of the loop; a
 // slot's reads, updates and inserts go in one batch request, each scan in one scan
 // request whose reply carries its rows. Replies are matched to requests by id.

@@ -1,9 +1,10 @@
-// The redis engine, built as the cellar frames engine is (engine_cellar_frames.cc): one
-// io_uring (uring_io.h; epoll with `--io-uring false`), and per connection a buffer of
+// The redis engine, built as the cellar frames engine is (engine_cellar_frames.cc): epoll
+// for readiness, each turn's reads and sends made together through an io_uring (uring_io.h;
+// a recv(2) and a send(2) each with `--io-uring false`), and per connection a buffer of
 // commands written once per turn of the loop, so every request of a pipeline that is ready
-// leaves in one write. Commands are encoded and replies
-// parsed in place by resp.h (no allocation per reply); replies come in the order of the
-// commands, so each connection keeps a queue of what it waits for.
+// leaves in one write. Commands are encoded and replies parsed in place by resp.h (no
+// allocation per reply); replies come in the order of the commands, so each connection
+// keeps a queue of what it waits for.
 //
 // Records are stored as YCSB's Redis binding stores them: a hash per record (HSET; YCSB
 // calls HMSET, the same command since Redis 4) and a sorted set "_indices" scored by the
@@ -17,7 +18,6 @@
 
 #include <kj/exception.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>

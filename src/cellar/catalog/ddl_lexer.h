@@ -27,8 +27,9 @@ std::string where(std::size_t line, std::size_t col);
 // s with ASCII letters in upper case.
 std::string upper(std::string_view s);
 
-// The tokens of sql, ending with one token of type end; invalid_argument with the line and
-// column of the first character that starts no token (an unterminated string or comment too).
+// The tokens of sql, ending with one token of type end. Errors: invalid_argument, its
+// message starting with where() of the token at fault (an unexpected character, an
+// unterminated string, X'...' literal, `quoted name` or /* comment, a bad hex literal).
 result<std::vector<token>> lex(std::string_view sql);
 
 }  // namespace cellar::ddl_detail
