@@ -41,6 +41,32 @@ TEMPLATE_TEST_CASE("key_bytes holds any length, in place up to its capacity", "[
   }
 }
 
+TEMPLATE_TEST_CASE("take keeps a heap block of the same size where it is", "[key_bytes]", key_bytes,
+                   cellar::detail::short_bytes) {
+  const std::size_t cap = TestType::inline_capacity;
+  const std::string a(cap + 20, 'a'), b(cap + 20, 'b'), longer(cap + 21, 'c'), small(cap, 'd');
+  TestType k(a);
+  const char* block = k.data();
+  TestType same(b);
+  k.take(std::move(same));
+  CHECK(k == b);
+  CHECK(k.data() == block);  // copied into the block it had
+  CHECK(same.empty());       // NOLINT: left empty by contract
+  TestType other(longer);
+  const char* other_block = other.data();
+  k.take(std::move(other));  // another size: the bytes move with their block
+  CHECK(k == longer);
+  CHECK(k.data() == other_block);
+  CHECK(other.empty());  // NOLINT
+  TestType in_place(small);
+  k.take(std::move(in_place));
+  CHECK(k == small);
+  TestType twin(small);
+  k.take(std::move(twin));  // in place both: as a move
+  CHECK(k == small);
+  CHECK(twin.empty());  // NOLINT
+}
+
 TEST_CASE("a cell's qualifier and value of any length read back through the map", "[key_bytes]") {
   cell_map m;
   std::vector<std::string> lengths;

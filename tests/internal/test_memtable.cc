@@ -199,6 +199,32 @@ TEST_CASE("a family of one version: a newer put takes its column's place, as a w
   CHECK(pool.used() == static_cast<std::int64_t>(m.stats().bytes + replica.stats().bytes));
 }
 
+TEST_CASE("a family of one version: a put in place of a value of the same size keeps its block", "[memtable]") {
+  memory_pool pool;
+  memtable m(&pool);
+  auto s = schema_with(1);
+  const std::string v1(100, 'x'), v2(100, 'y'), v3(101, 'z');
+  REQUIRE(m.apply(s, put("r").add("a", "q", 5, v1).add("a", "p", 5, v1), 100).is_ok());
+  auto value_of = [&](std::string_view q) {
+    std::vector<read_cell_view> cells;
+    REQUIRE(m.read_row_views(s, "r", read_options{}, 100, cells));
+    for (const auto& c : cells)
+      if (c.qualifier == q) return c.value;
+    FAIL("no cell " << q);
+    return std::string_view{};
+  };
+  const char* block = value_of("q").data();
+  const auto bytes = m.stats().bytes;
+  REQUIRE(m.apply(s, put("r").add("a", "q", 9, v2), 100).is_ok());
+  CHECK(value_of("q") == v2);
+  CHECK(value_of("q").data() == block);  // overwritten where it was
+  CHECK(m.stats().bytes == bytes);
+  CHECK(value_of("p") == v1);
+  REQUIRE(m.apply(s, put("r").add("a", "q", 10, v3), 100).is_ok());  // another size: a new block
+  CHECK(value_of("q") == v3);
+  CHECK(m.stats().bytes == bytes + 1);
+}
+
 TEST_CASE("a family of one version: a put in place is undone with its unit", "[memtable]") {
   memory_pool pool;
   memtable m(&pool);

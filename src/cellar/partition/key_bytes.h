@@ -58,6 +58,20 @@ class basic_key_bytes {
   }
   ~basic_key_bytes() { release(); }
 
+  // Takes o's bytes, as a move assignment does, except that when both hold the same number
+  // of bytes on the heap, o's are copied into this one's block, which stays where it is:
+  // a cell overwritten with a value of its own size keeps its place in memory (the values
+  // of a row loaded together stay together; a read of the row does not chase new blocks).
+  // o is left empty either way.
+  void take(basic_key_bytes&& o) noexcept {
+    if (size_ == o.size_ && size_ > N && this != &o) {
+      std::memcpy(out(), o.out(), size_);
+      o.release();
+      return;
+    }
+    *this = std::move(o);
+  }
+
   void swap(basic_key_bytes& o) noexcept {
     std::swap(size_, o.size_);
     char t[N];

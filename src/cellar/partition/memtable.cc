@@ -207,7 +207,8 @@ bool memtable::replace_sole_version(const family_schema& f, family_map& m, const
   }
   account(cell_charge(key.row.size(), key.qualifier.size(), v.value.size()) -
           cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
-  it.value() = std::move(v);
+  it.value().value.take(std::move(v.value));  // same size: the old block keeps its place
+  it.value().expires_at = v.expires_at;
   family_map::retime(it, key.ts);
   return true;
 }
