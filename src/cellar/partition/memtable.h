@@ -185,8 +185,9 @@ class memtable {
   // A put to a family that keeps one version (MaxVersions 1), of a column whose only cell
   // is older than `key`: the end state of write_cell plus trim_column (the new cell alone),
   // reached by giving the old cell the new timestamp and value in place, with the same
-  // change records (the new cell put, the old one erased) and undo. Returns false, having
-  // changed nothing, when those conditions do not hold.
+  // change records (the new cell put, the old one erased) and undo; a value of the old
+  // one's size is copied into its heap block (short_bytes::take), and `v` is left without
+  // its value. Returns false, having changed nothing, when those conditions do not hold.
   bool replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
                             std::int64_t now);
   // Writes the cell; returns where it is now.
