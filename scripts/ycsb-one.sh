@@ -3,8 +3,15 @@
 # per operation. For A/B comparisons of server builds (alternate the binaries, compare
 # medians); scripts/bench-ycsb.sh makes the recorded side-by-side table.
 #
-#   scripts/ycsb-one.sh cellar|redis "WORKLOAD DEPTH SECONDS" ...
+#   scripts/ycsb-one.sh cellar|redis "WORKLOAD DEPTH SECONDS [LOAD GENERATOR FLAGS]" ...
 #   e.g. scripts/ycsb-one.sh cellar "c 16 8" "a 16 20" "c 16 8"
+#        scripts/ycsb-one.sh redis "c 1 5 --io-uring true" "c 1 5 --io-uring false"
+#
+# A run's own load generator flags follow its seconds: alternating them against the one
+# server is an A/B of the client (the load generator's ways of I/O, `--io-uring`, above).
+# E, then A, then E again shows how much updates slow the scans after them:
+#   SERVER_CPU=1 CLIENT_CPU=0 THREADS=1 IN_MEMORY=1 SERVER_ARGS="--event-loops 1 --worker-threads 1" \
+#     scripts/ycsb-one.sh cellar "e 1 6" "a 16 12" "e 1 6"
 #
 # Environment: SERVER (cellar-server binary, default build/src/tools/cellar-server),
 # SERVER_ARGS (extra cellar-server flags), LOADGEN_ARGS (extra load generator flags, e.g.
@@ -15,7 +22,7 @@
 # (load generator threads, default 2), SYSCALLS=1 (count the server's system calls per
 # operation with perf stat). 100k records, 50 connections, cellar table range:8, as the
 # bench script. Prints one line per run:
-#   <workload> d<depth> ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=... [sys/op=...]
+#   <workload> d<depth> [flags] ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=... [sys/op=...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${1:?usage: ycsb-one.sh cellar|redis "wl depth seconds" ...}
@@ -53,20 +60,20 @@ common=(--target $lg_target --port "$port" --connections 50 --threads "${THREADS
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, in clock ticks
 hz=$(getconf CLK_TCK)
 for spec in "$@"; do
-  read -r wl depth secs <<<"$spec"
+  read -r wl depth secs flags <<<"$spec"
   s0=$(cpu_of "$pid")
   perf=()
   [ "${SYSCALLS:-0}" = 1 ] && perf=(perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$work/perf.txt" --)
   "${perf[@]}" /usr/bin/time -f "%U %S" -o "$work/lg.time" \
     "${pin_client[@]}" "$LOADGEN" "${common[@]}" --workload "$wl" --phase run --depth "$depth" --duration "$secs" \
-    --json "$work/run.json" >/dev/null
+    ${flags:-} --json "$work/run.json" >/dev/null
   s1=$(cpu_of "$pid")
   read -r ops p99 _ <<<"$("$LOADGEN" summary "$work/run.json")"
   read -r lu ls < <(tail -n 1 "$work/lg.time")
   calls=""
   [ "${SYSCALLS:-0}" = 1 ] && calls=$(awk -F, '/sys_enter/ {print $1}' "$work/perf.txt")
   rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
-  awk -v rss="$rss_kb" -v wl="$wl" -v d="$depth" -v ops="$ops" -v p99="$p99" -v s0="$s0" -v s1="$s1" -v hz="$hz" \
+  awk -v rss="$rss_kb" -v wl="$wl" -v d="$depth${flags:+ $flags}" -v ops="$ops" -v p99="$p99" -v s0="$s0" -v s1="$s1" -v hz="$hz" \
       -v secs="$secs" -v lu="$lu" -v ls="$ls" -v calls="$calls" 'BEGIN {
     n = ops * secs
     printf "%s d%s ops/s=%.0f p99=%.0fus server_us/op=%.1f loadgen_us/op=%.1f server_rss_mb=%.0f", wl, d, ops, p99,
