@@ -55,9 +55,11 @@ class uring_io {
     io_uring_submit(&r->ring_);
     io_uring_cqe* cqe = nullptr;
     const bool inline_done = io_uring_peek_cqe(&r->ring_, &cqe) == 0 && cqe->res == -EAGAIN;
+    // The probe's completion is consumed here: submit_all counts only the engine's own.
+    if (inline_done) io_uring_cqe_seen(&r->ring_, cqe);
     ::close(sv[0]);
     ::close(sv[1]);
-    return inline_done ? std::move(r) : nullptr;  // (the ring goes with its one completion)
+    return inline_done ? std::move(r) : nullptr;  // (a ring that failed the probe is closed with it)
   }
   ~uring_io() {
     if (open_) io_uring_queue_exit(&ring_);
