@@ -104,13 +104,17 @@ class cellar_frames_engine final : public engine {
       cellar::rpc::append_frame(c->out, m);
       conns_.push_back(std::move(c));
     }
-    // Wait for every login reply.
+    // Wait up to 10 s for every login reply. epoll_wait can end early with EINTR (a signal,
+    // or io_uring task work queued on this thread), which only shortens one wait.
     std::size_t logged_in = 0;
+    const std::int64_t deadline = now_ns() + 10'000'000'000;
     while (logged_in < conns_.size()) {
       flush_all();
+      const std::int64_t left = deadline - now_ns();
+      if (left <= 0) throw std::runtime_error("no login reply from cellar-server within 10 s");
       epoll_event evs[64];
-      const int n = ::epoll_wait(epfd_, evs, 64, 10000);
-      if (n <= 0) throw std::runtime_error("no login reply from cellar-server");
+      const int n = ::epoll_wait(epfd_, evs, 64, static_cast<int>((left + 999999) / 1000000));
+      if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
       for (int e = 0; e < n; ++e)
         read_replies(*static_cast<frame_conn*>(evs[e].data.ptr), [&](cellar::wire::Reply::Reader r) {
           if (r.getError().getCode() != 0)

@@ -4,13 +4,24 @@
 // a token and over TLS.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "cellar/store.h"
 #include "engine.h"
+#include "rpc/frames.h"
 #include "rpc/server.h"
 #include "run_slots.h"
 #include "../rpc/test_certs.h"
@@ -138,4 +149,73 @@ TEST_CASE("the cellar engines log in with a token and speak TLS", "[engines][tls
   other_ca.tls_ca = certs.other_ca;
   CHECK_THROWS_WITH(protocol == "capnp" ? make_cellar_rpc_engine(other_ca) : make_cellar_frames_engine(other_ca),
                     Catch::Contains("not trusted"));
+}
+
+namespace {
+void on_usr2(int) {}
+}  // namespace
+
+// A signal (or io_uring task work, which ends epoll_wait the same way) while the frames
+// engine waits for its login replies must not fail the connection: a server that answers
+// 300 ms late, while the client thread gets SIGUSR2 every 5 ms, still logs it in.
+TEST_CASE("the frames engine waits out interruptions for its login reply", "[engines]") {
+  struct sigaction sa{};
+  sa.sa_handler = on_usr2;  // a handler, so the signal interrupts (epoll_wait never restarts)
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old{};
+  REQUIRE(::sigaction(SIGUSR2, &sa, &old) == 0);
+
+  const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(lfd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(lfd, 4) == 0);
+  REQUIRE(::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+
+  constexpr int connections = 2;
+  std::thread server([lfd] {
+    std::vector<int> fds;
+    for (int i = 0; i < connections; ++i) fds.push_back(::accept(lfd, nullptr, nullptr));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int fd : fds) {
+      std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + sizeof cellar::rpc::frame_magic);
+      capnp::MallocMessageBuilder m;
+      m.initRoot<cellar::wire::Reply>().setId(0);
+      cellar::rpc::append_frame(out, m);
+      (void)::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int fd : fds) ::close(fd);
+  });
+  std::atomic<bool> stop{false};
+  const pthread_t me = ::pthread_self();
+  std::thread signaller([&] {
+    while (!stop.load()) {
+      ::pthread_kill(me, SIGUSR2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+
+  target_options o;
+  o.target = "cellar-rpc";
+  o.protocol = "frames";
+  o.port = ntohs(a.sin_port);
+  o.connections = connections;
+  o.io_uring = false;
+  std::string error;
+  try {
+    auto e = make_cellar_frames_engine(o);
+  } catch (const std::exception& ex) {
+    error = ex.what();
+  }
+  stop = true;
+  signaller.join();
+  server.join();
+  ::close(lfd);
+  ::sigaction(SIGUSR2, &old, nullptr);
+  INFO(error);
+  CHECK(error.empty());
 }
