@@ -91,6 +91,25 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   bool writers_held() const { return write_error_ != nullptr || pending_.size() + writing_.size() > max_pending_; }
   // Queues bytes that are not a message (a protocol's greeting), written as messages are.
   kj::Promise<void> write_raw(kj::ArrayPtr<const unsigned char> bytes);
+  // Queues bytes that `fill` writes straight into the queue, saving write_raw's copy:
+  // fill(std::vector<unsigned char>& out) appends whole frames to `out` and returns true,
+  // or appends nothing and returns false. Returns what fill returned (true, without
+  // calling it, when the stream has failed); `written` is then what write_raw would have
+  // returned.
+  template <class Fill>
+  bool write_appended(Fill&& fill, kj::Promise<void>& written) {
+    KJ_IF_MAYBE(e, write_error_) {
+      written = kj::cp(*e);
+      return true;
+    }
+    if (!room_for_more()) {
+      written = kj::cp(KJ_ASSERT_NONNULL(write_error_));
+      return true;
+    }
+    if (!fill(pending_)) return false;
+    written = after_append();
+    return true;
+  }
 
   // Bounds the bytes queued and not yet taken by the socket (a peer that does not read):
   // a write that finds `max_unsent` bytes or more queued fails, every later one too;

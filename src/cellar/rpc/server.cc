@@ -222,12 +222,11 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     } ctx{this, id, g.row};
     auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
       auto& c = *static_cast<context*>(arg);
-      auto& bytes = c.self->reply_bytes_;
-      bytes.clear();
-      if (append_get_reply(bytes, c.id, c.row, exists, cells)) {
-        c.self->backpressure_ = c.self->messages_.write_raw(kj::arrayPtr(bytes.data(), bytes.size()));
+      // Built straight into the stream's queue when the reply has the common shape.
+      if (c.self->messages_.write_appended(
+              [&](std::vector<unsigned char>& out) { return append_get_reply(out, c.id, c.row, exists, cells); },
+              c.self->backpressure_))
         return;
-      }
       c.self->send(16 + get_views_words(c.row, cells), [&](wire::Reply::Builder out) {
         out.setId(c.id);
         to_wire(status::ok(), out.initError());
@@ -326,7 +325,6 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   detail::batch_request put_req_{0, {batch_op{put{}}}};  // put_in_place's put, kept for the next
   detail::batch_reply put_reply_;                        // and its result
   plain_ok_reply ok_reply_;                    // a put's reply, copied
-  std::vector<unsigned char> reply_bytes_;     // a get's reply, written (append_get_reply)
   bool logged_in_ = false;
   kj::Promise<void> backpressure_ = kj::READY_NOW;
   kj::TaskSet tasks_;  // requests waiting at partition actors
