@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -234,7 +235,9 @@ std::string record_session(std::uint16_t server_port, const std::function<void(c
     while (client_open || server_open) {
       pollfd p[2] = {{c, static_cast<short>(client_open ? POLLIN : 0), 0},
                      {s, static_cast<short>(server_open ? POLLIN : 0), 0}};
-      if (::poll(p, 2, 10000) <= 0) break;
+      const int ready = ::poll(p, 2, 10000);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) break;
       if (p[0].revents) {
         const ssize_t n = ::recv(c, buf, sizeof buf, 0);
         if (n <= 0) {
