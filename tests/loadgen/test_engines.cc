@@ -9,14 +9,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cellar/store.h"
@@ -173,12 +174,15 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
   socklen_t len = sizeof a;
   REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   REQUIRE(::listen(lfd, 4) == 0);
+  const timeval accept_timeout{10, 0};  // accept gives up after 10 s if the engine never connects
+  REQUIRE(::setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &accept_timeout, sizeof accept_timeout) == 0);
   REQUIRE(::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
 
   constexpr int connections = 2;
   std::thread server([lfd] {
     std::vector<int> fds;
-    for (int i = 0; i < connections; ++i) fds.push_back(::accept(lfd, nullptr, nullptr));
+    for (int i = 0; i < connections; ++i)
+      if (const int fd = ::accept(lfd, nullptr, nullptr); fd >= 0) fds.push_back(fd);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     for (int fd : fds) {
       std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + sizeof cellar::rpc::frame_magic);
