@@ -163,22 +163,26 @@ status ts_unsupported(const std::string& what) {
   return {code::unsupported, what + " is not supported on a time-series family (OBKV time-series model)"};
 }
 
-// Families a read touches: the selection, or every family of the table.
-std::vector<std::string> read_families(const table_schema& schema, const read_options& o) {
-  std::vector<std::string> out;
-  if (o.columns.empty())
-    for (const auto& f : schema.families) out.push_back(f.desc.name);
-  else
-    for (const auto& fc : o.columns.families) out.push_back(fc.family);
-  return out;
-}
+// The families a read touches (the selection, or every family of the table): how many,
+// and whether one is a time-series family. Copies nothing: every get is checked here.
+struct read_families {
+  std::size_t count = 0;
+  bool ts = false;
+  read_families(const table_schema& schema, const read_options& o) {
+    if (o.columns.empty()) {
+      count = schema.families.size();
+      for (const auto& f : schema.families) ts = ts || f.desc.kind == family_kind::time_series;
+    } else {
+      count = o.columns.families.size();
+      for (const auto& fc : o.columns.families) ts = ts || is_ts(schema, fc.family);
+    }
+  }
+};
 
 status check_ts_read(const table_schema& schema, const read_options& o) {
-  auto fams = read_families(schema, o);
-  bool ts = false;
-  for (const auto& f : fams) ts = ts || is_ts(schema, f);
-  if (!ts) return status::ok();
-  if (fams.size() > 1) return ts_unsupported("a read of several families");
+  const read_families fams(schema, o);
+  if (!fams.ts) return status::ok();
+  if (fams.count > 1) return ts_unsupported("a read of several families");
   if (o.max_per_family >= 0) return ts_unsupported("max results per column family");
   if (o.offset_per_family > 0) return ts_unsupported("row offset per column family");
   if (o.filter) return ts_unsupported("a filter");
@@ -191,10 +195,7 @@ status check_ts(const table_schema& schema, const batch_op& op) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, get>) {
           if (auto s = check_ts_read(schema, o.options); !s) return s;
-          if (o.exists_only_) {
-            for (const auto& f : read_families(schema, o.options))
-              if (is_ts(schema, f)) return ts_unsupported("an existence check");
-          }
+          if (o.exists_only_ && read_families(schema, o.options).ts) return ts_unsupported("an existence check");
           return status::ok();
         } else if constexpr (std::is_same_v<T, put>) {
           bool ts = false;
@@ -267,9 +268,7 @@ status validate(const table_schema& schema, const scan& s) {
   if (s.batch_ == 0 || s.batch_ < -1) return {code::invalid_argument, "batch must be at least 1 cell"};
   if (s.limit_ < -1) return {code::invalid_argument, "limit must be >= 0"};
   CELLAR_TRY(check_read(schema, s.options));
-  bool ts = false;
-  for (const auto& f : read_families(schema, s.options)) ts = ts || is_ts(schema, f);
-  if (ts) {
+  if (read_families(schema, s.options).ts) {
     CELLAR_TRY(check_ts_read(schema, s.options));
     if (s.reversed_) return ts_unsupported("a reversed scan");
     if (s.limit_ >= 0) return ts_unsupported("a scan limit");
