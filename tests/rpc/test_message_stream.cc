@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cellar.capnp.h"
+#include "rpc/frames.h"
 #include "rpc/message_stream.h"
 
 using cellar::rpc::buffered_message_stream;
@@ -183,4 +184,69 @@ TEST_CASE("writers wait once more than max_pending bytes are queued", "[rpc]") {
   check(*reader.readMessage().wait(io.waitScope), 5, 4000);
   second.wait(io.waitScope);
   first.wait(io.waitScope);
+}
+
+// queue(): the frames session's writes. Under the bound a write leaves the caller's promise
+// as it is (none made); over it the promise waits until the queue drains; a fill that
+// declines appends nothing; a failed stream hands its error over and calls no fill.
+TEST_CASE("queue() makes a promise only when writers must wait", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  auto pipe = kj::newTwoWayPipe();
+  buffered_message_stream writer(*pipe.ends[0], 64 * 1024, 1024);
+  buffered_message_stream reader(*pipe.ends[1]);
+  auto frame_of = [](int tag, std::size_t words) {
+    capnp::MallocMessageBuilder b;
+    fill(b, tag, words);
+    std::vector<unsigned char> out;
+    cellar::rpc::append_segments(out, b.getSegmentsForOutput());
+    return out;
+  };
+  const auto small = frame_of(4, 10), big = frame_of(5, 4000);
+  auto append = [](const std::vector<unsigned char>& bytes) {
+    return [&bytes](std::vector<unsigned char>& out) {
+      out.insert(out.end(), bytes.begin(), bytes.end());
+      return true;
+    };
+  };
+  kj::Maybe<kj::Promise<void>> held;
+  CHECK(writer.queue(append(small), held));
+  CHECK(held == nullptr);  // under the limit: nothing to wait for
+  CHECK_FALSE(writer.queue([](std::vector<unsigned char>&) { return false; }, held));
+  CHECK(held == nullptr);
+  CHECK(writer.queue(append(big), held));
+  KJ_IF_MAYBE(p, held) {
+    CHECK_FALSE(p->poll(io.waitScope));  // over it: held until the queue drains
+  } else {
+    FAIL("a write over the bound made no promise");
+  }
+  CHECK_FALSE(writer.when_room().poll(io.waitScope));
+  check(*reader.readMessage().wait(io.waitScope), 4, 10);
+  check(*reader.readMessage().wait(io.waitScope), 5, 4000);
+  KJ_ASSERT_NONNULL(held).wait(io.waitScope);
+  writer.when_room().wait(io.waitScope);
+}
+
+TEST_CASE("queue() on a failed stream hands over its error and writes nothing", "[rpc]") {
+  auto io = kj::setupAsyncIo();
+  auto pipe = kj::newTwoWayPipe();
+  buffered_message_stream writer(*pipe.ends[0], 64 * 1024, 1 << 20);
+  auto overflow = writer.when_unsent_exceeds(1, [](std::uint64_t) {});  // any queued byte is too many
+  kj::Maybe<kj::Promise<void>> held;
+  const std::vector<unsigned char> frame(64, 0);
+  auto append = [&frame](std::vector<unsigned char>& out) {
+    out.insert(out.end(), frame.begin(), frame.end());
+    return true;
+  };
+  CHECK(writer.queue(append, held));  // queued: nothing was queued before it
+  bool called = false;
+  CHECK(writer.queue(
+      [&](std::vector<unsigned char>& out) {
+        called = true;
+        return append(out);
+      },
+      held));
+  CHECK_FALSE(called);
+  REQUIRE(held != nullptr);
+  CHECK_THROWS(KJ_ASSERT_NONNULL(held).wait(io.waitScope));
+  CHECK_THROWS(writer.when_room().wait(io.waitScope));
 }

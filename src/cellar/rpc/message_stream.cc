@@ -178,7 +178,7 @@ void buffered_message_stream::append(kj::ArrayPtr<const kj::ArrayPtr<const capnp
   append_segments(pending_, segments);
 }
 
-kj::Promise<void> buffered_message_stream::after_append() {
+void buffered_message_stream::schedule_flush() {
   if (!flush_scheduled_ && ring_ != nullptr) {
     flush_scheduled_ = true;
     ring_->queue(*this);
@@ -189,10 +189,25 @@ kj::Promise<void> buffered_message_stream::after_append() {
       start_write();
     }));
   }
-  if (pending_.size() + writing_.size() <= max_pending_) return kj::READY_NOW;
+}
+
+kj::Maybe<kj::Promise<void>> buffered_message_stream::wait_for_room() {
+  if (pending_.size() + writing_.size() <= max_pending_) return nullptr;
   auto paf = kj::newPromiseAndFulfiller<void>();
   waiting_.push_back(kj::mv(paf.fulfiller));
   return kj::mv(paf.promise);
+}
+
+kj::Promise<void> buffered_message_stream::after_append() {
+  schedule_flush();
+  KJ_IF_MAYBE(p, wait_for_room()) { return kj::mv(*p); }
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> buffered_message_stream::when_room() {
+  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  KJ_IF_MAYBE(p, wait_for_room()) { return kj::mv(*p); }
+  return kj::READY_NOW;
 }
 
 kj::Promise<void> buffered_message_stream::writeMessage(kj::ArrayPtr<const int> fds,
@@ -201,13 +216,6 @@ kj::Promise<void> buffered_message_stream::writeMessage(kj::ArrayPtr<const int> 
   KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
   if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
   append(segments);
-  return after_append();
-}
-
-kj::Promise<void> buffered_message_stream::write_raw(kj::ArrayPtr<const unsigned char> bytes) {
-  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
-  if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
-  pending_.insert(pending_.end(), bytes.begin(), bytes.end());
   return after_append();
 }
 

@@ -89,27 +89,31 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // The error that failed the stream's writes, if one did.
   const kj::Maybe<kj::Exception>& write_error() const { return write_error_; }
   bool writers_held() const { return write_error_ != nullptr || pending_.size() + writing_.size() > max_pending_; }
-  // Queues bytes that are not a message (a protocol's greeting), written as messages are.
-  kj::Promise<void> write_raw(kj::ArrayPtr<const unsigned char> bytes);
-  // Queues bytes that `fill` writes straight into the queue, saving write_raw's copy:
-  // fill(std::vector<unsigned char>& out) appends whole frames to `out` and returns true,
-  // or appends nothing and returns false. Returns what fill returned (true, without
-  // calling it, when the stream has failed); `written` is then what write_raw would have
-  // returned.
+  // Queues bytes in place, for a caller that writes its own frames (the frames session):
+  // fill(std::vector<unsigned char>& out) appends whole frames to `out`, the queue itself,
+  // and returns true, or appends nothing and returns false. Returns what fill returned
+  // (true, without calling it, when the stream has failed). `held` becomes the stream's
+  // error when it has failed, and a promise that resolves once there is room when the
+  // queue is over its bound; otherwise it is left as it is. So a write that finds room
+  // makes no promise: a ready one was a heap node for every reply.
   template <class Fill>
-  bool write_appended(Fill&& fill, kj::Promise<void>& written) {
+  bool queue(Fill&& fill, kj::Maybe<kj::Promise<void>>& held) {
     KJ_IF_MAYBE(e, write_error_) {
-      written = kj::cp(*e);
+      held = kj::Promise<void>(kj::cp(*e));
       return true;
     }
     if (!room_for_more()) {
-      written = kj::cp(KJ_ASSERT_NONNULL(write_error_));
+      held = kj::Promise<void>(kj::cp(KJ_ASSERT_NONNULL(write_error_)));
       return true;
     }
     if (!fill(pending_)) return false;
-    written = after_append();
+    schedule_flush();
+    KJ_IF_MAYBE(p, wait_for_room()) { held = kj::mv(*p); }
     return true;
   }
+  // Resolves once the queue is within its bound (at once if it is); rejects if the stream
+  // has failed.
+  kj::Promise<void> when_room();
 
   // Bounds the bytes queued and not yet taken by the socket (a peer that does not read):
   // a write that finds `max_unsent` bytes or more queued fails, every later one too;
@@ -153,6 +157,10 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> read_more(capnp::ReaderOptions options);
   void append(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
   kj::Promise<void> after_append();
+  // The flush of what is queued, at the end of this loop turn (through the ring if any).
+  void schedule_flush();
+  // A promise of room when the queue is over its bound (writers wait on it), else null.
+  kj::Maybe<kj::Promise<void>> wait_for_room();
   // Moves what is pending to the write in progress; false when there is nothing to write
   // now (a write is in progress, nothing is pending, or the stream has failed).
   bool take_pending();

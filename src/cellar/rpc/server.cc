@@ -62,7 +62,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     std::memset(scratch_.begin(), 0, scratch_.size() * sizeof(capnp::word));
     // The same eight bytes back, before any reply: a client that gets anything else (an
     // RPC-only server answers with an Abort message) knows frames are not spoken here.
-    backpressure_ = messages_.write_raw(kj::arrayPtr(frame_magic, sizeof frame_magic));
+    write_bytes(kj::arrayPtr(frame_magic, sizeof frame_magic));
   }
 
   // Resolves once the client has closed its side and every reply is written.
@@ -99,11 +99,9 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         handle_buffered();
         if (messages_.writers_held()) {
           KJ_IF_MAYBE(e, messages_.write_error()) { return kj::cp(*e); }
-          auto written = kj::mv(backpressure_);
-          backpressure_ = kj::READY_NOW;
-          return written.then([this] { return serve_direct(); });
+          return take_backpressure().then([this] { return serve_direct(); });
         }
-        backpressure_ = kj::READY_NOW;
+        backpressure_ = nullptr;
         got = messages_.read_now();
       }
       switch (got) {
@@ -125,9 +123,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // Any stream (TLS): the same steps through the stream's promises.
   kj::Promise<void> serve_buffered() {
     handle_buffered();
-    auto written = kj::mv(backpressure_);
-    backpressure_ = kj::READY_NOW;
-    return written.then([this] { return messages_.read_some(); }).then([this](bool more) -> kj::Promise<void> {
+    return take_backpressure().then([this] { return messages_.read_some(); }).then([this](bool more) -> kj::Promise<void> {
       if (more) return serve_buffered();
       return tasks_.onEmpty().then([this] { return messages_.end(); });
     });
@@ -223,7 +219,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
       auto& c = *static_cast<context*>(arg);
       // Built straight into the stream's queue when the reply has the common shape.
-      if (c.self->messages_.write_appended(
+      if (c.self->messages_.queue(
               [&](std::vector<unsigned char>& out) { return append_get_reply(out, c.id, c.row, exists, cells); },
               c.self->backpressure_))
         return;
@@ -276,12 +272,33 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   void send_batch_reply(std::uint64_t id, const status& s, const std::vector<op_result>& r) {
     if (ok_reply_.enabled() && plain_ok_reply::fits(s, r)) {
       const auto& bytes = ok_reply_.bytes(id);
-      backpressure_ = messages_.write_raw(kj::arrayPtr(bytes.data(), bytes.size()));
+      write_bytes(kj::arrayPtr(bytes.data(), bytes.size()));
       return;
     }
     std::uint64_t words = 16;
     for (const auto& x : r) words += wire_words(x);
     send(words, [&](wire::Reply::Builder out) { fill_batch_reply(out, id, s, r); });
+  }
+
+  // Queues bytes that are whole frames (or the greeting).
+  void write_bytes(kj::ArrayPtr<const unsigned char> bytes) {
+    messages_.queue(
+        [&](std::vector<unsigned char>& out) {
+          out.insert(out.end(), bytes.begin(), bytes.end());
+          return true;
+        },
+        backpressure_);
+  }
+
+  // What the next read waits for: the promise a write left (room in the queue, or the
+  // stream's error), else room now.
+  kj::Promise<void> take_backpressure() {
+    KJ_IF_MAYBE(p, backpressure_) {
+      auto written = kj::mv(*p);
+      backpressure_ = nullptr;
+      return written;
+    }
+    return messages_.when_room();
   }
 
   static status not_logged_in() { return {code::permission_denied, "log in first: the first request must be login"}; }
@@ -299,7 +316,13 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   void send(std::uint64_t words, Fill fill) {
     auto queue = [&](capnp::MallocMessageBuilder& b) {
       fill(b.initRoot<wire::Reply>());
-      backpressure_ = messages_.writeMessage(nullptr, b.getSegmentsForOutput());
+      const auto segments = b.getSegmentsForOutput();
+      messages_.queue(
+          [&](std::vector<unsigned char>& out) {
+            append_segments(out, segments);
+            return true;
+          },
+          backpressure_);
     };
     if (words + 8 <= scratch_.size()) {
       capnp::MallocMessageBuilder b(scratch_);  // zeroes what it used when it goes
@@ -326,7 +349,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   detail::batch_reply put_reply_;                        // and its result
   plain_ok_reply ok_reply_;                    // a put's reply, copied
   bool logged_in_ = false;
-  kj::Promise<void> backpressure_ = kj::READY_NOW;
+  // Set by a write that found the queue over its bound or the stream failed (null: none).
+  kj::Maybe<kj::Promise<void>> backpressure_;
   kj::TaskSet tasks_;  // requests waiting at partition actors
 };
 
