@@ -73,17 +73,19 @@ struct family_reader {
   Out& out;
   std::int64_t family_seen = 0;  // cells passing versions, counted for offset/limit
   std::int64_t family_emitted = 0;
+  // Versions per column: those the family keeps visible (MaxVersions), and those the read
+  // takes of them. Time-series families return every version in range unless the read
+  // asked for a number of versions (OBKV TS3 returns them all without setMaxVersions).
+  // Set once per row and family: a row of one-version columns reads a column per cell.
+  const std::uint32_t cap = family_cap(fam.desc);
+  const std::uint32_t want =
+      fam.desc.kind == family_kind::time_series && !o.max_versions_given ? cap : std::min(o.max_versions, cap);
 
   bool limit_reached() const { return o.max_per_family >= 0 && family_emitted >= o.max_per_family; }
 
   // Reads the column run starting at `it`; returns the iterator past the run.
   cell_it column(cell_it it, cell_it end) {
     const std::string_view q = it->first.qualifier.view();
-    const std::uint32_t cap = family_cap(fam.desc);
-    // Time-series families return every version in range unless the read asked for a
-    // number of versions (OBKV TS3 returns them all without setMaxVersions).
-    const bool all = fam.desc.kind == family_kind::time_series && !o.max_versions_given;
-    const std::uint32_t want = all ? cap : std::min(o.max_versions, cap);
     std::uint32_t rank = 0, taken = 0;
     // The run's first cell is of the column by definition; the others are compared inline
     // (std::string_view's == was an out-of-line call per cell here).
@@ -138,11 +140,6 @@ struct family_reader {
 
 std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t value) {
   return cell_overhead + static_cast<std::int64_t>(row + qualifier + value);
-}
-
-bool expired(const family_descriptor& f, std::int64_t ts, const cell_value& v, std::int64_t now) {
-  if (f.ttl_seconds > 0 && ts < now - f.ttl_seconds * 1000) return true;
-  return now > v.expires_at;
 }
 
 memtable::memtable(memory_pool* pool) : account_(pool) {}

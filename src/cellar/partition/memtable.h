@@ -251,7 +251,11 @@ class memtable {
 // Bytes a cell is charged in the memory counter.
 std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t value);
 
-// Whether a cell is past its family TTL (R19) or its cell TTL (R20).
-bool expired(const family_descriptor& f, std::int64_t ts, const cell_value& v, std::int64_t now);
+// Whether a cell is past its family TTL (R19) or its cell TTL (R20). Inline: every cell a
+// read returns is checked.
+inline bool expired(const family_descriptor& f, std::int64_t ts, const cell_value& v, std::int64_t now) {
+  if (f.ttl_seconds > 0 && ts < now - f.ttl_seconds * 1000) return true;
+  return now > v.expires_at;
+}
 
 }  // namespace cellar::detail
