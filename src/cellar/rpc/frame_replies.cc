@@ -119,6 +119,7 @@ class segment {
   // Room for `words` words, counted by the caller from what it will write.
   segment(std::vector<unsigned char>& out, std::size_t words) : out_(out), base_(out.size() + 8), words_(words) {
     out_.resize(base_ + words * 8, 0);  // the frame's segment table first, written by done()
+    words_at_ = out_.data() + base_;
   }
   std::size_t allocate(std::size_t words) {
     KJ_REQUIRE(next_ + words <= words_, "a reply's words were miscounted", next_, words, words_);
@@ -126,12 +127,12 @@ class segment {
     next_ += words;
     return at;
   }
-  void set(std::size_t word, std::uint64_t v) { std::memcpy(out_.data() + base_ + word * 8, &v, 8); }
+  void set(std::size_t word, std::uint64_t v) { std::memcpy(words_at_ + word * 8, &v, 8); }
   // A byte blob (Text with its NUL when `nul`) in words of its own, pointed to from `from`.
   void blob(std::size_t from, std::string_view bytes, bool nul) {
     const auto n = bytes.size() + (nul ? 1 : 0);
     const auto at = allocate(words_for(n));
-    copy_bytes(out_.data() + base_ + at * 8, bytes.data(), bytes.size());
+    copy_bytes(words_at_ + at * 8, bytes.data(), bytes.size());
     set(from, list_pointer(from, at, byte_elements, static_cast<std::uint32_t>(n)));
   }
   // An Error struct {code, name, message} pointed to from `from`.
@@ -144,13 +145,16 @@ class segment {
   }
   void done() {
     const std::uint32_t head[2] = {0, static_cast<std::uint32_t>(next_)};
-    std::memcpy(out_.data() + base_ - 8, head, 8);
+    std::memcpy(words_at_ - 8, head, 8);
     out_.resize(base_ + next_ * 8);
   }
 
  private:
   std::vector<unsigned char>& out_;
   std::size_t base_;
+  // The segment's first word in out_, which does not move until done(): kept here, not
+  // read from the vector after every byte written (a store of bytes may alias the vector).
+  unsigned char* words_at_ = nullptr;
   std::size_t words_;
   std::size_t next_ = 0;
 };
