@@ -200,8 +200,7 @@ kj::Maybe<kj::Promise<void>> buffered_message_stream::wait_for_room() {
 
 kj::Promise<void> buffered_message_stream::after_append() {
   schedule_flush();
-  KJ_IF_MAYBE(p, wait_for_room()) { return kj::mv(*p); }
-  return kj::READY_NOW;
+  return when_room();
 }
 
 kj::Promise<void> buffered_message_stream::when_room() {

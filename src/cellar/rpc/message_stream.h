@@ -98,11 +98,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // makes no promise: a ready one was a heap node for every reply.
   template <class Fill>
   bool queue(Fill&& fill, kj::Maybe<kj::Promise<void>>& held) {
-    KJ_IF_MAYBE(e, write_error_) {
-      held = kj::Promise<void>(kj::cp(*e));
-      return true;
-    }
-    if (!room_for_more()) {
+    if (write_error_ != nullptr || !room_for_more()) {  // room_for_more() sets the error
       held = kj::Promise<void>(kj::cp(KJ_ASSERT_NONNULL(write_error_)));
       return true;
     }
