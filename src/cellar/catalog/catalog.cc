@@ -1,12 +1,21 @@
 #include "catalog/catalog.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "persist/codec.h"
 
 namespace cellar::detail {
 
 const family_schema* table_schema::find(std::string_view family) const {
+  // Most tables have a few families: a scan that compares lengths first costs one memcmp
+  // (every put and delete names its families, and is checked then applied by name).
+  if (families.size() <= 8) {
+    for (const auto& f : families)
+      if (f.desc.name.size() == family.size() && std::memcmp(f.desc.name.data(), family.data(), family.size()) == 0)
+        return &f;
+    return nullptr;
+  }
   auto it = std::lower_bound(families.begin(), families.end(), family,
                              [](const family_schema& f, std::string_view n) { return f.desc.name < n; });
   if (it == families.end() || it->desc.name != family) return nullptr;

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include <absl/container/inlined_vector.h>
+
 #include "persist/codec.h"
 
 namespace cellar::detail {
@@ -595,13 +597,18 @@ status memtable::apply(const table_schema& schema, const put& p, std::int64_t no
   std::int64_t charge = 0;
   for (const auto& e : p.entries) charge += cell_charge(p.row.size(), e.qualifier.size(), e.value.size());
   if (auto s = reserve(charge); !s) return s;
-  for (const auto& e : p.entries) {  // check every family before the first write
-    const family_schema* f = schema.find(e.family);
-    if (f == nullptr || dropped(f->id)) return {code::family_not_found, "family '" + e.family + "' not found"};
-  }
-  const std::int64_t put_ts = p.timestamp == latest_timestamp ? now : p.timestamp;
+  // Every family is found, and checked, before the first write; found once.
+  absl::InlinedVector<const family_schema*, 16> families;
+  families.reserve(p.entries.size());
   for (const auto& e : p.entries) {
     const family_schema* f = schema.find(e.family);
+    if (f == nullptr || dropped(f->id)) return {code::family_not_found, "family '" + e.family + "' not found"};
+    families.push_back(f);
+  }
+  const std::int64_t put_ts = p.timestamp == latest_timestamp ? now : p.timestamp;
+  for (std::size_t i = 0; i < p.entries.size(); ++i) {
+    const auto& e = p.entries[i];
+    const family_schema* f = families[i];
     const std::int64_t ts = e.timestamp == latest_timestamp ? put_ts : e.timestamp;
     cell_value v{e.value, p.ttl_ms_ ? sat_add(ts, *p.ttl_ms_) : latest_timestamp};
     auto& m = ensure(f->id);
