@@ -430,6 +430,63 @@ TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
   CHECK(res.getResults()[0].getRow().getCells().size() == 1);
 }
 
+// The server decodes a connection's gets into one reused request, and a get that sends no
+// options (the load generator's) skips decoding them: such a get must read with the
+// defaults, not with the options of the get before it on the connection.
+TEST_CASE("frames: a get without options reads with the defaults after one with options", "[frames]") {
+  served_store s(cellar::partition_spec{}, 0);
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+  REQUIRE(t->put({cellar::put("wide").add("f", "a", 1, "x").add("f", "b", 1, "y").add("f", "b", 2, "z")}));
+  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  auto frame = [&](std::uint64_t id, auto fill) {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(id);
+    fill(req);
+    cellar::rpc::append_frame(out, m);
+  };
+  frame(1, [](cellar::wire::Request::Builder r) { r.setLogin(""); });
+  // id 2: only f:b, every version; id 3: no options at all; id 4: as 2 again.
+  auto narrow = [](cellar::wire::Request::Builder r) {
+    auto b = r.initBatch();
+    b.setTable("t");
+    cellar::rpc::to_wire(cellar::batch_op(cellar::get("wide").column("f", "b").all_versions()), b.initActions(1)[0]);
+  };
+  frame(2, narrow);
+  frame(3, [](cellar::wire::Request::Builder r) {
+    auto b = r.initBatch();
+    b.setTable("t");
+    auto g = b.initActions(1)[0].initGet();
+    g.setRow(capnp::Data::Reader(reinterpret_cast<const kj::byte*>("wide"), 4));
+    REQUIRE(!g.hasOptions());
+  });
+  frame(4, narrow);
+  const auto words = raw_exchange(s, out);
+  // The replies, by id: the qualifiers and values of each one's cells.
+  std::map<std::uint64_t, std::vector<std::string>> got;
+  std::size_t at = 0;
+  while (at < words.size()) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(words.data() + at);
+    const auto n = cellar::rpc::frame_size(bytes, (words.size() - at) * 8, {});
+    REQUIRE(n > 0);
+    REQUIRE(n % 8 == 0);
+    capnp::FlatArrayMessageReader reader(kj::arrayPtr(words.data() + at, n / 8));
+    auto reply = reader.getRoot<cellar::wire::Reply>();
+    REQUIRE(reply.getError().getCode() == 0);
+    auto& cells = got[reply.getId()];
+    if (reply.hasResults())
+      for (auto c : reply.getResults()[0].getRow().getCells())
+        cells.push_back(std::string(reinterpret_cast<const char*>(c.getQualifier().begin()), c.getQualifier().size()) +
+                        "=" + std::string(reinterpret_cast<const char*>(c.getValue().begin()), c.getValue().size()));
+    at += n / 8;
+  }
+  REQUIRE(got.size() == 4);
+  CHECK(got[2] == std::vector<std::string>{"b=z", "b=y"});
+  CHECK(got[3] == std::vector<std::string>{"a=x", "b=z"});  // both columns, the newest version only
+  CHECK(got[4] == std::vector<std::string>{"b=z", "b=y"});
+}
+
 namespace {
 
 // Established TCP connections of this process's network namespace whose remote end is

@@ -463,12 +463,13 @@ void from_wire(wire::Put::Reader r, put& out) {
   out.entries.resize(es.size());
   for (unsigned i = 0; i < es.size(); ++i) {
     auto& e = out.entries[i];
-    auto family = es[i].getFamily();
-    auto qualifier = es[i].getQualifier();
-    auto value = es[i].getValue();
+    const auto w = es[i];  // once: each es[i] checks the list again
+    auto family = w.getFamily();
+    auto qualifier = w.getQualifier();
+    auto value = w.getValue();
     e.family.assign(family.cStr(), family.size());
     e.qualifier.assign(reinterpret_cast<const char*>(qualifier.begin()), qualifier.size());
-    e.timestamp = es[i].getTimestamp();
+    e.timestamp = w.getTimestamp();
     e.value.assign(reinterpret_cast<const char*>(value.begin()), value.size());
   }
   out.ttl_ms_.reset();
@@ -547,7 +548,11 @@ void to_wire(const batch_op& op, wire::Action::Builder b) {
 void from_wire(wire::Get::Reader g, get& out) {
   auto row = g.getRow();
   out.row.assign(reinterpret_cast<const char*>(row.begin()), row.size());
-  out.options = from_wire(g.getOptions());
+  // No options on the wire (most gets): the defaults, which are the schema's defaults.
+  if (g.hasOptions())
+    out.options = from_wire(g.getOptions());
+  else
+    out.options = read_options{};
   out.exists_only_ = g.getExistsOnly();
 }
 
