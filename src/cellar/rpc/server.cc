@@ -71,10 +71,13 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
  private:
   static constexpr std::size_t scratch_words = 1024;  // 8 KB: a reply of a few rows
 
+  // Every request read so far, in order. Their arrival is now: one clock reading serves
+  // them all, and a request's recorded time includes the wait for those before it.
   void handle_buffered() {
+    const auto arrived = metrics::clock::now();
     for (;;) {
       KJ_IF_MAYBE(words, messages_.take_buffered(ro_)) {
-        handle(*words);
+        handle(*words, arrived);
       } else {
         break;
       }
@@ -129,11 +132,10 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     });
   }
 
-  void handle(kj::ArrayPtr<const capnp::word> words) {
+  void handle(kj::ArrayPtr<const capnp::word> words, metrics::clock::time_point t0) {
     capnp::FlatArrayMessageReader reader(words, ro_);
     auto req = reader.getRoot<wire::Request>();
     const std::uint64_t id = req.getId();
-    const auto t0 = metrics::clock::now();
     switch (req.which()) {
       case wire::Request::LOGIN: {
         auto token = req.getLogin();
