@@ -548,7 +548,8 @@ void to_wire(const batch_op& op, wire::Action::Builder b) {
 void from_wire(wire::Get::Reader g, get& out) {
   auto row = g.getRow();
   out.row.assign(reinterpret_cast<const char*>(row.begin()), row.size());
-  // No options on the wire (most gets): the defaults, which are the schema's defaults.
+  // No options on the wire (most gets): read_options{}, whose values are ReadOptions's
+  // defaults in schemas/cellar.capnp.
   if (g.hasOptions())
     out.options = from_wire(g.getOptions());
   else
