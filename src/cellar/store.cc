@@ -42,7 +42,7 @@ store_impl::store_impl(store_options o, const scheduler_tuning& tuning,
   add_partition_protocol(*caf_config);
   if (configure) configure(*caf_config);
   system = std::make_unique<caf::actor_system>(*caf_config);
-  catalog.store(std::make_shared<const catalog_map>());
+  publish_catalog(std::make_shared<const catalog_map>());
 }
 
 store_impl::~store_impl() {
@@ -68,7 +68,7 @@ status store_impl::close() {
       spdlog::error("cellar: final snapshot failed: {}", result.to_string());
     }
   auto cat = catalog.load();
-  catalog.store(std::make_shared<const catalog_map>());
+  publish_catalog(std::make_shared<const catalog_map>());
   for (const auto& [name, rt] : *cat) ask_all<admin_reply>(*system, *rt, [](std::uint32_t) { return stop_request{}; });
   cat.reset();
   {
@@ -93,6 +93,23 @@ runtime_ptr store_impl::lookup(std::string_view table) const {
   auto cat = catalog.load(std::memory_order_acquire);
   auto it = cat->find(table);
   return it == cat->end() ? nullptr : it->second;
+}
+
+const runtime_ptr& store_impl::lookup(std::string_view table, table_lookup_cache& cache) const {
+  // The version first: a catalog published after this load bumps it again, so a cache
+  // filled from that newer catalog under this older number is refilled next time.
+  const auto v = catalog_version.load(std::memory_order_acquire);
+  if (v != cache.version || cache.name != table) {
+    cache.rt = lookup(table);
+    cache.name.assign(table.data(), table.size());
+    cache.version = v;
+  }
+  return cache.rt;
+}
+
+void store_impl::publish_catalog(std::shared_ptr<const catalog_map> next) {
+  catalog.store(std::move(next), std::memory_order_release);
+  catalog_version.fetch_add(1, std::memory_order_acq_rel);
 }
 
 namespace {
@@ -176,19 +193,20 @@ std::vector<std::pair<std::uint32_t, status>> store_impl::not_owned(const table_
   return out;
 }
 
-bool store_impl::read_views(std::string_view table, const batch_op& op, const std::shared_ptr<call_order>& order,
-                            std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg) {
+bool store_impl::read_views(std::string_view table, table_lookup_cache& cache, const batch_op& op,
+                            const std::shared_ptr<call_order>& order, std::vector<read_cell_view>& scratch,
+                            local_partition::views_fn use, void* arg) {
   const get* g = std::get_if<get>(&op);
   if (g == nullptr || g->options.filter || g->exists_only_ || !ready().is_ok()) return false;
-  auto rt = lookup(table);
+  const runtime_ptr& rt = lookup(table, cache);
   if (!rt || rt->schema->disabled || rt->partitions.empty() || !validate(*rt->schema, op).is_ok()) return false;
   return read_views_in_place(context(order, true), *rt, *g, scratch, use, arg);
 }
 
-bool store_impl::write_in_place(std::string_view table, batch_request& req, const std::shared_ptr<call_order>& order,
-                                batch_reply& out) {
+bool store_impl::write_in_place(std::string_view table, table_lookup_cache& cache, batch_request& req,
+                                const std::shared_ptr<call_order>& order, batch_reply& out) {
   if (req.ops.size() != 1 || std::holds_alternative<get>(req.ops[0])) return false;
-  auto rt = lookup(table);
+  const runtime_ptr& rt = lookup(table, cache);
   // run_batch's own checks; a refusal is left to run_batch, which answers it.
   std::vector<op_result> refused;
   if (!admit(*this, rt, table, req.ops, refused)) return false;
@@ -297,7 +315,7 @@ void publish(store_impl& s, const std::string& name, runtime_ptr rt) {
     (*next)[name] = std::move(rt);
   else
     next->erase(name);
-  s.catalog.store(std::move(next), std::memory_order_release);
+  s.publish_catalog(std::move(next));
 }
 
 void sort_families(table_schema& t) {

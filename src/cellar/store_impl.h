@@ -82,6 +82,23 @@ struct pending_purge {
   std::uint32_t family;
 };
 
+
+// One caller's last table lookup (store_impl::lookup), reused while the catalog is
+// unchanged: an event loop serving a read's worth of requests to one table skips the
+// catalog's atomic load, its map search and the reference counting of both. What it holds
+// keeps that table's runtime, and so its partitions, alive: clear() it when the caller
+// goes idle.
+struct table_lookup_cache {
+  static constexpr std::uint64_t none = ~std::uint64_t{0};
+  std::uint64_t version = none;
+  std::string name;
+  runtime_ptr rt;  // nullptr with a version: no such table
+  void clear() {
+    version = none;
+    rt.reset();
+  }
+};
+
 struct store_impl {
   // `tuning`: how idle CAF workers wait (scheduler_tuning.h). `configure` (may be empty)
   // adjusts the actor system's configuration before the system starts (a cluster member
@@ -98,6 +115,12 @@ struct store_impl {
 
   status recover();  // when options.directory is set; before any use
   runtime_ptr lookup(std::string_view table) const;
+  // lookup(), or `cache`'s answer when it is for `table` and the catalog has not changed
+  // since (catalog_version). Not thread-safe: one cache per caller thread.
+  const runtime_ptr& lookup(std::string_view table, table_lookup_cache& cache) const;
+  // Makes `next` the catalog, then bumps catalog_version. Caller holds ddl_mutex (or is
+  // constructing or recovering the store).
+  void publish_catalog(std::shared_ptr<const catalog_map> next);
   std::int64_t now() const { return options.clock(); }
   bool persistent() const { return wt != nullptr; }
   // Persists the schema of `t` (and the counters) durably; caller holds ddl_mutex.
@@ -125,15 +148,17 @@ struct store_impl {
   // checks, read in place now for `order` (route/dispatch.h: read_views_in_place): its
   // cells go to `use` as views. False, having read nothing, for anything else (the
   // caller then calls run_batch, which answers it, errors included).
-  bool read_views(std::string_view table, const batch_op& op, const std::shared_ptr<call_order>& order,
-                  std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
+  // `cache`: the caller's (lookup above).
+  bool read_views(std::string_view table, table_lookup_cache& cache, const batch_op& op,
+                  const std::shared_ptr<call_order>& order, std::vector<read_cell_view>& scratch,
+                  local_partition::views_fn use, void* arg);
   // `req`, a batch of one write action of `table` that passes run_batch's checks, run in
   // place now for `order` (route/dispatch.h: write_in_place): its result in out.results.
   // `req` is not consumed: its action's storage can serve the caller's next one. False,
   // having run nothing, for anything else (the caller then calls run_batch, which answers
   // it, errors included).
-  bool write_in_place(std::string_view table, batch_request& req, const std::shared_ptr<call_order>& order,
-                      batch_reply& out);
+  bool write_in_place(std::string_view table, table_lookup_cache& cache, batch_request& req,
+                      const std::shared_ptr<call_order>& order, batch_reply& out);
   // A scan of `table` whose pages are fetched for `order` (in place when it allows), over
   // the partitions of `scope` that its range touches. A partition number out of range is
   // INVALID_ARGUMENT; with scope.no_forward a cluster member answers NOT_OWNER when
@@ -174,7 +199,10 @@ struct store_impl {
   bool wait_until_idle(int windows, std::chrono::milliseconds window, const std::function<bool()>& give_up) const;
 
   std::mutex ddl_mutex;
-  std::atomic<std::shared_ptr<const catalog_map>> catalog;
+  std::atomic<std::shared_ptr<const catalog_map>> catalog;  // changed by publish_catalog only
+  // Bumped after each change of `catalog`: a table_lookup_cache filled at this number
+  // still holds what lookup() answers.
+  std::atomic<std::uint64_t> catalog_version{0};
   // Partitions the catalog no longer names that stop when the last runtime naming them
   // goes (dispatch.h: stop_when_released); close() stops those still running. Guarded by
   // ddl_mutex.

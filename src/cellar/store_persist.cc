@@ -255,7 +255,7 @@ status store_impl::recover() {
       (*next)[schema->name] = std::move(rt);
     }
     if (!cluster_member) recovered_mem.clear();
-    catalog.store(std::move(next));
+    publish_catalog(std::move(next));
   }
   opened = true;
   recovered.seconds = seconds_since(t0);

@@ -227,3 +227,35 @@ TEST_CASE("the embedded API keeps its calls in order per partition", "[in_place]
   }
   CHECK(stale == 0);
 }
+
+// The frames session looks a table up once per read's worth of requests
+// (store_impl::lookup with a table_lookup_cache): the cache must answer as lookup() does
+// after every change of the catalog, including a drop and a re-create of the same name.
+TEST_CASE("a table lookup cache answers as lookup() after every catalog change", "[in_place][catalog]") {
+  auto s = store::open({}).value();
+  auto& impl = detail::impl_of(*s);
+  detail::table_lookup_cache cache;
+  CHECK(impl.lookup("t", cache) == nullptr);  // no such table yet
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
+  const auto first = impl.lookup("t", cache);
+  REQUIRE(first != nullptr);
+  CHECK(first == impl.lookup("t"));
+  REQUIRE(s->create_table({"u", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
+  CHECK(impl.lookup("t", cache) == first);  // a new catalog, the same runtime for "t"
+  CHECK(impl.lookup("u", cache) == impl.lookup("u"));
+  CHECK(impl.lookup("t", cache) == first);
+  REQUIRE(s->disable_table("t").is_ok());
+  const auto disabled = impl.lookup("t", cache);
+  REQUIRE(disabled != nullptr);
+  CHECK(disabled != first);
+  CHECK(disabled->schema->disabled);
+  REQUIRE(s->drop_table("t").is_ok());
+  CHECK(impl.lookup("t", cache) == nullptr);
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
+  const auto again = impl.lookup("t", cache);
+  REQUIRE(again != nullptr);
+  CHECK(again == impl.lookup("t"));
+  CHECK(again->schema->uid != first->schema->uid);
+  cache.clear();
+  CHECK(cache.rt == nullptr);
+}

@@ -281,7 +281,7 @@ void member::state::reconcile() {
       if (auto st = store.wt->write_catalog({}, {name}); !st)
         spdlog::error("cellar: dropping '{}' from the local catalog: {}", name, st.to_string());
   }
-  store.catalog.store(std::move(next), std::memory_order_release);
+  store.publish_catalog(std::move(next));
   if (!adopted.empty()) {
     std::lock_guard mlock(move_mu);
     for (const auto& k : adopted) incoming.erase(k);

@@ -73,6 +73,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
 
   // Every request read so far, in order. Their arrival is now: one clock reading serves
   // them all, and a request's recorded time includes the wait for those before it.
+  // The table lookups of those requests share one cache, dropped afterwards so that an
+  // idle connection keeps no table alive (store_impl.h: table_lookup_cache).
   void handle_buffered() {
     const auto arrived = metrics::clock::now();
     for (;;) {
@@ -82,6 +84,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         break;
       }
     }
+    tables_.clear();
   }
 
   // A plain socket: read, serve every request read, read again, with no promise until the
@@ -232,7 +235,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       });
     };
     auto& impl = detail::impl_of(st_.s);
-    const bool read = impl.read_views(std::string_view(table.cStr(), table.size()), views_get_, conn_->order, views_,
+    const bool read = impl.read_views(std::string_view(table.cStr(), table.size()), tables_, views_get_, conn_->order, views_,
                                       use, &ctx);
     if (views_.capacity() > kept_views) {  // a wide row's views are not kept for the rest of the connection
       views_.clear();
@@ -256,7 +259,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     // A large put's storage is not kept for the rest of the connection.
     KJ_DEFER(if (put_bytes(p) > kept_put_bytes) p = put{});
     auto& impl = detail::impl_of(st_.s);
-    if (!impl.write_in_place(std::string_view(table.cStr(), table.size()), put_req_, conn_->order, put_reply_))
+    if (!impl.write_in_place(std::string_view(table.cStr(), table.size()), tables_, put_req_, conn_->order, put_reply_))
       return false;
     st_.m.record_batch(protocol::frames, op, status::ok(), put_reply_.results, t0);
     send_batch_reply(id, status::ok(), put_reply_.results);
@@ -349,6 +352,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   batch_op views_get_{get{}};                  // get_in_place's get, kept for the next
   detail::batch_request put_req_{0, {batch_op{put{}}}};  // put_in_place's put, kept for the next
   detail::batch_reply put_reply_;                        // and its result
+  detail::table_lookup_cache tables_;          // the in-place calls' table, per read
   plain_ok_reply ok_reply_;                    // a put's reply, copied
   bool logged_in_ = false;
   // Set by a write that found the queue over its bound or the stream failed (null: none).
