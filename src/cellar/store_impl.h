@@ -82,7 +82,6 @@ struct pending_purge {
   std::uint32_t family;
 };
 
-
 // One caller's last table lookup (store_impl::lookup), reused while the catalog is
 // unchanged: an event loop serving a read's worth of requests to one table skips the
 // catalog's atomic load, its map search and the reference counting of both. What it holds
@@ -118,8 +117,8 @@ struct store_impl {
   // lookup(), or `cache`'s answer when it is for `table` and the catalog has not changed
   // since (catalog_version). Not thread-safe: one cache per caller thread.
   const runtime_ptr& lookup(std::string_view table, table_lookup_cache& cache) const;
-  // Makes `next` the catalog, then bumps catalog_version. Caller holds ddl_mutex (or is
-  // constructing or recovering the store).
+  // Makes `next` the catalog, then bumps catalog_version. Every change of the catalog
+  // goes through here; callers order their own read-modify-write of it.
   void publish_catalog(std::shared_ptr<const catalog_map> next);
   std::int64_t now() const { return options.clock(); }
   bool persistent() const { return wt != nullptr; }
