@@ -13,7 +13,10 @@
 # per operation (total and the ten most expensive functions, inclusive) are printed:
 # unlike time, robust to a loaded machine. Prints the run's summary line first
 # ('<ops/s> <p99 us> <errors> <operations> <seconds>').
-# Environment: SERVER (default build/src/tools/cellar-server), LOADGEN.
+# Environment: SERVER (default build/src/tools/cellar-server), LOADGEN, CALL_GRAPH (perf's
+# --call-graph; default fp, frame pointers, which the Debian libraries and cellar's own
+# -O3 code mostly lack: "dwarf,16384" gives whole call chains and inclusive shares, at
+# 2000 samples a second and some 30 MB of perf.data per second).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${1:?usage: profile-ycsb.sh cellar|redis WORKLOAD DEPTH SECONDS perf|callgrind [OUT]}
@@ -59,7 +62,10 @@ if [ "$mode" = callgrind ]; then
   callgrind_control -i off "$pid" >/dev/null
   callgrind_control -d "$pid" >/dev/null
 else
-  perf record -e cpu-clock -F 4000 -g -p "$pid" -o "$out/perf.data" -- sleep "$secs" >/dev/null 2>&1 &
+  call_graph=${CALL_GRAPH:-fp}
+  freq=4000
+  [ "$call_graph" = fp ] || freq=2000
+  perf record -e cpu-clock -F "$freq" --call-graph "$call_graph" -p "$pid" -o "$out/perf.data" -- sleep "$secs" >/dev/null 2>&1 &
   perf_pid=$!
   run
   wait "$perf_pid"
