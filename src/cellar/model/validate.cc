@@ -161,6 +161,12 @@ bool is_ts(const table_schema& schema, const std::string& family) {
   return f && f->desc.kind == family_kind::time_series;
 }
 
+// Whether any family of the table is a time-series family.
+bool any_ts(const table_schema& schema) {
+  return std::any_of(schema.families.begin(), schema.families.end(),
+                     [](const family_schema& f) { return f.desc.kind == family_kind::time_series; });
+}
+
 status ts_unsupported(const std::string& what) {
   return {code::unsupported, what + " is not supported on a time-series family (OBKV time-series model)"};
 }
@@ -173,7 +179,7 @@ struct read_families {
   read_families(const table_schema& schema, const read_options& o) {
     if (o.columns.empty()) {
       count = schema.families.size();
-      for (const auto& f : schema.families) ts = ts || f.desc.kind == family_kind::time_series;
+      ts = any_ts(schema);
     } else {
       count = o.columns.families.size();
       for (const auto& fc : o.columns.families) ts = ts || is_ts(schema, fc.family);
@@ -193,9 +199,7 @@ status check_ts_read(const table_schema& schema, const read_options& o) {
 
 status check_ts(const table_schema& schema, const batch_op& op) {
   // Every refusal below names a time-series family: a table without one has none to give.
-  if (std::none_of(schema.families.begin(), schema.families.end(),
-                   [](const family_schema& f) { return f.desc.kind == family_kind::time_series; }))
-    return status::ok();
+  if (!any_ts(schema)) return status::ok();
   return std::visit(
       [&](const auto& o) -> status {
         using T = std::decay_t<decltype(o)>;
@@ -213,9 +217,7 @@ status check_ts(const table_schema& schema, const batch_op& op) {
           return status::ok();
         } else if constexpr (std::is_same_v<T, deletion>) {
           if (o.entries.empty()) {
-            bool ts = false;
-            for (const auto& f : schema.families) ts = ts || f.desc.kind == family_kind::time_series;
-            if (ts && schema.families.size() > 1) return ts_unsupported("a delete of several families");
+            if (any_ts(schema) && schema.families.size() > 1) return ts_unsupported("a delete of several families");
             return status::ok();
           }
           bool ts = false;
@@ -231,9 +233,8 @@ status check_ts(const table_schema& schema, const batch_op& op) {
           return status::ok();
         } else if constexpr (std::is_same_v<T, check_and_mutate>) {
           if (is_ts(schema, o.family)) return ts_unsupported("checkAndMutate");
-          if (o.filter)  // the check reads every family of the row
-            for (const auto& f : schema.families)
-              if (f.desc.kind == family_kind::time_series) return ts_unsupported("a filter");
+          if (o.filter && any_ts(schema))  // the check reads every family of the row
+            return ts_unsupported("a filter");
           return check_ts(schema, batch_op(o.mutation));
         } else {  // row_mutations
           for (const auto& mu : o.mutations) {
