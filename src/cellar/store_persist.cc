@@ -368,8 +368,9 @@ result<snapshot_stats> store_impl::snapshot() {
     std::atomic<std::uint32_t> merged{0};
     std::mutex error_mutex;
     status error;
-    // One partition's changes, written as above.
-    auto write_partition = [&](std::size_t k) -> status {
+    // One partition's changes, written as above. A bulk load (a partition's first
+    // snapshot) may be left in *pending, its file not yet synced (wt_home.h).
+    auto write_partition = [&](std::size_t k, wt_home::pending_load_ptr* pending) -> status {
       const auto& w = work[k];
       const std::uint64_t uid = w.c->rt->schema->uid;
       const delta_map& delta = *w.c->deltas[w.partition].map;
@@ -384,7 +385,7 @@ result<snapshot_stats> store_impl::snapshot() {
       ++merged;
       new_change_bytes[k] = 0;
       if (w.run_bytes == 0) {
-        auto st = wt->write_delta(uid, w.partition, delta, &b);
+        auto st = wt->write_delta(uid, w.partition, delta, &b, pending);
         written += b;
         return st;
       }
@@ -431,27 +432,39 @@ result<snapshot_stats> store_impl::snapshot() {
     // fourth session).
     constexpr int idle_windows = 3;
     std::atomic<std::uint32_t> writers{0};
+    //
+    // A writer finishes its last bulk load only after it has encoded the next partition:
+    // the disk writes one file while the core encodes the next. Finishing each load at
+    // once left both cores idle while they waited for their syncs (a fresh 1M-cell,
+    // 4-partition store: 0.04 s of sync after each 0.05 s of encoding).
     auto writer = [&](bool helper) {
       background_priority();
       bool wrote = false;
+      wt_home::pending_load_ptr pending;
+      auto record = [&](status s) {
+        if (s) return;
+        std::lock_guard l(error_mutex);
+        error = std::move(s);
+      };
       for (;;) {
         if (helper && !wait_until_idle(idle_windows, std::chrono::milliseconds(1),
                                        [&] { return next.load() >= work.size(); }))
-          return;
+          break;
         const std::size_t k = next.fetch_add(1);
-        if (k >= work.size()) return;
+        if (k >= work.size()) break;
         if (!wrote) {
           wrote = true;
           ++writers;
         }
-        if (auto s = write_partition(k); !s) {
-          std::lock_guard l(error_mutex);
-          error = s;
-        }
+        wt_home::pending_load_ptr load;
+        record(write_partition(k, &load));
+        if (pending) record(wt->finish_load(std::move(pending)));
+        pending = std::move(load);
         // The deltas are kept until the checkpoint: a failed one can stop WiredTiger,
         // which is then reopened at the last snapshot without what was written here
         // (wt_home.h).
       }
+      if (pending) record(wt->finish_load(std::move(pending)));
     };
     std::size_t n = options.snapshot_threads;
     // One per core by default; all but the first only while nothing is being served.

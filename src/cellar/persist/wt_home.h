@@ -30,6 +30,7 @@
 
 #include <wiredtiger.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,8 +63,25 @@ class wt_home {
   status drop_partition(std::uint64_t uid, std::uint32_t partition);
 
   // Snapshot work.
+  //
+  // A bulk load whose cells WiredTiger has taken but whose file is not yet synced and
+  // closed. finish_load() makes it durable; destroying it unfinished closes it (the
+  // snapshot is then abandoned: no checkpoint takes it).
+  class pending_load;
+  struct pending_load_deleter {
+    void operator()(pending_load* p) const;
+  };
+  using pending_load_ptr = std::unique_ptr<pending_load, pending_load_deleter>;
+
   // Merges `delta` into the partition's base (a bulk load if the base is empty).
-  status write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta, std::uint64_t* bytes);
+  // With `pending`, a bulk load returns before its file is synced and leaves itself in
+  // *pending: the caller encodes its next partition while the disk writes this one, and
+  // calls finish_load() before the checkpoint. Every load must be finished or destroyed
+  // before reopen() or drop_cache(), which refuse (code::internal) while one is pending.
+  status write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta, std::uint64_t* bytes,
+                     pending_load_ptr* pending = nullptr);
+  // Syncs the load's file and closes its bulk cursor.
+  status finish_load(pending_load_ptr load);
   // Appends `delta` to the partition's changes as the change runs of `generation`, after
   // removing any of that generation or later (left by a snapshot that failed).
   // *bytes += the cells' bytes (key, expiry, value; the key of an erased one);
@@ -109,6 +127,7 @@ class wt_home {
   wt_home() = default;
   status connect();  // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
   std::shared_mutex conn_mu_;  // shared by every call, exclusive for reopen
+  std::atomic<int> pending_loads_{0};  // pending_load objects alive
   std::string config_;
   WT_CONNECTION* conn_ = nullptr;
   std::string dir_;
