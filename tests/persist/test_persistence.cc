@@ -337,9 +337,13 @@ TEST_CASE("change runs are merged into the base once they grow", "[persist]") {
     CHECK(snap->merged_partitions == 0);
     expect = all_cells(*s, "t");
   }
-  auto s = open_ok(opts(dir.path + "-crash", durability::snapshot));
-  CHECK(all_cells(*s, "t") == expect);
-  CHECK(s->recovery().change_cells >= 1);
+  {
+    auto s = open_ok(opts(dir.path + "-crash", durability::snapshot));
+    CHECK(all_cells(*s, "t") == expect);
+    CHECK(s->recovery().change_cells >= 1);
+  }
+  // After the store's close: removed under an open store, its final snapshot failed and
+  // WiredTiger's failed close left its connection's memory behind (LeakSanitizer).
   fs::remove_all(dir.path + "-crash");
 }
 
