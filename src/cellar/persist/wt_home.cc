@@ -127,8 +127,8 @@ constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enab
 // asked to start writing them back (sync_file_range SYNC_FILE_RANGE_WRITE) and a thread
 // of the load's own calls fdatasync, so that the loader goes on encoding meanwhile. The
 // write-back alone was not enough: on the bench VMs a 35 MB file written back 200 ms
-// earlier still took 21 ms to fdatasync against 28 ms without (the flush reaches the
-// host's cache, which writes only when flushed), so a fresh 1M-cell store's snapshot
+// earlier still took 21 ms to fdatasync against 28 ms without (as if write-back reached
+// only the host's cache, which writes when flushed), so a fresh 1M-cell store's snapshot
 // spent 0.09-0.12 s after its encoding waiting for the disk. A sync of a loading file
 // that fails is remembered and returned by sync(): the kernel reports a write-back
 // error to one sync of a file description only.
