@@ -214,6 +214,12 @@ bool store_impl::write_in_place(std::string_view table, table_lookup_cache& cach
   return detail::write_in_place(context(order, true), *rt, req, out);
 }
 
+void store_impl::prefetch_row(std::string_view table, table_lookup_cache& cache, std::string_view row,
+                              cell_map::prefetch_step step) const {
+  const runtime_ptr& rt = lookup(table, cache);
+  if (rt && !rt->schema->disabled) detail::prefetch_row(*rt, row, step);
+}
+
 partition_ref store_impl::start_partition(const schema_ptr& schema, std::uint32_t index,
                                           std::shared_ptr<std::unique_ptr<memtable>> recovered) {
   partition_config cfg;

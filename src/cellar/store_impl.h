@@ -158,6 +158,11 @@ struct store_impl {
   // it, errors included).
   bool write_in_place(std::string_view table, table_lookup_cache& cache, batch_request& req,
                       const std::shared_ptr<call_order>& order, batch_reply& out);
+  // A hint that a point operation on `row` of `table` follows soon: starts step `step` of
+  // loading what its row lookup reads (route/dispatch.h: prefetch_row). Nothing is
+  // checked, read back or changed; an unknown table is ignored. `cache`: as lookup's.
+  void prefetch_row(std::string_view table, table_lookup_cache& cache, std::string_view row,
+                    cell_map::prefetch_step step) const;
   // A scan of `table` whose pages are fetched for `order` (in place when it allows), over
   // the partitions of `scope` that its range touches. A partition number out of range is
   // INVALID_ARGUMENT; with scope.no_forward a cluster member answers NOT_OWNER when

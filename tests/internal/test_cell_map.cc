@@ -159,3 +159,43 @@ TEST_CASE("cell_map: a row's cells are found by hash after rows come and go arou
   CHECK(moved.size() == 5000);
   CHECK(moved.find(key_view{"user999", "field0", 1}) != moved.end());
 }
+
+// prefetch_row is a hint: every step, on rows present and absent and on an empty map,
+// leaves the map as it was. root_node_address (partition/sized_btree.h) reads abseil's
+// layout; it must name the root: the one node of a small row, and for a row of three
+// levels' worth of cells a node that holds neither its first nor its last cell (those
+// are in the leftmost and rightmost leaves).
+TEST_CASE("cell_map: prefetching a row's lines changes nothing, and finds the row's root node", "[cell_map]") {
+  using step = cell_map::prefetch_step;
+  cell_map m;
+  for (auto s : {step::probe, step::node, step::cells}) m.prefetch_row("absent", s);
+  CHECK(m.empty());
+  for (int i = 0; i < 100; ++i) {
+    const std::string row = "user" + std::to_string(i);
+    for (int q = 0; q < 10; ++q) m.try_emplace(key_view{row, "field" + std::to_string(q), 1}).first.value().value = row;
+  }
+  for (int i = 0; i < 120; ++i)
+    for (auto s : {step::probe, step::node, step::cells}) m.prefetch_row("user" + std::to_string(i), s);
+  CHECK(m.rows() == 100);
+  CHECK(m.size() == 1000);
+  CHECK(m.find(key_view{"user7", "field3", 1}).value().value.view() == "user7");
+
+  auto inside = [](const void* node, const void* p) {
+    const auto* n = static_cast<const char*>(node);
+    const auto* c = static_cast<const char*>(p);
+    return c >= n && c < n + 512;
+  };
+  const auto* small = m.cells_of("user7");
+  REQUIRE(small != nullptr);
+  const void* root = cellar::detail::root_node_address(*small);
+  CHECK(inside(root, &*small->begin()));
+  CHECK(inside(root, &*std::prev(small->end())));
+
+  for (int q = 0; q < 2000; ++q) m.try_emplace(key_view{"wide", "q" + std::to_string(10000 + q), 1});
+  const auto* wide = m.cells_of("wide");
+  REQUIRE(wide != nullptr);
+  const void* wide_root = cellar::detail::root_node_address(*wide);
+  REQUIRE(wide_root != nullptr);
+  CHECK_FALSE(inside(wide_root, &*wide->begin()));
+  CHECK_FALSE(inside(wide_root, &*std::prev(wide->end())));
+}

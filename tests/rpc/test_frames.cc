@@ -430,6 +430,43 @@ TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
   CHECK(res.getResults()[0].getRow().getCells().size() == 1);
 }
 
+// The server takes every frame of a read before it serves them (to prefetch their rows):
+// a malformed frame among them must still fail only after the ones before it ran.
+TEST_CASE("frames: the requests read before a malformed frame are served", "[frames]") {
+  served_store s(cellar::partition_spec::hash(4), 0);
+  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(1);
+    req.setLogin("");
+    cellar::rpc::append_frame(out, m);
+  }
+  for (int i = 0; i < 6; ++i) {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(static_cast<std::uint64_t>(2 + i));
+    auto b = req.initBatch();
+    b.setTable("t");
+    cellar::rpc::to_wire(cellar::batch_op(cellar::put("before-junk" + std::to_string(i)).add("f", "q", "x")),
+                         b.initActions(1)[0]);
+    cellar::rpc::append_frame(out, m);
+  }
+  const unsigned char junk[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  out.insert(out.end(), junk, junk + sizeof junk);
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::fcntl(fd.get(), F_SETFL, 0);
+  read_until_closed(fd.get());
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+  for (int i = 0; i < 6; ++i) {
+    auto g = t->get(cellar::get("before-junk" + std::to_string(i)));
+    REQUIRE(g);
+    CHECK(g->cells.size() == 1);
+  }
+}
+
 // The server decodes a connection's gets into one reused request, and a get that sends no
 // options (the load generator's) skips decoding them: such a get must read with the
 // defaults, not with the options of the get before it on the connection.

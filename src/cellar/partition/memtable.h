@@ -97,6 +97,13 @@ class memtable {
   bool read_row_views(const table_schema& schema, std::string_view row, const read_options& o, std::int64_t now,
                       std::vector<read_cell_view>& out) const;
 
+  // A hint for a point operation on `row` coming soon: starts step `step` of loading what
+  // its lookup reads, in every family (cell_map::prefetch_row). Reads nothing back,
+  // changes nothing; safe wherever a read is.
+  void prefetch_row(std::string_view row, cell_map::prefetch_step step) const {
+    for (const auto& f : families_) f.second.prefetch_row(row, step);
+  }
+
   // --- writes (inside or outside a unit) --------------------------------------------
   void begin();
   void commit();

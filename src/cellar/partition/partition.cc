@@ -276,6 +276,11 @@ bool local_partition::try_read_views(std::uint64_t schema_version, const get& g,
   return true;
 }
 
+void local_partition::prefetch_row(std::string_view row, cell_map::prefetch_step step) {
+  std::shared_lock<rw_lock> lock(mu_, std::try_to_lock);
+  if (lock.owns_lock() && core_ != nullptr) core_->prefetch_row(row, step);
+}
+
 bool local_partition::try_scan(const scan_request& r, scan_reply& out) {
   std::shared_lock<rw_lock> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock() || core_ == nullptr || r.schema_version > core_->schema_version()) return false;

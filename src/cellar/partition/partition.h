@@ -75,6 +75,8 @@ class partition {
   // The cells of `g` (no filter, not exists_only) as views into the memtable; returns
   // whether any matched.
   bool read_views(const get& g, std::vector<read_cell_view>& out) const;
+  // memtable::prefetch_row.
+  void prefetch_row(std::string_view row, cell_map::prefetch_step step) const { mem_->prefetch_row(row, step); }
 
   void adopt(table_schema s);
   void drop_families(const std::vector<std::uint32_t>& ids);
@@ -127,6 +129,10 @@ class local_partition {
   using views_fn = void (*)(void* arg, bool exists, const std::vector<read_cell_view>& cells);
   bool try_read_views(std::uint64_t schema_version, const get& g, std::vector<read_cell_view>& scratch, views_fn use,
                       void* arg);
+  // A hint that a point operation on `row` follows soon: under the lock shared with other
+  // readers, if it is free at once, starts step `step` of loading what its row lookup
+  // reads (cell_map::prefetch_row). Nothing is read back or changed; skipped when busy.
+  void prefetch_row(std::string_view row, cell_map::prefetch_step step);
   // `acknowledges_after_log`: the partition logs (log or log-sync mode): a write run here
   // is answered only once its log record is written (log) or on disk (log-sync).
   explicit local_partition(bool acknowledges_after_log = false) : acks_after_log_(acknowledges_after_log) {}

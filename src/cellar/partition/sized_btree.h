@@ -18,6 +18,7 @@
 
 #include <absl/container/btree_map.h>
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -29,5 +30,17 @@ template <class Key, class Value, class Compare, int NodeBytes>
 using sized_btree_map = absl::container_internal::btree_map_container<
     absl::container_internal::btree<absl::container_internal::map_params<
         Key, Value, Compare, std::allocator<std::pair<const Key, Value>>, NodeBytes, /*IsMulti=*/false>>>;
+
+// Where the root node of `m` is, for a prefetch only: abseil's btree keeps its root pointer
+// as its first member (btree.h: `root_`, then the rightmost node and the size), and the
+// container holds nothing but the tree. An address got wrong by a later abseil would cost
+// a useless prefetch, never a wrong result: nothing reads through it.
+template <class Map>
+const void* root_node_address(const Map& m) noexcept {
+  static_assert(sizeof(Map) == 3 * sizeof(void*), "abseil's btree layout changed: check root_node_address");
+  const void* root;
+  std::memcpy(&root, static_cast<const void*>(&m), sizeof root);
+  return root;
+}
 
 }  // namespace cellar::detail

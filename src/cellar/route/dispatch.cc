@@ -137,6 +137,12 @@ bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, c
   return true;
 }
 
+void prefetch_row(const table_runtime& rt, std::string_view row, cell_map::prefetch_step step) {
+  if (rt.partitions.empty()) return;
+  const auto& ref = rt.partitions[partition_of(rt.schema->partitioning, row)];
+  if (ref.local) ref.local->prefetch_row(row, step);
+}
+
 bool write_in_place(const dispatch_context& ctx, const table_runtime& rt, batch_request& req, batch_reply& out) {
   if (!ctx.in_place || rt.partitions.empty() || req.ops.size() != 1) return false;
   const auto& ref = rt.partitions[partition_of(rt.schema->partitioning, row_of(req.ops[0]))];
