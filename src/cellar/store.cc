@@ -52,6 +52,9 @@ store_impl::~store_impl() {
 
 status store_impl::close() {
   if (closed.exchange(true)) return status::ok();
+  // Nothing is served any more: a periodic snapshot running now, and the final one, need
+  // not leave the CPU to others (a stop waited minutes for them on a busy machine).
+  hurry_snapshots();
   if (snapshotter.joinable()) {
     {
       std::lock_guard lock(snapshotter_mutex);

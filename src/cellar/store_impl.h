@@ -12,6 +12,7 @@
 #pragma once
 
 #include <caf/all.hpp>
+#include <sys/types.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -125,6 +127,12 @@ struct store_impl {
   // Persists the schema of `t` (and the counters) durably; caller holds ddl_mutex.
   status persist_schema(const table_schema& t);
   result<snapshot_stats> snapshot();
+  // The threads of a snapshot run at idle CPU priority (background_priority in
+  // store_persist.cc) so that serving comes first. A closing store serves nothing any
+  // more, and its final snapshot must not wait for a core nobody else wants: this raises
+  // the threads of a snapshot running now back to normal priority, and keeps those of any
+  // later snapshot there.
+  void hurry_snapshots();
 
   // Starts partition `index` of `schema` on this node, on `recovered` cells if given.
   partition_ref start_partition(const schema_ptr& schema, std::uint32_t index,
@@ -234,6 +242,12 @@ struct store_impl {
   std::uint64_t snapshots_taken = 0;            // guarded by info_mutex
   // Recovered memtables waiting for their actors: table name -> per partition.
   std::map<std::string, std::vector<std::shared_ptr<std::unique_ptr<memtable>>>> recovered_mem;
+
+  // The threads of the snapshot running now (Linux thread ids), and whether they, and
+  // those of later snapshots, run at normal priority (hurry_snapshots).
+  std::mutex snapshot_threads_mutex;
+  std::set<pid_t> snapshot_threads;  // guarded by snapshot_threads_mutex
+  bool snapshot_hurry = false;       // guarded by snapshot_threads_mutex
 
   std::thread snapshotter;
   std::mutex snapshotter_mutex;

@@ -21,6 +21,7 @@
 
 #include "persist/codec.h"
 #include "persist/free_memory.h"
+#include "persist/priority.h"
 #include "store_impl.h"
 
 namespace cellar::detail {
@@ -43,15 +44,37 @@ constexpr std::string_view format_key("\0format", 7);
 constexpr std::uint32_t data_format = 3;
 constexpr std::uint32_t oldest_data_format = 2;
 
-// Serving threads come first: snapshot threads run only when a core is otherwise idle
-// (SCHED_IDLE), or at nice 10 where that is refused. Named, for top -H and perf.
-void background_priority() {
-  ::pthread_setname_np(::pthread_self(), "cellar-snapshot");
-  sched_param p{};
-  if (::sched_setscheduler(0, SCHED_IDLE, &p) != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
-}
+// A thread of a snapshot, from its start to its end: named (for top -H and perf), at idle
+// priority unless the store hurries its snapshots, and known to hurry_snapshots meanwhile.
+class snapshot_thread {
+ public:
+  explicit snapshot_thread(store_impl& s) : s_(s), tid_(::gettid()) {
+    ::pthread_setname_np(::pthread_self(), "cellar-snapshot");
+    std::lock_guard lock(s_.snapshot_threads_mutex);
+    if (!s_.snapshot_hurry) idle_priority();  // serving threads come first (persist/priority.h)
+    s_.snapshot_threads.insert(tid_);
+  }
+  ~snapshot_thread() {
+    std::lock_guard lock(s_.snapshot_threads_mutex);
+    s_.snapshot_threads.erase(tid_);
+  }
+  snapshot_thread(const snapshot_thread&) = delete;
+  snapshot_thread& operator=(const snapshot_thread&) = delete;
+
+ private:
+  store_impl& s_;
+  const pid_t tid_;
+};
 
 }  // namespace
+
+void store_impl::hurry_snapshots() {
+  std::lock_guard lock(snapshot_threads_mutex);
+  snapshot_hurry = true;
+  for (pid_t tid : snapshot_threads) normal_priority(tid);
+  releaser.hurry();
+  if (wt) wt->hurry();
+}
 
 bool store_impl::wait_until_idle(int windows, std::chrono::milliseconds window,
                                  const std::function<bool()>& give_up) const {
@@ -438,7 +461,7 @@ result<snapshot_stats> store_impl::snapshot() {
     // once left both cores idle while they waited for their syncs (a fresh 1M-cell,
     // 4-partition store: 0.04 s of sync after each 0.05 s of encoding).
     auto writer = [&](bool helper) {
-      background_priority();
+      snapshot_thread me(*this);
       bool wrote = false;
       wt_home::pending_load_ptr pending;
       auto record = [&](status s) {
@@ -487,7 +510,7 @@ result<snapshot_stats> store_impl::snapshot() {
   status finish;
   const auto t_finish = clock_type::now();
   std::thread finisher([&] {
-    background_priority();
+    snapshot_thread me(*this);
     for (const auto& p : purges)
       for (std::uint32_t i = 0; i < p.partitions; ++i)
         if (auto s = wt->purge_family(p.uid, i, p.family); !s && s.code() != code::io_error) {

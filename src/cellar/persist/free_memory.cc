@@ -1,5 +1,7 @@
 #include "persist/free_memory.h"
 
+#include "persist/priority.h"
+
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -39,11 +41,17 @@ void memory_releaser::request() {
   cv_.notify_all();
 }
 
+void memory_releaser::hurry() {
+  std::lock_guard lock(mu_);
+  hurry_ = true;
+  if (tid_ != 0) normal_priority(tid_);
+}
+
 void memory_releaser::run() {
   ::pthread_setname_np(::pthread_self(), "cellar-release");
-  sched_param p{};
-  if (::sched_setscheduler(0, SCHED_IDLE, &p) != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
   std::unique_lock lock(mu_);
+  tid_ = ::gettid();
+  if (!hurry_) idle_priority();
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || pending_; });
     if (stop_) return;

@@ -1,6 +1,8 @@
 // persist/free_memory.h: hands memory the process has freed back to the operating system.
 #pragma once
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -34,6 +36,9 @@ class memory_releaser {
   // Returns at once. The release starts soon (the thread starts on the first request);
   // a request made while one runs makes it run once more afterwards.
   void request();
+  // The releaser's thread, now and from its start, at normal priority (persist/priority.h):
+  // for a closing store, whose destructor waits for a release that runs.
+  void hurry();
 
  private:
   void run();
@@ -42,6 +47,8 @@ class memory_releaser {
   std::condition_variable cv_;
   bool pending_ = false;  // guarded by mu_
   bool stop_ = false;     // guarded by mu_
+  bool hurry_ = false;    // guarded by mu_
+  pid_t tid_ = 0;         // the thread's, once it runs; guarded by mu_
   std::thread thread_;    // started by the first request, under mu_
 };
 

@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "persist/codec.h"
+#include "persist/priority.h"
 #include "persist/wt_file_system.h"
 #include "persist/runs.h"
 #include "persist/yield.h"
@@ -216,12 +217,15 @@ std::set<pid_t> thread_ids() {
 // (SCHED_IDLE, or nice 10 where that is refused). Caveat: a thread that another part of
 // the process starts while wiredtiger_open runs is idled too (the store's own CAF threads
 // already run by then).
-void idle_new_threads(const std::set<pid_t>& before) {
+// Returns the threads idled.
+std::vector<pid_t> idle_new_threads(const std::set<pid_t>& before) {
+  std::vector<pid_t> idled;
   for (pid_t tid : thread_ids()) {
     if (before.count(tid) != 0) continue;
-    sched_param p{};
-    if (::sched_setscheduler(tid, SCHED_IDLE, &p) != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 10);
+    idle_priority(tid);
+    idled.push_back(tid);
   }
+  return idled;
 }
 
 }  // namespace
@@ -281,8 +285,20 @@ status wt_home::connect() {
     conn_ = nullptr;
     return wt_error(ret, "cannot open the WiredTiger home " + dir_ + (why.empty() ? "" : " (" + why + ")"));
   }
-  idle_new_threads(before);
+  std::lock_guard lock(threads_mu_);
+  wt_threads_ = idle_new_threads(before);
+  if (hurry_) hurry_threads();
   return status::ok();
+}
+
+void wt_home::hurry() {
+  std::lock_guard lock(threads_mu_);
+  hurry_ = true;
+  hurry_threads();
+}
+
+void wt_home::hurry_threads() {
+  for (pid_t tid : wt_threads_) normal_priority(tid);
 }
 
 bool wt_home::stopped() {

@@ -28,12 +28,14 @@
 // serialise snapshot work among themselves.
 #pragma once
 
+#include <sys/types.h>
 #include <wiredtiger.h>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -110,6 +112,10 @@ class wt_home {
   // recovery read is served from memory now, and WiredTiger is only written to again.
   // Same locking as reopen().
   status drop_cache();
+  // WiredTiger's own threads run at idle priority (wt_home.cc: idle_new_threads); this
+  // raises them, and those of any later reopen, back to normal (persist/priority.h): for a
+  // closing store.
+  void hurry();
 
   // Recovery.
   // Rebuilds a table's file from what can still be read of it (WT_SESSION::salvage):
@@ -132,6 +138,10 @@ class wt_home {
   WT_CONNECTION* conn_ = nullptr;
   std::string dir_;
   std::shared_ptr<cellar::env> env_;
+  void hurry_threads();                // callers hold threads_mu_
+  std::mutex threads_mu_;
+  std::vector<pid_t> wt_threads_;      // WiredTiger's threads, idled; guarded by threads_mu_
+  bool hurry_ = false;                 // guarded by threads_mu_
 };
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition);
