@@ -127,11 +127,11 @@ struct store_impl {
   // Persists the schema of `t` (and the counters) durably; caller holds ddl_mutex.
   status persist_schema(const table_schema& t);
   result<snapshot_stats> snapshot();
-  // The threads of a snapshot run at idle CPU priority (background_priority in
-  // store_persist.cc) so that serving comes first. A closing store serves nothing any
-  // more, and its final snapshot must not wait for a core nobody else wants: this raises
-  // the threads of a snapshot running now back to normal priority, and keeps those of any
-  // later snapshot there.
+  // The threads of a snapshot run at idle CPU priority (persist/priority.h; snapshot_thread
+  // in store_persist.cc) so that serving comes first. A closing store serves nothing any
+  // more, and its final snapshot must not wait for an idle core: this raises the threads of
+  // a snapshot running now back to normal priority and keeps those of any later snapshot
+  // there; the memory releaser's and WiredTiger's threads too.
   void hurry_snapshots();
 
   // Starts partition `index` of `schema` on this node, on `recovered` cells if given.
