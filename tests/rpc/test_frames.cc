@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <map>
 #include <thread>
@@ -76,6 +77,20 @@ std::vector<capnp::word> raw_exchange(const served_store& s, const std::vector<u
   std::memcpy(words.data(), bytes.data(), bytes.size());
   return words;
 }
+
+// The frame magic, then a login with no token (id 1): what a client sends first.
+std::vector<unsigned char> magic_and_login() {
+  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
+  capnp::MallocMessageBuilder m;
+  auto req = m.initRoot<cellar::wire::Request>();
+  req.setId(1);
+  req.setLogin("");
+  cellar::rpc::append_frame(out, m);
+  return out;
+}
+
+// A frame header claiming 2^31 segments: the server refuses it as malformed.
+constexpr unsigned char malformed_frame[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 }  // namespace
 
@@ -351,14 +366,7 @@ TEST_CASE("frames: replies are written after the client stops sending", "[frames
 // it, then lets the loop's other connections in (serve_direct's reads_per_turn).
 TEST_CASE("frames: a client that never stops sending leaves room for the others", "[frames]") {
   served_store s(cellar::partition_spec::hash(2), 50);  // one event loop
-  std::vector<unsigned char> login(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
-  {
-    capnp::MallocMessageBuilder m;
-    auto req = m.initRoot<cellar::wire::Request>();
-    req.setId(1);
-    req.setLogin("");
-    cellar::rpc::append_frame(login, m);
-  }
+  const std::vector<unsigned char> login = magic_and_login();
   std::vector<unsigned char> block;  // about 256 KB of gets
   while (block.size() < (256u << 10)) {
     capnp::MallocMessageBuilder m;
@@ -410,8 +418,7 @@ TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
   auto c = dial(s);
   auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
   std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
-  const unsigned char junk[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  out.insert(out.end(), junk, junk + sizeof junk);
+  out.insert(out.end(), std::begin(malformed_frame), std::end(malformed_frame));
   REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
   ::fcntl(fd.get(), F_SETFL, 0);
   // Closed with no reply (at most the greeting, if it left before the bad frame was read).
@@ -434,14 +441,7 @@ TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
 // a malformed frame among them must still fail only after the ones before it ran.
 TEST_CASE("frames: the requests read before a malformed frame are served", "[frames]") {
   served_store s(cellar::partition_spec::hash(4), 0);
-  std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + 8);
-  {
-    capnp::MallocMessageBuilder m;
-    auto req = m.initRoot<cellar::wire::Request>();
-    req.setId(1);
-    req.setLogin("");
-    cellar::rpc::append_frame(out, m);
-  }
+  std::vector<unsigned char> out = magic_and_login();
   for (int i = 0; i < 6; ++i) {
     capnp::MallocMessageBuilder m;
     auto req = m.initRoot<cellar::wire::Request>();
@@ -452,8 +452,7 @@ TEST_CASE("frames: the requests read before a malformed frame are served", "[fra
                          b.initActions(1)[0]);
     cellar::rpc::append_frame(out, m);
   }
-  const unsigned char junk[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  out.insert(out.end(), junk, junk + sizeof junk);
+  out.insert(out.end(), std::begin(malformed_frame), std::end(malformed_frame));
   auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
   REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
   ::fcntl(fd.get(), F_SETFL, 0);
