@@ -12,8 +12,6 @@
 // Then the log generations below G are deleted.
 #include <spdlog/spdlog.h>
 #include <pthread.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>

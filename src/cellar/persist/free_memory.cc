@@ -5,8 +5,6 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstddef>
