@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cellar/store.h"
+#include "crash_copy.h"
 #include "fault_env.h"
 
 namespace fs = std::filesystem;
@@ -38,25 +39,8 @@ struct temp_dir {
     fs::remove_all(path);
     fs::remove_all(path + "-crash");
   }
-  // What a restart would find now. The store is still open: a file WiredTiger removes
-  // while the copy runs (a temporary one, after a reopen) is left out, as a crash at that
-  // instant would leave it.
-  std::string crash_copy() const {
-    const std::string to = path + "-crash";
-    fs::remove_all(to);
-    fs::create_directories(to);
-    for (const auto& e : fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied)) {
-      const auto target = fs::path(to) / fs::relative(e.path(), path);
-      std::error_code ec;
-      if (e.is_directory(ec)) {
-        fs::create_directories(target);
-        continue;
-      }
-      fs::copy_file(e.path(), target, ec);
-      if (ec && fs::exists(e.path())) FAIL("crash copy of " << e.path() << ": " << ec.message());
-    }
-    return to;
-  }
+  // What a restart would find now (crash_copy.h).
+  std::string crash_copy() const { return persisttest::crash_copy(path, path + "-crash"); }
 };
 
 store_options opts(const std::string& dir, durability d, std::shared_ptr<env> e = nullptr) {

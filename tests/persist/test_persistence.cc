@@ -16,6 +16,7 @@
 #include <wiredtiger.h>
 
 #include "cellar/store.h"
+#include "crash_copy.h"
 
 namespace fs = std::filesystem;
 using namespace cellar;
@@ -271,7 +272,7 @@ TEST_CASE("recovery applies the base, several change runs and the log", "[persis
     REQUIRE(t.remove(deletion(row(9))).is_ok());
     expect = all_cells(*s, "t");
     // What a crash now would leave: the directory as it is (no final snapshot).
-    fs::copy(dir.path, dir.path + "-crash", fs::copy_options::recursive);
+    persisttest::crash_copy(dir.path, dir.path + "-crash");
   }
   const std::string crashed = dir.path + "-crash";
   {
@@ -322,7 +323,7 @@ TEST_CASE("change runs are merged into the base once they grow", "[persist]") {
     REQUIRE(snapshots_before_merge > 1);  // runs came first
     expect = all_cells(*s, "t");
     // No change run is left after the merge.
-    fs::copy(dir.path, dir.path + "-crash", fs::copy_options::recursive);
+    persisttest::crash_copy(dir.path, dir.path + "-crash");
   }
   {
     auto s = open_ok(opts(dir.path + "-crash", durability::snapshot));
@@ -449,7 +450,7 @@ TEST_CASE("writes logged after a snapshot are replayed on top of it", "[persist]
     REQUIRE(t.put(put("a").add("f", "q", 2, "two")).is_ok());
     REQUIRE(t.remove(deletion("a").column("f", "q", 1)).is_ok());
     // Leave without the final snapshot: simulate by copying the directory while open.
-    fs::copy(dir.path, dir.path + "-copy", fs::copy_options::recursive);
+    persisttest::crash_copy(dir.path, dir.path + "-copy");
   }
   auto s = open_ok(opts(dir.path + "-copy", durability::log_sync));
   auto cells = all_cells(*s, "t");
@@ -480,7 +481,7 @@ TEST_CASE("a damaged log is found at open, not served", "[persist][corruption]")
     REQUIRE(s->snapshot().is_ok());
     auto t = s->open_table("t").value();
     for (int i = 0; i < 50; ++i) REQUIRE(t.put(put("r" + std::to_string(i)).add("f", "q", "v")).is_ok());
-    fs::copy(dir.path, dir.path + "-copy", fs::copy_options::recursive);
+    persisttest::crash_copy(dir.path, dir.path + "-copy");
   }
   std::string log;
   for (auto& e : fs::directory_iterator(dir.path + "-copy"))
@@ -501,7 +502,7 @@ TEST_CASE("a torn last log record (a crash mid-write) is dropped, the rest repla
     REQUIRE(s->snapshot().is_ok());
     auto t = s->open_table("t").value();
     for (int i = 0; i < 10; ++i) REQUIRE(t.put(put("r" + std::to_string(i)).add("f", "q", "v")).is_ok());
-    fs::copy(dir.path, dir.path + "-copy", fs::copy_options::recursive);
+    persisttest::crash_copy(dir.path, dir.path + "-copy");
   }
   std::string log;
   for (auto& e : fs::directory_iterator(dir.path + "-copy"))
