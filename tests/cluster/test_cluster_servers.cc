@@ -453,12 +453,14 @@ class writer {
         char b[16];
         std::snprintf(b, sizeof b, "%06d", i);
         const std::string row = prefix_ + b;
+        const auto t0 = std::chrono::steady_clock::now();
         auto st = conn->put(table_, cellar::put(row).add("f", "q", "v" + row));
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
         std::lock_guard lock(mu_);
         if (st.is_ok())
           acked_.push_back(row);
         else
-          failures_.push_back(row + ": " + st.to_string());
+          failures_.push_back(row + " (" + std::to_string(took.count()) + " ms): " + st.to_string());
       }
     });
   }
@@ -475,6 +477,14 @@ class writer {
   bool advance(std::size_t n) {
     const auto target = acked_count() + n;
     return zktest::eventually([&] { return acked_count() >= target; });
+  }
+  // What a failed advance() should show: the counts and the last failures.
+  std::string state() {
+    std::lock_guard lock(mu_);
+    std::string s = std::to_string(acked_.size()) + " acked, " + std::to_string(failures_.size()) + " failed";
+    for (std::size_t i = failures_.size() > 5 ? failures_.size() - 5 : 0; i < failures_.size(); ++i)
+      s += "\n  " + failures_[i];
+    return s;
   }
   std::vector<std::string> acked() {
     std::lock_guard lock(mu_);
@@ -517,12 +527,12 @@ TEST_CASE("a partition moves to another node under write load: no acknowledged w
 
   // Two writers, through the node that runs the move and through the old owner.
   writer w(c.node(1).address(), "mv"), w2(c.node(2).address(), "mv", "x");
-  REQUIRE(w.advance(50));
+  if (!w.advance(50)) FAIL(w.state());
   auto moved = shell(c.node(1), "move '" + name + "', 'n3'\n");
   INFO(moved.out);
   CHECK(lines(moved.out) == std::vector<std::string>{"{\"ok\":true}"});
-  REQUIRE(w.advance(50));
-  REQUIRE(w2.advance(50));
+  if (!w.advance(50)) FAIL(w.state());
+  if (!w2.advance(50)) FAIL(w2.state());
   w.stop();
   w2.stop();
   for (auto* x : {&w, &w2}) {
@@ -619,7 +629,7 @@ TEST_CASE("a move whose target is killed before the flip is aborted and loses no
   const std::uint32_t p = first_partition_on(before, "ab", "n2");
 
   writer w(c.node(1).address(), "ab");
-  REQUIRE(w.advance(20));
+  if (!w.advance(20)) FAIL(w.state());
   testproc::output moved;
   std::thread mover([&] { moved = shell(c.node(1), "move 'ab/" + std::to_string(p) + "', 'n3'\n"); });
   // Kill the target as soon as the move has started (its intent is in ZooKeeper).
@@ -635,7 +645,7 @@ TEST_CASE("a move whose target is killed before the flip is aborted and loses no
   INFO(moved.out);
   CHECK(moved.out.find("\"error\":\"UNAVAILABLE\"") != std::string::npos);
   CHECK(moved.out.find("aborted") != std::string::npos);
-  REQUIRE(w.advance(20));  // n2 writes again: it was unfrozen
+  if (!w.advance(20)) FAIL(w.state());  // n2 writes again: it was unfrozen
   w.stop();
 
   const auto after = c.placement();

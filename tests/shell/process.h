@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
@@ -101,8 +102,16 @@ class server {
     if (pid_ == 0) {
       dup2(out[1], 1);
       close(out[0]);
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 2);
+      // Its log goes nowhere, or with CELLAR_TEST_SERVER_LOGS=DIR set (to look into a failure)
+      // to DIR/<data dir's name>-<pid>.log.
+      int err = -1;
+      if (const char* dir = std::getenv("CELLAR_TEST_SERVER_LOGS")) {
+        const std::string name = std::string(dir) + "/" + data_dir.substr(data_dir.find_last_of('/') + 1) + "-" +
+                                 std::to_string(getpid()) + ".log";
+        err = open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      }
+      if (err < 0) err = open("/dev/null", O_WRONLY);
+      dup2(err, 2);
       std::vector<std::string> argv{binary, "--listen", "127.0.0.1:0", "--data", data_dir, "--snapshot-interval-ms", "0"};
       for (auto& e : extra) argv.push_back(e);
       std::vector<char*> args;
@@ -125,11 +134,27 @@ class server {
       }
     }
     if (port_ == 0) throw std::runtime_error("cellar-server did not start: " + seen);
-    // Keep draining its stdout so it never blocks on a full pipe.
-    drain_ = std::thread([fd = out_] {
-      char b[1024];
-      while (read(fd, b, sizeof b) > 0) {
+    // Keep draining its stdout so it never blocks on a full pipe (into DIR/<data dir's
+    // name>-<pid>.out with CELLAR_TEST_SERVER_LOGS=DIR set: the server logs there).
+    int keep = -1;
+    if (const char* dir = std::getenv("CELLAR_TEST_SERVER_LOGS")) {
+      const std::string name = std::string(dir) + "/" + data_dir.substr(data_dir.find_last_of('/') + 1) + "-" +
+                               std::to_string(pid_) + ".out";
+      keep = open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (keep >= 0 && write(keep, seen.data(), seen.size()) < 0) {
+        close(keep);
+        keep = -1;
       }
+    }
+    drain_ = std::thread([fd = out_, keep]() mutable {
+      char b[1024];
+      for (ssize_t n; (n = read(fd, b, sizeof b)) > 0;) {
+        if (keep >= 0 && write(keep, b, static_cast<std::size_t>(n)) < 0) {
+          close(keep);
+          keep = -1;
+        }
+      }
+      if (keep >= 0) close(keep);
     });
   }
   ~server() { stop(); }
