@@ -267,7 +267,7 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
                       cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
   caf::scoped_actor self{sys};
   auto step = [&](const std::string& node, std::uint8_t what, std::uint8_t source_step = 0) {
-    auto ep = peers->endpoint(node);
+    auto ep = peers->endpoint(node, std::chrono::seconds(10));
     REQUIRE(ep.is_ok());
     cluster::node_move m{"gt", p, what, {}};
     m.req.what = source_step;

@@ -2,6 +2,11 @@
 // node endpoint published on loopback, and the endpoint's refusals.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <future>
 
 #include "cluster/remote.h"
@@ -123,4 +128,73 @@ TEST_CASE("a remote partition answers UNAVAILABLE naming its node: not a member,
     CHECK(r->results[0].st.message().find("node 'n1'") != std::string::npos);
     caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
   }
+}
+
+namespace {
+
+// A TCP listener on loopback that never accepts: the kernel completes a connect to it, but
+// no middleman handshake ever comes back (a node that died between the connect and its
+// reply). close() resets the connections waiting in its queue.
+struct silent_listener {
+  int fd = -1;
+  std::uint16_t port = 0;
+  silent_listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 16) == 0);
+    socklen_t len = sizeof a;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port = ntohs(a.sin_port);
+  }
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  ~silent_listener() { close(); }
+};
+
+}  // namespace
+
+TEST_CASE("a peer that never completes the middleman's handshake: requests answer UNAVAILABLE within the timeout",
+          "[remote]") {
+  system_with_middleman s;
+  silent_listener l;
+  auto peers = std::make_shared<peer_directory>(*s.sys);
+  peers->set_members({node_info{"n1", "127.0.0.1:1", "127.0.0.1:" + std::to_string(l.port)}});
+  // One CAF worker would be held by a blocking connect; the forward timeout bounds the wait.
+  auto p = spawn_remote_partition(*s.sys, peers, "n1", "t", 0, std::chrono::milliseconds(500));
+  auto ask_async = [&] {
+    auto got = std::make_shared<std::promise<result<detail::batch_reply>>>();
+    detail::batch_request req;
+    req.ops.push_back(cellar::get("row"));
+    detail::ask<detail::batch_reply>(*s.sys, p, req, [got](result<detail::batch_reply> r) { got->set_value(std::move(r)); });
+    return got->get_future();
+  };
+  auto unavailable_naming_n1 = [](std::future<result<detail::batch_reply>>& f) {
+    // Not a timing: without a bound the answer never comes.
+    REQUIRE(f.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    auto r = f.get();
+    REQUIRE(r.is_ok());
+    REQUIRE(r->results.size() == 1);
+    INFO(r->results[0].st.to_string());
+    CHECK(r->results[0].st.code() == code::unavailable);
+    CHECK(r->results[0].st.message().find("node 'n1'") != std::string::npos);
+  };
+  // Two requests wait for the same connect; both are answered when it times out.
+  auto a = ask_async();
+  auto b = ask_async();
+  unavailable_naming_n1(a);
+  unavailable_naming_n1(b);
+  // The blocking lookup (the mover's) gives up after its timeout too.
+  auto ep = peers->endpoint("n1", std::chrono::milliseconds(300));
+  CHECK(ep.code() == code::unavailable);
+  // The listener goes (its queued connections are reset): later requests are answered too.
+  l.close();
+  auto c = ask_async();
+  unavailable_naming_n1(c);
+  caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }

@@ -56,7 +56,7 @@ struct mover {
   // connection to it broke: CAF's middleman fails no request in flight to a lost peer, so
   // a helper actor monitors the endpoint while it waits).
   result<move_reply> ask(const std::string& n, std::uint8_t step, move_request req = {}) {
-    auto ep = peers.endpoint(n);
+    auto ep = peers.endpoint(n, o.step_timeout);
     if (!ep) return ep.error();
     struct outcome {
       result<move_reply> reply = status{code::unavailable, "no answer"};

@@ -189,6 +189,9 @@ struct remote_state {
   node_endpoint ep;
   std::uint64_t next = 0;
   std::map<std::uint64_t, std::function<void(const status&)>> pending;
+  // While the middleman connects to the owner: the requests waiting for the endpoint.
+  bool connecting = false;
+  std::vector<std::function<void(const result<node_endpoint>&)>> waiting;
   // Told to stop with requests in flight: it quits once they are answered (a partition
   // that changed owner; the old owner answers them, or sends them on after a move).
   bool stopping = false;
@@ -200,18 +203,50 @@ struct remote_state {
 
 using remote_pointer = partition_actor::stateful_pointer<remote_state>;
 
-result<node_endpoint> connect(remote_pointer self) {
+void quit_if_done(remote_pointer self) {
   auto& st = self->state;
-  if (st.ep) return st.ep;
-  auto ep = st.peers->endpoint(st.node);
-  if (!ep) return status{code::unavailable, st.where() + ", which is unavailable: " + ep.error().message()};
-  st.ep = ep.value();
-  self->monitor(st.ep);
-  return st.ep;
+  if (st.stopping && st.pending.empty() && st.waiting.empty()) self->quit();
 }
 
-void quit_if_done(remote_pointer self) {
-  if (self->state.stopping && self->state.pending.empty()) self->quit();
+// The connect started by with_endpoint ended: the requests that waited for it go on.
+void connected(remote_pointer self, result<node_endpoint> ep) {
+  auto& st = self->state;
+  st.connecting = false;
+  if (ep) {
+    st.ep = *ep;
+    self->monitor(st.ep);
+  } else {
+    ep = status{code::unavailable, st.where() + ", which is unavailable: " + ep.error().message()};
+  }
+  auto waiting = std::move(st.waiting);
+  st.waiting.clear();
+  for (auto& w : waiting) w(ep);
+  quit_if_done(self);
+}
+
+// Runs `then` with the owner's endpoint: at once when connected; else when the middleman
+// has connected (requests that come meanwhile wait in line), or with UNAVAILABLE naming the
+// node when it is not a member or cannot be reached within the forward timeout. The actor
+// never blocks for a connect. CAF's middleman decodes incoming messages on the scheduler's
+// workers and handles a connection's close only after them, so a connect that waited on a
+// worker for a peer that died during the handshake waited for ever when it held the only
+// worker, and every actor of the node stopped with it (docs/hardening.md).
+void with_endpoint(remote_pointer self, std::function<void(const result<node_endpoint>&)> then) {
+  auto& st = self->state;
+  if (st.ep) return then(st.ep);
+  st.waiting.push_back(std::move(then));
+  if (st.connecting) return;
+  auto where = st.peers->find(st.node);
+  if (!where) return connected(self, where.error());
+  if (where->ep) return connected(self, where->ep);
+  st.connecting = true;
+  self->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value, where->host,
+                where->port)
+      .then(
+          [self, w = *where](caf::node_id&, caf::strong_actor_ptr& found, std::set<std::string>& interface) {
+            connected(self, self->state.peers->accept(self->state.node, w, std::move(found), interface));
+          },
+          [self, w = *where](caf::error& e) { connected(self, self->state.peers->unreachable(self->state.node, w, e)); });
 }
 
 void fail_pending(remote_pointer self, const status& s) {
@@ -223,24 +258,29 @@ void fail_pending(remote_pointer self, const status& s) {
 // Forwards `msg` to the owner's endpoint; `refuse` turns a status into the reply.
 template <class Reply, class Msg, class Refuse>
 caf::result<Reply> forward(remote_pointer self, Msg msg, Refuse refuse) {
-  auto ep = connect(self);
-  if (!ep) return refuse(ep.error());
-  auto& st = self->state;
   auto rp = self->template make_response_promise<Reply>();
-  const auto id = ++st.next;
-  st.pending.emplace(id, [rp, refuse](const status& s) mutable { rp.deliver(refuse(s)); });
-  self->request(ep.value(), st.timeout, std::move(msg))
-      .then(
-          [self, id, rp](Reply& r) mutable {
-            if (self->state.pending.erase(id) > 0) rp.deliver(std::move(r));
-            quit_if_done(self);
-          },
-          [self, id, rp, refuse](caf::error& e) mutable {
-            if (self->state.pending.erase(id) == 0) return;
-            rp.deliver(refuse(status{code::unavailable, self->state.where() + ", which did not answer: " +
-                                                            self->system().render(e)}));
-            quit_if_done(self);
-          });
+  auto held = std::make_shared<Msg>(std::move(msg));
+  with_endpoint(self, [self, held, rp, refuse](const result<node_endpoint>& ep) mutable {
+    if (!ep) {
+      rp.deliver(refuse(ep.error()));
+      return;
+    }
+    auto& st = self->state;
+    const auto id = ++st.next;
+    st.pending.emplace(id, [rp, refuse](const status& s) mutable { rp.deliver(refuse(s)); });
+    self->request(ep.value(), st.timeout, std::move(*held))
+        .then(
+            [self, id, rp](Reply& r) mutable {
+              if (self->state.pending.erase(id) > 0) rp.deliver(std::move(r));
+              quit_if_done(self);
+            },
+            [self, id, rp, refuse](caf::error& e) mutable {
+              if (self->state.pending.erase(id) == 0) return;
+              rp.deliver(refuse(status{code::unavailable, self->state.where() + ", which did not answer: " +
+                                                              self->system().render(e)}));
+              quit_if_done(self);
+            });
+  });
   return rp;
 }
 
@@ -325,32 +365,66 @@ void peer_directory::set_members(const std::vector<node_info>& members) {
   members_ = std::move(next);
 }
 
-result<node_endpoint> peer_directory::endpoint(const std::string& node) {
-  std::string address;
+result<peer_directory::location> peer_directory::find(const std::string& node) {
+  location where;
   {
     std::lock_guard lock(mu_);
-    if (auto c = connected_.find(node); c != connected_.end()) return c->second;
+    if (auto c = connected_.find(node); c != connected_.end()) {
+      where.ep = c->second;
+      return where;
+    }
     auto m = members_.find(node);
     if (m == members_.end())
       return status{code::unavailable, "node '" + node + "' is not a live member of the cluster"};
-    address = m->second.peer_address;
+    where.address = m->second.peer_address;
   }
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos)
-    return status{code::unavailable, "node '" + node + "' has no usable peer address ('" + address + "')"};
-  std::uint16_t port = 0;
+  const auto colon = where.address.rfind(':');
+  auto unusable = [&] {
+    return status{code::unavailable, "node '" + node + "' has no usable peer address ('" + where.address + "')"};
+  };
+  if (colon == std::string::npos) return unusable();
   try {
-    port = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
+    const auto port = std::stoul(where.address.substr(colon + 1));
+    if (port == 0 || port > 65535) return unusable();
+    where.port = static_cast<std::uint16_t>(port);
   } catch (...) {
-    return status{code::unavailable, "node '" + node + "' has no usable peer address ('" + address + "')"};
+    return unusable();
   }
-  auto ep = sys_.middleman().remote_actor<node_endpoint>(address.substr(0, colon), port);
-  if (!ep)
-    return status{code::unavailable,
-                  "node '" + node + "' at " + address + " cannot be reached: " + sys_.render(ep.error())};
+  where.host = where.address.substr(0, colon);
+  return where;
+}
+
+result<node_endpoint> peer_directory::accept(const std::string& node, const location& where,
+                                             caf::strong_actor_ptr found, const std::set<std::string>& interface) {
+  const std::string at = "node '" + node + "' at " + where.address + " cannot be reached: ";
+  if (!found) return status{code::unavailable, at + "nothing is published there"};
+  if (!sys_.assignable<node_endpoint>(interface))
+    return status{code::unavailable, at + "what is published there is not a node endpoint"};
+  auto ep = caf::actor_cast<node_endpoint>(std::move(found));
   std::lock_guard lock(mu_);
-  connected_[node] = *ep;
-  return *ep;
+  connected_[node] = ep;
+  return ep;
+}
+
+status peer_directory::unreachable(const std::string& node, const location& where, const caf::error& e) {
+  return {code::unavailable, "node '" + node + "' at " + where.address + " cannot be reached: " + sys_.render(e)};
+}
+
+result<node_endpoint> peer_directory::endpoint(const std::string& node, std::chrono::milliseconds timeout) {
+  auto where = find(node);
+  if (!where) return where.error();
+  if (where->ep) return where->ep;
+  // The middleman's own connect (middleman::remote_actor) waits for its answer without a
+  // bound; this one gives up after `timeout`.
+  result<node_endpoint> out = status{code::unavailable, "node '" + node + "' cannot be reached"};
+  caf::scoped_actor self{sys_};
+  self->request(sys_.middleman().actor_handle(), timeout, caf::connect_atom::value, where->host, where->port)
+      .receive(
+          [&](caf::node_id&, caf::strong_actor_ptr& found, std::set<std::string>& interface) {
+            out = accept(node, *where, std::move(found), interface);
+          },
+          [&](caf::error& e) { out = unreachable(node, *where, e); });
+  return out;
 }
 
 void peer_directory::forget(const std::string& node, const caf::actor_addr& ep) {

@@ -22,9 +22,10 @@
 // holds nothing here: stats are zero, a cut is empty, stop ends the forwarder only, once
 // the requests it has in flight are answered).
 // Its failures are values: UNAVAILABLE naming the node when the node is not a member (it
-// died and its session expired), when it cannot be connected, when the connection breaks
-// with requests in flight (answered at once, on the middleman's notice), or when no reply
-// comes within `forward_timeout`.
+// died and its session expired), when it cannot be connected within `forward_timeout`
+// (the actor does not block while it connects: requests wait in line for the connect),
+// when the connection breaks with requests in flight (answered at once, on the
+// middleman's notice), or when no reply comes within `forward_timeout`.
 //
 // Threads: actors; peer_directory may be used from any thread.
 #pragma once
@@ -39,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -139,11 +141,29 @@ class peer_directory {
   explicit peer_directory(caf::actor_system& sys) : sys_(sys) {}
 
   void set_members(const std::vector<node_info>& members);
-  // The endpoint of `node`, connecting when needed (blocks for the connect). UNAVAILABLE,
-  // naming the node, when it is not a member or cannot be reached.
-  result<node_endpoint> endpoint(const std::string& node);
+  // The endpoint of `node`, connecting when needed: blocks for the connect, at most
+  // `timeout`. UNAVAILABLE, naming the node, when it is not a member or cannot be reached
+  // within `timeout`. Not for an actor's thread (a remote partition connects without
+  // blocking, through find/accept/unreachable).
+  result<node_endpoint> endpoint(const std::string& node, std::chrono::milliseconds timeout);
   // Drops a connection that broke (only if it is still `ep`).
   void forget(const std::string& node, const caf::actor_addr& ep);
+
+  // Where `node` is: its endpoint when connected (`ep` set), else the peer address to
+  // connect to. UNAVAILABLE, naming the node, when it is not a member or its address is
+  // unusable.
+  struct location {
+    node_endpoint ep;
+    std::string address, host;
+    std::uint16_t port = 0;
+  };
+  result<location> find(const std::string& node);
+  // What the middleman answered a connect to `where` with: the endpoint, kept for later
+  // callers; UNAVAILABLE when nothing, or not a node endpoint, is published there.
+  result<node_endpoint> accept(const std::string& node, const location& where, caf::strong_actor_ptr found,
+                               const std::set<std::string>& interface);
+  // The UNAVAILABLE for a connect to `where` that failed with `e`.
+  status unreachable(const std::string& node, const location& where, const caf::error& e);
 
  private:
   caf::actor_system& sys_;
