@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "cellar/connection.h"
 #include "cellar/store.h"
@@ -176,9 +177,9 @@ struct joined_node {
   std::unique_ptr<cluster::member> m;
 };
 
-joined_node join_node(const std::string& chroot, const std::string& id) {
+joined_node join_node(const std::string& chroot, const std::string& id, store_options so = {}) {
   joined_node n;
-  auto opened = cluster::member::open_store(store_options{});
+  auto opened = cluster::member::open_store(so);
   REQUIRE(opened.is_ok());
   n.s = std::move(opened).value();
   auto m = cluster::member::join(*n.s, member_options_for(chroot, id));
@@ -533,4 +534,70 @@ TEST_CASE("the balancer runs its moves side by side, one per source node", "[mem
   CHECK(*none == 0);
 
   shut_down({&n3, &n2, &n1});
+}
+
+TEST_CASE("a move's steps on the target's files wait for a snapshot without holding a CAF worker", "[member][moves]") {
+  // m2 keeps files and has one CAF worker. A snapshot holds the snapshot lock while it
+  // waits for every partition's cut, which needs a worker; the test holds that lock as a
+  // snapshot would, sends m2 a prepare step (which takes the lock) and asks one of m2's
+  // partitions for its stats: with the step on the worker, the partition cannot answer.
+  const auto dir = (std::filesystem::temp_directory_path() / ("cellar-member-worker-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(dir);
+  two_nodes t;
+  t.chroot = zktest::fresh_chroot("member-step-worker");
+  t.n1 = join_node(t.chroot, "m1");
+  store_options so;
+  so.directory = dir;
+  so.worker_threads = 1;
+  so.snapshot_interval = std::chrono::milliseconds(0);
+  t.n2 = join_node(t.chroot, "m2", so);
+  REQUIRE(zktest::eventually([&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
+  t.d.name = "wk";
+  t.d.families.push_back(family_descriptor{"f"});
+  t.d.partitioning = partition_spec::hash(4);
+  REQUIRE_OK(t.n1.s->create_table(t.d, schema_origin::oceanbase_ddl));
+  REQUIRE(zktest::eventually([&] { return t.n2.s->table_exists("wk"); }));
+  auto zk = zktest::connect(t.chroot);
+  auto pl = cluster::read_placement(*zk);
+  REQUIRE(pl.is_ok());
+  const std::uint32_t on_m1 = zktest::first_partition_on(pl->map, "wk", "m1");
+  const std::uint32_t on_m2 = zktest::first_partition_on(pl->map, "wk", "m2");
+
+  peer_system ps;
+  auto peers = std::make_shared<cluster::peer_directory>(*ps.sys);
+  peers->set_members({cluster::node_info{"m2", "127.0.0.1:1", t.n2.m->peer_address()}});
+  auto ep = peers->endpoint("m2", std::chrono::seconds(10));
+  REQUIRE(ep.is_ok());
+  auto& impl = detail::impl_of(*t.n2.s);
+  auto rt = impl.lookup("wk");
+  REQUIRE(rt);
+  REQUIRE(rt->partitions[on_m2].local);
+
+  std::unique_lock snapshot_lock(impl.snapshot_mutex);
+  auto prepared = std::async(std::launch::async, [&] {
+    caf::scoped_actor self{*ps.sys};
+    status out{code::unavailable, "no answer"};
+    self->request(*ep, std::chrono::seconds(30), cluster::node_move{"wk", on_m1, cluster::node_move::prepare, {}})
+        .receive([&](detail::move_reply& r) { out = r.st; }, [&](caf::error& e) { out = {code::internal, ps.sys->render(e)}; });
+    return out;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the step is waiting for the lock by now
+  std::promise<result<detail::stats_reply>> stats;
+  detail::ask<detail::stats_reply>(*impl.system, rt->partitions[on_m2].actor, detail::stats_request{},
+                                   [&](result<detail::stats_reply> r) { stats.set_value(std::move(r)); });
+  auto answered = stats.get_future();
+  // Not a timing: with the step holding the only worker, no answer comes while the lock is
+  // held (a real snapshot would hold it until that answer: for ever).
+  const bool partition_answered = answered.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  snapshot_lock.unlock();
+  CHECK(partition_answered);
+  REQUIRE(prepared.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  REQUIRE_OK(prepared.get());  // it ran once the lock was free
+  if (partition_answered) CHECK(answered.get().is_ok());
+
+  caf::scoped_actor self{*ps.sys};
+  self->request(*ep, std::chrono::seconds(30), cluster::node_move{"wk", on_m1, cluster::node_move::drop, {}})
+      .receive([](detail::move_reply& r) { CHECK(r.st.is_ok()); }, [](caf::error&) { FAIL("the drop step got no answer"); });
+  shut_down({&t.n2, &t.n1});
+  std::filesystem::remove_all(dir);
 }

@@ -588,17 +588,30 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     auto it = raw->moved_out.find({t, i});
     return it == raw->moved_out.end() ? detail::partition_actor{} : it->second;
   };
-  ec.prepare_incoming = [raw](const std::string& t, std::uint32_t i) { return raw->prepare_incoming(t, i); };
+  // The move steps on this node's files run on threads of their own (remote.cc:
+  // off_worker), which may still run while the member leaves: they hold the state.
+  std::weak_ptr<state> weak = st;
+  const std::string self_id = st->opts.node_id;
+  auto leaving = [self_id] { return status{code::unavailable, "node '" + self_id + "' is leaving the cluster"}; };
+  ec.prepare_incoming = [weak, leaving](const std::string& t, std::uint32_t i) {
+    auto s = weak.lock();
+    return s ? s->prepare_incoming(t, i) : leaving();
+  };
   ec.incoming = [raw](const std::string& t, std::uint32_t i) {
     std::lock_guard lock(raw->move_mu);
     auto it = raw->incoming.find({t, i});
     return it == raw->incoming.end() ? detail::partition_actor{} : it->second.ref.actor;
   };
-  ec.persist_incoming = [raw](const std::string& t, std::uint32_t i, const detail::delta_handle& d) {
-    return raw->persist_incoming(t, i, d);
+  ec.persist_incoming = [weak, leaving](const std::string& t, std::uint32_t i, const detail::delta_handle& d) {
+    auto s = weak.lock();
+    return s ? s->persist_incoming(t, i, d) : leaving();
   };
-  ec.drop_incoming = [raw](const std::string& t, std::uint32_t i) { raw->drop_incoming(t, i); };
-  ec.guard_move = [raw](const std::string& t, std::uint32_t i, bool source) { raw->guard_move(t, i, source); };
+  ec.drop_incoming = [weak](const std::string& t, std::uint32_t i) {
+    if (auto s = weak.lock()) s->drop_incoming(t, i);
+  };
+  ec.guard_move = [weak](const std::string& t, std::uint32_t i, bool source) {
+    if (auto s = weak.lock()) s->guard_move(t, i, source);
+  };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(*impl.system, std::move(ec));
   auto port = impl.system->middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);

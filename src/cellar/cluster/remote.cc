@@ -65,6 +65,32 @@ move_reply move_failed(status st) {
   return r;
 }
 
+// Runs `work`, a move step on this node's files, on a thread of its own, and answers `rp`
+// with its status. Not on a CAF worker: a snapshot holds the snapshot lock while it waits
+// for every partition's cut, which needs a worker, so a step that waited for that lock on
+// the only worker stopped the node for good; and writing a partition's copy on a worker
+// stalls the partitions that share it.
+void run_off_worker(endpoint_pointer self, caf::typed_response_promise<move_reply> rp, std::function<status()> work) {
+  auto helper = self->system().spawn<caf::detached + caf::hidden>([work](caf::event_based_actor* h) -> caf::behavior {
+    return {[h, work](caf::ok_atom) {
+      auto out = move_failed(work());
+      h->quit();
+      return out;
+    }};
+  });
+  self->request(helper, caf::infinite, caf::ok_atom::value)
+      .then([rp](move_reply& r) mutable { rp.deliver(std::move(r)); },
+            [self, rp](caf::error& e) mutable {
+              rp.deliver(move_failed({code::internal, "a move step did not finish: " + self->system().render(e)}));
+            });
+}
+
+caf::result<move_reply> off_worker(endpoint_pointer self, std::function<status()> work) {
+  auto rp = self->make_response_promise<move_reply>();
+  run_off_worker(self, rp, std::move(work));
+  return rp;
+}
+
 caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
   auto& ctx = self->state.ctx;
   const std::string where = "partition " + std::to_string(m.index) + " of '" + m.table + "'";
@@ -77,9 +103,11 @@ caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
     }
     case node_move::prepare:
       if (!ctx.prepare_incoming) return move_failed({code::unsupported, "this node takes no moves"});
-      if (auto st = ctx.prepare_incoming(m.table, m.index); !st) return move_failed(std::move(st));
-      if (ctx.guard_move) ctx.guard_move(m.table, m.index, false);
-      return move_reply{};
+      return off_worker(self, [prepare = ctx.prepare_incoming, guard = ctx.guard_move, t = m.table, i = m.index] {
+        if (auto st = prepare(t, i); !st) return st;
+        if (guard) guard(t, i, false);
+        return status::ok();
+      });
     case node_move::apply:
     case node_move::finish: {
       auto to = ctx.incoming ? ctx.incoming(m.table, m.index) : partition_actor{};
@@ -93,7 +121,9 @@ caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
       self->request(to, std::chrono::seconds(30), cut_request{})
           .then(
               [self, rp, t = m.table, i = m.index](cut_reply& c) mutable {
-                rp.deliver(move_failed(self->state.ctx.persist_incoming(t, i, c.delta)));
+                run_off_worker(self, rp,
+                               [persist = self->state.ctx.persist_incoming, t, i,
+                                cut = std::make_shared<delta_handle>(std::move(c.delta))] { return persist(t, i, *cut); });
               },
               [self, rp, where](caf::error& e) mutable {
                 rp.deliver(move_failed({code::unavailable, "writing the copy of " + where + ": " + self->system().render(e)}));
@@ -101,8 +131,11 @@ caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
       return rp;
     }
     case node_move::drop:
-      if (ctx.drop_incoming) ctx.drop_incoming(m.table, m.index);
-      return move_reply{};
+      if (!ctx.drop_incoming) return move_reply{};
+      return off_worker(self, [drop = ctx.drop_incoming, t = m.table, i = m.index] {
+        drop(t, i);
+        return status::ok();
+      });
   }
   return move_failed({code::invalid_argument, "unknown move step " + std::to_string(m.step)});
 }
