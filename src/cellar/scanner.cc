@@ -339,7 +339,7 @@ result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan
                                       const std::shared_ptr<call_order>& order, const scan_scope& scope) {
   dispatch->note();
   if (auto st = ready(); !st) return st;
-  auto rt = lookup(table);
+  auto rt = lookup_current(table);
   if (!rt)
     return closed ? status{code::unavailable, "the store is closed"}
                   : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"};

@@ -98,6 +98,13 @@ runtime_ptr store_impl::lookup(std::string_view table) const {
   return it == cat->end() ? nullptr : it->second;
 }
 
+runtime_ptr store_impl::lookup_current(std::string_view table) const {
+  auto rt = lookup(table);
+  if (rt || !cluster_member || closed) return rt;
+  if (auto hooks = cluster.load(); hooks && hooks->catch_up()) rt = lookup(table);
+  return rt;
+}
+
 const runtime_ptr& store_impl::lookup(std::string_view table, table_lookup_cache& cache) const {
   // The version first: a catalog published after this load bumps it again, so a cache
   // filled from that newer catalog under this older number is refilled next time.
@@ -173,7 +180,7 @@ void adopt(const table_runtime& rt) {
 std::optional<std::vector<op_result>> store_impl::run_batch(std::string_view table, std::vector<batch_op> ops,
                                                             const std::shared_ptr<call_order>& order, bool in_place,
                                                             batch_done done) {
-  auto rt = lookup(table);
+  auto rt = lookup_current(table);
   std::vector<op_result> refused;
   if (!admit(*this, rt, table, ops, refused)) return refused;
   return dispatch_batch(context(order, in_place), *rt, std::move(ops), std::move(done));
@@ -555,7 +562,7 @@ status store::truncate_table(const std::string& table) {
 }
 
 result<table_descriptor> store::describe(const std::string& table) const {
-  auto rt = impl_->lookup(table);
+  auto rt = impl_->lookup_current(table);
   if (!rt) return table_not_found(table);
   return rt->schema->descriptor();
 }
@@ -569,10 +576,10 @@ std::vector<std::string> store::list_tables() const {
   return out;
 }
 
-bool store::table_exists(const std::string& table) const { return impl_->lookup(table) != nullptr; }
+bool store::table_exists(const std::string& table) const { return impl_->lookup_current(table) != nullptr; }
 
 result<table> store::open_table(const std::string& name) {
-  if (!impl_->lookup(name)) return table_not_found(name);
+  if (!impl_->lookup_current(name)) return table_not_found(name);
   return table(impl_, name);
 }
 

@@ -75,6 +75,11 @@ struct cluster_hooks {
   virtual status move(const std::string& partition, const std::string& node) = 0;
   // Runs the balancer's moves; returns how many ran.
   virtual result<std::uint32_t> balance() = 0;
+  // A request named a table this node does not know: waits, bounded, until this node has
+  // applied the catalog the cluster has now (another node's DDL reaches this one a moment
+  // later). True once it has (look again); false when it could not tell or did not catch
+  // up in time. Blocks: not on a CAF worker.
+  virtual bool catch_up() { return false; }
 };
 
 // Cells of a dropped or truncated family still in a partition table on disk.
@@ -119,6 +124,10 @@ struct store_impl {
   // lookup(), or `cache`'s answer when it is for `table` and the catalog has not changed
   // since (catalog_version). Not thread-safe: one cache per caller thread.
   const runtime_ptr& lookup(std::string_view table, table_lookup_cache& cache) const;
+  // lookup(); for a table a cluster member does not know, once more after it has caught up
+  // with the cluster's catalog (cluster_hooks::catch_up), so that a table another node
+  // just created is found. For requests that name a table; blocks on a miss in a cluster.
+  runtime_ptr lookup_current(std::string_view table) const;
   // Makes `next` the catalog, then bumps catalog_version. Every change of the catalog
   // goes through here; callers order their own read-modify-write of it.
   void publish_catalog(std::shared_ptr<const catalog_map> next);

@@ -601,3 +601,48 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   shut_down({&t.n2, &t.n1});
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a table another node just created is found on a node that has not applied it yet", "[member]") {
+  // m1 (the master) creates a table while m2's ZooKeeper event thread, where m2 applies
+  // catalogs, is held busy: m2 does not know the table yet. A request that names it waits
+  // until m2 has caught up instead of answering TABLE_NOT_FOUND.
+  two_nodes t;
+  t.chroot = zktest::fresh_chroot("member-catch-up");
+  t.n1 = join_node(t.chroot, "m1");
+  t.n2 = join_node(t.chroot, "m2");
+  REQUIRE(zktest::eventually([&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
+  REQUIRE(t.n1.m->report().master == "m1");
+  std::promise<void> release;
+  auto held = release.get_future().share();
+  std::promise<void> holding;
+  t.n2.m->node().zookeeper().post([held, &holding] {
+    holding.set_value();
+    held.wait();
+  });
+  holding.get_future().wait();
+  table_descriptor d;
+  d.name = "cu";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(2);
+  REQUIRE_OK(t.n1.s->create_table(d, schema_origin::oceanbase_ddl));
+
+  auto read = std::async(std::launch::async, [&] { return connect_embedded(*t.n2.s)->get("cu", cellar::get("r")); });
+  // Still held: the read waits for m2 to catch up rather than failing.
+  CHECK(read.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+  release.set_value();
+  REQUIRE(read.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  auto g = read.get();
+  REQUIRE_OK(g);  // found (not TABLE_NOT_FOUND); the row is not there yet
+  CHECK(g->cells.empty());
+  // And the table serves through m2 from now on.
+  auto conn2 = connect_embedded(*t.n2.s);
+  for (const char* row : {"a", "b", "c", "d"}) REQUIRE_OK(conn2->put("cu", cellar::put(row).add("f", "q", row)));
+  auto back = connect_embedded(*t.n1.s)->get("cu", cellar::get("c"));
+  REQUIRE_OK(back);
+  REQUIRE(back->cells.size() == 1);
+  CHECK(back->cells[0].value == "c");
+  // A table that exists nowhere is still TABLE_NOT_FOUND, after one look at ZooKeeper.
+  CHECK(connect_embedded(*t.n2.s)->get("nosuch", cellar::get("r")).code() == code::table_not_found);
+  CHECK_FALSE(t.n2.s->table_exists("nosuch"));
+  shut_down({&t.n2, &t.n1});
+}

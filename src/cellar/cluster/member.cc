@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <set>
 
@@ -78,6 +79,7 @@ struct member::state final : detail::cluster_hooks {
   void on_session(const session_event& ev);
 
   status ddl(const detail::ddl_call& c) override;
+  bool catch_up() override;
   std::string report() const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
@@ -542,6 +544,30 @@ status member::state::ddl(const detail::ddl_call& c) {
                                    opts.node_id + "' has not applied it within " +
                                    std::to_string(opts.apply_wait.count()) + " ms"};
   return status::ok();
+}
+
+// Reads the catalog's version in ZooKeeper on the event thread (where the member applies
+// catalogs, so it reads after every change applied so far), then waits until this node has
+// applied it; both within apply_wait.
+bool member::state::catch_up() {
+  const auto deadline = std::chrono::steady_clock::now() + opts.apply_wait;
+  auto seen = std::make_shared<std::promise<std::uint64_t>>();
+  auto got = seen->get_future();
+  {
+    // ~member closes the guards, then lets posted work end, before `node` goes.
+    std::lock_guard lock(move_mu);
+    if (!guards_open || node == nullptr) return false;
+    node->zookeeper().post([this, seen] {
+      std::uint64_t version = 0;
+      if (auto head = node->zookeeper().get(layout::catalog); head)
+        if (auto h = decode_catalog_header(head->data); h) version = h->version;
+      seen->set_value(version);
+    });
+  }
+  if (got.wait_until(deadline) != std::future_status::ready) return false;
+  const auto want = got.get();
+  std::unique_lock lock(mu);
+  return applied_cv.wait_until(lock, deadline, [&] { return applied >= want; });
 }
 
 // --- member --------------------------------------------------------------------------------
