@@ -284,8 +284,13 @@ class store {
   // Whether `table` is enabled (true) or disabled (false). Errors: TABLE_NOT_FOUND.
   result<bool> is_table_enabled(const std::string& table) const;
 
+  // The table's schema. Errors: TABLE_NOT_FOUND. In a cluster, a table this node does not
+  // know yet (another node's DDL reaches it a moment later) is waited for, at most the
+  // member's apply_wait, as are the data calls that name a table (docs/cluster.md).
   result<table_descriptor> describe(const std::string& table) const;
+  // The tables this node knows now (no wait).
   std::vector<std::string> list_tables() const;
+  // Whether `table` exists; in a cluster, waits as describe() does.
   bool table_exists(const std::string& table) const;
   result<table> open_table(const std::string& name);
 
