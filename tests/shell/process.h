@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -92,34 +93,44 @@ inline output run(const std::vector<std::string>& argv, const std::string& input
   return r;
 }
 
+// With CELLAR_TEST_SERVER_LOGS=DIR set: DIR/<data dir's name>-<tag><ext>; else empty.
+inline std::string log_path(const std::string& data_dir, const std::string& tag, const char* ext) {
+  const char* dir = std::getenv("CELLAR_TEST_SERVER_LOGS");
+  if (dir == nullptr) return {};
+  return std::string(dir) + "/" + data_dir.substr(data_dir.find_last_of('/') + 1) + "-" + tag + ext;
+}
+
 // A cellar-server on a free loopback port, stopped with SIGTERM by stop() or the destructor.
 class server {
  public:
   server(const std::string& binary, const std::string& data_dir, std::vector<std::string> extra = {}) {
+    // Everything the child needs is made here: between fork and exec it only calls dup2,
+    // close and execv (another thread may hold a malloc lock at the fork).
+    std::vector<std::string> argv{binary, "--listen", "127.0.0.1:0", "--data", data_dir, "--snapshot-interval-ms", "0"};
+    for (auto& e : extra) argv.push_back(e);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    // Its stderr goes nowhere, or with CELLAR_TEST_SERVER_LOGS=DIR set (to look into a
+    // failure) to DIR/<data dir's name>-<pid>.log: opened under a name of this process,
+    // renamed once the child's pid is known.
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe");
+    static std::atomic<int> started{0};
+    const std::string err_first =
+        log_path(data_dir, "p" + std::to_string(getpid()) + "-" + std::to_string(started++), ".log");
+    int err = err_first.empty() ? -1 : open(err_first.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (err < 0) err = open("/dev/null", O_WRONLY);
     pid_ = fork();
     if (pid_ == 0) {
       dup2(out[1], 1);
       close(out[0]);
-      // Its log goes nowhere, or with CELLAR_TEST_SERVER_LOGS=DIR set (to look into a failure)
-      // to DIR/<data dir's name>-<pid>.log.
-      int err = -1;
-      if (const char* dir = std::getenv("CELLAR_TEST_SERVER_LOGS")) {
-        const std::string name = std::string(dir) + "/" + data_dir.substr(data_dir.find_last_of('/') + 1) + "-" +
-                                 std::to_string(getpid()) + ".log";
-        err = open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      }
-      if (err < 0) err = open("/dev/null", O_WRONLY);
       dup2(err, 2);
-      std::vector<std::string> argv{binary, "--listen", "127.0.0.1:0", "--data", data_dir, "--snapshot-interval-ms", "0"};
-      for (auto& e : extra) argv.push_back(e);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
       execv(args[0], args.data());
       _exit(127);
     }
+    close(err);
+    if (!err_first.empty()) std::rename(err_first.c_str(), log_path(data_dir, std::to_string(pid_), ".log").c_str());
     close(out[1]);
     out_ = out[0];
     // Wait for "listening on 127.0.0.1:PORT".
@@ -136,15 +147,11 @@ class server {
     if (port_ == 0) throw std::runtime_error("cellar-server did not start: " + seen);
     // Keep draining its stdout so it never blocks on a full pipe (into DIR/<data dir's
     // name>-<pid>.out with CELLAR_TEST_SERVER_LOGS=DIR set: the server logs there).
-    int keep = -1;
-    if (const char* dir = std::getenv("CELLAR_TEST_SERVER_LOGS")) {
-      const std::string name = std::string(dir) + "/" + data_dir.substr(data_dir.find_last_of('/') + 1) + "-" +
-                               std::to_string(pid_) + ".out";
-      keep = open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (keep >= 0 && write(keep, seen.data(), seen.size()) < 0) {
-        close(keep);
-        keep = -1;
-      }
+    const std::string out_log = log_path(data_dir, std::to_string(pid_), ".out");
+    int keep = out_log.empty() ? -1 : open(out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (keep >= 0 && write(keep, seen.data(), seen.size()) < 0) {
+      close(keep);
+      keep = -1;
     }
     drain_ = std::thread([fd = out_, keep]() mutable {
       char b[1024];
