@@ -198,13 +198,21 @@ struct two_nodes {
   table_descriptor d;
 };
 
-two_nodes two_nodes_with(const std::string& chroot_name, const std::string& table, std::uint32_t partitions) {
+// Nodes m1 (the master: it joins first) and m2, opened with `m2_options`, under a fresh
+// chroot, each seeing the other.
+two_nodes join_two(const std::string& chroot_name, store_options m2_options = {}) {
   two_nodes t;
   t.chroot = zktest::fresh_chroot(chroot_name);
   t.n1 = join_node(t.chroot, "m1");
-  t.n2 = join_node(t.chroot, "m2");
+  t.n2 = join_node(t.chroot, "m2", std::move(m2_options));
   REQUIRE(zktest::eventually(
       [&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
+  return t;
+}
+
+two_nodes two_nodes_with(const std::string& chroot_name, const std::string& table, std::uint32_t partitions,
+                         store_options m2_options = {}) {
+  auto t = join_two(chroot_name, std::move(m2_options));
   t.d.name = table;
   t.d.families.push_back(family_descriptor{"f"});
   t.d.partitioning = partition_spec::hash(partitions);
@@ -543,20 +551,11 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   // partitions for its stats: with the step on the worker, the partition cannot answer.
   const auto dir = (std::filesystem::temp_directory_path() / ("cellar-member-worker-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(dir);
-  two_nodes t;
-  t.chroot = zktest::fresh_chroot("member-step-worker");
-  t.n1 = join_node(t.chroot, "m1");
   store_options so;
   so.directory = dir;
   so.worker_threads = 1;
   so.snapshot_interval = std::chrono::milliseconds(0);
-  t.n2 = join_node(t.chroot, "m2", so);
-  REQUIRE(zktest::eventually([&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
-  t.d.name = "wk";
-  t.d.families.push_back(family_descriptor{"f"});
-  t.d.partitioning = partition_spec::hash(4);
-  REQUIRE_OK(t.n1.s->create_table(t.d, schema_origin::oceanbase_ddl));
-  REQUIRE(zktest::eventually([&] { return t.n2.s->table_exists("wk"); }));
+  auto t = two_nodes_with("member-step-worker", "wk", 4, so);
   auto zk = zktest::connect(t.chroot);
   auto pl = cluster::read_placement(*zk);
   REQUIRE(pl.is_ok());
@@ -606,11 +605,7 @@ TEST_CASE("a table another node just created is found on a node that has not app
   // m1 (the master) creates a table while m2's ZooKeeper event thread, where m2 applies
   // catalogs, is held busy: m2 does not know the table yet. A request that names it waits
   // until m2 has caught up instead of answering TABLE_NOT_FOUND.
-  two_nodes t;
-  t.chroot = zktest::fresh_chroot("member-catch-up");
-  t.n1 = join_node(t.chroot, "m1");
-  t.n2 = join_node(t.chroot, "m2");
-  REQUIRE(zktest::eventually([&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
+  auto t = join_two("member-catch-up");
   REQUIRE(t.n1.m->report().master == "m1");
   std::promise<void> release;
   auto held = release.get_future().share();
