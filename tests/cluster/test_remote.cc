@@ -37,12 +37,17 @@ std::shared_ptr<peer_directory> publish(caf::actor_system& sys, const node_endpo
   return peers;
 }
 
-detail::batch_reply ask_batch(caf::actor_system& sys, const detail::partition_actor& p) {
-  std::promise<result<detail::batch_reply>> got;
+// A get of "row" sent to `p`; its reply comes through the future.
+std::future<result<detail::batch_reply>> ask_batch_async(caf::actor_system& sys, const detail::partition_actor& p) {
+  auto got = std::make_shared<std::promise<result<detail::batch_reply>>>();
   detail::batch_request req;
   req.ops.push_back(cellar::get("row"));
-  detail::ask<detail::batch_reply>(sys, p, req, [&](result<detail::batch_reply> r) { got.set_value(std::move(r)); });
-  auto r = got.get_future().get();
+  detail::ask<detail::batch_reply>(sys, p, req, [got](result<detail::batch_reply> r) { got->set_value(std::move(r)); });
+  return got->get_future();
+}
+
+detail::batch_reply ask_batch(caf::actor_system& sys, const detail::partition_actor& p) {
+  auto r = ask_batch_async(sys, p).get();
   REQUIRE(r.is_ok());
   REQUIRE(r->results.size() == 1);
   return std::move(r.value());
@@ -112,13 +117,9 @@ TEST_CASE("a remote partition answers UNAVAILABLE naming its node: not a member,
     auto ep = spawn_node_endpoint(*s.sys, ec);
     auto peers = publish(*s.sys, ep);
     auto p = spawn_remote_partition(*s.sys, peers, "n1", "t", 0, std::chrono::milliseconds(60000));
-    std::promise<result<detail::batch_reply>> got;
-    detail::batch_request req;
-    req.ops.push_back(cellar::get("row"));
-    detail::ask<detail::batch_reply>(*s.sys, p, req, [&](result<detail::batch_reply> r) { got.set_value(std::move(r)); });
+    auto fut = ask_batch_async(*s.sys, p);
     while (ec.served->load() == 0) std::this_thread::sleep_for(1ms);
     caf::anon_send_exit(ep, caf::exit_reason::kill);
-    auto fut = got.get_future();
     // Not a timing: without the down handling the answer would come after a minute.
     REQUIRE(fut.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
     auto r = fut.get();
@@ -167,13 +168,7 @@ TEST_CASE("a peer that never completes the middleman's handshake: requests answe
   peers->set_members({node_info{"n1", "127.0.0.1:1", "127.0.0.1:" + std::to_string(l.port)}});
   // One CAF worker would be held by a blocking connect; the forward timeout bounds the wait.
   auto p = spawn_remote_partition(*s.sys, peers, "n1", "t", 0, std::chrono::milliseconds(500));
-  auto ask_async = [&] {
-    auto got = std::make_shared<std::promise<result<detail::batch_reply>>>();
-    detail::batch_request req;
-    req.ops.push_back(cellar::get("row"));
-    detail::ask<detail::batch_reply>(*s.sys, p, req, [got](result<detail::batch_reply> r) { got->set_value(std::move(r)); });
-    return got->get_future();
-  };
+  auto ask_async = [&] { return ask_batch_async(*s.sys, p); };
   auto unavailable_naming_n1 = [](std::future<result<detail::batch_reply>>& f) {
     // Not a timing: without a bound the answer never comes.
     REQUIRE(f.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
