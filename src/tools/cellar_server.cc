@@ -11,7 +11,9 @@
 #include <spdlog/spdlog.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -109,122 +111,122 @@ int fail(const std::string& msg) {
   return 2;
 }
 
-}  // namespace
+// What is wrong with a setting, for fail(); empty when nothing is.
+using problem = std::string;
 
-int main(int argc, char** argv) {
-  settings st;
-  std::string config;
-  CLI::App app{"cellar-server: serves a cellar store over Cap'n Proto RPC"};
-  app.add_option("--config", config, "TOML file with the same keys as the flags (data, listen, ...)");
-  auto* listen = app.add_option("--listen", st.listen, "address:port to listen on (loopback by default)");
-  auto* data = app.add_option("--data", st.data, "data directory (one WiredTiger home); empty: in memory, nothing persists");
-  auto* dur = app.add_option("--durability", st.durability, "snapshot | log | log-sync");
-  // A flag only, never from --config: salvage is a one-off decision of an operator with no
-  // better copy, not a setting to leave on.
-  app.add_flag("--salvage", st.salvage,
-               "open a damaged data directory anyway: rebuild damaged files from what can still be read "
-               "(cells on damaged pages are lost)");
-  auto* mem = app.add_option("--memory-limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
-  auto* tok = app.add_option("--token", st.token, "require this token at login (shows in ps: prefer --token-file)");
-  auto* tokf = app.add_option("--token-file", st.token_file,
-                              "require the token in this file at login (else CELLAR_TOKEN, if set)");
-  auto* lvl = app.add_option("--log-level", st.log_level, "trace | debug | info | warn | error");
-  auto* parts = app.add_option("--default-partitions", st.default_partitions, "partitions of an HBase-shell create");
-  auto* snap = app.add_option("--snapshot-interval-ms", st.snapshot_interval_ms, "0 = only on demand and at exit");
-  auto* lsi = app.add_option("--log-sync-interval-ms", st.log_sync_interval_ms, "sync period of durability=log");
-  auto* mm = app.add_option("--max-message", st.max_message, "largest RPC message accepted (e.g. 256MiB)");
-  auto* mb = app.add_option("--max-batch", st.max_batch, "most actions in one batch call");
-  auto* mif = app.add_option("--max-in-flight", st.max_in_flight, "most calls in flight per connection");
-  auto* mcn = app.add_option("--max-connections", st.max_connections,
-                             "most client connections at once; more are refused at login (0 = no limit)");
-  auto* idl = app.add_option("--idle-timeout", st.idle_timeout,
-                             "seconds a connection may send nothing before it is closed (0 = never)");
-  auto* mun = app.add_option("--max-unsent", st.max_unsent,
-                             "replies a client may leave unread before its connection is closed (e.g. 64MiB)");
-  auto* wt = app.add_option("--worker-threads", st.worker_threads, "CAF worker threads (0 = half the cores, at least 1)");
-  auto* evl = app.add_option("--event-loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
-  auto* aff = app.add_option("--loop-affinity", st.loop_affinity,
-                             "event loop i runs on CPU i and takes the connections arriving there (true/false)");
-  auto* iou = app.add_option("--io-uring", st.io_uring,
-                             "read and send each event-loop turn's frames with io_uring, one io_uring_enter each (true/false)");
-  auto* wsp = app.add_option("--worker-spin-polls", st.worker_spin_polls,
-                             "queue polls an idle CAF worker spins through before it sleeps");
-  auto* wnp = app.add_option("--worker-nap-polls", st.worker_nap_polls,
-                             "then polls 50 us apart before it blocks until woken (0 = block at once)");
-  auto* wis = app.add_option("--worker-idle-sleep-ms", st.worker_idle_sleep_ms,
-                             "then sleeps until woken, waking every N ms to steal work from busy workers (>= 1)");
-  auto* ml = app.add_option("--metrics-listen", st.metrics_listen,
-                            "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
-  auto* tlc = app.add_option("--tls-cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
-  auto* tlk = app.add_option("--tls-key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
-  auto* clu = app.add_option("--cluster", st.cluster,
-                              "join the cluster coordinated by ZooKeeper at HOST:PORT[,...][/chroot]");
-  auto* nid = app.add_option("--node-id", st.node_id, "this node's id in the cluster ([A-Za-z0-9_.-], up to 128)");
-  auto* adv = app.add_option("--advertise", st.advertise,
-                             "HOST:PORT where clients reach this node (default: the listen address)");
-  auto* pl = app.add_option("--peer-listen", st.peer_listen,
-                            "HOST:PORT for node-to-node messages (default: advertised host, any port)");
-  auto* zst = app.add_option("--zk-session-timeout-ms", st.zk_session_timeout_ms,
-                             "ZooKeeper session timeout of a cluster node");
-  CLI11_PARSE(app, argc, argv);
-
-  if (!config.empty()) {
-    try {
-      auto t = toml::parse_file(config);
-      // A key of another type than its setting's is refused (not ignored: a setting the
-      // operator wrote must not silently keep its default).
-      std::string wrong;
-      auto take = [&](const char* key, auto& field, CLI::Option* flag) {
-        if (flag->count() > 0 || !t.contains(key)) return;  // the flag wins
-        using T = std::decay_t<decltype(field)>;
-        if (auto v = t[key].value<T>())
-          field = *v;
-        else if (wrong.empty())
-          wrong = std::string("key '") + key + "' must be " +
-                  (std::is_same_v<T, bool> ? "a boolean" : std::is_same_v<T, std::string> ? "a string"
-                                                         : std::is_floating_point_v<T> ? "a number" : "an integer");
-      };
-      take("listen", st.listen, listen);
-      take("data", st.data, data);
-      take("durability", st.durability, dur);
-      take("memory_limit", st.memory_limit, mem);
-      if (tok->count() == 0 && tokf->count() == 0) {  // a token flag wins over both keys
-        take("token", st.token, tok);
-        take("token_file", st.token_file, tokf);
-      }
-      take("log_level", st.log_level, lvl);
-      take("default_partitions", st.default_partitions, parts);
-      take("snapshot_interval_ms", st.snapshot_interval_ms, snap);
-      take("log_sync_interval_ms", st.log_sync_interval_ms, lsi);
-      take("max_message", st.max_message, mm);
-      take("max_batch", st.max_batch, mb);
-      take("max_in_flight", st.max_in_flight, mif);
-      take("max_connections", st.max_connections, mcn);
-      take("idle_timeout", st.idle_timeout, idl);
-      take("max_unsent", st.max_unsent, mun);
-      take("worker_threads", st.worker_threads, wt);
-      take("worker_spin_polls", st.worker_spin_polls, wsp);
-      take("worker_nap_polls", st.worker_nap_polls, wnp);
-      take("worker_idle_sleep_ms", st.worker_idle_sleep_ms, wis);
-      take("event_loops", st.event_loops, evl);
-      take("loop_affinity", st.loop_affinity, aff);
-      take("io_uring", st.io_uring, iou);
-      take("metrics_listen", st.metrics_listen, ml);
-      take("tls_cert", st.tls_cert, tlc);
-      take("tls_key", st.tls_key, tlk);
-      take("cluster", st.cluster, clu);
-      take("node_id", st.node_id, nid);
-      take("advertise", st.advertise, adv);
-      take("peer_listen", st.peer_listen, pl);
-      take("zk_session_timeout_ms", st.zk_session_timeout_ms, zst);
-      if (!wrong.empty()) return fail("cannot read " + config + ": " + wrong);
-    } catch (const toml::parse_error& e) {
-      return fail("cannot read " + config + ": " + std::string(e.description()));
-    }
+// The flags of cellar-server and the keys of its --config file, bound to one `settings`:
+// a flag given wins over the file's key, which wins over the default.
+class flag_set {
+ public:
+  flag_set(CLI::App& app, settings& st) : app_(app) {
+    app.add_option("--config", config_, "TOML file with the same keys as the flags (data, listen, ...)");
+    add("--listen", "listen", st.listen, "address:port to listen on (loopback by default)");
+    add("--data", "data", st.data, "data directory (one WiredTiger home); empty: in memory, nothing persists");
+    add("--durability", "durability", st.durability, "snapshot | log | log-sync");
+    // A flag only, never from --config: salvage is a one-off decision of an operator with
+    // no better copy, not a setting to leave on.
+    app.add_flag("--salvage", st.salvage,
+                 "open a damaged data directory anyway: rebuild damaged files from what can still be read "
+                 "(cells on damaged pages are lost)");
+    add("--memory-limit", "memory_limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
+    // Either token flag wins over both keys: the token is given once.
+    auto* tok = add("--token", "token", st.token, "require this token at login (shows in ps: prefer --token-file)");
+    auto* tokf = add("--token-file", "token_file", st.token_file,
+                     "require the token in this file at login (else CELLAR_TOKEN, if set)");
+    keys_[keys_.size() - 2].flags.push_back(tokf);
+    keys_.back().flags.push_back(tok);
+    add("--log-level", "log_level", st.log_level, "trace | debug | info | warn | error");
+    add("--default-partitions", "default_partitions", st.default_partitions, "partitions of an HBase-shell create");
+    add("--snapshot-interval-ms", "snapshot_interval_ms", st.snapshot_interval_ms, "0 = only on demand and at exit");
+    add("--log-sync-interval-ms", "log_sync_interval_ms", st.log_sync_interval_ms, "sync period of durability=log");
+    add("--max-message", "max_message", st.max_message, "largest RPC message accepted (e.g. 256MiB)");
+    add("--max-batch", "max_batch", st.max_batch, "most actions in one batch call");
+    add("--max-in-flight", "max_in_flight", st.max_in_flight, "most calls in flight per connection");
+    add("--max-connections", "max_connections", st.max_connections,
+        "most client connections at once; more are refused at login (0 = no limit)");
+    add("--idle-timeout", "idle_timeout", st.idle_timeout,
+        "seconds a connection may send nothing before it is closed (0 = never)");
+    add("--max-unsent", "max_unsent", st.max_unsent,
+        "replies a client may leave unread before its connection is closed (e.g. 64MiB)");
+    add("--worker-threads", "worker_threads", st.worker_threads, "CAF worker threads (0 = half the cores, at least 1)");
+    add("--event-loops", "event_loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
+    add("--loop-affinity", "loop_affinity", st.loop_affinity,
+        "event loop i runs on CPU i and takes the connections arriving there (true/false)");
+    add("--io-uring", "io_uring", st.io_uring,
+        "read and send each event-loop turn's frames with io_uring, one io_uring_enter each (true/false)");
+    add("--worker-spin-polls", "worker_spin_polls", st.worker_spin_polls,
+        "queue polls an idle CAF worker spins through before it sleeps");
+    add("--worker-nap-polls", "worker_nap_polls", st.worker_nap_polls,
+        "then polls 50 us apart before it blocks until woken (0 = block at once)");
+    add("--worker-idle-sleep-ms", "worker_idle_sleep_ms", st.worker_idle_sleep_ms,
+        "then sleeps until woken, waking every N ms to steal work from busy workers (>= 1)");
+    add("--metrics-listen", "metrics_listen", st.metrics_listen,
+        "address:port of the HTTP metrics endpoint (/metrics) and status page (/); empty = none");
+    add("--tls-cert", "tls_cert", st.tls_cert, "PEM certificate chain: TLS on the port, both protocols");
+    add("--tls-key", "tls_key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
+    add("--cluster", "cluster", st.cluster, "join the cluster coordinated by ZooKeeper at HOST:PORT[,...][/chroot]");
+    add("--node-id", "node_id", st.node_id, "this node's id in the cluster ([A-Za-z0-9_.-], up to 128)");
+    add("--advertise", "advertise", st.advertise, "HOST:PORT where clients reach this node (default: the listen address)");
+    add("--peer-listen", "peer_listen", st.peer_listen,
+        "HOST:PORT for node-to-node messages (default: advertised host, any port)");
+    add("--zk-session-timeout-ms", "zk_session_timeout_ms", st.zk_session_timeout_ms,
+        "ZooKeeper session timeout of a cluster node");
   }
 
-  spdlog::set_level(spdlog::level::from_str(st.log_level));
-  cellar::store_options so;
+  // After parsing: the --config file's keys set what no flag gave. A key of another type
+  // than its setting's is refused (not ignored: a setting the operator wrote must not
+  // silently keep its default).
+  problem load_config() {
+    if (config_.empty()) return {};
+    try {
+      auto t = toml::parse_file(config_);
+      for (const auto& k : keys_) {
+        if (!t.contains(k.name) || std::any_of(k.flags.begin(), k.flags.end(), [](auto* f) { return f->count() > 0; }))
+          continue;
+        if (auto wrong = k.take(t[k.name]); !wrong.empty())
+          return "cannot read " + config_ + ": key '" + k.name + "' must be " + wrong;
+      }
+    } catch (const toml::parse_error& e) {
+      return "cannot read " + config_ + ": " + std::string(e.description());
+    }
+    return {};
+  }
+
+ private:
+  struct key {
+    const char* name;
+    std::vector<CLI::Option*> flags;  // any of them given: the key is not read
+    // Sets the setting from the key's value; empty, or the type it must have.
+    std::function<std::string(toml::node_view<toml::node>)> take;
+  };
+  template <class T>
+  CLI::Option* add(const char* flag, const char* name, T& field, const char* help) {
+    auto* option = app_.add_option(flag, field, help);
+    keys_.push_back({name, {option}, [&field](toml::node_view<toml::node> v) -> std::string {
+                       // Exact types (toml++'s value<bool> would take 1 as true), but a
+                       // number may be written as an integer.
+                       std::optional<T> got;
+                       if constexpr (std::is_floating_point_v<T>)
+                         got = v.value<T>();
+                       else
+                         got = v.value_exact<T>();
+                       if (got) {
+                         field = *got;
+                         return {};
+                       }
+                       return std::is_same_v<T, bool> ? "a boolean" : std::is_same_v<T, std::string> ? "a string"
+                                                      : std::is_floating_point_v<T> ? "a number" : "an integer";
+                     }});
+    return option;
+  }
+
+  CLI::App& app_;
+  std::string config_;
+  std::vector<key> keys_;
+};
+
+// The store's options and its workers' tuning, from `st`.
+problem store_settings(const settings& st, cellar::store_options& so, cellar::detail::scheduler_tuning& tune) {
   so.directory = st.data;
   so.salvage = st.salvage;
   if (st.durability == "snapshot")
@@ -234,9 +236,9 @@ int main(int argc, char** argv) {
   else if (st.durability == "log-sync")
     so.durability = cellar::durability::log_sync;
   else
-    return fail("--durability must be snapshot, log or log-sync");
+    return "--durability must be snapshot, log or log-sync";
   auto limit = parse_bytes(st.memory_limit);
-  if (!limit) return fail("--memory-limit: not a size: " + st.memory_limit);
+  if (!limit) return "--memory-limit: not a size: " + st.memory_limit;
   so.memory_limit_bytes = *limit;
   so.snapshot_interval = std::chrono::milliseconds(std::max<std::int64_t>(0, st.snapshot_interval_ms));
   so.log_sync_interval = std::chrono::milliseconds(std::max<std::int64_t>(1, st.log_sync_interval_ms));
@@ -248,43 +250,47 @@ int main(int argc, char** argv) {
   // worker's CPU per YCSB A operation from 1.6 to 0.6 us.
   const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   so.worker_threads = static_cast<std::size_t>(st.worker_threads > 0 ? st.worker_threads : std::max<std::int64_t>(1, cores / 2));
-  cellar::detail::scheduler_tuning tune;
-  if (st.worker_spin_polls < 0) return fail("--worker-spin-polls must be >= 0");
+  if (st.worker_spin_polls < 0) return "--worker-spin-polls must be >= 0";
   tune.spin_polls = static_cast<std::size_t>(st.worker_spin_polls);
-  if (st.worker_nap_polls < 0) return fail("--worker-nap-polls must be >= 0");
+  if (st.worker_nap_polls < 0) return "--worker-nap-polls must be >= 0";
   tune.nap_polls = static_cast<std::size_t>(st.worker_nap_polls);
-  if (st.worker_idle_sleep_ms < 1) return fail("--worker-idle-sleep-ms must be >= 1");
+  if (st.worker_idle_sleep_ms < 1) return "--worker-idle-sleep-ms must be >= 1";
   tune.idle_sleep = std::chrono::milliseconds(st.worker_idle_sleep_ms);
+  return {};
+}
 
-  cellar::rpc::server_options ro;
+// The RPC server's options, from `st` (whose token becomes the one resolved: from the
+// flag or key, the token file, or CELLAR_TOKEN).
+problem server_settings(settings& st, cellar::rpc::server_options& ro) {
   const auto colon = st.listen.rfind(':');
-  if (colon == std::string::npos) return fail("--listen must be address:port");
+  if (colon == std::string::npos) return "--listen must be address:port";
   ro.address = st.listen.substr(0, colon);
   try {
     ro.port = static_cast<std::uint16_t>(std::stoul(st.listen.substr(colon + 1)));
   } catch (...) {
-    return fail("--listen: bad port in " + st.listen);
+    return "--listen: bad port in " + st.listen;
   }
   auto token = cellar::rpc::resolve_token(st.token, st.token_file);
-  if (!token) return fail(token.error().message());
+  if (!token) return token.error().message();
   ro.token = token.value();
-  st.token = ro.token;  // for the "token required" note below
+  st.token = ro.token;
   auto max_message = parse_bytes(st.max_message);
-  if (!max_message || *max_message < 1024) return fail("--max-message: not a size: " + st.max_message);
+  if (!max_message || *max_message < 1024) return "--max-message: not a size: " + st.max_message;
   ro.max_message_bytes = *max_message;
   if (st.max_batch < 1 || st.max_in_flight < 1 || st.default_partitions < 1)
-    return fail("--max-batch, --max-in-flight and --default-partitions must be at least 1");
+    return "--max-batch, --max-in-flight and --default-partitions must be at least 1";
   ro.max_batch = static_cast<std::size_t>(st.max_batch);
   ro.max_in_flight = static_cast<std::size_t>(st.max_in_flight);
-  if (st.max_connections < 0) return fail("--max-connections must be >= 0");
+  if (st.max_connections < 0) return "--max-connections must be >= 0";
   ro.max_connections = static_cast<std::size_t>(st.max_connections);
-  if (!(st.idle_timeout >= 0) || st.idle_timeout > 1e7) return fail("--idle-timeout must be 0 to 1e7 seconds");
+  if (!(st.idle_timeout >= 0) || st.idle_timeout > 1e7) return "--idle-timeout must be 0 to 1e7 seconds";
   ro.idle_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(st.idle_timeout * 1000));
   auto max_unsent = parse_bytes(st.max_unsent);
-  if (!max_unsent || *max_unsent < 1024) return fail("--max-unsent: not a size of at least 1KiB: " + st.max_unsent);
+  if (!max_unsent || *max_unsent < 1024) return "--max-unsent: not a size of at least 1KiB: " + st.max_unsent;
   ro.max_unsent_bytes = *max_unsent;
   ro.default_partitions = static_cast<std::uint32_t>(st.default_partitions);
-  if (st.event_loops < 0 || st.event_loops > 64) return fail("--event-loops must be 0 to 64");
+  if (st.event_loops < 0 || st.event_loops > 64) return "--event-loops must be 0 to 64";
+  const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
   ro.loop_affinity = st.loop_affinity;
   ro.io_uring = st.io_uring;
@@ -292,10 +298,64 @@ int main(int argc, char** argv) {
   ro.tls_key_file = st.tls_key;
   if (!ro.tls_cert_file.empty() || !ro.tls_key_file.empty()) {  // checked before the store opens
     if (ro.tls_cert_file.empty() || ro.tls_key_file.empty())
-      return fail("TLS needs both a certificate and its key (--tls-cert and --tls-key)");
+      return "TLS needs both a certificate and its key (--tls-cert and --tls-key)";
     if (auto keys = cellar::rpc::load_server_keys(ro.tls_cert_file, ro.tls_key_file); !keys)
-      return fail(keys.error().to_string());
+      return keys.error().to_string();
   }
+  return {};
+}
+
+// The cluster settings, checked before the store opens; `peer_at`: --peer-listen's.
+problem cluster_settings(const settings& st, std::optional<std::pair<std::string, std::uint16_t>>& peer_at) {
+  if (!st.cluster.empty() && st.node_id.empty()) return "--cluster (cluster) needs --node-id (node_id)";
+  if (!st.cluster.empty())
+    if (auto s = cellar::cluster::check_node_id(st.node_id); !s) return "--node-id (node_id): " + s.message();
+  if (st.zk_session_timeout_ms < 1 || st.zk_session_timeout_ms > 3600000)
+    return "--zk-session-timeout-ms (zk_session_timeout_ms) must be 1 to 3600000, not " +
+           std::to_string(st.zk_session_timeout_ms);
+  if (!st.advertise.empty() && !split_address(st.advertise))
+    return "--advertise (advertise) must be address:port, not " + st.advertise;
+  if (!st.peer_listen.empty() && !(peer_at = split_address(st.peer_listen)))
+    return "--peer-listen (peer_listen) must be address:port, not " + st.peer_listen;
+  return {};
+}
+
+// This node of the cluster of `st`, serving `store` through `srv`; exits the process if
+// it cannot join.
+std::unique_ptr<cellar::cluster::member> join(cellar::store& store, const settings& st,
+                                              const cellar::rpc::server_options& ro, const cellar::rpc::server& srv,
+                                              const std::optional<std::pair<std::string, std::uint16_t>>& peer_at) {
+  cellar::cluster::member_options mo;
+  mo.zookeeper.connect = st.cluster;
+  mo.zookeeper.session_timeout = std::chrono::milliseconds(st.zk_session_timeout_ms);
+  mo.node_id = st.node_id;
+  mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.port()) : st.advertise;
+  auto advertised = split_address(mo.data_address);
+  if (!advertised) std::_Exit(fail("--advertise must be address:port, not " + mo.data_address));
+  mo.peer_host = peer_at ? peer_at->first : advertised->first;
+  mo.peer_port = peer_at ? peer_at->second : 0;
+  auto joined = cellar::cluster::member::join(store, mo);
+  if (!joined) std::_Exit(fail("cannot join the cluster at " + st.cluster + ": " + joined.error().to_string()));
+  spdlog::info("cellar-server: node '{}' of the cluster at {} (clients: {}, peers: {})", st.node_id, st.cluster,
+               mo.data_address, joined.value()->peer_address());
+  return std::move(joined.value());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings st;
+  CLI::App app{"cellar-server: serves a cellar store over Cap'n Proto RPC"};
+  flag_set flags(app, st);
+  CLI11_PARSE(app, argc, argv);
+  if (auto p = flags.load_config(); !p.empty()) return fail(p);
+
+  spdlog::set_level(spdlog::level::from_str(st.log_level));
+  cellar::store_options so;
+  cellar::detail::scheduler_tuning tune;
+  if (auto p = store_settings(st, so, tune); !p.empty()) return fail(p);
+  cellar::rpc::server_options ro;
+  if (auto p = server_settings(st, ro); !p.empty()) return fail(p);
   std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
   if (!st.metrics_listen.empty()) {
     metrics_at = split_address(st.metrics_listen);
@@ -309,18 +369,8 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  // The cluster settings, checked before the store opens.
-  if (!st.cluster.empty() && st.node_id.empty()) return fail("--cluster (cluster) needs --node-id (node_id)");
-  if (!st.cluster.empty())
-    if (auto s = cellar::cluster::check_node_id(st.node_id); !s) return fail("--node-id (node_id): " + s.message());
-  if (st.zk_session_timeout_ms < 1 || st.zk_session_timeout_ms > 3600000)
-    return fail("--zk-session-timeout-ms (zk_session_timeout_ms) must be 1 to 3600000, not " +
-                std::to_string(st.zk_session_timeout_ms));
-  if (!st.advertise.empty() && !split_address(st.advertise))
-    return fail("--advertise (advertise) must be address:port, not " + st.advertise);
   std::optional<std::pair<std::string, std::uint16_t>> peer_at;
-  if (!st.peer_listen.empty() && !(peer_at = split_address(st.peer_listen)))
-    return fail("--peer-listen (peer_listen) must be address:port, not " + st.peer_listen);
+  if (auto p = cluster_settings(st, peer_at); !p.empty()) return fail(p);
   auto opened = st.cluster.empty() ? cellar::detail::open_store(so, tune) : cellar::cluster::member::open_store(so, tune);
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
   auto store = std::move(opened.value());
@@ -328,10 +378,9 @@ int main(int argc, char** argv) {
   if (!srv) return fail(srv.error().to_string());
   std::unique_ptr<cellar::rpc::status_http> http;
   if (metrics_at) {
-    const auto& where = metrics_at;
     cellar::rpc::status_http_options ho;
-    ho.address = where->first;
-    ho.port = where->second;
+    ho.address = metrics_at->first;
+    ho.port = metrics_at->second;
     ho.listen_label = ro.address + ":" + std::to_string(srv.value()->port());
     auto started = cellar::rpc::status_http::start(*store, *srv.value(), ho);
     // The store is open: end here rather than unwind it (see the end of main).
@@ -342,22 +391,7 @@ int main(int argc, char** argv) {
     std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
   }
   std::unique_ptr<cellar::cluster::member> member;
-  if (!st.cluster.empty()) {
-    cellar::cluster::member_options mo;
-    mo.zookeeper.connect = st.cluster;
-    mo.zookeeper.session_timeout = std::chrono::milliseconds(st.zk_session_timeout_ms);
-    mo.node_id = st.node_id;
-    mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.value()->port()) : st.advertise;
-    auto advertised = split_address(mo.data_address);
-    if (!advertised) std::_Exit(fail("--advertise must be address:port, not " + mo.data_address));
-    mo.peer_host = peer_at ? peer_at->first : advertised->first;
-    mo.peer_port = peer_at ? peer_at->second : 0;
-    auto joined = cellar::cluster::member::join(*store, mo);
-    if (!joined) std::_Exit(fail("cannot join the cluster at " + st.cluster + ": " + joined.error().to_string()));
-    member = std::move(joined.value());
-    spdlog::info("cellar-server: node '{}' of the cluster at {} (clients: {}, peers: {})", st.node_id, st.cluster,
-                 mo.data_address, member->peer_address());
-  }
+  if (!st.cluster.empty()) member = join(*store, st, ro, *srv.value(), peer_at);
   if (st.data.empty())
     spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{}{})", ro.address,
                  srv.value()->port(), st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");

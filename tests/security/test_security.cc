@@ -165,3 +165,41 @@ TEST_CASE("over TLS: the shell and the load generator with --tls-ca; without it,
   CHECK(has(lg_plain.out, "this server requires TLS"));
   CHECK(srv.stop() == 0);
 }
+
+TEST_CASE("the server's token from its TOML file; a token flag wins over both token keys", "[security][config]") {
+  temp_dir dir;
+  const auto key_file = write_file(dir.path + "/key-token", "fr0m-key-file");
+  const auto flag_file = write_file(dir.path + "/flag-token", "fr0m-flag");
+  {
+    const auto cfg = write_file(dir.path + "/file.toml", "token_file = \"" + key_file + "\"\n");
+    testproc::server srv(CELLAR_SERVER, dir.path + "/d1", {"--config", cfg});
+    CHECK(shell(srv, {"--token-file", key_file}).exit_code == 0);
+    CHECK(shell(srv, {"--token-file", flag_file}).exit_code == 2);
+  }
+  {
+    // The file's `token` key and the --token-file flag: the flag is the token, given once
+    // (had the key been taken too, the server would refuse two tokens).
+    const auto cfg = write_file(dir.path + "/key.toml", "token = \"fr0m-key\"\n");
+    testproc::server srv(CELLAR_SERVER, dir.path + "/d2", {"--config", cfg, "--token-file", flag_file});
+    CHECK(shell(srv, {"--token-file", flag_file}).exit_code == 0);
+    CHECK(shell(srv, {"--token-file", write_file(dir.path + "/t", "fr0m-key")}).exit_code == 2);
+  }
+  // Both keys in the file: refused as both flags are. A key of the wrong type: refused, named.
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"token = \"a\"\ntoken_file = \"" + key_file + "\"\n", "give the token once"},
+      {"io_uring = 1\n", "key 'io_uring' must be a boolean"},
+      {"idle_timeout = \"5\"\n", "key 'idle_timeout' must be a number"},
+      {"max_batch = 1.5\n", "key 'max_batch' must be an integer"},
+      {"durability = [1]\n", "key 'durability' must be a string"},
+      {"listen = \n", "cannot read "},
+  };
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const auto cfg = write_file(dir.path + "/bad" + std::to_string(i) + ".toml", bad[i].first);
+    // (Under `timeout`: a server that took the file for good would serve until stopped.)
+    auto r = testproc::run({"/usr/bin/timeout", "20", CELLAR_SERVER, "--config", cfg, "--listen", "127.0.0.1:0", "--data", ""},
+                           "", /*with_stderr=*/true);
+    INFO(bad[i].first << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, bad[i].second));
+  }
+}
