@@ -84,6 +84,29 @@ struct member::state final : detail::cluster_hooks {
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   void reconcile();
+  // What reconcile() does after it has published the new catalog, gathered while it builds it.
+  struct reconcile_effects {
+    std::vector<runtime_ptr> retired;                         // replaced wholesale: stop, drop local tables
+    std::vector<detail::partition_actor> stopped;             // replaced partitions to stop now (let_go)
+    std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
+    std::vector<detail::partition_id> moved_out_here;         // local partitions that moved away
+    std::vector<part_key> adopted;                            // incoming copies that serve here from now on
+  };
+  // The runtime of table `name` as `cs` and the owners `want` say, built from `old` (the
+  // one published now, if any) whose owners as applied are `*applied` (null: not applied
+  // yet since this node started). Caller: reconcile(), holding the store's ddl_mutex.
+  runtime_ptr apply_table(const std::string& name, const detail::table_schema& cs, const std::vector<std::string>& want,
+                          const runtime_ptr& old, const std::vector<std::string>* applied, reconcile_effects& fx);
+  // Partition `i` of the new runtime of table `name`, owned by `owner`: `prev` (the old
+  // runtime's, or null) kept when `keep`, else a local partition started (on `recovered`
+  // cells, or the copy a move brought) or a forwarder to the owner.
+  detail::partition_ref place_partition(const std::string& name, const detail::schema_ptr& schema, std::uint32_t i,
+                                        const std::string& owner, const detail::partition_ref* prev, bool keep,
+                                        std::shared_ptr<std::unique_ptr<detail::memtable>> recovered,
+                                        reconcile_effects& fx);
+  // The rest of reconcile() once `cat` is published: stops, drops and the snapshot after a
+  // move away.
+  void finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx);
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
   std::string describe_owner(const std::string& table, std::uint32_t index) const;
 };
@@ -160,18 +183,12 @@ void member::state::reconcile() {
   if (!cat) return;
   static const placement_map no_map;
   const placement_map& m = pm ? *pm : no_map;
-  const std::string& self = opts.node_id;
   bool complete = true;
 
   std::lock_guard ddl(store.ddl_mutex);
   auto current = store.catalog.load();
   auto next = std::make_shared<detail::catalog_map>(*current);
-  std::vector<runtime_ptr> retired;  // replaced wholesale: stop, drop local tables
-  std::vector<detail::partition_actor> stopped;  // replaced partitions to stop now (let_go)
-  std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
-  std::vector<detail::partition_id> moved_out_here;  // local partitions that moved away
-  std::vector<part_key> adopted;  // incoming copies that serve here from now on
-
+  reconcile_effects fx;
   for (const auto& [name, cs] : cat->tables) {
     std::vector<std::string> want;
     if (cs.partitioned) {
@@ -185,97 +202,15 @@ void member::state::reconcile() {
     runtime_ptr old;
     if (auto it = current->find(name); it != current->end()) old = it->second;
     auto applied_it = applied_owners.find(name);
-    const bool known = applied_it != applied_owners.end();
-    const bool same = old && known && old->schema->uid == cs.uid;
-    if (same && old->schema->version == cs.version && applied_it->second == want) continue;  // nothing new
-
-    auto schema = std::make_shared<detail::table_schema>(cs);
-    auto rt = std::make_shared<table_runtime>();
-    rt->schema = schema;
-    if (old && !same) {
-      // First sight since start (the recovered table: its cells are in recovered_mem if
-      // the uid matches), or a new incarnation of the table.
-      if (known || old->schema->uid != cs.uid) {
-        retired.push_back(old);
-        if (old->schema->uid != cs.uid) store.recovered_mem.erase(name);
-      }
-    }
-    if (store.persistent() && schema->partitioned)
-      for (std::uint32_t i = 0; i < want.size(); ++i)
-        if (want[i] == self)
-          if (auto st = store.wt->create_partition(schema->uid, i); !st)
-            spdlog::error("cellar: creating partition {} of '{}': {}", i, name, st.to_string());
-    if (store.persistent())
-      if (auto st = store.persist_schema(*schema); !st)
-        spdlog::error("cellar: persisting the schema of '{}': {}", name, st.to_string());
-    if (cs.partitioned) {
-      auto rec = store.recovered_mem.find(name);
-      for (std::uint32_t i = 0; i < want.size(); ++i) {
-        const detail::partition_ref* prev = same && i < old->partitions.size() ? &old->partitions[i] : nullptr;
-        const bool prev_same_owner = prev && i < applied_it->second.size() && applied_it->second[i] == want[i];
-        if (prev && prev_same_owner) {
-          rt->partitions.push_back(*prev);
-          if (prev->local) caf::anon_send(prev->actor, detail::adopt_schema_request{*schema});
-          continue;
-        }
-        const part_key key{name, i};
-        if (want[i] == self) {
-          if (prev) let_go(store, *prev, stopped);  // the partition changed owner
-          std::lock_guard mlock(move_mu);
-          moved_out.erase(key);
-          if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
-            // A move brought it here: its copy serves from now on. It stays in `incoming`
-            // until the catalog naming it is published (below), so that find() keeps
-            // holding requests for it meanwhile instead of finding the old runtime, where
-            // the partition is still another node's (that answered NOT_OWNER).
-            caf::anon_send(in->second.ref.actor, detail::adopt_schema_request{*schema});
-            rt->partitions.push_back(in->second.ref);
-            adopted.push_back(key);
-            continue;
-          }
-          std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
-          if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
-          rt->partitions.push_back(stops_when_released(store.start_partition(schema, i, std::move(mem))));
-        } else {
-          detail::partition_ref r;
-          r.id = {schema->uid, i};
-          r.actor = spawn_remote_partition(*store.system, peers, want[i], name, i, opts.forward_timeout);
-          r = stops_when_released(std::move(r));
-          if (prev && prev->local) {
-            // It moved away: what it held during the move's freeze, and whatever still
-            // reaches it, goes on to the new owner, in order; then its copy here goes.
-            hand_off(*prev, r.actor);
-            let_go(store, *prev, stopped);
-            moved_out_here.push_back(prev->id);  // its files go below
-          } else if (prev) {
-            let_go(store, *prev, stopped);
-          }
-          {
-            std::lock_guard mlock(move_mu);
-            if (prev && prev->local)
-              moved_out[key] = r.actor;
-            else if (auto mo = moved_out.find(key); mo != moved_out.end())
-              mo->second = r.actor;
-          }
-          rt->partitions.push_back(std::move(r));
-        }
-      }
-      if (rec != store.recovered_mem.end()) store.recovered_mem.erase(rec);
-    }
-    if (same) {
-      std::set<std::uint32_t> now;
-      for (const auto& f : schema->families) now.insert(f.id);
-      std::vector<std::uint32_t> gone;
-      for (const auto& f : old->schema->families)
-        if (!now.count(f.id)) gone.push_back(f.id);
-      if (!gone.empty()) dropped_families.emplace_back(rt, std::move(gone));
-    }
-    (*next)[name] = rt;
+    const std::vector<std::string>* applied = applied_it == applied_owners.end() ? nullptr : &applied_it->second;
+    if (old && applied && old->schema->uid == cs.uid && old->schema->version == cs.version && *applied == want)
+      continue;  // nothing new
+    (*next)[name] = apply_table(name, cs, want, old, applied, fx);
     applied_owners[name] = std::move(want);
   }
   for (const auto& [name, rt] : *current) {
     if (cat->find(name)) continue;
-    retired.push_back(rt);
+    fx.retired.push_back(rt);
     next->erase(name);
     applied_owners.erase(name);
     store.recovered_mem.erase(name);
@@ -284,24 +219,124 @@ void member::state::reconcile() {
         spdlog::error("cellar: dropping '{}' from the local catalog: {}", name, st.to_string());
   }
   store.publish_catalog(std::move(next));
-  if (!adopted.empty()) {
-    std::lock_guard mlock(move_mu);
-    for (const auto& k : adopted) incoming.erase(k);
-  }
+  finish_reconcile(*cat, fx);
 
-  for (auto& a : stopped) caf::anon_send(a, detail::stop_request{});
-  for (auto& rt : retired) {
+  if (complete) {
+    std::lock_guard lock(mu);
+    applied = std::max(applied, cat->version);
+    applied_cv.notify_all();
+  }
+}
+
+runtime_ptr member::state::apply_table(const std::string& name, const detail::table_schema& cs,
+                                       const std::vector<std::string>& want, const runtime_ptr& old,
+                                       const std::vector<std::string>* applied, reconcile_effects& fx) {
+  const bool same = old && applied && old->schema->uid == cs.uid;
+  auto schema = std::make_shared<detail::table_schema>(cs);
+  auto rt = std::make_shared<table_runtime>();
+  rt->schema = schema;
+  if (old && !same) {
+    // First sight since start (the recovered table: its cells are in recovered_mem if
+    // the uid matches), or a new incarnation of the table.
+    if (applied || old->schema->uid != cs.uid) {
+      fx.retired.push_back(old);
+      if (old->schema->uid != cs.uid) store.recovered_mem.erase(name);
+    }
+  }
+  if (store.persistent() && schema->partitioned)
+    for (std::uint32_t i = 0; i < want.size(); ++i)
+      if (want[i] == opts.node_id)
+        if (auto st = store.wt->create_partition(schema->uid, i); !st)
+          spdlog::error("cellar: creating partition {} of '{}': {}", i, name, st.to_string());
+  if (store.persistent())
+    if (auto st = store.persist_schema(*schema); !st)
+      spdlog::error("cellar: persisting the schema of '{}': {}", name, st.to_string());
+  if (cs.partitioned) {
+    auto rec = store.recovered_mem.find(name);
+    for (std::uint32_t i = 0; i < want.size(); ++i) {
+      const detail::partition_ref* prev = same && i < old->partitions.size() ? &old->partitions[i] : nullptr;
+      const bool keep = prev && i < applied->size() && (*applied)[i] == want[i];
+      std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
+      if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
+      rt->partitions.push_back(place_partition(name, schema, i, want[i], prev, keep, std::move(mem), fx));
+    }
+    if (rec != store.recovered_mem.end()) store.recovered_mem.erase(rec);
+  }
+  if (same) {
+    std::set<std::uint32_t> now;
+    for (const auto& f : schema->families) now.insert(f.id);
+    std::vector<std::uint32_t> gone;
+    for (const auto& f : old->schema->families)
+      if (!now.count(f.id)) gone.push_back(f.id);
+    if (!gone.empty()) fx.dropped_families.emplace_back(rt, std::move(gone));
+  }
+  return rt;
+}
+
+detail::partition_ref member::state::place_partition(const std::string& name, const detail::schema_ptr& schema,
+                                                     std::uint32_t i, const std::string& owner,
+                                                     const detail::partition_ref* prev, bool keep,
+                                                     std::shared_ptr<std::unique_ptr<detail::memtable>> recovered,
+                                                     reconcile_effects& fx) {
+  if (keep) {
+    if (prev->local) caf::anon_send(prev->actor, detail::adopt_schema_request{*schema});
+    return *prev;
+  }
+  const part_key key{name, i};
+  if (owner == opts.node_id) {
+    if (prev) let_go(store, *prev, fx.stopped);  // the partition changed owner
+    std::lock_guard mlock(move_mu);
+    moved_out.erase(key);
+    if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
+      // A move brought it here: its copy serves from now on. It stays in `incoming` until
+      // the catalog naming it is published (reconcile), so that find() keeps holding
+      // requests for it meanwhile instead of finding the old runtime, where the partition
+      // is still another node's (that answered NOT_OWNER).
+      caf::anon_send(in->second.ref.actor, detail::adopt_schema_request{*schema});
+      fx.adopted.push_back(key);
+      return in->second.ref;
+    }
+    return stops_when_released(store.start_partition(schema, i, std::move(recovered)));
+  }
+  detail::partition_ref r;
+  r.id = {schema->uid, i};
+  r.actor = spawn_remote_partition(*store.system, peers, owner, name, i, opts.forward_timeout);
+  r = stops_when_released(std::move(r));
+  if (prev && prev->local) {
+    // It moved away: what it held during the move's freeze, and whatever still reaches
+    // it, goes on to the new owner, in order; then its copy here goes.
+    hand_off(*prev, r.actor);
+    let_go(store, *prev, fx.stopped);
+    fx.moved_out_here.push_back(prev->id);  // its files go in finish_reconcile
+  } else if (prev) {
+    let_go(store, *prev, fx.stopped);
+  }
+  std::lock_guard mlock(move_mu);
+  if (prev && prev->local)
+    moved_out[key] = r.actor;
+  else if (auto mo = moved_out.find(key); mo != moved_out.end())
+    mo->second = r.actor;
+  return r;
+}
+
+void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx) {
+  if (!fx.adopted.empty()) {
+    std::lock_guard mlock(move_mu);
+    for (const auto& k : fx.adopted) incoming.erase(k);
+  }
+  for (auto& a : fx.stopped) caf::anon_send(a, detail::stop_request{});
+  for (auto& rt : fx.retired) {
     // A recovered table the cluster still has (same uid) keeps its WiredTiger tables.
-    auto still = cat->find(rt->schema->name);
+    auto still = cat.find(rt->schema->name);
     if (still && still->uid == rt->schema->uid)
       stop_all(*rt);
     else
       retire(store, *rt);
   }
-  for (auto& [rt, ids] : dropped_families) detail::drop_family_cells(store, *rt, ids);
-  if (store.persistent() && !moved_out_here.empty()) {
+  for (auto& [rt, ids] : fx.dropped_families) detail::drop_family_cells(store, *rt, ids);
+  if (store.persistent() && !fx.moved_out_here.empty()) {
     std::lock_guard snap(store.snapshot_mutex);
-    for (const auto& id : moved_out_here)
+    for (const auto& id : fx.moved_out_here)
       if (auto st = store.wt->drop_partition(id.table_uid, id.index); !st)
         spdlog::warn("cellar: dropping partition {} (moved away): {}", id.index, st.to_string());
   }
@@ -309,16 +344,10 @@ void member::state::reconcile() {
   // back here later, a restart would replay them over the copy it came back with (a deleted
   // cell would return), so a snapshot now retires the log generations that hold them.
   // Here, on the ZooKeeper event thread, not a CAF worker: the snapshot's cuts need one.
-  if (store.persistent() && store.log && !moved_out_here.empty())
+  if (store.persistent() && store.log && !fx.moved_out_here.empty())
     if (auto r = store.snapshot(); !r)
       spdlog::warn("cellar: the snapshot after a move away failed ({}): the moved partitions' old log records "
                    "stay until the next snapshot", r.error().to_string());
-
-  if (complete) {
-    std::lock_guard lock(mu);
-    applied = std::max(applied, cat->version);
-    applied_cv.notify_all();
-  }
 }
 
 bool member::state::find(const std::string& table, std::uint32_t index, std::uint64_t version,
