@@ -178,176 +178,216 @@ result<filter> column_value_check(const call& c, bool flags_allowed) {
   return filter(std::move(s));
 }
 
-result<filter> make_filter(const call& c) {
-  const std::string& n = c.name;
-  const std::size_t argc = c.args.size();
-  if (n == "RowFilter") return compare_filter<row_filter>(c);
-  if (n == "FamilyFilter") return compare_filter<family_filter>(c);
-  if (n == "QualifierFilter") return compare_filter<qualifier_filter>(c);
-  if (n == "ValueFilter") return compare_filter<value_filter>(c);
-  if (n == "PrefixFilter" || n == "ColumnPrefixFilter" || n == "InclusiveStopFilter") {
-    if (argc != 1) return c.wrong_arity("1 argument (a quoted string)");
-    TRY_ASSIGN(s, c.str(0));
-    if (n == "PrefixFilter") return filter(prefix_filter{std::move(s)});
-    if (n == "ColumnPrefixFilter") return filter(column_prefix_filter{std::move(s)});
-    return filter(inclusive_stop_filter{std::move(s)});
-  }
-  if (n == "MultipleColumnPrefixFilter") {
-    multiple_column_prefix_filter m;
-    for (std::size_t i = 0; i < argc; ++i) {
-      TRY_ASSIGN(s, c.str(i));
-      if (std::find(m.prefixes.begin(), m.prefixes.end(), s) != m.prefixes.end())
-        return err(c.args[i].pos, "prefixes of MultipleColumnPrefixFilter must be distinct");
-      m.prefixes.push_back(std::move(s));
-    }
-    return filter(std::move(m));
-  }
-  if (n == "ColumnRangeFilter") {
-    if (argc != 4) return c.wrong_arity("4 arguments (minColumn, minInclusive, maxColumn, maxInclusive)");
-    TRY_ASSIGN(lo, c.str(0));
-    TRY_ASSIGN(lo_in, c.bool_arg(1));
-    TRY_ASSIGN(hi, c.str(2));
-    TRY_ASSIGN(hi_in, c.bool_arg(3));
-    return filter(column_range_filter{std::move(lo), lo_in, std::move(hi), hi_in});
-  }
-  if (n == "ColumnCountGetFilter") {
-    if (argc != 1) return c.wrong_arity("1 argument (an int)");
-    TRY_ASSIGN(v, c.int_arg(0));
-    if (v < 0) return err(c.args[0].pos, "limit of ColumnCountGetFilter must be >= 0");
-    return filter(column_count_get_filter{v});
-  }
-  if (n == "ColumnPaginationFilter") {
-    if (argc != 2) return c.wrong_arity("2 arguments (limit, offset or 'columnOffset')");
-    TRY_ASSIGN(limit, c.int_arg(0));
-    if (limit < 0) return err(c.args[0].pos, "limit of ColumnPaginationFilter must be >= 0");
-    column_pagination_filter p;
-    p.limit = limit;
-    if (c.args[1].quoted) {
-      p.column_offset = c.args[1].text;
-    } else {
-      TRY_ASSIGN(off, c.int_arg(1));
-      if (off < 0) return err(c.args[1].pos, "offset of ColumnPaginationFilter must be >= 0");
-      p.offset = off;
-    }
-    return filter(std::move(p));
-  }
-  if (n == "PageFilter") {
-    if (argc != 1) return c.wrong_arity("1 argument (a long)");
-    TRY_ASSIGN(v, c.long_arg(0));
-    if (v < 0) return err(c.args[0].pos, "page size of PageFilter must be >= 0");
-    return filter(page_filter{v});
-  }
-  if (n == "SingleColumnValueFilter") return column_value_check<single_column_value_filter>(c, true);
-  if (n == "SingleColumnValueExcludeFilter") return column_value_check<single_column_value_exclude_filter>(c, true);
-  if (n == "ColumnValueFilter") return column_value_check<column_value_filter>(c, false);
-  if (n == "DependentColumnFilter") {
-    if (argc != 2 && argc != 3 && argc != 5)
-      return c.wrong_arity("2, 3 or 5 arguments (family, qualifier[, dropDependentColumn[, compare operator, "
-                           "comparator]])");
-    dependent_column_filter d;
-    TRY_ASSIGN(fam, c.str(0));
-    TRY_ASSIGN(qual, c.str(1));
-    d.family = std::move(fam);
-    d.qualifier = std::move(qual);
-    if (argc >= 3) {
-      TRY_ASSIGN(drop, c.bool_arg(2));
-      d.drop_dependent_column = drop;
-    }
-    if (argc == 5) {
-      TRY_ASSIGN(op, c.op_arg(3));
-      TRY_ASSIGN(cmp, c.cmp_arg(4, op));
-      d.op = op;
-      d.cmp = std::move(cmp);
-    }
-    return filter(std::move(d));
-  }
-  if (n == "FirstKeyOnlyFilter") {
-    if (argc != 0) return c.wrong_arity("no arguments");
-    return filter(first_key_only_filter{});
-  }
-  if (n == "KeyOnlyFilter") {
-    if (argc > 1) return c.wrong_arity("0 or 1 argument (lenAsVal)");
-    key_only_filter k;
-    if (argc == 1) {
-      TRY_ASSIGN(b, c.bool_arg(0));
-      k.len_as_val = b;
-    }
-    return filter(k);
-  }
-  if (n == "TimestampsFilter") {
-    timestamps_filter t;
-    std::size_t count = argc;
-    if (argc > 0 && c.is_bool(argc - 1)) {  // OBKV: a trailing canHint
-      t.can_hint = ascii_iequal(c.args[argc - 1].text, "true");
-      --count;
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      TRY_ASSIGN(ts, c.long_arg(i));
-      if (ts < 0) return err(c.args[i].pos, "timestamps of TimestampsFilter must be >= 0");
-      t.timestamps.push_back(ts);
-    }
-    return filter(std::move(t));
-  }
-  if (n == "RandomRowFilter") {  // OBKV: the int holds the IEEE bits of the float chance
-    if (argc != 1) return c.wrong_arity("1 argument (the chance's float bits, an int)");
-    TRY_ASSIGN(v, c.long_arg(0));
-    if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::uint32_t>::max())
-      return err(c.args[0].pos, "argument 1 of RandomRowFilter must fit in 32 bits");
-    const auto bits = static_cast<std::uint32_t>(static_cast<std::uint64_t>(v));
-    random_row_filter r;
-    std::memcpy(&r.chance, &bits, sizeof bits);
-    return filter(r);
-  }
-  if (n == "MultiRowRangeFilter") {
-    if (argc == 0 || argc % 4 != 0)
-      return c.wrong_arity("4 arguments per range (startRow, startInclusive, stopRow, stopInclusive)");
-    multi_row_range_filter m;
-    for (std::size_t i = 0; i < argc; i += 4) {
-      row_range r;
-      TRY_ASSIGN(a, c.str(i));
-      TRY_ASSIGN(ai, c.bool_arg(i + 1));
-      TRY_ASSIGN(b, c.str(i + 2));
-      TRY_ASSIGN(bi, c.bool_arg(i + 3));
-      r = {std::move(a), ai, std::move(b), bi};
-      if (!(r.start.empty() || r.stop.empty() || r.start < r.stop || (r.start == r.stop && r.stop_inclusive)))
-        return err(c.args[i].pos, "invalid range of MultiRowRangeFilter: its start is after its stop");
-      m.ranges.push_back(std::move(r));
-    }
-    return filter(std::move(m));
-  }
-  if (n == "FuzzyRowFilter") {
-    if (argc == 0 || argc % 2 != 0) return c.wrong_arity("pairs of arguments (key, mask)");
-    fuzzy_row_filter f;
-    for (std::size_t i = 0; i < argc; i += 2) {
-      TRY_ASSIGN(key, c.str(i));
-      TRY_ASSIGN(mask, c.str(i + 1));
-      if (key.size() != mask.size())
-        return err(c.args[i + 1].pos, "a fuzzy key and its mask must have the same length");
-      for (char& m : mask) {  // bytes 0/1, or the digits '0'/'1'
-        if (m == '0' || m == 0)
-          m = 0;
-        else if (m == '1' || m == 1)
-          m = 1;
-        else
-          return err(c.args[i + 1].pos, "mask bytes must be 0 (fixed) or 1 (any byte)");
-      }
-      f.keys.push_back({std::move(key), std::move(mask)});
-    }
-    return filter(std::move(f));
-  }
-  return err(c.pos, "unknown filter " + n);
+// ---- one builder per filter ---------------------------------------------------------------
+
+// PrefixFilter, ColumnPrefixFilter, InclusiveStopFilter: one quoted string.
+template <class F>
+result<filter> one_string(const call& c) {
+  if (c.args.size() != 1) return c.wrong_arity("1 argument (a quoted string)");
+  TRY_ASSIGN(s, c.str(0));
+  return filter(F{std::move(s)});
 }
 
-constexpr const char* known_names[] = {
-    "KeyOnlyFilter",          "FirstKeyOnlyFilter",      "PrefixFilter",
-    "ColumnPrefixFilter",     "MultipleColumnPrefixFilter", "ColumnCountGetFilter",
-    "PageFilter",             "ColumnPaginationFilter",  "InclusiveStopFilter",
-    "TimestampsFilter",       "RowFilter",               "FamilyFilter",
-    "QualifierFilter",        "ValueFilter",             "ColumnRangeFilter",
-    "SingleColumnValueFilter", "SingleColumnValueExcludeFilter", "DependentColumnFilter",
-    "ColumnValueFilter",      "MultiRowRangeFilter",     "FuzzyRowFilter",
-    "RandomRowFilter",
+result<filter> multiple_column_prefix(const call& c) {
+  multiple_column_prefix_filter m;
+  for (std::size_t i = 0; i < c.args.size(); ++i) {
+    TRY_ASSIGN(s, c.str(i));
+    if (std::find(m.prefixes.begin(), m.prefixes.end(), s) != m.prefixes.end())
+      return err(c.args[i].pos, "prefixes of MultipleColumnPrefixFilter must be distinct");
+    m.prefixes.push_back(std::move(s));
+  }
+  return filter(std::move(m));
+}
+
+result<filter> column_range(const call& c) {
+  if (c.args.size() != 4) return c.wrong_arity("4 arguments (minColumn, minInclusive, maxColumn, maxInclusive)");
+  TRY_ASSIGN(lo, c.str(0));
+  TRY_ASSIGN(lo_in, c.bool_arg(1));
+  TRY_ASSIGN(hi, c.str(2));
+  TRY_ASSIGN(hi_in, c.bool_arg(3));
+  return filter(column_range_filter{std::move(lo), lo_in, std::move(hi), hi_in});
+}
+
+result<filter> column_count_get(const call& c) {
+  if (c.args.size() != 1) return c.wrong_arity("1 argument (an int)");
+  TRY_ASSIGN(v, c.int_arg(0));
+  if (v < 0) return err(c.args[0].pos, "limit of ColumnCountGetFilter must be >= 0");
+  return filter(column_count_get_filter{v});
+}
+
+result<filter> column_pagination(const call& c) {
+  if (c.args.size() != 2) return c.wrong_arity("2 arguments (limit, offset or 'columnOffset')");
+  TRY_ASSIGN(limit, c.int_arg(0));
+  if (limit < 0) return err(c.args[0].pos, "limit of ColumnPaginationFilter must be >= 0");
+  column_pagination_filter p;
+  p.limit = limit;
+  if (c.args[1].quoted) {
+    p.column_offset = c.args[1].text;
+  } else {
+    TRY_ASSIGN(off, c.int_arg(1));
+    if (off < 0) return err(c.args[1].pos, "offset of ColumnPaginationFilter must be >= 0");
+    p.offset = off;
+  }
+  return filter(std::move(p));
+}
+
+result<filter> page(const call& c) {
+  if (c.args.size() != 1) return c.wrong_arity("1 argument (a long)");
+  TRY_ASSIGN(v, c.long_arg(0));
+  if (v < 0) return err(c.args[0].pos, "page size of PageFilter must be >= 0");
+  return filter(page_filter{v});
+}
+
+result<filter> dependent_column(const call& c) {
+  const std::size_t argc = c.args.size();
+  if (argc != 2 && argc != 3 && argc != 5)
+    return c.wrong_arity("2, 3 or 5 arguments (family, qualifier[, dropDependentColumn[, compare operator, "
+                         "comparator]])");
+  dependent_column_filter d;
+  TRY_ASSIGN(fam, c.str(0));
+  TRY_ASSIGN(qual, c.str(1));
+  d.family = std::move(fam);
+  d.qualifier = std::move(qual);
+  if (argc >= 3) {
+    TRY_ASSIGN(drop, c.bool_arg(2));
+    d.drop_dependent_column = drop;
+  }
+  if (argc == 5) {
+    TRY_ASSIGN(op, c.op_arg(3));
+    TRY_ASSIGN(cmp, c.cmp_arg(4, op));
+    d.op = op;
+    d.cmp = std::move(cmp);
+  }
+  return filter(std::move(d));
+}
+
+result<filter> first_key_only(const call& c) {
+  if (!c.args.empty()) return c.wrong_arity("no arguments");
+  return filter(first_key_only_filter{});
+}
+
+result<filter> key_only(const call& c) {
+  if (c.args.size() > 1) return c.wrong_arity("0 or 1 argument (lenAsVal)");
+  key_only_filter k;
+  if (c.args.size() == 1) {
+    TRY_ASSIGN(b, c.bool_arg(0));
+    k.len_as_val = b;
+  }
+  return filter(k);
+}
+
+result<filter> timestamps(const call& c) {
+  const std::size_t argc = c.args.size();
+  timestamps_filter t;
+  std::size_t count = argc;
+  if (argc > 0 && c.is_bool(argc - 1)) {  // OBKV: a trailing canHint
+    t.can_hint = ascii_iequal(c.args[argc - 1].text, "true");
+    --count;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    TRY_ASSIGN(ts, c.long_arg(i));
+    if (ts < 0) return err(c.args[i].pos, "timestamps of TimestampsFilter must be >= 0");
+    t.timestamps.push_back(ts);
+  }
+  return filter(std::move(t));
+}
+
+result<filter> random_row(const call& c) {  // OBKV: the int holds the IEEE bits of the float chance
+  if (c.args.size() != 1) return c.wrong_arity("1 argument (the chance's float bits, an int)");
+  TRY_ASSIGN(v, c.long_arg(0));
+  if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::uint32_t>::max())
+    return err(c.args[0].pos, "argument 1 of RandomRowFilter must fit in 32 bits");
+  const auto bits = static_cast<std::uint32_t>(static_cast<std::uint64_t>(v));
+  random_row_filter r;
+  std::memcpy(&r.chance, &bits, sizeof bits);
+  return filter(r);
+}
+
+result<filter> multi_row_range(const call& c) {
+  const std::size_t argc = c.args.size();
+  if (argc == 0 || argc % 4 != 0)
+    return c.wrong_arity("4 arguments per range (startRow, startInclusive, stopRow, stopInclusive)");
+  multi_row_range_filter m;
+  for (std::size_t i = 0; i < argc; i += 4) {
+    TRY_ASSIGN(a, c.str(i));
+    TRY_ASSIGN(ai, c.bool_arg(i + 1));
+    TRY_ASSIGN(b, c.str(i + 2));
+    TRY_ASSIGN(bi, c.bool_arg(i + 3));
+    row_range r{std::move(a), ai, std::move(b), bi};
+    if (!(r.start.empty() || r.stop.empty() || r.start < r.stop || (r.start == r.stop && r.stop_inclusive)))
+      return err(c.args[i].pos, "invalid range of MultiRowRangeFilter: its start is after its stop");
+    m.ranges.push_back(std::move(r));
+  }
+  return filter(std::move(m));
+}
+
+result<filter> fuzzy_row(const call& c) {
+  const std::size_t argc = c.args.size();
+  if (argc == 0 || argc % 2 != 0) return c.wrong_arity("pairs of arguments (key, mask)");
+  fuzzy_row_filter f;
+  for (std::size_t i = 0; i < argc; i += 2) {
+    TRY_ASSIGN(key, c.str(i));
+    TRY_ASSIGN(mask, c.str(i + 1));
+    if (key.size() != mask.size()) return err(c.args[i + 1].pos, "a fuzzy key and its mask must have the same length");
+    for (char& m : mask) {  // bytes 0/1, or the digits '0'/'1'
+      if (m == '0' || m == 0)
+        m = 0;
+      else if (m == '1' || m == 1)
+        m = 1;
+      else
+        return err(c.args[i + 1].pos, "mask bytes must be 0 (fixed) or 1 (any byte)");
+    }
+    f.keys.push_back({std::move(key), std::move(mask)});
+  }
+  return filter(std::move(f));
+}
+
+// Every filter the language knows (its name as HBase spells it; a query may use any case),
+// and its builder from a parsed call. In the order an unknown name's error lists them.
+struct filter_kind {
+  const char* name;
+  result<filter> (*make)(const call&);
 };
+constexpr filter_kind filter_kinds[] = {
+    {"RowFilter", compare_filter<row_filter>},
+    {"FamilyFilter", compare_filter<family_filter>},
+    {"QualifierFilter", compare_filter<qualifier_filter>},
+    {"ValueFilter", compare_filter<value_filter>},
+    {"PrefixFilter", one_string<prefix_filter>},
+    {"ColumnPrefixFilter", one_string<column_prefix_filter>},
+    {"MultipleColumnPrefixFilter", multiple_column_prefix},
+    {"ColumnRangeFilter", column_range},
+    {"ColumnCountGetFilter", column_count_get},
+    {"ColumnPaginationFilter", column_pagination},
+    {"PageFilter", page},
+    {"SingleColumnValueFilter",
+     [](const call& c) { return column_value_check<single_column_value_filter>(c, true); }},
+    {"SingleColumnValueExcludeFilter",
+     [](const call& c) { return column_value_check<single_column_value_exclude_filter>(c, true); }},
+    {"ColumnValueFilter", [](const call& c) { return column_value_check<column_value_filter>(c, false); }},
+    {"DependentColumnFilter", dependent_column},
+    {"FirstKeyOnlyFilter", first_key_only},
+    {"KeyOnlyFilter", key_only},
+    {"InclusiveStopFilter", one_string<inclusive_stop_filter>},
+    {"TimestampsFilter", timestamps},
+    {"RandomRowFilter", random_row},
+    {"MultiRowRangeFilter", multi_row_range},
+    {"FuzzyRowFilter", fuzzy_row},
+};
+
+// The filter of `raw`'s name in any case; null for a name the language does not know.
+const filter_kind* find_kind(std::string_view raw) {
+  for (const auto& k : filter_kinds)
+    if (ascii_iequal(raw, k.name)) return &k;
+  return nullptr;
+}
+
+// "RowFilter, FamilyFilter, ...": the names of filter_kinds.
+std::string known_names() {
+  std::string out;
+  for (const auto& k : filter_kinds) out += std::string(out.empty() ? "" : ", ") + k.name;
+  return out;
+}
 
 // ---- the expression stack ------------------------------------------------------------------
 
@@ -544,16 +584,9 @@ class parser {
     }
     call c;
     c.pos = start + 1;
-    for (const char* n : known_names)
-      if (ascii_iequal(raw, n)) c.name = n;
-    if (c.name.empty())
-      return err(start + 1, "unknown filter " + std::string(raw) +
-                                " (filters: RowFilter, FamilyFilter, QualifierFilter, ValueFilter, PrefixFilter, "
-                                "ColumnPrefixFilter, MultipleColumnPrefixFilter, ColumnRangeFilter, "
-                                "ColumnCountGetFilter, ColumnPaginationFilter, PageFilter, SingleColumnValueFilter, "
-                                "SingleColumnValueExcludeFilter, ColumnValueFilter, DependentColumnFilter, "
-                                "FirstKeyOnlyFilter, KeyOnlyFilter, InclusiveStopFilter, TimestampsFilter, "
-                                "RandomRowFilter, MultiRowRangeFilter, FuzzyRowFilter)");
+    const filter_kind* kind = find_kind(raw);
+    if (kind == nullptr) return err(start + 1, "unknown filter " + std::string(raw) + " (filters: " + known_names() + ")");
+    c.name = kind->name;
     // ParseFilter's getFilterArguments.
     for (std::size_t k = i + 1; k < end; ++k) {
       const char ch = t_[k];
@@ -583,7 +616,7 @@ class parser {
       }
       c.args.push_back(std::move(a));
     }
-    return make_filter(c);
+    return kind->make(c);
   }
 
   std::string_view t_;
