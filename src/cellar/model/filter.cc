@@ -652,6 +652,44 @@ struct reader {
   }
 };
 
+// The invalid filter's status (invalid_tag): its code, then its message.
+std::optional<filter> read_invalid(reader& r) {
+  const unsigned lo = r.u8(), hi = r.u8();
+  std::string msg = r.bytes();
+  const auto c = static_cast<code>(lo | (hi << 8));
+  if (!r.ok || c == code::ok || c > code::unavailable) {
+    r.ok = false;
+    return std::nullopt;
+  }
+  return filter::invalid(status{c, std::move(msg)});
+}
+
+filter read_multi_row_range(reader& r) {
+  multi_row_range_filter m;
+  const std::size_t n = r.count();
+  for (std::size_t i = 0; i < n && r.ok; ++i) {
+    row_range rr;
+    rr.start = r.bytes();
+    rr.start_inclusive = r.flag();
+    rr.stop = r.bytes();
+    rr.stop_inclusive = r.flag();
+    m.ranges.push_back(std::move(rr));
+  }
+  return filter(std::move(m));
+}
+
+filter read_fuzzy_row(reader& r) {
+  fuzzy_row_filter fz;
+  const std::size_t n = r.count();
+  for (std::size_t i = 0; i < n && r.ok; ++i) {
+    fuzzy_key k;
+    k.key = r.bytes();
+    k.mask = r.bytes();
+    fz.keys.push_back(std::move(k));
+  }
+  return filter(std::move(fz));
+}
+
 std::optional<filter> read_node(reader& r, int depth) {
   if (depth > max_filter_depth) {
     r.ok = false;
@@ -659,16 +697,7 @@ std::optional<filter> read_node(reader& r, int depth) {
   }
   const unsigned tag = r.u8();
   if (!r.ok) return std::nullopt;
-  if (tag == invalid_tag) {
-    const unsigned lo = r.u8(), hi = r.u8();
-    std::string msg = r.bytes();
-    const auto c = static_cast<code>(lo | (hi << 8));
-    if (!r.ok || c == code::ok || c > code::unavailable) {
-      r.ok = false;
-      return std::nullopt;
-    }
-    return filter::invalid(status{c, std::move(msg)});
-  }
+  if (tag == invalid_tag) return read_invalid(r);
   auto compare = [&](auto spec) -> std::optional<filter> {
     spec.op = r.op();
     spec.cmp = r.cmp();
@@ -777,32 +806,8 @@ std::optional<filter> read_node(reader& r, int depth) {
       out = filter(std::move(l));
       break;
     }
-    case 23: {
-      multi_row_range_filter m;
-      const std::size_t n = r.count();
-      for (std::size_t i = 0; i < n && r.ok; ++i) {
-        row_range rr;
-        rr.start = r.bytes();
-        rr.start_inclusive = r.flag();
-        rr.stop = r.bytes();
-        rr.stop_inclusive = r.flag();
-        m.ranges.push_back(std::move(rr));
-      }
-      out = filter(std::move(m));
-      break;
-    }
-    case 24: {
-      fuzzy_row_filter fz;
-      const std::size_t n = r.count();
-      for (std::size_t i = 0; i < n && r.ok; ++i) {
-        fuzzy_key k;
-        k.key = r.bytes();
-        k.mask = r.bytes();
-        fz.keys.push_back(std::move(k));
-      }
-      out = filter(std::move(fz));
-      break;
-    }
+    case 23: out = read_multi_row_range(r); break;
+    case 24: out = read_fuzzy_row(r); break;
     default: r.ok = false; return std::nullopt;
   }
   if (!r.ok) return std::nullopt;
