@@ -471,143 +471,23 @@ std::string fmt_rate(double v) {
   return buf;
 }
 
-}  // namespace
+// The cellar side's operations on `table` (rows 0..N-1), each checking its answer: a
+// failure goes to `errors` and makes it return false.
+struct cellar_ops {
+  cellar::table& table;
+  std::uint64_t N;
+  std::int64_t put_ts;
+  std::atomic<std::uint64_t>& salt;
 
-int main(int argc, char** argv) {
-  bench_options o;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
-      usage();
-      return 0;
-    }
-  }
-  if (!parse(argc, argv, o)) {
-    usage();
-    return 2;
-  }
-  multi_get_rows = o.batch;
-  std::printf("bench_embedded: rows=%" PRIu64 " (16 B keys, 100 B values), partitions=%u (KEY hash), "
-              "client threads=%d, CAF workers=%zu%s, seconds/phase=%.1f, reps=%d, inflight=%d, "
-              "hardware threads=%u, loadavg %s\n",
-              o.rows, o.partitions, o.threads, o.workers, o.workers == 0 ? " (one per core)" : "",
-              o.seconds, o.reps, o.inflight, std::thread::hardware_concurrency(), loadavg().c_str());
-  std::fflush(stdout);
-
-  // --- cellar: open, create, load -------------------------------------------------
-  cellar::store_options so;
-  so.worker_threads = o.workers;
-  cellar::detail::scheduler_tuning tune;
-  if (o.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(o.spin_polls);
-  if (o.idle_sleep_us >= 0) tune.idle_sleep = std::chrono::microseconds(o.idle_sleep_us);
-  std::printf("CAF workers spin %zu polls before sleeping, then sleep up to %lld us\n",
-              tune.spin_polls, static_cast<long long>(tune.idle_sleep.count()));
-  auto opened = cellar::detail::open_store(std::move(so), tune);
-  if (!opened) die("store::open", opened.error());
-  auto& store = *opened.value();
-
-  cellar::table_descriptor desc;
-  desc.name = "bench";
-  desc.partitioning = cellar::partition_spec::hash(o.partitions);
-  cellar::family_descriptor fd;
-  fd.name = family;
-  fd.max_versions = 1;
-  desc.families.push_back(fd);
-  if (auto st = store.create_table(desc, cellar::schema_origin::hbase_shell); !st) {
-    die("create_table", st);
-  }
-  auto topen = store.open_table("bench");
-  if (!topen) die("open_table", topen.error());
-  cellar::table table = topen.value();
-
-  const std::int64_t put_ts = o.server_ts ? cellar::latest_timestamp : load_timestamp;
-  {
-    auto t0 = clock_type::now();
-    std::vector<std::thread> loaders;
-    const std::uint64_t chunk = 1000;
-    std::atomic<std::uint64_t> next_chunk{0};
-    for (int t = 0; t < o.threads; ++t) {
-      loaders.emplace_back([&] {
-        for (;;) {
-          std::uint64_t first = next_chunk.fetch_add(chunk);
-          if (first >= o.rows) break;
-          std::uint64_t last = std::min(o.rows, first + chunk);
-          std::vector<cellar::put> puts;
-          puts.reserve(last - first);
-          for (std::uint64_t i = first; i < last; ++i) {
-            puts.emplace_back(make_key(i).str(), load_timestamp)
-                .add(family, qualifier, make_value(i, 0));
-          }
-          if (auto st = table.put(puts); !st) die("load put", st);
-        }
-      });
-    }
-    for (auto& th : loaders) th.join();
-    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    std::printf("cellar load: %.2f s (%s rows/s, put(vector) of 1000 rows, %d threads)\n", s,
-                fmt_rate(static_cast<double>(o.rows) / s).c_str(), o.threads);
-    auto st = store.stats("bench");
-    if (st) {
-      std::printf("cellar stats after load: cells=%" PRIu64 " bytes=%" PRIu64 " per partition:",
-                  st->cells, st->bytes);
-      for (auto c : st->cells_per_partition) std::printf(" %" PRIu64, c);
-      std::printf("\n");
-    }
-  }
-
-  // --- bare maps: load ----------------------------------------------------------------
-  std::unique_ptr<btree_side> btree;
-  if (o.bare) {
-    btree = std::make_unique<btree_side>();
-    auto t0 = clock_type::now();
-    btree->load(o.rows);
-    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    std::printf("btree_map load: %.2f s (sequential, 1 thread)\n", s);
-  }
-  std::unique_ptr<stdmap_side> stdmap;
-  if (o.std_map) {
-    stdmap = std::make_unique<stdmap_side>();
-    auto t0 = clock_type::now();
-    stdmap->load(o.rows);
-    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    std::printf("std::map load: %.2f s (sequential, 1 thread)\n", s);
-  }
-  std::fflush(stdout);
-
-  // --- the phases ---------------------------------------------------------------------
-  const std::uint64_t N = o.rows;
-  std::atomic<std::uint64_t> salt{1};
-  std::vector<figure_row> rows;
-  auto wanted = [&](const std::string& phase) {
-    if (o.only.empty()) return true;
-    std::string list = "," + o.only + ",";
-    return list.find("," + phase + ",") != std::string::npos;
-  };
-  auto add_row = [&](std::string phase, std::string name, std::size_t rows_per_op) {
-    if (wanted(phase)) rows.push_back({std::move(phase), std::move(name), rows_per_op, true, {}, {}, {}});
-  };
-  add_row("put", "put", 1);
-  add_row("get", "get", 1);
-  const std::string b = std::to_string(multi_get_rows);
-  add_row("multi-get", "multi-get " + b, multi_get_rows);
-  add_row("scan", "scan 100", scan_rows);
-  if (o.async) {
-    add_row("async-get", "async get " + b + " x" + std::to_string(o.inflight), batch_rows);
-    add_row("async-put", "async put " + b + " x" + std::to_string(o.inflight), batch_rows);
-  }
-  if (rows.empty()) {
-    usage();
-    return 2;
-  }
-
-  auto cellar_put = [&](rng& r) {
+  bool put(rng& r) {
     std::uint64_t i = r.below(N);
     cellar::put p(make_key(i).str(), put_ts);
     p.add(family, qualifier, make_value(i, salt.fetch_add(1, std::memory_order_relaxed)));
     auto st = table.put(p);
     if (!st) errors.add("put: " + st.to_string());
     return st.is_ok();
-  };
-  auto cellar_get = [&](rng& r) {
+  }
+  bool get(rng& r) {
     auto res = table.get(cellar::get(make_key(r.below(N)).str()));
     if (!res) {
       errors.add("get: " + res.error().to_string());
@@ -619,8 +499,8 @@ int main(int argc, char** argv) {
       return false;
     }
     return true;
-  };
-  auto cellar_multi_get = [&](rng& r) {
+  }
+  bool multi_get(rng& r) {
     std::vector<cellar::get> gets;
     gets.reserve(multi_get_rows);
     for (std::size_t j = 0; j < multi_get_rows; ++j) gets.emplace_back(make_key(r.below(N)).str());
@@ -640,8 +520,8 @@ int main(int argc, char** argv) {
       }
     }
     return true;
-  };
-  auto cellar_scan = [&](rng& r) {
+  }
+  bool scan(rng& r) {
     auto k = make_key(r.below(N - scan_rows + 1));
     auto sc = table.scan(cellar::scan().start_row(k.str()).limit(scan_rows).caching(scan_rows));
     if (!sc) {
@@ -658,16 +538,14 @@ int main(int argc, char** argv) {
       return false;
     }
     return true;
-  };
-  auto make_get_batch = [&](rng& r) {
+  }
+  std::vector<cellar::batch_op> get_batch(rng& r) {
     std::vector<cellar::batch_op> ops;
     ops.reserve(batch_rows);
-    for (std::size_t j = 0; j < batch_rows; ++j) {
-      ops.emplace_back(cellar::get(make_key(r.below(N)).str()));
-    }
+    for (std::size_t j = 0; j < batch_rows; ++j) ops.emplace_back(cellar::get(make_key(r.below(N)).str()));
     return ops;
-  };
-  auto check_get_batch = [&](const std::vector<cellar::op_result>& res) {
+  }
+  static bool check_get_batch(const std::vector<cellar::op_result>& res) {
     if (res.size() != batch_rows) {
       errors.add("async get: " + std::to_string(res.size()) + " results");
       return false;
@@ -679,8 +557,8 @@ int main(int argc, char** argv) {
       }
     }
     return true;
-  };
-  auto make_put_batch = [&](rng& r) {
+  }
+  std::vector<cellar::batch_op> put_batch(rng& r) {
     std::vector<cellar::batch_op> ops;
     ops.reserve(batch_rows);
     for (std::size_t j = 0; j < batch_rows; ++j) {
@@ -690,8 +568,8 @@ int main(int argc, char** argv) {
       ops.emplace_back(std::move(p));
     }
     return ops;
-  };
-  auto check_put_batch = [&](const std::vector<cellar::op_result>& res) {
+  }
+  static bool check_put_batch(const std::vector<cellar::op_result>& res) {
     if (res.size() != batch_rows) {
       errors.add("async put: " + std::to_string(res.size()) + " results");
       return false;
@@ -703,62 +581,69 @@ int main(int argc, char** argv) {
       }
     }
     return true;
-  };
+  }
+};
 
-  for (int rep = 0; rep < o.reps; ++rep) {
-    std::uint64_t seed = static_cast<std::uint64_t>(rep) + 1;
-    std::printf("repetition %d/%d ...\n", rep + 1, o.reps);
-    std::fflush(stdout);
-    // cellar, then btree, then std::map, for each operation.
-    auto bare = [&](figure_row& fr, auto&& fn) {
-      if (!btree) return;
-      fr.btree.push_back(run_bare(o.seconds, seed, [&](rng& r) { fn(*btree, r); }));
-      if (stdmap) fr.stdmap.push_back(run_bare(o.seconds, seed, [&](rng& r) { fn(*stdmap, r); }));
-    };
-    for (auto& fr : rows) {
-      const std::string& ph = fr.phase;
-      if (ph == "put") {
-        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_put));
-        bare(fr, [&](auto& m, rng& r) { m.put(N, r, salt.fetch_add(1, std::memory_order_relaxed)); });
-      } else if (ph == "get") {
-        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_get));
-        bare(fr, [&](auto& m, rng& r) { m.get(N, r); });
-      } else if (ph == "multi-get") {
-        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_multi_get));
-        bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
-      } else if (ph == "scan") {
-        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, cellar_scan));
-        bare(fr, [&](auto& m, rng& r) { m.scan(N, r); });
-      } else if (ph == "async-get") {
-        fr.cellar.push_back(
-            run_async(table, o.inflight, o.seconds, seed, make_get_batch, check_get_batch));
-        bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
-      } else if (ph == "async-put") {
-        fr.cellar.push_back(
-            run_async(table, o.inflight, o.seconds, seed, make_put_batch, check_put_batch));
-        bare(fr, [&](auto& m, rng& r) {
-          m.put_batch(N, r, salt.fetch_add(1, std::memory_order_relaxed));
-        });
+// Loads o.rows rows into `table` with o.threads threads (put of 1000 rows at a time).
+void load_cellar(cellar::store& store, cellar::table& table, const bench_options& o) {
+  auto t0 = clock_type::now();
+  std::vector<std::thread> loaders;
+  const std::uint64_t chunk = 1000;
+  std::atomic<std::uint64_t> next_chunk{0};
+  for (int t = 0; t < o.threads; ++t) {
+    loaders.emplace_back([&] {
+      for (;;) {
+        std::uint64_t first = next_chunk.fetch_add(chunk);
+        if (first >= o.rows) break;
+        std::uint64_t last = std::min(o.rows, first + chunk);
+        std::vector<cellar::put> puts;
+        puts.reserve(last - first);
+        for (std::uint64_t i = first; i < last; ++i)
+          puts.emplace_back(make_key(i).str(), load_timestamp).add(family, qualifier, make_value(i, 0));
+        if (auto st = table.put(puts); !st) die("load put", st);
       }
-    }
+    });
   }
-
-  if (auto st = store.stats("bench"); st) {
-    std::printf("cellar stats after the run: cells=%" PRIu64 " bytes=%" PRIu64 "\n", st->cells,
-                st->bytes);
+  for (auto& th : loaders) th.join();
+  double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+  std::printf("cellar load: %.2f s (%s rows/s, put(vector) of 1000 rows, %d threads)\n", s,
+              fmt_rate(static_cast<double>(o.rows) / s).c_str(), o.threads);
+  if (auto st = store.stats("bench")) {
+    std::printf("cellar stats after load: cells=%" PRIu64 " bytes=%" PRIu64 " per partition:", st->cells, st->bytes);
+    for (auto c : st->cells_per_partition) std::printf(" %" PRIu64, c);
+    std::printf("\n");
   }
+}
 
-  std::printf("loadavg at the end: %s\n", loadavg().c_str());
+// The rows of the figures table: the phases --only names (all when empty).
+std::vector<figure_row> chosen_phases(const bench_options& o) {
+  std::vector<figure_row> rows;
+  auto add_row = [&](std::string phase, std::string name, std::size_t rows_per_op) {
+    if (!o.only.empty() && ("," + o.only + ",").find("," + phase + ",") == std::string::npos) return;
+    rows.push_back({std::move(phase), std::move(name), rows_per_op, true, {}, {}, {}});
+  };
+  add_row("put", "put", 1);
+  add_row("get", "get", 1);
+  const std::string b = std::to_string(multi_get_rows);
+  add_row("multi-get", "multi-get " + b, multi_get_rows);
+  add_row("scan", "scan 100", scan_rows);
+  if (o.async) {
+    add_row("async-get", "async get " + b + " x" + std::to_string(o.inflight), batch_rows);
+    add_row("async-put", "async put " + b + " x" + std::to_string(o.inflight), batch_rows);
+  }
+  return rows;
+}
 
-  // --- the table ----------------------------------------------------------------------
+// The medians of `rows` as one markdown table.
+void print_figures(const std::vector<figure_row>& rows, const bench_options& o, bool with_stdmap) {
   std::printf("\nmedian of %d repetitions x %.1f s; cellar: %d client threads (async: 1 issuing "
               "thread) + CAF workers; bare maps: 1 thread\n\n",
               o.reps, o.seconds, o.threads);
   std::printf("| operation | rows/op | cellar ops/s | cellar rows/s | btree_map ops/s |%s "
               "ratio btree/cellar | cellar p50 us | cellar p99 us | cellar CPU us/op | "
               "btree CPU us/op |\n",
-              stdmap ? " std::map ops/s |" : "");
-  std::printf("|---|--:|--:|--:|--:|%s--:|--:|--:|--:|--:|\n", stdmap ? "--:|" : "");
+              with_stdmap ? " std::map ops/s |" : "");
+  std::printf("|---|--:|--:|--:|--:|%s--:|--:|--:|--:|--:|\n", with_stdmap ? "--:|" : "");
   for (auto& fr : rows) {
     std::vector<double> c_ops, c_p50, c_p99, b_ops, s_ops, c_cpu, b_cpu;
     for (auto& s : fr.cellar) {
@@ -789,12 +674,130 @@ int main(int argc, char** argv) {
     } else {
       std::snprintf(bcpu, sizeof bcpu, "%.2f", median(b_cpu));
     }
-    std::string smap = stdmap ? " " + fmt_rate(median(s_ops)) + " |" : "";
+    std::string smap = with_stdmap ? " " + fmt_rate(median(s_ops)) + " |" : "";
     std::printf("| %s | %zu | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", fr.name.c_str(),
                 fr.rows_per_op, fmt_rate(c).c_str(),
                 fmt_rate(c * static_cast<double>(fr.rows_per_op)).c_str(), fmt_rate(b).c_str(),
                 smap.c_str(), ratio, p50, p99, ccpu, bcpu);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench_options o;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      usage();
+      return 0;
+    }
+  }
+  if (!parse(argc, argv, o)) {
+    usage();
+    return 2;
+  }
+  multi_get_rows = o.batch;
+  std::vector<figure_row> rows = chosen_phases(o);
+  if (rows.empty()) {
+    usage();
+    return 2;
+  }
+  std::printf("bench_embedded: rows=%" PRIu64 " (16 B keys, 100 B values), partitions=%u (KEY hash), "
+              "client threads=%d, CAF workers=%zu%s, seconds/phase=%.1f, reps=%d, inflight=%d, "
+              "hardware threads=%u, loadavg %s\n",
+              o.rows, o.partitions, o.threads, o.workers, o.workers == 0 ? " (one per core)" : "",
+              o.seconds, o.reps, o.inflight, std::thread::hardware_concurrency(), loadavg().c_str());
+  std::fflush(stdout);
+
+  // --- cellar: open, create, load -------------------------------------------------
+  cellar::store_options so;
+  so.worker_threads = o.workers;
+  cellar::detail::scheduler_tuning tune;
+  if (o.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(o.spin_polls);
+  if (o.idle_sleep_us >= 0) tune.idle_sleep = std::chrono::microseconds(o.idle_sleep_us);
+  std::printf("CAF workers spin %zu polls before sleeping, then sleep up to %lld us\n",
+              tune.spin_polls, static_cast<long long>(tune.idle_sleep.count()));
+  auto opened = cellar::detail::open_store(std::move(so), tune);
+  if (!opened) die("store::open", opened.error());
+  auto& store = *opened.value();
+
+  cellar::table_descriptor desc;
+  desc.name = "bench";
+  desc.partitioning = cellar::partition_spec::hash(o.partitions);
+  cellar::family_descriptor fd;
+  fd.name = family;
+  fd.max_versions = 1;
+  desc.families.push_back(fd);
+  if (auto st = store.create_table(desc, cellar::schema_origin::hbase_shell); !st) die("create_table", st);
+  auto topen = store.open_table("bench");
+  if (!topen) die("open_table", topen.error());
+  cellar::table table = topen.value();
+  load_cellar(store, table, o);
+
+  // --- bare maps: load ----------------------------------------------------------------
+  std::unique_ptr<btree_side> btree;
+  if (o.bare) {
+    btree = std::make_unique<btree_side>();
+    auto t0 = clock_type::now();
+    btree->load(o.rows);
+    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    std::printf("btree_map load: %.2f s (sequential, 1 thread)\n", s);
+  }
+  std::unique_ptr<stdmap_side> stdmap;
+  if (o.std_map) {
+    stdmap = std::make_unique<stdmap_side>();
+    auto t0 = clock_type::now();
+    stdmap->load(o.rows);
+    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    std::printf("std::map load: %.2f s (sequential, 1 thread)\n", s);
+  }
+  std::fflush(stdout);
+
+  // --- the phases ---------------------------------------------------------------------
+  const std::uint64_t N = o.rows;
+  std::atomic<std::uint64_t> salt{1};
+  cellar_ops ops{table, N, o.server_ts ? cellar::latest_timestamp : load_timestamp, salt};
+  auto sync_op = [&](bool (cellar_ops::*fn)(rng&)) { return [&ops, fn](rng& r) { return (ops.*fn)(r); }; };
+  for (int rep = 0; rep < o.reps; ++rep) {
+    std::uint64_t seed = static_cast<std::uint64_t>(rep) + 1;
+    std::printf("repetition %d/%d ...\n", rep + 1, o.reps);
+    std::fflush(stdout);
+    // cellar, then btree, then std::map, for each operation.
+    auto bare = [&](figure_row& fr, auto&& fn) {
+      if (!btree) return;
+      fr.btree.push_back(run_bare(o.seconds, seed, [&](rng& r) { fn(*btree, r); }));
+      if (stdmap) fr.stdmap.push_back(run_bare(o.seconds, seed, [&](rng& r) { fn(*stdmap, r); }));
+    };
+    for (auto& fr : rows) {
+      const std::string& ph = fr.phase;
+      if (ph == "put") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, sync_op(&cellar_ops::put)));
+        bare(fr, [&](auto& m, rng& r) { m.put(N, r, salt.fetch_add(1, std::memory_order_relaxed)); });
+      } else if (ph == "get") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, sync_op(&cellar_ops::get)));
+        bare(fr, [&](auto& m, rng& r) { m.get(N, r); });
+      } else if (ph == "multi-get") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, sync_op(&cellar_ops::multi_get)));
+        bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
+      } else if (ph == "scan") {
+        fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, sync_op(&cellar_ops::scan)));
+        bare(fr, [&](auto& m, rng& r) { m.scan(N, r); });
+      } else if (ph == "async-get") {
+        fr.cellar.push_back(run_async(table, o.inflight, o.seconds, seed, [&](rng& r) { return ops.get_batch(r); },
+                                      cellar_ops::check_get_batch));
+        bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
+      } else if (ph == "async-put") {
+        fr.cellar.push_back(run_async(table, o.inflight, o.seconds, seed, [&](rng& r) { return ops.put_batch(r); },
+                                      cellar_ops::check_put_batch));
+        bare(fr, [&](auto& m, rng& r) { m.put_batch(N, r, salt.fetch_add(1, std::memory_order_relaxed)); });
+      }
+    }
+  }
+
+  if (auto st = store.stats("bench"); st)
+    std::printf("cellar stats after the run: cells=%" PRIu64 " bytes=%" PRIu64 "\n", st->cells, st->bytes);
+  std::printf("loadavg at the end: %s\n", loadavg().c_str());
+  print_figures(rows, o, stdmap != nullptr);
   std::printf("\n(sink %" PRIu64 ")\n", (btree ? btree->sink : 0) + (stdmap ? stdmap->sink : 0));
 
   if (errors.count.load() > 0) {
