@@ -146,6 +146,153 @@ std::vector<double> put_loop(table& t, long cells, const std::atomic<bool>& stop
   return out;
 }
 
+// The store at `dir`, snapshots on demand only, with --spin-polls and --snapshot-threads
+// applied; `durability` as given.
+std::unique_ptr<store> open_tuned(const args& a, const std::string& dir, durability d = durability::snapshot) {
+  store_options o;
+  o.directory = dir;
+  o.durability = d;
+  o.snapshot_interval = std::chrono::milliseconds(0);
+  if (a.snapshot_threads >= 0) o.snapshot_threads = static_cast<std::size_t>(a.snapshot_threads);
+  cellar::detail::scheduler_tuning tune;
+  if (a.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(a.spin_polls);
+  return cellar::detail::open_store(std::move(o), tune).value();
+}
+
+// Table 't' (4 hash partitions, family 'f' of one version) of `s`.
+table make_table(store& s) {
+  if (!s.create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) std::abort();
+  return s.open_table("t").value();
+}
+
+// Every cell of the store written, 1000 per put.
+void load_all(table& t, const args& a) {
+  const std::string v(static_cast<std::size_t>(a.value), 'v');
+  std::vector<cellar::put> batch;
+  for (long i = 0; i < a.cells; ++i) {
+    batch.push_back(put(key(i)).add("f", "q", v));
+    if (batch.size() == 1000 || i + 1 == a.cells) {
+      if (!t.put(batch)) std::abort();
+      batch.clear();
+    }
+  }
+}
+
+// 2. Snapshots of few changes: their cost follows the changes, not the store. Each is
+// measured against the changed cells' bytes (snapshot_stats::bytes); the constant is what
+// a snapshot of nothing writes (a checkpoint of the metadata).
+void scattered_changes(store& s, table& t, const args& a) {
+  std::printf("\nsnapshot of scattered changes to the %ld-cell store (goal: disk <= 4x changed + constant)\n",
+              a.cells);
+  const long long e0 = io_write_bytes();
+  s.snapshot().value();
+  const long long constant = io_write_bytes() - e0;
+  std::printf("  nothing changed: %.3f MB written (the constant)\n", constant / 1e6);
+  std::printf("  changes      s   changed MB  disk MB  per change (KB)  ratio  (disk-constant)/changed  merged\n");
+  const std::string v(static_cast<std::size_t>(a.value), 'v');
+  long salt = 0;
+  auto scatter = [&](long changes) {
+    ++salt;
+    for (long i = 0; i < changes; ++i)
+      if (!t.put(put(key((i * 104729 + changes * 31 + salt * 7) % a.cells)).add("f", "q", v))) std::abort();
+  };
+  for (long changes : {100L, 1000L, 10000L, 100000L}) {
+    scatter(changes);
+    const long long w0 = io_write_bytes();
+    auto small = s.snapshot().value();
+    const long long w1 = io_write_bytes();
+    const double disk = static_cast<double>(w1 - w0), changed = static_cast<double>(small.bytes);
+    std::printf("  %7ld  %6.3f  %9.2f  %7.1f  %15.2f  %5.1f  %22.2f  %6u\n", changes, small.seconds, changed / 1e6,
+                disk / 1e6, disk / 1024.0 / changes, disk / changed, (disk - constant) / changed,
+                small.merged_partitions);
+  }
+  // Amortised: snapshots of 10k scattered changes until the runs have been merged into
+  // the base once, every byte written counted.
+  double disk = 0, changed = 0;
+  int snaps = 0;
+  bool merged = false;
+  while (!merged && snaps < a.max_amortised) {
+    scatter(10000);
+    const long long w0 = io_write_bytes();
+    auto small = s.snapshot().value();
+    disk += static_cast<double>(io_write_bytes() - w0);
+    changed += static_cast<double>(small.bytes);
+    merged = small.merged_partitions > 0;
+    ++snaps;
+  }
+  std::printf("  amortised over %d snapshots of 10000 changes up to and with a merge into the base%s:\n"
+              "    %.1f MB written for %.1f MB changed: ratio %.2f, (disk-constant)/changed %.2f (goal <= 4)\n",
+              snaps, merged ? "" : " (no merge came)", disk / 1e6, changed / 1e6, disk / changed,
+              (disk - constant * snaps) / changed);
+}
+
+// 3. Put latency with and without a snapshot running.
+void put_latency(store& s, table& t, const args& a) {
+  std::atomic<bool> stop{false};
+  std::vector<double> quiet, during;
+  {
+    std::thread w([&] { quiet = put_loop(t, a.cells, stop, a.value); });
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+    stop = true;
+    w.join();
+  }
+  // Make every cell dirty, so the snapshot has the whole store to write.
+  load_all(t, a);
+  stop = false;
+  snapshot_stats big{};
+  {
+    std::thread w([&] { during = put_loop(t, a.cells, stop, a.value); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    big = s.snapshot().value();
+    stop = true;
+    w.join();
+  }
+  auto lq = summarize(quiet), ld = summarize(during);
+  std::printf("\nput latency (sync put from 1 thread, us)   p50      p99      samples\n");
+  std::printf("  no snapshot                              %7.1f  %7.1f  %zu\n", lq.p50, lq.p99, lq.n);
+  std::printf("  during a snapshot of %8llu changes     %7.1f  %7.1f  %zu   (snapshot %.2f s, cut %.4f s)\n",
+              static_cast<unsigned long long>(big.changes), ld.p50, ld.p99, ld.n, big.seconds, big.cut_seconds);
+  std::printf("  p99 ratio during/without: %.2f (goal <= 2)\n", ld.p99 / lq.p99);
+}
+
+// 4. Group commit: log-sync acknowledged writes against the disk's fdatasyncs.
+void group_commit(const args& a) {
+  const double fsyncs = fsyncs_per_second(a.dir, a.seconds);
+  std::printf("\nlog-sync acknowledged writes/s (disk: %.0f fdatasync/s)\n", fsyncs);
+  std::printf("  writers  writes/s  syncs/s  writes per sync\n");
+  for (int writers : {1, 16, 64}) {
+    auto s = open_tuned(a, a.dir + "/logsync" + std::to_string(writers), durability::log_sync);
+    auto t = make_table(*s);
+    std::atomic<bool> stop{false};
+    std::atomic<long> total{0};
+    const auto syncs0 = s->log_syncs();
+    auto t0 = clk::now();
+    std::vector<std::thread> th;
+    for (int w = 0; w < writers; ++w)
+      th.emplace_back([&, w] {
+        std::string v(static_cast<std::size_t>(a.value), 'l');
+        long n = 0;
+        for (long i = 0; !stop.load(); ++i) {
+          if (!t.put(put(key(w * 1'000'000L + i)).add("f", "q", v))) std::abort();
+          ++n;
+        }
+        total += n;
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+    stop = true;
+    for (auto& x : th) x.join();
+    const double el = secs(t0, clk::now());
+    const auto syncs = s->log_syncs() - syncs0;
+    std::printf("  %7d  %8.0f  %7.0f  %6.1f\n", writers, total / el, syncs / el,
+                syncs ? static_cast<double>(total) / syncs : 0.0);
+  }
+}
+
+double median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  return x[x.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,33 +304,7 @@ int main(int argc, char** argv) {
 
   // 1. Snapshot throughput vs raw sequential writes, --reps times on fresh stores.
   const std::string data_dir = a.dir + "/snap";
-  double recovery_rate = 0;
   std::vector<double> snap_rates, raw_rates, ratios;
-  snapshot_stats snap{};
-  // The store, with --spin-polls applied to its workers.
-  auto open_tuned = [&](store_options o) {
-    cellar::detail::scheduler_tuning tune;
-    if (a.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(a.spin_polls);
-    return cellar::detail::open_store(std::move(o), tune);
-  };
-  auto options = [&] {
-    store_options o;
-    o.directory = data_dir;
-    o.snapshot_interval = std::chrono::milliseconds(0);
-    if (a.snapshot_threads >= 0) o.snapshot_threads = static_cast<std::size_t>(a.snapshot_threads);
-    return o;
-  };
-  std::string v(static_cast<std::size_t>(a.value), 'v');
-  std::vector<cellar::put> batch;
-  auto load = [&](table& t) {
-    for (long i = 0; i < a.cells; ++i) {
-      batch.push_back(put(key(i)).add("f", "q", v));
-      if (batch.size() == 1000 || i + 1 == a.cells) {
-        if (!t.put(batch)) std::abort();
-        batch.clear();
-      }
-    }
-  };
   std::printf("\nsnapshot of a fresh store vs raw sequential write, %d times\n", a.reps);
   std::printf("  changes    MB      s      MB/s    raw MB/s  ratio   (write s, finish s)\n");
   // Each repetition but the last runs in a child process of its own, and the last in
@@ -220,11 +341,10 @@ int main(int argc, char** argv) {
       ::close(fds[0]);
     }
     fs::remove_all(data_dir);
-    auto s = open_tuned(options()).value();
-    if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
-    auto t = s->open_table("t").value();
-    load(t);
-    snap = s->snapshot().value();
+    auto s = open_tuned(a, data_dir);
+    auto t = make_table(*s);
+    load_all(t, a);
+    const snapshot_stats snap = s->snapshot().value();
     const double snap_mbs = snap.bytes / 1e6 / snap.seconds;
     const double raw_mbs = raw_write_mbs(a.dir, std::max<std::size_t>(64, snap.bytes >> 20));
     std::printf("  %7llu  %6.1f  %5.2f  %7.1f  %8.1f  %5.2f   (%.2f, %.2f)\n", static_cast<unsigned long long>(snap.changes),
@@ -239,131 +359,18 @@ int main(int argc, char** argv) {
     snap_rates.push_back(snap_mbs);
     raw_rates.push_back(raw_mbs);
     ratios.push_back(snap_mbs / raw_mbs);
-
-    // 2. Snapshots of few changes: their cost follows the changes, not the store. Each
-    // is measured against the changed cells' bytes (snapshot_stats::bytes); the
-    // constant is what a snapshot of nothing writes (a checkpoint of the metadata).
-    std::printf("\nsnapshot of scattered changes to the %ld-cell store (goal: disk <= 4x changed + constant)\n",
-                a.cells);
-    const long long e0 = io_write_bytes();
-    s->snapshot().value();
-    const long long constant = io_write_bytes() - e0;
-    std::printf("  nothing changed: %.3f MB written (the constant)\n", constant / 1e6);
-    std::printf("  changes      s   changed MB  disk MB  per change (KB)  ratio  (disk-constant)/changed  merged\n");
-    long salt = 0;
-    auto scatter = [&](long changes) {
-      ++salt;
-      for (long i = 0; i < changes; ++i)
-        if (!t.put(put(key((i * 104729 + changes * 31 + salt * 7) % a.cells)).add("f", "q", v))) std::abort();
-    };
-    for (long changes : {100L, 1000L, 10000L, 100000L}) {
-      scatter(changes);
-      const long long w0 = io_write_bytes();
-      auto small = s->snapshot().value();
-      const long long w1 = io_write_bytes();
-      const double disk = static_cast<double>(w1 - w0), changed = static_cast<double>(small.bytes);
-      std::printf("  %7ld  %6.3f  %9.2f  %7.1f  %15.2f  %5.1f  %22.2f  %6u\n", changes, small.seconds, changed / 1e6,
-                  disk / 1e6, disk / 1024.0 / changes, disk / changed, (disk - constant) / changed,
-                  small.merged_partitions);
-    }
-    // Amortised: snapshots of 10k scattered changes until the runs have been merged into
-    // the base once, every byte written counted.
-    {
-      double disk = 0, changed = 0;
-      int snaps = 0;
-      bool merged = false;
-      while (!merged && snaps < a.max_amortised) {
-        scatter(10000);
-        const long long w0 = io_write_bytes();
-        auto small = s->snapshot().value();
-        disk += static_cast<double>(io_write_bytes() - w0);
-        changed += static_cast<double>(small.bytes);
-        merged = small.merged_partitions > 0;
-        ++snaps;
-      }
-      std::printf("  amortised over %d snapshots of 10000 changes up to and with a merge into the base%s:\n"
-                  "    %.1f MB written for %.1f MB changed: ratio %.2f, (disk-constant)/changed %.2f (goal <= 4)\n",
-                  snaps, merged ? "" : " (no merge came)", disk / 1e6, changed / 1e6, disk / changed,
-                  (disk - constant * snaps) / changed);
-    }
-
-    // 3. Put latency with and without a snapshot running.
-    std::atomic<bool> stop{false};
-    std::vector<double> quiet, during;
-    {
-      std::thread w([&] { quiet = put_loop(t, a.cells, stop, a.value); });
-      std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
-      stop = true;
-      w.join();
-    }
-    // Make every cell dirty, so the snapshot has the whole store to write.
-    load(t);
-    stop = false;
-    snapshot_stats big{};
-    {
-      std::thread w([&] { during = put_loop(t, a.cells, stop, a.value); });
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      big = s->snapshot().value();
-      stop = true;
-      w.join();
-    }
-    auto lq = summarize(quiet), ld = summarize(during);
-    std::printf("\nput latency (sync put from 1 thread, us)   p50      p99      samples\n");
-    std::printf("  no snapshot                              %7.1f  %7.1f  %zu\n", lq.p50, lq.p99, lq.n);
-    std::printf("  during a snapshot of %8llu changes     %7.1f  %7.1f  %zu   (snapshot %.2f s, cut %.4f s)\n",
-                static_cast<unsigned long long>(big.changes), ld.p50, ld.p99, ld.n, big.seconds, big.cut_seconds);
-    std::printf("  p99 ratio during/without: %.2f (goal <= 2)\n", ld.p99 / lq.p99);
+    scattered_changes(*s, t, a);
+    put_latency(*s, t, a);
   }
   {
-    auto s = open_tuned(options()).value();
+    auto s = open_tuned(a, data_dir);
     auto r = s->recovery();
-    recovery_rate = r.cells_loaded / r.seconds;
     std::printf("\nrecovery: %llu cells in %.2f s = %.0f cells/s\n", static_cast<unsigned long long>(r.cells_loaded),
-                r.seconds, recovery_rate);
+                r.seconds, r.cells_loaded / r.seconds);
   }
-  auto median = [](std::vector<double> x) {
-    std::sort(x.begin(), x.end());
-    return x[x.size() / 2];
-  };
   std::printf("\nsnapshot: median %.1f MB/s; raw sequential write median %.1f MB/s; median ratio %.2f (goal >= 0.5)\n",
               median(snap_rates), median(raw_rates), median(ratios));
-
-  // 4. Group commit.
-  const double fsyncs = fsyncs_per_second(a.dir, a.seconds);
-  std::printf("\nlog-sync acknowledged writes/s (disk: %.0f fdatasync/s)\n", fsyncs);
-  std::printf("  writers  writes/s  syncs/s  writes per sync\n");
-  for (int writers : {1, 16, 64}) {
-    const std::string dir = a.dir + "/logsync" + std::to_string(writers);
-    store_options o;
-    o.directory = dir;
-    o.durability = durability::log_sync;
-    o.snapshot_interval = std::chrono::milliseconds(0);
-    auto s = open_tuned(o).value();
-    if (!s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl)) return 1;
-    auto t = s->open_table("t").value();
-    std::atomic<bool> stop{false};
-    std::atomic<long> total{0};
-    const auto syncs0 = s->log_syncs();
-    auto t0 = clk::now();
-    std::vector<std::thread> th;
-    for (int w = 0; w < writers; ++w)
-      th.emplace_back([&, w] {
-        std::string v(static_cast<std::size_t>(a.value), 'l');
-        long n = 0;
-        for (long i = 0; !stop.load(); ++i) {
-          if (!t.put(put(key(w * 1'000'000L + i)).add("f", "q", v))) std::abort();
-          ++n;
-        }
-        total += n;
-      });
-    std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
-    stop = true;
-    for (auto& x : th) x.join();
-    const double el = secs(t0, clk::now());
-    const auto syncs = s->log_syncs() - syncs0;
-    std::printf("  %7d  %8.0f  %7.0f  %6.1f\n", writers, total / el, syncs / el,
-                syncs ? static_cast<double>(total) / syncs : 0.0);
-  }
+  group_commit(a);
   fs::remove_all(a.dir);
   return 0;
 }
