@@ -631,17 +631,27 @@ TEST_CASE("a move whose target is killed before the flip is aborted and loses no
   writer w(c.node(1).address(), "ab");
   if (!w.advance(20)) FAIL(w.state());
   testproc::output moved;
-  std::thread mover([&] { moved = shell(c.node(1), "move 'ab/" + std::to_string(p) + "', 'n3'\n"); });
-  // Kill the target as soon as the move has started (its intent is in ZooKeeper).
+  std::atomic<bool> mover_done{false};
+  std::thread mover([&] {
+    moved = shell(c.node(1), "move 'ab/" + std::to_string(p) + "', 'n3'\n");
+    mover_done = true;
+  });
+  // Kill the target as soon as the move has started (its intent is in ZooKeeper). A move
+  // that ended before its intent was seen (done already, or refused) says how.
   auto zk = c.zk();
-  REQUIRE(zktest::eventually(
+  const bool started = zktest::eventually(
       [&] {
         auto k = zk->children(cluster::layout::moves);
-        return k.is_ok() && !k->empty();
+        return (k.is_ok() && !k->empty()) || mover_done;
       },
-      std::chrono::milliseconds(20000)));
+      std::chrono::milliseconds(20000));
+  if (mover_done) {
+    mover.join();
+    FAIL("the move ended before its intent was seen: " << moved.out);
+  }
   c.kill9(3);
   mover.join();
+  if (!started) FAIL("no move intent within 20 s; the move, once its target was killed, said: " << moved.out);
   INFO(moved.out);
   CHECK(moved.out.find("\"error\":\"UNAVAILABLE\"") != std::string::npos);
   CHECK(moved.out.find("aborted") != std::string::npos);
