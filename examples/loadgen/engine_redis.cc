@@ -95,35 +95,26 @@ class redis_engine final : public engine {
   const char* io() const override { return ring_ ? "io_uring" : "epoll"; }
 
   void wait(std::vector<slot*>& done, std::int64_t deadline_ns) override {
-    if (ring_) return wait_ring(done, deadline_ns);
-    for (;;) {
-      flush_all();
-      if (!completed_.empty()) break;
-      const std::int64_t left = deadline_ns - now_ns();
-      const int timeout = left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000);
-      epoll_event evs[64];
-      const int n = ::epoll_wait(epfd_, evs, 64, timeout);
-      if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
-      for (int e = 0; e < n; ++e) {
-        auto& c = *static_cast<redis_conn*>(evs[e].data.ptr);
-        if (evs[e].events & EPOLLOUT) flush(c);
-        if (evs[e].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_replies(c);
-      }
-      if (!completed_.empty() || left <= 0) {
-        flush_all();  // the writes of rmw and the reads of scans
-        break;
-      }
+    if (ring_) {
+      wait_ring(deadline_ns);
+    } else {
+      epoll_wait_loop<redis_conn>(
+          epfd_, deadline_ns, now_ns, [this] { flush_all(); }, [this] { return !completed_.empty(); },
+          [this](redis_conn& c, std::uint32_t events) {
+            if (events & EPOLLOUT) flush(c);
+            if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_replies(c);
+          });
     }
     for (auto* s : completed_) done.push_back(s);
     completed_.clear();
   }
 
  private:
-  void wait_ring(std::vector<slot*>& done, std::int64_t deadline_ns) {
+  void wait_ring(std::int64_t deadline_ns) {
     for (;;) {
       const std::int64_t left = deadline_ns - now_ns();
       uring_turn(
-          *ring_, epfd_, conns_, left <= 0 ? 0 : static_cast<int>((left + 999999) / 1000000),
+          *ring_, epfd_, conns_, wait_ms(left),
           [](redis_conn& c) {
             if (c.in_end == c.in.size()) c.in.resize(c.in.size() * 2);  // a reply larger than the buffer
             return std::pair<void*, std::size_t>(c.in.data() + c.in_end, c.in.size() - c.in_end);
@@ -135,8 +126,6 @@ class redis_engine final : public engine {
           "redis-server");
       if (!completed_.empty() || left <= 0) break;
     }
-    for (auto* s : completed_) done.push_back(s);
-    completed_.clear();
   }
 
   void issue(redis_conn& c, slot& s, std::size_t i) {

@@ -1,10 +1,12 @@
-// epoll_out.h: the write side of the load generator's epoll engines (redis, frames).
+// epoll_out.h: the waiting and the write side of the load generator's socket engines (redis,
+// frames): both run the same loops, so neither side of a comparison gets a better client.
 #pragma once
 
 #include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -35,6 +37,32 @@ void flush_queued(int epfd, Conn& c, Send send, const char* peer) {
     ev.data.ptr = &c;
     ::epoll_ctl(epfd, EPOLL_CTL_MOD, c.fd, &ev);
     c.polling_out = rest;
+  }
+}
+
+// Milliseconds for a wait of `left_ns` (rounded up; 0 once it has passed).
+inline int wait_ms(std::int64_t left_ns) { return left_ns <= 0 ? 0 : static_cast<int>((left_ns + 999999) / 1000000); }
+
+// An engine's wait without a ring: sends what is queued (flush_all()); then, until
+// any_done() or `deadline_ns` (steady clock, now_ns()) has passed, waits on `epfd` and hands
+// each ready connection (a Conn* in its event's data) to on_ready(c, events), and sends once
+// more before it returns (the writes those replies queued: rmw's second requests, scans'
+// next pages). Throws when epoll_wait fails.
+template <class Conn, class Now, class Flush, class Done, class OnReady>
+void epoll_wait_loop(int epfd, std::int64_t deadline_ns, Now now_ns, Flush flush_all, Done any_done,
+                     OnReady on_ready) {
+  for (;;) {
+    flush_all();
+    if (any_done()) return;
+    const std::int64_t left = deadline_ns - now_ns();
+    epoll_event evs[64];
+    const int n = ::epoll_wait(epfd, evs, 64, wait_ms(left));
+    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
+    for (int e = 0; e < n; ++e) on_ready(*static_cast<Conn*>(evs[e].data.ptr), evs[e].events);
+    if (any_done() || left <= 0) {
+      flush_all();
+      return;
+    }
   }
 }
 
