@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "blog_session.h"
 #include "process.h"
 
 namespace fs = std::filesystem;
@@ -21,7 +22,11 @@ struct temp_dir : testproc::temp_dir {
   temp_dir() : testproc::temp_dir("cellar-shell-test") {}
 };
 
+using testproc::cells_of;
 using testproc::lines;
+
+// The whole of seed 003's session: its writes, then its reads.
+const std::string blog_session = std::string(testproc::blog_writes) + testproc::blog_reads;
 
 testproc::output shell_rpc(const testproc::server& srv, const std::string& script, std::vector<std::string> extra = {}) {
   std::vector<std::string> argv{CELLAR_SHELL, "--connect", srv.address(), "--json"};
@@ -43,38 +48,6 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-const char* blog_session = R"(create 'blogtable', 'info','text','comment_title','comment_author','comment_text'
-put 'blogtable', '1', 'info:title', 'this is doc title'
-put 'blogtable', '1', 'info:author', 'javabloger'
-put 'blogtable', '1', 'info:url', 'http://www.javabloger.com/index.php'
-put 'blogtable', '2', 'info:title', 'this is doc title2'
-put 'blogtable', '2', 'info:author', 'H.E.'
-put 'blogtable', '2', 'info:url', 'http://www.javabloger.com/index.html'
-put 'blogtable', '1', 'text:', 'what is this doc context ?'
-put 'blogtable', '2', 'text:', 'what is this doc context2?'
-put 'blogtable', '1', 'comment_title:', 'this is doc comment_title '
-put 'blogtable', '1', 'comment_author:', 'javabloger'
-put 'blogtable', '1', 'comment_text:', 'this is nice doc'
-put 'blogtable', '2', 'comment_title:', 'this is blog comment_title '
-put 'blogtable', '2', 'comment_author:', 'H.E.'
-put 'blogtable', '2', 'comment_text:', 'this is nice blog'
-scan 'blogtable' ,{COLUMNS => ['text:','info:title'] }
-scan 'blogtable' , {COLUMNS => 'info:url' , STARTROW => '2'}
-get 'blogtable','1'
-get 'blogtable','1', {COLUMN => 'info'}
-get 'blogtable','1', {COLUMN => 'text'}
-get 'blogtable','1', {COLUMN => ['text','info:author']}
-)";
-
-// (row, column, value) of every cell in a JSON line, in order.
-std::vector<std::string> cells_of(const std::string& json_line) {
-  std::vector<std::string> out;
-  std::regex cell("\\{\"row\":\"([^\"]*)\",\"column\":\"([^\"]*)\",\"timestamp\":[0-9]+,\"value\":\"([^\"]*)\"\\}");
-  for (std::sregex_iterator it(json_line.begin(), json_line.end(), cell), end; it != end; ++it)
-    out.push_back((*it)[1].str() + " " + (*it)[2].str() + " = " + (*it)[3].str());
-  return out;
 }
 
 }  // namespace
