@@ -8,6 +8,13 @@
 # and the servers' CPUs' busy share) and, per workload and cluster size, the median with the
 # range, then the 3-node median as a share of the 1-node one.
 #
+# The baseline, in the same repetitions (REDIS=1, the default): redis-server, one alone and
+# three as shards of the keys, on the same CPUs with the same load generator (its redis
+# target with --redis-shards: each request straight to the server of its key's Redis Cluster
+# hash slot, one socket per server per connection, as the cellar cluster target has per
+# node). Its 3-against-1 share tells what splitting a client's requests over three
+# processes on one core costs a server that is not cellar.
+#
 #   scripts/bench-cluster.sh [REPS] [SECONDS]          (defaults 3 and 5)
 #
 # Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
@@ -16,7 +23,7 @@
 # client from the single node's, so not a like-for-like comparison: docs/cluster.md section 6),
 # CONNECTIONS (default 4), THREADS (default 1),
 # SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...),
-# SERVER_ARGS (more cellar-server flags for every node).
+# SERVER_ARGS (more cellar-server flags for every node), REDIS (1: the redis baseline too; 0: not).
 # Each node: --worker-threads 1 --event-loops 1, in memory (--data ''). The table: range:6
 # (two partitions per node on 3 nodes, six on 1).
 set -euo pipefail
@@ -83,6 +90,22 @@ start_cluster() {
 start_cluster 1
 start_cluster 3
 
+# The redis baseline: one server (r1) and three shards (r3), no persistence, one I/O thread.
+REDIS=${REDIS:-1}
+redis_ports=()
+if [ "$REDIS" = 1 ]; then
+  command -v redis-server >/dev/null || { echo "redis-server is not installed: run scripts/setup.sh" >&2; exit 1; }
+  for i in 1 2 3 4; do
+    port=$(free_port)
+    taskset -c "$SERVER_CPUS" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 \
+      --daemonize no >"$work/redis-$i.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis-cli -p "$port" ping >/dev/null 2>&1 || { echo "redis-server $i did not start:" >&2; cat "$work/redis-$i.log" >&2; exit 1; }
+    redis_ports+=("$port")
+  done
+fi
+
 # Busy and total jiffies of the servers' CPUs (every CPU of SERVER_CPUS, a list like 1 or 1,3
 # or 2-3), from /proc/stat: busy is all but idle and iowait.
 cpu_ticks() {
@@ -99,15 +122,24 @@ print(" ".join("cpu%d" % c for c in out))' "$SERVER_CPUS")
     END { print b, t }' /proc/stat
 }
 
-lg() {  # lg N WORKLOAD PHASE JSON [extra...]; its CPU time (user system) in $work/lg.time
-  local n=$1 wl=$2 phase=$3 json=$4
+# lg N WORKLOAD PHASE JSON [extra...]: N is 1 or 3 (cellar nodes) or r1 or r3 (redis
+# servers). Its CPU time (user system) in $work/lg.time.
+lg() {
+  local n=$1 wl=$2 phase=$3 json=$4 target
   shift 4
-  taskset -c "$LOADGEN_CPUS" /usr/bin/time -f "%U %S" -o "$work/lg.time" "$LOADGEN" --cluster "127.0.0.1:$zk_port/c$n" --workload "$wl" --phase "$phase" \
-    --records "$RECORDS" --partitioning range:6 --threads "$THREADS" --connections "$CONNECTIONS" \
-    --depth "$([ "$n" = 3 ] && echo "$DEPTH3" || echo "$DEPTH")" \
+  case $n in
+    r1) target=(--target redis --port "${redis_ports[0]}") ;;
+    r3) target=(--target redis --redis-shards "127.0.0.1:${redis_ports[1]},127.0.0.1:${redis_ports[2]},127.0.0.1:${redis_ports[3]}") ;;
+    *) target=(--cluster "127.0.0.1:$zk_port/c$n" --partitioning range:6) ;;
+  esac
+  taskset -c "$LOADGEN_CPUS" /usr/bin/time -f "%U %S" -o "$work/lg.time" "$LOADGEN" "${target[@]}" --workload "$wl" --phase "$phase" \
+    --records "$RECORDS" --threads "$THREADS" --connections "$CONNECTIONS" \
+    --depth "$(case $n in 3|r3) echo "$DEPTH3" ;; *) echo "$DEPTH" ;; esac)" \
     --quiet --json "$json" "$@" >/dev/null
 }
-for n in 1 3; do lg "$n" a load "$work/load-$n.json"; done
+sizes="1 3"
+[ "$REDIS" = 1 ] && sizes="1 3 r1 r3"
+for n in $sizes; do lg "$n" a load "$work/load-$n.json"; done
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
      "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH (3 nodes: $DEPTH3) x $CONNECTIONS connections, ${secs} s runs"
@@ -115,9 +147,12 @@ printf "%-3s %-6s %-4s %10s %9s %6s %12s %12s\n" wl nodes rep ops/s p99_us error
 : >"$work/runs"
 for rep in $(seq "$reps"); do
   for wl in $WORKLOADS; do
-    # Alternate which cluster goes first.
+    # Alternate which cluster (and which redis set) goes first.
     order="1 3"
     [ $((rep % 2)) = 0 ] && order="3 1"
+    if [ "$REDIS" = 1 ]; then
+      if [ $((rep % 2)) = 0 ]; then order="$order r3 r1"; else order="$order r1 r3"; fi
+    fi
     for n in $order; do
       read -r b0 t0 < <(cpu_ticks)
       lg "$n" "$wl" run "$work/run.json" --duration "$secs" || true  # exit 3: errors, shown below
@@ -137,18 +172,23 @@ for rep in $(seq "$reps"); do
 done
 
 echo
-echo "# median [min - max] ops/s; 3 nodes as a share of 1 node"
+echo "# median [min - max] ops/s; 3 as a share of 1 (cellar nodes; redis servers, the keys sharded)"
 for wl in $WORKLOADS; do
-  awk -v wl="$wl" '
-    function median(a, k,   i, j, t) {
-      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-    }
-    $1 == wl && $2 == 1 { one[++n1] = $3; if ($4 > 0) e++ }
-    $1 == wl && $2 == 3 { three[++n3] = $3; if ($4 > 0) e++ }
-    END {
-      m1 = median(one, n1); m3 = median(three, n3)
-      printf "%s: 1 node %.0f [%.0f - %.0f], 3 nodes %.0f [%.0f - %.0f]: %.1f%%%s\n", wl, m1, one[1], one[n1],
-             m3, three[1], three[n3], 100 * m3 / m1, e ? " (runs with errors!)" : ""
-    }' "$work/runs"
+  for kind in cellar redis; do
+    [ "$kind" = redis ] && [ "$REDIS" != 1 ] && continue
+    one=1 three=3
+    [ "$kind" = redis ] && one=r1 three=r3
+    awk -v wl="$wl" -v kind="$kind" -v one="$one" -v three="$three" '
+      function median(a, k,   i, j, t) {
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+      }
+      $1 == wl && $2 == one { o[++n1] = $3; if ($4 > 0) e++ }
+      $1 == wl && $2 == three { t[++n3] = $3; if ($4 > 0) e++ }
+      END {
+        m1 = median(o, n1); m3 = median(t, n3)
+        printf "%s %-6s: 1 %.0f [%.0f - %.0f], 3 %.0f [%.0f - %.0f]: %.1f%%%s\n", wl, kind, m1, o[1], o[n1],
+               m3, t[1], t[n3], 100 * m3 / m1, e ? " (runs with errors!)" : ""
+      }' "$work/runs"
+  done
 done

@@ -80,6 +80,10 @@ struct target_options {
   // redis and cellar frames over plain TCP: reads and writes through one io_uring per engine
   // (uring_io.h) instead of epoll with recv(2) and send(2); epoll where the kernel refuses it.
   bool io_uring = true;
+  // redis: the servers of a sharded set (host, port), each key on the one its Redis Cluster
+  // hash slot gives (redis_slots.h); each of `connections` opens one connection to every
+  // server. Empty: host and port, one server. Scans need one server.
+  std::vector<std::pair<std::string, int>> redis_shards;
   // cellar-cluster: set by prepare_cellar_cluster; the frames engine then opens, for each of
   // its `connections`, one connection to every node and sends each request to its row's owner.
   std::shared_ptr<const cluster_route> route;

@@ -11,6 +11,11 @@
 // key's Java String.hashCode, which scans walk (ZRANGEBYSCORE score +inf LIMIT 0 n, then
 // HGETALL of each key). One difference from the binding: a scan's HGETALLs are pipelined
 // (one write) instead of one round trip each, which favours redis.
+//
+// With --redis-shards the records are split over several servers as Redis Cluster places
+// them (redis_slots.h), and each connection has a socket to every server, as the cellar
+// cluster target has one to every node: the baseline of docs/cluster.md's 1-against-3
+// comparison. Scans need one server.
 #include <hiredis/hiredis.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -27,6 +32,7 @@
 
 #include "engine.h"
 #include "epoll_out.h"
+#include "redis_slots.h"
 #include "resp.h"
 #include "uring_io.h"
 #include "rpc/socket_stream.h"
@@ -60,25 +66,31 @@ struct redis_conn {
 class redis_engine final : public engine {
  public:
   explicit redis_engine(const target_options& o)
-      : o_(o), values_(o.seed, o.field_length), rng_(o.seed * 7919 + 3), epfd_(::epoll_create1(EPOLL_CLOEXEC)) {
+      : o_(o),
+        values_(o.seed, o.field_length),
+        rng_(o.seed * 7919 + 3),
+        epfd_(::epoll_create1(EPOLL_CLOEXEC)),
+        servers_(o.redis_shards) {
     if (epfd_ < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
     for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
-    for (int i = 0; i < o.connections; ++i) {
-      auto c = std::make_unique<redis_conn>();
-      try {
-        c->fd = cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)).release();
-      } catch (const kj::Exception& e) {
-        throw std::runtime_error("redis connect " + o.host + ":" + std::to_string(o.port) + ": " +
-                                 e.getDescription().cStr());
+    if (servers_.empty()) servers_.push_back({o.host, o.port});
+    for (int i = 0; i < o.connections; ++i)
+      for (const auto& [host, port] : servers_) {
+        auto c = std::make_unique<redis_conn>();
+        try {
+          c->fd = cellar::rpc::connect_socket(host, static_cast<std::uint16_t>(port)).release();
+        } catch (const kj::Exception& e) {
+          throw std::runtime_error("redis connect " + host + ":" + std::to_string(port) + ": " +
+                                   e.getDescription().cStr());
+        }
+        c->in.resize(64 * 1024);
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.ptr = c.get();
+        if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0)
+          throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
+        conns_.push_back(std::move(c));
       }
-      c->in.resize(64 * 1024);
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.ptr = c.get();
-      if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0)
-        throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
-      conns_.push_back(std::move(c));
-    }
     if (o.io_uring) ring_ = uring_io::open();
   }
 
@@ -88,8 +100,7 @@ class redis_engine final : public engine {
     s.ok.assign(s.ops.size(), 1);
     s.rows.assign(s.ops.size(), 0);
     s.calls_pending = 0;
-    auto& c = *conns_[static_cast<std::size_t>(s.conn)];
-    for (std::size_t i = 0; i < s.ops.size(); ++i) issue(c, s, i);
+    for (std::size_t i = 0; i < s.ops.size(); ++i) issue(s, i);
   }
 
   const char* io() const override { return ring_ ? "io_uring" : "epoll"; }
@@ -128,9 +139,13 @@ class redis_engine final : public engine {
     }
   }
 
-  void issue(redis_conn& c, slot& s, std::size_t i) {
+  // Operation i of `s`, on the connection of s.conn to the server holding its key (the one
+  // server, or its shard's).
+  void issue(slot& s, std::size_t i) {
     const operation& op = s.ops[i];
     const std::string key = build_key_name(op.keynum, o_.keys);
+    redis_conn& c =
+        *conns_[static_cast<std::size_t>(s.conn) * servers_.size() + redis_shard(key, servers_.size())];
     switch (op.kind) {
       case op_kind::read:
         resp::append_command(c.out, {"HGETALL", key});
@@ -161,6 +176,8 @@ class redis_engine final : public engine {
         break;
       }
       case op_kind::scan: {
+        // The index is per server: a scan over shards would have to merge them.
+        if (servers_.size() > 1) throw std::runtime_error("redis: scans need one server, not --redis-shards");
         char score[16], limit[16];
         const auto se = std::to_chars(score, score + sizeof score, java_string_hash(key)).ptr;
         const auto le = std::to_chars(limit, limit + sizeof limit, op.scan_length).ptr;
@@ -265,6 +282,7 @@ class redis_engine final : public engine {
   value_pool values_;
   rng rng_;
   int epfd_;
+  std::vector<std::pair<std::string, int>> servers_;  // one, or the shards; connections: conn * size + shard
   std::vector<std::string> fields_;
   std::vector<std::unique_ptr<redis_conn>> conns_;
   std::vector<std::string_view> keys_;  // the keys of the scan reply being handled
@@ -276,17 +294,21 @@ class redis_engine final : public engine {
 
 void prepare_redis(const target_options& o, bool recreate) {
   if (!recreate) return;
-  redisContext* c = redisConnect(o.host.c_str(), o.port);
-  if (!c || c->err) {
-    std::string e = c ? c->errstr : "out of memory";
-    if (c) redisFree(c);
-    throw std::runtime_error("redis connect " + o.host + ":" + std::to_string(o.port) + ": " + e);
+  auto servers = o.redis_shards;
+  if (servers.empty()) servers.push_back({o.host, o.port});
+  for (const auto& [host, port] : servers) {
+    redisContext* c = redisConnect(host.c_str(), port);
+    if (!c || c->err) {
+      std::string e = c ? c->errstr : "out of memory";
+      if (c) redisFree(c);
+      throw std::runtime_error("redis connect " + host + ":" + std::to_string(port) + ": " + e);
+    }
+    auto* r = static_cast<redisReply*>(redisCommand(c, "FLUSHALL"));
+    const bool ok = r && r->type != REDIS_REPLY_ERROR;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    if (!ok) throw std::runtime_error("redis FLUSHALL failed on " + host + ":" + std::to_string(port));
   }
-  auto* r = static_cast<redisReply*>(redisCommand(c, "FLUSHALL"));
-  const bool ok = r && r->type != REDIS_REPLY_ERROR;
-  if (r) freeReplyObject(r);
-  redisFree(c);
-  if (!ok) throw std::runtime_error("redis FLUSHALL failed");
 }
 
 std::unique_ptr<engine> make_redis_engine(const target_options& o) { return std::make_unique<redis_engine>(o); }

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -409,6 +410,26 @@ int plot_main(const std::string& kind, const std::string& out, const std::string
   return 0;
 }
 
+// "host:port,host:port,...": the servers of --redis-shards; throws on a malformed one.
+std::vector<std::pair<std::string, int>> parse_shards(const std::string& list) {
+  std::vector<std::pair<std::string, int>> out;
+  std::size_t at = 0;
+  for (;;) {
+    const auto comma = list.find(',', at);
+    const std::string one = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const auto colon = one.rfind(':');
+    int port = 0;
+    const char* end = one.data() + one.size();
+    if (colon == std::string::npos || colon == 0 ||
+        std::from_chars(one.data() + colon + 1, end, port).ptr != end || port < 1 || port > 65535)
+      throw std::invalid_argument("--redis-shards: '" + one + "' is not host:port");
+    out.push_back({one.substr(0, colon), port});
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -425,6 +446,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"frames", "capnp"}));
   app.add_option("--host", cfg.t.host, "server address (cellar-rpc, redis)");
   app.add_option("--port", cfg.t.port, "server port");
+  std::string redis_shards;
+  app.add_option("--redis-shards", redis_shards,
+                 "redis: HOST:PORT,HOST:PORT,...: the keys split over these servers as Redis Cluster places them "
+                 "(CRC16 hash slots in even ranges); --connections counts one socket per server; no scans");
   app.add_option("--workload", cfg.workload, "YCSB core workload a..f")->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "A", "B", "C", "D", "E", "F"}));
   app.add_option("--phase", cfg.phase, "load | run | both")->check(CLI::IsMember({"load", "run", "both"}));
   app.add_option("--records", cfg.records, "recordcount");
@@ -485,7 +510,12 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--cluster ZK goes with --target cellar-cluster (which it implies), and only with it");
     if (cfg.t.target == "cellar-cluster" && cfg.t.protocol != "frames")
       throw std::invalid_argument("the cluster target speaks frames only (not --protocol " + cfg.t.protocol + ")");
-    if (cfg.t.target != "cellar-embedded" && cfg.t.target != "cellar-cluster" && cfg.t.port == 0)
+    if (!redis_shards.empty()) {
+      if (cfg.t.target != "redis") throw std::invalid_argument("--redis-shards goes with --target redis");
+      cfg.t.redis_shards = parse_shards(redis_shards);
+    }
+    if (cfg.t.target != "cellar-embedded" && cfg.t.target != "cellar-cluster" && cfg.t.port == 0 &&
+        cfg.t.redis_shards.empty())
       throw std::invalid_argument("--port is required");
     if (cfg.t.target == "cellar-rpc" || cfg.t.target == "cellar-cluster") {
       auto t = cellar::rpc::resolve_token(token, token_file);
@@ -496,6 +526,8 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("threads, connections, depth, batch and records must be at least 1");
     if (cfg.phase != "load" && cfg.duration <= 0 && cfg.operations <= 0) cfg.operations = 1000000;
     workload_spec w = core_workload(cfg.workload);
+    if (cfg.t.redis_shards.size() > 1 && w.scan > 0)
+      throw std::invalid_argument("--redis-shards: workload " + w.name + " scans, and a scan needs one server");
     cfg.t.keys.hashed = cfg.insert_order == "hashed";
     if (cfg.request_distribution == "zipfian") w.request = distribution::zipfian;
     if (cfg.request_distribution == "uniform") w.request = distribution::uniform;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "redis_slots.h"
 #include "run_slots.h"
 
 extern char** environ;
@@ -257,4 +258,65 @@ TEST_CASE("the redis engine reports an error reply as a failed operation", "[eng
   CHECK(!done[0].ok[1]);
   CHECK(done[0].ok[2]);
   CHECK(done[0].rows[0] == 0);
+}
+
+TEST_CASE("redis hash slots are Redis Cluster's: CRC16 XMODEM of the key or its hash tag, mod 16384", "[redis][slots]") {
+  CHECK(crc16_xmodem("123456789") == 0x31C3);  // the check value of CRC-16/XMODEM
+  // Slots redis-cli reports for these keys (the Redis Cluster tutorial).
+  CHECK(redis_slot("foo") == 12182);
+  CHECK(redis_slot("hello") == 866);
+  // A hash tag: only the part inside the first {...} counts; an empty one does not.
+  CHECK(redis_slot("{user1000}.following") == redis_slot("user1000"));
+  CHECK(redis_slot("{user1000}.followers") == redis_slot("user1000"));
+  CHECK(redis_slot("foo{}{bar}") == redis_slot("foo{}{bar}"));
+  CHECK(redis_slot("foo{}{bar}") != redis_slot("bar"));
+  // Even ranges: the first and last slots at the ends, every shard some of the keys.
+  CHECK(redis_shard("x", 1) == 0);
+  std::vector<int> per(3, 0);
+  for (int i = 0; i < 3000; ++i) ++per.at(redis_shard(build_key_name(i), 3));
+  for (int n : per) CHECK(n > 800);
+}
+
+TEST_CASE("the redis engine splits the records over shards as Redis Cluster would, and runs A's operations",
+          "[engines][redis][shards]") {
+  const bool ring = GENERATE(true, false);
+  redis_server a, b;
+  target_options o;
+  o.target = "redis";
+  o.redis_shards = {{"127.0.0.1", a.port()}, {"127.0.0.1", b.port()}};
+  o.connections = 2;
+  o.io_uring = ring;
+  prepare_redis(o, true);
+  auto e = make_redis_engine(o);
+  check_io(*e, ring);
+  constexpr int records = 200;
+  for (auto& s : run_slots(*e, inserts(records), 5, 8))
+    for (char ok : s.ok) REQUIRE(ok);
+  // Each record on the server its slot gives, and only there; each server's index holds
+  // its own records.
+  long long on_a = 0;
+  for (int i = 0; i < records; ++i) {
+    const std::string k = build_key_name(i);
+    INFO(k);
+    const bool want_a = redis_shard(k, 2) == 0;
+    on_a += want_a;
+    CHECK(a.cmd("EXISTS %s", k.c_str())->integer == (want_a ? 1 : 0));
+    CHECK(b.cmd("EXISTS %s", k.c_str())->integer == (want_a ? 0 : 1));
+  }
+  CHECK(on_a > 0);
+  CHECK(on_a < records);
+  CHECK(a.cmd("ZCARD _indices")->integer == on_a);
+  CHECK(b.cmd("ZCARD _indices")->integer == records - on_a);
+  // Reads, updates and read-modify-writes each reach their record's server.
+  std::vector<operation> mix;
+  for (int i = 0; i < records; ++i) {
+    mix.push_back({op_kind::read, i, 0, 0});
+    mix.push_back({op_kind::update, i, 1, 0});
+    if (i % 4 == 0) mix.push_back({op_kind::rmw, i, 2, 0});
+  }
+  for (auto& s : run_slots(*e, mix, 3, 8))
+    for (char ok : s.ok) CHECK(ok);
+  // A scan cannot be split: refused, naming why.
+  mix.assign(1, operation{op_kind::scan, 1, 0, 5});
+  CHECK_THROWS_WITH(run_slots(*e, mix, 1, 1), Catch::Contains("scans need one server"));
 }
