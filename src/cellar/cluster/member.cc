@@ -93,10 +93,10 @@ struct member::state final : detail::cluster_hooks {
     std::vector<part_key> adopted;                            // incoming copies that serve here from now on
   };
   // The runtime of table `name` as `cs` and the owners `want` say, built from `old` (the
-  // one published now, if any) whose owners as applied are `*applied` (null: not applied
-  // yet since this node started). Caller: reconcile(), holding the store's ddl_mutex.
+  // one published now, if any) whose owners as applied are `*was` (null: not applied yet
+  // since this node started). Caller: reconcile(), holding the store's ddl_mutex.
   runtime_ptr apply_table(const std::string& name, const detail::table_schema& cs, const std::vector<std::string>& want,
-                          const runtime_ptr& old, const std::vector<std::string>* applied, reconcile_effects& fx);
+                          const runtime_ptr& old, const std::vector<std::string>* was, reconcile_effects& fx);
   // Partition `i` of the new runtime of table `name`, owned by `owner`: `prev` (the old
   // runtime's, or null) kept when `keep`, else a local partition started (on `recovered`
   // cells, or the copy a move brought) or a forwarder to the owner.
@@ -202,10 +202,10 @@ void member::state::reconcile() {
     runtime_ptr old;
     if (auto it = current->find(name); it != current->end()) old = it->second;
     auto applied_it = applied_owners.find(name);
-    const std::vector<std::string>* applied = applied_it == applied_owners.end() ? nullptr : &applied_it->second;
-    if (old && applied && old->schema->uid == cs.uid && old->schema->version == cs.version && *applied == want)
+    const std::vector<std::string>* was = applied_it == applied_owners.end() ? nullptr : &applied_it->second;
+    if (old && was && old->schema->uid == cs.uid && old->schema->version == cs.version && *was == want)
       continue;  // nothing new
-    (*next)[name] = apply_table(name, cs, want, old, applied, fx);
+    (*next)[name] = apply_table(name, cs, want, old, was, fx);
     applied_owners[name] = std::move(want);
   }
   for (const auto& [name, rt] : *current) {
@@ -230,15 +230,15 @@ void member::state::reconcile() {
 
 runtime_ptr member::state::apply_table(const std::string& name, const detail::table_schema& cs,
                                        const std::vector<std::string>& want, const runtime_ptr& old,
-                                       const std::vector<std::string>* applied, reconcile_effects& fx) {
-  const bool same = old && applied && old->schema->uid == cs.uid;
+                                       const std::vector<std::string>* was, reconcile_effects& fx) {
+  const bool same = old && was && old->schema->uid == cs.uid;
   auto schema = std::make_shared<detail::table_schema>(cs);
   auto rt = std::make_shared<table_runtime>();
   rt->schema = schema;
   if (old && !same) {
     // First sight since start (the recovered table: its cells are in recovered_mem if
     // the uid matches), or a new incarnation of the table.
-    if (applied || old->schema->uid != cs.uid) {
+    if (was || old->schema->uid != cs.uid) {
       fx.retired.push_back(old);
       if (old->schema->uid != cs.uid) store.recovered_mem.erase(name);
     }
@@ -255,7 +255,7 @@ runtime_ptr member::state::apply_table(const std::string& name, const detail::ta
     auto rec = store.recovered_mem.find(name);
     for (std::uint32_t i = 0; i < want.size(); ++i) {
       const detail::partition_ref* prev = same && i < old->partitions.size() ? &old->partitions[i] : nullptr;
-      const bool keep = prev && i < applied->size() && (*applied)[i] == want[i];
+      const bool keep = prev && i < was->size() && (*was)[i] == want[i];
       std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
       if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
       rt->partitions.push_back(place_partition(name, schema, i, want[i], prev, keep, std::move(mem), fx));
