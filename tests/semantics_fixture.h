@@ -15,14 +15,8 @@
 #include <vector>
 
 #include "cellar/store.h"
+#include "status_checks.h"
 #include "printable.h"
-
-namespace Catch {
-template <>
-struct StringMaker<cellar::code> {
-  static std::string convert(cellar::code c) { return std::string(cellar::code_name(c)); }
-};
-}  // namespace Catch
 
 namespace semantics_test {
 
@@ -31,29 +25,9 @@ using cellar::compare_op;
 using cellar::family_descriptor;
 using cellar::row_result;
 using cellar::schema_origin;
+using test_util::be64;
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;  // fake "now" in ms
-
-inline std::string describe_status(const cellar::status& s) { return s.to_string(); }
-template <class T>
-inline std::string describe_status(const cellar::result<T>& r) { return r.error().to_string(); }
-
-#define REQUIRE_OK(expr)                        \
-  do {                                          \
-    const auto& req_ok_v_ = (expr);             \
-    INFO(describe_status(req_ok_v_));           \
-    REQUIRE(req_ok_v_.is_ok());                 \
-  } while (0)
-
-inline std::string be64(std::int64_t v) {
-  std::string s(8, '\0');
-  auto u = static_cast<std::uint64_t>(v);
-  for (int i = 7; i >= 0; --i) {
-    s[static_cast<std::size_t>(i)] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  return s;
-}
 
 inline std::int64_t from_be64(const std::string& s) {
   REQUIRE(s.size() == 8);

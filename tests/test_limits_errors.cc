@@ -11,13 +11,7 @@
 #include <vector>
 
 #include "cellar/store.h"
-
-namespace Catch {
-template <>
-struct StringMaker<cellar::code> {
-  static std::string convert(cellar::code c) { return std::string(cellar::code_name(c)); }
-};
-}  // namespace Catch
+#include "status_checks.h"
 
 namespace {
 
@@ -25,19 +19,10 @@ using cellar::code;
 using cellar::family_descriptor;
 using cellar::row_result;
 using cellar::schema_origin;
+using test_util::be64;
+using test_util::describe_status;
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;
-
-std::string describe_status(const cellar::status& s) { return s.to_string(); }
-template <class T>
-std::string describe_status(const cellar::result<T>& r) { return r.error().to_string(); }
-
-#define REQUIRE_OK(expr)                        \
-  do {                                          \
-    const auto& req_ok_v_ = (expr);             \
-    INFO(describe_status(req_ok_v_));           \
-    REQUIRE(req_ok_v_.is_ok());                 \
-  } while (0)
 
 #define REQUIRE_CODE(expr, c)                   \
   do {                                          \
@@ -45,16 +30,6 @@ std::string describe_status(const cellar::result<T>& r) { return r.error().to_st
     INFO(describe_status(req_code_v_));         \
     REQUIRE(req_code_v_.code() == (c));         \
   } while (0)
-
-std::string be64(std::int64_t v) {
-  std::string s(8, '\0');
-  auto u = static_cast<std::uint64_t>(v);
-  for (int i = 7; i >= 0; --i) {
-    s[static_cast<std::size_t>(i)] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  return s;
-}
 
 family_descriptor fam(std::string name, std::uint32_t max_versions = 0,
                       std::size_t max_value = cellar::default_value_bytes) {

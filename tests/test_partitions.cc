@@ -19,14 +19,8 @@
 #include <cstdio>
 
 #include "cellar/store.h"
+#include "status_checks.h"
 #include "printable.h"
-
-namespace Catch {
-template <>
-struct StringMaker<cellar::code> {
-  static std::string convert(cellar::code c) { return std::string(cellar::code_name(c)); }
-};
-}  // namespace Catch
 
 namespace {
 
@@ -35,17 +29,6 @@ using cellar::family_descriptor;
 using cellar::partition_spec;
 using cellar::row_result;
 using cellar::schema_origin;
-
-std::string describe_status(const cellar::status& s) { return s.to_string(); }
-template <class T>
-std::string describe_status(const cellar::result<T>& r) { return r.error().to_string(); }
-
-#define REQUIRE_OK(expr)                        \
-  do {                                          \
-    const auto& req_ok_v_ = (expr);             \
-    INFO(describe_status(req_ok_v_));           \
-    REQUIRE(req_ok_v_.is_ok());                 \
-  } while (0)
 
 using test_util::printable;
 
