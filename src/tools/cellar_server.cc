@@ -225,6 +225,9 @@ class flag_set {
   std::vector<key> keys_;
 };
 
+// This machine's cores, at least 1: the defaults of --worker-threads and --event-loops.
+std::int64_t hardware_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 // The store's options and its workers' tuning, from `st`.
 problem store_settings(const settings& st, cellar::store_options& so, cellar::detail::scheduler_tuning& tune) {
   so.directory = st.data;
@@ -248,7 +251,7 @@ problem store_settings(const settings& st, cellar::store_options& so, cellar::de
   // 1.7x the throughput of one loop, one worker per core and spinning workers. Workers
   // that block at once instead of napping 50 us at a time (--worker-nap-polls 0) cut the
   // worker's CPU per YCSB A operation from 1.6 to 0.6 us.
-  const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t cores = hardware_cores();
   so.worker_threads = static_cast<std::size_t>(st.worker_threads > 0 ? st.worker_threads : std::max<std::int64_t>(1, cores / 2));
   if (st.worker_spin_polls < 0) return "--worker-spin-polls must be >= 0";
   tune.spin_polls = static_cast<std::size_t>(st.worker_spin_polls);
@@ -290,7 +293,7 @@ problem server_settings(settings& st, cellar::rpc::server_options& ro) {
   ro.max_unsent_bytes = *max_unsent;
   ro.default_partitions = static_cast<std::uint32_t>(st.default_partitions);
   if (st.event_loops < 0 || st.event_loops > 64) return "--event-loops must be 0 to 64";
-  const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t cores = hardware_cores();
   ro.event_loops = static_cast<std::size_t>(st.event_loops > 0 ? st.event_loops : cores);
   ro.loop_affinity = st.loop_affinity;
   ro.io_uring = st.io_uring;
