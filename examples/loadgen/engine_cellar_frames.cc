@@ -70,11 +70,9 @@ class cellar_frames_engine final : public engine {
     std::vector<std::pair<std::string, std::uint16_t>> nodes;
     if (o.route) {
       for (const auto& a : o.route->addresses) {
-        const auto colon = a.rfind(':');
-        if (colon == std::string::npos) throw std::runtime_error("a node's address has no port: '" + a + "'");
-        std::string host = a.substr(0, colon);
-        if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-        nodes.emplace_back(host, static_cast<std::uint16_t>(std::stoul(a.substr(colon + 1))));
+        auto node = cellar::rpc::split_host_port(a);
+        if (!node || node->second == 0) throw std::runtime_error("a node's address is not host:port: '" + a + "'");
+        nodes.push_back(std::move(*node));
       }
     } else {
       nodes.emplace_back(o.host, static_cast<std::uint16_t>(o.port));

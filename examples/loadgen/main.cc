@@ -15,7 +15,6 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -26,6 +25,7 @@
 #include "cellar/client.h"
 #include "engine.h"
 #include "report.h"
+#include "rpc/socket_stream.h"
 
 using namespace loadgen;
 
@@ -417,13 +417,10 @@ std::vector<std::pair<std::string, int>> parse_shards(const std::string& list) {
   for (;;) {
     const auto comma = list.find(',', at);
     const std::string one = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    const auto colon = one.rfind(':');
-    int port = 0;
-    const char* end = one.data() + one.size();
-    if (colon == std::string::npos || colon == 0 ||
-        std::from_chars(one.data() + colon + 1, end, port).ptr != end || port < 1 || port > 65535)
+    auto server = cellar::rpc::split_host_port(one);
+    if (!server || server->first.empty() || server->second == 0)
       throw std::invalid_argument("--redis-shards: '" + one + "' is not host:port");
-    out.push_back({one.substr(0, colon), port});
+    out.push_back({server->first, server->second});
     if (comma == std::string::npos) break;
     at = comma + 1;
   }

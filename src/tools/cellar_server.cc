@@ -23,6 +23,7 @@
 #include "cellar/store.h"
 #include "cluster/member.h"
 #include "rpc/server.h"
+#include "rpc/socket_stream.h"
 #include "rpc/status_http.h"
 #include "scheduler_tuning.h"
 #include "rpc/tls.h"
@@ -89,22 +90,6 @@ struct settings {
   std::string peer_listen;  // empty: the advertised host, any free port
   std::int64_t zk_session_timeout_ms = 10000;
 };
-
-// "address:port" split at the last colon; nullopt when the port is not a number.
-std::optional<std::pair<std::string, std::uint16_t>> split_address(const std::string& s) {
-  const auto colon = s.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const auto port = std::stoul(s.substr(colon + 1), &used);
-    if (used != s.size() - colon - 1 || port > 65535) return std::nullopt;
-    std::string host = s.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    return std::make_pair(host, static_cast<std::uint16_t>(port));
-  } catch (...) {
-    return std::nullopt;
-  }
-}
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "cellar-server: %s\n", msg.c_str());
@@ -316,9 +301,9 @@ problem cluster_settings(const settings& st, std::optional<std::pair<std::string
   if (st.zk_session_timeout_ms < 1 || st.zk_session_timeout_ms > 3600000)
     return "--zk-session-timeout-ms (zk_session_timeout_ms) must be 1 to 3600000, not " +
            std::to_string(st.zk_session_timeout_ms);
-  if (!st.advertise.empty() && !split_address(st.advertise))
+  if (!st.advertise.empty() && !cellar::rpc::split_host_port(st.advertise))
     return "--advertise (advertise) must be address:port, not " + st.advertise;
-  if (!st.peer_listen.empty() && !(peer_at = split_address(st.peer_listen)))
+  if (!st.peer_listen.empty() && !(peer_at = cellar::rpc::split_host_port(st.peer_listen)))
     return "--peer-listen (peer_listen) must be address:port, not " + st.peer_listen;
   return {};
 }
@@ -333,7 +318,7 @@ std::unique_ptr<cellar::cluster::member> join(cellar::store& store, const settin
   mo.zookeeper.session_timeout = std::chrono::milliseconds(st.zk_session_timeout_ms);
   mo.node_id = st.node_id;
   mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.port()) : st.advertise;
-  auto advertised = split_address(mo.data_address);
+  auto advertised = cellar::rpc::split_host_port(mo.data_address);
   if (!advertised) std::_Exit(fail("--advertise must be address:port, not " + mo.data_address));
   mo.peer_host = peer_at ? peer_at->first : advertised->first;
   mo.peer_port = peer_at ? peer_at->second : 0;
@@ -361,7 +346,7 @@ int main(int argc, char** argv) {
   if (auto p = server_settings(st, ro); !p.empty()) return fail(p);
   std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
   if (!st.metrics_listen.empty()) {
-    metrics_at = split_address(st.metrics_listen);
+    metrics_at = cellar::rpc::split_host_port(st.metrics_listen);
     if (!metrics_at) return fail("--metrics-listen must be address:port, not " + st.metrics_listen);
   }
 

@@ -278,3 +278,20 @@ TEST_CASE("connect_socket refuses malformed addresses and says why a connection 
   CHECK_THROWS_WITH(cellar::rpc::connect_socket("127.0.0.1:" + std::to_string(ntohs(a.sin_port))),
                     Catch::Contains("ECONNREFUSED") || Catch::Contains("refused"));
 }
+
+TEST_CASE("addresses split into host and port: host:port or [v6]:port, the port in digits, 0 to 65535", "[rpc]") {
+  using cellar::rpc::split_host_port;
+  using hp = std::pair<std::string, std::uint16_t>;
+  CHECK(split_host_port("127.0.0.1:9090") == hp{"127.0.0.1", 9090});
+  CHECK(split_host_port("localhost:0") == hp{"localhost", 0});  // "any free port" where a listener takes it
+  CHECK(split_host_port("[::1]:65535") == hp{"::1", 65535});
+  CHECK(split_host_port("a:b:80") == hp{"a:b", 80});  // the last colon
+  CHECK(split_host_port(":80") == hp{"", 80});
+  for (const char* bad : {"", "host", "host:", "host:65536", "host:8x", "host:-1", "host: 80", "[::1]9090", "[::1",
+                          "[::1]:"}) {
+    INFO(bad);
+    CHECK(split_host_port(bad) == std::nullopt);
+  }
+  // connect_socket(address) refuses port 0 (the other refusals: the next test case).
+  CHECK_THROWS_WITH(cellar::rpc::connect_socket(std::string("127.0.0.1:0")), Catch::Contains("malformed port"));
+}

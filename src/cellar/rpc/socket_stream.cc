@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fcntl.h>
 #include <kj/debug.h>
@@ -199,25 +200,38 @@ kj::AutoCloseFd connect_socket(const std::string& host, std::uint16_t port) {
   KJ_FAIL_SYSCALL("connect", last_error, host, port);
 }
 
-kj::AutoCloseFd connect_socket(const std::string& address) {
-  std::string host;
-  std::string port;
+std::optional<std::pair<std::string, std::uint16_t>> split_host_port(std::string_view address) {
+  std::string_view host, port;
   if (!address.empty() && address.front() == '[') {
     const auto close = address.find(']');
-    KJ_REQUIRE(close != std::string::npos && close + 1 < address.size() && address[close + 1] == ':',
-               "malformed address", address);
+    if (close == std::string_view::npos || close + 1 >= address.size() || address[close + 1] != ':') return std::nullopt;
     host = address.substr(1, close - 1);
     port = address.substr(close + 2);
   } else {
     const auto colon = address.rfind(':');
-    KJ_REQUIRE(colon != std::string::npos, "address needs a port: host:port", address);
+    if (colon == std::string_view::npos) return std::nullopt;
     host = address.substr(0, colon);
     port = address.substr(colon + 1);
   }
-  char* end = nullptr;
-  const unsigned long p = std::strtoul(port.c_str(), &end, 10);
-  KJ_REQUIRE(!port.empty() && *end == '\0' && p > 0 && p < 65536, "malformed port", address);
-  return connect_socket(host, static_cast<std::uint16_t>(p));
+  unsigned p = 0;
+  const char* end = port.data() + port.size();
+  if (port.empty() || std::from_chars(port.data(), end, p).ptr != end || p > 65535) return std::nullopt;
+  return std::make_pair(std::string(host), static_cast<std::uint16_t>(p));
+}
+
+kj::AutoCloseFd connect_socket(const std::string& address) {
+  auto at = split_host_port(address);
+  if (!at || at->second == 0) {  // say which part is wrong
+    if (!address.empty() && address.front() == '[') {
+      const auto close = address.find(']');
+      KJ_REQUIRE(close != std::string::npos && close + 1 < address.size() && address[close + 1] == ':',
+                 "malformed address", address);
+    } else {
+      KJ_REQUIRE(address.find(':') != std::string::npos, "address needs a port: host:port", address);
+    }
+    KJ_FAIL_REQUIRE("malformed port", address);
+  }
+  return connect_socket(at->first, at->second);
 }
 
 socket_listener::socket_listener(kj::UnixEventPort& port, kj::AutoCloseFd fd)

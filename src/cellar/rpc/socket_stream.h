@@ -14,7 +14,10 @@
 #include <kj/async-unix.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace cellar::rpc {
 
@@ -78,6 +81,9 @@ class socket_stream final : public kj::AsyncIoStream {
 kj::AutoCloseFd connect_socket(const std::string& host, std::uint16_t port);
 // `host:port` or `[v6]:port` split for connect_socket; throws on a malformed address.
 kj::AutoCloseFd connect_socket(const std::string& address);
+// `host:port` or `[v6]:port` split into the host (without the brackets) and the port (0 to
+// 65535, written in digits only); nullopt for anything else.
+std::optional<std::pair<std::string, std::uint16_t>> split_host_port(std::string_view address);
 
 // Accepts connections on a listening, non-blocking socket, as kj sockets.
 class socket_listener {
