@@ -108,6 +108,18 @@ TEST_CASE("a remote partition answers UNAVAILABLE naming its node: not a member,
     CHECK(r.results[0].st.message().find("node 'n9' is not a live member") != std::string::npos);
     caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
   }
+  SECTION("a member whose peer address is not host:port") {
+    auto peers = std::make_shared<peer_directory>(*s.sys);
+    peers->set_members({node_info{"n1", "127.0.0.1:1", "127.0.0.1"}, node_info{"n2", "127.0.0.1:1", "127.0.0.1:0"}});
+    for (const char* node : {"n1", "n2"}) {
+      auto p = spawn_remote_partition(*s.sys, peers, node, "t", 0, 5s);
+      auto r = ask_batch(*s.sys, p);
+      INFO(node);
+      CHECK(r.results[0].st.code() == code::unavailable);
+      CHECK(r.results[0].st.message().find("has no usable peer address") != std::string::npos);
+      caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+    }
+  }
   SECTION("the endpoint goes while a request waits there") {
     endpoint_context ec;
     ec.self = "n1";

@@ -2,6 +2,8 @@
 
 #include <deque>
 
+#include "rpc/socket_stream.h"
+
 namespace cellar::cluster {
 
 using namespace detail;
@@ -411,19 +413,11 @@ result<peer_directory::location> peer_directory::find(const std::string& node) {
       return status{code::unavailable, "node '" + node + "' is not a live member of the cluster"};
     where.address = m->second.peer_address;
   }
-  const auto colon = where.address.rfind(':');
-  auto unusable = [&] {
+  auto at = rpc::split_host_port(where.address);
+  if (!at || at->second == 0)
     return status{code::unavailable, "node '" + node + "' has no usable peer address ('" + where.address + "')"};
-  };
-  if (colon == std::string::npos) return unusable();
-  try {
-    const auto port = std::stoul(where.address.substr(colon + 1));
-    if (port == 0 || port > 65535) return unusable();
-    where.port = static_cast<std::uint16_t>(port);
-  } catch (...) {
-    return unusable();
-  }
-  where.host = where.address.substr(0, colon);
+  where.host = std::move(at->first);
+  where.port = at->second;
   return where;
 }
 
