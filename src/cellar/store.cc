@@ -224,10 +224,13 @@ bool store_impl::write_in_place(std::string_view table, table_lookup_cache& cach
   return detail::write_in_place(context(order, true), *rt, req, out);
 }
 
-void store_impl::prefetch_row(std::string_view table, table_lookup_cache& cache, std::string_view row,
-                              cell_map::prefetch_step step) const {
+local_partition* store_impl::local_partition_of(std::string_view table, table_lookup_cache& cache, std::string_view row,
+                                                std::vector<runtime_ptr>& keep) const {
   const runtime_ptr& rt = lookup(table, cache);
-  if (rt && !rt->schema->disabled) detail::prefetch_row(*rt, row, step);
+  if (!rt || rt->schema->disabled) return nullptr;
+  local_partition* part = detail::local_partition_of(*rt, row);
+  if (part != nullptr && (keep.empty() || keep.back() != rt)) keep.push_back(rt);
+  return part;
 }
 
 partition_ref store_impl::start_partition(const schema_ptr& schema, std::uint32_t index,

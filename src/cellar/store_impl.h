@@ -175,11 +175,13 @@ struct store_impl {
   // it, errors included).
   bool write_in_place(std::string_view table, table_lookup_cache& cache, batch_request& req,
                       const std::shared_ptr<call_order>& order, batch_reply& out);
-  // A hint that a point operation on `row` of `table` follows soon: starts step `step` of
-  // loading what its row lookup reads (route/dispatch.h: prefetch_row). Nothing is
-  // checked, read back or changed; an unknown table is ignored. `cache`: as lookup's.
-  void prefetch_row(std::string_view table, table_lookup_cache& cache, std::string_view row,
-                    cell_map::prefetch_step step) const;
+  // Where a point operation on `row` of `table` would find its row when this process
+  // holds the row's partition, for hints only (local_partition::prefetch_row); null for
+  // an unknown or disabled table or a partition of another node. Nothing is checked or
+  // changed. The partition lives while the table's runtime does: unless `keep` already
+  // ends with that runtime, it is appended there. `cache`: as lookup's.
+  local_partition* local_partition_of(std::string_view table, table_lookup_cache& cache, std::string_view row,
+                                      std::vector<runtime_ptr>& keep) const;
   // A scan of `table` whose pages are fetched for `order` (in place when it allows), over
   // the partitions of `scope` that its range touches. A partition number out of range is
   // INVALID_ARGUMENT; with scope.no_forward a cluster member answers NOT_OWNER when

@@ -8,9 +8,11 @@
 #include <future>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "cellar/store.h"
+#include "route/router.h"
 #include "store_impl.h"
 
 using namespace cellar;
@@ -258,4 +260,45 @@ TEST_CASE("a table lookup cache answers as lookup() after every catalog change",
   CHECK(again->schema->uid != first->schema->uid);
   cache.clear();
   CHECK(cache.rt == nullptr);
+}
+
+// The frames loop resolves each pipelined get or put to its partition once and prefetches
+// through that pointer (store_impl::local_partition_of): the partition must be the one the
+// row routes to, and `keep` must hold its table's runtime so that the pointer outlives a
+// drop of the table during the read.
+TEST_CASE("a row's local partition is resolved as the router routes it and kept alive", "[in_place][prefetch]") {
+  auto s = store::open({}).value();
+  auto& impl = detail::impl_of(*s);
+  detail::table_lookup_cache cache;
+  std::vector<detail::runtime_ptr> keep;
+  CHECK(impl.local_partition_of("t", cache, "r1", keep) == nullptr);  // no such table
+  CHECK(keep.empty());
+  REQUIRE(s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
+  REQUIRE(s->create_table({"u", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
+  const auto rt = impl.lookup("t");
+  std::set<detail::local_partition*> seen;
+  for (int i = 0; i < 64; ++i) {
+    const std::string row = "r" + std::to_string(i);
+    auto* part = impl.local_partition_of("t", cache, row, keep);
+    REQUIRE(part != nullptr);
+    CHECK(part == rt->partitions[detail::partition_of(rt->schema->partitioning, row)].local.get());
+    seen.insert(part);
+  }
+  CHECK(seen.size() == 4);
+  REQUIRE(keep.size() == 1);  // one table: its runtime kept once
+  CHECK(keep[0] == rt);
+  REQUIRE(impl.local_partition_of("u", cache, "r1", keep) != nullptr);
+  CHECK(keep.size() == 2);
+  auto* kept = impl.local_partition_of("t", cache, "r7", keep);
+  REQUIRE(keep.size() == 3);
+  // Dropped while the pointer is held: it still points into the kept runtime's partition,
+  // and a prefetch through it is a hint on a stopped partition (nothing happens).
+  REQUIRE(s->drop_table("t").is_ok());
+  CHECK(kept == keep[2]->partitions[detail::partition_of(keep[2]->schema->partitioning, "r7")].local.get());
+  using step = detail::cell_map::prefetch_step;
+  for (auto st : {step::probe, step::node, step::cells}) kept->prefetch_row("r7", st);
+  CHECK(impl.local_partition_of("t", cache, "r7", keep) == nullptr);  // gone from the catalog
+  REQUIRE(s->disable_table("u").is_ok());
+  CHECK(impl.local_partition_of("u", cache, "r1", keep) == nullptr);  // disabled: no hint
+  CHECK(keep.size() == 3);
 }

@@ -137,10 +137,9 @@ bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, c
   return true;
 }
 
-void prefetch_row(const table_runtime& rt, std::string_view row, cell_map::prefetch_step step) {
-  if (rt.partitions.empty()) return;
-  const auto& ref = rt.partitions[partition_of(rt.schema->partitioning, row)];
-  if (ref.local) ref.local->prefetch_row(row, step);
+local_partition* local_partition_of(const table_runtime& rt, std::string_view row) {
+  if (rt.partitions.empty()) return nullptr;
+  return rt.partitions[partition_of(rt.schema->partitioning, row)].local.get();
 }
 
 bool write_in_place(const dispatch_context& ctx, const table_runtime& rt, batch_request& req, batch_reply& out) {

@@ -89,10 +89,9 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
 bool read_views_in_place(const dispatch_context& ctx, const table_runtime& rt, const get& g,
                          std::vector<read_cell_view>& scratch, local_partition::views_fn use, void* arg);
 
-// A hint that a point operation on `row` of `rt` follows soon: step `step` of loading
-// what it reads (local_partition::prefetch_row on its partition, when this process holds
-// it). Checks nothing, answers nothing.
-void prefetch_row(const table_runtime& rt, std::string_view row, cell_map::prefetch_step step);
+// The partition of `row` in `rt` when this process holds it, null otherwise: for hints
+// such as local_partition::prefetch_row. It lives as long as `rt` does. Checks nothing.
+local_partition* local_partition_of(const table_runtime& rt, std::string_view row);
 
 // A batch of one write (already checked against rt.schema and stamped with its version) run
 // in place when the caller, the ordering rule and its partition allow it now and the

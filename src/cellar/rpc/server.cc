@@ -98,7 +98,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     const std::size_t n = frames_.size();
     if (n > 1 && logged_in_) {
       rows_.resize(n);
-      for (std::size_t i = 0; i < n; ++i) rows_[i] = point_row(frames_[i]);
+      for (std::size_t i = 0; i < n; ++i) rows_[i] = locate(frames_[i]);
     }
     using step = detail::cell_map::prefetch_step;
     for (std::size_t i = 0; i < n; ++i) {
@@ -110,16 +110,19 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       handle(frames_[i], arrived);
     }
     tables_.clear();
+    held_.clear();
     KJ_IF_MAYBE(e, malformed) { kj::throwFatalException(kj::mv(*e)); }
   }
 
-  // The table and row of a batch of one get or put; an empty table for anything else, or
-  // for a frame that does not decode (handle() answers it).
+  // The row of a batch of one get or put and the partition of this process that holds it,
+  // resolved once for the three prefetch steps; a null partition for anything else, for a
+  // frame that does not decode (handle() answers it), or for a row of another node.
   struct point {
-    std::string_view table;
+    detail::local_partition* part = nullptr;
     std::string_view row;
   };
-  point point_row(kj::ArrayPtr<const capnp::word> words) {
+  point locate(kj::ArrayPtr<const capnp::word> words) {
+    std::string_view table;
     point p;
     KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
                   capnp::FlatArrayMessageReader reader(words, ro_);
@@ -136,18 +139,18 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                     row = a.getPut().getRow();
                   else
                     return;
-                  auto table = b.getTable();
+                  auto name = b.getTable();
                   p.row = std::string_view(reinterpret_cast<const char*>(row.begin()), row.size());
-                  p.table = std::string_view(table.cStr(), table.size());
+                  table = std::string_view(name.cStr(), name.size());
                 })) {
       (void)e;
       return {};
     }
+    if (!table.empty()) p.part = detail::impl_of(st_.s).local_partition_of(table, tables_, p.row, held_);
     return p;
   }
   void prefetch(std::size_t i, detail::cell_map::prefetch_step step) {
-    if (i >= rows_.size() || rows_[i].table.empty()) return;
-    detail::impl_of(st_.s).prefetch_row(rows_[i].table, tables_, rows_[i].row, step);
+    if (i < rows_.size() && rows_[i].part != nullptr) rows_[i].part->prefetch_row(rows_[i].row, step);
   }
 
   // A plain socket: read, serve every request read, read again, with no promise until the
@@ -418,6 +421,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   detail::table_lookup_cache tables_;          // the in-place calls' table, per read
   std::vector<kj::ArrayPtr<const capnp::word>> frames_;  // handle_buffered's, kept for the next
   std::vector<point> rows_;                               // and their rows, to prefetch
+  std::vector<detail::runtime_ptr> held_;                 // what keeps rows_' partitions alive
   plain_ok_reply ok_reply_;                    // a put's reply, copied
   bool logged_in_ = false;
   // Set by a write that found the queue over its bound or the stream failed (null: none).
