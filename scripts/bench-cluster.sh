@@ -23,9 +23,11 @@
 # client from the single node's, so not a like-for-like comparison: docs/cluster.md section 6),
 # CONNECTIONS (default 4), THREADS (default 1),
 # SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...),
-# SERVER_ARGS (more cellar-server flags for every node), REDIS (1: the redis baseline too; 0: not).
-# Each node: --worker-threads 1 --event-loops 1, in memory (--data ''). The table: range:6
-# (two partitions per node on 3 nodes, six on 1).
+# SERVER_ARGS (more cellar-server flags for every node), REDIS (1: the redis baseline too; 0: not),
+# LOOPS1 and WORKERS1 (the single node's event loops and CAF worker threads, default 1 each:
+# 3 and 3 give it the serving threads of the three nodes together, on the same core).
+# Each node of the 3: --worker-threads 1 --event-loops 1, in memory (--data ''). The table:
+# range:6 (two partitions per node on 3 nodes, six on 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 reps=${1:-3}
@@ -77,11 +79,13 @@ done
 
 # A cluster of N nodes under chroot /cN.
 start_cluster() {
-  local n=$1
+  local n=$1 loops=1 workers=1
+  [ "$n" = 1 ] && loops=${LOOPS1:-1} workers=${WORKERS1:-1}
   for i in $(seq "$n"); do
     local log="$work/c$n-n$i.log"
     taskset -c "$SERVER_CPUS" "$SERVER" --cluster "127.0.0.1:$zk_port/c$n" --node-id "n$i" --listen 127.0.0.1:0 \
-      --data "" --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 ${SERVER_ARGS:-} >"$log" 2>&1 &
+      --data "" --worker-threads "$workers" --event-loops "$loops" --zk-session-timeout-ms 10000 ${SERVER_ARGS:-} \
+      >"$log" 2>&1 &
     pids+=($!)
     for _ in $(seq 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
     grep -q "listening on" "$log" || { echo "node n$i of the $n-node cluster did not start:" >&2; cat "$log" >&2; exit 1; }
@@ -142,7 +146,8 @@ sizes="1 3"
 for n in $sizes; do lg "$n" a load "$work/load-$n.json"; done
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
-     "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH (3 nodes: $DEPTH3) x $CONNECTIONS connections, ${secs} s runs"
+     "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH (3 nodes: $DEPTH3) x $CONNECTIONS connections, ${secs} s runs;" \
+     "the single node: ${LOOPS1:-1} event loops, ${WORKERS1:-1} workers"
 printf "%-3s %-6s %-4s %10s %9s %6s %12s %12s\n" wl nodes rep ops/s p99_us errors loadgen_cpu% servers_cpu%
 : >"$work/runs"
 for rep in $(seq "$reps"); do
