@@ -466,6 +466,46 @@ TEST_CASE("frames: the requests read before a malformed frame are served", "[fra
   }
 }
 
+// The server decodes each frame of a read three frames before it serves it (to prefetch
+// its row): a frame whose framing is sound but whose message does not decode (its root
+// pointer points past its one segment) must still fail the session only after the frames
+// before it ran, and none after it may run.
+TEST_CASE("frames: a frame that does not decode fails after those before it, and those after it do not run",
+          "[frames]") {
+  served_store s(cellar::partition_spec::hash(4), 0);
+  std::vector<unsigned char> out = magic_and_login();
+  auto add_put = [&out](const std::string& row, std::uint64_t id) {
+    capnp::MallocMessageBuilder m;
+    auto req = m.initRoot<cellar::wire::Request>();
+    req.setId(id);
+    auto b = req.initBatch();
+    b.setTable("t");
+    cellar::rpc::to_wire(cellar::batch_op(cellar::put(row).add("f", "q", "x")), b.initActions(1)[0]);
+    cellar::rpc::append_frame(out, m);
+  };
+  for (int i = 0; i < 6; ++i) add_put("before" + std::to_string(i), 2 + i);
+  // One segment of one word: a struct pointer 1000 words past the segment's end.
+  const unsigned char undecodable[16] = {0, 0, 0, 0, 1, 0, 0, 0, 0xa0, 0x0f, 0, 0, 1, 0, 0, 0};
+  out.insert(out.end(), std::begin(undecodable), std::end(undecodable));
+  for (int i = 0; i < 3; ++i) add_put("after" + std::to_string(i), 10 + i);
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::fcntl(fd.get(), F_SETFL, 0);
+  read_until_closed(fd.get());
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+  for (int i = 0; i < 6; ++i) {
+    auto g = t->get(cellar::get("before" + std::to_string(i)));
+    REQUIRE(g);
+    CHECK(g->cells.size() == 1);
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto g = t->get(cellar::get("after" + std::to_string(i)));
+    REQUIRE(g);
+    CHECK(g->cells.empty());
+  }
+}
+
 // The server decodes a connection's gets into one reused request, and a get that sends no
 // options (the load generator's) skips decoding them: such a get must read with the
 // defaults, not with the options of the get before it on the connection.

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -79,13 +80,13 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // A point operation waits on four cache misses in a row (cell_map::prefetch_step), so
   // before serving request i this starts the last of those loads for request i+1, the one
   // before for i+2 and the first for i+3: each request then finds its row's lines loaded
-  // while the ones before it were served. Frames are taken out first (they stay in place
-  // in the stream's buffer until its next read); a malformed one fails the session after
-  // the frames before it are served, as when they were served one by one.
+  // while the ones before it were served. Each frame is decoded once, `ahead` frames before
+  // it is served, into the ring slot it is served from. Frames are taken out first (they
+  // stay in place in the stream's buffer until its next read); a malformed one fails the
+  // session after the frames before it are served, as when they were served one by one.
   void handle_buffered() {
     const auto arrived = metrics::clock::now();
     frames_.clear();
-    rows_.clear();
     kj::Maybe<kj::Exception> malformed = kj::runCatchingExceptions([this] {
       for (;;) {
         KJ_IF_MAYBE(words, messages_.take_buffered(ro_)) {
@@ -96,19 +97,30 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       }
     });
     const std::size_t n = frames_.size();
-    if (n > 1 && logged_in_) {
-      rows_.resize(n);
-      for (std::size_t i = 0; i < n; ++i) rows_[i] = locate(frames_[i]);
-    }
+    const bool hint = n > 1 && logged_in_;
+    std::size_t decoded_upto = 0;
     using step = detail::cell_map::prefetch_step;
     for (std::size_t i = 0; i < n; ++i) {
-      if (!rows_.empty()) {
-        prefetch(i + 3, step::probe);
-        prefetch(i + 2, step::node);
-        prefetch(i + 1, step::cells);
+      for (; decoded_upto < std::min(n, i + ahead + 1); ++decoded_upto) {
+        decoded& d = ring_[decoded_upto % ring_.size()];
+        d.ok = kj::runCatchingExceptions([&] { decode(frames_[decoded_upto], d); }) == nullptr;
+        d.at = hint ? locate(d) : point{};
       }
-      handle(frames_[i], arrived);
+      if (hint) {
+        prefetch(ring_[(i + 3) % ring_.size()], i + 3 < n, step::probe);
+        prefetch(ring_[(i + 2) % ring_.size()], i + 2 < n, step::node);
+        prefetch(ring_[(i + 1) % ring_.size()], i + 1 < n, step::cells);
+      }
+      decoded& d = ring_[i % ring_.size()];
+      if (d.ok) {
+        handle(d, arrived);
+      } else {
+        decoded again;
+        decode(frames_[i], again);  // throws what it threw ahead, now that those before are served
+        handle(again, arrived);
+      }
     }
+    for (auto& d : ring_) d.reader = nullptr;
     tables_.clear();
     held_.clear();
     KJ_IF_MAYBE(e, malformed) { kj::throwFatalException(kj::mv(*e)); }
@@ -121,17 +133,34 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     detail::local_partition* part = nullptr;
     std::string_view row;
   };
-  point locate(kj::ArrayPtr<const capnp::word> words) {
-    std::string_view table;
+  // A frame's request, decoded once. The readers point into `reader`, and it into the
+  // frame's words.
+  struct decoded {
+    kj::Maybe<capnp::FlatArrayMessageReader> reader;
+    bool ok = false;  // false: decode() threw
+    wire::Request::Reader req;
+    // Of a batch (req.which() == BATCH):
+    wire::BatchRequest::Reader batch;
+    capnp::List<wire::Action>::Reader actions;
+    capnp::Text::Reader table;
+    point at;  // what to prefetch for it
+  };
+  static constexpr std::size_t ahead = 3;  // the prefetch's reach: the ring holds 1 + ahead
+
+  // Throws what capnp throws for a malformed frame.
+  void decode(kj::ArrayPtr<const capnp::word> words, decoded& d) {
+    auto& reader = d.reader.emplace(words, ro_);
+    d.req = reader.getRoot<wire::Request>();
+    if (d.req.which() != wire::Request::BATCH) return;
+    d.batch = d.req.getBatch();
+    d.actions = d.batch.getActions();  // once: each get of a list checks it again
+    d.table = d.batch.getTable();
+  }
+  point locate(const decoded& d) {
+    if (!d.ok || d.req.which() != wire::Request::BATCH || d.actions.size() != 1) return {};
     point p;
     KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-                  capnp::FlatArrayMessageReader reader(words, ro_);
-                  auto req = reader.getRoot<wire::Request>();
-                  if (req.which() != wire::Request::BATCH) return;
-                  auto b = req.getBatch();
-                  auto actions = b.getActions();
-                  if (actions.size() != 1) return;
-                  auto a = actions[0];
+                  auto a = d.actions[0];
                   capnp::Data::Reader row;
                   if (a.which() == wire::Action::GET)
                     row = a.getGet().getRow();
@@ -139,18 +168,18 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                     row = a.getPut().getRow();
                   else
                     return;
-                  auto name = b.getTable();
                   p.row = std::string_view(reinterpret_cast<const char*>(row.begin()), row.size());
-                  table = std::string_view(name.cStr(), name.size());
                 })) {
       (void)e;
       return {};
     }
-    if (!table.empty()) p.part = detail::impl_of(st_.s).local_partition_of(table, tables_, p.row, held_);
+    if (p.row.data() == nullptr) return {};
+    const std::string_view table(d.table.cStr(), d.table.size());
+    p.part = detail::impl_of(st_.s).local_partition_of(table, tables_, p.row, held_);
     return p;
   }
-  void prefetch(std::size_t i, detail::cell_map::prefetch_step step) {
-    if (i < rows_.size() && rows_[i].part != nullptr) rows_[i].part->prefetch_row(rows_[i].row, step);
+  static void prefetch(const decoded& d, bool exists, detail::cell_map::prefetch_step step) {
+    if (exists && d.at.part != nullptr) d.at.part->prefetch_row(d.at.row, step);
   }
 
   // A plain socket: read, serve every request read, read again, with no promise until the
@@ -201,9 +230,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     });
   }
 
-  void handle(kj::ArrayPtr<const capnp::word> words, metrics::clock::time_point t0) {
-    capnp::FlatArrayMessageReader reader(words, ro_);
-    auto req = reader.getRoot<wire::Request>();
+  void handle(const decoded& d, metrics::clock::time_point t0) {
+    const auto req = d.req;
     const std::uint64_t id = req.getId();
     switch (req.which()) {
       case wire::Request::LOGIN: {
@@ -215,19 +243,18 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         return;
       }
       case wire::Request::BATCH: {
-        auto b = req.getBatch();
-        const auto actions = b.getActions();  // once: each get of a list checks it again
+        const auto actions = d.actions;
         const auto op = batch_operation(actions);
         if (!logged_in_) {
           st_.m.record(protocol::frames, op, code::permission_denied, t0);
           return send_error(id, not_logged_in());
         }
-        const auto table = b.getTable();
+        const auto table = d.table;
         if (actions.size() == 1 &&
             (get_in_place(id, t0, op, table, actions[0]) || put_in_place(id, t0, op, table, actions[0])))
           return;
         // Answered in place (the common case): nothing to keep.
-        auto waiting = serve_batch(st_, conn_, table, actions, b.getNoForward(),
+        auto waiting = serve_batch(st_, conn_, table, actions, d.batch.getNoForward(),
                                    [this, id, t0, op](const status& s, std::vector<op_result> r) {
                                      st_.m.record_batch(protocol::frames, op, s, r, t0);
                                      send_batch_reply(id, s, r);
@@ -420,8 +447,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   detail::batch_reply put_reply_;                        // and its result
   detail::table_lookup_cache tables_;          // the in-place calls' table, per read
   std::vector<kj::ArrayPtr<const capnp::word>> frames_;  // handle_buffered's, kept for the next
-  std::vector<point> rows_;                               // and their rows, to prefetch
-  std::vector<detail::runtime_ptr> held_;                 // what keeps rows_' partitions alive
+  std::array<decoded, 1 + ahead> ring_;                   // and the next ones, decoded
+  std::vector<detail::runtime_ptr> held_;                 // what keeps ring_'s partitions alive
   plain_ok_reply ok_reply_;                    // a put's reply, copied
   bool logged_in_ = false;
   // Set by a write that found the queue over its bound or the stream failed (null: none).
