@@ -103,7 +103,12 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     for (std::size_t i = 0; i < n; ++i) {
       for (; decoded_upto < std::min(n, i + ahead + 1); ++decoded_upto) {
         decoded& d = ring_[decoded_upto % ring_.size()];
-        d.ok = kj::runCatchingExceptions([&] { decode(frames_[decoded_upto], d); }) == nullptr;
+        if (decoded_upto == i) {  // the first: nothing before it to serve, so it may throw now
+          decode(frames_[i], d);
+          d.ok = true;
+        } else {
+          d.ok = kj::runCatchingExceptions([&] { decode(frames_[decoded_upto], d); }) == nullptr;
+        }
         d.at = hint ? locate(d) : point{};
       }
       if (hint) {
@@ -120,7 +125,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         handle(again, arrived);
       }
     }
-    for (auto& d : ring_) d.reader = nullptr;
+    for (std::size_t k = 0; k < std::min(n, ring_.size()); ++k) ring_[k].reader = nullptr;
     tables_.clear();
     held_.clear();
     KJ_IF_MAYBE(e, malformed) { kj::throwFatalException(kj::mv(*e)); }
