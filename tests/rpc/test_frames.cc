@@ -89,6 +89,26 @@ std::vector<unsigned char> magic_and_login() {
   return out;
 }
 
+// Appends a frame of request `id`: a batch of table "t" with one put of f:q = "x" to `row`.
+void append_put(std::vector<unsigned char>& out, std::uint64_t id, const std::string& row) {
+  capnp::MallocMessageBuilder m;
+  auto req = m.initRoot<cellar::wire::Request>();
+  req.setId(id);
+  auto b = req.initBatch();
+  b.setTable("t");
+  cellar::rpc::to_wire(cellar::batch_op(cellar::put(row).add("f", "q", "x")), b.initActions(1)[0]);
+  cellar::rpc::append_frame(out, m);
+}
+
+// Sends `out` in one write on a new raw connection to `s` and waits until the server
+// closes it (as it does after a frame it cannot serve).
+void send_until_closed(const served_store& s, const std::vector<unsigned char>& out) {
+  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
+  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+  ::fcntl(fd.get(), F_SETFL, 0);
+  read_until_closed(fd.get());
+}
+
 // A frame header claiming 2^31 segments: the server refuses it as malformed.
 constexpr unsigned char malformed_frame[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -442,21 +462,9 @@ TEST_CASE("frames: a malformed frame closes its connection only", "[frames]") {
 TEST_CASE("frames: the requests read before a malformed frame are served", "[frames]") {
   served_store s(cellar::partition_spec::hash(4), 0);
   std::vector<unsigned char> out = magic_and_login();
-  for (int i = 0; i < 6; ++i) {
-    capnp::MallocMessageBuilder m;
-    auto req = m.initRoot<cellar::wire::Request>();
-    req.setId(static_cast<std::uint64_t>(2 + i));
-    auto b = req.initBatch();
-    b.setTable("t");
-    cellar::rpc::to_wire(cellar::batch_op(cellar::put("before-junk" + std::to_string(i)).add("f", "q", "x")),
-                         b.initActions(1)[0]);
-    cellar::rpc::append_frame(out, m);
-  }
+  for (int i = 0; i < 6; ++i) append_put(out, static_cast<std::uint64_t>(2 + i), "before-junk" + std::to_string(i));
   out.insert(out.end(), std::begin(malformed_frame), std::end(malformed_frame));
-  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
-  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
-  ::fcntl(fd.get(), F_SETFL, 0);
-  read_until_closed(fd.get());
+  send_until_closed(s, out);
   auto t = s.store->open_table("t");
   REQUIRE(t);
   for (int i = 0; i < 6; ++i) {
@@ -474,24 +482,12 @@ TEST_CASE("frames: a frame that does not decode fails after those before it, and
           "[frames]") {
   served_store s(cellar::partition_spec::hash(4), 0);
   std::vector<unsigned char> out = magic_and_login();
-  auto add_put = [&out](const std::string& row, std::uint64_t id) {
-    capnp::MallocMessageBuilder m;
-    auto req = m.initRoot<cellar::wire::Request>();
-    req.setId(id);
-    auto b = req.initBatch();
-    b.setTable("t");
-    cellar::rpc::to_wire(cellar::batch_op(cellar::put(row).add("f", "q", "x")), b.initActions(1)[0]);
-    cellar::rpc::append_frame(out, m);
-  };
-  for (int i = 0; i < 6; ++i) add_put("before" + std::to_string(i), 2 + i);
+  for (int i = 0; i < 6; ++i) append_put(out, static_cast<std::uint64_t>(2 + i), "before" + std::to_string(i));
   // One segment of one word: a struct pointer 1000 words past the segment's end.
   const unsigned char undecodable[16] = {0, 0, 0, 0, 1, 0, 0, 0, 0xa0, 0x0f, 0, 0, 1, 0, 0, 0};
   out.insert(out.end(), std::begin(undecodable), std::end(undecodable));
-  for (int i = 0; i < 3; ++i) add_put("after" + std::to_string(i), 10 + i);
-  auto fd = cellar::rpc::connect_socket("127.0.0.1", s.server->port());
-  REQUIRE(::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
-  ::fcntl(fd.get(), F_SETFL, 0);
-  read_until_closed(fd.get());
+  for (int i = 0; i < 3; ++i) append_put(out, static_cast<std::uint64_t>(10 + i), "after" + std::to_string(i));
+  send_until_closed(s, out);
   auto t = s.store->open_table("t");
   REQUIRE(t);
   for (int i = 0; i < 6; ++i) {
