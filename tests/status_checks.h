@@ -1,5 +1,5 @@
 // tests/status_checks.h: what the embedded-API tests share to check a call's outcome:
-// REQUIRE_OK (with the status's text when it fails), cellar::code printed by name in
+// REQUIRE_OK and REQUIRE_CODE (with the status's text when they fail), cellar::code printed by name in
 // Catch's messages, and be64, the tests' own 8-byte big-endian encoding (an oracle
 // independent of the library's long_bytes).
 #pragma once
@@ -40,4 +40,11 @@ inline std::string be64(std::int64_t v) {
     const auto& req_ok_v_ = (expr);                     \
     INFO(::test_util::describe_status(req_ok_v_));      \
     REQUIRE(req_ok_v_.is_ok());                         \
+  } while (0)
+
+#define REQUIRE_CODE(expr, c)                         \
+  do {                                                \
+    const auto& req_code_v_ = (expr);                 \
+    INFO(::test_util::describe_status(req_code_v_));  \
+    REQUIRE(req_code_v_.code() == (c));               \
   } while (0)

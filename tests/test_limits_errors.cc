@@ -24,13 +24,6 @@ using test_util::describe_status;
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;
 
-#define REQUIRE_CODE(expr, c)                   \
-  do {                                          \
-    const auto& req_code_v_ = (expr);           \
-    INFO(describe_status(req_code_v_));         \
-    REQUIRE(req_code_v_.code() == (c));         \
-  } while (0)
-
 family_descriptor fam(std::string name, std::uint32_t max_versions = 0,
                       std::size_t max_value = cellar::default_value_bytes) {
   family_descriptor f;

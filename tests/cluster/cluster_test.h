@@ -10,29 +10,12 @@
 
 #include "cluster/placement.h"
 #include "cluster/zk_client.h"
+#include "../status_checks.h"
 #include "zk_server.h"
 
 namespace zktest {
 
-inline std::string describe(const cellar::status& s) { return s.to_string(); }
-template <class T>
-std::string describe(const cellar::result<T>& r) {
-  return r.error().to_string();
-}
-
-#define REQUIRE_OK(expr)              \
-  do {                                \
-    const auto& req_ok_v_ = (expr);   \
-    INFO(::zktest::describe(req_ok_v_)); \
-    REQUIRE(req_ok_v_.is_ok());       \
-  } while (0)
-
-#define REQUIRE_CODE(expr, c)           \
-  do {                                  \
-    const auto& req_code_v_ = (expr);   \
-    INFO(::zktest::describe(req_code_v_)); \
-    REQUIRE(req_code_v_.code() == (c)); \
-  } while (0)
+using test_util::describe_status;  // REQUIRE_OK, REQUIRE_CODE: ../status_checks.h
 
 // The first partition of `table` that `m` gives to `node` (there must be one).
 inline std::uint32_t first_partition_on(const cellar::cluster::placement_map& m, const std::string& table,
@@ -52,7 +35,7 @@ inline std::unique_ptr<cellar::cluster::zk_client> connect(const std::string& ch
   o.connect = zk_server::shared().connect(chroot);
   o.session_timeout = session;
   auto c = cellar::cluster::zk_client::open(o);
-  INFO(describe(c));
+  INFO(describe_status(c));
   REQUIRE(c.is_ok());
   return std::move(c).value();
 }

@@ -23,7 +23,7 @@ table_descriptor table(const std::string& name, std::vector<std::string> familie
 
 cluster_catalog apply_ok(const cluster_catalog& c, const ddl_request& r) {
   auto out = apply_ddl(c, r);
-  INFO(zktest::describe(out));
+  INFO(zktest::describe_status(out));
   REQUIRE(out.is_ok());
   return out->catalog;
 }

@@ -44,7 +44,7 @@ struct test_node {
       ++mastership_events;
     };
     auto n = cluster_node::start(o, cb);
-    INFO(describe(n));
+    INFO(describe_status(n));
     REQUIRE(n.is_ok());
     node = std::move(*n);
   }
@@ -119,7 +119,7 @@ TEST_CASE("of two conflicting DDLs one wins and the other gets a clear error", "
     std::thread b([&] { r2 = n2->ddl(ddl_request::create(table(name, {"b"}, 3), schema_origin::hbase_shell)); });
     a.join();
     b.join();
-    INFO(describe(r1) << " / " << describe(r2));
+    INFO(describe_status(r1) << " / " << describe_status(r2));
     CHECK(r1.is_ok() != r2.is_ok());
     const auto& loser = r1.is_ok() ? r2 : r1;
     CHECK(loser.code() == code::already_exists);

@@ -73,7 +73,7 @@ TEST_CASE("a member store refuses data and DDL until it has joined, then serves 
   CHECK(conn->scan("local_only", cellar::scan()).code() == code::unavailable);
 
   auto m = cluster::member::join(s, member_options_for(zktest::fresh_chroot("member"), "m1"));
-  INFO(zktest::describe(m));
+  INFO(zktest::describe_status(m));
   REQUIRE(m.is_ok());
   // The cluster's catalog rules: a table it does not have is dropped from this node.
   CHECK_FALSE(s.table_exists("local_only"));
@@ -113,7 +113,7 @@ TEST_CASE("a member whose ZooKeeper session expired refuses writes until it has 
   auto& s = *opened.value();
   auto conn = connect_embedded(s);
   auto m = cluster::member::join(s, member_options_for(zktest::fresh_chroot("member-expiry"), "m1"));
-  INFO(zktest::describe(m));
+  INFO(zktest::describe_status(m));
   REQUIRE(m.is_ok());
   table_descriptor d;
   d.name = "et";
@@ -183,7 +183,7 @@ joined_node join_node(const std::string& chroot, const std::string& id, store_op
   REQUIRE(opened.is_ok());
   n.s = std::move(opened).value();
   auto m = cluster::member::join(*n.s, member_options_for(chroot, id));
-  INFO(zktest::describe(m));
+  INFO(zktest::describe_status(m));
   REQUIRE(m.is_ok());
   n.m = std::move(m).value();
   return n;
