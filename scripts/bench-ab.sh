@@ -10,9 +10,11 @@
 #
 #   scripts/bench-ab.sh
 #   CONFIGS="off=--io-uring false;on=--io-uring true;redis" SPECS="c 1,a 1,c 16" REPS=5 SECS=6 scripts/bench-ab.sh
+#   CONFIGS="old@/tmp/old/build/src/tools/cellar-server=;new=" scripts/bench-ab.sh   (two builds)
 #
 # CONFIGS: `name=cellar-server flags` entries separated by ';', and `redis` for
-# redis-server; SERVER and LOADGEN override the binaries (default ./build/...).
+# redis-server; `name@BINARY=flags` runs that cellar-server binary (an A/B of two builds);
+# SERVER and LOADGEN override the binaries (default ./build/...).
 # Prints: name workload dDEPTH ops/s=... p99=...us server_us/op=... loadgen_us/op=... server_rss_mb=... sys/op=...
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,9 +31,13 @@ IFS=';' read -ra configs <<<"$CONFIGS"
 for _ in $(seq "$REPS"); do
   for c in "${configs[@]}"; do
     name=${c%%=*}
-    target=cellar args=${c#*=}
+    target=cellar args=${c#*=} server=${SERVER:-$root/build/src/tools/cellar-server}
     [ "$c" = redis ] && target=redis args=""
-    SERVER_CPU=${SERVER_CPU:-1} CLIENT_CPU=${CLIENT_CPU:-0} THREADS=1 SYSCALLS=1 IN_MEMORY=1 \
+    if [[ $name == *@* ]]; then
+      server=${name#*@}
+      name=${name%%@*}
+    fi
+    SERVER=$server SERVER_CPU=${SERVER_CPU:-1} CLIENT_CPU=${CLIENT_CPU:-0} THREADS=1 SYSCALLS=1 IN_MEMORY=1 \
       SERVER_ARGS="--event-loops 1 --worker-threads 1 $args" "$root/scripts/ycsb-one.sh" "$target" "${runs[@]}" |
       sed "s/^/$name /"
   done
