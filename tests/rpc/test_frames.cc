@@ -109,6 +109,19 @@ void send_until_closed(const served_store& s, const std::vector<unsigned char>& 
   read_until_closed(fd.get());
 }
 
+// How many cells each of the rows `prefix`0 .. `prefix`(n-1) of table "t" holds, in order.
+std::vector<std::size_t> cells_per_row(const served_store& s, const std::string& prefix, int n) {
+  auto t = s.store->open_table("t");
+  REQUIRE(t);
+  std::vector<std::size_t> out;
+  for (int i = 0; i < n; ++i) {
+    auto g = t->get(cellar::get(prefix + std::to_string(i)));
+    REQUIRE(g);
+    out.push_back(g->cells.size());
+  }
+  return out;
+}
+
 // A frame header claiming 2^31 segments: the server refuses it as malformed.
 constexpr unsigned char malformed_frame[16] = {0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -465,13 +478,7 @@ TEST_CASE("frames: the requests read before a malformed frame are served", "[fra
   for (int i = 0; i < 6; ++i) append_put(out, static_cast<std::uint64_t>(2 + i), "before-junk" + std::to_string(i));
   out.insert(out.end(), std::begin(malformed_frame), std::end(malformed_frame));
   send_until_closed(s, out);
-  auto t = s.store->open_table("t");
-  REQUIRE(t);
-  for (int i = 0; i < 6; ++i) {
-    auto g = t->get(cellar::get("before-junk" + std::to_string(i)));
-    REQUIRE(g);
-    CHECK(g->cells.size() == 1);
-  }
+  CHECK(cells_per_row(s, "before-junk", 6) == std::vector<std::size_t>(6, 1));
 }
 
 // The server decodes each frame of a read three frames before it serves it (to prefetch
@@ -488,18 +495,8 @@ TEST_CASE("frames: a frame that does not decode fails after those before it, and
   out.insert(out.end(), std::begin(undecodable), std::end(undecodable));
   for (int i = 0; i < 3; ++i) append_put(out, static_cast<std::uint64_t>(10 + i), "after" + std::to_string(i));
   send_until_closed(s, out);
-  auto t = s.store->open_table("t");
-  REQUIRE(t);
-  for (int i = 0; i < 6; ++i) {
-    auto g = t->get(cellar::get("before" + std::to_string(i)));
-    REQUIRE(g);
-    CHECK(g->cells.size() == 1);
-  }
-  for (int i = 0; i < 3; ++i) {
-    auto g = t->get(cellar::get("after" + std::to_string(i)));
-    REQUIRE(g);
-    CHECK(g->cells.empty());
-  }
+  CHECK(cells_per_row(s, "before", 6) == std::vector<std::size_t>(6, 1));
+  CHECK(cells_per_row(s, "after", 3) == std::vector<std::size_t>(3, 0));
 }
 
 // The server decodes a connection's gets into one reused request, and a get that sends no
