@@ -39,8 +39,8 @@ class store;
 namespace detail {
 struct store_impl;
 struct scan_state;
-struct store_opener;
-store_impl& impl_of(store& s);
+struct store_access;
+class data_path;
 }  // namespace detail
 
 // What a crash can lose (README, "Durability").
@@ -67,11 +67,16 @@ struct store_options {
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
   // Threads writing a snapshot's partitions (0: one per core). One always writes; the
-  // others take a partition only after 3 ms with no data call and none in flight, so a
-  // snapshot of an idle store uses every core and one taken while serving uses one. They run only when a core is
-  // otherwise idle (SCHED_IDLE; nice 10 where that is refused, and they yield every
-  // 10 us), as do WiredTiger's own threads.
+  // others help only while the store is idle (no data call for a few milliseconds), so a
+  // snapshot of a busy store takes one core from serving at most.
   std::size_t snapshot_threads = 0;
+  // Whether the store's background threads (snapshot writers, the thread that returns
+  // freed memory to the system, and WiredTiger's own threads) run at idle CPU priority
+  // (SCHED_IDLE, or nice 10 where that is refused), so that they use only a core nothing
+  // else wants. Off: their priority is the embedding program's business. cellar-server
+  // turns it on. A closing store raises them back, so its final snapshot does not wait
+  // for an idle core.
+  bool idle_background_threads = false;
   // CAF worker threads; 0 means one per core.
   std::size_t worker_threads = 0;
   // Bytes of cell data the store may hold; 0 means unlimited. Past it, writes fail with
@@ -233,7 +238,7 @@ class scanner {
   std::optional<scan_end> filter_end() const;
 
  private:
-  friend struct detail::store_impl;
+  friend class detail::data_path;
   explicit scanner(std::unique_ptr<detail::scan_state> st);
   std::unique_ptr<detail::scan_state> st_;
 };
@@ -326,8 +331,7 @@ class store {
   const store_options& options() const;
 
  private:
-  friend detail::store_impl& detail::impl_of(store& s);
-  friend struct detail::store_opener;
+  friend struct detail::store_access;
   explicit store(std::shared_ptr<detail::store_impl> impl);
   std::shared_ptr<detail::store_impl> impl_;
 };

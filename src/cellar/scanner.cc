@@ -19,7 +19,7 @@
 #include "model/validate.h"
 #include "partition/ask.h"
 #include "route/router.h"
-#include "store_impl.h"
+#include "store/data_path.h"
 
 namespace cellar {
 
@@ -290,17 +290,14 @@ struct scan_state {
 
 using namespace detail;
 
-result<scanner> table::scan(const cellar::scan& s) { return store_->open_scan(name_, s, store_->embedded_order); }
-
 namespace detail {
-
-namespace {
 
 // The partitions of `rt` a scan over [low, high] visits (none when `empty`), limited to
 // `scope`'s; errors: INVALID_ARGUMENT for a partition `rt` does not have, NOT_OWNER
 // (no_forward) for one this cluster member does not own.
-result<std::vector<std::uint32_t>> scan_partitions(store_impl& st, const table_runtime& rt, std::string_view low,
-                                                   std::string_view high, bool empty, const scan_scope& scope) {
+result<std::vector<std::uint32_t>> data_path::scan_partitions(const table_runtime& rt, std::string_view low,
+                                                              std::string_view high, bool empty,
+                                                              const scan_scope& scope) {
   const auto count = rt.schema->partitioning.count();
   std::vector<bool> named(count, scope.partitions.empty());
   for (auto p : scope.partitions) {
@@ -313,8 +310,8 @@ result<std::vector<std::uint32_t>> scan_partitions(store_impl& st, const table_r
   if (rt.partitions.empty() || empty) return out;  // no family yet, or an empty interval
   for (auto p : partitions_for_range(rt.schema->partitioning, low, high))
     if (p < named.size() && named[p]) out.push_back(p);
-  if (!scope.no_forward || !st.cluster_member) return out;
-  auto hooks = st.cluster.load();
+  if (!scope.no_forward || !cluster_.member()) return out;
+  auto hooks = cluster_.hooks();
   if (!hooks) return out;
   // One NOT_OWNER per partition another node owns (each is counted); the first answers.
   std::optional<status> refused;
@@ -333,16 +330,12 @@ result<std::vector<std::uint32_t>> scan_partitions(store_impl& st, const table_r
                 refused->message() + " (and " + std::to_string(more) + " more partitions of the scan)"};
 }
 
-}  // namespace
-
-result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan& s,
-                                      const std::shared_ptr<call_order>& order, const scan_scope& scope) {
-  dispatch->note();
-  if (auto st = ready(); !st) return st;
+result<scanner> data_path::open_scan(std::string_view table, const cellar::scan& s,
+                                     const std::shared_ptr<call_order>& order, const scan_scope& scope) {
+  stats_->note();
+  if (auto st = cluster_.ready(); !st) return st;
   auto rt = lookup_current(table);
-  if (!rt)
-    return closed ? status{code::unavailable, "the store is closed"}
-                  : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"};
+  if (!rt) return missing(table);
   if (rt->schema->disabled) return table_disabled_error(table);
   if (auto st = validate(*rt->schema, s); !st) return st;
   auto state = std::make_unique<scan_state>();
@@ -362,7 +355,7 @@ result<scanner> store_impl::open_scan(std::string_view table, const cellar::scan
     const int c = s.start.compare(s.stop);
     empty = s.reversed_ ? c < 0 : c > 0;
   }
-  auto visit = scan_partitions(*this, *rt, low, high, empty, scope);
+  auto visit = scan_partitions(*rt, low, high, empty, scope);
   if (!visit) return visit.error();
   for (auto p : visit.value()) {
     scan_state::cursor c;

@@ -22,7 +22,9 @@
 #include "cluster_test.h"
 #include "partition/ask.h"
 #include "route/router.h"
-#include "store_impl.h"
+#include "store/access.h"
+#include "store/catalog_service.h"
+#include "store/persistence.h"
 
 using namespace cellar;
 
@@ -343,10 +345,10 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
   auto conn = connect_embedded(*n1.s);
   REQUIRE_OK(conn->put("st", cellar::put(row).add("f", "q", "v")));
 
-  auto& s1 = detail::impl_of(*n1.s);
-  auto& s2 = detail::impl_of(*n2.s);
-  const auto old1 = s1.lookup("st");  // the partition is local here
-  const auto old2 = s2.lookup("st");  // a forwarder to m1 here
+  auto& s1 = detail::store_access::seat(*n1.s);
+  auto& s2 = detail::store_access::seat(*n2.s);
+  const auto old1 = s1.catalog().lookup("st");  // the partition is local here
+  const auto old2 = s2.catalog().lookup("st");  // a forwarder to m1 here
   REQUIRE(old1);
   REQUIRE(old2);
   REQUIRE(old1->partitions[p].local);
@@ -355,18 +357,18 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
   REQUIRE_OK(n2.s->move_partition("st/" + std::to_string(p), "m2"));
   // Both nodes have published runtimes that name other actors for the partition.
   REQUIRE(zktest::eventually([&] {
-    auto a = s1.lookup("st"), b = s2.lookup("st");
+    auto a = s1.catalog().lookup("st"), b = s2.catalog().lookup("st");
     return a && b && !a->partitions[p].local && b->partitions[p].local;
   }));
 
-  auto get_through = [&](detail::store_impl& s, const detail::runtime_ptr& rt) {
+  auto get_through = [&](detail::cluster_seat& s, const detail::runtime_ptr& rt) {
     // Shared: should the wait below fail, the answer may still come after this returns.
     auto got = std::make_shared<std::promise<result<detail::batch_reply>>>();
     auto fut = got->get_future();
     detail::batch_request req;
     req.schema_version = rt->schema->version;
     req.ops.push_back(cellar::get(row));
-    detail::ask<detail::batch_reply>(*s.system, rt->partitions[p].actor, req,
+    detail::ask<detail::batch_reply>(s.system(), rt->partitions[p].actor, req,
                                      [got](result<detail::batch_reply> r) { got->set_value(std::move(r)); });
     REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
     return fut.get();
@@ -567,12 +569,14 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   peers->set_members({cluster::node_info{"m2", "127.0.0.1:1", t.n2.m->peer_address()}});
   auto ep = peers->endpoint("m2", std::chrono::seconds(10));
   REQUIRE(ep.is_ok());
-  auto& impl = detail::impl_of(*t.n2.s);
-  auto rt = impl.lookup("wk");
+  auto& seat = detail::store_access::seat(*t.n2.s);
+  auto rt = seat.catalog().lookup("wk");
   REQUIRE(rt);
   REQUIRE(rt->partitions[on_m2].local);
 
-  std::unique_lock snapshot_lock(impl.snapshot_mutex);
+  REQUIRE(seat.persistence() != nullptr);
+  absl::Mutex& snapshots = seat.persistence()->snapshot_lock();
+  snapshots.Lock();  // as a long snapshot would
   auto prepared = std::async(std::launch::async, [&] {
     caf::scoped_actor self{*ps.sys};
     status out{code::unavailable, "no answer"};
@@ -582,13 +586,13 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the step is waiting for the lock by now
   std::promise<result<detail::stats_reply>> stats;
-  detail::ask<detail::stats_reply>(*impl.system, rt->partitions[on_m2].actor, detail::stats_request{},
+  detail::ask<detail::stats_reply>(seat.system(), rt->partitions[on_m2].actor, detail::stats_request{},
                                    [&](result<detail::stats_reply> r) { stats.set_value(std::move(r)); });
   auto answered = stats.get_future();
   // Not a timing: with the step holding the only worker, no answer comes while the lock is
   // held (a real snapshot would hold it until that answer: for ever).
   const bool partition_answered = answered.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  snapshot_lock.unlock();
+  snapshots.Unlock();
   CHECK(partition_answered);
   REQUIRE(prepared.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   REQUIRE_OK(prepared.get());  // it ran once the lock was free

@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "cellar/store.h"
-#include "store_impl.h"
+#include "store/access.h"
+#include "store/data_path.h"
 
 using namespace cellar;
 using cellar::detail::call_order;
@@ -68,7 +69,7 @@ struct shared_state {
 
 class caller {
  public:
-  caller(detail::store_impl& s, shared_state& sh, int id, bool queued_only, std::uint64_t seed)
+  caller(detail::data_path& s, shared_state& sh, int id, bool queued_only, std::uint64_t seed)
       : s_(s), sh_(sh), id_(id), queued_only_(queued_only), rng_(seed) {}
 
   void run(int steps) {
@@ -179,7 +180,7 @@ class caller {
     }
   }
 
-  detail::store_impl& s_;
+  detail::data_path& s_;
   shared_state& sh_;
   const int id_;
   const bool queued_only_;
@@ -193,11 +194,11 @@ class caller {
 void run_differential(const store_options& o, std::uint64_t seed) {
   auto s = store::open(o).value();
   REQUIRE(s->create_table({"t", partition_spec::hash(4), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
-  auto& impl = detail::impl_of(*s);
+  auto& data = detail::store_access::data(*s);
   shared_state sh;
   std::vector<std::unique_ptr<caller>> callers;
   for (int c = 0; c < 4; ++c)
-    callers.push_back(std::make_unique<caller>(impl, sh, c, /*queued_only=*/c == 3, seed * 31 + static_cast<std::uint64_t>(c)));
+    callers.push_back(std::make_unique<caller>(data, sh, c, /*queued_only=*/c == 3, seed * 31 + static_cast<std::uint64_t>(c)));
   std::vector<std::thread> threads;
   for (auto& c : callers) threads.emplace_back([&c] { c->run(2500); });
   for (auto& t : threads) t.join();
@@ -221,8 +222,8 @@ void run_differential(const store_options& o, std::uint64_t seed) {
   }
   CHECK(got == want);
   // Both paths were taken.
-  CHECK(impl.dispatch->in_place.load() > 0);
-  CHECK(impl.dispatch->queued.load() > 0);
+  CHECK(data.stats()->in_place.load() > 0);
+  CHECK(data.stats()->queued.load() > 0);
 }
 
 }  // namespace

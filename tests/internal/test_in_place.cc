@@ -13,7 +13,9 @@
 
 #include "cellar/store.h"
 #include "route/router.h"
-#include "store_impl.h"
+#include "store/access.h"
+#include "store/catalog_service.h"
+#include "store/data_path.h"
 
 using namespace cellar;
 using cellar::detail::call_order;
@@ -28,14 +30,14 @@ struct ran {
 // Runs `ops` for a caller with nothing waiting (its own call_order), in place where the
 // partitions are free; waits for parts that went to an actor.
 ran run_here(store& s, const std::string& table, std::vector<batch_op> ops) {
-  auto& impl = detail::impl_of(s);
-  const auto queued = impl.dispatch->queued.load();
+  auto& data = detail::store_access::data(s);
+  const auto queued = data.stats()->queued.load();
   std::promise<std::vector<op_result>> later;
-  auto now = impl.run_batch(table, std::move(ops), std::make_shared<call_order>(), true,
+  auto now = data.run_batch(table, std::move(ops), std::make_shared<call_order>(), true,
                             [&later](std::vector<op_result> r) { later.set_value(std::move(r)); });
   ran out;
   out.results = now ? std::move(*now) : later.get_future().get();
-  out.here = impl.dispatch->queued.load() == queued;
+  out.here = data.stats()->queued.load() == queued;
   return out;
 }
 
@@ -231,44 +233,44 @@ TEST_CASE("the embedded API keeps its calls in order per partition", "[in_place]
 }
 
 // The frames session looks a table up once per read's worth of requests
-// (store_impl::lookup with a table_lookup_cache): the cache must answer as lookup() does
+// (catalog_service::lookup with a table_lookup_cache): the cache must answer as lookup() does
 // after every change of the catalog, including a drop and a re-create of the same name.
 TEST_CASE("a table lookup cache answers as lookup() after every catalog change", "[in_place][catalog]") {
   auto s = store::open({}).value();
-  auto& impl = detail::impl_of(*s);
+  auto& catalog = detail::store_access::seat(*s).catalog();
   detail::table_lookup_cache cache;
-  CHECK(impl.lookup("t", cache) == nullptr);  // no such table yet
+  CHECK(catalog.lookup("t", cache) == nullptr);  // no such table yet
   REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
-  const auto first = impl.lookup("t", cache);
+  const auto first = catalog.lookup("t", cache);
   REQUIRE(first != nullptr);
-  CHECK(first == impl.lookup("t"));
+  CHECK(first == catalog.lookup("t"));
   REQUIRE(s->create_table({"u", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
-  CHECK(impl.lookup("t", cache) == first);  // a new catalog, the same runtime for "t"
-  CHECK(impl.lookup("u", cache) == impl.lookup("u"));
-  CHECK(impl.lookup("t", cache) == first);
+  CHECK(catalog.lookup("t", cache) == first);  // a new catalog, the same runtime for "t"
+  CHECK(catalog.lookup("u", cache) == catalog.lookup("u"));
+  CHECK(catalog.lookup("t", cache) == first);
   REQUIRE(s->disable_table("t").is_ok());
-  const auto disabled = impl.lookup("t", cache);
+  const auto disabled = catalog.lookup("t", cache);
   REQUIRE(disabled != nullptr);
   CHECK(disabled != first);
   CHECK(disabled->schema->disabled);
   REQUIRE(s->drop_table("t").is_ok());
-  CHECK(impl.lookup("t", cache) == nullptr);
+  CHECK(catalog.lookup("t", cache) == nullptr);
   REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
-  const auto again = impl.lookup("t", cache);
+  const auto again = catalog.lookup("t", cache);
   REQUIRE(again != nullptr);
-  CHECK(again == impl.lookup("t"));
+  CHECK(again == catalog.lookup("t"));
   CHECK(again->schema->uid != first->schema->uid);
   cache.clear();
   CHECK(cache.rt == nullptr);
 }
 
 // The frames loop resolves each pipelined get or put to its partition once and prefetches
-// through that pointer (store_impl::local_partition_of): the partition must be the one the
+// through that pointer (data_path::local_partition_of): the partition must be the one the
 // row routes to, and `keep` must hold its table's runtime so that the pointer outlives a
 // drop of the table during the read.
 TEST_CASE("a row's local partition is resolved as the router routes it and kept alive", "[in_place][prefetch]") {
   auto s = store::open({}).value();
-  auto& impl = detail::impl_of(*s);
+  auto& impl = detail::store_access::data(*s);
   detail::table_lookup_cache cache;
   std::vector<detail::runtime_ptr> keep;
   CHECK(impl.local_partition_of("t", cache, "r1", keep) == nullptr);  // no such table

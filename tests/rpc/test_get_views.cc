@@ -1,5 +1,5 @@
 // The frames server answers a get that it can read in place from views of the partition's
-// cells (store_impl::read_views, get_views_to_wire) instead of a row_result: the reply
+// cells (data_path::read_views, get_views_to_wire) instead of a row_result: the reply
 // must be the same message, byte for byte, as the one built from read_row's row_result.
 #include <capnp/message.h>
 #include <capnp/serialize.h>

@@ -12,18 +12,22 @@
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/zk_state.h"
-#include "store_impl.h"
+#include "store/access.h"
+#include "store/catalog_service.h"
+#include "store/cluster_state.h"
+#include "store/partition_factory.h"
+#include "store/persistence.h"
 
 namespace cellar::cluster {
 
 using detail::runtime_ptr;
-using detail::store_impl;
 using detail::table_runtime;
 
 struct member::state final : detail::cluster_hooks {
-  state(store_impl& s, member_options o) : store(s), opts(std::move(o)) {}
+  state(detail::cluster_seat& s, member_options o) : seat(s), local(s.catalog()), opts(std::move(o)) {}
 
-  store_impl& store;
+  detail::cluster_seat& seat;      // the node's store
+  detail::catalog_service& local;  // its catalog, which reconcile() makes the cluster's
   const member_options opts;
   std::shared_ptr<peer_directory> peers;
   node_endpoint endpoint;
@@ -94,19 +98,20 @@ struct member::state final : detail::cluster_hooks {
   };
   // The runtime of table `name` as `cs` and the owners `want` say, built from `old` (the
   // one published now, if any) whose owners as applied are `*was` (null: not applied yet
-  // since this node started). Caller: reconcile(), holding the store's ddl_mutex.
+  // since this node started). Caller: reconcile().
   runtime_ptr apply_table(const std::string& name, const detail::table_schema& cs, const std::vector<std::string>& want,
-                          const runtime_ptr& old, const std::vector<std::string>* was, reconcile_effects& fx);
+                          const runtime_ptr& old, const std::vector<std::string>* was, reconcile_effects& fx)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
   // Partition `i` of the new runtime of table `name`, owned by `owner`: `prev` (the old
   // runtime's, or null) kept when `keep`, else a local partition started (on `recovered`
   // cells, or the copy a move brought) or a forwarder to the owner.
   detail::partition_ref place_partition(const std::string& name, const detail::schema_ptr& schema, std::uint32_t i,
                                         const std::string& owner, const detail::partition_ref* prev, bool keep,
                                         std::shared_ptr<std::unique_ptr<detail::memtable>> recovered,
-                                        reconcile_effects& fx);
+                                        reconcile_effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
   // The rest of reconcile() once `cat` is published: stops, drops and the snapshot after a
   // move away.
-  void finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx);
+  void finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
   std::string describe_owner(const std::string& table, std::uint32_t index) const;
 };
@@ -139,35 +144,20 @@ detail::partition_ref stops_when_released(detail::partition_ref r) {
 }
 
 // A partition of the runtime being replaced that the new one does not name: stopped when
-// the last copy of its ref goes (or by close(), should a client still hold one then), else
-// (a ref made without that) now. The caller holds s.ddl_mutex.
-void let_go(store_impl& s, const detail::partition_ref& r, std::vector<detail::partition_actor>& stop_now) {
+// the last copy of its ref goes (or by the store's close, should a client still hold one
+// then), else (a ref made without that) now.
+void let_go(detail::catalog_service& c, const detail::partition_ref& r, std::vector<detail::partition_actor>& stop_now)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mutex()) {
   if (!r.stop_when_released) {
     stop_now.push_back(r.actor);
     return;
   }
-  std::erase_if(s.lingering, [](const caf::weak_actor_ptr& w) { return !w.lock(); });
-  s.lingering.push_back(caf::actor_cast<caf::weak_actor_ptr>(r.actor));
+  c.linger(r);
 }
 
 // Stops the partitions of `rt` (local ones and forwarders) without waiting.
 void stop_all(const table_runtime& rt) {
   for (const auto& p : rt.partitions) caf::anon_send(p.actor, detail::stop_request{});
-}
-
-// Stops a runtime's partitions, then drops the WiredTiger tables of those of this node.
-void retire(store_impl& s, const table_runtime& rt) {
-  detail::ask_all<detail::admin_reply>(*s.system, rt, [](std::uint32_t) { return detail::stop_request{}; });
-  if (!s.persistent() || !rt.schema->partitioned) return;
-  std::lock_guard snap(s.snapshot_mutex);
-  // A recovered table that never started (dropped while this node was away): every
-  // partition it may have had here.
-  const bool never_started = rt.partitions.empty();
-  const std::uint32_t n = never_started ? rt.schema->partitioning.count() : static_cast<std::uint32_t>(rt.partitions.size());
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (never_started || rt.partitions[i].local)
-      if (auto st = s.wt->drop_partition(rt.schema->uid, i); !st)
-        spdlog::warn("cellar: dropping partition {} of '{}': {}", i, rt.schema->name, st.to_string());
 }
 
 }  // namespace
@@ -185,8 +175,8 @@ void member::state::reconcile() {
   const placement_map& m = pm ? *pm : no_map;
   bool complete = true;
 
-  std::lock_guard ddl(store.ddl_mutex);
-  auto current = store.catalog.load();
+  absl::MutexLock ddl(&local.mutex());
+  auto current = local.current();
   auto next = std::make_shared<detail::catalog_map>(*current);
   reconcile_effects fx;
   for (const auto& [name, cs] : cat->tables) {
@@ -213,12 +203,9 @@ void member::state::reconcile() {
     fx.retired.push_back(rt);
     next->erase(name);
     applied_owners.erase(name);
-    store.recovered_mem.erase(name);
-    if (store.persistent())
-      if (auto st = store.wt->write_catalog({}, {name}); !st)
-        spdlog::error("cellar: dropping '{}' from the local catalog: {}", name, st.to_string());
+    local.forget(name);
   }
-  store.publish_catalog(std::move(next));
+  local.publish(std::move(next));
   finish_reconcile(*cat, fx);
 
   if (complete) {
@@ -240,27 +227,21 @@ runtime_ptr member::state::apply_table(const std::string& name, const detail::ta
     // the uid matches), or a new incarnation of the table.
     if (was || old->schema->uid != cs.uid) {
       fx.retired.push_back(old);
-      if (old->schema->uid != cs.uid) store.recovered_mem.erase(name);
+      if (old->schema->uid != cs.uid) local.drop_recovered(name);
     }
   }
-  if (store.persistent() && schema->partitioned)
-    for (std::uint32_t i = 0; i < want.size(); ++i)
-      if (want[i] == opts.node_id)
-        if (auto st = store.wt->create_partition(schema->uid, i); !st)
-          spdlog::error("cellar: creating partition {} of '{}': {}", i, name, st.to_string());
-  if (store.persistent())
-    if (auto st = store.persist_schema(*schema); !st)
-      spdlog::error("cellar: persisting the schema of '{}': {}", name, st.to_string());
+  std::vector<std::uint32_t> mine;
+  for (std::uint32_t i = 0; i < want.size(); ++i)
+    if (want[i] == opts.node_id) mine.push_back(i);
+  local.persist_cluster_schema(*schema, mine);
   if (cs.partitioned) {
-    auto rec = store.recovered_mem.find(name);
+    auto recovered = local.take_recovered(name);
     for (std::uint32_t i = 0; i < want.size(); ++i) {
       const detail::partition_ref* prev = same && i < old->partitions.size() ? &old->partitions[i] : nullptr;
       const bool keep = prev && i < was->size() && (*was)[i] == want[i];
-      std::shared_ptr<std::unique_ptr<detail::memtable>> mem;
-      if (rec != store.recovered_mem.end() && i < rec->second.size()) mem = rec->second[i];
+      auto mem = i < recovered.size() ? recovered[i] : nullptr;
       rt->partitions.push_back(place_partition(name, schema, i, want[i], prev, keep, std::move(mem), fx));
     }
-    if (rec != store.recovered_mem.end()) store.recovered_mem.erase(rec);
   }
   if (same) {
     std::set<std::uint32_t> now;
@@ -284,7 +265,7 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
   }
   const part_key key{name, i};
   if (owner == opts.node_id) {
-    if (prev) let_go(store, *prev, fx.stopped);  // the partition changed owner
+    if (prev) let_go(local, *prev, fx.stopped);  // the partition changed owner
     std::lock_guard mlock(move_mu);
     moved_out.erase(key);
     if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
@@ -296,20 +277,20 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
       fx.adopted.push_back(key);
       return in->second.ref;
     }
-    return stops_when_released(store.start_partition(schema, i, std::move(recovered)));
+    return stops_when_released(seat.partitions().start(schema, i, std::move(recovered)));
   }
   detail::partition_ref r;
   r.id = {schema->uid, i};
-  r.actor = spawn_remote_partition(*store.system, peers, owner, name, i, opts.forward_timeout);
+  r.actor = spawn_remote_partition(seat.system(), peers, owner, name, i, opts.forward_timeout);
   r = stops_when_released(std::move(r));
   if (prev && prev->local) {
     // It moved away: what it held during the move's freeze, and whatever still reaches
     // it, goes on to the new owner, in order; then its copy here goes.
     hand_off(*prev, r.actor);
-    let_go(store, *prev, fx.stopped);
+    let_go(local, *prev, fx.stopped);
     fx.moved_out_here.push_back(prev->id);  // its files go in finish_reconcile
   } else if (prev) {
-    let_go(store, *prev, fx.stopped);
+    let_go(local, *prev, fx.stopped);
   }
   std::lock_guard mlock(move_mu);
   if (prev && prev->local)
@@ -331,21 +312,18 @@ void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effec
     if (still && still->uid == rt->schema->uid)
       stop_all(*rt);
     else
-      retire(store, *rt);
+      local.retire(*rt);
   }
-  for (auto& [rt, ids] : fx.dropped_families) detail::drop_family_cells(store, *rt, ids);
-  if (store.persistent() && !fx.moved_out_here.empty()) {
-    std::lock_guard snap(store.snapshot_mutex);
-    for (const auto& id : fx.moved_out_here)
-      if (auto st = store.wt->drop_partition(id.table_uid, id.index); !st)
-        spdlog::warn("cellar: dropping partition {} (moved away): {}", id.index, st.to_string());
-  }
+  for (auto& [rt, ids] : fx.dropped_families) local.purge_families(*rt, ids);
+  auto* persistence = seat.persistence();
+  if (persistence != nullptr)
+    for (const auto& id : fx.moved_out_here) persistence->drop_partitions(id.table_uid, {id.index}, "(moved away)");
   // The redo log still holds the old records of what moved away. Should a partition come
   // back here later, a restart would replay them over the copy it came back with (a deleted
   // cell would return), so a snapshot now retires the log generations that hold them.
   // Here, on the ZooKeeper event thread, not a CAF worker: the snapshot's cuts need one.
-  if (store.persistent() && store.log && !fx.moved_out_here.empty())
-    if (auto r = store.snapshot(); !r)
+  if (persistence != nullptr && persistence->log() != nullptr && !fx.moved_out_here.empty())
+    if (auto r = seat.snapshot(); !r)
       spdlog::warn("cellar: the snapshot after a move away failed ({}): the moved partitions' old log records "
                    "stay until the next snapshot", r.error().to_string());
 }
@@ -358,7 +336,7 @@ bool member::state::find(const std::string& table, std::uint32_t index, std::uin
     std::lock_guard lock(move_mu);
     if (incoming.count({table, index})) return false;
   }
-  auto rt = store.lookup(table);
+  auto rt = local.lookup(table);
   if (!rt || rt->schema->version < version || index >= rt->partitions.size()) return false;
   out = rt->partitions[index];
   return true;
@@ -379,7 +357,7 @@ status member::state::not_owner(const std::string& table, std::uint32_t index) {
 }
 
 status member::state::prepare_incoming(const std::string& table, std::uint32_t index) {
-  auto rt = store.lookup(table);
+  auto rt = local.lookup(table);
   if (!rt || !rt->schema->partitioned) return {code::table_not_found, "node '" + opts.node_id + "' has no table '" + table + "'"};
   if (index >= rt->partitions.size())
     return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
@@ -387,15 +365,12 @@ status member::state::prepare_incoming(const std::string& table, std::uint32_t i
     return {code::already_exists, "node '" + opts.node_id + "' owns partition " + std::to_string(index) + " of '" +
                                       table + "' already"};
   drop_incoming(table, index);  // a copy left by an earlier attempt
-  if (store.persistent()) {
-    std::lock_guard snap(store.snapshot_mutex);
-    // Files left by an earlier owner spell here are stale: start empty.
-    (void)store.wt->drop_partition(rt->schema->uid, index);
-    if (auto st = store.wt->create_partition(rt->schema->uid, index); !st) return st;
-  }
+  // Files left by an earlier owner spell here are stale: start empty.
+  if (auto* persistence = seat.persistence())
+    if (auto st = persistence->reset_partition(rt->schema->uid, index); !st) return st;
   incoming_copy c;
   c.uid = rt->schema->uid;
-  c.ref = stops_when_released(store.start_partition(rt->schema, index, nullptr));
+  c.ref = stops_when_released(seat.partitions().start(rt->schema, index, nullptr));
   std::lock_guard lock(move_mu);
   incoming[{table, index}] = std::move(c);
   return status::ok();
@@ -411,10 +386,9 @@ status member::state::persist_incoming(const std::string& table, std::uint32_t i
                                    " of '" + table + "'"};
     uid = it->second.uid;
   }
-  if (!store.persistent() || !cut.map) return status::ok();
-  std::uint64_t bytes = 0;
-  if (auto st = store.wt->write_delta(uid, index, *cut.map, &bytes); !st) return st;
-  return store.wt->checkpoint();
+  auto* persistence = seat.persistence();
+  if (persistence == nullptr || !cut.map) return status::ok();
+  return persistence->write_copy(uid, index, *cut.map);
 }
 
 void member::state::drop_incoming(const std::string& table, std::uint32_t index) {
@@ -427,9 +401,7 @@ void member::state::drop_incoming(const std::string& table, std::uint32_t index)
     incoming.erase(it);
   }
   caf::anon_send(c.ref.actor, detail::stop_request{});
-  if (store.persistent())
-    if (auto st = store.wt->drop_partition(c.uid, index); !st)
-      spdlog::warn("cellar: dropping the incoming copy of partition {} of '{}': {}", index, table, st.to_string());
+  if (auto* persistence = seat.persistence()) persistence->drop_partitions(c.uid, {index}, table);
 }
 
 void member::state::guard_move(const std::string& table, std::uint32_t index, bool source) {
@@ -498,7 +470,7 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
     // Not flipped, and it never will be in that move: run what the freeze held. (Should a
     // newer move of the partition have started meanwhile, it fails at its next step,
     // ABORTED, and aborts cleanly.)
-    if (auto rt = store.lookup(table); rt && index < rt->partitions.size() && rt->partitions[index].local) {
+    if (auto rt = local.lookup(table); rt && index < rt->partitions.size() && rt->partitions[index].local) {
       detail::move_request abort;
       abort.what = detail::move_request::abort;
       caf::anon_send(rt->partitions[index].actor, std::move(abort));
@@ -524,10 +496,10 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
 status member::state::move(const std::string& partition, const std::string& to) {
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
-  return run_move(*node, *peers, *store.system, p->first, p->second, to);
+  return run_move(*node, *peers, seat.system(), p->first, p->second, to);
 }
 
-result<std::uint32_t> member::state::balance() { return run_balance(*node, *peers, *store.system); }
+result<std::uint32_t> member::state::balance() { return run_balance(*node, *peers, seat.system()); }
 
 // Session loss (docs/cluster.md §1): from the moment the connection drops the node cannot
 // know whether it still owns its partitions (a move may flip them once its session is
@@ -539,7 +511,7 @@ void member::state::on_session(const session_event& ev) {
   const bool ok = ev.state == session_state::connected;
   if (!ok) spdlog::warn("cellar: node '{}' lost its ZooKeeper {}: refusing writes", opts.node_id,
                         ev.state == session_state::expired ? "session" : "connection");
-  store.cluster_writes_refused.store(!ok, std::memory_order_release);
+  seat.cluster().refuse_writes(!ok);
   if (ok) {
     // Watches of an ended session are gone, and a guard may have waited for ZooKeeper.
     std::lock_guard lock(move_mu);
@@ -618,18 +590,18 @@ struct not_joined final : detail::cluster_hooks {
 }  // namespace
 
 result<std::unique_ptr<store>> member::open_store(store_options options, const detail::scheduler_tuning& tuning) {
-  auto s = store_impl::open(std::move(options), tuning, add_cluster_protocol, true);
-  if (s) detail::impl_of(*s.value()).cluster.store(std::make_shared<not_joined>());
+  auto s = detail::store_access::open_cluster_store(std::move(options), tuning, add_cluster_protocol);
+  if (s) detail::store_access::seat(*s.value()).cluster().set_hooks(std::make_shared<not_joined>());
   return s;
 }
 
 result<std::unique_ptr<member>> member::join(store& s, member_options o) {
-  auto& impl = detail::impl_of(s);
-  if (!impl.cluster_member)
+  auto& seat = detail::store_access::seat(s);
+  if (!seat.cluster().member())
     return status{code::invalid_argument, "the store was not opened for a cluster (member::open_store)"};
   if (auto st = check_node_id(o.node_id); !st) return st;
-  auto st = std::make_shared<state>(impl, std::move(o));
-  st->peers = std::make_shared<peer_directory>(*impl.system);
+  auto st = std::make_shared<state>(seat, std::move(o));
+  st->peers = std::make_shared<peer_directory>(seat.system());
   state* raw = st.get();
   endpoint_context ec;
   ec.self = st->opts.node_id;
@@ -637,7 +609,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return raw->find(t, i, v, out);
   };
   ec.describe_owner = [raw](const std::string& t, std::uint32_t i) { return raw->describe_owner(t, i); };
-  ec.writable = [raw] { return !raw->store.cluster_writes_refused.load(std::memory_order_acquire); };
+  ec.writable = [raw] { return !raw->seat.cluster().writes_refused(); };
   ec.moved_to = [raw](const std::string& t, std::uint32_t i) {
     std::lock_guard lock(raw->move_mu);
     auto it = raw->moved_out.find({t, i});
@@ -668,12 +640,12 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     if (auto s = weak.lock()) s->guard_move(t, i, source);
   };
   st->served = ec.served;
-  st->endpoint = spawn_node_endpoint(*impl.system, std::move(ec));
-  auto port = impl.system->middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
+  st->endpoint = spawn_node_endpoint(seat.system(), std::move(ec));
+  auto port = seat.system().middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(st->endpoint, caf::exit_reason::user_shutdown);
     return status{code::io_error, "cannot listen for peers on " + st->opts.peer_host + ":" +
-                                      std::to_string(st->opts.peer_port) + ": " + impl.system->render(port.error())};
+                                      std::to_string(st->opts.peer_port) + ": " + seat.system().render(port.error())};
   }
   st->peer_address = st->opts.peer_host + ":" + std::to_string(*port);
 
@@ -704,7 +676,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   };
   auto node = cluster_node::start(std::move(co), std::move(cb));
   if (!node) {
-    impl.system->middleman().unpublish(st->endpoint, *port);
+    seat.system().middleman().unpublish(st->endpoint, *port);
     caf::anon_send_exit(st->endpoint, caf::exit_reason::user_shutdown);
     return node.error();
   }
@@ -720,8 +692,8 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
       if (auto s2 = w.lock()) s2->on_session(ev);
     });
   }
-  impl.cluster.store(st);
-  impl.cluster_joined.store(true, std::memory_order_release);
+  seat.cluster().set_hooks(st);
+  seat.cluster().set_joined(true);
   spdlog::info("cellar: node '{}' joined the cluster (peers reach it on {})", st->opts.node_id, st->peer_address);
   return std::unique_ptr<member>(new member(std::move(st)));
 }
@@ -729,7 +701,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
 member::member(std::shared_ptr<state> st) : st_(std::move(st)) {}
 
 member::~member() {
-  st_->store.cluster_joined.store(false, std::memory_order_release);
+  st_->seat.cluster().set_joined(false);
   {
     std::vector<std::pair<std::string, std::uint32_t>> copies;
     {
@@ -744,9 +716,9 @@ member::~member() {
   // still uses `node`: let it end before node goes (reset() nulls the pointer before the
   // node's destructor stops the event thread).
   st_->node->zookeeper().barrier();
-  st_->store.cluster.store(std::make_shared<not_joined>());
+  st_->seat.cluster().set_hooks(std::make_shared<not_joined>());
   st_->node.reset();  // no callback runs after this
-  st_->store.system->middleman().unpublish(st_->endpoint, 0);
+  st_->seat.system().middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
 }
 

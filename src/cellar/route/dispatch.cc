@@ -1,5 +1,7 @@
 #include "route/dispatch.h"
 
+#include <thread>
+
 #include <algorithm>
 
 #include "route/router.h"
@@ -249,6 +251,18 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
   // The dispatcher's own count: if every part has finished, the results are the caller's.
   if (call->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) return std::move(call->results);
   return std::nullopt;
+}
+
+bool wait_until_idle(dispatch_stats& stats, int windows, std::chrono::milliseconds window,
+                     const std::function<bool()>& give_up) {
+  for (int idle = 0; idle < windows;) {
+    if (give_up()) return false;
+    stats.seen.store(false, std::memory_order_relaxed);
+    std::this_thread::sleep_for(window);
+    const bool busy = stats.seen.load(std::memory_order_relaxed) || stats.in_flight.load(std::memory_order_relaxed) > 0;
+    idle = busy ? 0 : idle + 1;
+  }
+  return true;
 }
 
 }  // namespace cellar::detail

@@ -15,6 +15,7 @@
 #include <caf/all.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,6 +64,12 @@ struct dispatch_stats {
     if (!seen.load(std::memory_order_relaxed)) seen.store(true, std::memory_order_relaxed);
   }
 };
+
+// Returns true once `windows` windows of `window` in a row have passed with no data call
+// and, at each window's end, none in flight; false as soon as `give_up()` says so. (The
+// snapshot's helper threads write only while the store is idle.) Clears stats.seen.
+bool wait_until_idle(dispatch_stats& stats, int windows, std::chrono::milliseconds window,
+                     const std::function<bool()>& give_up);
 
 using batch_done = std::function<void(std::vector<op_result>)>;
 

@@ -12,7 +12,7 @@ struct scan_scope {
   // The scan visits only these of the table's partitions (those its range touches); empty:
   // every partition. A number the table does not have is INVALID_ARGUMENT.
   std::vector<std::uint32_t> partitions;
-  // A cluster member answers NOT_OWNER (cluster_hooks::not_owner, store_impl.h) if another
+  // A cluster member answers NOT_OWNER (cluster_hooks::not_owner, store/cluster_state.h) if another
   // node owns a partition the scan would visit, instead of forwarding its pages.
   bool no_forward = false;
 };

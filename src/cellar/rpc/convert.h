@@ -37,7 +37,7 @@ void to_wire(const row_result& r, wire::RowResult::Builder b);
 row_result from_wire(wire::RowResult::Reader r);
 
 void to_wire(const op_result& r, wire::ActionResult::Builder b);
-// The result of a get read as views (store_impl::read_views): the same message as
+// The result of a get read as views (data_path::read_views): the same message as
 // to_wire(op_result) of the row_result that read_row gives for it.
 void get_views_to_wire(std::string_view row, bool exists, const std::vector<detail::read_cell_view>& cells,
                        wire::ActionResult::Builder b);

@@ -52,7 +52,7 @@ class cellar_impl final : public wire::Cellar::Server {
     const auto t0 = metrics::clock::now();
     if (first == 0) {
       auto table = params.getTable();
-      auto sc = detail::impl_of(st_.s).open_scan(std::string_view(table.cStr(), table.size()),
+      auto sc = st_.data.open_scan(std::string_view(table.cStr(), table.size()),
                                                  from_wire(params.getScan()), conn_->order, scope_of(params));
       if (!sc) {
         to_wire(sc.error(), context.getResults().initError());

@@ -29,7 +29,8 @@
 #include "rpc/scan_pages.h"
 #include "rpc/server.h"
 #include "rpc/tls.h"
-#include "store_impl.h"
+#include "store/access.h"
+#include "store/data_path.h"
 
 namespace cellar::rpc::serving {
 
@@ -42,13 +43,14 @@ struct connection_state {
 
 struct shared_state {
   store& s;
+  detail::data_path& data;  // every data call goes through it
   server_options opts;
   worker_pool pool;
   rpc::metrics m;
   connection_slots slots;
   std::optional<tls_server_keys> tls;  // set: every connection starts with a TLS handshake
   shared_state(store& st, server_options o)
-      : s(st), opts(std::move(o)), pool(opts.worker_threads), slots(opts.max_connections) {}
+      : s(st), data(detail::store_access::data(st)), opts(std::move(o)), pool(opts.worker_threads), slots(opts.max_connections) {}
 };
 
 // Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
@@ -61,14 +63,14 @@ inline status admit(const shared_state& st, connection_state& conn) {
 }
 
 template <class Reply>
-kj::Maybe<kj::Promise<void>> run_checked_batch(detail::store_impl& impl, const std::shared_ptr<connection_state>& conn,
+kj::Maybe<kj::Promise<void>> run_checked_batch(detail::data_path& data, const std::shared_ptr<connection_state>& conn,
                                                std::string_view table, std::vector<batch_op> ops, Reply reply);
 
 // A batch call, from either protocol: checked, then dispatched with the connection's call
 // order (route/dispatch.h): parts run on this thread where the partitions are free and
 // nothing of this connection waits ahead of them, the rest at the partitions' actors.
 // `no_forward` (wire: noForward): a cluster member answers NOT_OWNER for the actions of
-// partitions it does not own instead of forwarding them (store_impl::not_owned).
+// partitions it does not own instead of forwarding them (data_path::not_owned).
 // `reply(st, results)` is called once, on this loop: with an error and no results when
 // nothing ran. Returns nothing when `reply` has been called already, else the promise that
 // calls it.
@@ -98,18 +100,16 @@ kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr
     ops.push_back(std::move(op.value()));
   }
   // An unknown table fails the call as a whole (the embedded API answers per action).
-  auto& impl = detail::impl_of(st.s);
+  auto& data = st.data;
   const std::string_view table(table_name.cStr(), table_name.size());
-  auto rt = impl.lookup(table);
+  auto rt = data.lookup(table);
   if (!rt) {
     --conn->in_flight;
-    reply(impl.closed ? status{code::unavailable, "the store is closed"}
-                      : status{code::table_not_found, "table '" + std::string(table) + "' does not exist"},
-          std::vector<op_result>{});
+    reply(data.missing(table), std::vector<op_result>{});
     return nullptr;
   }
-  if (no_forward && impl.cluster_member) {
-    auto refused = impl.not_owned(*rt, ops);
+  if (no_forward && data.cluster_member()) {
+    auto refused = data.not_owned(*rt, ops);
     if (!refused.empty()) {
       // Only the actions of this node's partitions run; the others answer NOT_OWNER.
       const std::size_t n = ops.size();
@@ -136,18 +136,18 @@ kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr
         merge(status::ok(), {});
         return nullptr;
       }
-      return run_checked_batch(impl, conn, table, std::move(kept), kj::mv(merge));
+      return run_checked_batch(data, conn, table, std::move(kept), kj::mv(merge));
     }
   }
-  return run_checked_batch(impl, conn, table, std::move(ops), kj::mv(reply));
+  return run_checked_batch(data, conn, table, std::move(ops), kj::mv(reply));
 }
 
 // The rest of serve_batch: `ops` of an existing table, the call admitted.
 template <class Reply>
-kj::Maybe<kj::Promise<void>> run_checked_batch(detail::store_impl& impl, const std::shared_ptr<connection_state>& conn,
+kj::Maybe<kj::Promise<void>> run_checked_batch(detail::data_path& data, const std::shared_ptr<connection_state>& conn,
                                                std::string_view table, std::vector<batch_op> ops, Reply reply) {
   auto later = std::make_shared<handoff<std::vector<op_result>>>();
-  auto now = impl.run_batch(table, std::move(ops), conn->order, true, later->deliverer());
+  auto now = data.run_batch(table, std::move(ops), conn->order, true, later->deliverer());
   if (now) {
     --conn->in_flight;
     reply(status::ok(), std::move(*now));
@@ -166,7 +166,7 @@ template <class Reply>
 kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_state>& conn,
                              capnp::Text::Reader table_name, wire::Scan::Reader scan_spec,
                              const detail::scan_scope& scope, std::size_t first, Reply reply) {
-  auto sc = detail::impl_of(st.s).open_scan(std::string_view(table_name.cStr(), table_name.size()),
+  auto sc = st.data.open_scan(std::string_view(table_name.cStr(), table_name.size()),
                                             from_wire(scan_spec), conn->order, scope);
   if (!sc) {
     reply(sc.error(), nullptr, nullptr);

@@ -25,7 +25,6 @@
 #include <cstring>
 
 #include "route/call_order.h"
-#include "store_impl.h"
 #include "rpc/connection_guard.h"
 #include "rpc/convert.h"
 #include "rpc/frame_replies.h"
@@ -75,7 +74,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // Every request read so far, in order. Their arrival is now: one clock reading serves
   // them all, and a request's recorded time includes the wait for those before it.
   // The table lookups of those requests share one cache, dropped afterwards so that an
-  // idle connection keeps no table alive (store_impl.h: table_lookup_cache).
+  // idle connection keeps no table alive (store/catalog_map.h: table_lookup_cache).
   //
   // A point operation waits on four cache misses in a row (cell_map::prefetch_step), so
   // before serving request i this starts the last of those loads for request i+1, the one
@@ -180,7 +179,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     }
     if (p.row.data() == nullptr) return {};
     const std::string_view table(d.table.cStr(), d.table.size());
-    p.part = detail::impl_of(st_.s).local_partition_of(table, tables_, p.row, held_);
+    p.part = st_.data.local_partition_of(table, tables_, p.row, held_);
     return p;
   }
   static void prefetch(const decoded& d, bool exists, detail::cell_map::prefetch_step step) {
@@ -305,7 +304,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   }
 
   // A batch of one get, answered straight from the partition's cells when it can be
-  // read in place now (store_impl::read_views): the reply is built from views of the
+  // read in place now (data_path::read_views): the reply is built from views of the
   // cells, with no row_result in between. False: nothing was sent, serve_batch answers.
   bool get_in_place(std::uint64_t id, metrics::clock::time_point t0, operation op, capnp::Text::Reader table,
                     wire::Action::Reader action) {
@@ -332,8 +331,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         get_views_to_wire(c.row, exists, cells, out.initResults(1)[0]);
       });
     };
-    auto& impl = detail::impl_of(st_.s);
-    const bool read = impl.read_views(std::string_view(table.cStr(), table.size()), tables_, views_get_, conn_->order, views_,
+    const bool read = st_.data.read_views(std::string_view(table.cStr(), table.size()), tables_, views_get_, conn_->order, views_,
                                       use, &ctx);
     if (views_.capacity() > kept_views) {  // a wide row's views are not kept for the rest of the connection
       views_.clear();
@@ -346,7 +344,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   }
 
   // A batch of one put, decoded into the session's own put (its strings keep their storage)
-  // and run in place now (store_impl::write_in_place). False: nothing ran, nothing was
+  // and run in place now (data_path::write_in_place). False: nothing ran, nothing was
   // sent; serve_batch answers.
   bool put_in_place(std::uint64_t id, metrics::clock::time_point t0, operation op, capnp::Text::Reader table,
                     wire::Action::Reader action) {
@@ -356,8 +354,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     from_wire(action.getPut(), p);
     // A large put's storage is not kept for the rest of the connection.
     KJ_DEFER(if (put_bytes(p) > kept_put_bytes) p = put{});
-    auto& impl = detail::impl_of(st_.s);
-    if (!impl.write_in_place(std::string_view(table.cStr(), table.size()), tables_, put_req_, conn_->order, put_reply_))
+    if (!st_.data.write_in_place(std::string_view(table.cStr(), table.size()), tables_, put_req_, conn_->order, put_reply_))
       return false;
     st_.m.record_batch(protocol::frames, op, status::ok(), put_reply_.results, t0);
     send_batch_reply(id, status::ok(), put_reply_.results);

@@ -1,0 +1,134 @@
+// store/catalog_service.h: a store's catalog, and the one path that changes it.
+//
+// The catalog maps each table name to an immutable `table_runtime` (its schema and its
+// partitions, route/dispatch.h), published as a whole map: data calls read it without a
+// lock (lookup), DDL builds a new map and swaps it in. Every change of the catalog goes
+// through this class, from a store's own DDL (the calls below, which store.h forwards) and
+// from a cluster member applying the cluster's catalog (cluster/member.cc, which takes
+// mutex() and uses the "cluster's path" below) alike:
+//   commit:  the schema made durable (new partitions' tables, then the catalog entry), a
+//            runtime built for it (reusing the old one's partitions, or starting new
+//            ones), published;
+//   retire:  a runtime the catalog no longer names: its partitions stopped, the tables of
+//            this node's partitions dropped;
+//   purge:   the cells of dropped or truncated families freed in every partition and
+//            queued for removal from disk.
+// A change is durable before the call that made it returns; nothing is published when
+// making it durable fails.
+//
+// Thread safety: lookups and current() from any thread, lock-free. Changes serialise on
+// mutex(); the lock order is this mutex, then the persistence's snapshot lock.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "cellar/schema.h"
+#include "cellar/status.h"
+#include "store/catalog_map.h"
+#include "store/partition_factory.h"
+#include "store/persistence.h"
+
+namespace cellar::detail {
+
+class catalog_service {
+ public:
+  // `persistence` is null for a memory-only store; all must outlive the service.
+  catalog_service(const partition_factory& partitions, store_persistence* persistence);
+  catalog_service(const catalog_service&) = delete;
+  catalog_service& operator=(const catalog_service&) = delete;
+
+  // --- reads: any thread, no lock ---------------------------------------------------------
+  // The runtime of `table`, or null.
+  runtime_ptr lookup(std::string_view table) const;
+  // lookup(), or `cache`'s answer when it is for `table` and the catalog has not changed
+  // since it was filled.
+  const runtime_ptr& lookup(std::string_view table, table_lookup_cache& cache) const;
+  // The whole catalog now; it stays valid (unchanged) while the caller holds it.
+  std::shared_ptr<const catalog_map> current() const { return catalog_.load(std::memory_order_acquire); }
+
+  // --- a store's own DDL (store.h documents each call and its errors) ------------------------
+  status create_table(table_descriptor desc, schema_origin origin);
+  status create_table_group(std::string name);
+  status add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning);
+  status alter_family(const std::string& table, family_descriptor family);
+  status drop_family(const std::string& table, const std::string& family);
+  status drop_table(const std::string& table);
+  status truncate_table(const std::string& table);
+  status truncate_family(const std::string& table, const std::string& family);
+  status set_disabled(const std::string& table, bool disabled);
+
+  // --- recovery --------------------------------------------------------------------------
+  // Publishes the tables recovery found. With `start`, each partitioned table's partitions
+  // start on their recovered cells; without (a cluster member, whose cluster says which
+  // partitions are its own), the cells wait in the service for take_recovered().
+  void restore(recovered_catalog recovered, bool start);
+
+  // --- the cluster's path (cluster/member.cc), under mutex() ----------------------------------
+  absl::Mutex& mutex() ABSL_LOCK_RETURNED(mu_) { return mu_; }
+  // Makes `schema` durable as the cluster gave it: the tables of the partitions in `local`
+  // (this node's) created, the catalog entry written. Failures are logged: the node keeps
+  // serving from memory and the next change writes the entry again.
+  void persist_cluster_schema(const table_schema& schema, const std::vector<std::uint32_t>& local)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `table` from the durable catalog and drops its recovered cells, if any.
+  void forget(const std::string& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The cells recovery kept for `table`, one per partition (empty if none), taken out.
+  std::vector<recovered_cells> take_recovered(const std::string& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void drop_recovered(const std::string& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `next` the catalog.
+  void publish(std::shared_ptr<const catalog_map> next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A partition the catalog no longer names that a client may still reach through a
+  // runtime it loaded before: it stops when its last reference goes (partition_ref::
+  // stop_when_released), and close() stops it should it still run then.
+  void linger(const partition_ref& ref) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Retires `rt` (above): stops its partitions, waits for them, and drops the tables of
+  // those of this node (all of them when it never started any).
+  void retire(const table_runtime& rt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Has every partition of `rt` free the cells of families `ids` (which a schema now
+  // published no longer has) and queues their purge from disk; waits for the partitions.
+  void purge_families(const table_runtime& rt, const std::vector<std::uint32_t>& ids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Publishes an empty catalog and stops every partition, lingering ones included.
+  void close();
+
+ private:
+  // Persists `schema` (new partitions' tables first), builds its runtime from `old`'s
+  // partitions or new ones, and publishes it.
+  result<runtime_ptr> commit(std::shared_ptr<table_schema> schema, const table_runtime* old)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  runtime_ptr make_runtime(std::shared_ptr<table_schema> schema, const table_runtime* old)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void publish_one(const std::string& name, runtime_ptr rt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  status write_schema(const table_schema& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const partition_factory& partitions_;
+  store_persistence* const persistence_;
+
+  absl::Mutex mu_;
+  std::atomic<std::shared_ptr<const catalog_map>> catalog_;  // replaced under mu_ only
+  // Bumped after each publish: a table_lookup_cache filled at this number still holds
+  // what lookup() answers.
+  std::atomic<std::uint64_t> version_{0};
+  std::vector<caf::weak_actor_ptr> lingering_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t next_version_ ABSL_GUARDED_BY(mu_) = 1;
+  std::uint32_t next_family_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::uint64_t next_uid_ ABSL_GUARDED_BY(mu_) = 1;
+  // Recovered cells waiting for their partitions (a cluster member's), by table.
+  std::map<std::string, std::vector<recovered_cells>, std::less<>> recovered_ ABSL_GUARDED_BY(mu_);
+};
+
+// TABLE_DISABLED for a call on disabled `table`.
+status table_disabled_error(std::string_view table);
+
+}  // namespace cellar::detail

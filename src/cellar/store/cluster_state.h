@@ -1,0 +1,100 @@
+// store/cluster_state.h: what a store that is a cluster member shares with its member
+// (cluster/member.h), and what the member does for it.
+//
+// A cluster member's store does not apply DDL itself: it hands each DDL call to the
+// member as a `ddl_call` (cluster_hooks::ddl), and the member applies the cluster's
+// catalog to every node's store through the catalog service (store/catalog_service.h).
+// The data path reads the flags here on every call: whether the node has joined, and
+// whether it refuses writes while its ZooKeeper session is gone.
+//
+// Thread safety: every member of cluster_state may be read and written from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "cellar/schema.h"
+#include "cellar/status.h"
+
+namespace cellar::detail {
+
+// One DDL call of store.h, as a value: in a cluster the store hands it to the cluster
+// (cluster/member.h) instead of applying it; the cluster applies it to every node's store.
+struct ddl_call {
+  enum class kind : std::uint8_t {
+    create_table, create_table_group, add_family, alter_family, drop_family, drop_table, truncate_table,
+    disable_table, enable_table, truncate_family,
+  };
+  kind what = kind::create_table;
+  std::string table;
+  table_descriptor descriptor;
+  schema_origin origin = schema_origin::oceanbase_ddl;
+  family_descriptor family;
+  partition_spec partitioning;
+  std::string family_name;
+};
+
+// What a store that is a cluster member delegates to the cluster.
+struct cluster_hooks {
+  virtual ~cluster_hooks() = default;
+  // Runs `c` through the cluster; returns once this node's store has applied it.
+  virtual status ddl(const ddl_call& c) = 0;
+  // The nodes, their partitions and the master, as text (store_info::cluster).
+  virtual std::string report() const = 0;
+  // NOT_OWNER for a request of a client that asked not to be forwarded (wire: noForward),
+  // for partition `index` of `table`, which another node owns; the message names this
+  // node's placement epoch and the owner it knows. Counted for `status 'detailed'`.
+  virtual status not_owner(const std::string& table, std::uint32_t index) {
+    return {code::not_owner, "this node does not own partition " + std::to_string(index) + " of '" + table + "'"};
+  }
+  // Moves a partition ("table/index") to a node with its data (cluster/mover.h).
+  virtual status move(const std::string& partition, const std::string& node) = 0;
+  // Runs the balancer's moves; returns how many ran.
+  virtual result<std::uint32_t> balance() = 0;
+  // A request named a table this node does not know: waits, bounded, until this node has
+  // applied the catalog the cluster has now (another node's DDL reaches this one a moment
+  // later). True once it has (look again); false when it could not tell or did not catch
+  // up in time. Blocks: not on a CAF worker.
+  virtual bool catch_up() { return false; }
+};
+
+class cluster_state {
+ public:
+  explicit cluster_state(bool member) : member_(member) {}
+
+  // Whether the store was opened to be a cluster member (member::open_store).
+  bool member() const { return member_; }
+
+  // The member's hooks: set when the store opens (hooks that refuse, until the node has
+  // joined), replaced at join; null for a store that is not a member. A reader that sees
+  // the joined hooks sees the member state they point to (release store, acquire load).
+  std::shared_ptr<cluster_hooks> hooks() const { return hooks_.load(std::memory_order_acquire); }
+  void set_hooks(std::shared_ptr<cluster_hooks> h) { hooks_.store(std::move(h), std::memory_order_release); }
+
+  // A member serves data calls only once it has joined and applied the cluster's catalog
+  // and placement: before, its tables have no partitions yet.
+  bool joined() const { return joined_.load(std::memory_order_acquire); }
+  void set_joined(bool j) { joined_.store(j, std::memory_order_release); }
+
+  // A member that lost its ZooKeeper connection or session refuses writes until it is back
+  // and has re-read the placement map (cluster/member.cc: on_session).
+  bool writes_refused() const { return writes_refused_.load(std::memory_order_acquire); }
+  void refuse_writes(bool r) { writes_refused_.store(r, std::memory_order_release); }
+
+  // UNAVAILABLE while a member has not joined yet; OK otherwise.
+  status ready() const {
+    if (member_ && !joined()) return {code::unavailable, "this node has not joined its cluster yet"};
+    return status::ok();
+  }
+
+ private:
+  const bool member_;
+  std::atomic<std::shared_ptr<cluster_hooks>> hooks_;
+  std::atomic<bool> joined_{false};
+  std::atomic<bool> writes_refused_{false};
+};
+
+}  // namespace cellar::detail

@@ -1,0 +1,185 @@
+// store/persistence.h: a store's directory: one WiredTiger home with the catalog and the
+// partitions' tables, the redo log, and the snapshots that bring those tables up to a
+// point-in-time cut of each partition (docs/storage.md).
+//
+// Recovery (recover(), once, at open): the catalog as last made durable, each partition's
+// cells as of the last snapshot, then the redo log since that snapshot replayed on top;
+// the store starts its partitions on what it returns.
+//
+// A snapshot (snapshot()): rotate the log to generation G, cut every partition (an O(1)
+// swap of its change delta, inside its actor, so the cut is point-in-time per partition
+// and atomic with respect to its batches), write the deltas to WiredTiger, record G,
+// checkpoint. Only the checkpoint makes it durable, so a crash at any point before it
+// leaves the previous snapshot plus the log intact. Then log generations below G go.
+//
+// Thread policy (store_options::idle_background_threads): when asked, snapshot threads,
+// the memory releaser and WiredTiger's own threads run at idle CPU priority, until the
+// store is closing (hurry()).
+//
+// Thread safety: every call may be made from any thread; snapshots run one at a time,
+// and a partition's tables are dropped only between snapshots.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+#include <caf/all.hpp>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "cellar/store.h"
+#include "partition/memory_budget.h"
+#include "persist/free_memory.h"
+#include "persist/redo_log.h"
+#include "persist/wt_home.h"
+#include "store/catalog_map.h"
+
+namespace cellar::detail {
+
+class memtable;
+class delta_map;
+struct table_cut;
+
+// One partition's cells as recovered, until its actor takes them.
+using recovered_cells = std::shared_ptr<std::unique_ptr<memtable>>;
+
+// What recovery found: the catalog's tables and counters, and each partitioned table's
+// cells (by table name, one per partition).
+struct recovered_catalog {
+  std::vector<table_schema> schemas;
+  std::uint64_t next_uid = 1;
+  std::uint32_t next_family_id = 1;
+  std::map<std::string, std::vector<recovered_cells>> cells;
+};
+
+class store_persistence {
+ public:
+  // Opens (creating) the WiredTiger home of options.directory. `memory` and `system` must
+  // outlive this; `activity` tells whether data calls are coming in (snapshot helpers work
+  // only while none are).
+  static result<std::unique_ptr<store_persistence>> open(const store_options& options, memory_pool& memory,
+                                                         caf::actor_system& system,
+                                                         std::shared_ptr<dispatch_stats> activity);
+  ~store_persistence();
+  store_persistence(const store_persistence&) = delete;
+  store_persistence& operator=(const store_persistence&) = delete;
+
+  // Reads the last snapshot and replays the log since it, then opens a new log generation
+  // (log modes). Once, before anything else. Errors: CORRUPTION naming the damaged file
+  // (see store_options::salvage), IO_ERROR, UNSUPPORTED (a directory of an older format).
+  result<recovered_catalog> recover();
+  // What recover() found on disk.
+  const recovery_stats& recovered() const { return recovered_; }
+
+  // The redo log partitions append to; null in snapshot mode.
+  redo_log* log() const { return log_.get(); }
+
+  // A snapshot of the partitions of `tables` (the catalog now). One runs at a time.
+  result<snapshot_stats> snapshot(const catalog_map& tables);
+  // Takes a snapshot every options.snapshot_interval of what `tables()` returns then,
+  // until stop_periodic() (also called by close()).
+  void start_periodic(std::function<std::shared_ptr<const catalog_map>()> tables);
+  void stop_periodic();
+  // The store is closing and serves nothing any more: the threads of a snapshot running
+  // now, and of every later one, the memory releaser's and WiredTiger's run at normal
+  // priority from now on, so the final snapshot does not wait for an idle core.
+  void hurry();
+  // Drains and syncs the log, then closes WiredTiger. Idempotent.
+  void close();
+
+  // --- what the catalog makes durable ----------------------------------------------------
+  // The tables of a new partition.
+  status create_partition(std::uint64_t uid, std::uint32_t index);
+  // The tables of partition `index` of table `uid`, made anew and empty (a copy a move
+  // brings here starts from nothing, whatever an earlier stay left).
+  status reset_partition(std::uint64_t uid, std::uint32_t index);
+  // Drops the tables of partitions `indices` of table `uid` once no snapshot writes to
+  // them; failures are logged (the files are stale, never read again).
+  void drop_partitions(std::uint64_t uid, const std::vector<std::uint32_t>& indices, std::string_view table);
+  // Writes catalog entries `puts` (name -> encoded value) and removes `removes`, at once.
+  status write_catalog(const std::vector<std::pair<std::string, std::string>>& puts,
+                       const std::vector<std::string>& removes);
+  // The schema of `t` with the store's counters, durably.
+  status write_schema(const table_schema& t, std::uint64_t next_uid, std::uint32_t next_family_id);
+  // Cells of family `family` in partitions [0, partitions) of table `uid` go from disk
+  // with the next snapshot (their family was dropped or truncated).
+  void queue_purge(std::uint64_t uid, std::uint32_t partitions, std::uint32_t family);
+  // A partition copied here by a move: `delta` (its cells) written to its base, checkpointed.
+  status write_copy(std::uint64_t uid, std::uint32_t index, const delta_map& delta);
+
+  // The lock a running snapshot holds; whoever holds it keeps snapshots and the dropping
+  // of partitions' tables waiting (a test holds it to stand for a long snapshot).
+  absl::Mutex& snapshot_lock() ABSL_LOCK_RETURNED(snapshot_mu_) { return snapshot_mu_; }
+
+  // Snapshots, log figures and recovery, for store::info.
+  void fill_info(store_info& out) const;
+  std::uint64_t log_syncs() const { return log_ ? log_->syncs() : 0; }
+
+ private:
+  struct pending_purge {
+    std::uint64_t uid;
+    std::uint32_t partitions;
+    std::uint32_t family;
+  };
+  friend class snapshot_thread;
+  friend class snapshot_writers;
+
+  store_persistence(const store_options& options, memory_pool& memory, caf::actor_system& system,
+                    std::shared_ptr<dispatch_stats> activity, std::unique_ptr<wt_home> wt);
+
+  // Recovery's steps (store/recovery.cc).
+  status read_catalog(recovered_catalog& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
+  status load_partition(const table_schema& t, std::uint32_t p, const std::set<std::uint32_t>& families, memtable& m,
+                        std::set<std::uint32_t>& stale) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
+  status replay_log(const std::map<std::uint64_t, std::pair<const table_schema*, std::vector<memtable*>>>& tables)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
+  // A snapshot's last step: purges, the generation recorded, the checkpoint; then the
+  // deltas of `cuts` freed (store/snapshot.cc).
+  status finish_snapshot(std::vector<table_cut>& cuts, std::uint64_t generation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
+
+  const store_options& options_;
+  memory_pool& memory_;
+  caf::actor_system& system_;
+  const std::shared_ptr<dispatch_stats> activity_;  // the data path's: cleared by wait_until_idle
+  std::unique_ptr<wt_home> wt_;  // reset by close()
+  std::unique_ptr<redo_log> log_;
+  recovery_stats recovered_;  // written by recover() only
+  // Returns the pages of the deltas a snapshot wrote to the OS, after the snapshot.
+  memory_releaser releaser_;
+
+  absl::Mutex snapshot_mu_;  // one snapshot at a time; held while a partition's tables go
+  std::uint64_t generation_ ABSL_GUARDED_BY(snapshot_mu_) = 0;
+  std::vector<pending_purge> purges_ ABSL_GUARDED_BY(snapshot_mu_);
+  // Bytes of each partition's change runs, (uid, partition) -> bytes (persist/wt_home.h):
+  // weighed against its base's file to decide when a snapshot merges them into the base.
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> change_bytes_ ABSL_GUARDED_BY(snapshot_mu_);
+
+  // The last completed snapshot, for info(): its own lock, never held across a snapshot.
+  mutable absl::Mutex info_mu_;
+  std::optional<snapshot_stats> last_snapshot_ ABSL_GUARDED_BY(info_mu_);
+  std::int64_t last_snapshot_unix_ms_ ABSL_GUARDED_BY(info_mu_) = 0;
+  std::uint64_t snapshots_taken_ ABSL_GUARDED_BY(info_mu_) = 0;
+
+  // The threads of the snapshot running now (Linux thread ids), and whether they, and
+  // those of later snapshots, run at normal priority.
+  absl::Mutex threads_mu_;
+  std::set<pid_t> snapshot_threads_ ABSL_GUARDED_BY(threads_mu_);
+  bool hurry_ ABSL_GUARDED_BY(threads_mu_) = false;
+
+  absl::Mutex periodic_mu_;
+  bool periodic_stop_ ABSL_GUARDED_BY(periodic_mu_) = false;
+  std::thread periodic_;
+};
+
+}  // namespace cellar::detail
