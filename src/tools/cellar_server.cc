@@ -79,6 +79,7 @@ struct settings {
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
   bool io_uring = true;
+  bool idle_background_threads = true;
   std::string metrics_listen;  // empty: no metrics endpoint
   bool salvage = false;
   std::string tls_cert;
@@ -137,6 +138,9 @@ class flag_set {
     add("--event-loops", "event_loops", st.event_loops, "RPC event-loop threads sharing the port (0 = one per core)");
     add("--loop-affinity", "loop_affinity", st.loop_affinity,
         "event loop i runs on CPU i and takes the connections arriving there (true/false)");
+    add("--idle-background-threads", "idle_background_threads", st.idle_background_threads,
+        "snapshot writers, the memory releaser and WiredTiger's threads at idle CPU priority, so serving comes "
+        "first (true/false)");
     add("--io-uring", "io_uring", st.io_uring,
         "read and send each event-loop turn's frames with io_uring, one io_uring_enter each (true/false)");
     add("--worker-spin-polls", "worker_spin_polls", st.worker_spin_polls,
@@ -217,6 +221,7 @@ std::int64_t hardware_cores() { return std::max(1u, std::thread::hardware_concur
 problem store_settings(const settings& st, cellar::store_options& so, cellar::detail::scheduler_tuning& tune) {
   so.directory = st.data;
   so.salvage = st.salvage;
+  so.idle_background_threads = st.idle_background_threads;
   if (st.durability == "snapshot")
     so.durability = cellar::durability::snapshot;
   else if (st.durability == "log")

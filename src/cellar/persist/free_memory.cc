@@ -49,7 +49,7 @@ void memory_releaser::run() {
   ::pthread_setname_np(::pthread_self(), "cellar-release");
   std::unique_lock lock(mu_);
   tid_ = ::gettid();
-  if (!hurry_) idle_priority();
+  if (idle_ && !hurry_) idle_priority();
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || pending_; });
     if (stop_) return;

@@ -27,7 +27,8 @@ void release_free_memory();
 // Thread safety: request() may be called from any thread.
 class memory_releaser {
  public:
-  memory_releaser() = default;
+  // `idle`: the releaser's thread runs at idle CPU priority until hurry() (persist/priority.h).
+  explicit memory_releaser(bool idle = false) : idle_(idle) {}
   // Waits for a release that is running; one only requested is dropped.
   ~memory_releaser();
   memory_releaser(const memory_releaser&) = delete;
@@ -43,6 +44,7 @@ class memory_releaser {
  private:
   void run();
 
+  const bool idle_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool pending_ = false;  // guarded by mu_

@@ -1,12 +1,14 @@
 #include "persist/wt_home.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <condition_variable>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -198,30 +200,35 @@ class early_writeback {
   std::thread syncer_;
 };
 
-// The ids of this process's threads.
-std::set<pid_t> thread_ids() {
-  std::set<pid_t> ids;
+// A name no thread of the program has: the thread that calls wiredtiger_open carries it
+// meanwhile, so the threads WiredTiger starts inside the call inherit it (Linux gives a
+// new thread its creator's name), and only they do.
+constexpr const char* opening_name = "cellar-wt-open";
+constexpr const char* wt_thread_name = "cellar-wt";
+
+// The threads of this process named `name` (/proc/self/task/*/comm).
+std::vector<pid_t> threads_named(std::string_view name) {
+  std::vector<pid_t> ids;
   if (DIR* d = ::opendir("/proc/self/task")) {
-    while (dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') ids.insert(static_cast<pid_t>(std::atoi(e->d_name)));
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+      std::string got;
+      if (std::getline(comm, got) && got == name) ids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    }
     ::closedir(d);
   }
   return ids;
 }
 
-// WiredTiger's own threads (eviction, log and sweep servers) start inside wiredtiger_open.
-// Serving never waits on them (cells are served from memory; the redo log is cellar's own
-// thread), so they run only when a core is otherwise idle, like the snapshot threads
-// (SCHED_IDLE, or nice 10 where that is refused). Caveat: a thread that another part of
-// the process starts while wiredtiger_open runs is idled too (the store's own CAF threads
-// already run by then).
-// Returns the threads idled.
-std::vector<pid_t> idle_new_threads(const std::set<pid_t>& before) {
-  std::vector<pid_t> idled;
-  for (pid_t tid : thread_ids()) {
-    if (before.count(tid) != 0) continue;
+// Serving never waits on WiredTiger's own threads (eviction, log and sweep servers: cells
+// are served from memory, the redo log is cellar's own thread), so with idle_threads they
+// run only when a core is otherwise idle. Renames them for top -H; returns them.
+std::vector<pid_t> idle_wiredtiger_threads() {
+  std::vector<pid_t> idled = threads_named(opening_name);
+  for (pid_t tid : idled) {
     idle_priority(tid);
-    idled.push_back(tid);
+    std::ofstream(std::string("/proc/self/task/") + std::to_string(tid) + "/comm") << wt_thread_name;
   }
   return idled;
 }
@@ -250,13 +257,14 @@ std::string wt_home::describe(const std::string& uri) const {
 }
 
 result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size_t cache_mb,
-                                               std::shared_ptr<cellar::env> e, bool salvage) {
+                                               std::shared_ptr<cellar::env> e, bool salvage, bool idle_threads) {
   if (!e) e = env::posix();
   if (int err = e->create_dir(dir); err != 0)
     return status{code::io_error, "cannot create " + dir + ": " + std::strerror(err)};
   std::unique_ptr<wt_home> h(new wt_home());
   h->dir_ = dir;
   h->env_ = e;
+  h->idle_threads_ = idle_threads;
   // Logging is on for the catalog only (data tables opt out); small log files and no
   // preallocation keep the home small (WiredTiger preallocates ~300 MB otherwise).
   std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
@@ -277,14 +285,21 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
 }
 
 status wt_home::connect() {
-  const auto before = thread_ids();
+  char caller[16] = {};
+  if (idle_threads_) {
+    ::pthread_getname_np(::pthread_self(), caller, sizeof caller);
+    ::pthread_setname_np(::pthread_self(), opening_name);
+  }
   std::string why;
-  if (int ret = wt_open(dir_, &event_handler, config_, env_, &conn_, &why); ret != 0) {
+  const int ret = wt_open(dir_, &event_handler, config_, env_, &conn_, &why);
+  if (idle_threads_) ::pthread_setname_np(::pthread_self(), caller);
+  if (ret != 0) {
     conn_ = nullptr;
     return wt_error(ret, "cannot open the WiredTiger home " + dir_ + (why.empty() ? "" : " (" + why + ")"));
   }
+  if (!idle_threads_) return status::ok();
   std::lock_guard lock(threads_mu_);
-  wt_threads_ = idle_new_threads(before);
+  wt_threads_ = idle_wiredtiger_threads();
   if (hurry_) hurry_threads();
   return status::ok();
 }

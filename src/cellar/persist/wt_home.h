@@ -51,8 +51,11 @@ class wt_home {
  public:
   // Opens (creating) the home in `dir`, its files through `e` (cellar/env.h). `salvage`:
   // WiredTiger salvages its own damaged files (metadata, log) while it opens.
+  // `idle_threads`: WiredTiger's own threads (eviction, log and sweep servers) run at idle
+  // CPU priority (persist/priority.h); the program's other threads are left as they are.
   static result<std::unique_ptr<wt_home>> open(const std::string& dir, std::size_t cache_mb,
-                                               std::shared_ptr<cellar::env> e, bool salvage);
+                                               std::shared_ptr<cellar::env> e, bool salvage,
+                                               bool idle_threads = false);
   ~wt_home();  // closes without a checkpoint: callers snapshot first
 
   // Catalog.
@@ -112,9 +115,8 @@ class wt_home {
   // recovery read is served from memory now, and WiredTiger is only written to again.
   // Same locking as reopen().
   status drop_cache();
-  // WiredTiger's own threads run at idle priority (wt_home.cc: idle_new_threads); this
-  // raises them, and those of any later reopen, back to normal (persist/priority.h): for a
-  // closing store.
+  // With idle_threads, WiredTiger's own threads run at idle priority; this raises them,
+  // and those of any later reopen, back to normal (persist/priority.h): for a closing store.
   void hurry();
 
   // Recovery.
@@ -138,6 +140,7 @@ class wt_home {
   WT_CONNECTION* conn_ = nullptr;
   std::string dir_;
   std::shared_ptr<cellar::env> env_;
+  bool idle_threads_ = false;
   void hurry_threads();                // callers hold threads_mu_
   std::mutex threads_mu_;
   std::vector<pid_t> wt_threads_;      // WiredTiger's threads, idled; guarded by threads_mu_

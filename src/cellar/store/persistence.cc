@@ -17,7 +17,8 @@ namespace cellar::detail {
 result<std::unique_ptr<store_persistence>> store_persistence::open(const store_options& options, memory_pool& memory,
                                                                     caf::actor_system& system,
                                                                     std::shared_ptr<dispatch_stats> activity) {
-  auto home = wt_home::open(options.directory, options.cache_mb, options.env, options.salvage);
+  auto home = wt_home::open(options.directory, options.cache_mb, options.env, options.salvage,
+                            options.idle_background_threads);
   if (!home) return home.error();
   return std::unique_ptr<store_persistence>(
       new store_persistence(options, memory, system, std::move(activity), std::move(home.value())));
@@ -25,7 +26,12 @@ result<std::unique_ptr<store_persistence>> store_persistence::open(const store_o
 
 store_persistence::store_persistence(const store_options& options, memory_pool& memory, caf::actor_system& system,
                                      std::shared_ptr<dispatch_stats> activity, std::unique_ptr<wt_home> wt)
-    : options_(options), memory_(memory), system_(system), activity_(std::move(activity)), wt_(std::move(wt)) {}
+    : options_(options),
+      memory_(memory),
+      system_(system),
+      activity_(std::move(activity)),
+      wt_(std::move(wt)),
+      releaser_(options.idle_background_threads) {}
 
 store_persistence::~store_persistence() { close(); }
 
