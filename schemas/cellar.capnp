@@ -434,7 +434,7 @@ struct ScanEnd {
 # `login`. Replies carry the request's id and may come in
 # another order than the requests: a request answered in place can overtake one that
 # waits at a busy partition. Calls to one partition run in the order they were sent, as
-# on the RPC path (docs/semantics-notes.md).
+# on the RPC path (docs/concurrency.md; docs/semantics.md §5).
 struct Request {
   id @0 :UInt64;
   union {
