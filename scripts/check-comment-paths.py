@@ -10,7 +10,7 @@ look like a path of this repository: `persist/wt_home.h` (under src/cellar/), `c
 commenting one. Each must name a file or folder that exists. A bare `NAME.cc`, `NAME.md` or
 `NAME.sh` must be a file somewhere in the tree. A reference to a section of a
 page, `docs/cluster.md §4` or `docs/operations.md, "Security"`, must name a heading of that
-page too.
+page too (or the start of one: "Crash loops" names "Crash loops (`scripts/crash-loop.sh`)").
 
 Words that do not start with a folder of this repository (`kj/async.h`, `caf/all.hpp`,
 `hbase-shell/.../table.rb`) name other projects and are not checked, nor are absolute paths,
@@ -172,7 +172,7 @@ class checker:
             number, title = m.group(2), m.group(3) or m.group(4)
             if number and number not in numbers:
                 bad.append(f"{page} §{number}")
-            elif title and title.lower() not in found:
+            elif title and not any(h.startswith(title.lower()) for h in found):
                 bad.append(f'{page} "{title}"')
         return bad
 
