@@ -46,6 +46,9 @@ struct config {
   int batch = 1;
   int load_batch = 50;
   double target_rate = 0;  // ops/s over all threads; 0: as fast as possible
+  // Seconds a request may wait for its reply; past it the requests still unanswered count
+  // as errors and the phase ends (a server that drops a reply must not stall the run).
+  double request_timeout = 10;
   std::string json_out;
   std::string svg_prefix;
   std::string label;
@@ -107,6 +110,8 @@ void drive(const config& cfg, bool load, workload_state& ws, const workload_spec
   std::size_t in_flight = 0, live = slots.size();
   std::vector<slot*> done;
   bool stopping = false;
+  const auto timeout_ns = static_cast<std::int64_t>(cfg.request_timeout * 1e9);
+  std::int64_t next_check = 0;  // when a request in flight may first be past its timeout
 
   auto take = [&](slot& s) -> bool {
     s.ops.clear();
@@ -153,6 +158,30 @@ void drive(const config& cfg, bool load, workload_state& ws, const workload_spec
     }
     sr.done_ops.fetch_add(s.ops.size(), std::memory_order_relaxed);
     last_end = std::max(last_end, s.end_ns);
+  };
+
+  // Every request in flight failed for want of a reply: each counts as an error with the
+  // time it waited; the engine, with its connections, is dropped with the thread.
+  auto abandon_unanswered = [&] {
+    const std::int64_t t = now_ns();
+    std::size_t unanswered = 0;
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (busy[i] != 1) continue;
+      slot& s = slots[i];
+      s.ok.assign(s.ops.size(), 0);
+      s.rows.resize(s.ops.size(), 0);
+      if (s.mid_ns == 0) s.mid_ns = t;
+      s.end_ns = t;
+      char why[96];
+      std::snprintf(why, sizeof why, "no reply within %g s (--request-timeout)", cfg.request_timeout);
+      s.why = why;
+      record(s);
+      busy[i] = 0;
+      ++unanswered;
+    }
+    in_flight = 0;
+    std::fprintf(stderr, "loadgen: thread %d: %zu requests had no reply within %g s: counted as errors\n", index,
+                 unanswered, cfg.request_timeout);
   };
 
   try {
@@ -205,6 +234,21 @@ void drive(const config& cfg, bool load, workload_state& ws, const workload_spec
       }
       if (live == 0) break;
       if (in_flight == 0 && !paced) continue;
+      // No request can be late before the oldest one in flight is: look again then.
+      if (timeout_ns > 0 && in_flight > 0) {
+        const std::int64_t t = now_ns();
+        if (t >= next_check) {
+          std::int64_t oldest = t;
+          for (std::size_t i = 0; i < slots.size(); ++i)
+            if (busy[i] == 1) oldest = std::min(oldest, slots[i].start_ns);
+          if (t - oldest >= timeout_ns) {
+            abandon_unanswered();
+            break;
+          }
+          next_check = oldest + timeout_ns;
+        }
+        wake = std::min(wake, next_check);
+      }
       done.clear();
       eng->wait(done, wake);
       for (auto* s : done) {
@@ -452,6 +496,9 @@ int main(int argc, char** argv) {
   app.add_option("--records", cfg.records, "recordcount");
   app.add_option("--operations", cfg.operations, "operationcount (0: bounded by --duration)");
   app.add_option("--duration", cfg.duration, "seconds of the run phase (0: bounded by --operations)");
+  app.add_option("--request-timeout", cfg.request_timeout,
+                 "seconds a request may wait for its reply; then the unanswered ones count as errors and the phase "
+                 "ends (0: wait forever)");
   app.add_option("--threads", cfg.threads, "driver threads (each runs an event loop)");
   app.add_option("--connections", cfg.connections, "connections in total, spread over the threads");
   app.add_option("--depth", cfg.depth, "requests in flight per connection (pipelining depth)");

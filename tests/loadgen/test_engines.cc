@@ -26,6 +26,7 @@
 #include "rpc/server.h"
 #include "run_slots.h"
 #include "../rpc/test_certs.h"
+#include "../shell/process.h"
 
 using namespace loadgen;
 
@@ -222,4 +223,55 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
   ::sigaction(SIGUSR2, &old, nullptr);
   INFO(error);
   CHECK(error.empty());
+}
+
+// Pipelined writes and reads over many frame connections, in every durability mode and
+// with the server's io_uring on and off: every request gets its reply (run_slots fails
+// when five seconds pass without one), and every write is in the store afterwards.
+TEST_CASE("every pipelined request over many connections gets its reply, in every durability mode", "[engines]") {
+  const auto mode = GENERATE(cellar::durability::snapshot, cellar::durability::log, cellar::durability::log_sync);
+  const bool ring = GENERATE(true, false);
+  INFO("durability " << static_cast<int>(mode) << ", server io_uring " << ring);
+  testproc::temp_dir dir("cellar-engines-replies");
+  cellar::store_options so;
+  so.directory = dir.path;
+  so.durability = mode;
+  so.worker_threads = 1;
+  auto st = cellar::store::open(std::move(so));
+  REQUIRE(st);
+  cellar::rpc::server_options ro;
+  ro.port = 0;
+  ro.event_loops = 1;
+  ro.io_uring = ring;
+  auto srv = cellar::rpc::server::start(*st.value(), ro);
+  REQUIRE(srv);
+
+  target_options o;
+  o.target = "cellar-rpc";
+  o.port = srv.value()->port();
+  o.connections = 64;
+  o.partitioning = "hash:4";
+  prepare_cellar_rpc(o, true);
+  auto e = make_cellar_frames_engine(o);
+  constexpr int records = 2000;
+  std::vector<operation> load, mix;
+  for (int i = 0; i < records; ++i) load.push_back({op_kind::insert, i, 0, 0});
+  for (int round = 0; round < 4; ++round)
+    for (int i = 0; i < records; ++i) {
+      mix.push_back({op_kind::update, (i * 13) % records, i % field_count, 0});
+      mix.push_back({op_kind::read, (i * 7) % records, 0, 0});
+    }
+  // 64 connections with 8 requests in flight on each; the records are all in before the
+  // reads start, so every read finds its record.
+  for (const auto* ops : {&load, &mix}) {
+    std::size_t answered = 0;
+    for (auto& s : run_slots(*e, *ops, 1, 64 * 8, 64)) {
+      CHECK(s.ok[0]);
+      ++answered;
+    }
+    CHECK(answered == ops->size());
+  }
+  auto stats = st.value()->stats(o.table);
+  REQUIRE(stats);
+  CHECK(stats->cells == static_cast<std::uint64_t>(records) * field_count);
 }

@@ -57,8 +57,8 @@ void bump(std::atomic<std::uint64_t>& a, std::uint64_t n) {
 // A recv's promise: queued in the ring from its making until the flush hands it its result
 // (or it is dropped, and then never made).
 struct io_ring::recv_op {
-  recv_op(kj::PromiseFulfiller<long>& f, io_ring& r, int fd, void* buffer, std::size_t size)
-      : fulfiller(f), ring(r), fd(fd), buffer(buffer), size(size) {
+  recv_op(kj::PromiseFulfiller<long>& f, io_ring& r, int fd, void* buffer, std::size_t size, settle_fn settle)
+      : fulfiller(f), ring(r), fd(fd), buffer(buffer), size(size), settle(std::move(settle)) {
     ring.recvs_.push_back(this);
     ring.schedule();
   }
@@ -72,6 +72,7 @@ struct io_ring::recv_op {
   int fd;
   void* buffer;
   std::size_t size;
+  settle_fn settle;
 };
 
 kj::Own<io_ring> io_ring::open(io_ring_stats* stats, unsigned entries) {
@@ -120,8 +121,8 @@ void io_ring::forget(buffered_message_stream& s) {
       if (q == &s) q = nullptr;
 }
 
-kj::Promise<long> io_ring::recv(int fd, void* buffer, std::size_t size) {
-  return kj::newAdaptedPromise<long, recv_op>(*this, fd, buffer, size);
+kj::Promise<long> io_ring::recv(int fd, void* buffer, std::size_t size, settle_fn settle) {
+  return kj::newAdaptedPromise<long, recv_op>(*this, fd, buffer, size, std::move(settle));
 }
 
 void io_ring::taskFailed(kj::Exception&& e) {
@@ -176,10 +177,17 @@ void io_ring::complete(const entry& e, long result) {
     e.stream->end_send(result);
     return;
   }
-  // Resolved, not run: its reader continues as an event of its own.
-  e.recv->fulfiller.fulfill(kj::mv(result));
+  // Settled now, resolved, not run: its reader continues as an event of its own.
+  recv_op& op = *e.recv;
   for (auto& q : recvs_flushing_)
-    if (q == e.recv) q = nullptr;
+    if (q == &op) q = nullptr;
+  if (op.settle) {
+    KJ_IF_MAYBE(error, kj::runCatchingExceptions([&] { result = op.settle(result); })) {
+      op.fulfiller.reject(kj::mv(*error));
+      return;
+    }
+  }
+  op.fulfiller.fulfill(kj::mv(result));
 }
 
 void io_ring::submit_and_complete() {

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 struct io_uring;
@@ -66,7 +67,13 @@ class io_ring final : private kj::TaskSet::ErrorHandler {
   // its end: resolves with the bytes read, 0 at the end of the stream, or -errno (-EAGAIN:
   // nothing to read; -EINTR: the ring could not make it, read(2) instead). `buffer` must
   // stay valid until the promise resolves or is dropped; a dropped read is not made.
-  kj::Promise<long> recv(int fd, void* buffer, std::size_t size);
+  // `settle`, if given, runs inside the flush, as soon as the outcome is known, and the
+  // promise resolves with what it returns (or rejects with what it throws): a reader that
+  // found the socket empty registers for the socket's next readable edge there, before kj
+  // next looks at epoll (kj polls epoll between turns; an edge reported while nobody
+  // waits for it is lost, and the reader would wait for bytes already in its socket).
+  using settle_fn = std::function<long(long result)>;
+  kj::Promise<long> recv(int fd, void* buffer, std::size_t size, settle_fn settle = nullptr);
 
   // io_uring_enter calls made, and the sends and reads they carried.
   std::uint64_t enters() const { return stats_->enters.load(std::memory_order_relaxed); }

@@ -137,9 +137,14 @@ kj::Promise<int> buffered_message_stream::read_ring() {
   // The buffer stays as it is until the read resolves: nothing else reads this stream
   // meanwhile (its one reader waits on this promise).
   const std::size_t room = in_bytes() - in_end_;
-  return ring_->recv(ring_fd(), bytes() + in_end_, room).then([this, room](long result) -> int {
-    if (result == -EINTR) return read_now();
-    const ssize_t n = socket_->settle_read(result, room);
+  // Settled inside the ring's flush: an empty or short read registers the socket's next
+  // readable edge there, before kj looks at epoll again (io_ring::recv).
+  auto settle = [this, room](long result) -> long {
+    if (result == -EINTR) return result;  // not made: read(2) below
+    return socket_->settle_read(result, room);
+  };
+  return ring_->recv(ring_fd(), bytes() + in_end_, room, settle).then([this](long n) -> int {
+    if (n == -EINTR) return read_now();
     return n < 0 ? -1 : took(static_cast<std::size_t>(n));
   });
 }
