@@ -1,4 +1,4 @@
-// bench/bench_filters.cc: the three performance goals of filters (issue 16).
+// bench/bench_filters.cc: the three performance goals of filters.
 //
 // One process loads --rows rows (default 1,000,000; keys "row%07d", one family, one
 // 100-byte value per row, 1 row in 100 a "hit" whose value starts with "HIT") into a

@@ -1,6 +1,6 @@
 // bench_machine: what this machine charges for the kernel entries and switches that the
 // server's figures depend on, so that runs on different VMs can be told apart
-// (docs/benchmarks.md, "Machine"; docs/cluster.md §6):
+// (docs/benchmarks.md, "Machine"):
 //   - a system call (getppid), alone;
 //   - a round trip through two pipes between two threads of one process, and between two
 //     processes, all on one CPU: two switches and four system calls each; the difference

@@ -307,13 +307,11 @@ int main(int argc, char** argv) {
   std::vector<double> snap_rates, raw_rates, ratios;
   std::printf("\nsnapshot of a fresh store vs raw sequential write, %d times\n", a.reps);
   std::printf("  changes    MB      s      MB/s    raw MB/s  ratio   (write s, finish s)\n");
-  // Each repetition but the last runs in a child process of its own, and the last in
-  // this one before it starts a thread: every snapshot measured is the first of a fresh
-  // process, as a server's first snapshot after a load is. Repeated in one process, the
-  // second and later snapshots took 1.5-2x as long on these VMs, their CPU time tripled,
-  // and most of the writers' own time went to loading each next B-tree leaf of the delta,
-  // on a heap that had held the stores dropped before (docs/benchmarks.md, 2026-12-02
-  // night). That is the process's history, not the snapshot's cost.
+  // Each repetition but the last runs in a child process of its own, and the last in this one
+  // before it starts a thread: every snapshot measured is the first of a fresh process, as a
+  // server's first snapshot after a load is. Repeated in one process, a later snapshot runs
+  // on a heap that held the stores dropped before, and its writers wait on loading each next
+  // B-tree leaf of the delta: that is the process's history, not the snapshot's cost.
   std::fflush(stdout);
   for (int rep = 0; rep < a.reps; ++rep) {
     const bool child_rep = rep + 1 < a.reps;

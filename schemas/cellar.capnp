@@ -43,7 +43,7 @@ struct RowResult {
   partial @3 :Bool;
 }
 
-# ---- requests (mirror src/cellar/ops.h) ----------------------------------------------
+# ---- requests (mirror include/cellar/ops.h) ------------------------------------------
 
 const latestTimestamp :Int64 = 9223372036854775807;
 
@@ -360,7 +360,7 @@ interface Login {
 }
 
 interface Cellar {
-  # Data: one result per action, in order (see table::batch in src/cellar/store.h).
+  # Data: one result per action, in order (see table::batch in include/cellar/store.h).
   # noForward (cluster; default false): the node answers NOT_OWNER for the actions of
   # partitions it does not own instead of forwarding them to their owner (docs/cluster.md §4).
   batch @0 (table :Text, actions :List(Action), noForward :Bool)
@@ -434,7 +434,7 @@ struct ScanEnd {
 # `login`. Replies carry the request's id and may come in
 # another order than the requests: a request answered in place can overtake one that
 # waits at a busy partition. Calls to one partition run in the order they were sent, as
-# on the RPC path (docs/semantics-notes.md).
+# on the RPC path (docs/concurrency.md; docs/semantics.md §5).
 struct Request {
   id @0 :UInt64;
   union {

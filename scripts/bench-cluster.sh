@@ -20,7 +20,7 @@
 # Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
 # WORKLOADS (default "a c"), DEPTH (default 16), DEPTH3 (the 3-node runs' depth; default DEPTH:
 # 48 keeps about 16 requests in flight per node link, as 16 gives the single node; a different
-# client from the single node's, so not a like-for-like comparison: docs/cluster.md section 6),
+# client from the single node's, so not a like-for-like comparison: docs/cluster.md §6),
 # CONNECTIONS (default 4), THREADS (default 1),
 # SERVER, LOADGEN (binaries; default build/src/tools/..., build/examples/loadgen/...),
 # SERVER_ARGS (more cellar-server flags for every node), REDIS (1: the redis baseline too; 0: not),

@@ -3,10 +3,14 @@
 # memory.tsv, crosscheck.tsv); bench-ycsb.sh runs it at its end. Run it again to rewrite
 # the report of an earlier run:
 #
-#   scripts/bench-ycsb-report.sh build/bench-ycsb
+#   scripts/bench-ycsb-report.sh build/bench-results/ycsb
 set -euo pipefail
 out=${1:?usage: bench-ycsb-report.sh OUT}
 [ -f "$out/params" ] || { echo "bench-ycsb-report: no $out/params (not a bench-ycsb.sh output)" >&2; exit 1; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+case "$(cd "$out" && pwd)/" in
+  "$root"/docs/*) echo "bench-ycsb-report: $out is under docs/: results belong in a build directory" >&2; exit 2 ;;
+esac
 # shellcheck disable=SC1091
 . "$out/params"
 runs_tsv=$out/runs.tsv

@@ -5,7 +5,7 @@
 #   scripts/bench-ycsb.sh [--duration 20] [--reps 5] [--records 100000] [--connections 50]
 #                         [--depth 16] [--server-cpu 1] [--client-cpu 0] [--partitioning range:8]
 #                         [--skip-build] [--skip-two-threads] [--skip-memory] [--skip-crosscheck]
-#                         [--out build/bench-ycsb]
+#                         [--out build/bench-results/ycsb]
 #
 # Sections of the report, in the order they run:
 # 1. Per core (the headline): each server pinned to the same CPU (taskset -c SERVER_CPU)
@@ -28,7 +28,9 @@
 # Neither server persists in sections 1, 3 and 4 (redis-server --save '' --appendonly no,
 # cellar-server --data ''). A run with the defaults takes about 45 minutes; a smoke run:
 # scripts/bench-ycsb.sh --skip-build --duration 3 --reps 1 (two to three minutes, most of it
-# loading). docs/ycsb.md says what each figure is.
+# loading). docs/ycsb.md says what each figure is. Results go to OUT, a directory outside
+# the source tree's pages (never under docs/: the figures worth keeping are copied into
+# docs/benchmarks.md by hand, with the command; the data files stay with the build).
 # LOADGEN, CELLAR_SERVER and CELLAR_SHELL override the binaries (default: ./build/...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +48,7 @@ skip_build=0
 two_threads=1
 memory=1
 crosscheck=1
-out=build/bench-ycsb
+out=build/bench-results/ycsb
 cmdline="scripts/bench-ycsb.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -63,10 +65,13 @@ while [ $# -gt 0 ]; do
     --skip-memory) memory=0; shift ;;
     --skip-crosscheck) crosscheck=0; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "bench-ycsb: unknown option $1" >&2; exit 2 ;;
   esac
 done
+case "$(realpath -m "$out")/" in
+  "$root"/docs/*) echo "bench-ycsb: --out $out is under docs/: results belong in a build directory" >&2; exit 2 ;;
+esac
 
 if [ "$skip_build" -eq 0 ]; then
   scripts/setup.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a server's CPU goes on one YCSB workload, for issue 19's hot-path work: the server
+# Where a server's CPU goes on one YCSB workload: the server
 # pinned to CPU 1 with one serving thread (as scripts/bench-ycsb.sh's per-core section),
 # 100k records loaded, then one run of the load generator on CPU 0 while the server is
 # profiled.
@@ -7,8 +7,9 @@
 #   scripts/profile-ycsb.sh cellar|redis WORKLOAD DEPTH SECONDS perf|callgrind [OUT]
 #   e.g. scripts/profile-ycsb.sh cellar c 1 10 callgrind
 #
-# perf: `perf record -e cpu-clock -g` of the server for the run (OUT/perf.data; this VM
-# has no hardware counters). callgrind: the server under valgrind with instrumentation
+# perf: `perf record -e cpu-clock -g` of the server for the run (OUT/perf.data, by default
+# under build/bench-results/profile; cpu-clock because virtual machines often have no
+# hardware counters). callgrind: the server under valgrind with instrumentation
 # switched on for the run only (OUT/callgrind.out.*), then the user-space instructions
 # per operation (total and the ten most expensive functions, inclusive) are printed:
 # unlike time, robust to a loaded machine. Prints the run's summary line first
@@ -24,7 +25,7 @@ wl=${2:?workload}
 depth=${3:?depth}
 secs=${4:?seconds}
 mode=${5:?perf or callgrind}
-out=${6:-$root/build/profile-ycsb}
+out=${6:-$root/build/bench-results/profile}
 SERVER=${SERVER:-$root/build/src/tools/cellar-server}
 LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
 mkdir -p "$out"

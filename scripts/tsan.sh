@@ -100,8 +100,8 @@ fi
 # cluster's in-process one (members, moves, ZooKeeper client; the test starts its
 # ZooKeeper server), the RPC and frames server in process (rpc), and the suites that start
 # cellar-server, cellar-shell and the load generator as processes, all built here.
-# cluster_servers (ZooKeeper and three nodes) is not in the default list: under TSan one of
-# its cases hung (docs/hardening.md); TSAN_TESTS=cluster_servers runs it.
+# cluster_servers (ZooKeeper and three nodes) is not in the default list: it takes minutes
+# under TSan (docs/hardening.md, "ThreadSanitizer"); TSAN_TESTS=cluster_servers runs it.
 programs=(src/tools/cellar-server src/tools/cellar-shell examples/loadgen/cellar-loadgen)
 declare -A program=([internal]=tests/internal/test_internal [persistence]=tests/persist/test_persistence
   [faults]=tests/persist/test_faults [semantics]=tests/test_semantics [partitions]=tests/test_partitions

@@ -2,18 +2,18 @@
 // one io_uring per engine, for both alike.
 //
 // Without pipelining every request costs the client a send(2) and a recv(2) of its own, and
-// on a machine with page-table isolation the load generator spent as much CPU per operation
-// as the server it measured: cellar's throughput was then the load generator's. The ring
-// is used as the server uses its own (src/cellar/rpc/io_ring.h): epoll still says which
-// sockets are readable; then the recvs of all of them and the sends of every connection
-// with queued requests go to the kernel in one io_uring_enter(2), each non-blocking
-// (MSG_DONTWAIT), so all complete in that call. A turn is one epoll_wait and one enter
-// instead of one epoll_wait and a recv and a send per connection.
+// where entering the kernel is dear (a kernel that isolates its page tables) the load
+// generator would spend as much CPU per operation as the server it measures, so the server's
+// throughput would be the client's. The ring is used as the server uses its own
+// (src/cellar/rpc/io_ring.h): epoll still says which sockets are readable; then the recvs of
+// all of them and the sends of every connection with queued requests go to the kernel in one
+// io_uring_enter(2), each non-blocking (MSG_DONTWAIT), so all complete in that call. A turn
+// is one epoll_wait and one enter instead of one epoll_wait and a recv and a send per
+// connection.
 //
-// (A first version kept one recv armed per connection and let the ring wait for the bytes:
-// io_uring then polls the socket itself, and the wake-up of a polled request costs the
-// sender more than epoll's: each server spent about a third more CPU per request, and the
-// load generator saved nothing.)
+// The recvs are not left armed for the ring to complete when bytes come: io_uring then polls
+// the socket itself, and the wake-up of a polled request costs the sender more than epoll's,
+// which would load the server being measured.
 //
 // The redis and frames engines use it the same way (uring_turn below), so the comparison
 // of servers stays fair; `--io-uring false` gives each engine's plain send(2)/recv(2) back.

@@ -2,7 +2,7 @@
 //
 // The shell, the load generator and the integration tests talk to cellar through a
 // `connection`, so the embedded path and the RPC path run the same code above it.
-// `connect_embedded` wraps a store in this process; `connect` (rpc/client.h) dials a
+// `connect_embedded` wraps a store in this process; `connect` (cellar/client.h) dials a
 // server. Errors are the shared status codes either way; a lost server connection is
 // UNAVAILABLE.
 //

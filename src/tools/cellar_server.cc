@@ -72,9 +72,10 @@ struct settings {
   std::int64_t worker_spin_polls = 0;
   std::int64_t worker_nap_polls = 0;
   // An idle worker blocks until work comes (enqueues from event loops wake it) and wakes
-  // every N ms to steal work from busy workers. At 1 ms (the library's default) an idle
-  // server spent 2.2% of a core on those wake-ups, 0.1% at 100 ms (docs/operations.md);
-  // nodes of a cluster sharing a core each paid it.
+  // every N ms to steal work from busy workers. The library's default of 1 ms makes an idle
+  // server wake a thousand times a second per worker, which costs a visible share of a core
+  // (docs/operations.md), paid by every node of a cluster that shares a core; 100 ms makes it
+  // negligible.
   std::int64_t worker_idle_sleep_ms = 100;
   std::int64_t event_loops = 0;
   bool loop_affinity = true;
@@ -235,12 +236,11 @@ problem store_settings(const settings& st, cellar::store_options& so, cellar::de
   so.memory_limit_bytes = *limit;
   so.snapshot_interval = std::chrono::milliseconds(std::max<std::int64_t>(0, st.snapshot_interval_ms));
   so.log_sync_interval = std::chrono::milliseconds(std::max<std::int64_t>(1, st.log_sync_interval_ms));
-  // Server defaults, measured with YCSB C over 50 connections on 2 cores (docs/ycsb.md):
-  // half the cores for partition actors, one event loop per core, and workers that sleep
-  // instead of spinning (a spinning worker takes the CPU the event loops need) gave
-  // 1.7x the throughput of one loop, one worker per core and spinning workers. Workers
-  // that block at once instead of napping 50 us at a time (--worker-nap-polls 0) cut the
-  // worker's CPU per YCSB A operation from 1.6 to 0.6 us.
+  // Server defaults: half the cores for partition actors, one event loop per core, and
+  // workers that sleep instead of spinning, since a spinning worker takes the CPU the event
+  // loops need, and the event loops serve most requests in place. Workers block at once
+  // instead of napping 50 us at a time (--worker-nap-polls 0): each nap is a timer wake-up,
+  // which costs more than the work it looks for.
   const std::int64_t cores = hardware_cores();
   so.worker_threads = static_cast<std::size_t>(st.worker_threads > 0 ? st.worker_threads : std::max<std::int64_t>(1, cores / 2));
   if (st.worker_spin_polls < 0) return "--worker-spin-polls must be >= 0";

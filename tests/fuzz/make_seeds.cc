@@ -3,7 +3,7 @@
 //
 // Seeds are small valid inputs the fuzzers mutate from: shell lines, DDL, encoded cells,
 // runs, catalog entries and log files, frame request streams built with the client's own
-// encoders (rpc/convert.h), and RPC sessions of the real client (rpc/client.h) recorded by
+// encoders (rpc/convert.h), and RPC sessions of the real client (cellar/client.h) recorded by
 // a proxy between it and the fuzz targets' server. The committed seeds came from this
 // program; crash inputs found by scripts/fuzz.sh sit beside them (regress-*).
 #include <arpa/inet.h>

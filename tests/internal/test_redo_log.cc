@@ -1,6 +1,6 @@
 // The redo log's checksum (persist/codec.h: crc32c, WiredTiger's wiredtiger_crc32c_func)
-// and its record format: logs written before the checksum came from WiredTiger (by the
-// software table cellar had until then) must still read.
+// and its record format: logs whose checksums a software CRC-32C table computed (cellar
+// 0.1) must still read, so both must give the same values.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

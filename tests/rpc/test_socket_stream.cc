@@ -41,8 +41,9 @@ struct socket_pair {
 
 void send_all(int fd, const std::string& s) { REQUIRE(::write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size())); }
 
-// Waits for `p`, failing instead of hanging if it does not resolve within 30 s (generous:
-// a loaded machine, with MALLOC_PERTURB_ as meson test sets it, took over 1 s for 8 MB).
+// Waits for `p`, failing instead of hanging if it does not resolve within 30 s: generous,
+// since a busy machine with MALLOC_PERTURB_ set (as meson test sets it) can take seconds
+// for a few MB.
 template <typename T>
 T wait_briefly(kj::AsyncIoContext& io, kj::Promise<T> p) {
   return p.exclusiveJoin(io.provider->getTimer().afterDelay(30 * kj::SECONDS).then([]() -> T {

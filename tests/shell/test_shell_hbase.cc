@@ -1,4 +1,4 @@
-// The shell behaves as the HBase 2.x shell (semantics SH1-SH3, issue 17), driven end to
+// The shell behaves as the HBase 2.x shell (semantics SH1-SH3), driven end to
 // end: every script runs through the real cellar-shell against a real cellar-server on a
 // loopback port and against an embedded store, and both must give the same JSON; then
 // the JSON lines are checked one by one, and the human output where it matters.

@@ -5,7 +5,7 @@
 // partition rule, uid), plus a version bumped by every DDL and the counters that hand out
 // table uids and family ids, so they are unique in the whole cluster. The master applies
 // DDL with apply_ddl() and commits the result with compare-and-set on the version
-// (cluster/ddl.h); every node reads it back (cluster/catalog_zk.h).
+// (cluster/ddl.h); every node reads it back (cluster/zk_state.h).
 //
 // apply_ddl() follows the store's DDL (store.h) rule for rule: the same checks, the same
 // errors, the same family-id and partition-rule handling, so a DDL means the same thing on

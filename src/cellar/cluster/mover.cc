@@ -85,9 +85,9 @@ struct mover {
                 a->quit();
               });
     });
-    // The helper answers within the step timeout, unless this node's actor system does not
-    // run it at all: then the move fails, naming the step, instead of waiting forever (a
-    // TSan run once hung here with no CAF worker left to run the helper; docs/hardening.md).
+    // The helper answers within the step timeout, unless this node's actor system does not run
+    // it at all (no CAF worker free to run the helper): then the move fails, naming the step,
+    // instead of waiting forever.
     if (got.wait_for(o.step_timeout + std::chrono::seconds(5)) != std::future_status::ready)
       return status{code::unavailable, about + "got no answer: this node's actor system did not run the step within " +
                                            std::to_string((o.step_timeout + std::chrono::seconds(5)).count()) + " ms"};

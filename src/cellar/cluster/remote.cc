@@ -264,8 +264,8 @@ void connected(remote_pointer self, result<node_endpoint> ep) {
 // node when it is not a member or cannot be reached within the forward timeout. The actor
 // never blocks for a connect. CAF's middleman decodes incoming messages on the scheduler's
 // workers and handles a connection's close only after them, so a connect that waited on a
-// worker for a peer that died during the handshake waited for ever when it held the only
-// worker, and every actor of the node stopped with it (docs/hardening.md).
+// worker for a peer that died during the handshake would wait for ever when it held the
+// only worker, and every actor of the node would stop with it.
 void with_endpoint(remote_pointer self, std::function<void(const result<node_endpoint>&)> then) {
   auto& st = self->state;
   if (st.ep) return then(st.ep);

@@ -8,11 +8,10 @@
 //   - a point operation (get, put, delete of one row: every YCSB operation but scans)
 //     finds its row by hash, then works inside the row's node;
 //   - a scan finds its first row in the ordered index, then follows the list.
-// Why not one B-tree of cells, as before: a point read descended ~5 levels of a tree of
-// ~125k cells per partition with a binary search in each 2 KB node, about 25 cache misses
-// that were the largest single cost of the server on YCSB C (perf: memtable::read_row
-// 7.6% of the machine, ~1.3 us per read). The row key is also stored once per row
-// instead of once per cell.
+// Why not one B-tree of cells: a point read would descend several levels of a tree of every
+// cell of the partition, with a binary search in each node, a few dozen dependent cache
+// misses per read, where the hash index and the row's node take a few. The row key is also
+// stored once per row instead of once per cell.
 //
 // Iterators walk every cell in order across rows. Like a B-tree's, they are invalidated
 // by any insertion or erasure in the map (erase returns the next one).
@@ -344,8 +343,7 @@ class cell_map {
   row_order order_;
   // Debian's abseil has its own string_view type (ABSL_OPTION_USE_STD_STRING_VIEW 0), so
   // its default hash of a std::string_view falls back to std::hash (libstdc++'s
-  // _Hash_bytes: ~96 instructions for a 23-byte YCSB key, callgrind); absl's own string
-  // hash costs about a third of that.
+  // _Hash_bytes, a byte-at-a-time loop); absl's own string hash is much cheaper.
   //
   // `any_row` equals every key: index_.find(any_row{}, hash) is the first slot of the probe
   // for `hash` whose hash tag matches (almost always the row's), found without reading the

@@ -4,9 +4,9 @@
 //
 // Keys and values are copied into an arena of large blocks owned by the map, not into a
 // heap block each. A snapshot reads every byte of a cut delta once and then frees it; with
-// a heap block per key and per value, on a 1M-cell store that was, per 250k-cell partition,
-// ~26 ms of touching scattered blocks while encoding runs and ~26 ms of free() (of ~108 ms
-// in all; docs/benchmarks.md, fourth session). Freeing the arena is a few dozen free()s.
+// a heap block per key and per value, that would be a scattered block touched per change
+// while encoding runs and a free() per change afterwards, a large share of a snapshot's
+// time. Freeing the arena is a few dozen free()s.
 //
 // An overwrite whose value fits in the bytes the key already holds reuses them (YCSB's
 // updates, same-size counters); a larger one takes a new slice of twice the size needed, so
@@ -26,8 +26,8 @@ namespace cellar::detail {
 
 // A key of the map: its bytes (in the arena) and its first 16 bytes as two big-endian
 // words, zero-padded. Comparing the words first settles most comparisons of a lookup
-// without touching the arena: with the bytes alone every comparison was a memcmp on a
-// cache line of its own (YCSB A: 5-6% of the server's time, in delta_map::slot).
+// without touching the arena: with the bytes alone every comparison would be a memcmp on a
+// cache line of its own, the dominant cost of a lookup in a large delta.
 struct delta_key {
   std::uint64_t head[2] = {0, 0};
   std::string_view bytes;

@@ -6,12 +6,13 @@
 //     place where libstdc++'s std::string holds 15. Row keys of 16-28 bytes (YCSB's "user"
 //     + a 64-bit hash, most composite keys) then live next to the rest of the cell key, so
 //     comparing two keys touches no other cache line. A scan or a row read compares the
-//     row of every cell it passes; with the row on the heap each comparison was a cache
-//     miss (perf: memcmp was the largest single cost of scans).
+//     row of every cell it passes; with the row on the heap each comparison would be a
+//     cache miss.
 //   - short_bytes (N = 12): 16 bytes, for a cell's qualifier and value in a row's B-tree
 //     slot (cell_map::row_cells). Qualifiers are mostly short, and a value of 12 bytes or
 //     less needs no allocation of its own; a longer one costs its heap block, as a
-//     std::string's does, with 16 bytes in the slot instead of 32 (issue 19's memory).
+//     std::string's does, with 16 bytes in the slot instead of 32, which keeps a row's
+//     cells small.
 #pragma once
 
 #include <cstdint>

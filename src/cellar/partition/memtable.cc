@@ -90,7 +90,7 @@ struct family_reader {
     const std::string_view q = it->first.qualifier.view();
     std::uint32_t rank = 0, taken = 0;
     // The run's first cell is of the column by definition; the others are compared inline
-    // (std::string_view's == was an out-of-line call per cell here).
+    // (std::string_view's == would be an out-of-line call per cell).
     for (bool first = true; it != end && (first || same_bytes(it->first.qualifier.view(), q)); ++it, first = false) {
       const std::int64_t ts = it->first.ts;
       if (expired(fam.desc, ts, it->second, now)) continue;

@@ -1,12 +1,13 @@
 // partition/rw_lock.h: a reader-writer lock that prefers its writer.
 //
 // A partition's actor takes it exclusively whenever it touches its memtable; threads that
-// read in place (table::read_now) only ever try to take it shared, and read through the
-// actor when they cannot. With a plain mutex, two RPC loops reading the same partition at
-// the same instant pushed one of them through the actor (a thread hand-off) although
-// neither writes. glibc's default rwlock prefers readers, so readers arriving one after
-// another could keep the actor waiting; with PREFER_WRITER_NONRECURSIVE, a waiting writer
-// makes try_lock_shared fail, so the actor waits for at most the reads already running.
+// read in place (local_partition's try_read_into, try_read_views, try_scan) only ever try
+// to take it shared, and read through the actor when they cannot. With a plain mutex, two
+// RPC loops reading the same partition at the same instant would push one of them through
+// the actor (a thread hand-off) although neither writes. glibc's default rwlock prefers
+// readers, so readers arriving one after another could keep the actor waiting; with
+// PREFER_WRITER_NONRECURSIVE, a waiting writer makes try_lock_shared fail, so the actor
+// waits for at most the reads already running.
 #pragma once
 
 #include <pthread.h>

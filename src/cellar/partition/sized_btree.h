@@ -3,12 +3,11 @@
 // absl::btree_map is absl's btree_map_container over btree<map_params<..., 256, ...>>: its
 // nodes are about 256 bytes, and that size is not a parameter of the public type. With
 // cellar's slots (48 bytes per cell in cell_map::row_cells, 64 in delta_map, 24 in
-// cell_map::row_order) a 256-byte node holds 3 to 5 slots. Measured with
-// bench/bench_btree_nodes (thread CPU time, Debian's abseil 20220623, with the 80-byte cell
-// slots of then): for rows of 10 cells, as YCSB's, 256-byte nodes take 1480 bytes per row
-// instead of 1032, build a row about 1.5x slower and read a whole row 10-70% slower; a
-// 250k-key delta takes 85 instead of 68 bytes per key, and walking it in order (what a
-// snapshot does) takes 6-10x longer.
+// cell_map::row_order) a 256-byte node holds 3 to 5 slots: a row of ten cells then spans
+// several nodes and an index node, which costs memory and a cache miss per node when the
+// row is built or read, and walking a large delta in order (what a snapshot does) visits
+// many more nodes. Larger nodes hold a typical row in one block and a delta in far fewer;
+// bench/bench_btree_nodes compares the sizes.
 //
 // So the maps below are the very container absl::btree_map is, with the node size as a
 // parameter. This header is the one place in cellar that names absl::container_internal:

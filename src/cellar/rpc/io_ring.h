@@ -2,18 +2,17 @@
 // instead of one read(2) and one send(2) per connection.
 //
 // Without pipelining every request is read by a read(2) and answered by a send(2) of its
-// own, and on these machines (a VM with page-table isolation) entering the kernel costs
-// about 1.2 us before any TCP work: 8% each of the 15 us a read costs the server
-// (docs/benchmarks.md). The event loop learns from one epoll_wait which connections have
-// bytes, and serves them all before it sends, so their reads and their replies can each go
-// together: a connection whose socket became readable asks the ring for its read (recv),
-// a stream with replies queues itself (queue), and at the end of the turn (kj::evalLast)
-// the ring makes one non-blocking recv or send for each and submits them all at once. The
-// kernel does each at once (MSG_DONTWAIT: a recv that finds nothing or a send that finds
-// the socket's buffer full completes with EAGAIN instead of waiting), so every completion
-// is read in the same call. A read then resolves its promise (the connection serves what
-// came, and its replies go with the next flush); a stream left with unsent bytes waits for
-// its socket as it would after a short send(2).
+// own, and every entry into the kernel has a fixed cost before any TCP work (a large one on
+// a kernel that isolates its page tables). The event loop learns from one epoll_wait which
+// connections have bytes, and serves them all before it sends, so their reads and their
+// replies can each go together: a connection whose socket became readable asks the ring for
+// its read (recv), a stream with replies queues itself (queue), and at the end of the turn
+// (kj::evalLast) the ring makes one non-blocking recv or send for each and submits them all
+// at once. The kernel does each at once (MSG_DONTWAIT: a recv that finds nothing or a send
+// that finds the socket's buffer full completes with EAGAIN instead of waiting), so every
+// completion is read in the same call. A read then resolves its promise (the connection
+// serves what came, and its replies go with the next flush); a stream left with unsent
+// bytes waits for its socket as it would after a short send(2).
 //
 // Only for plain sockets on the server (a TLS stream encrypts in user space); cellar's
 // clients keep read(2) and send(2). The load generator batches its own reads and sends the

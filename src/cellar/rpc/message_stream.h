@@ -2,12 +2,11 @@
 // writes.
 //
 // capnp's own AsyncIoMessageStream reads every message with two or three read(2) calls
-// (first word, segment table, segments) and writes every message with its own writev(2).
-// Measured on the YCSB load (docs/benchmarks.md) that was about five read calls and one
-// writev per request. This stream reads up to `read_chunk` bytes per call and serves every
-// message already in its buffer without a syscall, and gathers the messages written during
-// one event-loop turn into one write, sent when the loop has nothing else to run
-// (kj::evalLast). Writers are told to wait only when `max_pending` bytes are queued.
+// (first word, segment table, segments) and writes every message with its own writev(2):
+// several system calls per request. This stream reads up to `read_chunk` bytes per call and
+// serves every message already in its buffer without a syscall, and gathers the messages
+// written during one event-loop turn into one write, sent when the loop has nothing else to
+// run (kj::evalLast). Writers are told to wait only when `max_pending` bytes are queued.
 #pragma once
 
 #include <capnp/serialize-async.h>
@@ -95,7 +94,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   // (true, without calling it, when the stream has failed). `held` becomes the stream's
   // error when it has failed, and a promise that resolves once there is room when the
   // queue is over its bound; otherwise it is left as it is. So a write that finds room
-  // makes no promise: a ready one was a heap node for every reply.
+  // makes no promise: a ready one would be a heap node for every reply.
   template <class Fill>
   bool queue(Fill&& fill, kj::Maybe<kj::Promise<void>>& held) {
     if (write_error_ != nullptr || !room_for_more()) {  // room_for_more() sets the error

@@ -2,11 +2,11 @@
 // learn that the socket is empty.
 //
 // kj's stream calls read() whenever asked for bytes; after a request has been read, the next
-// call finds the socket empty (EAGAIN) and only then waits for epoll. On the YCSB load that is
-// one of every three syscalls of the server and of the client (docs/benchmarks.md). epoll is
-// edge-triggered in kj, and a read that returns fewer bytes than asked for means the socket
-// was empty at that moment. So this stream registers for the next "readable" edge right then,
-// in the same call, and the next read waits for that edge instead of asking the kernel.
+// call finds the socket empty (EAGAIN) and only then waits for epoll: without pipelining, one
+// system call in three of the server and of the client. epoll is edge-triggered in kj, and a
+// read that returns fewer bytes than asked for means the socket was empty at that moment. So
+// this stream registers for the next "readable" edge right then, in the same call, and the next
+// read waits for that edge instead of asking the kernel.
 // Registering in the same call matters: an edge that fires while nobody listens is lost.
 #pragma once
 
