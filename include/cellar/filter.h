@@ -14,7 +14,7 @@
 //
 // Filters run inside the partitions with HBase 2.x semantics (filterRowKey, filterCell and
 // its return codes, transformCell, filterRowCells, filterRow, filterAllRemaining, seek
-// hints); docs/semantics-notes.md lists where cellar chose between HBase and OBKV. A filter
+// hints); docs/semantics.md §5 lists where cellar chose between HBase and OBKV. A filter
 // never changes data. Building a filter never fails: `filter::check()` (which every
 // operation runs first) reports what is wrong with it as INVALID_ARGUMENT.
 //

@@ -43,7 +43,7 @@ struct store_access;
 class data_path;
 }  // namespace detail
 
-// What a crash can lose (README, "Durability").
+// What a crash can lose (docs/operations.md, "Durability").
 enum class durability : std::uint8_t {
   // Writes are acknowledged from memory; a crash loses what was acknowledged after the
   // last completed snapshot, never part of a row mutation or of a partition's batch.

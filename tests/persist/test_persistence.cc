@@ -576,31 +576,6 @@ TEST_CASE("after close, tables answer UNAVAILABLE and the data is on disk", "[pe
   CHECK(all_cells(*again, "t").at(0).value == "v");
 }
 
-namespace {
-std::map<pid_t, int> thread_policies() {
-  std::map<pid_t, int> out;
-  for (const auto& e : fs::directory_iterator("/proc/self/task")) {
-    const pid_t tid = static_cast<pid_t>(std::stoi(e.path().filename().string()));
-    out[tid] = sched_getscheduler(tid);
-  }
-  return out;
-}
-}  // namespace
-
-TEST_CASE("WiredTiger's own threads run at idle priority, the store's serving threads do not", "[persist]") {
-  temp_dir dir;
-  const auto before = thread_policies();
-  auto s = open_ok(opts(dir.path, durability::snapshot));
-  std::size_t idle = 0, normal = 0;
-  for (const auto& [tid, policy] : thread_policies()) {
-    if (before.count(tid) != 0) continue;
-    if (policy == SCHED_IDLE) ++idle;
-    if (policy == SCHED_OTHER) ++normal;
-  }
-  CHECK(idle >= 1);    // WiredTiger's eviction, log and sweep servers
-  CHECK(normal >= 1);  // the partition workers
-}
-
 // Snapshot helpers (store_options::snapshot_threads): the first writer always writes; the
 // others only while the store is idle. Under a load that always has a batch in flight a
 // snapshot is written by one thread, whatever the number configured, and still writes

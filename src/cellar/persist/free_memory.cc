@@ -22,41 +22,39 @@ void release_free_memory() {
 }
 
 memory_releaser::~memory_releaser() {
+  std::thread t;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
+    t = std::move(thread_);
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (t.joinable()) t.join();
 }
 
 void memory_releaser::request() {
-  {
-    std::lock_guard lock(mu_);
-    pending_ = true;
-    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
-  }
-  cv_.notify_all();
+  absl::MutexLock lock(&mu_);
+  pending_ = true;
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
 }
 
 void memory_releaser::hurry() {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   hurry_ = true;
   if (tid_ != 0) normal_priority(tid_);
 }
 
 void memory_releaser::run() {
   ::pthread_setname_np(::pthread_self(), "cellar-release");
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   tid_ = ::gettid();
   if (idle_ && !hurry_) idle_priority();
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || pending_; });
+    mu_.Await(absl::Condition(this, &memory_releaser::has_work));
     if (stop_) return;
     pending_ = false;
-    lock.unlock();
+    mu_.Unlock();
     release_free_memory();
-    lock.lock();
+    mu_.Lock();
   }
 }
 

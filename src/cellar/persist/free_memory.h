@@ -3,8 +3,8 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
-#include <mutex>
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 #include <thread>
 
 namespace cellar::detail {
@@ -18,11 +18,10 @@ namespace cellar::detail {
 // them.
 void release_free_memory();
 
-// release_free_memory() on a thread of its own at idle priority, so that the caller does
-// not wait for it. After a snapshot of a fresh 1M-cell store the purge took 0.25-0.9 s on
-// the 2-core VMs (madvise over jemalloc's huge-page arenas: a TLB shootdown per range),
-// longer than writing the snapshot; the snapshot call now returns without it, and the
-// process's RSS falls a moment later.
+// release_free_memory() on a thread of its own, so that the caller does not wait for it:
+// after a large snapshot the purge (madvise over the allocator's huge-page arenas, a TLB
+// shootdown per range) can take longer than writing the snapshot did. The process's RSS
+// falls a moment after the snapshot returns.
 //
 // Thread safety: request() may be called from any thread.
 class memory_releaser {
@@ -43,15 +42,15 @@ class memory_releaser {
 
  private:
   void run();
+  bool has_work() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || pending_; }
 
   const bool idle_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool pending_ = false;  // guarded by mu_
-  bool stop_ = false;     // guarded by mu_
-  bool hurry_ = false;    // guarded by mu_
-  pid_t tid_ = 0;         // the thread's, once it runs; guarded by mu_
-  std::thread thread_;    // started by the first request, under mu_
+  absl::Mutex mu_;
+  bool pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool hurry_ ABSL_GUARDED_BY(mu_) = false;
+  pid_t tid_ ABSL_GUARDED_BY(mu_) = 0;  // the thread's, once it runs
+  std::thread thread_ ABSL_GUARDED_BY(mu_);  // started by the first request
 };
 
 }  // namespace cellar::detail

@@ -98,7 +98,7 @@ metrics::shard& metrics::local() {
   };
   thread_local cached mine;
   if (mine.id == id_) return *mine.s;
-  std::lock_guard l(mu_);
+  absl::MutexLock l(&mu_);
   const auto me = std::this_thread::get_id();
   shard* found = nullptr;
   for (auto& s : shards_)
@@ -140,7 +140,7 @@ void metrics::connection_accepted(protocol p) { bump(local().connections[static_
 
 metrics::snapshot metrics::read() const {
   snapshot out;
-  std::lock_guard l(mu_);
+  absl::MutexLock l(&mu_);
   for (const auto& s : shards_) {
     for (std::size_t p = 0; p < protocol_count; ++p) {
       out.connections_accepted[p] += s->connections[p].load(std::memory_order_relaxed);

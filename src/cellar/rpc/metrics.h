@@ -18,7 +18,8 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
-#include <mutex>
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,8 +118,8 @@ class metrics {
 
   const std::uint64_t id_;  // tells a thread's cached shard apart from another registry's
   std::atomic<std::int64_t> open_{0};
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<shard>> shards_;  // guarded by mu_; only ever grows
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<shard>> shards_ ABSL_GUARDED_BY(mu_);  // only ever grows
 };
 
 // The operation a batch of these actions counts as.
