@@ -14,6 +14,8 @@
 #   12 INTERNAL  13 PERMISSION_DENIED  14 UNAVAILABLE
 #   15 TABLE_DISABLED: the table was disabled (`disableTable`); every read and write of it
 #      is refused with this code until `enableTable` (HBase's TableNotEnabledException).
+#   16 NOT_FOUND  17 CONFLICT  18 NOT_OWNER
+#   19 TABLE_READ_ONLY: a write to a table whose READONLY attribute is true.
 # A client that meets a code it does not know reads it as INTERNAL.
 # Names of tables and families are Text; row keys, qualifiers and values are Data.
 
@@ -290,12 +292,21 @@ struct Scan {
 
 # ---- schema ----------------------------------------------------------------------------
 
+# An HBase setting or METADATA entry of a family or table, as the HBase shell names it
+# (include/cellar/schema.h: family_descriptor::attributes).
+struct Attribute {
+  name @0 :Text;
+  value @1 :Text;
+}
+
 struct FamilyDescriptor {
   name @0 :Text;
   maxVersions @1 :UInt32;      # 0: keep all
   ttlSeconds @2 :Int64;        # 0: none
   maxValueBytes @3 :UInt64;
   timeSeries @4 :Bool;
+  minVersions @5 :UInt32;      # HBase MIN_VERSIONS: the TTL never removes the newest n versions
+  attributes @6 :List(Attribute);
 }
 
 struct PartitionSpec {
@@ -310,6 +321,7 @@ struct TableDescriptor {
   name @0 :Text;
   partitioning @1 :PartitionSpec;
   families @2 :List(FamilyDescriptor);
+  attributes @3 :List(Attribute);  # READONLY, MAX_FILESIZE, DURABILITY, ..., METADATA
 }
 
 struct SnapshotStats {
@@ -347,6 +359,8 @@ struct Summary {
   connections @16 :Int64;          # client connections open on the server
   tables @17 :List(TableSummary);  # by name
   cluster @18 :Text;               # the nodes, their partitions and the master; empty: not a cluster
+  clusterLiveNodes @19 :List(Text);  # "id address" of each node registered now (cluster)
+  clusterDownNodes @20 :List(Text);  # ids of the nodes the placement map names that are not
   struct TableSummary {
     descriptor @0 :TableDescriptor;
     stats @1 :TableStats;
@@ -400,6 +414,10 @@ interface Cellar {
   # Every table's description and counts and the store-wide figures, as the server's
   # status page shows them.
   summary @15 () -> (summary :Summary, error :Error);
+
+  # HBase's alter of table attributes: removes each attribute named in `unset` (one not set:
+  # INVALID_ARGUMENT), then sets each of `set`, checked as at createTable.
+  alterTable @16 (table :Text, set :List(Attribute), unset :List(Text)) -> (error :Error);
 }
 
 interface Scanner {

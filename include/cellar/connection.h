@@ -10,6 +10,7 @@
 // connection belongs to the thread that made it (Cap'n Proto runs an event loop there).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,6 +51,9 @@ class connection {
   virtual status disable_table(const std::string& table) = 0;
   virtual status enable_table(const std::string& table) = 0;
   virtual result<bool> is_table_enabled(const std::string& table) = 0;
+  // HBase's alter of table attributes (store.h: alter_table).
+  virtual status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                             const std::vector<std::string>& unset) = 0;
 
   virtual result<std::vector<std::string>> list_tables() = 0;
   virtual result<table_descriptor> describe(const std::string& table) = 0;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,18 @@ struct family_descriptor {
   // Largest value accepted: varbinary(n) gives n, longblob gives 512 MiB.
   std::size_t max_value_bytes = default_value_bytes;
   family_kind kind = family_kind::normal;
+  // HBase's MIN_VERSIONS: the family TimeToLive never removes the newest `min_versions`
+  // versions of a column (a cell TTL still does). At most max_versions when that is set;
+  // normal families only.
+  std::uint32_t min_versions = 0;
+  // HBase column family settings kept with the family, by their shell names (BLOOMFILTER,
+  // COMPRESSION, KEEP_DELETED_CELLS, ...), and the user's METADATA under its own keys:
+  // name -> value as `describe` shows them. The store checks them when a family is
+  // created or altered: it keeps those whose meaning cellar has (most describe HBase's
+  // files and block cache, which cellar does not have, and change nothing here) and
+  // refuses with UNSUPPORTED, naming it, a setting it cannot honour (KEEP_DELETED_CELLS
+  // => TRUE, ENCRYPTION, ...). docs/semantics.md §7 lists each one.
+  std::map<std::string, std::string> attributes = {};
 
   friend bool operator==(const family_descriptor&, const family_descriptor&) = default;
 };
@@ -78,6 +91,12 @@ struct table_descriptor {
   std::string name;
   partition_spec partitioning;
   std::vector<family_descriptor> families;
+  // HBase table attributes by their shell names (READONLY, MAX_FILESIZE, DURABILITY,
+  // OWNER, ...) and the user's METADATA under its own keys: name -> value as `describe`
+  // shows them. READONLY => 'true' makes the table refuse every write with
+  // TABLE_READ_ONLY; the store checks the others as it does family attributes
+  // (docs/semantics.md §7).
+  std::map<std::string, std::string> attributes = {};
 
   friend bool operator==(const table_descriptor&, const table_descriptor&) = default;
 };

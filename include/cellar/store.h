@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -148,6 +149,11 @@ struct store_info {
   // A cluster member (docs/cluster.md): its nodes, their partitions and the master, as
   // the shell's `status 'detailed'` prints them. Empty: not a cluster member.
   std::string cluster;
+  // A cluster member: its nodes as `status` counts them, "id address" each: those
+  // registered now (live), and those the placement map names that are not (down, by
+  // id). Empty: not a cluster member.
+  std::vector<std::string> cluster_live_nodes;
+  std::vector<std::string> cluster_down_nodes;
 };
 
 // Memory and cell counts, summed over partitions.
@@ -246,8 +252,10 @@ class scanner {
 class store {
  public:
   // Opens (creating when needed) the store in options.directory, recovering the last
-  // snapshot and then the log; errors: IO_ERROR, CORRUPTION (a damaged file, named in the
-  // message; see store_options::salvage).
+  // snapshot and then the log. The directory is this store's until it closes: another
+  // process's open fails with IO_ERROR "... is in use by another process (pid N)", as does
+  // a second open in this process. Errors: IO_ERROR, CORRUPTION (a damaged file, named in
+  // the message; see store_options::salvage).
   static result<std::unique_ptr<store>> open(store_options options);
   // close() if not yet closed.
   ~store();
@@ -260,16 +268,33 @@ class store {
 
   // HBase-style create: the table group and all its families at once. `origin` picks the
   // default MaxVersions of families that do not set one (R7): hbase_shell gives 1,
-  // oceanbase_ddl keeps all versions.
+  // oceanbase_ddl keeps all versions. The attributes of the table and of each family are
+  // checked and kept as catalog/hbase_options.h says (UNSUPPORTED naming a setting cellar
+  // cannot honour, INVALID_ARGUMENT for a bad value).
   status create_table(table_descriptor desc, schema_origin origin);
   // OceanBase-style: CREATE TABLEGROUP, then one CREATE TABLE `group$family` per family.
   // A group's partitioning is fixed by its first family; later families must match.
   status create_table_group(std::string name);
   status add_family(const std::string& table, family_descriptor family,
                     const partition_spec& partitioning);
-  // HBase alter: change a family's MaxVersions/TTL/size, or add it when missing.
+  // HBase alter: change a family's MaxVersions/TTL/size/attributes, or add it when
+  // missing. The family is replaced as given (attributes included).
   status alter_family(const std::string& table, family_descriptor family);
-  status drop_family(const std::string& table, const std::string& family);
+  // HBase's alter of table attributes (`alter 't', MAX_FILESIZE => ...`, and METHOD =>
+  // 'table_att_unset'): removes each attribute named in `unset`, then sets each of `set`,
+  // checked as at create_table; durable before it returns, as one schema change. Errors:
+  // TABLE_NOT_FOUND; INVALID_ARGUMENT (an attribute to unset that is not set, a bad
+  // value); UNSUPPORTED (a setting cellar cannot honour).
+  status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                     const std::vector<std::string>& unset);
+  // Removes a family and its cells. `origin` says whose rule applies to the last family
+  // of a table: HBase's (hbase_shell, `alter 't', 'delete' => 'f'`) refuses to delete it,
+  // INVALID_ARGUMENT "Family 'f' is the only column family in the table, so it cannot be
+  // deleted" (drop the table instead); OceanBase's (oceanbase_ddl, DROP TABLE g$f) drops
+  // it, and the group stays, empty, taking a new partition rule with its next family.
+  // Errors: TABLE_NOT_FOUND, FAMILY_NOT_FOUND, INVALID_ARGUMENT.
+  status drop_family(const std::string& table, const std::string& family,
+                     schema_origin origin = schema_origin::hbase_shell);
   status drop_table(const std::string& table);
   // Removes every cell, keeps the schema.
   status truncate_table(const std::string& table);

@@ -21,4 +21,7 @@ inline bool ascii_iequal(std::string_view a, std::string_view b) {
   return true;
 }
 
+inline char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 }  // namespace cellar

@@ -54,6 +54,10 @@ class embedded_connection final : public connection {
   status disable_table(const std::string& t) override { return s_.disable_table(t); }
   status enable_table(const std::string& t) override { return s_.enable_table(t); }
   result<bool> is_table_enabled(const std::string& t) override { return s_.is_table_enabled(t); }
+  status alter_table(const std::string& t, const std::map<std::string, std::string>& set,
+                     const std::vector<std::string>& unset) override {
+    return s_.alter_table(t, set, unset);
+  }
   result<std::vector<std::string>> list_tables() override { return s_.list_tables(); }
   result<table_descriptor> describe(const std::string& t) override { return s_.describe(t); }
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }

@@ -23,6 +23,7 @@ std::string_view code_name(code c) noexcept {
     case code::not_found: return "NOT_FOUND";
     case code::conflict: return "CONFLICT";
     case code::not_owner: return "NOT_OWNER";
+    case code::table_read_only: return "TABLE_READ_ONLY";
   }
   return "UNKNOWN";
 }

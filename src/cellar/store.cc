@@ -8,7 +8,9 @@
 #include <chrono>
 #include <semaphore>
 #include <thread>
+#include <tuple>
 
+#include "catalog/hbase_options.h"
 #include "partition/ask.h"
 #include "partition/memtable.h"
 #include "scheduler_tuning.h"
@@ -212,6 +214,9 @@ recovery_stats store::recovery() const {
 std::uint64_t store::log_syncs() const { return impl_->persistence ? impl_->persistence->log_syncs() : 0; }
 
 status store::create_table(table_descriptor desc, schema_origin origin) {
+  if (auto s = check_table_attributes(desc.attributes, impl_->options.durability); !s) return s;
+  for (auto& f : desc.families)
+    if (auto s = check_family_attributes(f); !s) return s;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::create_table;
@@ -234,6 +239,7 @@ status store::create_table_group(std::string name) {
 }
 
 status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
+  if (auto s = check_family_attributes(family); !s) return s;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::add_family;
@@ -246,6 +252,7 @@ status store::add_family(const std::string& table, family_descriptor family, con
 }
 
 status store::alter_family(const std::string& table, family_descriptor family) {
+  if (auto s = check_family_attributes(family); !s) return s;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::alter_family;
@@ -256,15 +263,33 @@ status store::alter_family(const std::string& table, family_descriptor family) {
   return impl_->catalog->alter_family(table, std::move(family));
 }
 
-status store::drop_family(const std::string& table, const std::string& family) {
+status store::drop_family(const std::string& table, const std::string& family, schema_origin origin) {
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::drop_family;
     c.table = table;
     c.family_name = family;
+    c.origin = origin;
     return hooks->ddl(c);
   }
-  return impl_->catalog->drop_family(table, family);
+  return impl_->catalog->drop_family(table, family, origin);
+}
+
+status store::alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                          const std::vector<std::string>& unset) {
+  // The values in their shown form before the change goes anywhere (a cluster's master
+  // keeps what this node sends).
+  auto checked = set;
+  if (auto s = check_table_attributes(checked, impl_->options.durability); !s) return s;
+  if (auto hooks = cluster_of(*impl_)) {
+    ddl_call c;
+    c.what = ddl_call::kind::alter_table;
+    c.table = table;
+    c.set_attributes = std::move(checked);
+    c.unset_attributes = unset;
+    return hooks->ddl(c);
+  }
+  return impl_->catalog->alter_table(table, checked, unset);
 }
 
 status store::drop_table(const std::string& table) {
@@ -374,7 +399,10 @@ store_info store::info() const {
   out.memory_used_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, s.memory.used()));
   out.memory_limit_bytes = s.options.memory_limit_bytes;
   if (s.persistence) s.persistence->fill_info(out);
-  if (auto c = s.cluster.hooks()) out.cluster = c->report();
+  if (auto c = s.cluster.hooks()) {
+    out.cluster = c->report();
+    std::tie(out.cluster_live_nodes, out.cluster_down_nodes) = c->nodes();
+  }
   return out;
 }
 

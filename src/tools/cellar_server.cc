@@ -368,7 +368,12 @@ int main(int argc, char** argv) {
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
   auto store = std::move(opened.value());
   auto srv = cellar::rpc::server::start(*store, ro);
-  if (!srv) return fail(srv.error().to_string());
+  if (!srv) {
+    // A port another process holds, most often: close what was opened, then end here
+    // rather than unwind the store (see the end of main).
+    (void)store->close();
+    std::_Exit(fail(srv.error().to_string()));
+  }
   std::unique_ptr<cellar::rpc::status_http> http;
   if (metrics_at) {
     cellar::rpc::status_http_options ho;

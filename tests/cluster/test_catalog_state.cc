@@ -121,14 +121,30 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
       ddl_request::drop_family("g", "f"),
       ddl_request::drop("g"),
       ddl_request::truncate("t"),
+      ddl_request::alter_table("t", {{"READONLY", "true"}, {"k", "v"}}, {"OWNER", "MAX_FILESIZE"}),
   };
   all[3].expected_version = 42;
   all[3].family.ttl_seconds = 3600;
   all[3].family.kind = family_kind::time_series;
+  all[0].descriptor.attributes = {{"MAX_FILESIZE", "134217728"}};
+  all[0].descriptor.families[1].min_versions = 1;
+  all[0].descriptor.families[1].attributes = {{"BLOOMFILTER", "ROW"}};
+  all[2].family.min_versions = 2;
+  all[2].family.attributes = {{"team", "search"}};
   for (const auto& r : all) {
     auto back = decode_ddl_request(encode_ddl_request(r));
     REQUIRE_OK(back);
     CHECK(*back == r);
+  }
+  // A request of format 1 (before attributes) reads as one without them.
+  {
+    const ddl_request plain = ddl_request::drop("g");
+    const std::string v2 = encode_ddl_request(plain);
+    const std::size_t trailer = 4 + 4 + 4 + 4 + 4;  // family (u32 + 0 attributes), 2 empty maps, no names
+    std::string v1 = std::string("\0\0\0\1", 4) + v2.substr(4, v2.size() - 4 - trailer);
+    auto back = decode_ddl_request(v1);
+    REQUIRE_OK(back);
+    CHECK(*back == plain);
   }
   REQUIRE_CODE(decode_ddl_request("nonsense"), code::corruption);
   REQUIRE_CODE(decode_ddl_request(encode_ddl_request(all[0]) + "x"), code::corruption);
@@ -143,5 +159,31 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
   REQUIRE_OK(t);
   CHECK(t->version == 1);
   CHECK(t->descriptor() == c.find("t")->descriptor());
+  CHECK(t->descriptor().attributes.at("MAX_FILESIZE") == "134217728");
+  CHECK(t->descriptor().families[1].min_versions == 1);
   REQUIRE_CODE(decode_table_entry("x"), code::corruption);
+}
+
+TEST_CASE("table attributes on the cluster catalog: set, unset, refused as on one store", "[catalog]") {
+  cluster_catalog c = apply_ok({}, ddl_request::create(table("t", {"f"}), schema_origin::hbase_shell));
+  c = apply_ok(c, ddl_request::alter_table("t", {{"READONLY", "true"}, {"OWNER", "ops"}}, {}));
+  CHECK(c.find("t")->attributes == std::map<std::string, std::string>{{"OWNER", "ops"}, {"READONLY", "true"}});
+  CHECK(c.find("t")->version == 2);
+  c = apply_ok(c, ddl_request::alter_table("t", {{"MAX_FILESIZE", "134217728"}}, {"OWNER"}));
+  CHECK(c.find("t")->attributes ==
+        std::map<std::string, std::string>{{"MAX_FILESIZE", "134217728"}, {"READONLY", "true"}});
+  auto missing = apply_ddl(c, ddl_request::alter_table("t", {}, {"OWNER"}));
+  REQUIRE_CODE(missing, code::invalid_argument);
+  CHECK(missing.error().message() == "Could not find attribute: OWNER");
+  REQUIRE_CODE(apply_ddl(c, ddl_request::alter_table("nosuch", {{"OWNER", "x"}}, {})), code::table_not_found);
+  // The last family: HBase's alter keeps it, OceanBase's DROP TABLE drops it.
+  auto last = apply_ddl(c, ddl_request::drop_family("t", "f", schema_origin::hbase_shell));
+  REQUIRE_CODE(last, code::invalid_argument);
+  CHECK(last.error().message() == "Family 'f' is the only column family in the table, so it cannot be deleted");
+  CHECK(apply_ok(c, ddl_request::drop_family("t", "f", schema_origin::oceanbase_ddl)).find("t")->families.empty());
+  // MIN_VERSIONS above VERSIONS is refused by the master as by a store.
+  family_descriptor f = fam("f");
+  f.max_versions = 1;
+  f.min_versions = 2;
+  REQUIRE_CODE(apply_ddl(c, ddl_request::alter("t", f)), code::invalid_argument);
 }

@@ -676,3 +676,85 @@ TEST_CASE("a partition moved away and back: a restart does not replay its old lo
   REQUIRE(deleted.size() == 1);
   CHECK(deleted[0].find("not there (0 cells)") != std::string::npos);
 }
+
+namespace {
+
+// The JSON lines of `script` run through node `i`.
+std::vector<std::string> through(cluster3& c, int i, const std::string& script) {
+  auto r = shell(c.node(i), script);
+  INFO(r.out);
+  return lines(r.out);
+}
+
+bool has(const std::string& line, const std::string& part) { return line.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("disable, enable, truncate and table attributes in a cluster behave as on one node",
+          "[cluster][servers][admin]") {
+  cluster3 c;
+  auto w = through(c, 1, "create 'x', 'f'\nput 'x', 'a', 'f:q', 'v', 1\nput 'x', 'b', 'f:q', 'w', 1\n"
+                         "disable 'x'\ndisable 'x'\nis_disabled 'x'\nget 'x', 'a'\n");
+  REQUIRE(w.size() == 7);
+  for (int i = 0; i < 5; ++i) CHECK(w[static_cast<std::size_t>(i)] == R"({"ok":true})");
+  CHECK(w[5] == R"({"ok":true,"disabled":true})");
+  CHECK(has(w[6], R"("error":"TABLE_DISABLED")"));
+  // A DDL through node 3 returns once node 3 has applied the catalog that holds it, and so
+  // the disable before it: node 3 then refuses reads and writes of 'x' too.
+  auto n3 = through(c, 3, "create 'barrier3', 'f'\nis_enabled 'x'\nget 'x', 'a'\nput 'x', 'c', 'f:q', 'z'\nscan 'x'\n");
+  REQUIRE(n3.size() == 5);
+  CHECK(n3[1] == R"({"ok":true,"enabled":false})");
+  for (int i = 2; i < 5; ++i) CHECK(has(n3[static_cast<std::size_t>(i)], R"("error":"TABLE_DISABLED")"));
+  // truncate of a disabled table through node 2 empties it and leaves it enabled, and
+  // prints what one node prints.
+  auto t = testproc::run({CELLAR_SHELL, "--connect", c.node(2).address(), "--quiet"}, "truncate 'x'\n");
+  CHECK(t.out == "Truncating 'x' table (it may take a while):\nTruncating table...\n");
+  auto n2 = through(c, 2, "is_enabled 'x'\ncount 'x'\nput 'x', 'c', 'f:q', 'z', 1\nenable 'x'\n"
+                          "alter 'x', READONLY => true\nput 'x', 'd', 'f:q', 'no'\nalter 'x', 'delete' => 'f'\n");
+  REQUIRE(n2.size() == 7);
+  CHECK(n2[0] == R"({"ok":true,"enabled":true})");
+  CHECK(has(n2[1], R"("count":0)"));
+  CHECK(n2[2] == R"({"ok":true})");
+  CHECK(n2[3] == R"({"ok":true})");  // enabling an enabled table does nothing
+  CHECK(n2[4] == R"({"ok":true})");
+  CHECK(has(n2[5], R"("error":"TABLE_READ_ONLY")"));
+  CHECK(has(n2[6], "is the only column family in the table, so it cannot be deleted"));
+  // Node 1 sees all of it once a DDL through it returns.
+  auto n1 = through(c, 1, "create 'barrier1', 'f'\nget 'x', 'c'\nput 'x', 'e', 'f:q', 'no'\ndescribe 'x'\n"
+                          "create 'y', 'f', 'g'\nput 'y', 'r', 'f:q', '1', 1\nput 'y', 'r', 'g:q', '2', 1\n"
+                          "TRUNCATE TABLE y$f;\nget 'y', 'r'\n");
+  REQUIRE(n1.size() == 9);
+  CHECK(has(n1[1], R"("value":"z")"));
+  CHECK(has(n1[2], R"("error":"TABLE_READ_ONLY")"));
+  CHECK(has(n1[3], R"("attributes":{"READONLY":"true"})"));
+  CHECK(n1[7] == R"({"ok":true})");  // OceanBase's TRUNCATE TABLE of one family
+  CHECK(has(n1[8], R"("column":"g:q")"));
+  CHECK_FALSE(has(n1[8], R"("column":"f:q")"));
+}
+
+TEST_CASE("status counts a killed node among the dead servers", "[cluster][servers][admin][failure]") {
+  cluster3 c;
+  REQUIRE(through(c, 1, "create 's', 'f'\n") == std::vector<std::string>{R"({"ok":true})"});
+  {
+    auto st = testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status\n");
+    CHECK(has(st.out, "1 active master, 0 backup masters, 3 servers, 0 dead, 2.0000 average load\n"));
+  }
+  c.kill9(3);
+  // Its session expires one session timeout later; then it is a dead server.
+  REQUIRE(zktest::eventually([&] {
+    return has(testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out,
+               "1 dead servers\n");
+  }));
+  auto st = testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n");
+  INFO(st.out);
+  CHECK(has(st.out, "2 live servers\n    n1 " + c.node(1).address() + "\n        numberOfOnlineRegions="));
+  CHECK(has(st.out, "\n    n2 " + c.node(2).address() + "\n"));
+  CHECK(has(st.out, "1 dead servers\n    n3\n"));
+  CHECK(has(st.out, "  n3 DOWN"));
+  auto sum = testproc::run({CELLAR_SHELL, "--connect", c.node(2).address()}, "status\n");
+  CHECK(has(sum.out, "2 servers, 1 dead, 3.0000 average load\n"));
+  auto js = through(c, 2, "status 'simple'\n");
+  REQUIRE(js.size() == 1);
+  CHECK(has(js[0], R"("servers":2,"dead_servers":1)"));
+  CHECK(has(js[0], R"("dead_server_names":["n3"])"));
+}

@@ -90,8 +90,12 @@ TEST_CASE("a member store refuses data and DDL until it has joined, then serves 
   REQUIRE(g->cells.size() == 1);
   CHECK(g->cells[0].value == "v");
   CHECK(s.create_table(d, schema_origin::oceanbase_ddl).code() == code::already_exists);
-  // Not cluster DDL yet.
-  CHECK(s.disable_table("mt").code() == code::unsupported);
+  // disable and enable are cluster DDL: applied here before they return.
+  REQUIRE_OK(s.disable_table("mt"));
+  CHECK(conn->get("mt", cellar::get("r")).code() == code::table_disabled);
+  CHECK_FALSE(s.is_table_enabled("mt").value());
+  REQUIRE_OK(s.enable_table("mt"));
+  REQUIRE_OK(conn->get("mt", cellar::get("r")));
 
   auto rep = (*m)->report();
   REQUIRE(rep.nodes.size() == 1);

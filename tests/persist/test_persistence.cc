@@ -625,3 +625,22 @@ TEST_CASE("a snapshot taken while the store serves is written by one thread", "[
   auto reopened = open_ok(opts(dir.path, durability::snapshot));
   CHECK(reopened->open_table("t").value().get(get("r39999")).value().cells.size() == 1);
 }
+
+TEST_CASE("a store directory is one process's: a second open names the holder and leaves it serving",
+          "[persist][lock]") {
+  temp_dir d;
+  auto s = open_ok(opts(d.path, durability::snapshot));
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f"}}}, schema_origin::hbase_shell).is_ok());
+  auto again = store::open(opts(d.path, durability::snapshot));
+  REQUIRE_FALSE(again.is_ok());
+  CHECK(again.code() == code::io_error);
+  const std::string pid = std::to_string(getpid());
+  CHECK(again.error().message() == "the store directory " + d.path + " is in use by another process (pid " + pid +
+                                       ", this process): one process at a time may open it");
+  // The holder was not disturbed; once it closes, the directory opens again.
+  auto t = s->open_table("t").value();
+  REQUIRE(t.put(put("r").add("f", "q", "v")).is_ok());
+  REQUIRE(s->close().is_ok());
+  auto reopened = open_ok(opts(d.path, durability::snapshot));
+  CHECK(all_cells(*reopened, "t").size() == 1);
+}

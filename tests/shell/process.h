@@ -145,6 +145,7 @@ class server {
       }
     }
     if (port_ == 0) throw std::runtime_error("cellar-server did not start: " + seen);
+    banner_ = seen;
     // Keep draining its stdout so it never blocks on a full pipe (into DIR/<data dir's
     // name>-<pid>.out with CELLAR_TEST_SERVER_LOGS=DIR set: the server logs there).
     const std::string out_log = log_path(data_dir, std::to_string(pid_), ".out");
@@ -169,6 +170,8 @@ class server {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
+  // What it printed up to "listening on ...", that line included.
+  const std::string& banner() const { return banner_; }
   bool alive() const { return pid_ > 0 && kill(pid_, 0) == 0 && !exited_; }
 
   // SIGTERM, then the exit code (0 = clean).
@@ -189,6 +192,7 @@ class server {
   pid_t pid_ = -1;
   int out_ = -1;
   int port_ = 0;
+  std::string banner_;
   int exit_code_ = -1;
   bool exited_ = false;
   std::thread drain_;

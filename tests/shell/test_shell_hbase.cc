@@ -383,13 +383,16 @@ exists 'nosuch'
   auto out = run_both(script);
   REQUIRE(out.size() == 6);
   const json want1 = json::parse(R"({"ok":true,"table":{"name":"x","enabled":true,
-      "partitioning":{"method":"range","partitions":2,"bounds":["m"]},
-      "families":[{"name":"a","versions":4,"ttl_seconds":600,"max_value_bytes":1048576,"time_series":false},
-                  {"name":"b","versions":1,"ttl_seconds":null,"max_value_bytes":1048576,"time_series":false}]}})");
+      "partitioning":{"method":"range","partitions":2,"bounds":["m"]},"attributes":{},
+      "families":[{"name":"a","versions":4,"ttl_seconds":600,"max_value_bytes":1048576,"time_series":false,
+                   "min_versions":0,"attributes":{}},
+                  {"name":"b","versions":1,"ttl_seconds":null,"max_value_bytes":1048576,"time_series":false,
+                   "min_versions":0,"attributes":{}}]}})");
   CHECK(out[2] == want1);
   const json want2 = json::parse(R"({"ok":true,"table":{"name":"ts","enabled":true,
-      "partitioning":{"method":"key","partitions":3},
-      "families":[{"name":"f","versions":null,"ttl_seconds":null,"max_value_bytes":1048576,"time_series":true}]}})");
+      "partitioning":{"method":"key","partitions":3},"attributes":{},
+      "families":[{"name":"f","versions":null,"ttl_seconds":null,"max_value_bytes":1048576,"time_series":true,
+                   "min_versions":0,"attributes":{}}]}})");
   CHECK(out[3] == want2);
   CHECK(out[4] == json({{"ok", true}, {"exists", true}}));
   CHECK(out[5] == json({{"ok", true}, {"exists", false}}));

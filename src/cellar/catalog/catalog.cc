@@ -26,6 +26,7 @@ table_descriptor table_schema::descriptor() const {
   table_descriptor d;
   d.name = name;
   d.partitioning = partitioning;
+  d.attributes = attributes;
   for (const auto& f : families) d.families.push_back(f.desc);
   return d;
 }
@@ -48,6 +49,19 @@ status check_family(const family_descriptor& f) {
   if (f.ttl_seconds < 0) return {code::invalid_argument, "TimeToLive must be a positive number of seconds"};
   if (f.max_value_bytes == 0 || f.max_value_bytes > longblob_value_bytes)
     return {code::invalid_argument, "value size must be 1 byte to 512 MiB"};
+  // HBase's TableDescriptorChecker, with its words.
+  if (f.max_versions != 0 && f.min_versions > f.max_versions)
+    return {code::invalid_argument, "Min versions for column family " + f.name + " must be less than the Max versions."};
+  if (f.min_versions > 0 && f.kind == family_kind::time_series)
+    return {code::unsupported, "MIN_VERSIONS is not supported for the time-series family " + f.name +
+                                   " (OBKV refuses it, TS5)"};
+  return status::ok();
+}
+
+status check_family_drop(const table_schema& t, std::string_view family, schema_origin origin) {
+  if (origin == schema_origin::hbase_shell && t.families.size() == 1 && t.families[0].desc.name == family)
+    return {code::invalid_argument, "Family '" + std::string(family) +
+                                        "' is the only column family in the table, so it cannot be deleted"};
   return status::ok();
 }
 
@@ -82,8 +96,29 @@ status check_partitioning(const partition_spec& p) {
 
 namespace {
 // 1: as 2 without the trailing flags byte (read as enabled). 2: adds `u8 flags`.
-constexpr std::uint32_t schema_format = 2;
+// 3: adds, after the flags, the table's attributes, then per family (in the order of the
+// families) `u32 min_versions` and its attributes; attributes are `u32 n` then n pairs of
+// bytes (name, value) in name order.
+constexpr std::uint32_t schema_format = 3;
 constexpr std::uint8_t flag_disabled = 1;
+
+void put_attributes(std::string& out, const std::map<std::string, std::string>& a) {
+  put_u32(out, static_cast<std::uint32_t>(a.size()));
+  for (const auto& [k, v] : a) {
+    put_bytes(out, k);
+    put_bytes(out, v);
+  }
+}
+
+bool get_attributes(reader& r, std::map<std::string, std::string>& a) {
+  std::uint32_t n = 0;
+  if (!r.u32(n)) return false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::string k, v;
+    if (!r.bytes(k) || !r.bytes(v) || !a.emplace(std::move(k), std::move(v)).second) return false;
+  }
+  return true;
+}
 }
 
 std::string encode_schema(const table_schema& t) {
@@ -107,6 +142,11 @@ std::string encode_schema(const table_schema& t) {
     out.push_back(static_cast<char>(f.desc.kind));
   }
   out.push_back(static_cast<char>(t.disabled ? flag_disabled : 0));
+  put_attributes(out, t.attributes);
+  for (const auto& f : t.families) {
+    put_u32(out, f.desc.min_versions);
+    put_attributes(out, f.desc.attributes);
+  }
   return out;
 }
 
@@ -144,6 +184,11 @@ result<table_schema> decode_schema(std::string_view bytes) {
     std::uint8_t flags = 0;
     if (!r.u8(flags) || (flags & ~flag_disabled) != 0) return bad;
     t.disabled = (flags & flag_disabled) != 0;
+  }
+  if (format >= 3) {
+    if (!get_attributes(r, t.attributes)) return bad;
+    for (auto& f : t.families)
+      if (!r.u32(f.desc.min_versions) || !get_attributes(r, f.desc.attributes)) return bad;
   }
   if (!r.done()) return bad;
   if (t.partitioned && !check_partitioning(t.partitioning)) return bad;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct table_schema {
   // HBase's disable (SH3): reads and writes are refused with TABLE_DISABLED while set.
   // Persisted with the schema, so it survives a restart.
   bool disabled = false;
+  // HBase table attributes (table_descriptor::attributes), checked by
+  // catalog/hbase_options.h.
+  std::map<std::string, std::string> attributes;
   partition_spec partitioning;
   std::vector<family_schema> families;  // sorted by name
 
@@ -43,8 +47,15 @@ using schema_ptr = std::shared_ptr<const table_schema>;
 // Checks a table or family name: 1..128 bytes of [A-Za-z0-9_.-] (HBase's table name
 // characters; '$' and ':' are separators in cellar's names).
 status check_name(std::string_view what, std::string_view name);
+// A family's own fields: its name, TTL, value size, and MIN_VERSIONS (at most
+// max_versions when that is set; not for a time-series family). Its attributes are
+// checked by catalog/hbase_options.h.
 status check_family(const family_descriptor& f);
 status check_partitioning(const partition_spec& p);
+// Whether `family` (one of t's) may be dropped: HBase's rule (hbase_shell) keeps a table's
+// last family (INVALID_ARGUMENT, with HBase's words); OceanBase's (oceanbase_ddl) lets a
+// table group go empty (store.h: drop_family).
+status check_family_drop(const table_schema& t, std::string_view family, schema_origin origin);
 
 // The catalog's stored form of a schema (docs/storage.md); decode reports CORRUPTION.
 std::string encode_schema(const table_schema& t);

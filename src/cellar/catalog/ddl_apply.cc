@@ -85,7 +85,7 @@ status execute_ddl(store& s, const ddl_statement& st) {
       return r;
     }
     case k::drop_table: {
-      auto r = s.drop_family(st.group, st.family);
+      auto r = s.drop_family(st.group, st.family, schema_origin::oceanbase_ddl);
       if ((r.code() == code::table_not_found || r.code() == code::family_not_found) && st.if_exists)
         return status::ok();
       return r;

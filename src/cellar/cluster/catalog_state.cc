@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "catalog/hbase_options.h"
 #include "persist/codec.h"
 
 namespace cellar::cluster {
@@ -43,9 +44,10 @@ ddl_request ddl_request::alter(std::string table, family_descriptor f) {
   r.family = std::move(f);
   return r;
 }
-ddl_request ddl_request::drop_family(std::string table, std::string family) {
+ddl_request ddl_request::drop_family(std::string table, std::string family, schema_origin origin) {
   ddl_request r;
   r.what = kind::drop_family;
+  r.origin = origin;
   r.table = std::move(table);
   r.family_name = std::move(family);
   return r;
@@ -60,6 +62,29 @@ ddl_request ddl_request::truncate(std::string table) {
   ddl_request r;
   r.what = kind::truncate_table;
   r.table = std::move(table);
+  return r;
+}
+
+ddl_request ddl_request::set_disabled(std::string table, bool disabled) {
+  ddl_request r;
+  r.what = disabled ? kind::disable_table : kind::enable_table;
+  r.table = std::move(table);
+  return r;
+}
+ddl_request ddl_request::truncate_family(std::string table, std::string family) {
+  ddl_request r;
+  r.what = kind::truncate_family;
+  r.table = std::move(table);
+  r.family_name = std::move(family);
+  return r;
+}
+ddl_request ddl_request::alter_table(std::string table, std::map<std::string, std::string> set,
+                                     std::vector<std::string> unset) {
+  ddl_request r;
+  r.what = kind::alter_table;
+  r.table = std::move(table);
+  r.set_attributes = std::move(set);
+  r.unset_attributes = std::move(unset);
   return r;
 }
 
@@ -96,6 +121,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
       t.uid = c.next_uid++;
       t.partitioned = true;
       t.partitioning = desc.partitioning;
+      t.attributes = desc.attributes;
       for (auto& f : desc.families) {
         if (f.max_versions == 0 && r.origin == schema_origin::hbase_shell) f.max_versions = 1;  // R7
         t.families.push_back({f, c.next_family_id++});
@@ -157,6 +183,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
       if (!old) return table_not_found(r.table);
       if (!old->find(r.family_name))
         return {code::family_not_found, "family '" + r.family_name + "' does not exist in table '" + r.table + "'"};
+      if (auto s = detail::check_family_drop(*old, r.family_name, r.origin); !s) return s;
       table_schema t = *old;
       t.families.erase(std::remove_if(t.families.begin(), t.families.end(),
                                       [&](const family_schema& f) { return f.desc.name == r.family_name; }),
@@ -175,6 +202,31 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
       if (!old) return table_not_found(r.table);
       table_schema t = *old;
       for (auto& f : t.families) f.id = c.next_family_id++;
+      c.tables[r.table] = std::move(t);
+      return status::ok();
+    }
+    case k::disable_table:
+    case k::enable_table: {
+      if (!old) return table_not_found(r.table);
+      table_schema t = *old;
+      t.disabled = r.what == k::disable_table;
+      c.tables[r.table] = std::move(t);
+      return status::ok();
+    }
+    case k::truncate_family: {
+      if (!old) return table_not_found(r.table);
+      if (!old->find(r.family_name))
+        return {code::family_not_found, "family '" + r.family_name + "' does not exist in table '" + r.table + "'"};
+      table_schema t = *old;
+      for (auto& f : t.families)
+        if (f.desc.name == r.family_name) f.id = c.next_family_id++;
+      c.tables[r.table] = std::move(t);
+      return status::ok();
+    }
+    case k::alter_table: {
+      if (!old) return table_not_found(r.table);
+      table_schema t = *old;
+      if (auto s = apply_table_attributes(t.attributes, r.set_attributes, r.unset_attributes); !s) return s;
       c.tables[r.table] = std::move(t);
       return status::ok();
     }
@@ -202,7 +254,10 @@ result<ddl_outcome> apply_ddl(const cluster_catalog& c, const ddl_request& r) {
 
 namespace {
 
-constexpr std::uint32_t request_format = 1;
+// 1: up to expected_version. 2: then, per family of the descriptor and for `family`,
+// `u32 min_versions` and its attributes; the descriptor's attributes; set_attributes;
+// unset_attributes (attributes: `u32 n` and n pairs of bytes; names: `u32 n` and n bytes).
+constexpr std::uint32_t request_format = 2;
 constexpr std::uint32_t header_format = 1;
 
 void put_family(std::string& out, const family_descriptor& f) {
@@ -230,6 +285,24 @@ void put_partitioning(std::string& out, const partition_spec& p) {
   detail::put_u32(out, p.prefix_bytes);
   detail::put_u32(out, static_cast<std::uint32_t>(p.bounds.size()));
   for (const auto& b : p.bounds) detail::put_bytes(out, b);
+}
+
+void put_attributes(std::string& out, const std::map<std::string, std::string>& a) {
+  detail::put_u32(out, static_cast<std::uint32_t>(a.size()));
+  for (const auto& [k, v] : a) {
+    detail::put_bytes(out, k);
+    detail::put_bytes(out, v);
+  }
+}
+
+bool get_attributes(detail::reader& r, std::map<std::string, std::string>& a) {
+  std::uint32_t n = 0;
+  if (!r.u32(n)) return false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::string k, v;
+    if (!r.bytes(k) || !r.bytes(v) || !a.emplace(std::move(k), std::move(v)).second) return false;
+  }
+  return true;
 }
 
 bool get_partitioning(detail::reader& r, partition_spec& p) {
@@ -265,6 +338,16 @@ std::string encode_ddl_request(const ddl_request& q) {
   detail::put_bytes(out, q.family_name);
   out.push_back(q.expected_version ? '\1' : '\0');
   detail::put_u64(out, q.expected_version.value_or(0));
+  for (const auto& f : q.descriptor.families) {
+    detail::put_u32(out, f.min_versions);
+    put_attributes(out, f.attributes);
+  }
+  detail::put_u32(out, q.family.min_versions);
+  put_attributes(out, q.family.attributes);
+  put_attributes(out, q.descriptor.attributes);
+  put_attributes(out, q.set_attributes);
+  detail::put_u32(out, static_cast<std::uint32_t>(q.unset_attributes.size()));
+  for (const auto& n : q.unset_attributes) detail::put_bytes(out, n);
   return out;
 }
 
@@ -275,8 +358,8 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
   std::uint32_t format = 0, nfam = 0;
   std::uint8_t what = 0, origin = 0, has_expected = 0;
   std::uint64_t expected = 0;
-  if (!r.u32(format) || format != request_format || !r.u8(what) ||
-      what > static_cast<std::uint8_t>(ddl_request::kind::truncate_table))
+  if (!r.u32(format) || format < 1 || format > request_format || !r.u8(what) ||
+      what > static_cast<std::uint8_t>(ddl_request::kind::alter_table))
     return bad;
   q.what = static_cast<ddl_request::kind>(what);
   if (!r.bytes(q.table) || !r.bytes(q.descriptor.name) || !get_partitioning(r, q.descriptor.partitioning) ||
@@ -288,8 +371,22 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
     q.descriptor.families.push_back(std::move(f));
   }
   if (!r.u8(origin) || origin > 1 || !get_family(r, q.family) || !get_partitioning(r, q.partitioning) ||
-      !r.bytes(q.family_name) || !r.u8(has_expected) || !r.u64(expected) || !r.done())
+      !r.bytes(q.family_name) || !r.u8(has_expected) || !r.u64(expected))
     return bad;
+  if (format >= 2) {
+    for (auto& f : q.descriptor.families)
+      if (!r.u32(f.min_versions) || !get_attributes(r, f.attributes)) return bad;
+    std::uint32_t n = 0;
+    if (!r.u32(q.family.min_versions) || !get_attributes(r, q.family.attributes) ||
+        !get_attributes(r, q.descriptor.attributes) || !get_attributes(r, q.set_attributes) || !r.u32(n))
+      return bad;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::string name;
+      if (!r.bytes(name)) return bad;
+      q.unset_attributes.push_back(std::move(name));
+    }
+  }
+  if (!r.done()) return bad;
   q.origin = static_cast<schema_origin>(origin);
   if (has_expected) q.expected_version = expected;
   return q;

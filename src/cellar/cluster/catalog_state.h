@@ -46,6 +46,10 @@ struct ddl_request {
     drop_family,         // (table, family_name)
     drop_table,          // (table)
     truncate_table,      // new family ids: the old cells become unreachable (table)
+    disable_table,       // HBase's disable (table)
+    enable_table,        // HBase's enable (table)
+    truncate_family,     // a new id for one family (table, family_name)
+    alter_table,         // table attributes (table, unset_attributes, then set_attributes)
   };
   kind what = kind::create_table_group;
   std::string table;
@@ -54,6 +58,8 @@ struct ddl_request {
   family_descriptor family;
   partition_spec partitioning;
   std::string family_name;
+  std::map<std::string, std::string> set_attributes;
+  std::vector<std::string> unset_attributes;
   // When set, the DDL applies only to this catalog version (CONFLICT otherwise): a caller
   // that decided from what it read is refused if anything changed since.
   std::optional<std::uint64_t> expected_version;
@@ -62,9 +68,15 @@ struct ddl_request {
   static ddl_request create_group(std::string table);
   static ddl_request add(std::string table, family_descriptor f, partition_spec p);
   static ddl_request alter(std::string table, family_descriptor f);
-  static ddl_request drop_family(std::string table, std::string family);
+  // `origin`: whose rule applies to a table's last family (store.h: drop_family).
+  static ddl_request drop_family(std::string table, std::string family,
+                                 schema_origin origin = schema_origin::oceanbase_ddl);
   static ddl_request drop(std::string table);
   static ddl_request truncate(std::string table);
+  static ddl_request set_disabled(std::string table, bool disabled);
+  static ddl_request truncate_family(std::string table, std::string family);
+  static ddl_request alter_table(std::string table, std::map<std::string, std::string> set,
+                                 std::vector<std::string> unset);
 
   friend bool operator==(const ddl_request&, const ddl_request&) = default;
 };

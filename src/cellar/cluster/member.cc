@@ -85,6 +85,7 @@ struct member::state final : detail::cluster_hooks {
   status ddl(const detail::ddl_call& c) override;
   bool catch_up() override;
   std::string report() const override;
+  std::pair<std::vector<std::string>, std::vector<std::string>> nodes() const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   void reconcile();
@@ -528,14 +529,13 @@ status member::state::ddl(const detail::ddl_call& c) {
     case k::create_table_group: r = ddl_request::create_group(c.table); break;
     case k::add_family: r = ddl_request::add(c.table, c.family, c.partitioning); break;
     case k::alter_family: r = ddl_request::alter(c.table, c.family); break;
-    case k::drop_family: r = ddl_request::drop_family(c.table, c.family_name); break;
+    case k::drop_family: r = ddl_request::drop_family(c.table, c.family_name, c.origin); break;
     case k::drop_table: r = ddl_request::drop(c.table); break;
     case k::truncate_table: r = ddl_request::truncate(c.table); break;
-    case k::disable_table:
-    case k::enable_table:
-    case k::truncate_family:
-      return {code::unsupported, "disable, enable and truncating one family are not cluster DDL yet (table '" +
-                                     c.table + "')"};
+    case k::disable_table: r = ddl_request::set_disabled(c.table, true); break;
+    case k::enable_table: r = ddl_request::set_disabled(c.table, false); break;
+    case k::truncate_family: r = ddl_request::truncate_family(c.table, c.family_name); break;
+    case k::alter_table: r = ddl_request::alter_table(c.table, c.set_attributes, c.unset_attributes); break;
   }
   auto v = node->ddl(r);
   if (!v) return v.error();
@@ -734,6 +734,17 @@ std::uint64_t member::applied_version() const {
 cluster_report member::report() const { return st_->make_report(); }
 
 std::string member::state::report() const { return format_report(make_report()); }
+
+std::pair<std::vector<std::string>, std::vector<std::string>> member::state::nodes() const {
+  std::pair<std::vector<std::string>, std::vector<std::string>> out;
+  for (const auto& n : make_report().nodes) {
+    if (n.live)
+      out.first.push_back(n.node.id + (n.node.data_address.empty() ? "" : " " + n.node.data_address));
+    else
+      out.second.push_back(n.node.id);
+  }
+  return out;
+}
 
 cluster_report member::state::make_report() const {
   cluster_report r;

@@ -270,6 +270,10 @@ class routed_connection final : public connection {
   status enable_table(const std::string& table) override {
     return ddl_on_any([&](connection& c) { return c.enable_table(table); });
   }
+  status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                     const std::vector<std::string>& unset) override {
+    return ddl_on_any([&](connection& c) { return c.alter_table(table, set, unset); });
+  }
   result<bool> is_table_enabled(const std::string& table) override {
     return on_any([&](connection& c) { return c.is_table_enabled(table); });
   }

@@ -182,10 +182,10 @@ typename Inspector::result_type inspect(Inspector& f, family_descriptor& x) {
   std::uint64_t value_bytes = x.max_value_bytes;
   if constexpr (Inspector::reads_state) {
     return f(caf::meta::type_name("family_descriptor"), x.name, x.max_versions, x.ttl_seconds, value_bytes,
-             wire_detail::en(x.kind, family_kind::time_series));
+             wire_detail::en(x.kind, family_kind::time_series), x.min_versions, x.attributes);
   } else {
     auto r = f(caf::meta::type_name("family_descriptor"), x.name, x.max_versions, x.ttl_seconds, value_bytes,
-               wire_detail::en(x.kind, family_kind::time_series));
+               wire_detail::en(x.kind, family_kind::time_series), x.min_versions, x.attributes);
     x.max_value_bytes = static_cast<std::size_t>(value_bytes);
     return r;
   }

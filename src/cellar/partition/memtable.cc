@@ -93,9 +93,10 @@ struct family_reader {
     // (std::string_view's == would be an out-of-line call per cell).
     for (bool first = true; it != end && (first || same_bytes(it->first.qualifier.view(), q)); ++it, first = false) {
       const std::int64_t ts = it->first.ts;
-      if (expired(fam.desc, ts, it->second, now)) continue;
+      if (cell_ttl_expired(it->second, now)) continue;
       if (rank >= cap) continue;  // beyond MaxVersions: invisible even before trimming
       ++rank;
+      if (ttl_removes(fam.desc, ts, rank, now)) continue;
       if (ts < o.range.min || ts >= o.range.max) continue;
       if (taken >= want) continue;
       ++taken;
@@ -191,7 +192,8 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
 
 bool memtable::replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
                                     std::int64_t now) {
-  if (f.desc.max_versions != 1 || expired(f.desc, key.ts, v, now)) return false;
+  // The new cell is the column's newest version (rank 1) once written.
+  if (f.desc.max_versions != 1 || cell_ttl_expired(v, now) || ttl_removes(f.desc, key.ts, 1, now)) return false;
   auto it = m.newest_of(key.row, key.qualifier);
   if (it == m.end() || it.ts() >= key.ts || !family_map::sole_of_column(it)) return false;
   const key_view old_key = it.key();
@@ -214,9 +216,10 @@ bool memtable::replace_sole_version(const family_schema& f, family_map& m, const
 
 void memtable::trim_column(const family_schema& f, family_map& m, std::string_view row, std::string_view q,
                            family_map::iterator at, std::int64_t now) {
-  // The rule of reads (family_reader::column) and of the background reclaim: a version is
-  // out of reach once expired or ranked beyond the family's MaxVersions, in every kind of
-  // family (for time series a read's max_versions applies only when given, TS3).
+  // The rule of reads (family_reader::column) and of the background reclaim (memtable.h):
+  // a version is out of reach once past its cell TTL, ranked beyond the family's
+  // MaxVersions, or past the family TTL beyond MIN_VERSIONS, in every kind of family (for
+  // time series a read's max_versions applies only when given, TS3).
   if (f.desc.max_versions == 0) return;
   const std::uint32_t cap = family_cap(f.desc);
   // Back from `at` (a cell of the column, or where it starts) to the column's newest cell:
@@ -229,7 +232,7 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
   }
   std::uint32_t rank = 0;
   while (it != m.end() && it.row() == row && it.qualifier() == q) {
-    if (expired(f.desc, it.ts(), it.value(), now) || rank >= cap) {
+    if (cell_ttl_expired(it.value(), now) || rank >= cap || ttl_removes(f.desc, it.ts(), rank + 1, now)) {
       it = erase_cell(f.id, m, it);
       continue;
     }
@@ -585,8 +588,9 @@ family_map::iterator memtable::newest(const family_schema& f, const family_map& 
   const std::uint32_t cap = family_cap(f.desc);
   for (auto it = m.lower_bound(key_view{row, q, latest_timestamp});
        it != m.end() && it.row() == row && it.qualifier() == q; ++it) {
-    if (expired(f.desc, it.ts(), it.value(), now)) continue;
+    if (cell_ttl_expired(it.value(), now)) continue;
     if (rank++ >= cap) return m.end();
+    if (ttl_removes(f.desc, it.ts(), rank, now)) return m.end();  // and every older version
     if (r && (it.ts() < r->min || it.ts() >= r->max)) continue;
     return it;
   }
@@ -794,7 +798,8 @@ result<bool> memtable::apply(const table_schema& schema, const check_and_mutate&
 std::vector<memtable::reclaim_rule> memtable::reclaim_rules(const table_schema& schema) {
   std::vector<reclaim_rule> out;
   out.reserve(schema.families.size());
-  for (const auto& f : schema.families) out.push_back({f.id, f.desc.max_versions, f.desc.ttl_seconds});
+  for (const auto& f : schema.families)
+    out.push_back({f.id, f.desc.max_versions, f.desc.min_versions, f.desc.ttl_seconds});
   return out;
 }
 
@@ -863,7 +868,7 @@ std::size_t memtable::reclaim(const table_schema& schema, std::int64_t now, std:
       ++examined;
       ++reclaim_examined_;
       if (it.value().expires_at != latest_timestamp) pass_saw_expiry_ = true;
-      if (expired(f.desc, it.ts(), it.value(), now) || rank >= cap) {
+      if (cell_ttl_expired(it.value(), now) || rank >= cap || ttl_removes(f.desc, it.ts(), rank + 1, now)) {
         // `row`/`qual` view into the erased key: keep copies for the comparison.
         std::string r(row), q(qual);
         it = erase_cell(f.id, *m, it);

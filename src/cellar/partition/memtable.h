@@ -241,6 +241,7 @@ class memtable {
   struct reclaim_rule {
     std::uint32_t family;
     std::uint32_t max_versions;
+    std::uint32_t min_versions;
     std::int64_t ttl_seconds;
     friend bool operator==(const reclaim_rule&, const reclaim_rule&) = default;
   };
@@ -258,11 +259,22 @@ class memtable {
 // Bytes a cell is charged in the memory counter.
 std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t value);
 
-// Whether a cell is past its family TTL (R19) or its cell TTL (R20). Inline: every cell a
-// read returns is checked.
-inline bool expired(const family_descriptor& f, std::int64_t ts, const cell_value& v, std::int64_t now) {
-  if (f.ttl_seconds > 0 && ts < now - f.ttl_seconds * 1000) return true;
-  return now > v.expires_at;
+// Which versions of a column a read can see, and the background reclaim keeps (R19, R20,
+// HBase's ScanWildcardColumnTracker): walking a column newest first, a cell past its cell
+// TTL is skipped and not counted; every other cell is a version, ranked 1, 2, ...; those
+// ranked beyond MaxVersions are out of reach, and so is a cell past the family TTL unless
+// its rank is within MIN_VERSIONS. Versions are in timestamp order, so once one is past
+// the family TTL every older one is too. Inline: every cell a read returns is checked.
+inline bool cell_ttl_expired(const cell_value& v, std::int64_t now) { return now > v.expires_at; }
+
+inline bool family_ttl_expired(const family_descriptor& f, std::int64_t ts, std::int64_t now) {
+  return f.ttl_seconds > 0 && ts < now - f.ttl_seconds * 1000;
+}
+
+// Whether the version of rank `rank` (counted as above, from 1) with timestamp `ts` is
+// past the family TTL and not kept by MIN_VERSIONS.
+inline bool ttl_removes(const family_descriptor& f, std::int64_t ts, std::uint32_t rank, std::int64_t now) {
+  return rank > f.min_versions && family_ttl_expired(f, ts, now);
 }
 
 }  // namespace cellar::detail

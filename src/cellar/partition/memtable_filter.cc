@@ -86,7 +86,7 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
     }
     const std::int64_t ts = it->first.ts;
     const cell_value& v = it->second;
-    if (expired(desc, ts, v, now)) {
+    if (cell_ttl_expired(v, now)) {
       ++it;
       continue;
     }
@@ -95,6 +95,10 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
       continue;
     }
     ++rank;
+    if (ttl_removes(desc, ts, rank, now)) {  // and every older version (memtable.h)
+      it = past_column(cells, column);
+      continue;
+    }
     if (ts < o.range.min || ts >= o.range.max) {
       ++it;
       continue;

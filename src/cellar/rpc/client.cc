@@ -157,6 +157,18 @@ class rpc_connection final : public connection {
     });
   }
 
+  status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                     const std::vector<std::string>& unset) override {
+    return call_status([&] {
+      auto req = cellar_.alterTableRequest();
+      req.setTable(table);
+      to_wire(set, req.initSet(static_cast<unsigned>(set.size())));
+      auto names = req.initUnset(static_cast<unsigned>(unset.size()));
+      for (unsigned i = 0; i < names.size(); ++i) names.set(i, unset[i]);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
   result<bool> is_table_enabled(const std::string& table) override {
     try {
       auto req = cellar_.isTableEnabledRequest();

@@ -733,12 +733,29 @@ void to_wire(const scan_end& e, wire::ScanEnd::Builder b) {
 
 scan_end from_wire(wire::ScanEnd::Reader r) { return {str(r.getRow()), r.getBeforeAll()}; }
 
+void to_wire(const std::map<std::string, std::string>& a, capnp::List<wire::Attribute>::Builder b) {
+  unsigned i = 0;
+  for (const auto& [k, v] : a) {
+    b[i].setName(text(k));
+    b[i].setValue(text(v));
+    ++i;
+  }
+}
+
+std::map<std::string, std::string> from_wire(capnp::List<wire::Attribute>::Reader r) {
+  std::map<std::string, std::string> out;
+  for (auto a : r) out[str(a.getName())] = str(a.getValue());
+  return out;
+}
+
 void to_wire(const family_descriptor& f, wire::FamilyDescriptor::Builder b) {
   b.setName(text(f.name));
   b.setMaxVersions(f.max_versions);
   b.setTtlSeconds(f.ttl_seconds);
   b.setMaxValueBytes(f.max_value_bytes);
   b.setTimeSeries(f.kind == family_kind::time_series);
+  b.setMinVersions(f.min_versions);
+  to_wire(f.attributes, b.initAttributes(static_cast<unsigned>(f.attributes.size())));
 }
 
 family_descriptor from_wire(wire::FamilyDescriptor::Reader r) {
@@ -748,6 +765,8 @@ family_descriptor from_wire(wire::FamilyDescriptor::Reader r) {
   f.ttl_seconds = r.getTtlSeconds();
   f.max_value_bytes = static_cast<std::size_t>(r.getMaxValueBytes());
   f.kind = r.getTimeSeries() ? family_kind::time_series : family_kind::normal;
+  f.min_versions = r.getMinVersions();
+  f.attributes = from_wire(r.getAttributes());
   return f;
 }
 
@@ -761,6 +780,7 @@ void to_wire(const table_descriptor& d, wire::TableDescriptor::Builder b) {
   for (unsigned i = 0; i < bounds.size(); ++i) bounds.set(i, data(d.partitioning.bounds[i]));
   auto fs = b.initFamilies(static_cast<unsigned>(d.families.size()));
   for (unsigned i = 0; i < fs.size(); ++i) to_wire(d.families[i], fs[i]);
+  to_wire(d.attributes, b.initAttributes(static_cast<unsigned>(d.attributes.size())));
 }
 
 result<table_descriptor> from_wire(wire::TableDescriptor::Reader r) {
@@ -775,6 +795,7 @@ result<table_descriptor> from_wire(wire::TableDescriptor::Reader r) {
   d.partitioning.prefix_bytes = p.getPrefixBytes();
   for (auto b : p.getBounds()) d.partitioning.bounds.push_back(str(b));
   for (auto f : r.getFamilies()) d.families.push_back(from_wire(f));
+  d.attributes = from_wire(r.getAttributes());
   return d;
 }
 
@@ -804,6 +825,10 @@ void to_wire(const store_summary& s, wire::Summary::Builder b) {
   b.setRecoverySeconds(i.recovery.seconds);
   b.setConnections(s.connections);
   b.setCluster(i.cluster);
+  auto live = b.initClusterLiveNodes(static_cast<unsigned>(i.cluster_live_nodes.size()));
+  for (unsigned k = 0; k < live.size(); ++k) live.set(k, i.cluster_live_nodes[k]);
+  auto down = b.initClusterDownNodes(static_cast<unsigned>(i.cluster_down_nodes.size()));
+  for (unsigned k = 0; k < down.size(); ++k) down.set(k, i.cluster_down_nodes[k]);
   auto tables = b.initTables(static_cast<unsigned>(s.tables.size()));
   for (unsigned k = 0; k < tables.size(); ++k) {
     to_wire(s.tables[k].descriptor, tables[k].initDescriptor());
@@ -846,6 +871,8 @@ result<store_summary> from_wire(wire::Summary::Reader r) {
   i.recovery.seconds = r.getRecoverySeconds();
   s.connections = r.getConnections();
   i.cluster = r.getCluster();
+  for (auto n : r.getClusterLiveNodes()) i.cluster_live_nodes.push_back(str(n));
+  for (auto n : r.getClusterDownNodes()) i.cluster_down_nodes.push_back(str(n));
   for (auto t : r.getTables()) {
     auto desc = from_wire(t.getDescriptor());
     if (!desc) return desc.error();

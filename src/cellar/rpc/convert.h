@@ -59,6 +59,9 @@ void to_wire(const table_descriptor& d, wire::TableDescriptor::Builder b);
 result<table_descriptor> from_wire(wire::TableDescriptor::Reader r);
 void to_wire(const family_descriptor& f, wire::FamilyDescriptor::Builder b);
 family_descriptor from_wire(wire::FamilyDescriptor::Reader r);
+// Attributes of a family or table (schema.h); `b` has one element per attribute.
+void to_wire(const std::map<std::string, std::string>& a, capnp::List<wire::Attribute>::Builder b);
+std::map<std::string, std::string> from_wire(capnp::List<wire::Attribute>::Reader r);
 
 void to_wire(const store_summary& s, wire::Summary::Builder b);
 result<store_summary> from_wire(wire::Summary::Reader r);

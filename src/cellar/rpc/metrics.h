@@ -61,8 +61,9 @@ enum class operation : std::uint8_t {
   disable_table,
   enable_table,
   is_table_enabled,
+  alter_table,
 };
-inline constexpr std::size_t operation_count = 25;
+inline constexpr std::size_t operation_count = 26;
 // Outcomes are counted per error code: codes 0 to 30 each, any later one in slot 31.
 inline constexpr std::size_t code_slots = 32;
 

@@ -136,6 +136,19 @@ class cellar_impl final : public wire::Cellar::Server {
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
+  kj::Promise<void> alterTable(AlterTableContext context) override {
+    auto params = context.getParams();
+    auto table = str(params.getTable());
+    auto set = from_wire(params.getSet());
+    std::vector<std::string> unset;
+    for (auto n : params.getUnset()) unset.push_back(str(n));
+    return blocking<status>(operation::alter_table, context,
+                            [this, table, set = std::move(set), unset = std::move(unset)] {
+                              return st_.s.alter_table(table, set, unset);
+                            },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
   kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {
     const auto t0 = metrics::clock::now();
     auto r = st_.s.is_table_enabled(str(context.getParams().getTable()));

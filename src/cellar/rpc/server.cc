@@ -30,6 +30,7 @@
 #include "rpc/frame_replies.h"
 #include "rpc/frames.h"
 #include "rpc/io_ring.h"
+#include "rpc/listen.h"
 #include "rpc/loop_handoff.h"
 #include "rpc/message_stream.h"
 #include "rpc/metrics.h"
@@ -529,48 +530,6 @@ class error_logger final : public kj::TaskSet::ErrorHandler {
 
 }  // namespace
 
-namespace {
-
-// A listening socket with SO_REUSEPORT, so each event loop can own one on the same port
-// and the kernel spreads connections over them.
-result<int> listen_socket(const std::string& address, std::uint16_t port) {
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-  std::string a = address == "localhost" ? "127.0.0.1" : address;
-  if (auto* v4 = reinterpret_cast<sockaddr_in*>(&ss); inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    len = sizeof(sockaddr_in);
-  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss); inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    len = sizeof(sockaddr_in6);
-  } else {
-    return status{code::invalid_argument, "listen address must be a numeric IPv4 or IPv6 address: " + address};
-  }
-  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return status{code::io_error, std::string("socket: ") + std::strerror(errno)};
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 1024) != 0) {
-    status s{code::io_error, "cannot listen on " + address + ":" + std::to_string(port) + ": " + std::strerror(errno)};
-    ::close(fd);
-    return s;
-  }
-  return fd;
-}
-
-std::uint16_t bound_port(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-  return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-}
-
-}  // namespace
-
 // Event-loop turns between two looks at epoll while the loop's queue never empties.
 constexpr unsigned busy_poll_turns = 64;
 
@@ -685,19 +644,12 @@ result<std::unique_ptr<server>> server::start(store& s, server_options o) {
     if (!keys) return keys.error();
     p->st->tls = std::move(keys.value());
   }
+  // One socket per event loop on one port, which no other process may share (listen.h).
+  auto sockets = listen_on(opts.address, opts.port, std::max<std::size_t>(1, opts.event_loops));
+  if (!sockets) return sockets.error();
+  p->port = sockets->port();
   std::vector<int> fds;
-  auto first = listen_socket(opts.address, opts.port);
-  if (!first) return first.error();
-  fds.push_back(first.value());
-  p->port = bound_port(first.value());
-  for (std::size_t i = 1; i < std::max<std::size_t>(1, opts.event_loops); ++i) {
-    auto fd = listen_socket(opts.address, p->port);
-    if (!fd) {
-      for (int f : fds) ::close(f);
-      return fd.error();
-    }
-    fds.push_back(fd.value());
-  }
+  for (std::size_t i = 0; i < sockets->size(); ++i) fds.push_back(sockets->take(i));
   // Loop affinity: loop i runs on the i-th CPU the process may use and takes the
   // connections the kernel sees arriving on that CPU (SO_INCOMING_CPU on a SO_REUSEPORT
   // group, Linux 6.1+; earlier kernels spread by hash, as without affinity).

@@ -1,5 +1,7 @@
 #include "rpc/status_http.h"
 
+#include "rpc/listen.h"
+
 #include <kj/async-io.h>
 #include <kj/compat/http.h>
 #include <spdlog/spdlog.h>
@@ -418,9 +420,19 @@ struct status_http::impl {
     pthread_setname_np(pthread_self(), "cellar-http");
     try {
       auto io = kj::setupAsyncIo();
-      const std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
-      auto addr = io.provider->getNetwork().parseAddress(host.c_str(), o.port).wait(io.waitScope);
-      auto listener = addr->listen();
+      // A port of its own, as the server's (listen.h): another process on it is refused.
+      auto socket = listen_on(o.address, o.port, 1);
+      if (!socket) {
+        std::lock_guard l(mu);
+        error = {code::io_error, "cannot serve metrics: " + socket.error().message()};
+        ready = true;
+        cv.notify_all();
+        return;
+      }
+      auto listener = io.lowLevelProvider->wrapListenSocketFd(
+          socket->take(0), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP |
+                               kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK |
+                               kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC);
       kj::HttpHeaderTable table;
       status_context ctx;
       ctx.listen = o.listen_label;

@@ -126,21 +126,34 @@ the partitions of the enabled tables.
     {"whoami", "general", cmd_whoami,
      "Show the current user (the user this shell runs as) and how it logged in.\n  hbase> whoami\n"},
     {"alter", "ddl", cmd_alter,
-     R"(Alter a column family's VERSIONS or TTL, add a family, or delete one:
+     R"(Alter a column family's settings (VERSIONS, MIN_VERSIONS, TTL, HBase's other family
+settings and METADATA), add a family, delete one (not the last), or set or unset the
+table's attributes (MAX_FILESIZE, READONLY, DURABILITY, OWNER, METADATA, ...):
   hbase> alter 't1', NAME => 'f1', VERSIONS => 5
-  hbase> alter 't1', {NAME => 'f1', TTL => 3600}, {NAME => 'f2', VERSIONS => 3}
+  hbase> alter 't1', {NAME => 'f1', TTL => 3600, MIN_VERSIONS => 1}, {NAME => 'f2', VERSIONS => 3}
   hbase> alter 't1', 'delete' => 'f1'
   hbase> alter 't1', NAME => 'f1', METHOD => 'delete'
+  hbase> alter 't1', MAX_FILESIZE => '134217728'
+  hbase> alter 't1', READONLY => true
+  hbase> alter 't1', METHOD => 'table_att_unset', NAME => 'MAX_FILESIZE'
+Every HBase setting is kept and shown by describe, honoured where cellar has its meaning,
+or refused by name (UNSUPPORTED) where it cannot be honoured (KEEP_DELETED_CELLS => TRUE,
+ENCRYPTION, REGION_REPLICATION above 1, CONFIGURATION, ...): docs/semantics.md §7.
 )"},
     {"create", "ddl", cmd_create,
      R"(Create a table with column families (each a name or a {NAME => ..., VERSIONS => n,
-TTL => seconds} hash) and optionally SPLITS (range partitions at these row keys) or
-NUMREGIONS (hash partitions). Without either, the table has the server's default number
-of KEY(K) hash partitions. Families keep VERSIONS => 1 unless told otherwise.
+MIN_VERSIONS => n, TTL => seconds, ...} hash) and optionally SPLITS or SPLITS_FILE (range
+partitions at these row keys), NUMREGIONS with SPLITALGO (range partitions where HBase's
+HexStringSplit, DecimalStringSplit or UniformSplit puts them) or NUMREGIONS alone (hash
+partitions), and table attributes (MAX_FILESIZE, READONLY, DURABILITY, OWNER, METADATA,
+...). Without a partitioning, the table has the server's default number of KEY(K) hash
+partitions. Families keep VERSIONS => 1 unless told otherwise.
   hbase> create 't1', 'f1', 'f2'
-  hbase> create 't1', {NAME => 'f1', VERSIONS => 5, TTL => 86400}
+  hbase> create 't1', {NAME => 'f1', VERSIONS => 5, TTL => 86400, MIN_VERSIONS => 1}
   hbase> create 't1', 'f1', SPLITS => ['10', '20', '30']
+  hbase> create 't1', 'f1', {NUMREGIONS => 15, SPLITALGO => 'HexStringSplit'}
   hbase> create 't1', 'f1', {NUMREGIONS => 15}
+  hbase> create 't1', 'f1', MAX_FILESIZE => '134217728', METADATA => {'owner' => 'ops'}
 )"},
     {"describe", "ddl", cmd_describe,
      "Describe the named table: its state, partitioning and column families.\n  hbase> describe 't1'\n  hbase> desc 't1'\n"},

@@ -12,6 +12,7 @@
 
 #include "cellar_revision.h"
 #include "shell/command.h"
+#include "shell/table_options.h"
 
 #ifndef CELLAR_VERSION
 #define CELLAR_VERSION "unknown"
@@ -21,60 +22,11 @@ namespace cellar::shell {
 
 namespace {
 
-result<family_descriptor> family_from(const shell_value& v) {
-  family_descriptor f;
-  if (v.is_string() || v.is_constant()) {
-    f.name = as_text(v, "family").value();
-    return f;
-  }
-  if (!v.is_hash()) return status{code::invalid_argument, "a column family is a name or {NAME => ...}"};
-  const shell_value* name = v.find("NAME");
-  if (!name) return status{code::invalid_argument, "a column family needs NAME => 'family'"};
-  auto n = as_text(*name, "NAME");
-  if (!n) return n.error();
-  f.name = n.value();
-  for (const auto& [k, val] : v.as_hash()) {
-    auto key = upper(k);
-    if (key == "NAME" || key == "METHOD") continue;
-    if (key == "VERSIONS" || key == "MAX_VERSIONS") {
-      auto x = as_int(val, "VERSIONS");
-      if (!x) return x.error();
-      if (x.value() < 1) return status{code::invalid_argument, "VERSIONS must be at least 1"};
-      f.max_versions = static_cast<std::uint32_t>(std::min<std::int64_t>(x.value(), UINT32_MAX));
-    } else if (key == "TTL") {
-      if (val.is_string() && upper(val.as_string()) == "FOREVER") {
-        f.ttl_seconds = 0;
-        continue;
-      }
-      auto x = as_int(val, "TTL");
-      if (!x) return x.error();
-      if (x.value() < 1) return status{code::invalid_argument, "TTL must be a positive number of seconds"};
-      f.ttl_seconds = x.value();
-    } else if (key == "BLOCKCACHE" || key == "IN_MEMORY" || key == "BLOOMFILTER" || key == "COMPRESSION" ||
-               key == "BLOCKSIZE" || key == "DATA_BLOCK_ENCODING" || key == "MIN_VERSIONS" ||
-               key == "KEEP_DELETED_CELLS" || key == "REPLICATION_SCOPE") {
-      // Storage tuning of HBase with no meaning in cellar: accepted and ignored.
-    } else {
-      return status{code::unsupported, "column family option " + k + " is not supported"};
-    }
-  }
-  return f;
-}
-
 result<std::string> table_arg(const args_view& a) {
   auto name = a.str(0, "table");
   if (!name) return name.error();
   if (a.args.size() > 1) return status{code::invalid_argument, a.command + " takes one argument, the table"};
   return name;
-}
-
-std::string describe_family(const family_descriptor& f) {
-  std::string out = "{NAME => '" + f.name + "', VERSIONS => '" +
-                    (f.max_versions == 0 ? std::string("ALL") : std::to_string(f.max_versions)) + "', TTL => '" +
-                    (f.ttl_seconds == 0 ? std::string("FOREVER") : std::to_string(f.ttl_seconds) + " SECONDS") +
-                    "', MAX_VALUE_BYTES => '" + std::to_string(f.max_value_bytes) + "'";
-  if (f.kind == family_kind::time_series) out += ", TIME_SERIES => 'true'";
-  return out + "}";
 }
 
 std::string describe_partitioning(const partition_spec& p) {
@@ -102,6 +54,8 @@ json family_json(const family_descriptor& f) {
   j["ttl_seconds"] = f.ttl_seconds == 0 ? json(nullptr) : json(f.ttl_seconds);
   j["max_value_bytes"] = f.max_value_bytes;
   j["time_series"] = f.kind == family_kind::time_series;
+  j["min_versions"] = f.min_versions;
+  j["attributes"] = f.attributes;
   return j;
 }
 
@@ -133,31 +87,10 @@ outcome cmd_create(context& c, const args_view& a) {
   for (std::size_t i = 1; i < a.args.size(); ++i) {
     const auto& v = a.args[i];
     if (v.is_hash() && !v.find("NAME")) {  // table options
-      for (const auto& [k, val] : v.as_hash()) {
-        auto key = upper(k);
-        if (key == "SPLITS") {
-          if (!val.is_array()) return fail(code::invalid_argument, "SPLITS must be an array of row keys");
-          std::vector<std::string> bounds;
-          for (const auto& b : val.as_array()) {
-            auto s = as_text(b, "a split");
-            if (!s) return fail(s.error());
-            bounds.push_back(s.value());
-          }
-          std::sort(bounds.begin(), bounds.end());
-          d.partitioning = partition_spec::range_bounds(std::move(bounds));
-        } else if (key == "NUMREGIONS") {
-          auto n = as_int(val, "NUMREGIONS");
-          if (!n) return fail(n.error());
-          if (n.value() < 1) return fail(code::invalid_argument, "NUMREGIONS must be at least 1");
-          d.partitioning = partition_spec::hash(static_cast<std::uint32_t>(n.value()));
-        } else if (key == "SPLITALGO" || key == "REGION_REPLICATION" || key == "DURABILITY") {
-        } else {
-          return fail(code::unsupported, "table option " + k + " is not supported");
-        }
-      }
+      if (auto s = create_options_from(v.as_hash(), d); !s) return fail(s);
       continue;
     }
-    auto f = family_from(v);
+    auto f = family_from(v, nullptr);
     if (!f) return fail(f.error());
     d.families.push_back(std::move(f.value()));
   }
@@ -168,43 +101,91 @@ outcome cmd_create(context& c, const args_view& a) {
   return out;
 }
 
+namespace {
+
+// NAME => 'x' or NAME => ['x', 'y'] of an alter method.
+result<std::vector<std::string>> names_of(const shell_value* n, const std::string& method) {
+  if (n == nullptr) return status{code::invalid_argument, "NAME parameter missing for " + method + " method"};
+  std::vector<std::string> out;
+  if (n->is_array()) {
+    for (const auto& x : n->as_array()) {
+      auto t = as_text(x, "NAME");
+      if (!t) return t.error();
+      out.push_back(t.value());
+    }
+    return out;
+  }
+  auto t = as_text(*n, "NAME");
+  if (!t) return t.error();
+  out.push_back(t.value());
+  return out;
+}
+
+// One argument of alter: a family to add or change, a family to delete, attributes to
+// unset (METHOD => 'table_att_unset'), or table attributes to set.
+status alter_one(context& c, const std::string& table, const shell_value& v) {
+  if (v.is_hash()) {
+    const shell_value* method = v.find("METHOD");
+    const shell_value* del = v.find("delete");
+    if (del != nullptr) {
+      auto f = as_text(*del, "family");
+      if (!f) return f.error();
+      return c.conn.drop_family(table, f.value());
+    }
+    if (method != nullptr) {
+      auto m = as_text(*method, "METHOD");
+      if (!m) return m.error();
+      if (m.value() == "delete") {
+        auto names = names_of(v.find("NAME"), "delete");
+        if (!names) return names.error();
+        for (const auto& f : names.value())
+          if (auto s = c.conn.drop_family(table, f); !s) return s;
+        return status::ok();
+      }
+      if (m.value() == "table_att_unset") {
+        auto names = names_of(v.find("NAME"), "table_att_unset");
+        if (!names) return names.error();
+        return c.conn.alter_table(table, {}, names.value());
+      }
+      if (m.value() == "table_conf_unset") {
+        auto names = names_of(v.find("NAME"), "table_conf_unset");
+        if (!names) return names.error();
+        return {code::invalid_argument, "Could not find configuration: " + names->front() +
+                                            " (cellar keeps no table configuration)"};
+      }
+      if (m.value() != "table_att") return {code::invalid_argument, "Unknown method: " + m.value()};
+    }
+    // Table attributes: a hash without NAME, or with METHOD => 'table_att'.
+    if (method != nullptr || v.find("NAME") == nullptr) {
+      auto set = alter_options_from(v.as_hash());
+      if (!set) return set.error();
+      return c.conn.alter_table(table, set.value(), {});
+    }
+  }
+  auto d = c.conn.describe(table);
+  if (!d) return d.error();
+  auto given = family_from(v, nullptr);
+  if (!given) return given.error();
+  const family_descriptor* old = nullptr;
+  for (const auto& f : d->families)
+    if (f.name == given->name) old = &f;
+  // Settings the hash does not name keep their value; a new family gets HBase's
+  // defaults (VERSIONS => 1).
+  family_descriptor base;
+  base.max_versions = 1;
+  auto f = family_from(v, old != nullptr ? old : &base);
+  if (!f) return f.error();
+  return c.conn.alter_family(table, f.value());
+}
+
+}  // namespace
+
 outcome cmd_alter(context& c, const args_view& a) {
   auto name = a.str(0, "table");
   if (!name) return fail(name.error());
-  if (a.args.size() < 2) return fail(code::invalid_argument, "alter needs a column family");
-  for (std::size_t i = 1; i < a.args.size(); ++i) {
-    const auto& v = a.args[i];
-    if (v.is_hash()) {
-      if (auto* del = v.find("delete")) {
-        auto f = as_text(*del, "family");
-        if (!f) return fail(f.error());
-        if (auto s = c.conn.drop_family(name.value(), f.value()); !s) return fail(s);
-        continue;
-      }
-      if (auto* m = v.find("METHOD"); m && m->is_string() && lower(m->as_string()) == "delete") {
-        auto* n = v.find("NAME");
-        if (!n) return fail(code::invalid_argument, "NAME parameter missing for delete method");
-        auto f = as_text(*n, "NAME");
-        if (!f) return fail(f.error());
-        if (auto s = c.conn.drop_family(name.value(), f.value()); !s) return fail(s);
-        continue;
-      }
-    }
-    auto f = family_from(v);
-    if (!f) return fail(f.error());
-    if (f->max_versions == 0) f->max_versions = 1;  // HBase's default VERSIONS
-    auto d = c.conn.describe(name.value());
-    if (!d) return fail(d.error());
-    for (const auto& old : d->families)
-      if (old.name == f->name && v.is_hash()) {
-        // Options not named keep their value.
-        if (!v.find("VERSIONS") && !v.find("MAX_VERSIONS")) f->max_versions = old.max_versions;
-        if (!v.find("TTL")) f->ttl_seconds = old.ttl_seconds;
-        f->max_value_bytes = old.max_value_bytes;
-        f->kind = old.kind;
-      }
-    if (auto s = c.conn.alter_family(name.value(), f.value()); !s) return fail(s);
-  }
+  if (a.args.size() < 2) return fail(code::invalid_argument, "There should be at least one argument but the table name");
+  for (std::size_t i = 1; i < a.args.size(); ++i)
+    if (auto s = alter_one(c, name.value(), a.args[i]); !s) return fail(s);
   outcome out;
   out.text = "Updating all regions with the new schema...\nDone.\n";
   return out;
@@ -218,8 +199,10 @@ outcome cmd_describe(context& c, const args_view& a) {
   auto enabled = c.conn.is_table_enabled(name.value());
   if (!enabled) return fail(enabled.error());
   outcome out;
+  const std::string attrs = describe_table_attributes(d->attributes);
   out.text = "Table " + d->name + (enabled.value() ? " is ENABLED\n" : " is DISABLED\n") + d->name +
-             ", PARTITIONS => " + describe_partitioning(d->partitioning) + "\nCOLUMN FAMILIES DESCRIPTION\n";
+             (attrs.empty() ? "" : ", " + attrs) + ", PARTITIONS => " + describe_partitioning(d->partitioning) +
+             "\nCOLUMN FAMILIES DESCRIPTION\n";
   for (const auto& f : d->families) out.text += describe_family(f) + "\n";
   out.text += std::to_string(d->families.size()) + " row(s)\n";
   json families = json::array();
@@ -227,6 +210,7 @@ outcome cmd_describe(context& c, const args_view& a) {
   out.data["table"] = {{"name", d->name},
                        {"enabled", enabled.value()},
                        {"partitioning", partitioning_json(d->partitioning)},
+                       {"attributes", d->attributes},
                        {"families", families}};
   return out;
 }
@@ -436,29 +420,54 @@ outcome cmd_status(context& c, const args_view& a) {
   const std::string load = "numberOfOnlineRegions=" + std::to_string(regions) + ", numberOfTables=" +
                            std::to_string(names->size()) + ", cells=" + std::to_string(cells) +
                            ", memoryBytes=" + std::to_string(bytes);
+  // The servers: this one, or a cluster's live and down nodes (a down node is one the
+  // placement map names that is not registered: HBase's dead servers).
+  std::vector<std::string> live{server}, down;
+  std::string cluster_text;
+  if (auto sum = c.conn.summary(); sum && !sum->store.cluster.empty()) {
+    cluster_text = sum->store.cluster;
+    live = sum->store.cluster_live_nodes;
+    down = sum->store.cluster_down_nodes;
+  }
+  const bool in_cluster = !cluster_text.empty();
+  // This node's line carries its load: the live node whose address is the one connected to.
+  auto is_self = [&](const std::string& node) {
+    return !in_cluster || node == server || node.ends_with(" " + server) || live.size() == 1;
+  };
   char avg[32];
-  std::snprintf(avg, sizeof avg, "%.4f", static_cast<double>(regions));
+  std::snprintf(avg, sizeof avg, "%.4f", live.empty() ? 0.0 : static_cast<double>(regions) / static_cast<double>(live.size()));
   outcome out;
   if (format == "summary") {
-    out.text = std::string("1 active master, 0 backup masters, 1 servers, 0 dead, ") + avg + " average load\n";
+    out.text = "1 active master, 0 backup masters, " + std::to_string(live.size()) + " servers, " +
+               std::to_string(down.size()) + " dead, " + avg + " average load\n";
   } else {
     if (format == "detailed") out.text = "version " CELLAR_VERSION "\n0 regionsInTransition\n";
     out.text += "active master:  " + server + "\n0 backup masters\n";
-    out.text += "1 live servers\n    " + server + "\n        " + load + "\n";
-    if (format == "detailed") out.text += region_text;
-    out.text += "0 dead servers\n";
+    out.text += std::to_string(live.size()) + " live servers\n";
+    for (const auto& node : live) {
+      out.text += "    " + node + "\n";
+      if (!is_self(node)) continue;
+      out.text += "        " + load + "\n";
+      if (format == "detailed") out.text += region_text;
+    }
+    out.text += std::to_string(down.size()) + " dead servers\n";
+    for (const auto& node : down) out.text += "    " + node + "\n";
     if (format == "simple") out.text += "Aggregate load: 0, regions: " + std::to_string(regions) + "\n";
   }
-  json s = {{"active_masters", 1}, {"backup_masters", 0}, {"servers", 1}, {"dead_servers", 0},
-            {"average_load", static_cast<double>(regions)}, {"regions", regions}, {"tables", names->size()},
-            {"disabled_tables", disabled}, {"cells", cells}, {"memory_bytes", bytes}, {"server", server}};
+  json s = {{"active_masters", 1}, {"backup_masters", 0}, {"servers", live.size()}, {"dead_servers", down.size()},
+            {"average_load", live.empty() ? 0.0 : static_cast<double>(regions) / static_cast<double>(live.size())},
+            {"regions", regions}, {"tables", names->size()}, {"disabled_tables", disabled}, {"cells", cells},
+            {"memory_bytes", bytes}, {"server", server}};
+  if (in_cluster) {
+    s["live_server_names"] = live;
+    s["dead_server_names"] = down;
+  }
   if (format == "detailed") s["table_detail"] = tables;
   // A cluster node also tells its nodes, their partitions and the master.
-  if (format == "detailed")
-    if (auto sum = c.conn.summary(); sum && !sum->store.cluster.empty()) {
-      out.text += sum->store.cluster;
-      s["cluster"] = sum->store.cluster;
-    }
+  if (format == "detailed" && in_cluster) {
+    out.text += cluster_text;
+    s["cluster"] = cluster_text;
+  }
   out.data["status"] = s;
   return out;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "catalog/hbase_options.h"
 #include "model/validate.h"
 #include "partition/ask.h"
 #include "persist/codec.h"
@@ -217,6 +218,7 @@ status catalog_service::create_table(table_descriptor desc, schema_origin origin
   schema->name = desc.name;
   schema->partitioned = true;
   schema->partitioning = desc.partitioning;
+  schema->attributes = std::move(desc.attributes);
   for (auto& f : desc.families) {
     if (f.max_versions == 0 && origin == schema_origin::hbase_shell) f.max_versions = 1;  // R7
     schema->families.push_back({f, next_family_id_++});
@@ -282,12 +284,13 @@ status catalog_service::alter_family(const std::string& table, family_descriptor
   return commit(schema, old.get()).error();
 }
 
-status catalog_service::drop_family(const std::string& table, const std::string& family) {
+status catalog_service::drop_family(const std::string& table, const std::string& family, schema_origin origin) {
   absl::MutexLock lock(&mu_);
   auto old = lookup(table);
   if (!old) return table_not_found(table);
   const family_schema* f = old->schema->find(family);
   if (!f) return family_not_found(table, family);
+  if (auto s = check_family_drop(*old->schema, family, origin); !s) return s;
   const auto id = f->id;
   auto schema = std::make_shared<table_schema>(*old->schema);
   std::erase_if(schema->families, [&](const family_schema& x) { return x.id == id; });
@@ -341,6 +344,16 @@ status catalog_service::truncate_family(const std::string& table, const std::str
   if (!rt) return rt.error();
   purge_families(**rt, {old_id});
   return status::ok();
+}
+
+status catalog_service::alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                                    const std::vector<std::string>& unset) {
+  absl::MutexLock lock(&mu_);
+  auto old = lookup(table);
+  if (!old) return table_not_found(table);
+  auto schema = std::make_shared<table_schema>(*old->schema);
+  if (auto s = apply_table_attributes(schema->attributes, set, unset); !s) return s;
+  return commit(std::move(schema), old.get()).error();
 }
 
 status catalog_service::set_disabled(const std::string& table, bool disabled) {

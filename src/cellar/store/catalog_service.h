@@ -61,7 +61,10 @@ class catalog_service {
   status create_table_group(std::string name);
   status add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning);
   status alter_family(const std::string& table, family_descriptor family);
-  status drop_family(const std::string& table, const std::string& family);
+  status drop_family(const std::string& table, const std::string& family, schema_origin origin);
+  // `set` already checked (catalog/hbase_options.h: check_table_attributes).
+  status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+                     const std::vector<std::string>& unset);
   status drop_table(const std::string& table);
   status truncate_table(const std::string& table);
   status truncate_family(const std::string& table, const std::string& family);

@@ -11,6 +11,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <utility>
+#include <vector>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,7 +29,7 @@ namespace cellar::detail {
 struct ddl_call {
   enum class kind : std::uint8_t {
     create_table, create_table_group, add_family, alter_family, drop_family, drop_table, truncate_table,
-    disable_table, enable_table, truncate_family,
+    disable_table, enable_table, truncate_family, alter_table,
   };
   kind what = kind::create_table;
   std::string table;
@@ -35,6 +38,8 @@ struct ddl_call {
   family_descriptor family;
   partition_spec partitioning;
   std::string family_name;
+  std::map<std::string, std::string> set_attributes;  // alter_table
+  std::vector<std::string> unset_attributes;         // alter_table
 };
 
 // What a store that is a cluster member delegates to the cluster.
@@ -44,6 +49,8 @@ struct cluster_hooks {
   virtual status ddl(const ddl_call& c) = 0;
   // The nodes, their partitions and the master, as text (store_info::cluster).
   virtual std::string report() const = 0;
+  // The live and the down nodes (store_info::cluster_live_nodes, cluster_down_nodes).
+  virtual std::pair<std::vector<std::string>, std::vector<std::string>> nodes() const { return {}; }
   // NOT_OWNER for a request of a client that asked not to be forwarded (wire: noForward),
   // for partition `index` of `table`, which another node owns; the message names this
   // node's placement epoch and the owner it knows. Counted for `status 'detailed'`.

@@ -5,10 +5,22 @@
 #include <algorithm>
 #include <map>
 
+#include "catalog/hbase_options.h"
 #include "model/validate.h"
 #include "route/router.h"
 
 namespace cellar::detail {
+
+namespace {
+
+// The index of the first action that writes; ops.size() when none does.
+std::size_t first_write(const std::vector<batch_op>& ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (!std::holds_alternative<get>(ops[i])) return i;
+  return ops.size();
+}
+
+}  // namespace
 
 data_path::data_path(catalog_service& catalog, cluster_state& cluster, caf::actor_system& system,
                      std::shared_ptr<dispatch_stats> stats)
@@ -47,6 +59,8 @@ bool data_path::admit(const runtime_ptr& rt, std::string_view name, std::vector<
     bad = missing(name);
   } else if (rt->schema->disabled) {
     bad = table_disabled_error(name);
+  } else if (read_only(rt->schema->attributes) && (bad_index = first_write(ops)) < ops.size()) {
+    bad = {code::table_read_only, "table '" + std::string(name) + "' is read-only (READONLY => true); writes are refused"};
   } else {
     for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
       bad = validate(*rt->schema, ops[i]);
@@ -57,11 +71,15 @@ bool data_path::admit(const runtime_ptr& rt, std::string_view name, std::vector<
   }
   if (bad.is_ok()) return true;
   results.resize(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i)
-    results[i].st = (i == bad_index || !rt || rt->schema->disabled)
-                        ? bad
+  // A read-only table refuses every write of the batch (so the whole batch).
+  const bool refused_write = bad.code() == code::table_read_only;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const bool own = i == bad_index || !rt || rt->schema->disabled ||
+                     (refused_write && !std::holds_alternative<get>(ops[i]));
+    results[i].st = own ? bad
                         : status{code::aborted, "not applied: action #" + std::to_string(bad_index) +
                                                     " of the batch is invalid (" + bad.to_string() + ")"};
+  }
   return false;
 }
 

@@ -17,19 +17,24 @@ namespace cellar::detail {
 result<std::unique_ptr<store_persistence>> store_persistence::open(const store_options& options, memory_pool& memory,
                                                                     caf::actor_system& system,
                                                                     std::shared_ptr<dispatch_stats> activity) {
+  // One process at a time: another holder is named, rather than met inside WiredTiger.
+  auto held = dir_lock::acquire(options.directory, *options.env);
+  if (!held) return held.error();
   auto home = wt_home::open(options.directory, options.cache_mb, options.env, options.salvage,
                             options.idle_background_threads);
   if (!home) return home.error();
-  return std::unique_ptr<store_persistence>(
-      new store_persistence(options, memory, system, std::move(activity), std::move(home.value())));
+  return std::unique_ptr<store_persistence>(new store_persistence(
+      options, memory, system, std::move(activity), std::move(held.value()), std::move(home.value())));
 }
 
 store_persistence::store_persistence(const store_options& options, memory_pool& memory, caf::actor_system& system,
-                                     std::shared_ptr<dispatch_stats> activity, std::unique_ptr<wt_home> wt)
+                                     std::shared_ptr<dispatch_stats> activity, std::unique_ptr<dir_lock> held,
+                                     std::unique_ptr<wt_home> wt)
     : options_(options),
       memory_(memory),
       system_(system),
       activity_(std::move(activity)),
+      held_(std::move(held)),
       wt_(std::move(wt)),
       releaser_(options.idle_background_threads) {}
 
@@ -39,6 +44,7 @@ void store_persistence::close() {
   stop_periodic();
   log_.reset();  // drains and syncs
   wt_.reset();
+  held_.reset();
 }
 
 void store_persistence::start_periodic(std::function<std::shared_ptr<const catalog_map>()> tables) {

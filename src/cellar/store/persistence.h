@@ -39,6 +39,7 @@
 #include "catalog/catalog.h"
 #include "cellar/store.h"
 #include "partition/memory_budget.h"
+#include "persist/dir_lock.h"
 #include "persist/free_memory.h"
 #include "persist/redo_log.h"
 #include "persist/wt_home.h"
@@ -64,7 +65,9 @@ struct recovered_catalog {
 
 class store_persistence {
  public:
-  // Opens (creating) the WiredTiger home of options.directory. `memory` and `system` must
+  // Opens (creating) the WiredTiger home of options.directory, which this process then
+  // holds until close() (persist/dir_lock.h: another process's open fails naming it).
+  // `memory` and `system` must
   // outlive this; `activity` tells whether data calls are coming in (snapshot helpers work
   // only while none are).
   static result<std::unique_ptr<store_persistence>> open(const store_options& options, memory_pool& memory,
@@ -135,7 +138,8 @@ class store_persistence {
   friend class snapshot_writers;
 
   store_persistence(const store_options& options, memory_pool& memory, caf::actor_system& system,
-                    std::shared_ptr<dispatch_stats> activity, std::unique_ptr<wt_home> wt);
+                    std::shared_ptr<dispatch_stats> activity, std::unique_ptr<dir_lock> held,
+                    std::unique_ptr<wt_home> wt);
 
   // Recovery's steps (store/recovery.cc).
   status read_catalog(recovered_catalog& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
@@ -152,7 +156,8 @@ class store_persistence {
   memory_pool& memory_;
   caf::actor_system& system_;
   const std::shared_ptr<dispatch_stats> activity_;  // the data path's: cleared by wait_until_idle
-  std::unique_ptr<wt_home> wt_;  // reset by close()
+  std::unique_ptr<dir_lock> held_;  // the directory, until close() has closed WiredTiger
+  std::unique_ptr<wt_home> wt_;     // reset by close()
   std::unique_ptr<redo_log> log_;
   recovery_stats recovered_;  // written by recover() only
   // Returns the pages of the deltas a snapshot wrote to the OS, after the snapshot.
