@@ -85,7 +85,7 @@ struct member::state final : detail::cluster_hooks {
   status ddl(const detail::ddl_call& c) override;
   bool catch_up() override;
   std::string report() const override;
-  std::pair<std::vector<std::string>, std::vector<std::string>> nodes() const override;
+  std::vector<cellar::cluster_node> nodes() const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   void reconcile();
@@ -735,14 +735,10 @@ cluster_report member::report() const { return st_->make_report(); }
 
 std::string member::state::report() const { return format_report(make_report()); }
 
-std::pair<std::vector<std::string>, std::vector<std::string>> member::state::nodes() const {
-  std::pair<std::vector<std::string>, std::vector<std::string>> out;
-  for (const auto& n : make_report().nodes) {
-    if (n.live)
-      out.first.push_back(n.node.id + (n.node.data_address.empty() ? "" : " " + n.node.data_address));
-    else
-      out.second.push_back(n.node.id);
-  }
+std::vector<cellar::cluster_node> member::state::nodes() const {
+  std::vector<cellar::cluster_node> out;
+  for (const auto& n : make_report().nodes)
+    out.push_back({n.node.id, n.live ? n.node.data_address : std::string(), n.live});
   return out;
 }
 
