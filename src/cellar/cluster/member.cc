@@ -8,6 +8,9 @@
 #include <mutex>
 #include <set>
 
+#include <absl/synchronization/mutex.h>
+#include <absl/time/time.h>
+
 #include "cluster/layout.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
@@ -36,12 +39,15 @@ struct member::state final : detail::cluster_hooks {
   std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
   std::unique_ptr<cluster_node> node;  // set once at join, under move_mu
 
-  mutable std::mutex mu;
-  std::condition_variable applied_cv;
-  std::shared_ptr<const cluster_catalog> catalog;  // guarded by mu
-  std::shared_ptr<const placement_map> map;        // guarded by mu
-  std::vector<node_info> members;                  // guarded by mu
-  std::uint64_t applied = 0;                       // guarded by mu
+  // What ZooKeeper said last, and the catalog version this node has applied; waiters on
+  // `applied` (ddl, catch_up) wait on mu.
+  mutable absl::Mutex mu;
+  std::shared_ptr<const cluster_catalog> catalog ABSL_GUARDED_BY(mu);
+  std::shared_ptr<const placement_map> map ABSL_GUARDED_BY(mu);
+  std::vector<node_info> members ABSL_GUARDED_BY(mu);
+  std::uint64_t applied ABSL_GUARDED_BY(mu) = 0;
+  // Waits until `applied` reaches `version`, at most `timeout`; true once it has.
+  bool wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) ABSL_LOCKS_EXCLUDED(mu);
 
   // Only the ZooKeeper event thread (reconcile) uses it: each table's owners as applied.
   std::map<std::string, std::vector<std::string>> applied_owners;
@@ -167,7 +173,7 @@ void member::state::reconcile() {
   std::shared_ptr<const cluster_catalog> cat;
   std::shared_ptr<const placement_map> pm;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     cat = catalog;
     pm = map;
   }
@@ -210,9 +216,8 @@ void member::state::reconcile() {
   finish_reconcile(*cat, fx);
 
   if (complete) {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     applied = std::max(applied, cat->version);
-    applied_cv.notify_all();
   }
 }
 
@@ -344,7 +349,7 @@ bool member::state::find(const std::string& table, std::uint32_t index, std::uin
 }
 
 std::string member::state::describe_owner(const std::string& table, std::uint32_t index) const {
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   const std::uint64_t epoch = map ? map->epoch : 0;
   const partition_owner* o = map ? map->owner({table, index}) : nullptr;
   if (!o) return "the placement map at epoch " + std::to_string(epoch) + " has no such partition";
@@ -539,8 +544,7 @@ status member::state::ddl(const detail::ddl_call& c) {
   }
   auto v = node->ddl(r);
   if (!v) return v.error();
-  std::unique_lock lock(mu);
-  if (!applied_cv.wait_for(lock, opts.apply_wait, [&] { return applied >= *v; }))
+  if (!wait_applied(*v, opts.apply_wait))
     return {code::unavailable, "the DDL was committed as catalog version " + std::to_string(*v) + " but node '" +
                                    opts.node_id + "' has not applied it within " +
                                    std::to_string(opts.apply_wait.count()) + " ms"};
@@ -566,9 +570,16 @@ bool member::state::catch_up() {
     });
   }
   if (got.wait_until(deadline) != std::future_status::ready) return false;
-  const auto want = got.get();
-  std::unique_lock lock(mu);
-  return applied_cv.wait_until(lock, deadline, [&] { return applied >= want; });
+  return wait_applied(got.get(), std::max(std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now()));
+}
+
+bool member::state::wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) {
+  absl::MutexLock lock(&mu);
+  const auto reached = [this, version] {
+    mu.AssertHeld();
+    return applied >= version;
+  };
+  return mu.AwaitWithTimeout(absl::Condition(&reached), absl::FromChrono(timeout));
 }
 
 // --- member --------------------------------------------------------------------------------
@@ -657,19 +668,19 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   cluster_callbacks cb;
   cb.members_changed = [raw](const std::vector<node_info>& m) {
     raw->peers->set_members(m);
-    std::lock_guard lock(raw->mu);
+    absl::MutexLock lock(&raw->mu);
     raw->members = m;
   };
   cb.catalog_changed = [raw](std::shared_ptr<const cluster_catalog> c) {
     {
-      std::lock_guard lock(raw->mu);
+      absl::MutexLock lock(&raw->mu);
       raw->catalog = std::move(c);
     }
     raw->reconcile();
   };
   cb.placement_changed = [raw](std::shared_ptr<const placement_map> m) {
     {
-      std::lock_guard lock(raw->mu);
+      absl::MutexLock lock(&raw->mu);
       raw->map = std::move(m);
     }
     raw->reconcile();
@@ -727,7 +738,7 @@ cluster_node& member::node() { return *st_->node; }
 std::string member::peer_address() const { return st_->peer_address; }
 
 std::uint64_t member::applied_version() const {
-  std::lock_guard lock(st_->mu);
+  absl::MutexLock lock(&st_->mu);
   return st_->applied;
 }
 
@@ -747,7 +758,7 @@ cluster_report member::state::make_report() const {
   r.self = opts.node_id;
   if (node)
     if (auto m = node->master()) r.master = m->node_id;
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   r.catalog_version = applied;
   r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;
   r.not_owner_answers = refused.load(std::memory_order_relaxed);
