@@ -106,9 +106,8 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 
 // allocation_size=512: WiredTiger rounds every page it writes up to the allocation size. A
 // 32 KB leaf holds seven ~4.2 KB runs (persist/runs.h), so with the default 4 KB a page
-// wasted ~3.5 KB, and the store's files were 166 MB for 141 MB of cells; with 512 bytes
-// they are 148 MB. Snapshot and recovery speed did not move beyond noise in
-// bench_persist (docs/benchmarks.md, fourth session). The files are read and written
+// would waste most of a run's size; 512 bytes keeps the files close to the cells they hold
+// without slowing snapshots or recovery (docs/benchmarks.md). The files are read and written
 // through the page cache, so blocks need not be aligned to 4 KB. Tables created before
 // keep their own allocation size.
 constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
