@@ -11,12 +11,14 @@
 # TLS on the server's port (docs/operations.md, rpc/tls.h): `libssl-dev` for the frame clients,
 # which use OpenSSL directly (kj-tls, in libcapnp-dev, uses it too); `openssl`, the command the
 # TLS tests make their certificates with.
+# Snapshot compression (persist/wt_compressors.h): `libsnappy-dev` and `zlib1g-dev`, since
+# Debian's WiredTiger has no compressor built in.
 # The server's batched reads and sends (rpc/io_ring.h): `liburing-dev`.
 # `clang`: the thread-safety check (scripts/check-thread-safety.sh) parses the sources with
 # clang's analysis of the lock annotations, which GCC does not check.
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
-      libcaf-dev libcapnp-dev capnproto libwiredtiger-dev
+      libcaf-dev libcapnp-dev capnproto libwiredtiger-dev libsnappy-dev zlib1g-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
       redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang)

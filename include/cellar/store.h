@@ -58,6 +58,15 @@ enum class durability : std::uint8_t {
   log_sync,
 };
 
+// How snapshot files compress their pages (WiredTiger block compression). The setting
+// applies to partition tables written from then on; a directory written with one setting
+// opens under any other.
+enum class compression : std::uint8_t {
+  none,
+  snappy,  // fast, a moderate ratio
+  zlib,    // a better ratio, slower snapshots and recovery
+};
+
 struct store_options {
   // Data directory, one WiredTiger home. Empty: memory only, nothing survives the process.
   std::string directory;
@@ -65,6 +74,8 @@ struct store_options {
   std::chrono::milliseconds log_sync_interval{100};
   // Periodic snapshots; zero: only on demand (store::snapshot) and at a clean close.
   std::chrono::milliseconds snapshot_interval{std::chrono::minutes(1)};
+  // Compression of the snapshot files (docs/operations.md, "Disk").
+  cellar::compression compression = cellar::compression::snappy;
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
   // Threads writing a snapshot's partitions (0: one per core). One always writes; the

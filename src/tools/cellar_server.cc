@@ -83,6 +83,7 @@ struct settings {
   bool idle_background_threads = true;
   std::string metrics_listen;  // empty: no metrics endpoint
   bool salvage = false;
+  std::string compression = "snappy";
   std::string tls_cert;
   std::string tls_key;
   // Cluster membership (docs/cluster.md); empty `cluster`: a single node.
@@ -115,6 +116,7 @@ class flag_set {
     app.add_flag("--salvage", st.salvage,
                  "open a damaged data directory anyway: rebuild damaged files from what can still be read "
                  "(cells on damaged pages are lost)");
+    add("--compression", "compression", st.compression, "snapshot files' compression: snappy | zlib | none");
     add("--memory-limit", "memory_limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
     // Either token flag wins over both keys: the token is given once.
     auto* tok = add("--token", "token", st.token, "require this token at login (shows in ps: prefer --token-file)");
@@ -231,6 +233,14 @@ problem store_settings(const settings& st, cellar::store_options& so, cellar::de
     so.durability = cellar::durability::log_sync;
   else
     return "--durability must be snapshot, log or log-sync";
+  if (st.compression == "snappy")
+    so.compression = cellar::compression::snappy;
+  else if (st.compression == "zlib")
+    so.compression = cellar::compression::zlib;
+  else if (st.compression == "none")
+    so.compression = cellar::compression::none;
+  else
+    return "--compression must be snappy, zlib or none";
   auto limit = parse_bytes(st.memory_limit);
   if (!limit) return "--memory-limit: not a size: " + st.memory_limit;
   so.memory_limit_bytes = *limit;

@@ -1,6 +1,8 @@
 // persist/wt_file_system.cc: a WT_FILE_SYSTEM over cellar::env (see the header).
 #include "persist/wt_file_system.h"
 
+#include "persist/wt_compressors.h"
+
 #include <dlfcn.h>
 
 #include <cerrno>
@@ -204,10 +206,16 @@ int fs_open_file(WT_FILE_SYSTEM* fs, WT_SESSION*, const char* name, WT_FS_OPEN_F
 
 int wt_open(const std::string& home, WT_EVENT_HANDLER* handler, const std::string& config,
             const std::shared_ptr<env>& e, WT_CONNECTION** conn, std::string* message) {
-  // The symbol WiredTiger will look for in the program ("local").
+  // The symbol WiredTiger will look for in the program ("local"). The extension also
+  // registers the block compressors (persist/wt_compressors.h), so without it only
+  // uncompressed tables can be read.
   if (::dlsym(RTLD_DEFAULT, "cellar_wt_file_system_init") == nullptr) {
-    if (e == env::posix())
-      return wiredtiger_open(home.c_str(), handler, config.c_str(), conn);  // the same calls, WiredTiger's own code
+    if (e == env::posix()) {
+      const int ret = wiredtiger_open(home.c_str(), handler, config.c_str(), conn);  // WiredTiger's own code
+      if (ret != 0)
+        *message = "this program does not export cellar_wt_file_system_init, so compressed tables cannot be read";
+      return ret;
+    }
     *message = "this program does not export cellar_wt_file_system_init (link with "
                "-Wl,--export-dynamic-symbol=cellar_wt_file_system_init), so WiredTiger cannot use the store's env";
     return EINVAL;
@@ -219,11 +227,15 @@ int wt_open(const std::string& home, WT_EVENT_HANDLER* handler, const std::strin
   return ret;
 }
 
+bool wt_compression_available() { return ::dlsym(RTLD_DEFAULT, "cellar_wt_file_system_init") != nullptr; }
+
 }  // namespace cellar::detail
 
 extern "C" int cellar_wt_file_system_init(WT_CONNECTION* conn, WT_CONFIG_ARG*) {
   using namespace cellar::detail;
   if (!opening_env) return EINVAL;  // loaded by something other than wt_open
+  if (int ret = add_compressors(conn); ret != 0) return ret;
+  if (*opening_env == cellar::env::posix()) return 0;  // WiredTiger's own file system does the same calls
   auto* fs = new fs_impl();
   fs->e = *opening_env;
   fs->fs_directory_list = fs_directory_list;

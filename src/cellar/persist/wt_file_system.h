@@ -7,6 +7,8 @@
 // symbol, which Meson's cellar_dep does (-Wl,--export-dynamic-symbol=...). A program
 // that does not is refused with a clear error when it passes its own env; with the
 // default env it gets WiredTiger's built-in POSIX file system, which does the same calls.
+// The same extension registers the block compressors (persist/wt_compressors.h) with the
+// default env too; a program without it can read only uncompressed tables.
 //
 // The file system implements what WiredTiger needs of a POSIX one: directory listing,
 // exists, open (create, exclusive, read-only, durable creation), remove and rename (with
@@ -34,5 +36,9 @@ namespace cellar::detail {
 // extension could not be used.
 int wt_open(const std::string& home, WT_EVENT_HANDLER* handler, const std::string& config,
             const std::shared_ptr<env>& e, WT_CONNECTION** conn, std::string* message);
+
+// Whether this program exports the extension, so that compressed tables can be written
+// and read.
+bool wt_compression_available();
 
 }  // namespace cellar::detail

@@ -1,5 +1,7 @@
 #include "persist/wt_home.h"
 
+#include "persist/wt_compressors.h"
+
 #include <dirent.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -110,7 +112,6 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 // without slowing snapshots or recovery (docs/benchmarks.md). The files are read and written
 // through the page cache, so blocks need not be aligned to 4 KB. Tables created before
 // keep their own allocation size.
-constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
 
 // Writes back a bulk-loaded file while the load runs, on a handle of our own (through
 // the store's env, as WiredTiger's own handle is).
@@ -253,14 +254,25 @@ std::string wt_home::describe(const std::string& uri) const {
 }
 
 result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size_t cache_mb,
-                                               std::shared_ptr<cellar::env> e, bool salvage, bool idle_threads) {
+                                               std::shared_ptr<cellar::env> e, bool salvage, bool idle_threads,
+                                               const std::string& compression) {
   if (!e) e = env::posix();
+  std::string compressor;
+  if (!block_compressor_of(compression, &compressor))
+    return status{code::invalid_argument, "compression must be none, snappy or zlib, not '" + compression + "'"};
+  if (!compressor.empty() && !wt_compression_available())
+    return status{code::invalid_argument, "compression " + compression +
+                                              " needs the program to export cellar_wt_file_system_init"};
   if (int err = e->create_dir(dir); err != 0)
     return status{code::io_error, "cannot create " + dir + ": " + std::strerror(err)};
   std::unique_ptr<wt_home> h(new wt_home());
   h->dir_ = dir;
   h->env_ = e;
   h->idle_threads_ = idle_threads;
+  // Partition tables: the compressor applies to tables created from now on (every
+  // snapshot that rewrites a base creates its table anew); older tables keep theirs.
+  h->cell_table_config_ = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
+  if (!compressor.empty()) h->cell_table_config_ += ",block_compressor=" + compressor;
   // Logging is on for the catalog only (data tables opt out); small log files and no
   // preallocation keep the home small (WiredTiger preallocates ~300 MB otherwise).
   std::string cfg = "create,cache_size=" + std::to_string(cache_mb) +
@@ -408,7 +420,7 @@ status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   for (const auto& uri : {partition_uri(uid, partition), changes_uri(uid, partition)})
-    if (int ret = s->create(s.get(), uri.c_str(), cell_table_config); ret != 0) return wt_error(ret, "create " + uri);
+    if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0) return wt_error(ret, "create " + uri);
   return status::ok();
 }
 
@@ -714,7 +726,7 @@ status wt_home::write_changes(std::uint64_t uid, std::uint32_t partition, std::u
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = changes_uri(uid, partition);
   // A partition created before change tables were (data format 2) has none yet.
-  if (int ret = s->create(s.get(), uri.c_str(), cell_table_config); ret != 0) return wt_error(ret, "create " + uri);
+  if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0) return wt_error(ret, "create " + uri);
   cursor c(s.get(), uri, "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open " + uri);
   std::string from;

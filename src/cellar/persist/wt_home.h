@@ -56,9 +56,12 @@ class wt_home {
   // WiredTiger salvages its own damaged files (metadata, log) while it opens.
   // `idle_threads`: WiredTiger's own threads (eviction, log and sweep servers) run at idle
   // CPU priority (persist/priority.h); the program's other threads are left as they are.
+  // `compression`: the block compressor of partition tables created from now on ("none",
+  // "snappy" or "zlib"); tables written with another stay readable. INVALID_ARGUMENT for
+  // another name.
   static result<std::unique_ptr<wt_home>> open(const std::string& dir, std::size_t cache_mb,
                                                std::shared_ptr<cellar::env> e, bool salvage,
-                                               bool idle_threads = false);
+                                               bool idle_threads = false, const std::string& compression = "none");
   ~wt_home();  // closes without a checkpoint: callers snapshot first
 
   // Catalog.
@@ -140,6 +143,7 @@ class wt_home {
   std::shared_mutex conn_mu_;  // shared by every call, exclusive for reopen
   std::atomic<int> pending_loads_{0};  // pending_load objects alive
   std::string config_;
+  std::string cell_table_config_;  // WT_SESSION::create's config of a partition table
   WT_CONNECTION* conn_ = nullptr;
   std::string dir_;
   std::shared_ptr<cellar::env> env_;

@@ -20,8 +20,14 @@ result<std::unique_ptr<store_persistence>> store_persistence::open(const store_o
   // One process at a time: another holder is named, rather than met inside WiredTiger.
   auto held = dir_lock::acquire(options.directory, *options.env);
   if (!held) return held.error();
+  std::string compressor = "unknown (" + std::to_string(static_cast<int>(options.compression)) + ")";
+  switch (options.compression) {
+    case compression::none: compressor = "none"; break;
+    case compression::snappy: compressor = "snappy"; break;
+    case compression::zlib: compressor = "zlib"; break;
+  }
   auto home = wt_home::open(options.directory, options.cache_mb, options.env, options.salvage,
-                            options.idle_background_threads);
+                            options.idle_background_threads, compressor);
   if (!home) return home.error();
   return std::unique_ptr<store_persistence>(new store_persistence(
       options, memory, system, std::move(activity), std::move(held.value()), std::move(home.value())));
