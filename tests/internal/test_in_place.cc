@@ -1,4 +1,4 @@
-// The dispatcher's in-place path (route/dispatch.h): a batch part run on the caller's thread
+// The dispatcher's in-place path (dispatch/dispatch.h): a batch part run on the caller's thread
 // when its partition is free answers exactly as the partition's actor would, atomically.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "partition/delta_map.h"
+#include "persist/delta_map.h"
 
 #include <bit>
 #include <cstring>
