@@ -1,5 +1,5 @@
 // bench/bench_btree_nodes.cc: why cellar's B-trees choose their node size
-// (partition/sized_btree.h) instead of taking absl::btree_map's 256-byte nodes.
+// (util/sized_btree.h) instead of taking absl::btree_map's 256-byte nodes.
 //
 // For the slot shapes of cellar's three B-trees it builds the same map both ways and reports
 // thread CPU time (less disturbed by other processes than wall time) and heap bytes:
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "partition/sized_btree.h"
+#include "util/sized_btree.h"
 
 namespace {
 

@@ -52,7 +52,7 @@
 #include <absl/strings/string_view.h>
 
 #include "cellar/store.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 
 namespace {
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "cellar/store.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 
 using namespace cellar;
 using clk = std::chrono::steady_clock;

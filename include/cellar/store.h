@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cellar/durability.h"
 #include "cellar/env.h"
 #include "cellar/ops.h"
 #include "cellar/schema.h"
@@ -43,20 +44,6 @@ struct scan_state;
 struct store_access;
 class data_path;
 }  // namespace detail
-
-// What a crash can lose (docs/operations.md, "Durability").
-enum class durability : std::uint8_t {
-  // Writes are acknowledged from memory; a crash loses what was acknowledged after the
-  // last completed snapshot, never part of a row mutation or of a partition's batch.
-  snapshot,
-  // A write is acknowledged once its log record is written to the log file (handed to
-  // the OS; one write for every record waiting), and the file is synced every
-  // `log_sync_interval`: a process crash loses no acknowledged write; a machine crash at
-  // most the last interval.
-  log,
-  // Group commit: a write is acknowledged only once its log record is on disk.
-  log_sync,
-};
 
 // How snapshot files compress their pages (WiredTiger block compression). The setting
 // applies to partition tables written from then on; a directory written with one setting

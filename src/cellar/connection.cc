@@ -1,6 +1,6 @@
 #include "cellar/connection.h"
 
-#include "catalog/ddl.h"
+#include "store/ddl_apply.h"
 
 namespace cellar {
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/coding.h"
+
 namespace cellar {
 
 void column_selection::add_family(std::string family) {
@@ -26,20 +28,14 @@ void column_selection::add_column(std::string family, std::string qualifier) {
 }
 
 std::string long_bytes(std::int64_t v) {
-  std::string s(8, '\0');
-  auto u = static_cast<std::uint64_t>(v);
-  for (int i = 7; i >= 0; --i) {
-    s[static_cast<std::size_t>(i)] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
+  std::string s;
+  detail::put_u64(s, static_cast<std::uint64_t>(v));
   return s;
 }
 
 std::optional<std::int64_t> to_long(std::string_view bytes) {
   if (bytes.size() != 8) return std::nullopt;
-  std::uint64_t u = 0;
-  for (unsigned char c : bytes) u = (u << 8) | c;
-  return static_cast<std::int64_t>(u);
+  return static_cast<std::int64_t>(detail::load_u64(bytes.data()));
 }
 
 const std::string& row_of(const batch_op& op) {

@@ -6,7 +6,7 @@
 // reversed) gives the global order. Empty buffers are refilled in parallel, one page per
 // partition, before each pick. A page is a scan_request to the partition: read in place
 // when the scan's caller allows it and the partition is free (as the dispatcher runs a
-// batch, route/dispatch.h), else sent to its actor.
+// batch, dispatch/dispatch.h), else sent to its actor.
 #include <algorithm>
 #include <deque>
 #include <functional>

@@ -13,7 +13,7 @@
 #include "catalog/hbase_options.h"
 #include "partition/ask.h"
 #include "partition/memtable.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 #include "store/store_impl.h"
 
 namespace cellar {
@@ -56,7 +56,7 @@ store_impl::store_impl(store_options o, const scheduler_tuning& tuning,
   // Idle workers poll their queues `spin_polls` times before they start to sleep (a
   // hand-off to a polling worker is far cheaper than waking a sleeping one), then poll
   // `nap_polls` times 50 us apart, then block until woken or `idle_sleep` passes
-  // (scheduler_tuning.h).
+  // (store/scheduler_tuning.h).
   caf_config->set("work-stealing.aggressive-poll-attempts", tuning.spin_polls);
   caf_config->set("work-stealing.moderate-poll-attempts", tuning.nap_polls);
   caf_config->set("work-stealing.relaxed-sleep-duration",

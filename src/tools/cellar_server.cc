@@ -25,7 +25,7 @@
 #include "rpc/server.h"
 #include "rpc/socket_stream.h"
 #include "rpc/status_http.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 #include "rpc/tls.h"
 
 namespace {

@@ -35,6 +35,8 @@
 #include <string>
 #include <thread>
 
+#include "../support/eventually.h"
+
 namespace zktest {
 
 inline constexpr const char* zookeeper_jar = "/usr/share/java/zookeeper.jar";
@@ -216,16 +218,6 @@ inline std::string fresh_chroot(const std::string& name) {
   return "/" + name + "-" + std::to_string(++counter);
 }
 
-// Polls `pred` every 10 ms until it holds or `timeout` passes; returns its last value.
-// For waiting on asynchronous effects (watches, session expiry), not for timing them.
-inline bool eventually(const std::function<bool()>& pred,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
+using testsupport::eventually;  // tests/support/eventually.h
 
 }  // namespace zktest

@@ -8,6 +8,7 @@
 
 #include "catalog/ddl.h"
 #include "cellar/store.h"
+#include "store/ddl_apply.h"
 #include "fuzz_target.h"
 
 namespace {

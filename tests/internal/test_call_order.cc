@@ -1,8 +1,8 @@
-// route/call_order.h: when a call of a caller may run in place without overtaking one of
+// dispatch/call_order.h: when a call of a caller may run in place without overtaking one of
 // the same caller still waiting at that partition.
 #include <catch2/catch.hpp>
 
-#include "route/call_order.h"
+#include "dispatch/call_order.h"
 
 using cellar::detail::call_order;
 using cellar::detail::partition_id;

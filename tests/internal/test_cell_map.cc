@@ -161,7 +161,7 @@ TEST_CASE("cell_map: a row's cells are found by hash after rows come and go arou
 }
 
 // prefetch_row is a hint: every step, on rows present and absent and on an empty map,
-// leaves the map as it was. root_node_address (partition/sized_btree.h) reads abseil's
+// leaves the map as it was. root_node_address (util/sized_btree.h) reads abseil's
 // layout; it must name the root: the one node of a small row, and for a row of three
 // levels' worth of cells a node that holds neither its first nor its last cell (those
 // are in the leftmost and rightmost leaves).

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "partition/delta_map.h"
+#include "persist/delta_map.h"
 
 using cellar::detail::delta_map;
 

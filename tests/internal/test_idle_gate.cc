@@ -1,11 +1,11 @@
-// wait_until_idle (route/dispatch.h), the gate of the snapshot's helper threads: it opens
+// wait_until_idle (dispatch/dispatch.h), the gate of the snapshot's helper threads: it opens
 // after quiet windows in a row, stays shut while a batch is in flight, and gives up when
 // asked.
 #include <catch2/catch.hpp>
 
 #include <chrono>
 
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 
 using namespace std::chrono_literals;
 

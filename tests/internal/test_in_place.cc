@@ -1,4 +1,4 @@
-// The dispatcher's in-place path (route/dispatch.h): a batch part run on the caller's thread
+// The dispatcher's in-place path (dispatch/dispatch.h): a batch part run on the caller's thread
 // when its partition is free answers exactly as the partition's actor would, atomically.
 #include <catch2/catch.hpp>
 
@@ -16,6 +16,7 @@
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/data_path.h"
+#include "../support/eventually.h"
 
 using namespace cellar;
 using cellar::detail::call_order;
@@ -45,11 +46,10 @@ ran run_here(store& s, const std::string& table, std::vector<batch_op> ops) {
 // a moment, for a maintenance tick on a preempted thread).
 ran run_here_retrying(store& s, const std::string& table, const std::vector<batch_op>& ops) {
   ran r;
-  for (int tries = 0; tries < 10000; ++tries) {
+  testsupport::eventually([&] {
     r = run_here(s, table, ops);
-    if (r.here) break;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+    return r.here;
+  });
   return r;
 }
 

@@ -12,7 +12,7 @@
 
 #include "partition/ask.h"
 #include "partition/partition.h"
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "persist/codec.h"
 #include "persist/redo_log.h"
 
@@ -282,7 +282,7 @@ TEST_CASE("in log-sync mode a write is answered only once its record is on disk"
   std::filesystem::remove_all(dir);
 }
 
-// The ordering rule (route/call_order.h) as the dispatcher applies it, stepped on the test
+// The ordering rule (dispatch/call_order.h) as the dispatcher applies it, stepped on the test
 // coordinator: a call of a caller that has something waiting at a partition's actor must
 // not run in place ahead of it, while another caller's may.
 TEST_CASE("the dispatcher keeps a caller's calls in order per partition", "[actor][order]") {

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "cellar/store.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 
 namespace {
 

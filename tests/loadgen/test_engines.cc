@@ -159,7 +159,7 @@ void on_usr2(int) {}
 
 // A signal (or io_uring task work, which ends epoll_wait the same way) while the frames
 // engine waits for its login replies must not fail the connection: a server that answers
-// 300 ms late, while the client thread gets SIGUSR2 every 5 ms, still logs it in.
+// only after the waiting client thread has had 50 SIGUSR2s still logs it in.
 TEST_CASE("the frames engine waits out interruptions for its login reply", "[engines]") {
   struct sigaction sa{};
   sa.sa_handler = on_usr2;  // a handler, so the signal interrupts (epoll_wait never restarts)
@@ -180,11 +180,20 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
   REQUIRE(::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
 
   constexpr int connections = 2;
-  std::thread server([lfd] {
+  std::atomic<int> signals{0};             // SIGUSR2s sent to the client thread so far
+  std::atomic<bool> engine_done{false};    // the engine has logged in, or failed
+  std::thread server([lfd, &signals, &engine_done] {
     std::vector<int> fds;
     for (int i = 0; i < connections; ++i)
       if (const int fd = ::accept(lfd, nullptr, nullptr); fd >= 0) fds.push_back(fd);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Each connection's login has arrived: the engine now waits for its replies. They are
+    // sent only after that wait has been interrupted many times.
+    for (int fd : fds) {
+      char b[256];
+      (void)::recv(fd, b, sizeof b, 0);
+    }
+    const int from = signals.load();
+    for (int seen = from; seen < from + 50; seen = signals.load()) signals.wait(seen);
     for (int fd : fds) {
       std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + sizeof cellar::rpc::frame_magic);
       capnp::MallocMessageBuilder m;
@@ -192,7 +201,7 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
       cellar::rpc::append_frame(out, m);
       (void)::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    engine_done.wait(false);  // the connections stay open until the engine has its answer
     for (int fd : fds) ::close(fd);
   });
   std::atomic<bool> stop{false};
@@ -200,6 +209,8 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
   std::thread signaller([&] {
     while (!stop.load()) {
       ::pthread_kill(me, SIGUSR2);
+      signals.fetch_add(1);
+      signals.notify_all();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   });
@@ -216,6 +227,8 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
   } catch (const std::exception& ex) {
     error = ex.what();
   }
+  engine_done = true;
+  engine_done.notify_all();
   stop = true;
   signaller.join();
   server.join();

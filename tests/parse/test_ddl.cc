@@ -17,7 +17,8 @@
 
 #include "catalog/ddl.h"
 #include "cellar/store.h"
-#include "scheduler_tuning.h"
+#include "store/ddl_apply.h"
+#include "store/scheduler_tuning.h"
 
 using namespace cellar;
 

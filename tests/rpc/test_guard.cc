@@ -27,6 +27,7 @@
 #include "rpc/connection_guard.h"
 #include "rpc/frames.h"
 #include "served_store.h"
+#include "../support/eventually.h"
 
 namespace {
 
@@ -48,15 +49,7 @@ struct captured_log {
   }
 };
 
-// Waits (up to a minute: these are not timing tests) until `done()`.
-template <class F>
-bool eventually(F done) {
-  for (int i = 0; i < 6000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
+using testsupport::eventually;
 
 // A raw blocking socket to `s` (for bytes the clients would not send).
 struct raw_socket {

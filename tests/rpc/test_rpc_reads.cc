@@ -1,5 +1,5 @@
-// Batches over RPC that the server runs on its own thread (in place, route/dispatch.h) when
-// nothing of the connection waits ahead of them at their partitions (route/call_order.h): a
+// Batches over RPC that the server runs on its own thread (in place, dispatch/dispatch.h) when
+// nothing of the connection waits ahead of them at their partitions (dispatch/call_order.h): a
 // read must still see every write the same connection sent before it, and a write must not
 // overtake a read sent before it, pipelined or not. (tests/internal/test_call_order.cc
 // checks the rule itself; these check the server keeps it.)
@@ -71,7 +71,7 @@ TEST_CASE("a read sees the writes its connection sent before it, pipelined or no
   }
 }
 
-// Writes are run in place too (route/dispatch.h) when nothing of the connection waits at
+// Writes are run in place too (dispatch/dispatch.h) when nothing of the connection waits at
 // their partition: such a write must not overtake a read the same connection sent before it.
 TEST_CASE("a write does not overtake the reads its connection sent before it", "[rpc]") {
   auto spec = GENERATE(cellar::partition_spec{}, cellar::partition_spec::hash(4));

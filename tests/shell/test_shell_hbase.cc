@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "process.h"
+#include "shell_runner.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -22,55 +23,7 @@ struct temp_dir : testproc::temp_dir {
 };
 
 using testproc::lines;
-
-// What differs between the two paths by nature: server-assigned timestamps, where the
-// commands ran, and timings.
-std::string comparable(const std::string& s) {
-  std::string out = std::regex_replace(s, std::regex("\"timestamp\":[0-9]+"), "\"timestamp\":T");
-  out = std::regex_replace(out, std::regex("\"server\":\"[^\"]*\""), "\"server\":S");
-  return std::regex_replace(out, std::regex("\"seconds\":[0-9.e-]+"), "\"seconds\":X");
-}
-
-testproc::output json_rpc(const testproc::server& srv, const std::string& script) {
-  return testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, script);
-}
-
-// Runs `script` with --json through a fresh server and a fresh embedded store; both must
-// print the same objects. Returns them parsed, one per command.
-std::vector<json> run_both(const std::string& script) {
-  temp_dir data, emb;
-  testproc::server srv(CELLAR_SERVER, data.path);
-  auto rpc = json_rpc(srv, script);
-  auto local = testproc::run({CELLAR_SHELL, "--embedded", emb.path, "--json"}, script);
-  INFO("rpc output:\n" << rpc.out);
-  CHECK(comparable(rpc.out) == comparable(local.out));
-  std::vector<json> out;
-  for (const auto& l : lines(rpc.out)) out.push_back(json::parse(l));
-  return out;
-}
-
-// The human output of `script` against an embedded store.
-std::string human(const std::string& dir, const std::string& script) {
-  return testproc::run({CELLAR_SHELL, "--embedded", dir, "--quiet"}, script).out;
-}
-
-json ok() { return json{{"ok", true}}; }
-
-json cell(const std::string& row, const std::string& column, std::int64_t ts, const std::string& value) {
-  return {{"row", row}, {"column", column}, {"timestamp", ts}, {"value", value}};
-}
-
-json cells(std::vector<json> cs, std::int64_t rows) {
-  return {{"ok", true}, {"cells", cs}, {"rows", rows}};
-}
-
-// A refusal: the code, and a message holding `says`.
-void check_error(const json& j, const std::string& code, const std::string& says) {
-  INFO(j.dump());
-  CHECK(j.value("ok", true) == false);
-  CHECK(j.value("error", "") == code);
-  CHECK(j.value("message", "").find(says) != std::string::npos);
-}
+using namespace shell_runner;
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // catalog/ddl.cc: the OceanBase DDL subset of OBKV-HBase (see ddl.h): a recursive-descent
 // parser of catalog/ddl_lexer.cc's tokens that checks each CREATE TABLE against the OBKV-HBase table
 // model (kv_attributes is read by catalog/kv_attributes.cc; statements are applied to a store
-// in catalog/ddl_apply.cc).
+// in store/ddl_apply.cc).
 #include "catalog/ddl.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// catalog/ddl.h: the OceanBase DDL subset that OBKV-HBase users write, parsed and applied.
+// catalog/ddl.h: the OceanBase DDL subset that OBKV-HBase users write, parsed and described
+// (store/ddl_apply.h applies it to a store).
 //
 // OBKV-HBase maps an HBase table to a table group and each column family to a table
 // `group$family` (seeds 000 and 001). This parser reads that schema language:
@@ -28,7 +29,7 @@
 // refused with INVALID_ARGUMENT or UNSUPPORTED and a message naming the line and column;
 // another statement (SELECT, CREATE INDEX, SHOW DATABASES, ...) with UNSUPPORTED naming it.
 //
-// Thread safety: plain functions; execute_ddl is as thread-safe as `store`.
+// Thread safety: plain functions.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +42,6 @@
 #include "cellar/status.h"
 
 namespace cellar {
-
-class store;
 
 struct ddl_statement {
   enum class kind : std::uint8_t {
@@ -97,24 +96,6 @@ result<std::vector<ddl_statement>> parse_ddl(std::string_view sql);
 // SQL's LIKE: whether `text` matches `pattern` (% any run of bytes, _ one byte, a
 // backslash makes the next character literal), byte for byte.
 bool like_match(std::string_view pattern, std::string_view text);
-
-// Applies one statement to the store. CREATE TABLE with TABLEGROUP = g requires g to exist
-// (TABLE_NOT_FOUND otherwise, as OceanBase); without the clause a missing group is created
-// and, when the family then fails, removed again. CREATE TABLE ... LIKE copies the
-// template's family descriptor and its group's partitioning (TABLE_NOT_FOUND or
-// FAMILY_NOT_FOUND when the template is missing). DROP TABLEGROUP drops the group and all
-// its families, whether the group is enabled or not. Families keep all versions unless
-// kv_attributes gives MaxVersions. ALTER TABLE keeps the family's kind and value size.
-// TRUNCATE TABLE empties one family (store::truncate_family). SHOW and DESC change
-// nothing: they check that what they name exists (DESC: TABLE_NOT_FOUND,
-// FAMILY_NOT_FOUND); a client prints their answer from list_tables / describe (the shell
-// does: shell/sql.cc).
-status execute_ddl(store& s, const ddl_statement& st);
-
-// Parses `sql`, then runs each statement in order, stopping at the first error (earlier
-// statements stay applied, as in a MySQL client running a script). A syntax error anywhere
-// runs nothing.
-status execute_ddl(store& s, std::string_view sql);
 
 // One line describing the statement, e.g. "CREATE TABLE htable1$family1: normal family,
 // V varbinary(1048576), MaxVersions all, TimeToLive none, KEY(K) PARTITIONS 97".

@@ -30,9 +30,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cellar/durability.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
-#include "cellar/store.h"
 
 namespace cellar {
 

@@ -94,6 +94,10 @@ status table_not_found(const std::string& t) {
   return {code::table_not_found, "table '" + t + "' does not exist"};
 }
 
+status family_not_found(const std::string& t, const std::string& f) {
+  return {code::family_not_found, "family '" + f + "' does not exist in table '" + t + "'"};
+}
+
 void sort_families(table_schema& t) {
   std::sort(t.families.begin(), t.families.end(),
             [](const family_schema& a, const family_schema& b) { return a.desc.name < b.desc.name; });
@@ -181,8 +185,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
     }
     case k::drop_family: {
       if (!old) return table_not_found(r.table);
-      if (!old->find(r.family_name))
-        return {code::family_not_found, "family '" + r.family_name + "' does not exist in table '" + r.table + "'"};
+      if (!old->find(r.family_name)) return family_not_found(r.table, r.family_name);
       if (auto s = detail::check_family_drop(*old, r.family_name, r.origin); !s) return s;
       table_schema t = *old;
       t.families.erase(std::remove_if(t.families.begin(), t.families.end(),
@@ -215,8 +218,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
     }
     case k::truncate_family: {
       if (!old) return table_not_found(r.table);
-      if (!old->find(r.family_name))
-        return {code::family_not_found, "family '" + r.family_name + "' does not exist in table '" + r.table + "'"};
+      if (!old->find(r.family_name)) return family_not_found(r.table, r.family_name);
       table_schema t = *old;
       for (auto& f : t.families)
         if (f.desc.name == r.family_name) f.id = c.next_family_id++;

@@ -31,7 +31,7 @@
 
 #include "cellar/status.h"
 #include "cellar/store.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 #include "cluster/cluster_node.h"
 
 namespace cellar::cluster {

@@ -17,7 +17,7 @@
 // On the asking side, a partition of another node is a *remote partition* actor of this
 // process with the partition protocol's type (partition/protocol.h), so the store's
 // router, dispatcher and scanner use it exactly as a local partition without an in-place
-// path (route/dispatch.h: partition_ref::local is null). It forwards batch and scan
+// path (dispatch/dispatch.h: partition_ref::local is null). It forwards batch and scan
 // requests to the owner's endpoint and answers admin requests itself (a remote partition
 // holds nothing here: stats are zero, a cut is empty, stop ends the forwarder only, once
 // the requests it has in flight are answered).
@@ -47,7 +47,7 @@
 #include "cellar/status.h"
 #include "cluster/membership.h"
 #include "partition/protocol.h"
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 
 namespace cellar::cluster {
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "model/regex_program.h"
+#include "util/coding.h"
 
 namespace cellar {
 
@@ -139,16 +140,14 @@ comparator comparator::bit_and(std::string mask) { return {kind::bit_and, std::m
 comparator comparator::bit_or(std::string mask) { return {kind::bit_or, std::move(mask)}; }
 comparator comparator::bit_xor(std::string mask) { return {kind::bit_xor, std::move(mask)}; }
 comparator comparator::long_value(std::int64_t v) {
-  std::string b(8, '\0');
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(static_cast<std::uint64_t>(v) >> (56 - 8 * i));
+  std::string b;
+  detail::put_u64(b, static_cast<std::uint64_t>(v));
   return {kind::long_value, std::move(b)};
 }
 
 std::int64_t comparator::as_long() const noexcept {
   if (value_.size() != 8) return 0;
-  std::uint64_t v = 0;
-  for (char c : value_) v = (v << 8) | static_cast<unsigned char>(c);
-  return static_cast<std::int64_t>(v);
+  return static_cast<std::int64_t>(detail::load_u64(value_.data()));
 }
 
 status comparator::check() const {
@@ -459,13 +458,7 @@ constexpr unsigned char invalid_tag = 255;
 struct writer {
   std::string& out;
   void u8(unsigned v) { out.push_back(static_cast<char>(v)); }
-  void varint(std::uint64_t v) {
-    while (v >= 0x80) {
-      out.push_back(static_cast<char>(v | 0x80));
-      v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-  }
+  void varint(std::uint64_t v) { detail::put_varint(out, v); }
   void sint(std::int64_t v) { varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63)); }
   void bytes(std::string_view s) {
     varint(s.size());
@@ -590,14 +583,8 @@ struct reader {
   }
   std::uint64_t varint() {
     std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      const unsigned b = u8();
-      if (!ok) return 0;
-      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    ok = false;
-    return 0;
+    if (ok && !detail::get_varint(in, v)) ok = false;
+    return ok ? v : 0;
   }
   std::int64_t sint() {
     const std::uint64_t v = varint();

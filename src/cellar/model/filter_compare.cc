@@ -5,6 +5,7 @@
 
 #include "model/filter_eval.h"
 #include "model/regex_program.h"
+#include "util/coding.h"
 
 namespace cellar::detail {
 
@@ -154,9 +155,7 @@ std::optional<int> compare_with(const comparator& c, std::string_view v) {
     }
     case k::long_value: {
       if (v.size() != 8) return std::nullopt;
-      std::uint64_t u = 0;
-      for (char ch : v) u = (u << 8) | static_cast<unsigned char>(ch);
-      const auto that = static_cast<std::int64_t>(u), me = c.as_long();
+      const auto that = static_cast<std::int64_t>(load_u64(v.data())), me = c.as_long();
       return me < that ? -1 : me > that ? 1 : 0;
     }
   }

@@ -8,31 +8,13 @@
 #include <random>
 
 #include "model/regex_program.h"
+#include "util/coding.h"
 
 namespace cellar::detail {
 
 namespace {
 
 // ---- state encoding (between the pages of a scan) ----------------------------------------
-
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-bool get_varint(std::string_view& in, std::uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
-    const auto b = static_cast<unsigned char>(in[0]);
-    in.remove_prefix(1);
-    v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
 
 bool get_flag(std::string_view& in, bool& b) {
   std::uint64_t v;

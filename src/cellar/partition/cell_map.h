@@ -32,7 +32,7 @@
 
 #include "cellar/ops.h"
 #include "partition/key_bytes.h"
-#include "partition/sized_btree.h"
+#include "util/sized_btree.h"
 
 namespace cellar::detail {
 
@@ -86,7 +86,7 @@ class cell_map {
   // first node grows as cells arrive (absl sizes a root leaf to its content: 1, 2, 4, 8,
   // 10 slots), so a row of up to 10 cells is one node, and a wide row (time series, many
   // qualifiers) stays logarithmic. Same container as absl::btree_map, only the node size
-  // differs (partition/sized_btree.h). With 80-byte slots (std::string values, 28-byte
+  // differs (util/sized_btree.h). With 80-byte slots (std::string values, 28-byte
   // qualifiers) in 1 KB nodes a 10-cell row took a 1 KB block; now 512 bytes.
   using row_cells = sized_btree_map<column_key, cell_value, column_less, 512>;
   static_assert(sizeof(row_cells::value_type) == 48);

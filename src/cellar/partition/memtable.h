@@ -25,7 +25,7 @@
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
 #include "partition/cell_map.h"
-#include "partition/delta_map.h"
+#include "persist/delta_map.h"
 #include "partition/key_bytes.h"
 #include "partition/memory_budget.h"
 

@@ -14,6 +14,7 @@
 
 #include "model/filter_eval.h"
 #include "partition/memtable.h"
+#include "util/coding.h"
 
 namespace cellar::detail {
 
@@ -187,10 +188,7 @@ void save_state(const compiled_filter& cf, const std::vector<family_source>& src
   for (const auto& s : srcs)
     if (s.closed) {
       ++closed;
-      for (std::uint32_t v = s.fam->id;; v >>= 7) {
-        ids.push_back(static_cast<char>((v & 0x7F) | (v >= 0x80 ? 0x80 : 0)));
-        if (v < 0x80) break;
-      }
+      put_varint(ids, s.fam->id);
     }
   out.clear();
   out.push_back(static_cast<char>(std::min<std::size_t>(closed, 255)));
@@ -204,15 +202,9 @@ void load_state(compiled_filter& cf, std::vector<family_source>& srcs, std::stri
   in.remove_prefix(1);
   std::vector<std::uint32_t> ids;
   for (unsigned i = 0; i < n; ++i) {
-    std::uint32_t v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (in.empty() || shift > 28) return;  // not ours: start afresh
-      const auto b = static_cast<unsigned char>(in[0]);
-      in.remove_prefix(1);
-      v |= static_cast<std::uint32_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) break;
-    }
-    ids.push_back(v);
+    std::uint64_t v = 0;
+    if (!get_varint(in, v) || v > UINT32_MAX) return;  // not ours: start afresh
+    ids.push_back(static_cast<std::uint32_t>(v));
   }
   if (!cf.root->load(in)) return;
   for (auto& s : srcs) s.closed = std::find(ids.begin(), ids.end(), s.fam->id) != ids.end();

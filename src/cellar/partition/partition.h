@@ -15,7 +15,7 @@
 //    request, so an in-place request is atomic in exactly the same way and sees the
 //    partition between two requests. Reads share the lock with each other; writes and the
 //    actor take it alone. The caller decides whether it may use the in-place path at all
-//    (the ordering rule, route/call_order.h); the partition only says whether it is free.
+//    (the ordering rule, dispatch/call_order.h); the partition only says whether it is free.
 //  - Nobody else touches a partition's memtable.
 #pragma once
 
@@ -31,7 +31,7 @@
 #include "partition/memtable.h"
 #include "partition/protocol.h"
 #include "partition/rw_lock.h"
-#include "persist/log_stream.h"
+#include "partition/log_stream.h"
 
 namespace cellar::detail {
 

@@ -40,7 +40,7 @@
 
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
-#include "partition/delta_map.h"
+#include "persist/delta_map.h"
 #include "partition/inspect.h"
 #include "partition/memtable.h"
 

@@ -39,14 +39,6 @@ bool get_escaped(std::string_view& in, std::string& out) {
 
 }  // namespace
 
-void put_u32(std::string& out, std::uint32_t v) {
-  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
-}
-
-void put_u64(std::string& out, std::uint64_t v) {
-  for (int s = 56; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
-}
-
 void put_bytes(std::string& out, std::string_view b) {
   put_u32(out, static_cast<std::uint32_t>(b.size()));
   out.append(b);
@@ -113,21 +105,9 @@ bool reader::u8(std::uint8_t& v) {
   return true;
 }
 
-bool reader::u32(std::uint32_t& v) {
-  if (in_.size() < 4) return false;
-  v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<std::uint8_t>(in_[i]);
-  in_.remove_prefix(4);
-  return true;
-}
+bool reader::u32(std::uint32_t& v) { return get_u32(in_, v); }
 
-bool reader::u64(std::uint64_t& v) {
-  if (in_.size() < 8) return false;
-  v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<std::uint8_t>(in_[i]);
-  in_.remove_prefix(8);
-  return true;
-}
+bool reader::u64(std::uint64_t& v) { return get_u64(in_, v); }
 
 bool reader::i64(std::int64_t& v) {
   std::uint64_t u;

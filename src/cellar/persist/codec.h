@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/coding.h"
+
 namespace cellar::detail {
 
 struct decoded_key {
@@ -35,8 +37,6 @@ std::optional<decoded_key> decode_cell_key(std::string_view in);
 // First key of a family / first key past it (for range deletes).
 std::string family_prefix(std::uint32_t family);
 
-void put_u32(std::string& out, std::uint32_t v);
-void put_u64(std::string& out, std::uint64_t v);
 void put_bytes(std::string& out, std::string_view b);  // u32 length + bytes
 // u32 count, then each (name, value) as put_bytes, in name order.
 void put_string_map(std::string& out, const std::map<std::string, std::string>& m);

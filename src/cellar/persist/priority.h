@@ -2,9 +2,10 @@
 //
 // Snapshot threads, WiredTiger's own threads and the memory releaser run only when a core
 // is otherwise idle (SCHED_IDLE, or nice 10 where that is refused), so that serving comes
-// first. A closing store serves nothing, and waiting for an idle core there can take
-// minutes on a busy machine (its final snapshot; a free() blocked on a malloc lock that an
-// idle thread holds): close() raises them back with normal_priority.
+// first. A closing store serves nothing, and waiting for an idle core there would hold
+// close() up for as long as the machine stays busy (its final snapshot; a free() blocked
+// on a malloc lock that an idle thread holds): close() raises them back with
+// normal_priority.
 #pragma once
 
 #include <sched.h>

@@ -57,7 +57,10 @@ result<std::unique_ptr<redo_log>> redo_log::open(std::shared_ptr<env> e, std::st
   log->dir_ = std::move(dir);
   log->sync_each_ = sync_each;
   log->sync_interval_ = sync_interval;
-  if (auto s = log->open_file(gen); !s) return s;
+  {
+    absl::MutexLock lock(&log->mu_);
+    if (auto s = log->open_file(gen); !s) return s;
+  }
   log->writer_ = std::thread([l = log.get()] { l->run(); });
   return log;
 }
@@ -86,10 +89,10 @@ status redo_log::open_file(std::uint64_t gen) {
 
 redo_log::~redo_log() {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (writer_.joinable()) writer_.join();
   if (file_) {
     if (!failed() && file_->sync() != 0) spdlog::error("cellar: redo log: the last sync of {} failed", path_);
@@ -98,18 +101,18 @@ redo_log::~redo_log() {
 }
 
 std::uint64_t redo_log::generation() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return gen_;
 }
 
 status redo_log::health() const {
   if (!failed()) return status::ok();
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return failure_;
 }
 
 void redo_log::fail(const status& s) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (failed_.load(std::memory_order_relaxed)) return;
   failure_ = {code::io_error, s.message() + "; the redo log stopped: writes are refused until a snapshot succeeds"};
   failed_gen_ = gen_;
@@ -118,7 +121,7 @@ void redo_log::fail(const status& s) {
 }
 
 void redo_log::clear_failure(std::uint64_t gen) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!failed_.load(std::memory_order_relaxed) || failed_gen_ >= gen) return;
   spdlog::warn("cellar: redo log: a snapshot holds everything since the failure ({}); writes are taken again",
                failure_.message());
@@ -133,20 +136,20 @@ status redo_log::append(std::string payload, ack_fn ack) {
   put_u32(rec, crc32c(payload));
   rec += payload;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (failed_.load(std::memory_order_relaxed)) return failure_;
     queue_.emplace_back(std::move(rec), std::move(ack));
   }
-  cv_.notify_one();
+  cv_.Signal();
   return status::ok();
 }
 
 status redo_log::rotate(std::uint64_t gen) {
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   const auto target = rotations_done_ + 1;
   rotate_to_ = gen;
-  cv_.notify_one();
-  rotated_cv_.wait(lock, [&] { return rotations_done_ >= target; });
+  cv_.Signal();
+  while (rotations_done_ < target) rotated_cv_.Wait(&mu_);
   return rotate_status_;
 }
 
@@ -179,13 +182,16 @@ void redo_log::run() {
   std::string buf;
   auto last_sync = std::chrono::steady_clock::now();
   bool dirty = false;
-  std::unique_lock lock(mu_);
+  mu_.Lock();
   for (;;) {
-    cv_.wait_for(lock, sync_interval_, [&] { return stop_ || !queue_.empty() || rotate_to_ != 0; });
+    // Wakes for work, or after sync_interval_ to sync what log mode has written.
+    const absl::Time deadline = absl::Now() + absl::FromChrono(sync_interval_);
+    while (!stop_ && queue_.empty() && rotate_to_ == 0)
+      if (cv_.WaitWithDeadline(&mu_, deadline)) break;
     batch.swap(queue_);
     const auto rotate_to = rotate_to_;
     const bool stopping = stop_;
-    lock.unlock();
+    mu_.Unlock();
 
     status outcome;
     if (!batch.empty()) {
@@ -211,14 +217,17 @@ void redo_log::run() {
       if (ack) ack(acked);
     batch.clear();
 
-    lock.lock();
+    mu_.Lock();
     if (rotate_to != 0 && queue_.empty()) {
       rotate_status_ = open_file(rotate_to);
       rotate_to_ = 0;
       ++rotations_done_;
-      rotated_cv_.notify_all();
+      rotated_cv_.SignalAll();
     }
-    if (stopping && queue_.empty()) return;
+    if (stopping && queue_.empty()) {
+      mu_.Unlock();
+      return;
+    }
   }
 }
 

@@ -25,13 +25,14 @@
 // Thread safety: append(), health() and rotate() may be called from any thread.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,7 +100,7 @@ class redo_log {
  private:
   redo_log() = default;
   void run();
-  status open_file(std::uint64_t gen);
+  status open_file(std::uint64_t gen) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   status write_batch(const std::string& buf);
   status sync_file();
   void fail(const status& s);
@@ -108,21 +109,24 @@ class redo_log {
   std::string dir_;
   bool sync_each_ = false;
   std::chrono::milliseconds sync_interval_{100};
-  std::unique_ptr<file> file_;  // touched by the writer thread (and open/rotate under mu_)
+  // The open file, its name and its size (bytes of whole records): written by open_file,
+  // which runs before the writer thread starts and then only on it; read by the writer
+  // thread alone, and by the destructor after it has joined.
+  std::unique_ptr<file> file_;
   std::string path_;
-  std::uint64_t size_ = 0;      // bytes of whole records in the file
-  std::uint64_t gen_ = 0;
+  std::uint64_t size_ = 0;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::condition_variable rotated_cv_;
-  std::vector<std::pair<std::string, ack_fn>> queue_;
-  bool stop_ = false;
-  std::uint64_t rotate_to_ = 0;  // nonzero: a rotation is requested
-  std::uint64_t rotations_done_ = 0;
-  status rotate_status_;
-  status failure_;               // guarded by mu_
-  std::uint64_t failed_gen_ = 0; // the generation that failed
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;          // the writer waits for records, a rotation or the stop
+  absl::CondVar rotated_cv_;  // rotate() waits for the writer to switch files
+  std::uint64_t gen_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::pair<std::string, ack_fn>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::uint64_t rotate_to_ ABSL_GUARDED_BY(mu_) = 0;  // nonzero: a rotation is requested
+  std::uint64_t rotations_done_ ABSL_GUARDED_BY(mu_) = 0;
+  status rotate_status_ ABSL_GUARDED_BY(mu_);
+  status failure_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t failed_gen_ ABSL_GUARDED_BY(mu_) = 0;  // the generation that failed
   std::atomic<bool> failed_{false};
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> records_{0};

@@ -1,53 +1,24 @@
 #include "persist/runs.h"
 
 #include "persist/codec.h"
+#include "util/coding.h"
 
 namespace cellar::detail {
 
 namespace {
 
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-bool get_varint(std::string_view& in, std::uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
-    const auto b = static_cast<std::uint8_t>(in.front());
-    in.remove_prefix(1);
-    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-bool get_sized(std::string_view& in, std::string_view& out) {
-  std::uint64_t n = 0;
-  if (!get_varint(in, n) || n > in.size()) return false;
-  out = in.substr(0, n);
-  in.remove_prefix(n);
-  return true;
-}
-
 }  // namespace
 
 void append_run_cell(std::string& run, std::string_view key, std::int64_t expires_at, std::string_view value) {
-  put_varint(run, key.size());
-  run.append(key);
+  put_sized(run, key);
   put_varint(run, 8 + value.size());
   put_u64(run, static_cast<std::uint64_t>(expires_at));
   run.append(value);
 }
 
 void append_run_cell(std::string& run, std::string_view key, std::string_view stored) {
-  put_varint(run, key.size());
-  run.append(key);
-  put_varint(run, stored.size());
-  run.append(stored);
+  put_sized(run, key);
+  put_sized(run, stored);
 }
 
 bool run_reader::next(std::string_view& key, std::string_view& stored) {

@@ -46,7 +46,7 @@
 
 #include "cellar/env.h"
 #include "cellar/status.h"
-#include "partition/memtable.h"
+#include "persist/delta_map.h"
 
 namespace cellar::detail {
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "partition/memtable.h"
+#include "util/coding.h"
 
 namespace cellar::rpc {
 
@@ -45,9 +46,7 @@ result<comparator> from_wire(wire::Comparator::Reader r) {
     case W::BIT_XOR: return comparator::bit_xor(std::move(v));
     case W::LONG: {
       if (v.size() != 8) break;
-      std::uint64_t x = 0;
-      for (char ch : v) x = (x << 8) | static_cast<unsigned char>(ch);
-      return comparator::long_value(static_cast<std::int64_t>(x));
+      return comparator::long_value(static_cast<std::int64_t>(detail::load_u64(v.data())));
     }
   }
   return status{code::invalid_argument, "filter: unknown or malformed comparator"};

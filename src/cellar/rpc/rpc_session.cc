@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "catalog/ddl.h"
 #include "rpc/convert.h"
+#include "store/ddl_apply.h"
 
 namespace cellar::rpc::serving {
 
@@ -233,7 +233,7 @@ class cellar_impl final : public wire::Cellar::Server {
       return kj::READY_NOW;
     }
     // Later calls of the connection must see what this one does: none runs in place
-    // until it is answered (route/call_order.h).
+    // until it is answered (dispatch/call_order.h).
     auto conn = conn_;
     conn->order->raise_barrier();
     return off_loop<T>(st_.pool, std::function<T()>(std::move(work)))

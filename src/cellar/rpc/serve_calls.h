@@ -20,7 +20,7 @@
 
 #include "cellar.capnp.h"
 #include "cellar/store.h"
-#include "route/call_order.h"
+#include "dispatch/call_order.h"
 #include "route/scan_scope.h"
 #include "rpc/connection_guard.h"
 #include "rpc/convert.h"
@@ -35,7 +35,7 @@
 namespace cellar::rpc::serving {
 
 // One connection's calls: how many are in flight (--max-in-flight), and their order at the
-// partitions (route/call_order.h): the connection is one caller.
+// partitions (dispatch/call_order.h): the connection is one caller.
 struct connection_state {
   std::size_t in_flight = 0;
   std::shared_ptr<detail::call_order> order = std::make_shared<detail::call_order>();
@@ -67,7 +67,7 @@ kj::Maybe<kj::Promise<void>> run_checked_batch(detail::data_path& data, const st
                                                std::string_view table, std::vector<batch_op> ops, Reply reply);
 
 // A batch call, from either protocol: checked, then dispatched with the connection's call
-// order (route/dispatch.h): parts run on this thread where the partitions are free and
+// order (dispatch/dispatch.h): parts run on this thread where the partitions are free and
 // nothing of this connection waits ahead of them, the rest at the partitions' actors.
 // `no_forward` (wire: noForward): a cluster member answers NOT_OWNER for the actions of
 // partitions it does not own instead of forwarding them (data_path::not_owned).

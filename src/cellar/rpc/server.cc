@@ -24,7 +24,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "route/call_order.h"
+#include "dispatch/call_order.h"
 #include "rpc/connection_guard.h"
 #include "rpc/convert.h"
 #include "rpc/frame_replies.h"

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "catalog/hbase_options.h"
+#include "util/coding.h"
 
 namespace cellar::shell {
 
@@ -82,8 +83,8 @@ result<std::vector<std::string>> split_points(const std::string& algo, std::int6
     const unsigned __int128 size = (static_cast<unsigned __int128>(1) << 64) / static_cast<unsigned>(n);
     for (std::int64_t i = 1; i < n; ++i) {
       const auto v = static_cast<std::uint64_t>(size * static_cast<unsigned>(i));
-      std::string b(8, '\0');
-      for (int j = 0; j < 8; ++j) b[j] = static_cast<char>((v >> (56 - 8 * j)) & 0xFF);
+      std::string b;
+      detail::put_u64(b, v);
       out.push_back(std::move(b));
     }
     return out;

@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "cellar/store.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 
 namespace cellar::detail {
 

@@ -1,5 +1,5 @@
 // store/catalog_map.h: the catalog as the data path reads it: table name -> runtime
-// (route/dispatch.h: the schema and the partitions), an immutable map published whole.
+// (dispatch/dispatch.h: the schema and the partitions), an immutable map published whole.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 
 namespace cellar::detail {
 

@@ -1,7 +1,7 @@
 // store/catalog_service.h: a store's catalog, and the one path that changes it.
 //
 // The catalog maps each table name to an immutable `table_runtime` (its schema and its
-// partitions, route/dispatch.h), published as a whole map: data calls read it without a
+// partitions, dispatch/dispatch.h), published as a whole map: data calls read it without a
 // lock (lookup), DDL builds a new map and swaps it in. Every change of the catalog goes
 // through this class, from a store's own DDL (the calls below, which store.h forwards) and
 // from a cluster member applying the cluster's catalog (cluster/member.cc, which takes

@@ -2,7 +2,7 @@
 //
 // Every front end (the embedded API, the RPC server's two protocols, the scanner) calls
 // run_batch and open_scan, which check a call against the catalog (the table, its state,
-// every action) and hand it to the dispatcher (route/dispatch.h) with the caller's
+// every action) and hand it to the dispatcher (dispatch/dispatch.h) with the caller's
 // call_order (docs/concurrency.md). The frames protocol also reads and writes single
 // rows through read_views / write_in_place, which run the same checks and the same
 // in-place path and decline (running nothing) whenever they cannot.
@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "cellar/store.h"
-#include "route/call_order.h"
-#include "route/dispatch.h"
+#include "dispatch/call_order.h"
+#include "dispatch/dispatch.h"
 #include "route/scan_scope.h"
 #include "store/catalog_service.h"
 #include "store/cluster_state.h"
@@ -39,7 +39,7 @@ class data_path {
   data_path& operator=(const data_path&) = delete;
 
   // Checks every action of a batch of `table` (a bad one refuses the whole batch: it gets
-  // its error, the others ABORTED) and dispatches it for `order` (route/dispatch.h: the
+  // its error, the others ABORTED) and dispatches it for `order` (dispatch/dispatch.h: the
   // results now, or nullopt and `done` later). `in_place`: the caller lets parts run on
   // its thread.
   std::optional<std::vector<op_result>> run_batch(std::string_view table, std::vector<batch_op> ops,
@@ -59,14 +59,14 @@ class data_path {
   std::vector<std::pair<std::uint32_t, status>> not_owned(const table_runtime& rt, const std::vector<batch_op>& ops);
 
   // `op`, a get of `table` without a filter and not exists_only, that passes run_batch's
-  // checks, read in place now for `order` (route/dispatch.h: read_views_in_place): its
+  // checks, read in place now for `order` (dispatch/dispatch.h: read_views_in_place): its
   // cells go to `use` as views. False, having read nothing, for anything else (the
   // caller then calls run_batch, which answers it, errors included).
   bool read_views(std::string_view table, table_lookup_cache& cache, const batch_op& op,
                   const std::shared_ptr<call_order>& order, std::vector<read_cell_view>& scratch,
                   local_partition::views_fn use, void* arg);
   // `req`, a batch of one write action of `table` that passes run_batch's checks, run in
-  // place now for `order` (route/dispatch.h: write_in_place): its result in out.results.
+  // place now for `order` (dispatch/dispatch.h: write_in_place): its result in out.results.
   // `req` is not consumed: its action's storage can serve the caller's next one. False,
   // having run nothing, for anything else (the caller then calls run_batch).
   bool write_in_place(std::string_view table, table_lookup_cache& cache, batch_request& req,

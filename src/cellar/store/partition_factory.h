@@ -14,7 +14,7 @@
 
 #include "cellar/store.h"
 #include "partition/memory_budget.h"
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 
 namespace cellar::detail {
 

@@ -10,7 +10,7 @@
 
 #include "persist/codec.h"
 #include "persist/priority.h"
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 
 namespace cellar::detail {
 

@@ -253,7 +253,7 @@ class snapshot_writers {
 status store_persistence::finish_snapshot(std::vector<table_cut>& cuts, std::uint64_t generation) {
   // On a snapshot thread, at its priority: the purges of dropped families, the generation
   // recorded, the checkpoint that makes it all durable; then the deltas freed there (a few
-  // arena blocks each: partition/delta_map.h).
+  // arena blocks each: persist/delta_map.h).
   status finish;
   std::thread finisher([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {  // runs while the caller holds snapshot_mu_
     snapshot_thread me(*this);

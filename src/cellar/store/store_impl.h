@@ -22,7 +22,7 @@
 
 #include "cellar/store.h"
 #include "partition/memory_budget.h"
-#include "scheduler_tuning.h"
+#include "store/scheduler_tuning.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/cluster_state.h"
@@ -33,7 +33,7 @@
 namespace cellar::detail {
 
 struct store_impl {
-  // `tuning`: how idle CAF workers wait (scheduler_tuning.h). `configure` (may be empty)
+  // `tuning`: how idle CAF workers wait (store/scheduler_tuning.h). `configure` (may be empty)
   // adjusts the actor system's configuration before the system starts (a cluster member
   // loads CAF's middleman there). A `cluster_member` store starts no partition at
   // recovery: its cluster (cluster/member.h) says which to start.

@@ -1,19 +1,21 @@
-#include "partition/delta_map.h"
+#include "persist/delta_map.h"
 
 #include <bit>
 #include <cstring>
 #include <utility>
 
+#include "util/coding.h"
+
 namespace cellar::detail {
 
 namespace {
 
+// The first n (at most 8) bytes at p as a big-endian number, zero-padded on the right.
 std::uint64_t load_be(const char* p, std::size_t n) {
-  unsigned char b[8] = {};
-  if (n > 0) std::memcpy(b, p, n < 8 ? n : 8);  // an empty view may have no data pointer
-  std::uint64_t v;
-  std::memcpy(&v, b, sizeof v);
-  return __builtin_bswap64(v);  // little-endian targets only, as the wire format
+  if (n >= 8) return load_u64(p);
+  char b[8] = {};
+  if (n > 0) std::memcpy(b, p, n);  // an empty view may have no data pointer
+  return load_u64(b);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// route/dispatch_inl.h: templates of route/dispatch.h.
+// dispatch/dispatch_inl.h: templates of dispatch/dispatch.h.
 #pragma once
 
 #include <latch>

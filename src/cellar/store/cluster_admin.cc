@@ -1,4 +1,4 @@
-// cluster_admin.cc: the public cluster administration, a thin face on the member's hooks
+// store/cluster_admin.cc: the public cluster administration, a thin face on the member's hooks
 // (store/cluster_state.h) that the store of a cluster node carries.
 
 #include "cellar/cluster_admin.h"

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "partition/sized_btree.h"
+#include "util/sized_btree.h"
 
 namespace cellar::detail {
 
@@ -69,7 +69,7 @@ class delta_map {
     std::string_view value() const { return {data, size}; }
   };
 
-  // absl::btree_map with 2 KB nodes (partition/sized_btree.h): a slot is 64 bytes, so
+  // absl::btree_map with 2 KB nodes (util/sized_btree.h): a slot is 64 bytes, so
   // absl's default 256-byte node would hold 3.
   using map_type = sized_btree_map<delta_key, change, delta_key_less, 2048>;
   using const_iterator = map_type::const_iterator;

@@ -1,4 +1,4 @@
-#include "persist/log_stream.h"
+#include "partition/log_stream.h"
 
 #include "persist/codec.h"
 

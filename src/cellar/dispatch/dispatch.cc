@@ -1,4 +1,4 @@
-#include "route/dispatch.h"
+#include "dispatch/dispatch.h"
 
 #include <thread>
 

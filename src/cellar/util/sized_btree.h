@@ -1,4 +1,4 @@
-// partition/sized_btree.h: abseil's B-tree map with a node size of our choosing.
+// util/sized_btree.h: abseil's B-tree map with a node size of our choosing.
 //
 // absl::btree_map is absl's btree_map_container over btree<map_params<..., 256, ...>>: its
 // nodes are about 256 bytes, and that size is not a parameter of the public type. With

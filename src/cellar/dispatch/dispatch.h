@@ -1,10 +1,10 @@
-// route/dispatch.h: how a batch reaches its partitions.
+// dispatch/dispatch.h: how a batch reaches its partitions.
 //
 // A table group's partitions are reached through `partition_ref`s: the actor (the typed
 // protocol of partition/protocol.h, in this process or on another node) and, for a partition
 // of this process, its in-place path. `dispatch_batch` splits a batch by partition (the
 // router), and for each partition's part either runs it in place, when the caller allows
-// it and the ordering rule (route/call_order.h) and the partition (free this instant) both
+// it and the ordering rule (dispatch/call_order.h) and the partition (free this instant) both
 // do, or sends it to the partition's actor. Every front end (the embedded API, RPC, frames,
 // the scanner's pages) goes through here, so the ordering rule is applied in one place.
 //
@@ -26,7 +26,7 @@
 #include "cellar/ops.h"
 #include "partition/partition.h"
 #include "partition/protocol.h"
-#include "route/call_order.h"
+#include "dispatch/call_order.h"
 
 namespace cellar::detail {
 
@@ -116,4 +116,4 @@ std::vector<result<Reply>> ask_all(caf::actor_system& sys, const table_runtime& 
 
 }  // namespace cellar::detail
 
-#include "route/dispatch_inl.h"
+#include "dispatch/dispatch_inl.h"

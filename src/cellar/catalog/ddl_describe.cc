@@ -1,12 +1,9 @@
-// catalog/ddl_apply.cc: DDL statements (catalog/ddl.h) applied to a store, and their
-// one-line descriptions.
+// catalog/ddl_describe.cc: one-line descriptions of DDL statements (catalog/ddl.h) and
+// SQL's LIKE, which need no store.
 #include <algorithm>
 #include <string>
 
 #include "catalog/ddl.h"
-#include "catalog/kv_attributes.h"
-#include "cellar/cluster_admin.h"
-#include "cellar/store.h"
 
 namespace cellar {
 namespace {
@@ -38,7 +35,6 @@ std::string partitioning_text(const partition_spec& p) {
   return "?";
 }
 
-
 }  // namespace
 
 bool like_match(std::string_view pattern, std::string_view text) {
@@ -65,103 +61,6 @@ bool like_match(std::string_view pattern, std::string_view text) {
   }
   while (p < pattern.size() && pattern[p] == '%') ++p;
   return p == pattern.size();
-}
-
-status execute_ddl(store& s, const ddl_statement& st) {
-  using k = ddl_statement::kind;
-  switch (st.what) {
-    case k::move_partition: {
-      auto admin = cluster_admin::of(s);
-      return admin ? admin->move_partition(st.partition, st.node) : admin.error();
-    }
-    case k::balance: {
-      auto admin = cluster_admin::of(s);
-      if (!admin) return admin.error();
-      auto n = admin->balance();
-      return n ? status::ok() : n.error();
-    }
-    case k::create_table_group: {
-      auto r = s.create_table_group(st.group);
-      if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
-      return r;
-    }
-    case k::drop_table_group: {
-      auto r = s.drop_table(st.group);
-      if (r.code() == code::table_not_found && st.if_exists) return status::ok();
-      return r;
-    }
-    case k::drop_table: {
-      auto r = s.drop_family(st.group, st.family, schema_origin::oceanbase_ddl);
-      if ((r.code() == code::table_not_found || r.code() == code::family_not_found) && st.if_exists)
-        return status::ok();
-      return r;
-    }
-    case k::alter_table: {
-      auto d = s.describe(st.group);
-      if (!d) return d.error();
-      auto it = std::find_if(d->families.begin(), d->families.end(),
-                             [&](const family_descriptor& f) { return f.name == st.family; });
-      if (it == d->families.end())
-        return {code::family_not_found, "table " + st.group + "$" + st.family + " does not exist"};
-      family_descriptor f = *it;
-      f.ttl_seconds = st.descriptor.ttl_seconds;
-      f.max_versions = st.descriptor.max_versions;
-      return s.alter_family(st.group, f);
-    }
-    case k::truncate_table: return s.truncate_family(st.group, st.family);
-    case k::show_table_groups:
-    case k::show_tables: return status::ok();
-    case k::describe_table: {
-      auto d = s.describe(st.group);
-      if (!d) return d.error();
-      for (const auto& f : d->families)
-        if (f.name == st.family) return status::ok();
-      return {code::family_not_found, "table " + st.group + "$" + st.family + " does not exist"};
-    }
-    case k::create_table:
-    case k::create_table_like: {
-      family_descriptor f = st.descriptor;
-      partition_spec p = st.partitioning;
-      if (st.what == k::create_table_like) {
-        auto src = s.describe(st.source_group);
-        if (!src)
-          return {code::table_not_found, "template table " + st.source_group + "$" + st.source_family +
-                                             ": table group '" + st.source_group + "' does not exist"};
-        auto it = std::find_if(src->families.begin(), src->families.end(),
-                               [&](const family_descriptor& d) { return d.name == st.source_family; });
-        if (it == src->families.end())
-          return {code::family_not_found, "template table " + st.source_group + "$" + st.source_family +
-                                              " does not exist"};
-        f = *it;
-        p = src->partitioning;
-      }
-      f.name = st.family;
-      auto existing = s.describe(st.group);
-      bool created_group = false;
-      if (!existing) {
-        if (st.explicit_table_group)
-          return {code::table_not_found, "table group '" + st.group + "' does not exist; run CREATE TABLEGROUP " +
-                                             st.group + " first"};
-        if (auto r = s.create_table_group(st.group); !r) return r;
-        created_group = true;
-      } else if (st.if_not_exists) {
-        for (const auto& d : existing->families)
-          if (d.name == st.family) return status::ok();
-      }
-      auto r = s.add_family(st.group, f, p);
-      if (!r && created_group) (void)s.drop_table(st.group);
-      return r;
-    }
-  }
-  return {code::internal, "unknown DDL statement"};
-}
-
-status execute_ddl(store& s, std::string_view sql) {
-  auto parsed = parse_ddl(sql);
-  if (!parsed) return parsed.error();
-  for (const auto& st : *parsed)
-    if (auto r = execute_ddl(s, st); !r) return {r.code(), describe_ddl(st) + ": " + r.message()};
-  return status::ok();
 }
 
 std::string describe_ddl(const ddl_statement& st) {

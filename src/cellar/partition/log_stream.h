@@ -1,4 +1,4 @@
-// persist/log_stream.h: one partition's stream of records in its node's redo log.
+// partition/log_stream.h: one partition's stream of records in its node's redo log.
 //
 // A partition that logs (durability log or log-sync) is given a log_stream when it starts:
 // the node's redo log (persist/redo_log.h), the partition's identity (table uid and

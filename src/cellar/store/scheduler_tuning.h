@@ -1,4 +1,4 @@
-// scheduler_tuning.h: how idle CAF workers wait for work. Internal: set by cellar-server's
+// store/scheduler_tuning.h: how idle CAF workers wait for work. Internal: set by cellar-server's
 // flags, the benchmarks and tests; not part of the public store_options.
 #pragma once
 

@@ -1,4 +1,4 @@
-// route/call_order.h: the ordering rule, in one place.
+// dispatch/call_order.h: the ordering rule, in one place.
 //
 // A caller is whoever issues calls and expects them to take effect in the order it issued
 // them: one RPC or frames connection, or the embedded API of a store (all its threads
@@ -17,7 +17,7 @@
 // Partitions are independent of each other (consistency is per partition, as in OBKV), so
 // what waits at one partition never holds back calls to another.
 //
-// The dispatcher (route/dispatch.h) asks `may_run_now` before it runs a part in place, and
+// The dispatcher (dispatch/dispatch.h) asks `may_run_now` before it runs a part in place, and
 // brackets every part it sends to an actor with `enter` / `leave`; scan pages likewise.
 //
 // Thread safety: every member may be called from any thread. `may_run_now` takes no lock
