@@ -98,6 +98,7 @@ struct settings {
   std::string thrift1_listen;  // thrift1 (Hbase, happybase's)
   bool thrift_framed = false;
   bool thrift_compact = false;
+  bool thrift_unauthenticated = false;  // serve the gateways even though they cannot check --token
 };
 
 int fail(const std::string& msg) {
@@ -176,6 +177,9 @@ class flag_set {
                "the Thrift gateways use framed transport instead of buffered (HBase's -f)");
     add_switch("--thrift-compact", "thrift_compact", st.thrift_compact,
                "the Thrift gateways use the compact protocol instead of binary (HBase's -c)");
+    add_switch("--thrift-unauthenticated", "thrift_unauthenticated", st.thrift_unauthenticated,
+               "serve the Thrift gateways on a server with a token: HBase's Thrift services have no login, so "
+               "their clients are not asked for it");
   }
 
   // After parsing: the --config file's keys set what no flag gave. A key of another type
@@ -353,6 +357,19 @@ std::unique_ptr<cellar::cluster::member> join(cellar::store& store, const settin
   return std::move(joined.value());
 }
 
+// The Thrift gateways' settings, checked before the store opens (after server_settings,
+// which resolves the token).
+problem thrift_settings(const settings& st) {
+  if (!st.thrift_listen.empty() && !cellar::rpc::split_host_port(st.thrift_listen))
+    return "--thrift-listen must be address:port, not " + st.thrift_listen;
+  if (!st.thrift1_listen.empty() && !cellar::rpc::split_host_port(st.thrift1_listen))
+    return "--thrift1-listen must be address:port, not " + st.thrift1_listen;
+  if ((!st.thrift_listen.empty() || !st.thrift1_listen.empty()) && !st.token.empty() && !st.thrift_unauthenticated)
+    return "the Thrift gateways cannot check the token (HBase's Thrift services have no login): serve them on a "
+           "trusted address with --thrift-unauthenticated, or run without a token";
+  return {};
+}
+
 // The Thrift gateways `st` asks for, serving `store`; exits the process if one cannot
 // listen (the store is open: it ends rather than unwind, as main does).
 std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store& store, const settings& st,
@@ -371,12 +388,15 @@ std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store
     o.port = at->second;
     o.framed = st.thrift_framed;
     o.compact = st.thrift_compact;
+    o.tls_cert_file = ro.tls_cert_file;
+    o.tls_key_file = ro.tls_key_file;
     o.max_connections = ro.max_connections;
     o.default_partitions = ro.default_partitions;
     auto g = cellar::thrift::gateway::start(store, o);
     if (!g) std::_Exit(fail(std::string(flag) + ": " + g.error().to_string()));
-    spdlog::info("cellar-server: {} gateway on {}:{} ({}, {})", which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1",
-                 o.address, g.value()->port(), o.framed ? "framed" : "buffered", o.compact ? "compact" : "binary");
+    spdlog::info("cellar-server: {} gateway on {}:{} ({}, {}{})",
+                 which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1", o.address, g.value()->port(),
+                 o.framed ? "framed" : "buffered", o.compact ? "compact" : "binary", o.tls_cert_file.empty() ? "" : ", TLS");
     std::printf("%s on %s:%u\n", which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1", o.address.c_str(),
                 g.value()->port());
     out.push_back(std::move(g.value()));
@@ -399,6 +419,7 @@ int main(int argc, char** argv) {
   if (auto p = store_settings(st, so, tune); !p.empty()) return fail(p);
   cellar::rpc::server_options ro;
   if (auto p = server_settings(st, ro); !p.empty()) return fail(p);
+  if (auto p = thrift_settings(st); !p.empty()) return fail(p);
   std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
   if (!st.metrics_listen.empty()) {
     metrics_at = cellar::rpc::split_host_port(st.metrics_listen);

@@ -188,7 +188,27 @@ def run(client):
     expect("tables() after delete", client.getTableNames(), [])
 
 
+def token_refusal():
+    # A server with a token refuses to serve the gateways, which cannot ask for it, unless
+    # told their clients need none.
+    base = [server_path, "--data", "", "--listen", "127.0.0.1:0", "--thrift1-listen", "127.0.0.1:0", "--token", "t0k",
+            "--worker-threads", "1", "--event-loops", "1", "--log-level", "warn"]
+    refused = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    expect("a token without --thrift-unauthenticated: exit status", refused.returncode, 2)
+    expect("... and why", "cannot check the token" in refused.stderr, True)
+    proc = subprocess.Popen(base + ["--thrift-unauthenticated"], stdout=subprocess.PIPE, text=True)
+    started = False
+    for line in proc.stdout:
+        started = started or line.startswith("thrift1 on ")
+        if line.startswith("listening on "):
+            break
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    expect("a token with --thrift-unauthenticated serves thrift1", started, True)
+
+
 def main():
+    token_refusal()
     proc, port = start_server()
     try:
         client, transport = connect(port)

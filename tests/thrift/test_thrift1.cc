@@ -41,7 +41,7 @@ std::string io_error1(F&& f) {
 }  // namespace
 
 TEST_CASE("thrift1: tables and column descriptors") {
-  served_gateway g({.service = cellar::thrift::service::thrift1});
+  served_gateway g(thrift1_options());
   client1 c(g);
   create(c, "t");
   std::vector<std::string> names;
@@ -74,7 +74,7 @@ TEST_CASE("thrift1: tables and column descriptors") {
 }
 
 TEST_CASE("thrift1: mutations, rows, cells and versions") {
-  served_gateway g({.service = cellar::thrift::service::thrift1});
+  served_gateway g(thrift1_options());
   client1 c(g);
   create(c, "t");
   c->mutateRowTs("t", "r1", {put_of("cf1:a", "v1"), put_of("cf2:b", "x")}, 10, {});
@@ -138,7 +138,7 @@ TEST_CASE("thrift1: mutations, rows, cells and versions") {
 }
 
 TEST_CASE("thrift1: counters are 8-byte big-endian longs") {
-  served_gateway g({.service = cellar::thrift::service::thrift1});
+  served_gateway g(thrift1_options());
   client1 c(g);
   create(c, "t");
   CHECK(c->atomicIncrement("t", "r", "cf1:n", 5) == 5);
@@ -152,7 +152,7 @@ TEST_CASE("thrift1: counters are 8-byte big-endian longs") {
 }
 
 TEST_CASE("thrift1: scanners") {
-  served_gateway g({.service = cellar::thrift::service::thrift1});
+  served_gateway g(thrift1_options());
   client1 c(g);
   create(c, "t");
   std::vector<t1::BatchMutation> batch;

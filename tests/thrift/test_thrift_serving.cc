@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <thrift/TApplicationException.h>
+#include <thrift/transport/TSSLSocket.h>
 
+#include "../rpc/test_certs.h"
 #include "thrift_fixture.h"
 
 TEST_CASE("thrift2 over framed transport and the compact protocol") {
@@ -98,4 +100,39 @@ TEST_CASE("the gateway refuses a port it cannot bind") {
   auto second = cellar::thrift::gateway::start(*g.store, o);
   REQUIRE_FALSE(second);
   CHECK(second.code() == cellar::code::io_error);
+}
+
+TEST_CASE("TLS on the gateway's port") {
+  const auto& certs = test_certs::get();
+  cellar::thrift::gateway_options o;
+  o.tls_cert_file = certs.server_cert;
+  o.tls_key_file = certs.server_key;
+  served_gateway g(o);
+
+  namespace at = apache::thrift;
+  auto tls = std::make_shared<at::transport::TSSLSocketFactory>(at::transport::SSLProtocol::TLSv1_2);
+  tls->loadTrustedCertificates(certs.ca.c_str());
+  tls->authenticate(true);
+  auto transport = std::make_shared<at::transport::TBufferedTransport>(tls->createSocket("127.0.0.1", g.gateway->port()));
+  transport->open();
+  t2::THBaseServiceClient c(std::make_shared<at::protocol::TBinaryProtocol>(transport));
+  CHECK_FALSE(c.tableExists(tname("t")));
+
+  // A plain-text client gets no answer; the TLS client keeps being served.
+  {
+    served_gateway* plain_target = &g;
+    client2 plain(*plain_target);
+    CHECK_THROWS(plain->tableExists(tname("t")));
+  }
+  CHECK_FALSE(c.tableExists(tname("t")));
+  transport->close();
+
+  // A certificate without its key is refused at start.
+  cellar::thrift::gateway_options bad;
+  bad.tls_cert_file = certs.server_cert;
+  auto refused = cellar::thrift::gateway::start(*g.store, bad);
+  CHECK(refused.code() == cellar::code::invalid_argument);
+  bad.tls_key_file = certs.other_key;
+  refused = cellar::thrift::gateway::start(*g.store, bad);
+  CHECK(refused.code() == cellar::code::io_error);
 }

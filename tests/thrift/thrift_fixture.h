@@ -44,6 +44,12 @@ struct served_gateway {
   }
 };
 
+inline cellar::thrift::gateway_options thrift1_options() {
+  cellar::thrift::gateway_options o;
+  o.service = cellar::thrift::service::thrift1;
+  return o;
+}
+
 // A connected client of service `Client` speaking the gateway's transport and protocol.
 template <class Client>
 struct client_of {

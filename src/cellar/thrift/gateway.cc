@@ -4,6 +4,8 @@
 #include <thrift/protocol/TCompactProtocol.h>
 #include <thrift/server/TThreadedServer.h>
 #include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSSLServerSocket.h>
+#include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TServerSocket.h>
 
 #include <future>
@@ -106,7 +108,22 @@ result<std::unique_ptr<gateway>> gateway::start(store& s, gateway_options option
   else
     protocols = std::make_shared<at::protocol::TBinaryProtocolFactory>();
 
-  auto socket = std::make_shared<at::transport::TServerSocket>(o.address, o.port);
+  std::shared_ptr<at::transport::TServerSocket> socket;
+  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
+    socket = std::make_shared<at::transport::TServerSocket>(o.address, o.port);
+  } else {
+    if (o.tls_cert_file.empty() || o.tls_key_file.empty())
+      return status(code::invalid_argument, "TLS needs both a certificate and its key");
+    try {
+      auto tls = std::make_shared<at::transport::TSSLSocketFactory>(at::transport::SSLProtocol::TLSv1_2);
+      tls->server(true);
+      tls->loadCertificate(o.tls_cert_file.c_str());
+      tls->loadPrivateKey(o.tls_key_file.c_str());
+      socket = std::make_shared<at::transport::TSSLServerSocket>(o.address, o.port, tls);
+    } catch (const std::exception& e) {
+      return status(code::io_error, std::string("TLS certificate or key: ") + e.what());
+    }
+  }
   i->server = std::make_unique<at::server::TThreadedServer>(processor, socket, transports, protocols);
   if (o.max_connections > 0) i->server->setConcurrentClientLimit(static_cast<std::int64_t>(o.max_connections));
   auto ready = std::make_shared<ready_signal>(socket);

@@ -38,6 +38,10 @@ struct gateway_options {
   std::uint16_t port = 0;  // 0: any free port (see gateway::port)
   bool framed = false;     // TFramedTransport instead of TBufferedTransport (HBase's -f)
   bool compact = false;    // TCompactProtocol instead of TBinaryProtocol (HBase's -c)
+  // TLS on the port (HBase's hbase.thrift.ssl.enabled): the PEM certificate chain and its
+  // unencrypted key. Both empty: plain TCP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // Connections served at once; more wait in the listen queue until one closes. 0: no limit.
   std::size_t max_connections = 0;
   // Partitions (KEY hashing) of a table created without split keys, as the shell's create.
@@ -54,7 +58,8 @@ struct gateway_options {
 class gateway {
  public:
   // Listens on options.address:port and serves `s` (which must outlive the gateway) on
-  // threads of its own. Errors: IO_ERROR when the port cannot be bound.
+  // threads of its own. Errors: IO_ERROR when the port cannot be bound or the TLS
+  // certificate or key cannot be loaded; INVALID_ARGUMENT for a bad `advertise`.
   static result<std::unique_ptr<gateway>> start(store& s, gateway_options options);
   // stop() if not yet stopped.
   ~gateway();
