@@ -8,6 +8,8 @@
 #include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TServerSocket.h>
 
+#include <signal.h>
+
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -114,6 +116,11 @@ result<std::unique_ptr<gateway>> gateway::start(store& s, gateway_options option
   } else {
     if (o.tls_cert_file.empty() || o.tls_key_file.empty())
       return status(code::invalid_argument, "TLS needs both a certificate and its key");
+    // Thrift's TLS sockets write through OpenSSL's socket BIO, whose write(2) raises SIGPIPE
+    // when the peer has gone: a client that disconnects must fail its own write, not end
+    // the process. So a process left at the default disposition ignores SIGPIPE.
+    struct sigaction old {};
+    if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
     try {
       auto tls = std::make_shared<at::transport::TSSLSocketFactory>(at::transport::SSLProtocol::TLSv1_2);
       tls->server(true);

@@ -39,7 +39,8 @@ struct gateway_options {
   bool framed = false;     // TFramedTransport instead of TBufferedTransport (HBase's -f)
   bool compact = false;    // TCompactProtocol instead of TBinaryProtocol (HBase's -c)
   // TLS on the port (HBase's hbase.thrift.ssl.enabled): the PEM certificate chain and its
-  // unencrypted key. Both empty: plain TCP.
+  // unencrypted key. Both empty: plain TCP. With TLS the process ignores SIGPIPE (when its
+  // disposition is the default), since Thrift's TLS sockets write with write(2).
   std::string tls_cert_file;
   std::string tls_key_file;
   // Connections served at once; more wait in the listen queue until one closes. 0: no limit.
