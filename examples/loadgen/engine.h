@@ -64,7 +64,7 @@ struct cluster_route {
 };
 
 struct target_options {
-  std::string target;   // cellar-rpc | cellar-cluster | cellar-embedded | redis
+  std::string target;   // cellar-rpc | cellar-cluster | cellar-embedded | redis | thrift2
   std::string protocol = "frames";  // cellar-rpc: frames (rpc/frames.h) | capnp (Cap'n Proto RPC)
   std::string host = "127.0.0.1";
   int port = 0;
@@ -97,12 +97,16 @@ void prepare_redis(const target_options& o, bool recreate);
 void prepare_cellar_cluster(target_options& o, const std::string& zookeeper, bool recreate);
 // The embedded store lives for the process: opens it and creates the table.
 void prepare_embedded(const target_options& o);
+// The thrift2 target (cellar's HBase Thrift gateway at host:port): creates the table there
+// with RANGE partitions at the split keys --partitioning gives.
+void prepare_thrift2(const target_options& o, bool recreate);
 void close_embedded();
 
 std::unique_ptr<engine> make_cellar_rpc_engine(const target_options& o);
 std::unique_ptr<engine> make_cellar_frames_engine(const target_options& o);
 std::unique_ptr<engine> make_redis_engine(const target_options& o);
 std::unique_ptr<engine> make_embedded_engine(const target_options& o);
+std::unique_ptr<engine> make_thrift2_engine(const target_options& o);
 
 // Parses "none", "hash:N", "range:N" into a table descriptor's partitioning; throws.
 struct partition_choice {

@@ -3,6 +3,7 @@
 //   loadgen --target cellar-rpc --port 9090 --workload a --phase both --records 100000
 //           --duration 30 --threads 2 --connections 50 --depth 1 --json a.json --svg a
 //   loadgen --target redis --port 6379 --workload c --phase run --depth 16 ...
+//   loadgen --target thrift2 --port 9091 --workload a ...  (cellar-server --thrift-listen)
 //   loadgen --cluster zk1:2181/cellar --workload a ...   (each request straight to its owner node)
 //   loadgen plot --kind cdf --out cdf.svg --title "YCSB C" cellar=c-cellar.json redis=c-redis.json
 //
@@ -72,6 +73,7 @@ std::unique_ptr<engine> make_engine(const target_options& o) {
   if (o.target == "cellar-rpc") return o.protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
   if (o.target == "redis") return make_redis_engine(o);
   if (o.target == "cellar-embedded") return make_embedded_engine(o);
+  if (o.target == "thrift2") return make_thrift2_engine(o);
   throw std::invalid_argument("unknown target " + o.target);
 }
 
@@ -476,8 +478,8 @@ std::vector<std::pair<std::string, int>> parse_shards(const std::string& list) {
 int main(int argc, char** argv) {
   config cfg;
   CLI::App app{"loadgen: YCSB core workloads A-F against cellar (RPC or embedded) and redis"};
-  app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-cluster | cellar-embedded | redis")->required()
-      ->check(CLI::IsMember({"cellar-rpc", "cellar-cluster", "cellar-embedded", "redis"}));
+  app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-cluster | cellar-embedded | redis | thrift2 (cellar's HBase Thrift gateway)")->required()
+      ->check(CLI::IsMember({"cellar-rpc", "cellar-cluster", "cellar-embedded", "redis", "thrift2"}));
   std::string cluster;
   app.add_option("--cluster", cluster,
                  "cellar-cluster (implied): ZooKeeper of the cluster, host:port[,...][/chroot]; each request goes "
@@ -584,6 +586,7 @@ int main(int argc, char** argv) {
     if (cfg.t.target == "cellar-cluster") prepare_cellar_cluster(cfg.t, cluster, cfg.phase != "run" && cfg.recreate);
     if (cfg.t.target == "redis") prepare_redis(cfg.t, cfg.phase != "run" && cfg.recreate);
     if (cfg.t.target == "cellar-embedded") prepare_embedded(cfg.t);
+    if (cfg.t.target == "thrift2") prepare_thrift2(cfg.t, cfg.phase != "run" && cfg.recreate);
 
     nlohmann::json result;
     result["label"] = cfg.label.empty() ? cfg.t.target : cfg.label;

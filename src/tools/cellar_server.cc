@@ -2,6 +2,7 @@
 //
 //   cellar-server [--config cellar.toml] [--listen 127.0.0.1:9090] [--data ./cellar-data]
 //                 [--durability snapshot|log|log-sync] [--memory-limit 4GiB] ...
+//                 [--thrift-listen 127.0.0.1:9091] [--thrift1-listen 127.0.0.1:9092]
 //
 // Flags override the TOML file, which overrides the defaults. SIGTERM or SIGINT stops
 // accepting, takes a final snapshot and exits 0.
@@ -27,6 +28,7 @@
 #include "rpc/status_http.h"
 #include "store/scheduler_tuning.h"
 #include "rpc/tls.h"
+#include "thrift/gateway.h"
 
 namespace {
 
@@ -92,6 +94,12 @@ struct settings {
   std::string advertise;    // empty: the --listen address with the port bound
   std::string peer_listen;  // empty: the advertised host, any free port
   std::int64_t zk_session_timeout_ms = 10000;
+  // HBase's Thrift gateway (docs/thrift.md); empty: not served.
+  std::string thrift_listen;   // thrift2 (THBaseService)
+  std::string thrift1_listen;  // thrift1 (Hbase, happybase's)
+  bool thrift_framed = false;
+  bool thrift_compact = false;
+  bool thrift_unauthenticated = false;  // serve the gateways even though they cannot check --token
 };
 
 int fail(const std::string& msg) {
@@ -163,6 +171,17 @@ class flag_set {
         "HOST:PORT for node-to-node messages (default: advertised host, any port)");
     add("--zk-session-timeout-ms", "zk_session_timeout_ms", st.zk_session_timeout_ms,
         "ZooKeeper session timeout of a cluster node");
+    add("--thrift-listen", "thrift_listen", st.thrift_listen,
+        "address:port of HBase's thrift2 gateway (THBaseService); empty = none");
+    add("--thrift1-listen", "thrift1_listen", st.thrift1_listen,
+        "address:port of HBase's thrift1 gateway (Hbase, what happybase speaks); empty = none");
+    add_switch("--thrift-framed", "thrift_framed", st.thrift_framed,
+               "the Thrift gateways use framed transport instead of buffered (HBase's -f)");
+    add_switch("--thrift-compact", "thrift_compact", st.thrift_compact,
+               "the Thrift gateways use the compact protocol instead of binary (HBase's -c)");
+    add_switch("--thrift-unauthenticated", "thrift_unauthenticated", st.thrift_unauthenticated,
+               "serve the Thrift gateways on a server with a token: HBase's Thrift services have no login, so "
+               "their clients are not asked for it");
   }
 
   // After parsing: the --config file's keys set what no flag gave. A key of another type
@@ -191,9 +210,13 @@ class flag_set {
     // Sets the setting from the key's value; empty, or the type it must have.
     std::function<std::string(toml::node_view<toml::node>)> take;
   };
+  // A boolean flag that may be given alone ("--thrift-framed"), or with a value.
+  CLI::Option* add_switch(const char* flag, const char* name, bool& field, const char* help) {
+    return add(flag, name, field, help, app_.add_flag(flag, field, help));
+  }
   template <class T>
-  CLI::Option* add(const char* flag, const char* name, T& field, const char* help) {
-    auto* option = app_.add_option(flag, field, help);
+  CLI::Option* add(const char* flag, const char* name, T& field, const char* help, CLI::Option* given = nullptr) {
+    auto* option = given ? given : app_.add_option(flag, field, help);
     keys_.push_back({name, {option}, [&field](toml::node_view<toml::node> v) -> std::string {
                        // Exact types (toml++'s value<bool> would take 1 as true), but a
                        // number may be written as an integer.
@@ -344,6 +367,53 @@ std::unique_ptr<cellar::cluster::member> join(cellar::store& store, const settin
   return std::move(joined.value());
 }
 
+// The Thrift gateways' settings, checked before the store opens (after server_settings,
+// which resolves the token).
+problem thrift_settings(const settings& st) {
+  if (!st.thrift_listen.empty() && !cellar::rpc::split_host_port(st.thrift_listen))
+    return "--thrift-listen must be address:port, not " + st.thrift_listen;
+  if (!st.thrift1_listen.empty() && !cellar::rpc::split_host_port(st.thrift1_listen))
+    return "--thrift1-listen must be address:port, not " + st.thrift1_listen;
+  if ((!st.thrift_listen.empty() || !st.thrift1_listen.empty()) && !st.token.empty() && !st.thrift_unauthenticated)
+    return "the Thrift gateways cannot check the token (HBase's Thrift services have no login): serve them on a "
+           "trusted address with --thrift-unauthenticated, or run without a token";
+  return {};
+}
+
+// The Thrift gateways `st` asks for, serving `store`; exits the process if one cannot
+// listen (the store is open: it ends rather than unwind, as main does).
+std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store& store, const settings& st,
+                                                                  const cellar::rpc::server_options& ro) {
+  std::vector<std::unique_ptr<cellar::thrift::gateway>> out;
+  const std::pair<const std::string*, cellar::thrift::service> wanted[] = {
+      {&st.thrift_listen, cellar::thrift::service::thrift2}, {&st.thrift1_listen, cellar::thrift::service::thrift1}};
+  for (const auto& [listen, which] : wanted) {
+    if (listen->empty()) continue;
+    const char* flag = which == cellar::thrift::service::thrift2 ? "--thrift-listen" : "--thrift1-listen";
+    auto at = cellar::rpc::split_host_port(*listen);
+    if (!at) std::_Exit(fail(std::string(flag) + " must be address:port, not " + *listen));
+    cellar::thrift::gateway_options o;
+    o.service = which;
+    o.address = at->first;
+    o.port = at->second;
+    o.framed = st.thrift_framed;
+    o.compact = st.thrift_compact;
+    o.tls_cert_file = ro.tls_cert_file;
+    o.tls_key_file = ro.tls_key_file;
+    o.max_connections = ro.max_connections;
+    o.default_partitions = ro.default_partitions;
+    auto g = cellar::thrift::gateway::start(store, o);
+    if (!g) std::_Exit(fail(std::string(flag) + ": " + g.error().to_string()));
+    spdlog::info("cellar-server: {} gateway on {}:{} ({}, {}{})",
+                 which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1", o.address, g.value()->port(),
+                 o.framed ? "framed" : "buffered", o.compact ? "compact" : "binary", o.tls_cert_file.empty() ? "" : ", TLS");
+    std::printf("%s on %s:%u\n", which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1", o.address.c_str(),
+                g.value()->port());
+    out.push_back(std::move(g.value()));
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -359,6 +429,7 @@ int main(int argc, char** argv) {
   if (auto p = store_settings(st, so, tune); !p.empty()) return fail(p);
   cellar::rpc::server_options ro;
   if (auto p = server_settings(st, ro); !p.empty()) return fail(p);
+  if (auto p = thrift_settings(st); !p.empty()) return fail(p);
   std::optional<std::pair<std::string, std::uint16_t>> metrics_at;
   if (!st.metrics_listen.empty()) {
     metrics_at = cellar::rpc::split_host_port(st.metrics_listen);
@@ -400,6 +471,7 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<cellar::cluster::member> member;
   if (!st.cluster.empty()) member = join(*store, st, ro, *srv.value(), peer_at);
+  auto thrift_gateways = start_thrift(*store, st, ro);
   if (st.data.empty())
     spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{}{})", ro.address,
                  srv.value()->port(), st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
@@ -413,6 +485,7 @@ int main(int argc, char** argv) {
   sigwait(&sigs, &sig);
   spdlog::info("cellar-server: signal {}, stopping", sig);
   if (http) http->stop();
+  for (auto& g : thrift_gateways) g->stop();
   srv.value()->stop();
   member.reset();  // leaves the cluster before the store closes
   auto closed = store->close();  // final snapshot, log and WiredTiger closed

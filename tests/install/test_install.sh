@@ -28,7 +28,7 @@ prefix_dir=$dest$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix 
 echo "installed under $prefix_dir (libdir $libdir)"
 
 # What a user gets.
-for f in bin/cellar-server bin/cellar-shell share/cellar/cellar.capnp \
+for f in bin/cellar-server bin/cellar-shell share/cellar/cellar.capnp share/cellar/thrift/hbase.thrift share/cellar/thrift/Hbase.thrift \
          include/cellar/store.h include/cellar/ops.h include/cellar/schema.h include/cellar/status.h \
          include/cellar/connection.h include/cellar/client.h include/cellar/summary.h include/cellar/version.h; do
   [ -e "$prefix_dir/$f" ] || fail "not installed: $f"

@@ -1,0 +1,82 @@
+// thrift/gateway.h: HBase's Thrift gateway over a cellar store (docs/thrift.md).
+//
+// A `gateway` serves one of HBase's two Thrift services on a TCP port: thrift2
+// (THBaseService, HBase 2.x's hbase-thrift/.../thrift2/hbase.thrift) or thrift1 (Hbase, the
+// service happybase speaks), so that HBase applications in any language reach cellar by
+// changing a host name. Transport and protocol are those of HBase's server: buffered and
+// binary by default, framed (HBase's -f) and compact (-c) on request.
+//
+// Every call goes through cellar's public connection API (cellar/connection.h) over the
+// store, so the gateway answers what the store answers: embedded, or as a cluster node
+// that routes each row to its partition's owner. Errors are cellar's status codes, sent
+// as TIOError (or TIllegalArgument / IllegalArgument where HBase declares it) whose message
+// is the status text ("TABLE_NOT_FOUND: ..."); a bad request fails alone and never closes
+// another client's connection.
+//
+// Thread safety: start() and stop() from one thread; the gateway serves each connection
+// on a thread of its own.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cellar/status.h"
+#include "cellar/store.h"
+
+namespace cellar::thrift {
+
+enum class service : std::uint8_t {
+  thrift1,  // Hbase (happybase)
+  thrift2,  // THBaseService
+};
+
+struct gateway_options {
+  cellar::thrift::service service = cellar::thrift::service::thrift2;
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 0;  // 0: any free port (see gateway::port)
+  bool framed = false;     // TFramedTransport instead of TBufferedTransport (HBase's -f)
+  bool compact = false;    // TCompactProtocol instead of TBinaryProtocol (HBase's -c)
+  // TLS on the port (HBase's hbase.thrift.ssl.enabled): the PEM certificate chain and its
+  // unencrypted key. Both empty: plain TCP. With TLS the process ignores SIGPIPE (when its
+  // disposition is the default), since Thrift's TLS sockets write with write(2).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Connections served at once; more wait in the listen queue until one closes. 0: no limit.
+  std::size_t max_connections = 0;
+  // Partitions (KEY hashing) of a table created without split keys, as the shell's create.
+  std::uint32_t default_partitions = 7;
+  // Where clients reach this gateway, for region locations; empty: address:port.
+  std::string advertise;
+  // Open scanners kept for every client together: past it, opening one fails with TIOError.
+  std::size_t max_scanners = 10000;
+  // A scanner not used for this long is closed when the next one opens (clients that die
+  // without closing theirs leave them behind).
+  std::chrono::milliseconds scanner_timeout{std::chrono::minutes(10)};
+};
+
+class gateway {
+ public:
+  // Listens on options.address:port and serves `s` (which must outlive the gateway) on
+  // threads of its own. Errors: IO_ERROR when the port cannot be bound or the TLS
+  // certificate or key cannot be loaded; INVALID_ARGUMENT for a bad `advertise`.
+  static result<std::unique_ptr<gateway>> start(store& s, gateway_options options);
+  // stop() if not yet stopped.
+  ~gateway();
+  gateway(const gateway&) = delete;
+  gateway& operator=(const gateway&) = delete;
+
+  // The port bound (the one chosen when options.port was 0).
+  std::uint16_t port() const;
+  // Stops accepting, closes every connection and waits for their threads. Idempotent.
+  void stop();
+
+  struct impl;
+
+ private:
+  explicit gateway(std::unique_ptr<impl> i);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace cellar::thrift
