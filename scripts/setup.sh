@@ -14,12 +14,15 @@
 # The server's batched reads and sends (rpc/io_ring.h): `liburing-dev`.
 # `clang`: the thread-safety check (scripts/check-thread-safety.sh) parses the sources with
 # clang's analysis of the lock annotations, which GCC does not check.
+# Replication (docs/cluster.md): `libraft-dev`, the C Raft library (0.15) that each partition's
+# replica group runs on; cellar supplies its `raft_io` and `raft_fsm`, not a consensus algorithm.
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
       libcaf-dev libcapnp-dev capnproto libwiredtiger-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
-      redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang)
+      redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang
+      libraft-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
