@@ -19,6 +19,7 @@ An example is a fenced block whose info string names it:
                             --embedded DIR` on a fresh directory; a line `...` in the
                             expected output matches any lines up to the next expected one.
 
+A ```cpp (or c++, cc, c) block without `example` is an error, so every C++ example runs.
 Other fenced blocks are prose (commands to type, formats) and are not run.
 Exit status 0 when every example passes; 1 otherwise, naming the page and line of each
 failure; 77 (skipped) when the compiler or the library is missing.
@@ -146,9 +147,13 @@ def main():
     if a.page:
         pages = [p for p in pages if p in a.page]
     jobs = []
+    unmarked = []
     for page in pages:
         for line, info, text in blocks(os.path.join(a.root, page)):
-            if len(info) >= 2 and info[0] == "cpp" and info[1] == "example":
+            if info and info[0] in ("cpp", "c++", "cc", "c") and info[1:2] != ["example"]:
+                # A C++ block that is not marked would go stale unseen: every one must run.
+                unmarked.append(f"{page}:{line}: a C++ block not marked `example` (see this script's usage)")
+            elif len(info) >= 2 and info[0] == "cpp" and info[1] == "example":
                 jobs.append(("cpp", page, line, info[2:], text))
             elif len(info) >= 2 and info[1] == "shell-example":
                 jobs.append(("shell", page, line, info[2:], text))
@@ -163,10 +168,12 @@ def main():
             failures = [f for f in pool.map(one, jobs) if f]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    passed = len(jobs) - len(failures)
+    failures += unmarked
     for f in failures:
         print(f, end="\n\n")
     counts = {k: sum(1 for j in jobs if j[0] == k) for k in ("cpp", "shell")}
-    print(f"{len(jobs) - len(failures)} of {len(jobs)} examples pass "
+    print(f"{passed} of {len(jobs)} examples pass "
           f"({counts['cpp']} C++, {counts['shell']} shell sessions, from {len(pages)} pages)")
     if not jobs:
         print("no examples found: the pages lost their markers?")

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cellar/cluster_admin.h"
 #include "cellar/store.h"
 #include "status_checks.h"
 
@@ -91,6 +92,13 @@ cellar::code scan_code(cellar::table& t, const cellar::scan& s) {
 }
 
 }  // namespace
+
+TEST_CASE("cluster administration of a single store is UNSUPPORTED", "[limits]") {
+  fixture fx;
+  auto admin = cellar::cluster_admin::of(*fx.store);
+  REQUIRE_FALSE(admin);
+  CHECK(admin.error().code() == code::unsupported);
+}
 
 TEST_CASE("row key limits: empty is INVALID_ARGUMENT, above 1024 bytes TOO_LARGE", "[limits]") {
   fixture fx;

@@ -333,16 +333,7 @@ class store {
   // what changed since the last snapshot; partitions keep serving meanwhile (each one
   // stops only for the O(1) cut). UNSUPPORTED for a memory-only store.
   result<snapshot_stats> snapshot();
-  // Cluster members only (UNSUPPORTED on a single store): moves partition "table/index"
-  // (as the shell's status 'detailed' names it) to node `node` with its data while it
-  // keeps serving (docs/cluster.md §7); returns once the placement map gives it to `node`.
-  // Errors: INVALID_ARGUMENT (not "table/index"), TABLE_NOT_FOUND, NOT_FOUND (no such
-  // partition; `node` not a live member), CONFLICT (a move of it is running), UNAVAILABLE
-  // (a node failed or did not answer: the move was aborted and nothing changed).
-  status move_partition(const std::string& partition, const std::string& node);
-  // Cluster members only: runs the moves that bring the live nodes within one partition of
-  // each other; returns how many ran. Errors as move_partition's.
-  result<std::uint32_t> balance();
+  // Moving and balancing partitions over a cluster's nodes: cellar/cluster_admin.h.
 
   // What the open found on disk.
   recovery_stats recovery() const;

@@ -1,6 +1,5 @@
-// scheduler_tuning.h: how idle CAF workers wait for work. Internal: tuned for the machines
-// cellar is measured on (docs/benchmarks.md), set by cellar-server's flags, the benchmarks
-// and tests; not part of the public store_options.
+// scheduler_tuning.h: how idle CAF workers wait for work. Internal: set by cellar-server's
+// flags, the benchmarks and tests; not part of the public store_options.
 #pragma once
 
 #include <chrono>
@@ -13,13 +12,12 @@ namespace cellar::detail {
 
 struct scheduler_tuning {
   // Queue polls an idle worker spins through before it sleeps (a few ms of spinning
-  // after the last request). Hand-offs to a spinning worker cost ~2 us, to a sleeping one
-  // 50-100 us on these machines; 0 makes workers sleep at once and saves idle CPU.
+  // after the last request): a hand-off to a spinning worker is far cheaper than waking a
+  // sleeping one; 0 makes workers sleep at once and saves idle CPU.
   std::size_t spin_polls = 30000;
   // Then polls with a 50 us nap between them (CAF's "moderate" phase) before it blocks
-  // until a message wakes it. Each nap is a timer wake-up, which costs this VM far more
-  // than the poll: a server whose worker is idle between writes spent 1.6 us per
-  // operation napping (docs/benchmarks.md); 0 makes an idle worker block at once.
+  // until a message wakes it. Each nap is a timer wake-up, which costs far more than the
+  // poll on a virtual machine; 0 makes an idle worker block at once.
   std::size_t nap_polls = 500;
   // Longest sleep of an idle worker between polls: the worst extra latency of the first
   // request after a quiet spell.

@@ -197,15 +197,6 @@ const store_options& store::options() const { return impl_->options; }
 
 result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }
 
-status store::move_partition(const std::string& partition, const std::string& node) {
-  if (!impl_->cluster.member()) return {code::unsupported, "moving a partition needs a cluster (cellar-server --cluster)"};
-  return cluster_of(*impl_)->move(partition, node);
-}
-
-result<std::uint32_t> store::balance() {
-  if (!impl_->cluster.member()) return status{code::unsupported, "the balancer needs a cluster (cellar-server --cluster)"};
-  return cluster_of(*impl_)->balance();
-}
 
 recovery_stats store::recovery() const {
   return impl_->persistence ? impl_->persistence->recovered() : recovery_stats{};
@@ -401,7 +392,12 @@ store_info store::info() const {
   if (s.persistence) s.persistence->fill_info(out);
   if (auto c = s.cluster.hooks()) {
     out.cluster = c->report();
-    std::tie(out.cluster_live_nodes, out.cluster_down_nodes) = c->nodes();
+    for (const auto& n : c->nodes()) {
+      if (n.live)
+        out.cluster_live_nodes.push_back(n.id + (n.address.empty() ? "" : " " + n.address));
+      else
+        out.cluster_down_nodes.push_back(n.id);
+    }
   }
   return out;
 }

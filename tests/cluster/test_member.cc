@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "cellar/cluster_admin.h"
 #include "cellar/connection.h"
 #include "cellar/store.h"
 #include "cluster/layout.h"
@@ -321,7 +322,17 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
   CHECK(after->map.tables.at("gt")[p].node == "m1");
 
   // A move that starts afterwards runs to its end: the guards of the dead one are gone.
-  REQUIRE_OK(n2.s->move_partition("gt/" + std::to_string(p), "m2"));
+  REQUIRE_OK(cluster_admin::of(*n2.s)->move_partition("gt/" + std::to_string(p), "m2"));
+  // Both nodes are live members, each with the address it serves on.
+  auto seen = cluster_admin::of(*n1.s)->status();
+  CHECK(seen.live_count() == 2);
+  CHECK(seen.down_count() == 0);
+  for (const auto& node : seen.nodes) {
+    CHECK((node.id == "m1" || node.id == "m2"));
+    CHECK(node.live);
+    CHECK_FALSE(node.address.empty());
+  }
+  CHECK(seen.report.find("m2") != std::string::npos);
   auto moved = cluster::read_placement(*zk);
   REQUIRE(moved.is_ok());
   CHECK(moved->map.tables.at("gt")[p].node == "m2");
@@ -358,7 +369,7 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
   REQUIRE(old1->partitions[p].local);
   REQUIRE_FALSE(old2->partitions[p].local);
 
-  REQUIRE_OK(n2.s->move_partition("st/" + std::to_string(p), "m2"));
+  REQUIRE_OK(cluster_admin::of(*n2.s)->move_partition("st/" + std::to_string(p), "m2"));
   // Both nodes have published runtimes that name other actors for the partition.
   REQUIRE(zktest::eventually([&] {
     auto a = s1.catalog().lookup("st"), b = s2.catalog().lookup("st");
@@ -429,7 +440,7 @@ TEST_CASE("a scan paging through a partition that moves reads every row once", "
     };
     REQUIRE(take(20) == 20);
     // Partition 0 moves between pages.
-    REQUIRE_OK((conn == &c1 ? n1 : n2).s->move_partition("sm/0", to));
+    REQUIRE_OK(cluster_admin::of(*(conn == &c1 ? n1 : n2).s)->move_partition("sm/0", to));
     while (take(13) > 0) {
     }
     CHECK(rows == all.size());

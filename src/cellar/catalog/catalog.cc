@@ -102,23 +102,6 @@ namespace {
 constexpr std::uint32_t schema_format = 3;
 constexpr std::uint8_t flag_disabled = 1;
 
-void put_attributes(std::string& out, const std::map<std::string, std::string>& a) {
-  put_u32(out, static_cast<std::uint32_t>(a.size()));
-  for (const auto& [k, v] : a) {
-    put_bytes(out, k);
-    put_bytes(out, v);
-  }
-}
-
-bool get_attributes(reader& r, std::map<std::string, std::string>& a) {
-  std::uint32_t n = 0;
-  if (!r.u32(n)) return false;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    std::string k, v;
-    if (!r.bytes(k) || !r.bytes(v) || !a.emplace(std::move(k), std::move(v)).second) return false;
-  }
-  return true;
-}
 }
 
 std::string encode_schema(const table_schema& t) {
@@ -142,10 +125,10 @@ std::string encode_schema(const table_schema& t) {
     out.push_back(static_cast<char>(f.desc.kind));
   }
   out.push_back(static_cast<char>(t.disabled ? flag_disabled : 0));
-  put_attributes(out, t.attributes);
+  put_string_map(out, t.attributes);
   for (const auto& f : t.families) {
     put_u32(out, f.desc.min_versions);
-    put_attributes(out, f.desc.attributes);
+    put_string_map(out, f.desc.attributes);
   }
   return out;
 }
@@ -186,9 +169,9 @@ result<table_schema> decode_schema(std::string_view bytes) {
     t.disabled = (flags & flag_disabled) != 0;
   }
   if (format >= 3) {
-    if (!get_attributes(r, t.attributes)) return bad;
+    if (!r.string_map(t.attributes)) return bad;
     for (auto& f : t.families)
-      if (!r.u32(f.desc.min_versions) || !get_attributes(r, f.desc.attributes)) return bad;
+      if (!r.u32(f.desc.min_versions) || !r.string_map(f.desc.attributes)) return bad;
   }
   if (!r.done()) return bad;
   if (t.partitioned && !check_partitioning(t.partitioning)) return bad;

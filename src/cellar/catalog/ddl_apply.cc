@@ -5,6 +5,7 @@
 
 #include "catalog/ddl.h"
 #include "catalog/kv_attributes.h"
+#include "cellar/cluster_admin.h"
 #include "cellar/store.h"
 
 namespace cellar {
@@ -69,9 +70,14 @@ bool like_match(std::string_view pattern, std::string_view text) {
 status execute_ddl(store& s, const ddl_statement& st) {
   using k = ddl_statement::kind;
   switch (st.what) {
-    case k::move_partition: return s.move_partition(st.partition, st.node);
+    case k::move_partition: {
+      auto admin = cluster_admin::of(s);
+      return admin ? admin->move_partition(st.partition, st.node) : admin.error();
+    }
     case k::balance: {
-      auto n = s.balance();
+      auto admin = cluster_admin::of(s);
+      if (!admin) return admin.error();
+      auto n = admin->balance();
       return n ? status::ok() : n.error();
     }
     case k::create_table_group: {

@@ -287,24 +287,6 @@ void put_partitioning(std::string& out, const partition_spec& p) {
   for (const auto& b : p.bounds) detail::put_bytes(out, b);
 }
 
-void put_attributes(std::string& out, const std::map<std::string, std::string>& a) {
-  detail::put_u32(out, static_cast<std::uint32_t>(a.size()));
-  for (const auto& [k, v] : a) {
-    detail::put_bytes(out, k);
-    detail::put_bytes(out, v);
-  }
-}
-
-bool get_attributes(detail::reader& r, std::map<std::string, std::string>& a) {
-  std::uint32_t n = 0;
-  if (!r.u32(n)) return false;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    std::string k, v;
-    if (!r.bytes(k) || !r.bytes(v) || !a.emplace(std::move(k), std::move(v)).second) return false;
-  }
-  return true;
-}
-
 bool get_partitioning(detail::reader& r, partition_spec& p) {
   std::uint8_t how = 0;
   std::uint32_t n = 0;
@@ -340,12 +322,12 @@ std::string encode_ddl_request(const ddl_request& q) {
   detail::put_u64(out, q.expected_version.value_or(0));
   for (const auto& f : q.descriptor.families) {
     detail::put_u32(out, f.min_versions);
-    put_attributes(out, f.attributes);
+    detail::put_string_map(out, f.attributes);
   }
   detail::put_u32(out, q.family.min_versions);
-  put_attributes(out, q.family.attributes);
-  put_attributes(out, q.descriptor.attributes);
-  put_attributes(out, q.set_attributes);
+  detail::put_string_map(out, q.family.attributes);
+  detail::put_string_map(out, q.descriptor.attributes);
+  detail::put_string_map(out, q.set_attributes);
   detail::put_u32(out, static_cast<std::uint32_t>(q.unset_attributes.size()));
   for (const auto& n : q.unset_attributes) detail::put_bytes(out, n);
   return out;
@@ -375,10 +357,10 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
     return bad;
   if (format >= 2) {
     for (auto& f : q.descriptor.families)
-      if (!r.u32(f.min_versions) || !get_attributes(r, f.attributes)) return bad;
+      if (!r.u32(f.min_versions) || !r.string_map(f.attributes)) return bad;
     std::uint32_t n = 0;
-    if (!r.u32(q.family.min_versions) || !get_attributes(r, q.family.attributes) ||
-        !get_attributes(r, q.descriptor.attributes) || !get_attributes(r, q.set_attributes) || !r.u32(n))
+    if (!r.u32(q.family.min_versions) || !r.string_map(q.family.attributes) ||
+        !r.string_map(q.descriptor.attributes) || !r.string_map(q.set_attributes) || !r.u32(n))
       return bad;
     for (std::uint32_t i = 0; i < n; ++i) {
       std::string name;

@@ -8,6 +8,9 @@
 #include <mutex>
 #include <set>
 
+#include <absl/synchronization/mutex.h>
+#include <absl/time/time.h>
+
 #include "cluster/layout.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
@@ -36,17 +39,20 @@ struct member::state final : detail::cluster_hooks {
   std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
   std::unique_ptr<cluster_node> node;  // set once at join, under move_mu
 
-  mutable std::mutex mu;
-  std::condition_variable applied_cv;
-  std::shared_ptr<const cluster_catalog> catalog;  // guarded by mu
-  std::shared_ptr<const placement_map> map;        // guarded by mu
-  std::vector<node_info> members;                  // guarded by mu
-  std::uint64_t applied = 0;                       // guarded by mu
+  // What ZooKeeper said last, and the catalog version this node has applied; waiters on
+  // `applied` (ddl, catch_up) wait on mu.
+  mutable absl::Mutex mu;
+  std::shared_ptr<const cluster_catalog> catalog ABSL_GUARDED_BY(mu);
+  std::shared_ptr<const placement_map> map ABSL_GUARDED_BY(mu);
+  std::vector<node_info> members ABSL_GUARDED_BY(mu);
+  std::uint64_t applied ABSL_GUARDED_BY(mu) = 0;
+  // Waits until `applied` reaches `version`, at most `timeout`; true once it has.
+  bool wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) ABSL_LOCKS_EXCLUDED(mu);
 
   // Only the ZooKeeper event thread (reconcile) uses it: each table's owners as applied.
   std::map<std::string, std::vector<std::string>> applied_owners;
 
-  // Moves (mover.h), guarded by move_mu. `incoming`: copies being built here, not serving
+  // Moves (mover.h). `incoming`: copies being built here, not serving
   // until the map gives them to this node. `moved_out`: partitions that moved away from
   // here, and the forwarder to their owner now (the endpoint sends requests that still
   // come here on to it).
@@ -55,22 +61,22 @@ struct member::state final : detail::cluster_hooks {
     std::uint64_t uid = 0;
     detail::partition_ref ref;
   };
-  mutable std::mutex move_mu;
-  std::map<part_key, incoming_copy> incoming;
-  std::map<part_key, detail::partition_actor> moved_out;
+  mutable absl::Mutex move_mu;
+  std::map<part_key, incoming_copy> incoming ABSL_GUARDED_BY(move_mu);
+  std::map<part_key, detail::partition_actor> moved_out ABSL_GUARDED_BY(move_mu);
 
   // This node's side of the moves running now, by partition: while a move's intent znode
   // exists its mover may still finish it; when the intent goes and the map does not give
   // the partition to the target, the mover died or gave up (mover.h): the source runs what
   // its freeze held, the target drops its copy. `czxid` names the intent watched (0: not
-  // seen yet). Guarded by move_mu, like `guards_open` (false once the member is leaving).
+  // seen yet). `guards_open` is false once the member is leaving.
   struct move_side {
     bool source = false;
     bool target = false;
     std::int64_t czxid = 0;
   };
-  std::map<part_key, move_side> guarded;
-  bool guards_open = true;
+  std::map<part_key, move_side> guarded ABSL_GUARDED_BY(move_mu);
+  bool guards_open ABSL_GUARDED_BY(move_mu) = true;
   void guard_move(const std::string& table, std::uint32_t index, bool source);  // any thread
   void arm_guard(const part_key& key);                                          // event thread
   void settle_move(const part_key& key, std::int64_t czxid);                   // event thread
@@ -85,7 +91,7 @@ struct member::state final : detail::cluster_hooks {
   status ddl(const detail::ddl_call& c) override;
   bool catch_up() override;
   std::string report() const override;
-  std::pair<std::vector<std::string>, std::vector<std::string>> nodes() const override;
+  std::vector<cellar::cluster_node> nodes() const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   void reconcile();
@@ -167,7 +173,7 @@ void member::state::reconcile() {
   std::shared_ptr<const cluster_catalog> cat;
   std::shared_ptr<const placement_map> pm;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     cat = catalog;
     pm = map;
   }
@@ -210,9 +216,8 @@ void member::state::reconcile() {
   finish_reconcile(*cat, fx);
 
   if (complete) {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     applied = std::max(applied, cat->version);
-    applied_cv.notify_all();
   }
 }
 
@@ -267,7 +272,7 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
   const part_key key{name, i};
   if (owner == opts.node_id) {
     if (prev) let_go(local, *prev, fx.stopped);  // the partition changed owner
-    std::lock_guard mlock(move_mu);
+    absl::MutexLock mlock(&move_mu);
     moved_out.erase(key);
     if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
       // A move brought it here: its copy serves from now on. It stays in `incoming` until
@@ -293,7 +298,7 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
   } else if (prev) {
     let_go(local, *prev, fx.stopped);
   }
-  std::lock_guard mlock(move_mu);
+  absl::MutexLock mlock(&move_mu);
   if (prev && prev->local)
     moved_out[key] = r.actor;
   else if (auto mo = moved_out.find(key); mo != moved_out.end())
@@ -303,7 +308,7 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
 
 void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx) {
   if (!fx.adopted.empty()) {
-    std::lock_guard mlock(move_mu);
+    absl::MutexLock mlock(&move_mu);
     for (const auto& k : fx.adopted) incoming.erase(k);
   }
   for (auto& a : fx.stopped) caf::anon_send(a, detail::stop_request{});
@@ -334,7 +339,7 @@ bool member::state::find(const std::string& table, std::uint32_t index, std::uin
   {
     // A copy being moved here: requests wait until the map gives it to this node (the
     // old owner sends what it held during the freeze as soon as it sees the flip).
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     if (incoming.count({table, index})) return false;
   }
   auto rt = local.lookup(table);
@@ -344,7 +349,7 @@ bool member::state::find(const std::string& table, std::uint32_t index, std::uin
 }
 
 std::string member::state::describe_owner(const std::string& table, std::uint32_t index) const {
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   const std::uint64_t epoch = map ? map->epoch : 0;
   const partition_owner* o = map ? map->owner({table, index}) : nullptr;
   if (!o) return "the placement map at epoch " + std::to_string(epoch) + " has no such partition";
@@ -372,7 +377,7 @@ status member::state::prepare_incoming(const std::string& table, std::uint32_t i
   incoming_copy c;
   c.uid = rt->schema->uid;
   c.ref = stops_when_released(seat.partitions().start(rt->schema, index, nullptr));
-  std::lock_guard lock(move_mu);
+  absl::MutexLock lock(&move_mu);
   incoming[{table, index}] = std::move(c);
   return status::ok();
 }
@@ -380,7 +385,7 @@ status member::state::prepare_incoming(const std::string& table, std::uint32_t i
 status member::state::persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut) {
   std::uint64_t uid = 0;
   {
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     auto it = incoming.find({table, index});
     if (it == incoming.end())
       return {code::not_found, "node '" + opts.node_id + "' has no incoming copy of partition " + std::to_string(index) +
@@ -395,7 +400,7 @@ status member::state::persist_incoming(const std::string& table, std::uint32_t i
 void member::state::drop_incoming(const std::string& table, std::uint32_t index) {
   incoming_copy c;
   {
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     auto it = incoming.find({table, index});
     if (it == incoming.end()) return;
     c = std::move(it->second);
@@ -407,7 +412,7 @@ void member::state::drop_incoming(const std::string& table, std::uint32_t index)
 
 void member::state::guard_move(const std::string& table, std::uint32_t index, bool source) {
   const part_key key{table, index};
-  std::lock_guard lock(move_mu);
+  absl::MutexLock lock(&move_mu);
   // No node yet: a move step served while this member is still joining (its endpoint is
   // published before its ZooKeeper node starts) goes unguarded, as before the join.
   if (!guards_open || node == nullptr) return;
@@ -420,7 +425,7 @@ void member::state::guard_move(const std::string& table, std::uint32_t index, bo
 void member::state::arm_guard(const part_key& key) {
   std::int64_t want = 0;
   {
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     auto it = guarded.find(key);
     if (!guards_open || it == guarded.end()) return;
     want = it->second.czxid;
@@ -432,7 +437,7 @@ void member::state::arm_guard(const part_key& key) {
   if (!seen->has_value() || (want != 0 && (*seen)->czxid != want)) return settle_move(key, want);
   const std::int64_t czxid = (*seen)->czxid;
   {
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     auto it = guarded.find(key);
     if (it == guarded.end()) return;
     it->second.czxid = czxid;
@@ -451,7 +456,7 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
   const auto& [table, index] = key;
   move_side side;
   {
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     auto it = guarded.find(key);
     if (!guards_open) return;  // leaving: `node` is going (~member)
     if (it == guarded.end() || it->second.czxid != czxid) return;  // settled, or a newer move's
@@ -461,7 +466,7 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
   auto& zk = node->zookeeper();
   auto pl = read_placement(zk);
   if (!pl) {
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     guarded.emplace(key, side);  // armed again when the session is back
     return;
   }
@@ -484,7 +489,7 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
     if (auto now = zk.get(layout::move_intent(table, index)); now && now->data.ends_with(" " + opts.node_id)) return;
     bool had = false;
     {
-      std::lock_guard lock(move_mu);
+      absl::MutexLock lock(&move_mu);
       had = incoming.count(key) > 0;
     }
     drop_incoming(table, index);
@@ -515,7 +520,7 @@ void member::state::on_session(const session_event& ev) {
   seat.cluster().refuse_writes(!ok);
   if (ok) {
     // Watches of an ended session are gone, and a guard may have waited for ZooKeeper.
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     if (!guards_open) return;
     for (const auto& [key, side] : guarded) node->zookeeper().post([this, key = key] { arm_guard(key); });
   }
@@ -539,8 +544,7 @@ status member::state::ddl(const detail::ddl_call& c) {
   }
   auto v = node->ddl(r);
   if (!v) return v.error();
-  std::unique_lock lock(mu);
-  if (!applied_cv.wait_for(lock, opts.apply_wait, [&] { return applied >= *v; }))
+  if (!wait_applied(*v, opts.apply_wait))
     return {code::unavailable, "the DDL was committed as catalog version " + std::to_string(*v) + " but node '" +
                                    opts.node_id + "' has not applied it within " +
                                    std::to_string(opts.apply_wait.count()) + " ms"};
@@ -556,7 +560,7 @@ bool member::state::catch_up() {
   auto got = seen->get_future();
   {
     // ~member closes the guards, then lets posted work end, before `node` goes.
-    std::lock_guard lock(move_mu);
+    absl::MutexLock lock(&move_mu);
     if (!guards_open || node == nullptr) return false;
     node->zookeeper().post([this, seen] {
       std::uint64_t version = 0;
@@ -566,9 +570,16 @@ bool member::state::catch_up() {
     });
   }
   if (got.wait_until(deadline) != std::future_status::ready) return false;
-  const auto want = got.get();
-  std::unique_lock lock(mu);
-  return applied_cv.wait_until(lock, deadline, [&] { return applied >= want; });
+  return wait_applied(got.get(), std::max(std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now()));
+}
+
+bool member::state::wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) {
+  absl::MutexLock lock(&mu);
+  const auto reached = [this, version] {
+    mu.AssertHeld();
+    return applied >= version;
+  };
+  return mu.AwaitWithTimeout(absl::Condition(&reached), absl::FromChrono(timeout));
 }
 
 // --- member --------------------------------------------------------------------------------
@@ -611,7 +622,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   ec.describe_owner = [raw](const std::string& t, std::uint32_t i) { return raw->describe_owner(t, i); };
   ec.writable = [raw] { return !raw->seat.cluster().writes_refused(); };
   ec.moved_to = [raw](const std::string& t, std::uint32_t i) {
-    std::lock_guard lock(raw->move_mu);
+    absl::MutexLock lock(&raw->move_mu);
     auto it = raw->moved_out.find({t, i});
     return it == raw->moved_out.end() ? detail::partition_actor{} : it->second;
   };
@@ -625,7 +636,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return s ? s->prepare_incoming(t, i) : leaving();
   };
   ec.incoming = [raw](const std::string& t, std::uint32_t i) {
-    std::lock_guard lock(raw->move_mu);
+    absl::MutexLock lock(&raw->move_mu);
     auto it = raw->incoming.find({t, i});
     return it == raw->incoming.end() ? detail::partition_actor{} : it->second.ref.actor;
   };
@@ -657,19 +668,19 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   cluster_callbacks cb;
   cb.members_changed = [raw](const std::vector<node_info>& m) {
     raw->peers->set_members(m);
-    std::lock_guard lock(raw->mu);
+    absl::MutexLock lock(&raw->mu);
     raw->members = m;
   };
   cb.catalog_changed = [raw](std::shared_ptr<const cluster_catalog> c) {
     {
-      std::lock_guard lock(raw->mu);
+      absl::MutexLock lock(&raw->mu);
       raw->catalog = std::move(c);
     }
     raw->reconcile();
   };
   cb.placement_changed = [raw](std::shared_ptr<const placement_map> m) {
     {
-      std::lock_guard lock(raw->mu);
+      absl::MutexLock lock(&raw->mu);
       raw->map = std::move(m);
     }
     raw->reconcile();
@@ -683,7 +694,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   {
     // Under move_mu: the peer endpoint, published above, may already serve a move step
     // (guard_move reads `node` under the same lock).
-    std::lock_guard lock(st->move_mu);
+    absl::MutexLock lock(&st->move_mu);
     st->node = std::move(node.value());
   }
   {
@@ -705,11 +716,11 @@ member::~member() {
   {
     std::vector<std::pair<std::string, std::uint32_t>> copies;
     {
-      std::lock_guard lock(st_->move_mu);
+      absl::MutexLock lock(&st_->move_mu);
       for (auto& [k, c] : st_->incoming) copies.push_back(k);
     }
     for (auto& [t, i] : copies) st_->drop_incoming(t, i);
-    std::lock_guard lock(st_->move_mu);
+    absl::MutexLock lock(&st_->move_mu);
     st_->guards_open = false;
   }
   // A guard callback (arm_guard, settle_move, on_session) that passed its guards_open check
@@ -727,7 +738,7 @@ cluster_node& member::node() { return *st_->node; }
 std::string member::peer_address() const { return st_->peer_address; }
 
 std::uint64_t member::applied_version() const {
-  std::lock_guard lock(st_->mu);
+  absl::MutexLock lock(&st_->mu);
   return st_->applied;
 }
 
@@ -735,14 +746,10 @@ cluster_report member::report() const { return st_->make_report(); }
 
 std::string member::state::report() const { return format_report(make_report()); }
 
-std::pair<std::vector<std::string>, std::vector<std::string>> member::state::nodes() const {
-  std::pair<std::vector<std::string>, std::vector<std::string>> out;
-  for (const auto& n : make_report().nodes) {
-    if (n.live)
-      out.first.push_back(n.node.id + (n.node.data_address.empty() ? "" : " " + n.node.data_address));
-    else
-      out.second.push_back(n.node.id);
-  }
+std::vector<cellar::cluster_node> member::state::nodes() const {
+  std::vector<cellar::cluster_node> out;
+  for (const auto& n : make_report().nodes)
+    out.push_back({n.node.id, n.live ? n.node.data_address : std::string(), n.live});
   return out;
 }
 
@@ -751,7 +758,7 @@ cluster_report member::state::make_report() const {
   r.self = opts.node_id;
   if (node)
     if (auto m = node->master()) r.master = m->node_id;
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   r.catalog_version = applied;
   r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;
   r.not_owner_answers = refused.load(std::memory_order_relaxed);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <future>
 #include <memory>
@@ -13,6 +12,8 @@
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <absl/synchronization/mutex.h>
 
 #include "cluster/layout.h"
 #include "cluster/zk_state.h"
@@ -250,39 +251,57 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
   const std::size_t planned = todo.size();
 
   // Up to o.parallel_moves at once, one per source node; after a failure none starts.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::set<std::string> sources;  // guarded by mu, like the three below
-  std::uint32_t running = 0, done = 0;
-  std::optional<status> failed;
+  struct slots {
+    absl::Mutex mu;
+    std::set<std::string> sources ABSL_GUARDED_BY(mu);  // the source nodes of the moves running
+    std::uint32_t running ABSL_GUARDED_BY(mu) = 0;
+    std::uint32_t done ABSL_GUARDED_BY(mu) = 0;
+    std::optional<status> failed ABSL_GUARDED_BY(mu);
+  } sl;
   std::vector<std::thread> threads;
-  std::unique_lock lock(mu);
   const std::uint32_t most = std::max<std::uint32_t>(1, o.parallel_moves);
-  while (!todo.empty() && !failed) {
-    auto next = std::find_if(todo.begin(), todo.end(), [&](const planned_move& mv) { return !sources.count(mv.from); });
-    if (next == todo.end() || running >= most) {
-      cv.wait(lock);
-      continue;
-    }
+  // A move may start (one of `todo` has a free source and a slot is free), or none will.
+  const auto can_start = [&] {
+    sl.mu.AssertHeld();
+    if (sl.failed || todo.empty()) return true;
+    if (sl.running >= most) return false;
+    return std::any_of(todo.begin(), todo.end(), [&](const planned_move& mv) {
+      sl.mu.AssertHeld();
+      return !sl.sources.count(mv.from);
+    });
+  };
+  const auto all_ended = [&] {
+    sl.mu.AssertHeld();
+    return sl.running == 0;
+  };
+  sl.mu.Lock();
+  while (true) {
+    sl.mu.Await(absl::Condition(&can_start));
+    if (sl.failed || todo.empty()) break;
+    auto next = std::find_if(todo.begin(), todo.end(), [&](const planned_move& mv) {
+      sl.mu.AssertHeld();
+      return !sl.sources.count(mv.from);
+    });
     planned_move mv = std::move(*next);
     todo.erase(next);
-    sources.insert(mv.from);
-    ++running;
-    if (stats) stats->most_at_once = std::max(stats->most_at_once, running);
+    sl.sources.insert(mv.from);
+    ++sl.running;
+    if (stats) stats->most_at_once = std::max(stats->most_at_once, sl.running);
     threads.emplace_back([&, mv = std::move(mv)] {
       auto st = run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o);
-      std::lock_guard l(mu);
-      sources.erase(mv.from);
-      --running;
+      absl::MutexLock l(&sl.mu);
+      sl.sources.erase(mv.from);
+      --sl.running;
       if (st)
-        ++done;
-      else if (!failed)
-        failed = st;
-      cv.notify_all();
+        ++sl.done;
+      else if (!sl.failed)
+        sl.failed = st;
     });
   }
-  cv.wait(lock, [&] { return running == 0; });
-  lock.unlock();
+  sl.mu.Await(absl::Condition(&all_ended));
+  const std::uint32_t done = sl.done;
+  const std::optional<status> failed = sl.failed;
+  sl.mu.Unlock();
   for (auto& t : threads) t.join();
   if (failed)
     return status{failed->code(), failed->message() + " (the balancer had done " + std::to_string(done) + " of its " +

@@ -52,6 +52,24 @@ void put_bytes(std::string& out, std::string_view b) {
   out.append(b);
 }
 
+void put_string_map(std::string& out, const std::map<std::string, std::string>& m) {
+  put_u32(out, static_cast<std::uint32_t>(m.size()));
+  for (const auto& [k, v] : m) {
+    put_bytes(out, k);
+    put_bytes(out, v);
+  }
+}
+
+bool reader::string_map(std::map<std::string, std::string>& m) {
+  std::uint32_t n = 0;
+  if (!u32(n)) return false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::string k, v;
+    if (!bytes(k) || !bytes(v) || !m.emplace(std::move(k), std::move(v)).second) return false;
+  }
+  return true;
+}
+
 void encode_cell_key(std::string& out, std::uint32_t family, std::string_view row, std::string_view qualifier,
                      std::int64_t ts) {
   put_u32(out, family);

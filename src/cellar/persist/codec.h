@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ std::string family_prefix(std::uint32_t family);
 void put_u32(std::string& out, std::uint32_t v);
 void put_u64(std::string& out, std::uint64_t v);
 void put_bytes(std::string& out, std::string_view b);  // u32 length + bytes
+// u32 count, then each (name, value) as put_bytes, in name order.
+void put_string_map(std::string& out, const std::map<std::string, std::string>& m);
 
 // Reads fixed-width big-endian integers and length-prefixed bytes; every read reports
 // failure instead of running past the end.
@@ -49,6 +52,8 @@ class reader {
   bool i64(std::int64_t& v);
   bool bytes(std::string& v);
   bool bytes_view(std::string_view& v);
+  // What put_string_map wrote, added to `m`; false also when a name repeats.
+  bool string_map(std::map<std::string, std::string>& m);
   bool done() const { return in_.empty(); }
   std::string_view rest() const { return in_; }
 

@@ -106,9 +106,8 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 
 // allocation_size=512: WiredTiger rounds every page it writes up to the allocation size. A
 // 32 KB leaf holds seven ~4.2 KB runs (persist/runs.h), so with the default 4 KB a page
-// wasted ~3.5 KB, and the store's files were 166 MB for 141 MB of cells; with 512 bytes
-// they are 148 MB. Snapshot and recovery speed did not move beyond noise in
-// bench_persist (docs/benchmarks.md, fourth session). The files are read and written
+// would waste most of a run's size; 512 bytes keeps the files close to the cells they hold
+// without slowing snapshots or recovery (docs/benchmarks.md). The files are read and written
 // through the page cache, so blocks need not be aligned to 4 KB. Tables created before
 // keep their own allocation size.
 constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
@@ -116,23 +115,18 @@ constexpr const char* cell_table_config = "key_format=u,value_format=u,log=(enab
 // Writes back a bulk-loaded file while the load runs, on a handle of our own (through
 // the store's env, as WiredTiger's own handle is).
 //
-// Closing a WiredTiger bulk cursor syncs the file, and WiredTiger holds a lock of the
-// whole connection while it does: the snapshot threads' closes ran one after another,
-// 21-26 ms of fdatasync each (strace: the other writers waited on one futex meanwhile),
-// and a 4-partition snapshot spent more than half its time there. So the loader syncs
-// the file itself before the close, outside WiredTiger's lock, and the close finds only
-// the last page and its checkpoint to sync. Durability is unchanged: WiredTiger still
-// syncs at close.
+// Closing a WiredTiger bulk cursor syncs the file while WiredTiger holds a lock of the
+// whole connection, so the snapshot threads' closes would run one after another, each
+// waiting on the disk. So the loader syncs the file itself before the close, outside
+// WiredTiger's lock, and the close finds only the last page and its checkpoint to sync.
+// Durability is unchanged: WiredTiger still syncs at close.
 //
 // And it syncs while the load runs: every few MB handed to WiredTiger, the kernel is
 // asked to start writing them back (sync_file_range SYNC_FILE_RANGE_WRITE) and a thread
-// of the load's own calls fdatasync, so that the loader goes on encoding meanwhile. The
-// write-back alone was not enough: on the bench VMs a 35 MB file written back 200 ms
-// earlier still took 21 ms to fdatasync against 28 ms without (as if write-back reached
-// only the host's cache, which writes when flushed), so a fresh 1M-cell store's snapshot
-// spent 0.09-0.12 s after its encoding waiting for the disk. A sync of a loading file
-// that fails is remembered and returned by sync(): the kernel reports a write-back
-// error to one sync of a file description only.
+// of the load's own calls fdatasync, so that the loader goes on encoding meanwhile
+// (write-back alone does not make the final fdatasync cheap on every storage). A sync of
+// a loading file that fails is remembered and returned by sync(): the kernel reports a
+// write-back error to one sync of a file description only.
 class early_writeback {
  public:
   early_writeback(env& e, const std::string& path) {
@@ -150,10 +144,9 @@ class early_writeback {
     if (!f_ || pending_ < every) return;
     pending_ = 0;
     f_->start_writeback();  // a hint: a failure shows at sync
-    std::lock_guard l(mu_);
+    absl::MutexLock l(&mu_);
     requested_ = true;
     if (!syncer_.joinable()) syncer_ = std::thread([this] { run(); });
-    cv_.notify_one();
   }
   // Waits for what has been written so far to reach the disk. Without a file (it could
   // not be opened), nothing to do: WiredTiger's close syncs it all.
@@ -167,36 +160,39 @@ class early_writeback {
  private:
   static constexpr std::size_t every = 4u << 20;
 
-  void run() {
-    std::unique_lock l(mu_);
+  void run() ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto asked = [this] {
+      mu_.AssertHeld();
+      return stop_ || requested_;
+    };
+    absl::MutexLock l(&mu_);
     for (;;) {
-      cv_.wait(l, [&] { return stop_ || requested_; });
+      mu_.Await(absl::Condition(&asked));
       if (stop_) return;  // the caller's own sync follows
       requested_ = false;
-      l.unlock();
+      mu_.Unlock();
       const int err = f_->sync();
-      l.lock();
+      mu_.Lock();
       if (err != 0 && error_ == 0) error_ = err;
     }
   }
   // Stops the syncing thread; the first error it met.
-  int stop() {
+  int stop() ABSL_LOCKS_EXCLUDED(mu_) {
     {
-      std::lock_guard l(mu_);
+      absl::MutexLock l(&mu_);
       stop_ = true;
     }
-    cv_.notify_one();
     if (syncer_.joinable()) syncer_.join();
+    absl::MutexLock l(&mu_);
     return error_;
   }
 
   std::unique_ptr<file> f_;
   std::size_t pending_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool requested_ = false;  // guarded by mu_
-  bool stop_ = false;       // guarded by mu_
-  int error_ = 0;           // guarded by mu_ (read after the join)
+  absl::Mutex mu_;
+  bool requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int error_ ABSL_GUARDED_BY(mu_) = 0;  // the first error the syncing thread met
   std::thread syncer_;
 };
 
@@ -298,14 +294,14 @@ status wt_home::connect() {
     return wt_error(ret, "cannot open the WiredTiger home " + dir_ + (why.empty() ? "" : " (" + why + ")"));
   }
   if (!idle_threads_) return status::ok();
-  std::lock_guard lock(threads_mu_);
+  absl::MutexLock lock(&threads_mu_);
   wt_threads_ = idle_wiredtiger_threads();
   if (hurry_) hurry_threads();
   return status::ok();
 }
 
 void wt_home::hurry() {
-  std::lock_guard lock(threads_mu_);
+  absl::MutexLock lock(&threads_mu_);
   hurry_ = true;
   hurry_threads();
 }

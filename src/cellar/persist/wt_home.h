@@ -31,6 +31,9 @@
 #include <sys/types.h>
 #include <wiredtiger.h>
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -141,10 +144,10 @@ class wt_home {
   std::string dir_;
   std::shared_ptr<cellar::env> env_;
   bool idle_threads_ = false;
-  void hurry_threads();                // callers hold threads_mu_
-  std::mutex threads_mu_;
-  std::vector<pid_t> wt_threads_;      // WiredTiger's threads, idled; guarded by threads_mu_
-  bool hurry_ = false;                 // guarded by threads_mu_
+  void hurry_threads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(threads_mu_);
+  absl::Mutex threads_mu_;
+  std::vector<pid_t> wt_threads_ ABSL_GUARDED_BY(threads_mu_);  // WiredTiger's threads, idled
+  bool hurry_ ABSL_GUARDED_BY(threads_mu_) = false;
 };
 
 std::string partition_uri(std::uint64_t uid, std::uint32_t partition);

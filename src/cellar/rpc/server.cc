@@ -190,9 +190,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // A plain socket: read, serve every request read, read again, with no promise until the
   // socket is empty (then one, for its readable edge). The replies go out with the stream's
   // end-of-turn flush, as every connection's do: one write per connection per loop turn,
-  // sent together, so a client of many connections finds many replies per wake. (Sending
-  // each connection's replies as soon as they were built made the load generator's CPU per
-  // operation 40% higher on YCSB without pipelining: it woke for one reply at a time.) A
+  // sent together, so a client of many connections finds many replies per wake instead of
+  // waking for one reply at a time. A
   // client that keeps the socket full gets `reads_per_turn` reads, then the other
   // connections' turn. With the loop's io_uring (io_ring.h) the read after a readable edge
   // goes with the other connections' reads in one submission at the end of the turn.

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "cellar/cluster_admin.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
 
@@ -49,8 +50,8 @@ struct cluster_hooks {
   virtual status ddl(const ddl_call& c) = 0;
   // The nodes, their partitions and the master, as text (store_info::cluster).
   virtual std::string report() const = 0;
-  // The live and the down nodes (store_info::cluster_live_nodes, cluster_down_nodes).
-  virtual std::pair<std::vector<std::string>, std::vector<std::string>> nodes() const { return {}; }
+  // Every node the cluster knows, live or down (cluster_admin::status).
+  virtual std::vector<cluster_node> nodes() const { return {}; }
   // NOT_OWNER for a request of a client that asked not to be forwarded (wire: noForward),
   // for partition `index` of `table`, which another node owns; the message names this
   // node's placement epoch and the owner it knows. Counted for `status 'detailed'`.
