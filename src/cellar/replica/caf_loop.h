@@ -38,9 +38,10 @@ template <class Self>
 class caf_loop final : public io_loop {
  public:
   explicit caf_loop(Self* self) : self_(self) {}
-  void post_flush() override { self_->send(caf::actor_cast<caf::actor>(self_), replica_flush_atom::value); }
+  // Anonymous sends: a typed actor may not send() to its own untyped handle.
+  void post_flush() override { caf::anon_send(caf::actor_cast<caf::actor>(self_), replica_flush_atom::value); }
   void post_tick(std::chrono::milliseconds delay, std::uint64_t generation) override {
-    self_->delayed_send(caf::actor_cast<caf::actor>(self_), delay, replica_tick_atom::value, generation);
+    caf::delayed_anon_send(caf::actor_cast<caf::actor>(self_), delay, replica_tick_atom::value, generation);
   }
 
  private:
