@@ -138,6 +138,7 @@ TEST_CASE("a replicated partition: leader writes after commit, followers refuse,
   auto refused = g.ask(f, {put("x").add("f", "q", "no")});
   CHECK(refused.results[0].st.code() == code::not_leader);
   CHECK(refused.results[0].st.message().find("leader " + std::to_string(l)) != std::string::npos);
+  CHECK(refused.results[0].st.message().find("partition 0 of 't'") != std::string::npos);
   CHECK(g.ask(f, {get("r0")}).results[0].st.code() == code::not_leader);
 
   // The leader dies. The writes were acknowledged after commit, so its successor has them
@@ -172,4 +173,34 @@ TEST_CASE("a replicated partition: leader writes after commit, followers refuse,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   CHECK(g.stats(l).cells == want);
+}
+
+TEST_CASE("a replicated partition with 2 of 3 replicas dead refuses writes at once, and works when a majority returns",
+          "[replica]") {
+  group_fixture g;
+  auto l = g.leader();
+  REQUIRE(g.ask(l, {put("a").add("f", "q", "1")}).results.at(0).st.is_ok());
+  std::uint64_t others[2];
+  int k = 0;
+  for (std::uint64_t id = 1; id <= 3; ++id)
+    if (id != l) others[k++] = id;
+  g.kill(others[0]);
+  g.kill(others[1]);
+  // The leader steps down once it has not heard from a majority for an election timeout;
+  // until then a write waits for its commit, then fails (leadership lost). Either way
+  // every write is answered, none hangs, and it names the partition.
+  for (int i = 0; i < 5; ++i) {
+    auto r = g.ask(l, {put("b" + std::to_string(i)).add("f", "q", "x")});
+    const auto c = r.results.at(0).st.code();
+    INFO(r.results[0].st.to_string());
+    CHECK((c == code::not_leader || c == code::unavailable));
+    CHECK(r.results[0].st.message().find("partition 0 of 't'") != std::string::npos);
+  }
+  // A majority again: a leader is elected and the first write is there.
+  g.start(others[0]);
+  auto l2 = g.leader();
+  auto a = g.ask(l2, {get("a")});
+  REQUIRE(a.results.at(0).st.is_ok());
+  CHECK(value_of(a.results[0]) == "1");
+  CHECK(g.ask(l2, {put("c").add("f", "q", "2")}).results.at(0).st.is_ok());
 }

@@ -74,7 +74,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           auto rp = make_response_promise<scan_reply>();
           group_->barrier([this, rp, r = std::move(r)](const status& st) mutable {
             if (!st) {
-              rp.deliver(scan_reply{st, {}});
+              rp.deliver(scan_reply{named(st), {}});
               return;
             }
             scan_reply out;
@@ -168,6 +168,13 @@ class replicated_owner final : public replicated_partition_actor::base, public s
  private:
   static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
 
+  // `st` with the partition it is about: a client of several partitions learns which one
+  // has no leader.
+  status named(const status& st) const {
+    const std::string table = cfg_.schema ? cfg_.schema->name : std::string();
+    return {st.code(), "partition " + std::to_string(cfg_.index) + " of '" + table + "': " + st.message()};
+  }
+
   std::optional<status> stale(std::uint64_t version) const {
     if (cfg_.schema && version <= cfg_.schema->version) return std::nullopt;
     return status{code::unavailable, "partition " + std::to_string(cfg_.index) +
@@ -178,7 +185,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     auto rp = make_response_promise<batch_reply>();
     group_->barrier([this, rp, r = std::move(r)](const status& st) mutable {
       if (!st) {
-        rp.deliver(failed(r.ops.size(), st));
+        rp.deliver(failed(r.ops.size(), named(st)));
         return;
       }
       batch_reply out;
@@ -194,7 +201,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   }
 
   caf::result<batch_reply> write(const batch_request& r) {
-    if (!group_->is_leader()) return failed(r.ops.size(), group_->not_leader());
+    if (!group_->is_leader()) return failed(r.ops.size(), named(group_->not_leader()));
     std::string entry;
     put_u64(entry, static_cast<std::uint64_t>(cfg_.clock()));
     entry += serialize(system(), r);
@@ -202,7 +209,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     group_->propose(std::move(entry), [this, rp, n = r.ops.size()](const status& st, std::string reply) mutable {
       batch_reply out;
       if (!st) {
-        out = failed(n, st);
+        out = failed(n, named(st));
       } else if (!deserialize(system(), reply, out) || out.results.size() != n) {
         out = failed(n, {code::internal, "partition " + std::to_string(cfg_.index) + " lost the reply of a write"});
       }
