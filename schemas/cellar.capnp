@@ -16,6 +16,8 @@
 #      is refused with this code until `enableTable` (HBase's TableNotEnabledException).
 #   16 NOT_FOUND  17 CONFLICT  18 NOT_OWNER
 #   19 TABLE_READ_ONLY: a write to a table whose READONLY attribute is true.
+#   20 NOT_LEADER: cluster: the replica asked is not its partition's Raft leader; the
+#      message names the leader it knows.
 # A client that meets a code it does not know reads it as INTERNAL.
 # Names of tables and families are Text; row keys, qualifiers and values are Data.
 

@@ -19,13 +19,15 @@
 # The HBase Thrift gateway: `thrift-compiler` generates the C++ server and load-generator code and
 # the Python test stubs from the project's .thrift files at build time, `libthrift-dev` is the C++
 # runtime the gateway links, `python3-thrift` the runtime of the Python clients the tests run.
+# Replication (docs/cluster.md): `libraft-dev`, the C Raft library (0.15) that each partition's
+# replica group runs on; cellar supplies its `raft_io` and `raft_fsm`, not a consensus algorithm.
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config
       libcaf-dev libcapnp-dev capnproto libwiredtiger-dev libsnappy-dev zlib1g-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
       redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang
-      thrift-compiler libthrift-dev python3-thrift)
+      thrift-compiler libthrift-dev python3-thrift libraft-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -180,3 +180,48 @@ TEST_CASE("the placement map round-trips through its encoding", "[placement]") {
   REQUIRE_CODE(decode_placement(bytes + "x"), code::corruption);
   REQUIRE_CODE(decode_placement(""), code::corruption);
 }
+
+TEST_CASE("replica sets: distinct nodes, replicas and leaders within one per node", "[placement]") {
+  for (std::uint32_t nodes : {3u, 4u, 5u, 7u}) {
+    for (std::uint32_t factor : {1u, 3u, 5u}) {
+      if (factor > nodes) continue;
+      strings live;
+      for (std::uint32_t i = 0; i < nodes; ++i) live.push_back("n" + std::to_string(i));
+      for (std::uint32_t partitions : {1u, 6u, 10u, 31u}) {
+        auto sets = place_replicas("t", partitions, factor, live);
+        REQUIRE(sets.is_ok());
+        REQUIRE(sets->size() == partitions);
+        std::map<std::string, std::uint32_t> replicas, leaders;
+        for (const auto& set : *sets) {
+          REQUIRE(set.size() == factor);
+          CHECK(std::set<std::string>(set.begin(), set.end()).size() == factor);  // distinct nodes
+          for (const auto& n : set) ++replicas[n];
+          ++leaders[set.front()];
+        }
+        auto spread = [&](std::map<std::string, std::uint32_t> m) {
+          std::uint32_t lo = ~0u, hi = 0;
+          for (const auto& n : live) {
+            lo = std::min(lo, m[n]);
+            hi = std::max(hi, m[n]);
+          }
+          return hi - lo;
+        };
+        INFO(nodes << " nodes, factor " << factor << ", " << partitions << " partitions");
+        CHECK(spread(replicas) <= 1);
+        CHECK(spread(leaders) <= 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("replica sets: a factor above the live nodes or not 1, 3, 5 is refused", "[placement]") {
+  auto few = place_replicas("t", 4, 3, {"a", "b"});
+  REQUIRE(few.code() == code::unavailable);
+  CHECK(few.error().message().find("needs 3 replicas") != std::string::npos);
+  CHECK(few.error().message().find("2 node(s) are live") != std::string::npos);
+  CHECK(place_replicas("t", 4, 2, {"a", "b", "c"}).code() == code::invalid_argument);
+  // Existing load is counted: the emptier nodes get the replicas first.
+  auto sets = place_replicas("t", 1, 3, {"a", "b", "c", "d"}, {{"a", 5}}, {});
+  REQUIRE(sets.is_ok());
+  CHECK(std::find((*sets)[0].begin(), (*sets)[0].end(), "a") == (*sets)[0].end());
+}

@@ -143,6 +143,48 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
   return out;
 }
 
+result<std::vector<replica_set>> place_replicas(const std::string& table, std::uint32_t partitions, std::uint32_t factor,
+                                                const std::vector<std::string>& live_in,
+                                                const std::map<std::string, std::uint32_t>& load_in,
+                                                const std::map<std::string, std::uint32_t>& leaders_in) {
+  if (factor != 1 && factor != 3 && factor != 5) {
+    return status{code::invalid_argument,
+                  "replication factor " + std::to_string(factor) + " of '" + table + "': must be 1, 3 or 5"};
+  }
+  const auto live = unique_sorted(live_in);
+  if (live.size() < factor) {
+    return status{code::unavailable, "'" + table + "' needs " + std::to_string(factor) + " replicas on distinct nodes but " +
+                                         std::to_string(live.size()) + " node(s) are live"};
+  }
+  std::map<std::string, std::uint32_t> load, leaders;
+  for (const auto& n : live) {
+    auto l = load_in.find(n);
+    load[n] = l == load_in.end() ? 0 : l->second;
+    auto d = leaders_in.find(n);
+    leaders[n] = d == leaders_in.end() ? 0 : d->second;
+  }
+  std::vector<replica_set> out;
+  for (std::uint32_t i = 0; i < partitions; ++i) {
+    // The leader first: among the nodes holding the fewest replicas, the one leading the
+    // fewest; then the other members by the fewest replicas.
+    std::uint32_t least = ~0u;
+    for (const auto& n : live) least = std::min(least, load[n]);
+    const std::string* lead = nullptr;
+    for (const auto& n : live)
+      if (load[n] == least && (!lead || leaders[n] < leaders[*lead])) lead = &n;
+    replica_set set{*lead};
+    std::vector<std::string> rest;
+    for (const auto& n : live)
+      if (n != *lead) rest.push_back(n);
+    std::stable_sort(rest.begin(), rest.end(), [&](const std::string& a, const std::string& b) { return load[a] < load[b]; });
+    set.insert(set.end(), rest.begin(), rest.begin() + (factor - 1));
+    for (const auto& n : set) ++load[n];
+    ++leaders[set.front()];
+    out.push_back(std::move(set));
+  }
+  return out;
+}
+
 namespace {
 constexpr std::uint32_t placement_format = 1;
 }

@@ -80,6 +80,21 @@ std::vector<planned_move> plan_balance(const placement_map& m, const std::vector
 // Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition).
 result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to);
 
+// The replica sets of a table's `partitions` partitions when each is a Raft group
+// (replica/group.h) of `factor` replicas: each set on `factor` distinct live nodes, its
+// first node the replica that should lead. The leader is, among the nodes holding the fewest
+// replicas (`load`, plus those placed so far), the one leading the fewest (`leaders`, plus
+// those placed so far; ties: node id); the other members are the nodes holding the fewest
+// replicas. From an even start, live nodes stay within one replica and one leader of each
+// other. INVALID_ARGUMENT unless
+// `factor` is 1, 3 or 5; UNAVAILABLE, naming both numbers, when fewer than `factor` nodes
+// are live (a table cannot have more replicas than nodes).
+using replica_set = std::vector<std::string>;
+result<std::vector<replica_set>> place_replicas(const std::string& table, std::uint32_t partitions, std::uint32_t factor,
+                                                const std::vector<std::string>& live,
+                                                const std::map<std::string, std::uint32_t>& load = {},
+                                                const std::map<std::string, std::uint32_t>& leaders = {});
+
 std::string encode_placement(const placement_map& m);
 result<placement_map> decode_placement(std::string_view bytes);  // CORRUPTION
 

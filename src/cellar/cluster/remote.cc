@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "replica/caf_loop.h"
 #include "rpc/socket_stream.h"
 
 namespace cellar::cluster {
@@ -13,6 +14,7 @@ void add_cluster_protocol(caf::actor_system_config& cfg) {
   cfg.add_message_type<node_batch>("cellar.node_batch");
   cfg.add_message_type<node_scan>("cellar.node_scan");
   cfg.add_message_type<node_move>("cellar.node_move");
+  cfg.add_message_type<node_replica>("cellar.node_replica");
 }
 
 namespace {
@@ -206,6 +208,11 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
         });
       },
       [self](node_move& m) { return serve_move(self, m); },
+      [self](node_replica& m) {
+        const auto& find = self->state.ctx.replica;
+        if (auto a = find ? find(m.table, m.index) : caf::actor{})
+          caf::anon_send(a, replica::replica_msg_atom::value, std::move(m.bytes));
+      },
       [self](catch_up_atom) {
         self->state.ticking = false;
         drain(self);

@@ -75,6 +75,20 @@ struct node_move {
   detail::move_request req;
 };
 
+// A Raft message (replica/wire.h) for this node's replica of partition (table, index): the
+// endpoint hands it to the replica's actor (replica_msg_atom); nothing is answered, as Raft
+// sends again what is lost.
+struct node_replica {
+  std::string table;
+  std::uint32_t index = 0;
+  std::string bytes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_replica& x) {
+  return f(caf::meta::type_name("node_replica"), x.table, x.index, x.bytes);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_move& x) {
   return f(caf::meta::type_name("node_move"), x.table, x.index, x.step, x.req);
@@ -95,7 +109,7 @@ using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
 using node_endpoint = caf::typed_actor<caf::replies_to<node_batch>::with<detail::batch_reply>,
                                        caf::replies_to<node_scan>::with<detail::scan_reply>,
                                        caf::replies_to<node_move>::with<detail::move_reply>,
-                                       caf::reacts_to<catch_up_atom>>;
+                                       caf::reacts_to<node_replica>, caf::reacts_to<catch_up_atom>>;
 
 // Loads CAF's middleman and registers the node-to-node messages (with the partition
 // protocol's, which store_impl registers). Call on the configuration before the system starts.
@@ -129,6 +143,9 @@ struct endpoint_context {
   // This node became the source (track) or the target (prepare) of a move: it watches the
   // move's intent from now on (member.h). Unset: no watch.
   std::function<void(const std::string& table, std::uint32_t index, bool source)> guard_move;
+  // This node's replica of partition (table, index) (replica/replicated_partition.h), for
+  // the Raft messages of its peers. Unset or null: the message is dropped.
+  std::function<caf::actor(const std::string& table, std::uint32_t index)> replica;
   // Counts the batch parts and scan pages the endpoint has taken.
   std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
 };

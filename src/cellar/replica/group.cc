@@ -1,0 +1,219 @@
+#include "replica/group.h"
+
+#include <cstring>
+
+namespace cellar::replica {
+
+// A proposal or barrier libraft holds until it completes.
+struct replica_group::pending {
+  union {
+    struct raft_apply apply;
+    struct raft_barrier barrier;
+  };
+  replica_group* group = nullptr;
+  applied_fn on_applied;
+  std::function<void(const status&)> on_barrier;
+  pending() { std::memset(&apply, 0, std::max(sizeof apply, sizeof barrier)); }
+};
+
+replica_group::replica_group(group_options opt, replica_storage& storage, transport& net, io_loop& loop,
+                             state_machine& sm)
+    : opt_(std::move(opt)), sm_(sm), io_(storage, net, loop) {
+  fsm_.version = 1;
+  fsm_.data = this;
+  fsm_.apply = fsm_apply;
+  fsm_.snapshot = fsm_snapshot;
+  fsm_.restore = fsm_restore;
+}
+
+replica_group::~replica_group() {
+  if (!initialized_ || closed_) return;
+  dying_ = true;
+  if (!closing_) raft_close(&raft_, [](raft* r) { static_cast<replica_group*>(r->data)->closed_ = true; });
+  io_.drain();
+}
+
+status replica_group::failure(int rv) const {
+  std::string what = std::string(raft_strerror(rv)) + ": " + raft_.errmsg;
+  if (rv == RAFT_IOERR) return {code::io_error, "replica " + std::to_string(opt_.id) + ": " + what};
+  if (rv == RAFT_CORRUPT) return {code::corruption, "replica " + std::to_string(opt_.id) + ": " + what};
+  return {code::internal, "replica " + std::to_string(opt_.id) + ": " + what};
+}
+
+status replica_group::start(const std::vector<member>& members) {
+  if (initialized_) return {code::internal, "replica " + std::to_string(opt_.id) + " started twice"};
+  if (int rv = raft_init(&raft_, io_.io(), &fsm_, opt_.id, opt_.address.c_str()); rv != 0) return failure(rv);
+  raft_.data = this;
+  initialized_ = true;
+  raft_set_election_timeout(&raft_, opt_.election_timeout_ms);
+  raft_set_heartbeat_timeout(&raft_, opt_.heartbeat_timeout_ms);
+  raft_set_snapshot_threshold(&raft_, opt_.snapshot_threshold);
+  raft_set_snapshot_trailing(&raft_, opt_.snapshot_trailing);
+  // A replica cut off from the others asks first whether it could win before it raises its
+  // term, so rejoining does not depose a working leader.
+  raft_set_pre_vote(&raft_, true);
+  if (!members.empty()) {
+    raft_configuration conf;
+    raft_configuration_init(&conf);
+    int rv = 0;
+    for (const auto& m : members) {
+      rv = raft_configuration_add(&conf, m.id, m.address.c_str(), RAFT_VOTER);
+      if (rv != 0) break;
+    }
+    if (rv == 0) rv = raft_bootstrap(&raft_, &conf);
+    raft_configuration_close(&conf);
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) return failure(rv);
+  }
+  if (int rv = raft_start(&raft_); rv != 0) return failure(rv);
+  return status::ok();
+}
+
+bool replica_group::is_leader() const {
+  return initialized_ && !closing_ && raft_state(const_cast<raft*>(&raft_)) == RAFT_LEADER;
+}
+
+member replica_group::leader() const {
+  member m;
+  if (!initialized_ || closing_) return m;
+  raft_id id = 0;
+  const char* address = nullptr;
+  raft_leader(const_cast<raft*>(&raft_), &id, &address);
+  m.id = id;
+  if (address != nullptr) m.address = address;
+  return m;
+}
+
+status replica_group::not_leader() const {
+  auto l = leader();
+  if (l.id == 0) return {code::not_leader, "replica " + std::to_string(opt_.id) + " is not the leader; no leader known"};
+  return {code::not_leader, "replica " + std::to_string(opt_.id) + " is not the leader; leader " +
+                                std::to_string(l.id) + " at " + l.address};
+}
+
+std::uint64_t replica_group::last_applied() const {
+  return initialized_ ? raft_last_applied(const_cast<raft*>(&raft_)) : 0;
+}
+
+void replica_group::propose(std::string command, applied_fn done) {
+  if (!is_leader()) {
+    done(not_leader(), {});
+    return;
+  }
+  raft_buffer buf;
+  buf.len = command.size();
+  buf.base = raft_malloc(buf.len > 0 ? buf.len : 1);
+  if (buf.base == nullptr) {
+    done({code::memory_limit, "no memory for a Raft entry"}, {});
+    return;
+  }
+  if (!command.empty()) std::memcpy(buf.base, command.data(), command.size());
+  auto* p = new pending;
+  p->group = this;
+  p->on_applied = std::move(done);
+  p->apply.data = p;
+  int rv = raft_apply(&raft_, &p->apply, &buf, 1, [](struct raft_apply* req, int st, void* result) {
+    auto* p = static_cast<pending*>(req->data);
+    auto* g = p->group;
+    if (!g->dying_) {
+      if (st == 0) {
+        p->on_applied(status::ok(), result != nullptr ? std::move(*static_cast<std::string*>(result)) : std::string());
+      } else if (st == RAFT_NOTLEADER) {
+        p->on_applied(g->not_leader(), {});
+      } else {
+        p->on_applied({code::unavailable, "replica " + std::to_string(g->opt_.id) + " lost its leadership (" +
+                                              raft_strerror(st) + "); the write may or may not be applied"},
+                      {});
+      }
+    }
+    delete p;
+  });
+  if (rv != 0) {
+    raft_free(buf.base);
+    auto f = std::move(p->on_applied);
+    delete p;
+    f(rv == RAFT_NOTLEADER ? not_leader() : failure(rv), {});
+  }
+}
+
+void replica_group::barrier(std::function<void(const status&)> done) {
+  if (!is_leader()) {
+    done(not_leader());
+    return;
+  }
+  auto* p = new pending;
+  p->group = this;
+  p->on_barrier = std::move(done);
+  p->barrier.data = p;
+  int rv = raft_barrier(&raft_, &p->barrier, [](struct raft_barrier* req, int st) {
+    auto* p = static_cast<pending*>(req->data);
+    auto* g = p->group;
+    if (!g->dying_) {
+      if (st == 0 && g->is_leader()) {
+        p->on_barrier(status::ok());
+      } else if (st == 0 || st == RAFT_NOTLEADER) {
+        p->on_barrier(g->not_leader());
+      } else {
+        p->on_barrier({code::unavailable, "replica " + std::to_string(g->opt_.id) + " lost its leadership (" +
+                                              raft_strerror(st) + ")"});
+      }
+    }
+    delete p;
+  });
+  if (rv != 0) {
+    auto f = std::move(p->on_barrier);
+    delete p;
+    f(rv == RAFT_NOTLEADER ? not_leader() : failure(rv));
+  }
+}
+
+void replica_group::close(std::function<void()> done) {
+  if (!initialized_ || closing_ || closed_) {
+    closed_ = true;
+    if (done) done();
+    return;
+  }
+  closing_ = true;
+  on_closed_ = std::move(done);
+  raft_close(&raft_, [](raft* r) {
+    auto* g = static_cast<replica_group*>(r->data);
+    g->closed_ = true;
+    if (g->on_closed_ && !g->dying_) g->on_closed_();
+  });
+}
+
+int replica_group::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) {
+  auto* g = static_cast<replica_group*>(fsm->data);
+  // Entries are applied in log order, so the one being applied follows the last applied.
+  std::uint64_t index = raft_last_applied(&g->raft_) + 1;
+  g->last_result_ = g->sm_.apply(index, std::string_view(static_cast<const char*>(buf->base), buf->len));
+  *result = &g->last_result_;
+  return 0;
+}
+
+int replica_group::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) {
+  auto* g = static_cast<replica_group*>(fsm->data);
+  std::string state = g->sm_.snapshot();
+  auto* out = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
+  void* data = raft_malloc(state.empty() ? 1 : state.size());
+  if (out == nullptr || data == nullptr) {
+    raft_free(out);
+    raft_free(data);
+    return RAFT_NOMEM;
+  }
+  if (!state.empty()) std::memcpy(data, state.data(), state.size());
+  out[0].base = data;
+  out[0].len = state.size();
+  *bufs = out;
+  *n_bufs = 1;
+  return 0;
+}
+
+int replica_group::fsm_restore(raft_fsm* fsm, raft_buffer* buf) {
+  auto* g = static_cast<replica_group*>(fsm->data);
+  auto st = g->sm_.restore(std::string_view(static_cast<const char*>(buf->base), buf->len));
+  if (!st) return RAFT_MALFORMED;
+  raft_free(buf->base);  // the state machine owns a restored buffer
+  return 0;
+}
+
+}  // namespace cellar::replica

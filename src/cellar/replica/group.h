@@ -1,0 +1,122 @@
+// replica/group.h: one replica of a Raft group, run by the actor that owns it.
+//
+// A replica_group is a libraft instance (the consensus algorithm: elections, log
+// replication, commitment, snapshots, all libraft's) wired to cellar: its raft_io is an
+// actor_io (replica/actor_io.h) over the owner's loop, a storage and a transport, and
+// its state machine is the owner's. The owner proposes commands; each command is applied,
+// on every replica, in log order, once a majority of the group has it in its log; the
+// proposer hears the outcome with what its replica's state machine answered.
+//
+// The owner routes three kinds of its own messages here: ticks and flushes it posted to
+// itself (io_loop) and a peer's bytes (transport). Nothing else calls libraft.
+//
+// Thread safety: none; every call comes from the owner.
+#pragma once
+
+#include "replica/raft_c.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cellar/status.h"
+#include "replica/actor_io.h"
+#include "replica/storage.h"
+
+namespace cellar::replica {
+
+// The owner's state, changed only by committed commands, the same on every replica.
+class state_machine {
+ public:
+  virtual ~state_machine() = default;
+  // Applies the command at log index `index`; returns what the proposer is told.
+  virtual std::string apply(std::uint64_t index, std::string_view command) = 0;
+  // The whole state as bytes, for a snapshot (the log before it is then discarded).
+  virtual std::string snapshot() = 0;
+  // Replaces the whole state with a snapshot's bytes.
+  virtual status restore(std::string_view bytes) = 0;
+};
+
+struct member {
+  std::uint64_t id = 0;  // nonzero, unique in the group
+  std::string address;   // how the transport reaches it
+};
+
+struct group_options {
+  std::uint64_t id = 0;
+  std::string address;
+  unsigned election_timeout_ms = 1000;  // libraft randomises each election between 1x and 2x
+  unsigned heartbeat_timeout_ms = 100;  // also the tick interval
+  unsigned snapshot_threshold = 1024;   // entries applied between two snapshots
+  unsigned snapshot_trailing = 128;     // entries kept after a snapshot, for followers close behind
+};
+
+class replica_group {
+ public:
+  replica_group(group_options opt, replica_storage& storage, transport& net, io_loop& loop, state_machine& sm);
+  replica_group(const replica_group&) = delete;
+  replica_group& operator=(const replica_group&) = delete;
+  // Stops libraft at once if close() did not: proposals still pending are dropped
+  // without their callbacks (the owner is going away).
+  ~replica_group();
+
+  // Starts the replica. If its storage is pristine and `members` is not empty, first
+  // writes the group's initial configuration (`members`, all voters; every initial
+  // replica is given the same). A replica with state resumes from it and ignores
+  // `members`. INTERNAL or IO_ERROR with libraft's message if it cannot start.
+  status start(const std::vector<member>& members);
+
+  // Appends `command` to the log if this replica is the leader. `done` runs once with the
+  // outcome: OK and the state machine's answer once applied here; NOT_LEADER (naming the
+  // leader this replica knows) if it is not the leader; UNAVAILABLE if leadership was
+  // lost or the replica closed before the command was applied (it may still commit).
+  using applied_fn = std::function<void(const status&, std::string reply)>;
+  void propose(std::string command, applied_fn done);
+  // Completes once every command appended before it is applied here, on a replica that
+  // is still the leader: a read after it sees every write acknowledged before it was
+  // asked (a read index). Errors as propose.
+  void barrier(std::function<void(const status&)> done);
+
+  bool is_leader() const;
+  // The leader this replica knows (id 0: none).
+  member leader() const;
+  // NOT_LEADER naming the leader this replica knows, for a request it cannot serve.
+  status not_leader() const;
+  std::uint64_t term() const { return raft_.current_term; }
+  std::uint64_t last_applied() const;
+  std::uint64_t commit_index() const { return raft_.commit_index; }
+  const group_options& options() const { return opt_; }
+
+  // The owner's handlers (see above).
+  void on_tick(std::uint64_t generation) { io_.on_tick(generation); }
+  void on_flush() { io_.on_flush(); }
+  void on_receive(std::string_view bytes) { io_.on_receive(bytes); }
+
+  // Stops the replica: pending proposals fail with UNAVAILABLE, and `done` runs from a
+  // later on_flush once libraft has let go of everything.
+  void close(std::function<void()> done);
+  bool closed() const { return closed_; }
+
+ private:
+  struct pending;
+  static int fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result);
+  static int fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs);
+  static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
+  status failure(int rv) const;
+
+  group_options opt_;
+  state_machine& sm_;
+  actor_io io_;
+  raft raft_{};
+  raft_fsm fsm_{};
+  bool initialized_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  bool dying_ = false;          // in the destructor: callbacks are not run
+  std::string last_result_;     // what the state machine answered for the entry just applied
+  std::function<void()> on_closed_;
+};
+
+}  // namespace cellar::replica

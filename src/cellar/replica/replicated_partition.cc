@@ -1,0 +1,236 @@
+#include "replica/replicated_partition.h"
+
+#include <limits>
+#include <memory>
+#include <optional>
+
+#include "partition/inspect.h"
+#include "persist/codec.h"
+
+namespace cellar::replica {
+
+namespace {
+
+using namespace cellar::detail;
+
+bool reads_only(const std::vector<batch_op>& ops) {
+  for (const auto& op : ops)
+    if (!std::holds_alternative<get>(op)) return false;
+  return true;
+}
+
+batch_reply failed(std::size_t n, const status& why) {
+  batch_reply out;
+  out.results.resize(n);
+  fail_all(out.results, why);
+  return out;
+}
+
+template <class T>
+std::string serialize(caf::actor_system& sys, const T& x) {
+  std::vector<char> buf;
+  caf::binary_serializer sink(sys, buf);
+  auto err = sink(const_cast<T&>(x));
+  if (err) return {};
+  return std::string(buf.begin(), buf.end());
+}
+
+template <class T>
+bool deserialize(caf::actor_system& sys, std::string_view bytes, T& x) {
+  caf::binary_deserializer source(sys, bytes.data(), bytes.size());
+  return !source(x);
+}
+
+class replicated_owner final : public replicated_partition_actor::base, public state_machine {
+ public:
+  replicated_owner(caf::actor_config& cfg, partition_config pc, replication_config rc)
+      : replicated_partition_actor::base(cfg),
+        cfg_(std::move(pc)),
+        rc_(std::move(rc)),
+        mem_(std::make_unique<memtable>(cfg_.memory)),
+        loop_(this) {}
+
+  const char* name() const override { return "cellar.replicated_partition"; }
+
+  void on_exit() override { group_.reset(); }
+
+  behavior_type make_behavior() override {
+    group_ = std::make_unique<replica_group>(rc_.group, *rc_.storage, *rc_.net, loop_, *this);
+    if (auto st = group_->start(rc_.members); !st) {
+      quit(caf::make_error(caf::sec::runtime_error, st.to_string()));  // the behaviour below never runs
+    } else if (cfg_.maintenance_interval.count() > 0) {
+      delayed_send(this, cfg_.maintenance_interval, tick_atom::value);
+    }
+    return {
+        [this](batch_request& r) -> caf::result<batch_reply> {
+          if (stopping_) return failed(r.ops.size(), stopped_status());
+          if (auto why = stale(r.schema_version)) return failed(r.ops.size(), *why);
+          if (reads_only(r.ops)) return read(std::move(r));
+          return write(r);
+        },
+        [this](scan_request& r) -> caf::result<scan_reply> {
+          if (stopping_) return scan_reply{stopped_status(), {}};
+          if (auto why = stale(r.schema_version)) return scan_reply{*why, {}};
+          auto rp = make_response_promise<scan_reply>();
+          group_->barrier([this, rp, r = std::move(r)](const status& st) mutable {
+            if (!st) {
+              rp.deliver(scan_reply{named(st), {}});
+              return;
+            }
+            scan_reply out;
+            out.page = mem_->scan(*cfg_.schema, r.page, cfg_.clock());
+            rp.deliver(std::move(out));
+          });
+          return rp;
+        },
+        [this](adopt_schema_request& r) -> admin_reply {
+          if (!cfg_.schema || r.schema.version > cfg_.schema->version)
+            cfg_.schema = std::make_shared<const table_schema>(std::move(r.schema));
+          return {};
+        },
+        [this](drop_families_request& r) -> admin_reply {
+          for (auto id : r.family_ids) mem_->drop_family(id);
+          return {};
+        },
+        [this](reclaim_request&) -> reclaim_reply {
+          if (!cfg_.schema) return {};
+          mem_->restart_reclaim();
+          return {mem_->reclaim(*cfg_.schema, cfg_.clock(), std::numeric_limits<std::size_t>::max())};
+        },
+        [this](stats_request&) -> stats_reply { return {mem_->stats()}; },
+        // The Raft snapshot, not the store's, holds a replicated partition's cells.
+        [this](cut_request&) -> cut_reply { return {}; },
+        [this](merge_delta_request&) -> admin_reply { return {}; },
+        [this](stop_request&) -> caf::result<admin_reply> {
+          stopping_ = true;
+          auto rp = make_response_promise<admin_reply>();
+          group_->close([this, rp]() mutable {
+            rp.deliver(admin_reply{});
+            quit();
+          });
+          return rp;
+        },
+        [this](move_request&) -> move_reply {
+          return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"}, {}, {}, false};
+        },
+        [this](handoff_request&) -> admin_reply {
+          return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"}};
+        },
+        [this](tick_atom) {
+          if (cfg_.schema) mem_->reclaim(*cfg_.schema, cfg_.clock(), cfg_.maintenance_slice);
+          delayed_send(this, cfg_.maintenance_interval, tick_atom::value);
+        },
+        [](log_synced_atom) {},
+        [this](replica_tick_atom, std::uint64_t generation) { group_->on_tick(generation); },
+        [this](replica_flush_atom) { group_->on_flush(); },
+        [this](replica_msg_atom, const std::string& bytes) { group_->on_receive(bytes); },
+    };
+  }
+
+  // --- state_machine: what a committed entry does, on every replica ----------------------
+
+  std::string apply(std::uint64_t, std::string_view command) override {
+    detail::reader in(command);
+    std::int64_t now = 0;
+    batch_request r;
+    batch_reply out;
+    if (!in.i64(now) || !deserialize(system(), in.rest(), r)) {
+      // Every replica refuses the same bytes the same way, so they stay equal.
+      out = failed(r.ops.size(), {code::corruption, "a replicated entry of partition " +
+                                                        std::to_string(cfg_.index) + " could not be decoded"});
+    } else if (!cfg_.schema) {
+      out = failed(r.ops.size(), {code::unavailable, "partition " + std::to_string(cfg_.index) + " has no schema yet"});
+    } else {
+      run_actions(*mem_, *cfg_.schema, r.ops, out.results, now);
+    }
+    // Only the leader answers a client; a follower's result is not wanted.
+    return group_ && group_->is_leader() ? serialize(system(), out) : std::string();
+  }
+
+  std::string snapshot() override {
+    delta_handle cells;
+    std::string last;
+    mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *cells.map, last);
+    return serialize(system(), cells);
+  }
+
+  status restore(std::string_view bytes) override {
+    delta_handle cells;
+    if (!deserialize(system(), bytes, cells)) {
+      return {code::corruption, "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
+    }
+    auto fresh = std::make_unique<memtable>(cfg_.memory);
+    fresh->apply_cells(*cells.map);
+    mem_ = std::move(fresh);
+    return status::ok();
+  }
+
+ private:
+  static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
+
+  // `st` with the partition it is about: a client of several partitions learns which one
+  // has no leader.
+  status named(const status& st) const {
+    const std::string table = cfg_.schema ? cfg_.schema->name : std::string();
+    return {st.code(), "partition " + std::to_string(cfg_.index) + " of '" + table + "': " + st.message()};
+  }
+
+  std::optional<status> stale(std::uint64_t version) const {
+    if (cfg_.schema && version <= cfg_.schema->version) return std::nullopt;
+    return status{code::unavailable, "partition " + std::to_string(cfg_.index) +
+                                         " has not yet adopted schema version " + std::to_string(version)};
+  }
+
+  caf::result<batch_reply> read(batch_request r) {
+    auto rp = make_response_promise<batch_reply>();
+    group_->barrier([this, rp, r = std::move(r)](const status& st) mutable {
+      if (!st) {
+        rp.deliver(failed(r.ops.size(), named(st)));
+        return;
+      }
+      batch_reply out;
+      out.results.resize(r.ops.size());
+      const auto now = cfg_.clock();
+      for (std::size_t k = 0; k < r.ops.size(); ++k) {
+        const auto& g = std::get<get>(r.ops[k]);
+        out.results[k].row = mem_->read_row(*cfg_.schema, g.row, g.options, g.exists_only_, now);
+      }
+      rp.deliver(std::move(out));
+    });
+    return rp;
+  }
+
+  caf::result<batch_reply> write(const batch_request& r) {
+    if (!group_->is_leader()) return failed(r.ops.size(), named(group_->not_leader()));
+    std::string entry;
+    put_u64(entry, static_cast<std::uint64_t>(cfg_.clock()));
+    entry += serialize(system(), r);
+    auto rp = make_response_promise<batch_reply>();
+    group_->propose(std::move(entry), [this, rp, n = r.ops.size()](const status& st, std::string reply) mutable {
+      batch_reply out;
+      if (!st) {
+        out = failed(n, named(st));
+      } else if (!deserialize(system(), reply, out) || out.results.size() != n) {
+        out = failed(n, {code::internal, "partition " + std::to_string(cfg_.index) + " lost the reply of a write"});
+      }
+      rp.deliver(std::move(out));
+    });
+    return rp;
+  }
+
+  partition_config cfg_;
+  replication_config rc_;
+  std::unique_ptr<memtable> mem_;
+  caf_loop<replicated_owner> loop_;
+  std::unique_ptr<replica_group> group_;
+  bool stopping_ = false;
+};
+
+}  // namespace
+
+replicated_partition_actor spawn_replicated_partition(caf::actor_system& sys, partition_config cfg,
+                                                      replication_config rc) {
+  return sys.spawn<replicated_owner>(std::move(cfg), std::move(rc));
+}
+
+}  // namespace cellar::replica

@@ -1,0 +1,56 @@
+// replica/replicated_partition.h: a partition whose writes go through its Raft group.
+//
+// A replicated partition is one replica of a partition's Raft group (replica/group.h): an
+// actor that answers the partition protocol (partition/protocol.h) and is also its
+// replica's loop. What changes against a single partition (partition/partition.h):
+//  - A write (a batch with any action that is not a get) is refused on a replica that is
+//    not the leader: every action answers NOT_LEADER, naming the leader it knows. On the
+//    leader the batch becomes one log entry: the time it runs at (the leader's clock, so
+//    every replica assigns the same timestamps and expiries) and the batch_request in the
+//    partition protocol's serialised form. Every replica runs the batch when the entry is
+//    committed, in log order, as one unit exactly as a single partition does; the leader
+//    answers with what its run produced, after the commit.
+//  - A read (a batch of gets, a scan page) is served by the leader only, after a read
+//    barrier (raft_barrier): it then sees every write acknowledged before it was asked
+//    (linearizable). A follower answers NOT_LEADER, naming the leader.
+//  - The Raft log is the partition's log (no log_stream) and the Raft snapshot is the
+//    partition's cells; a replica that restarts rebuilds its cells from its storage's
+//    snapshot and log.
+//  - No in-place path, no moves (a move of a replicated partition is a Raft membership
+//    change, not built yet): a move_request or handoff_request answers UNSUPPORTED.
+// Schema changes are adopted by each replica on its own (adopt_schema_request), as for a
+// single partition; the leader checks a write's schema version before proposing it.
+//
+// Thread safety: an actor; its storage and transport are used from it only (the transport
+// must be thread-safe if several replicas share it, as local_transport is).
+#pragma once
+
+#include <caf/all.hpp>
+
+#include <vector>
+
+#include "partition/partition.h"
+#include "replica/caf_loop.h"
+#include "replica/group.h"
+#include "replica/storage.h"
+
+namespace cellar::replica {
+
+using replicated_partition_actor = detail::partition_actor::extend<caf::reacts_to<replica_tick_atom, std::uint64_t>,
+                                                                   caf::reacts_to<replica_flush_atom>,
+                                                                   caf::reacts_to<replica_msg_atom, std::string>>;
+
+struct replication_config {
+  group_options group;          // this replica's id and address, timeouts
+  std::vector<member> members;  // the group's initial configuration (see replica_group::start)
+  replica_storage* storage = nullptr;  // outlives the actor
+  transport* net = nullptr;            // outlives the actor
+};
+
+// Starts a replica of a partition. `cfg`'s schema, index, memory and clock are used; its
+// log and recovered cells are not (the replica's storage holds its state). The actor stops
+// with an error if its replica cannot start.
+replicated_partition_actor spawn_replicated_partition(caf::actor_system& sys, detail::partition_config cfg,
+                                                      replication_config rc);
+
+}  // namespace cellar::replica

@@ -1,0 +1,345 @@
+// A Raft group of three replicas in one process, each replica an actor running libraft
+// through replica_group (replica/group.h) on its own loop (replica/caf_loop.h): a leader is
+// elected, entries are applied on all replicas in one order, a killed leader is replaced
+// without losing a committed entry, a restarted replica catches up (from the log, or from
+// a snapshot when it missed too much), a follower refuses with NOT_LEADER naming the leader.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "persist/codec.h"
+#include "replica/caf_loop.h"
+#include "replica/group.h"
+#include "replica/storage.h"
+
+using namespace cellar;
+using namespace cellar::replica;
+
+namespace {
+
+using propose_atom = caf::atom_constant<caf::atom("propose")>;
+using read_atom = caf::atom_constant<caf::atom("read")>;
+using await_count_atom = caf::atom_constant<caf::atom("awaitcount")>;
+using await_leader_atom = caf::atom_constant<caf::atom("awaitlead")>;
+
+// The replicated state: the commands applied, in order.
+struct list_machine final : state_machine {
+  std::vector<std::string> applied;
+  std::uint64_t last_index = 0;
+  bool out_of_order = false;  // an index applied twice or backwards
+  std::string apply(std::uint64_t index, std::string_view command) override {
+    if (index <= last_index) out_of_order = true;
+    last_index = index;
+    applied.emplace_back(command);
+    return "applied " + std::string(command);
+  }
+  std::string snapshot() override {
+    std::string out;
+    detail::put_u64(out, last_index);
+    for (const auto& a : applied) detail::put_bytes(out, a);
+    return out;
+  }
+  status restore(std::string_view bytes) override {
+    detail::reader r(bytes);
+    std::vector<std::string> got;
+    std::uint64_t index = 0;
+    if (!r.u64(index)) return {code::corruption, "bad snapshot"};
+    while (!r.done()) {
+      std::string s;
+      if (!r.bytes(s)) return {code::corruption, "bad snapshot"};
+      got.push_back(std::move(s));
+    }
+    applied = std::move(got);
+    last_index = index;
+    return status::ok();
+  }
+  std::string joined() const {
+    std::string out;
+    for (const auto& a : applied) out += a + ",";
+    return out;
+  }
+};
+
+struct replica_state {
+  std::unique_ptr<list_machine> sm;
+  std::unique_ptr<caf_loop<caf::stateful_actor<replica_state>>> loop;
+  std::unique_ptr<local_transport::endpoint> net;
+  std::unique_ptr<replica_group> group;
+  std::vector<std::pair<std::size_t, caf::response_promise>> count_waiters;
+  std::vector<std::pair<std::uint64_t, caf::response_promise>> leader_waiters;
+
+  // Answers the waiters whose condition holds now.
+  void check() {
+    for (auto it = count_waiters.begin(); it != count_waiters.end();) {
+      if (sm->applied.size() >= it->first) {
+        it->second.deliver(sm->joined());
+        it = count_waiters.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto l = group->leader().id;
+    for (auto it = leader_waiters.begin(); it != leader_waiters.end();) {
+      if (l != 0 && l != it->first) {
+        it->second.deliver(l);
+        it = leader_waiters.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+};
+
+struct replica_setup {
+  group_options opt;
+  replica_storage* storage;
+  local_transport* net;
+  std::vector<member> members;
+};
+
+caf::behavior replica_actor(caf::stateful_actor<replica_state>* self, replica_setup setup) {
+  auto& s = self->state;
+  s.sm = std::make_unique<list_machine>();
+  s.loop = std::make_unique<caf_loop<caf::stateful_actor<replica_state>>>(self);
+  s.net = std::make_unique<local_transport::endpoint>(*setup.net, setup.opt.id);
+  s.group = std::make_unique<replica_group>(setup.opt, *setup.storage, *s.net, *s.loop, *s.sm);
+  auto st = s.group->start(setup.members);
+  if (!st) {
+    self->quit(caf::make_error(caf::sec::runtime_error, st.to_string()));
+    return {};
+  }
+  return {
+      [=](replica_tick_atom, std::uint64_t gen) {
+        self->state.group->on_tick(gen);
+        self->state.check();
+      },
+      [=](replica_flush_atom) {
+        self->state.group->on_flush();
+        self->state.check();
+      },
+      [=](replica_msg_atom, const std::string& bytes) {
+        self->state.group->on_receive(bytes);
+        self->state.check();
+      },
+      [=](propose_atom, std::string command) -> caf::result<std::uint16_t, std::string> {
+        auto rp = self->make_response_promise();
+        self->state.group->propose(std::move(command), [rp](const status& st, std::string reply) mutable {
+          rp.deliver(static_cast<std::uint16_t>(st.code()), st ? std::move(reply) : st.to_string());
+        });
+        return rp;
+      },
+      // A linearizable read: a barrier, then the state.
+      [=](read_atom) -> caf::result<std::uint16_t, std::string> {
+        auto rp = self->make_response_promise();
+        self->state.group->barrier([self, rp](const status& st) mutable {
+          rp.deliver(static_cast<std::uint16_t>(st.code()), st ? self->state.sm->joined() : st.to_string());
+        });
+        return rp;
+      },
+      [=](await_count_atom, std::uint64_t n) -> caf::result<std::string> {
+        auto rp = self->make_response_promise();
+        self->state.count_waiters.emplace_back(n, rp);
+        self->state.check();
+        return rp;
+      },
+      [=](await_leader_atom, std::uint64_t not_id) -> caf::result<std::uint64_t> {
+        auto rp = self->make_response_promise();
+        self->state.leader_waiters.emplace_back(not_id, rp);
+        self->state.check();
+        return rp;
+      },
+  };
+}
+
+constexpr auto wait_limit = std::chrono::seconds(60);
+
+struct cluster {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  local_transport net;
+  std::vector<std::unique_ptr<replica_storage>> storages;
+  std::vector<caf::actor> actors;  // index id - 1
+  std::vector<member> members;
+  group_options base;
+
+  explicit cluster(std::vector<std::unique_ptr<replica_storage>> st, group_options opt = {})
+      : storages(std::move(st)), base(opt) {
+    if (base.election_timeout_ms == group_options{}.election_timeout_ms) base.election_timeout_ms = 400;
+    if (base.heartbeat_timeout_ms == group_options{}.heartbeat_timeout_ms) base.heartbeat_timeout_ms = 40;
+    for (std::uint64_t id = 1; id <= storages.size(); ++id) members.push_back({id, "replica-" + std::to_string(id)});
+    actors.resize(storages.size());
+    for (std::uint64_t id = 1; id <= storages.size(); ++id) start(id);
+  }
+  ~cluster() {
+    for (std::uint64_t id = 1; id <= actors.size(); ++id) kill(id);
+  }
+
+  void start(std::uint64_t id) {
+    auto opt = base;
+    opt.id = id;
+    opt.address = members[id - 1].address;
+    actors[id - 1] = sys.spawn(replica_actor, replica_setup{opt, storages[id - 1].get(), &net, members});
+    net.add(id, actors[id - 1]);
+  }
+
+  // Kills the replica's actor and waits until it is gone (its storage is then free).
+  void kill(std::uint64_t id) {
+    auto& a = actors[id - 1];
+    if (!a) return;
+    net.remove(id);
+    caf::scoped_actor self{sys};
+    self->monitor(a);
+    self->send_exit(a, caf::exit_reason::kill);
+    self->receive([](const caf::down_msg&) {});
+    a = nullptr;
+  }
+
+  std::uint64_t await_leader(std::uint64_t via, std::uint64_t not_id = 0) {
+    caf::scoped_actor self{sys};
+    std::uint64_t leader = 0;
+    self->request(actors[via - 1], wait_limit, await_leader_atom::value, not_id)
+        .receive([&](std::uint64_t l) { leader = l; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return leader;
+  }
+
+  // Proposes on `id`; returns the code and the reply (or the error's text).
+  std::pair<code, std::string> call(std::uint64_t id, caf::message msg) {
+    caf::scoped_actor self{sys};
+    std::pair<code, std::string> out{code::internal, ""};
+    self->request(actors[id - 1], wait_limit, std::move(msg))
+        .receive([&](std::uint16_t c, std::string text) { out = {static_cast<code>(c), std::move(text)}; },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  }
+  std::pair<code, std::string> propose(std::uint64_t id, std::string cmd) {
+    return call(id, caf::make_message(propose_atom::value, std::move(cmd)));
+  }
+  std::pair<code, std::string> read(std::uint64_t id) { return call(id, caf::make_message(read_atom::value)); }
+
+  // Proposes on whichever replica leads, following NOT_LEADER, until one commits it.
+  void write(const std::string& cmd, std::uint64_t dead = 0) {
+    std::uint64_t via = dead == 1 ? 2 : 1;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto leader = await_leader(via, dead);
+      auto r = propose(leader, cmd);
+      if (r.first == code::ok) {
+        CHECK(r.second == "applied " + cmd);
+        return;
+      }
+      REQUIRE((r.first == code::not_leader || r.first == code::unavailable));
+    }
+    FAIL("no leader committed " << cmd);
+  }
+
+  std::string await_count(std::uint64_t id, std::size_t n) {
+    caf::scoped_actor self{sys};
+    std::string out;
+    self->request(actors[id - 1], wait_limit, await_count_atom::value, static_cast<std::uint64_t>(n))
+        .receive([&](std::string s) { out = std::move(s); }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  }
+};
+
+std::string expected(int from, int to) {
+  std::string out;
+  for (int i = from; i < to; ++i) out += "w" + std::to_string(i) + ",";
+  return out;
+}
+
+std::vector<std::unique_ptr<replica_storage>> memory_storages(int n) {
+  std::vector<std::unique_ptr<replica_storage>> out;
+  for (int i = 0; i < n; ++i) out.push_back(std::make_unique<memory_storage>());
+  return out;
+}
+
+struct temp_dir {
+  std::string path;
+  temp_dir() {
+    path = (std::filesystem::temp_directory_path() / "cellar-group-XXXXXX").string();
+    REQUIRE(::mkdtemp(path.data()) != nullptr);
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("a 3-replica group: election, replication, leader killed, restart catches up", "[replica]") {
+  cluster c(memory_storages(3));
+  auto leader = c.await_leader(1);
+  REQUIRE(leader >= 1);
+  REQUIRE(leader <= 3);
+
+  for (int i = 0; i < 20; ++i) c.write("w" + std::to_string(i));
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 20) == expected(0, 20));
+
+  // A follower refuses, naming the leader.
+  std::uint64_t follower = leader == 1 ? 2 : 1;
+  auto refused = c.propose(follower, "nope");
+  CHECK(refused.first == code::not_leader);
+  CHECK(refused.second.find("leader " + std::to_string(leader)) != std::string::npos);
+  auto refused_read = c.read(follower);
+  CHECK(refused_read.first == code::not_leader);
+  // The leader reads after a barrier: every acknowledged write.
+  auto r = c.read(leader);
+  CHECK(r.first == code::ok);
+  CHECK(r.second == expected(0, 20));
+
+  // The leader dies; the other two elect a new one and go on.
+  c.kill(leader);
+  std::uint64_t survivor = leader == 1 ? 2 : 1;
+  auto next = c.await_leader(survivor, leader);
+  CHECK(next != leader);
+  for (int i = 20; i < 30; ++i) c.write("w" + std::to_string(i), leader);
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    if (id != leader) CHECK(c.await_count(id, 30) == expected(0, 30));
+  }
+
+  // The old leader comes back from its storage and catches up; nothing committed was lost.
+  c.start(leader);
+  CHECK(c.await_count(leader, 30) == expected(0, 30));
+  for (int i = 30; i < 35; ++i) c.write("w" + std::to_string(i));
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 35) == expected(0, 35));
+}
+
+TEST_CASE("a replica cut off past a snapshot catches up by snapshot, and restarts from its files", "[replica]") {
+  temp_dir dir;
+  std::vector<std::unique_ptr<replica_storage>> st;
+  for (int i = 1; i <= 3; ++i) {
+    auto fs = file_storage::open(dir.path, "g" + std::to_string(i), false);
+    REQUIRE(fs.is_ok());
+    st.push_back(std::move(fs).value());
+  }
+  group_options opt;
+  opt.snapshot_threshold = 8;
+  opt.snapshot_trailing = 2;
+  cluster c(std::move(st), opt);
+  auto leader = c.await_leader(1);
+  std::uint64_t cut = leader == 3 ? 2 : 3;
+  c.write("w0");
+  CHECK(c.await_count(cut, 1) == expected(0, 1));
+
+  // `cut` misses 40 entries: the leader has snapshotted them away, so it must send a
+  // snapshot.
+  c.net.isolate(cut);
+  for (int i = 1; i < 41; ++i) c.write("w" + std::to_string(i));
+  c.net.heal(cut);
+  CHECK(c.await_count(cut, 41) == expected(0, 41));
+
+  // Every replica restarts from its files: the state is the snapshot plus the log after it.
+  for (std::uint64_t id = 1; id <= 3; ++id) c.kill(id);
+  c.storages.clear();
+  for (int i = 1; i <= 3; ++i) {
+    auto fs = file_storage::open(dir.path, "g" + std::to_string(i), false);
+    REQUIRE(fs.is_ok());
+    c.storages.push_back(std::move(fs).value());
+  }
+  for (std::uint64_t id = 1; id <= 3; ++id) c.start(id);
+  // A new leader commits what the log holds once it commits an entry of its own term.
+  c.write("w41");
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 42) == expected(0, 42));
+}

@@ -1,0 +1,206 @@
+// Three replicas of one partition in one process (replica/replicated_partition.h): writes
+// are answered by the leader after commit, followers refuse with NOT_LEADER naming the
+// leader, the leader's reads see every acknowledged write, a killed leader's successor has
+// every acknowledged write (timestamps and counters included), a restarted replica catches
+// up.
+#include <catch2/catch.hpp>
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "replica/replicated_partition.h"
+
+using namespace cellar;
+using namespace cellar::detail;
+using namespace cellar::replica;
+
+namespace {
+
+constexpr auto wait_limit = std::chrono::seconds(60);
+
+struct group_fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  memory_pool pool;
+  std::shared_ptr<table_schema> schema = std::make_shared<table_schema>();
+  local_transport net;
+  std::vector<std::unique_ptr<memory_storage>> storages;
+  std::vector<replicated_partition_actor> actors;
+  std::vector<member> members;
+  std::int64_t clock_ms = 1'000'000;  // the same clock for every replica's reads
+
+  group_fixture() {
+    schema->name = "t";
+    schema->uid = 7;
+    schema->partitioned = true;
+    schema->version = 1;
+    schema->families = {{family_descriptor{"f", 0, 0}, 1}};
+    for (std::uint64_t id = 1; id <= 3; ++id) {
+      members.push_back({id, "p0-replica-" + std::to_string(id)});
+      storages.push_back(std::make_unique<memory_storage>());
+    }
+    actors.resize(3);
+    for (std::uint64_t id = 1; id <= 3; ++id) start(id);
+  }
+  ~group_fixture() {
+    for (std::uint64_t id = 1; id <= 3; ++id) kill(id);
+  }
+
+  void start(std::uint64_t id) {
+    partition_config pc;
+    pc.schema = schema;
+    pc.memory = &pool;
+    pc.clock = [this] { return clock_ms; };
+    replication_config rc;
+    rc.group.id = id;
+    rc.group.address = members[id - 1].address;
+    rc.group.election_timeout_ms = 400;
+    rc.group.heartbeat_timeout_ms = 40;
+    rc.members = members;
+    rc.storage = storages[id - 1].get();
+    rc.net = &net;
+    actors[id - 1] = spawn_replicated_partition(sys, pc, rc);
+    net.add(id, caf::actor_cast<caf::actor>(actors[id - 1]));
+  }
+
+  void kill(std::uint64_t id) {
+    auto& a = actors[id - 1];
+    if (!a) return;
+    net.remove(id);
+    caf::scoped_actor self{sys};
+    self->monitor(a);
+    self->send_exit(a, caf::exit_reason::kill);
+    self->receive([](const caf::down_msg&) {});
+    a = nullptr;
+  }
+
+  batch_reply ask(std::uint64_t id, std::vector<batch_op> ops) {
+    caf::scoped_actor self{sys};
+    batch_reply out;
+    self->request(actors[id - 1], wait_limit, batch_request{schema->version, std::move(ops)})
+        .receive([&](batch_reply& r) { out = std::move(r); }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  }
+
+  memtable_stats stats(std::uint64_t id) {
+    caf::scoped_actor self{sys};
+    memtable_stats out;
+    self->request(actors[id - 1], wait_limit, stats_request{})
+        .receive([&](stats_reply& r) { out = r.stats; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  }
+
+  // The replica, other than `not_id`, that answers a read: the leader. Polls until one
+  // does (an election takes up to two election timeouts), within a bound.
+  std::uint64_t leader(std::uint64_t not_id = 0) {
+    const auto deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (std::uint64_t id = 1; id <= 3; ++id) {
+        if (id == not_id || !actors[id - 1]) continue;
+        auto r = ask(id, {get("probe")});
+        if (r.results.at(0).st.is_ok()) return id;
+        REQUIRE((r.results[0].st.code() == code::not_leader || r.results[0].st.code() == code::unavailable));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    FAIL("no leader elected");
+    return 0;
+  }
+};
+
+std::string value_of(const op_result& r) { return r.row.cells.empty() ? "" : r.row.cells[0].value; }
+
+}  // namespace
+
+TEST_CASE("a replicated partition: leader writes after commit, followers refuse, failover keeps every write",
+          "[replica]") {
+  group_fixture g;
+  auto l = g.leader();
+
+  for (int i = 0; i < 20; ++i) {
+    auto r = g.ask(l, {put("r" + std::to_string(i)).add("f", "q", "v" + std::to_string(i))});
+    REQUIRE(r.results.size() == 1);
+    CHECK(r.results[0].st.is_ok());
+  }
+  auto inc = g.ask(l, {increment("n").add("f", "c", 5)});
+  REQUIRE(inc.results[0].st.is_ok());
+  auto first = g.ask(l, {get("r0")});
+  REQUIRE(first.results[0].row.cells.size() == 1);
+  const auto ts = first.results[0].row.cells[0].timestamp;
+  CHECK(ts == g.clock_ms);  // stamped by the leader when it proposed the write
+
+  // Followers refuse writes and reads, naming the leader.
+  std::uint64_t f = l == 1 ? 2 : 1;
+  auto refused = g.ask(f, {put("x").add("f", "q", "no")});
+  CHECK(refused.results[0].st.code() == code::not_leader);
+  CHECK(refused.results[0].st.message().find("leader " + std::to_string(l)) != std::string::npos);
+  CHECK(refused.results[0].st.message().find("partition 0 of 't'") != std::string::npos);
+  CHECK(g.ask(f, {get("r0")}).results[0].st.code() == code::not_leader);
+
+  // The leader dies. The writes were acknowledged after commit, so its successor has them
+  // all, with the timestamps the old leader gave them, and the counter goes on from 5.
+  g.clock_ms += 1000;  // later writes get later timestamps
+  g.kill(l);
+  auto l2 = g.leader(l);
+  CHECK(l2 != l);
+  for (int i = 0; i < 20; ++i) {
+    auto r = g.ask(l2, {get("r" + std::to_string(i))});
+    REQUIRE(r.results[0].st.is_ok());
+    CHECK(value_of(r.results[0]) == "v" + std::to_string(i));
+  }
+  auto again = g.ask(l2, {get("r0")});
+  CHECK(again.results[0].row.cells.at(0).timestamp == ts);
+  auto inc2 = g.ask(l2, {increment("n").add("f", "c", 2)});
+  REQUIRE(inc2.results[0].st.is_ok());
+  auto n = g.ask(l2, {get("n")});
+  REQUIRE(n.results[0].row.cells.size() == 1);
+  std::string seven(8, '\0');
+  seven[7] = 7;
+  CHECK(n.results[0].row.cells[0].value == seven);
+  for (int i = 20; i < 30; ++i) {
+    CHECK(g.ask(l2, {put("r" + std::to_string(i)).add("f", "q", "v" + std::to_string(i))}).results[0].st.is_ok());
+  }
+
+  // The old leader comes back and catches up to the same cells.
+  g.start(l);
+  auto want = g.stats(l2).cells;
+  const auto deadline = std::chrono::steady_clock::now() + wait_limit;
+  while (g.stats(l).cells != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(g.stats(l).cells == want);
+}
+
+TEST_CASE("a replicated partition with 2 of 3 replicas dead refuses writes at once, and works when a majority returns",
+          "[replica]") {
+  group_fixture g;
+  auto l = g.leader();
+  REQUIRE(g.ask(l, {put("a").add("f", "q", "1")}).results.at(0).st.is_ok());
+  std::uint64_t others[2];
+  int k = 0;
+  for (std::uint64_t id = 1; id <= 3; ++id)
+    if (id != l) others[k++] = id;
+  g.kill(others[0]);
+  g.kill(others[1]);
+  // The leader steps down once it has not heard from a majority for an election timeout;
+  // until then a write waits for its commit, then fails (leadership lost). Either way
+  // every write is answered, none hangs, and it names the partition.
+  for (int i = 0; i < 5; ++i) {
+    auto r = g.ask(l, {put("b" + std::to_string(i)).add("f", "q", "x")});
+    const auto c = r.results.at(0).st.code();
+    INFO(r.results[0].st.to_string());
+    CHECK((c == code::not_leader || c == code::unavailable));
+    CHECK(r.results[0].st.message().find("partition 0 of 't'") != std::string::npos);
+  }
+  // A majority again: a leader is elected and the first write is there.
+  g.start(others[0]);
+  auto l2 = g.leader();
+  auto a = g.ask(l2, {get("a")});
+  REQUIRE(a.results.at(0).st.is_ok());
+  CHECK(value_of(a.results[0]) == "1");
+  CHECK(g.ask(l2, {put("c").add("f", "q", "2")}).results.at(0).st.is_ok());
+}
