@@ -240,3 +240,34 @@ TEST_CASE("cellar-admin over a server: snapshot files out and in, bulk load, exp
   CHECK(run_admin({"export", "t"}).exit_code == 2);
   CHECK(run_admin({"--connect", "127.0.0.1:1", "export", "t", "--to", "x"}).exit_code == 2);
 }
+
+TEST_CASE("a named snapshot survives kill -9 of a log-sync server", "[backup][server]") {
+  temp_dir data;
+  std::vector<cell> want;
+  {
+    testproc::server srv(CELLAR_SERVER, data.path, {"--durability", "log-sync"});
+    auto c = rpc::connect(srv.address()).value();
+    REQUIRE(c->create_table({"t", partition_spec::hash(4), {{"f", 2}}}, schema_origin::hbase_shell).is_ok());
+    for (int i = 0; i < 500; ++i)
+      REQUIRE(c->put("t", put(binary_row(i)).add("f", "q", 1, "old").add("f", "q", 2, "v" + std::to_string(i))).is_ok());
+    auto stream = c->scan("t", scan().all_versions()).value();
+    for (;;) {
+      auto rows = stream->next(1000).value();
+      if (rows.empty()) break;
+      for (auto& r : rows)
+        for (auto& x : r.cells) want.push_back(x);
+    }
+    REQUIRE(want.size() == 1000);
+    REQUIRE(c->snapshot_table("t", "s").is_ok());
+    for (int i = 0; i < 100; ++i) REQUIRE(c->put("t", put(binary_row(i)).add("f", "q", 3, "after")).is_ok());
+    ::kill(srv.pid(), SIGKILL);
+    srv.stop();
+  }
+  auto s = open_store(data.path, durability::log_sync);
+  auto l = s->list_snapshots().value();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].cells == 1000);
+  REQUIRE(s->clone_snapshot("s", "t2").is_ok());
+  CHECK(all_cells(*s, "t2") == want);
+  CHECK(all_cells(*s, "t") != want);  // the writes after the snapshot were kept by the log
+}
