@@ -245,7 +245,7 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
   if (temporary)
     dir = (fs::temp_directory_path() / ("cellar-bulkload-" + std::to_string(::getpid()) + "-" + std::to_string(now)))
               .string();
-  auto st = write_snapshot_dir(dir, m, files);
+  auto st = write_snapshot_dir(dir, m, files, /*durable=*/false);
   files.clear();
   if (st) {
     auto r = c.bulk_load(table, dir);

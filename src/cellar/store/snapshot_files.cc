@@ -30,7 +30,7 @@ status io_error(const std::string& what, const std::string& path) {
 
 status corrupt(const std::string& what) { return {code::corruption, what}; }
 
-status write_synced(const std::string& path, std::string_view data) {
+status write_synced(const std::string& path, std::string_view data, bool durable = true) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot create", path);
   std::size_t done = 0;
@@ -44,7 +44,7 @@ status write_synced(const std::string& path, std::string_view data) {
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fdatasync(fd) != 0) {
+  if (durable && ::fdatasync(fd) != 0) {
     auto st = io_error("cannot sync", path);
     ::close(fd);
     return st;
@@ -241,16 +241,16 @@ status check_snapshot_name(std::string_view name) {
 }
 
 status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
-                          const std::map<std::string, std::string>& files) {
+                          const std::map<std::string, std::string>& files, bool durable) {
   std::error_code ec;
   if (!dir_empty_or_missing(dir)) return {code::already_exists, "directory '" + dir + "' is not empty"};
   fs::create_directories(dir, ec);
   if (ec) return {code::io_error, "cannot create directory '" + dir + "': " + ec.message()};
   for (const auto& [name, data] : files)
-    if (auto st = write_synced(dir + "/" + name, data); !st) return st;
+    if (auto st = write_synced(dir + "/" + name, data, durable); !st) return st;
   // The manifest last: a directory without one is not a snapshot.
-  if (auto st = write_synced(dir + "/" + std::string(manifest_file), encode_manifest(m)); !st) return st;
-  return sync_dir(dir);
+  if (auto st = write_synced(dir + "/" + std::string(manifest_file), encode_manifest(m), durable); !st) return st;
+  return durable ? sync_dir(dir) : status::ok();
 }
 
 result<snapshot_manifest> read_manifest_dir(const std::string& dir) {

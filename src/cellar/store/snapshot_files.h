@@ -70,8 +70,10 @@ status for_each_cell(std::string_view file,
 status check_snapshot_name(std::string_view name);
 
 // A directory's snapshot files. read_file_checked verifies size and CRC against `m`.
+// `durable`: each file and the directory synced (off for a bulk load's staging files,
+// which the store reads once and which are checked by their CRCs anyway).
 status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
-                          const std::map<std::string, std::string>& files);
+                          const std::map<std::string, std::string>& files, bool durable = true);
 result<snapshot_manifest> read_manifest_dir(const std::string& dir);
 result<std::string> read_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
 // Reads and checks every file `m` names (CORRUPTION for the first that fails).
