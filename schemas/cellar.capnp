@@ -18,6 +18,7 @@
 #   19 TABLE_READ_ONLY: a write to a table whose READONLY attribute is true.
 #   20 NOT_LEADER: cluster: the replica asked is not its partition's Raft leader; the
 #      message names the leader it knows.
+#   21 TABLE_NOT_DISABLED: the call needs the table disabled first (`restoreSnapshot`).
 # A client that meets a code it does not know reads it as INTERNAL.
 # Names of tables and families are Text; row keys, qualifiers and values are Data.
 
@@ -420,6 +421,34 @@ interface Cellar {
   # HBase's alter of table attributes: removes each attribute named in `unset` (one not set:
   # INVALID_ARGUMENT), then sets each of `set`, checked as at createTable.
   alterTable @16 (table :Text, set :List(Attribute), unset :List(Text)) -> (error :Error);
+
+  # Named snapshots, their files and bulk loads (include/cellar/backup.h). Directories are
+  # paths on the server's machine.
+  snapshotTable @17 (table :Text, name :Text) -> (error :Error);
+  # Snapshots of tables matching tableRegex named to match nameRegex (RE2; empty: any).
+  listSnapshots @18 (tableRegex :Text, nameRegex :Text) -> (snapshots :List(SnapshotInfo), error :Error);
+  deleteSnapshot @19 (name :Text) -> (error :Error);
+  # The table must be disabled: TABLE_NOT_DISABLED otherwise.
+  restoreSnapshot @20 (name :Text) -> (error :Error);
+  cloneSnapshot @21 (name :Text, table :Text) -> (error :Error);
+  exportSnapshot @22 (name :Text, dir :Text) -> (error :Error);
+  importSnapshot @23 (dir :Text) -> (snapshot :SnapshotInfo, error :Error);
+  bulkLoad @24 (table :Text, dir :Text) -> (stats :BulkLoadStats, error :Error);
+}
+
+struct SnapshotInfo {
+  name @0 :Text;
+  table @1 :Text;
+  createdUnixMs @2 :Int64;
+  partitions @3 :UInt32;
+  cells @4 :UInt64;
+  bytes @5 :UInt64;
+}
+
+struct BulkLoadStats {
+  partitions @0 :UInt32;
+  cells @1 :UInt64;
+  bytes @2 :UInt64;
 }
 
 interface Scanner {

@@ -64,6 +64,19 @@ class connection {
   // Over RPC `connections` is the server's open client connections; embedded it is -1.
   virtual result<store_summary> summary() = 0;
 
+  // Named snapshots, their files and bulk loads (store.h documents each call; over RPC the
+  // directories are the server's). A connection that cannot reach them answers UNSUPPORTED.
+  virtual status snapshot_table(const std::string& table, const std::string& name);
+  // Snapshots of tables matching `table_regex` named to match `name_regex` (empty: any).
+  virtual result<std::vector<snapshot_info>> list_snapshots(const std::string& table_regex,
+                                                            const std::string& name_regex);
+  virtual status delete_snapshot(const std::string& name);
+  virtual status restore_snapshot(const std::string& name);
+  virtual status clone_snapshot(const std::string& name, const std::string& table);
+  virtual status export_snapshot(const std::string& name, const std::string& dir);
+  virtual result<snapshot_info> import_snapshot(const std::string& dir);
+  virtual result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir);
+
   // Conveniences over batch().
   result<row_result> get(const std::string& table, const cellar::get& g);
   status put(const std::string& table, const cellar::put& p);

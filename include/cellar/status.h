@@ -41,9 +41,10 @@ enum class code : std::uint16_t {
   not_owner = 18,        // cluster: this node does not own the partition; the message names the map's epoch
   table_read_only = 19,  // a write to a table whose READONLY attribute is true
   not_leader = 20,       // cluster: this replica of the partition is not its Raft leader; the message names the leader it knows
+  table_not_disabled = 21,  // the call needs the table disabled (HBase's TableNotDisabledException)
 };
 // The highest code in use (a reader of the wire refuses numbers above it).
-inline constexpr code last_code = code::not_leader;
+inline constexpr code last_code = code::table_not_disabled;
 
 // Upper-case stable name of a code, e.g. "TABLE_NOT_FOUND".
 std::string_view code_name(code c) noexcept;

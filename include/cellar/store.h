@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cellar/backup.h"
 #include "cellar/durability.h"
 #include "cellar/env.h"
 #include "cellar/ops.h"
@@ -331,6 +332,52 @@ class store {
   // what changed since the last snapshot; partitions keep serving meanwhile (each one
   // stops only for the O(1) cut). UNSUPPORTED for a memory-only store.
   result<snapshot_stats> snapshot();
+
+  // --- named snapshots, their files, bulk loads (cellar/backup.h) ---------------------------
+  // HBase's `snapshot 'table', 'name'`: copies every partition of `table`, each at one
+  // instant, under `name`, while writes go on; durable when it returns (a store with a
+  // directory). Errors: TABLE_NOT_FOUND; ALREADY_EXISTS (the name is taken);
+  // INVALID_ARGUMENT (a name outside [A-Za-z0-9_.-], 1 to 128 bytes, or starting with
+  // '.'); UNSUPPORTED (a cluster member); IO_ERROR.
+  status snapshot(const std::string& table, const std::string& name);
+  // The named snapshots whose name matches `regex` (RE2, whole name; empty: all), by
+  // name. Errors: INVALID_ARGUMENT (a bad regex); IO_ERROR.
+  result<std::vector<snapshot_info>> list_snapshots(const std::string& regex = "") const;
+  // HBase's list_table_snapshots: those of tables matching `table_regex` whose name
+  // matches `name_regex` (empty: any). Errors as list_snapshots.
+  result<std::vector<snapshot_info>> list_table_snapshots(const std::string& table_regex,
+                                                          const std::string& name_regex = "") const;
+  // Removes a named snapshot. Errors: NOT_FOUND; IO_ERROR.
+  status delete_snapshot(const std::string& name);
+  // Puts the snapshot's table back as the snapshot has it: its attributes and families
+  // (families added since are dropped), and exactly the snapshot's cells. The table must
+  // be disabled (as in HBase) and stays so; a table that no longer exists is created from
+  // the snapshot (disabled). The files are checked before anything changes. Durable when it
+  // returns; a crash during it leaves the table disabled, to be restored again. Errors:
+  // NOT_FOUND (no such snapshot); TABLE_NOT_DISABLED; INVALID_ARGUMENT (the table's
+  // partitioning differs from the snapshot's); CORRUPTION (a damaged file); IO_ERROR.
+  status restore_snapshot(const std::string& name);
+  // Creates `table` (enabled) with the snapshot's schema and cells; it shares nothing
+  // with the snapshot's table afterwards. Errors: NOT_FOUND; ALREADY_EXISTS (the table);
+  // CORRUPTION; IO_ERROR; create_table's errors.
+  status clone_snapshot(const std::string& name, const std::string& table);
+  // Writes the snapshot's files to directory `dir` (created; it must not exist or be
+  // empty), checksums verified on the way. Errors: NOT_FOUND; ALREADY_EXISTS (`dir` is
+  // not empty); CORRUPTION; IO_ERROR.
+  status export_snapshot(const std::string& name, const std::string& dir);
+  // Takes the snapshot in `dir` (as export_snapshot writes it, possibly from another
+  // store) into this store under its own name, checked whole first. Returns it. Errors:
+  // ALREADY_EXISTS (a snapshot of that name); CORRUPTION (a damaged or missing file);
+  // IO_ERROR.
+  result<snapshot_info> import_snapshot(const std::string& dir);
+  // Attaches the per-partition cell files in `dir` (cellar/backup.h: a manifest naming
+  // families, one part file per partition of `table`, rows routed to that partition) to
+  // the live table: each partition takes all of its file's cells in one step, so a reader
+  // sees all of them or none. Everything is checked before the first partition changes.
+  // Durable when it returns. Errors: TABLE_NOT_FOUND; FAMILY_NOT_FOUND; INVALID_ARGUMENT
+  // (a file of another partition count, a row in the wrong partition); CORRUPTION; IO_ERROR;
+  // UNSUPPORTED (a cluster member).
+  result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir);
   // Moving and balancing partitions over a cluster's nodes: cellar/cluster_admin.h.
 
   // What the open found on disk.

@@ -13,6 +13,21 @@ result<row_result> connection::get(const std::string& table, const cellar::get& 
 status connection::put(const std::string& table, const cellar::put& p) { return batch(table, {p})[0].st; }
 
 namespace {
+status no_backup() { return {code::unsupported, "this connection does not reach named snapshots or bulk loads"}; }
+}  // namespace
+
+status connection::snapshot_table(const std::string&, const std::string&) { return no_backup(); }
+result<std::vector<snapshot_info>> connection::list_snapshots(const std::string&, const std::string&) {
+  return no_backup();
+}
+status connection::delete_snapshot(const std::string&) { return no_backup(); }
+status connection::restore_snapshot(const std::string&) { return no_backup(); }
+status connection::clone_snapshot(const std::string&, const std::string&) { return no_backup(); }
+status connection::export_snapshot(const std::string&, const std::string&) { return no_backup(); }
+result<snapshot_info> connection::import_snapshot(const std::string&) { return no_backup(); }
+result<bulk_load_stats> connection::bulk_load(const std::string&, const std::string&) { return no_backup(); }
+
+namespace {
 
 class embedded_stream final : public row_stream {
  public:
@@ -63,6 +78,18 @@ class embedded_connection final : public connection {
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }
   result<table_stats> stats(const std::string& t) override { return s_.stats(t); }
   result<store_summary> summary() override { return summarize(s_); }
+  status snapshot_table(const std::string& t, const std::string& n) override { return s_.snapshot(t, n); }
+  result<std::vector<snapshot_info>> list_snapshots(const std::string& t, const std::string& n) override {
+    return s_.list_table_snapshots(t, n);
+  }
+  status delete_snapshot(const std::string& n) override { return s_.delete_snapshot(n); }
+  status restore_snapshot(const std::string& n) override { return s_.restore_snapshot(n); }
+  status clone_snapshot(const std::string& n, const std::string& t) override { return s_.clone_snapshot(n, t); }
+  status export_snapshot(const std::string& n, const std::string& d) override { return s_.export_snapshot(n, d); }
+  result<snapshot_info> import_snapshot(const std::string& d) override { return s_.import_snapshot(d); }
+  result<bulk_load_stats> bulk_load(const std::string& t, const std::string& d) override {
+    return s_.bulk_load(t, d);
+  }
 
  private:
   store& s_;

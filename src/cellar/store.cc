@@ -88,6 +88,8 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
     if (!p) return p.error();
     impl->persistence = std::move(p.value());
   }
+  // After the directory is this process's: it clears what a crash left of a snapshot.
+  impl->snapshots = std::make_unique<snapshot_repo>(impl->options.directory);
   impl->partitions =
       std::make_unique<partition_factory>(*impl->system, impl->options, impl->memory, impl->persistence.get());
   impl->catalog = std::make_unique<catalog_service>(*impl->partitions, impl->persistence.get());

@@ -220,6 +220,94 @@ class rpc_connection final : public connection {
     }
   }
 
+  status snapshot_table(const std::string& table, const std::string& name) override {
+    return call_status([&] {
+      auto req = cellar_.snapshotTableRequest();
+      req.setTable(table);
+      req.setName(name);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  result<std::vector<snapshot_info>> list_snapshots(const std::string& table_regex,
+                                                    const std::string& name_regex) override {
+    try {
+      auto req = cellar_.listSnapshotsRequest();
+      req.setTableRegex(table_regex);
+      req.setNameRegex(name_regex);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      std::vector<snapshot_info> out;
+      for (auto x : res.getSnapshots()) out.push_back(from_wire(x));
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  status delete_snapshot(const std::string& name) override {
+    return call_status([&] {
+      auto req = cellar_.deleteSnapshotRequest();
+      req.setName(name);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status restore_snapshot(const std::string& name) override {
+    return call_status([&] {
+      auto req = cellar_.restoreSnapshotRequest();
+      req.setName(name);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status clone_snapshot(const std::string& name, const std::string& table) override {
+    return call_status([&] {
+      auto req = cellar_.cloneSnapshotRequest();
+      req.setName(name);
+      req.setTable(table);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status export_snapshot(const std::string& name, const std::string& dir) override {
+    return call_status([&] {
+      auto req = cellar_.exportSnapshotRequest();
+      req.setName(name);
+      req.setDir(dir);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  result<snapshot_info> import_snapshot(const std::string& dir) override {
+    try {
+      auto req = cellar_.importSnapshotRequest();
+      req.setDir(dir);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      return from_wire(res.getSnapshot());
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir) override {
+    try {
+      auto req = cellar_.bulkLoadRequest();
+      req.setTable(table);
+      req.setDir(dir);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      bulk_load_stats out;
+      out.partitions = res.getStats().getPartitions();
+      out.cells = res.getStats().getCells();
+      out.bytes = res.getStats().getBytes();
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
   result<table_stats> stats(const std::string& table) override {
     try {
       auto req = cellar_.statsRequest();

@@ -886,4 +886,24 @@ result<store_summary> from_wire(wire::Summary::Reader r) {
   return s;
 }
 
+void to_wire(const snapshot_info& s, wire::SnapshotInfo::Builder b) {
+  b.setName(s.name);
+  b.setTable(s.table);
+  b.setCreatedUnixMs(s.created_unix_ms);
+  b.setPartitions(s.partitions);
+  b.setCells(s.cells);
+  b.setBytes(s.bytes);
+}
+
+snapshot_info from_wire(wire::SnapshotInfo::Reader r) {
+  snapshot_info s;
+  s.name = str(r.getName());
+  s.table = str(r.getTable());
+  s.created_unix_ms = r.getCreatedUnixMs();
+  s.partitions = r.getPartitions();
+  s.cells = r.getCells();
+  s.bytes = r.getBytes();
+  return s;
+}
+
 }  // namespace cellar::rpc

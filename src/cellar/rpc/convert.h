@@ -64,6 +64,8 @@ void to_wire(const std::map<std::string, std::string>& a, capnp::List<wire::Attr
 std::map<std::string, std::string> from_wire(capnp::List<wire::Attribute>::Reader r);
 
 void to_wire(const store_summary& s, wire::Summary::Builder b);
+void to_wire(const snapshot_info& s, wire::SnapshotInfo::Builder b);
+snapshot_info from_wire(wire::SnapshotInfo::Reader r);
 result<store_summary> from_wire(wire::Summary::Reader r);
 
 }  // namespace cellar::rpc

@@ -58,6 +58,7 @@ const char* operation_name(operation o) noexcept {
     case operation::disable_table: return "disable_table";
     case operation::enable_table: return "enable_table";
     case operation::is_table_enabled: return "is_table_enabled";
+    case operation::backup: return "backup";
     case operation::alter_table: return "alter_table";
   }
   return "unknown";

@@ -62,8 +62,9 @@ enum class operation : std::uint8_t {
   enable_table,
   is_table_enabled,
   alter_table,
+  backup,  // named snapshots, their export and import, bulk loads
 };
-inline constexpr std::size_t operation_count = 26;
+inline constexpr std::size_t operation_count = 27;
 // Outcomes are counted per error code: codes 0 to 30 each, any later one in slot 31.
 inline constexpr std::size_t code_slots = 32;
 

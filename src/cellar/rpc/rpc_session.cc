@@ -149,6 +149,79 @@ class cellar_impl final : public wire::Cellar::Server {
                             [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
+  // --- named snapshots, their files, bulk loads -----------------------------------------------
+  template <class Context>
+  kj::Promise<void> backup_call(Context context, std::function<status()> f) {
+    return blocking<status>(operation::backup, context, std::move(f),
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> snapshotTable(SnapshotTableContext context) override {
+    auto table = str(context.getParams().getTable());
+    auto name = str(context.getParams().getName());
+    return backup_call(context, [this, table, name] { return st_.s.snapshot(table, name); });
+  }
+
+  kj::Promise<void> deleteSnapshot(DeleteSnapshotContext context) override {
+    auto name = str(context.getParams().getName());
+    return backup_call(context, [this, name] { return st_.s.delete_snapshot(name); });
+  }
+
+  kj::Promise<void> restoreSnapshot(RestoreSnapshotContext context) override {
+    auto name = str(context.getParams().getName());
+    return backup_call(context, [this, name] { return st_.s.restore_snapshot(name); });
+  }
+
+  kj::Promise<void> cloneSnapshot(CloneSnapshotContext context) override {
+    auto name = str(context.getParams().getName());
+    auto table = str(context.getParams().getTable());
+    return backup_call(context, [this, name, table] { return st_.s.clone_snapshot(name, table); });
+  }
+
+  kj::Promise<void> exportSnapshot(ExportSnapshotContext context) override {
+    auto name = str(context.getParams().getName());
+    auto dir = str(context.getParams().getDir());
+    return backup_call(context, [this, name, dir] { return st_.s.export_snapshot(name, dir); });
+  }
+
+  kj::Promise<void> listSnapshots(ListSnapshotsContext context) override {
+    auto t = str(context.getParams().getTableRegex());
+    auto n = str(context.getParams().getNameRegex());
+    return blocking<result<std::vector<snapshot_info>>>(
+        operation::backup, context, [this, t, n] { return st_.s.list_table_snapshots(t, n); },
+        [](auto& res, result<std::vector<snapshot_info>> r) {
+          to_wire(r.error(), res.initError());
+          if (!r) return;
+          auto out = res.initSnapshots(static_cast<unsigned>(r->size()));
+          for (unsigned i = 0; i < out.size(); ++i) to_wire((*r)[i], out[i]);
+        });
+  }
+
+  kj::Promise<void> importSnapshot(ImportSnapshotContext context) override {
+    auto dir = str(context.getParams().getDir());
+    return blocking<result<snapshot_info>>(
+        operation::backup, context, [this, dir] { return st_.s.import_snapshot(dir); },
+        [](auto& res, result<snapshot_info> r) {
+          to_wire(r.error(), res.initError());
+          if (r) to_wire(*r, res.initSnapshot());
+        });
+  }
+
+  kj::Promise<void> bulkLoad(BulkLoadContext context) override {
+    auto table = str(context.getParams().getTable());
+    auto dir = str(context.getParams().getDir());
+    return blocking<result<bulk_load_stats>>(
+        operation::backup, context, [this, table, dir] { return st_.s.bulk_load(table, dir); },
+        [](auto& res, result<bulk_load_stats> r) {
+          to_wire(r.error(), res.initError());
+          if (!r) return;
+          auto s = res.initStats();
+          s.setPartitions(r->partitions);
+          s.setCells(r->cells);
+          s.setBytes(r->bytes);
+        });
+  }
+
   kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {
     const auto t0 = metrics::clock::now();
     auto r = st_.s.is_table_enabled(str(context.getParams().getTable()));

@@ -122,10 +122,18 @@ outcome cmd_balancer(context& c, const args_view& a);
 outcome cmd_version(context& c, const args_view& a);
 outcome cmd_whoami(context& c, const args_view& a);
 
+// Named snapshots (commands_backup.cc).
+outcome cmd_snapshot_table(context& c, const args_view& a);  // snapshot 't', 'name'
+outcome cmd_list_snapshots(context& c, const args_view& a);
+outcome cmd_list_table_snapshots(context& c, const args_view& a);
+outcome cmd_delete_snapshot(context& c, const args_view& a);
+outcome cmd_restore_snapshot(context& c, const args_view& a);
+outcome cmd_clone_snapshot(context& c, const args_view& a);
+
 // The command table (commands.cc).
 struct command_def {
   std::string_view name;
-  std::string_view group;  // general, ddl, dml, tools (as HBase groups them)
+  std::string_view group;  // general, ddl, dml, tools, snapshots (as HBase groups them)
   handler run;
   std::string_view help;
 };

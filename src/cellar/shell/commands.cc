@@ -261,9 +261,31 @@ physical, so there are no delete markers to show.
      "Move partitions until every live node of the cluster holds the same number, give or take one.\n"
      "Prints true when it ran, false when a move was already running.\n"
      "  hbase> balancer\n"},
-    {"snapshot", "tools", cmd_snapshot,
-     "Write a snapshot of the whole store to disk now (cellar's persistence, not an HBase table snapshot).\n"
-     "  hbase> snapshot\n"},
+    {"snapshot", "snapshots", cmd_snapshot,
+     R"(Two commands in one. With a table and a name: take a named snapshot of the table (HBase's
+table snapshot: every partition copied at one instant while writes go on; kept until
+delete_snapshot, and across restarts). Without arguments: write the whole store's
+persistence snapshot to disk now (cellar's own checkpoint of every table; it has no name
+and cannot be restored by hand).
+  hbase> snapshot 'sourceTable', 'snapshotName'
+  hbase> snapshot
+)"},
+    {"list_snapshots", "snapshots", cmd_list_snapshots,
+     "List the named snapshots, optionally only those whose name matches a regex.\n"
+     "  hbase> list_snapshots\n  hbase> list_snapshots 'abc.*'\n"},
+    {"list_table_snapshots", "snapshots", cmd_list_table_snapshots,
+     "List the named snapshots of the tables matching a regex, optionally only those whose name matches\n"
+     "a second regex.\n"
+     "  hbase> list_table_snapshots 'tableName'\n  hbase> list_table_snapshots 'tableName.*', 'snapshotName.*'\n"},
+    {"delete_snapshot", "snapshots", cmd_delete_snapshot,
+     "Delete a named snapshot.\n  hbase> delete_snapshot 'snapshotName'\n"},
+    {"restore_snapshot", "snapshots", cmd_restore_snapshot,
+     "Restore a named snapshot into its table: the table's schema and cells become the snapshot's.\n"
+     "The table must be disabled first, and stays disabled.\n"
+     "  hbase> disable 'tableName'\n  hbase> restore_snapshot 'snapshotName'\n  hbase> enable 'tableName'\n"},
+    {"clone_snapshot", "snapshots", cmd_clone_snapshot,
+     "Create a new table from a named snapshot: same schema and cells, independent of the source.\n"
+     "  hbase> clone_snapshot 'snapshotName', 'tableName'\n"},
 };
 
 std::string group_help(std::string_view group) {
@@ -294,7 +316,7 @@ outcome cmd_help(context&, const args_view& a) {
                "command.\nCommands are grouped. Type 'help \"COMMAND_GROUP\"', (e.g. 'help \"general\"') for help on a "
                "command group.\n\nCOMMAND GROUPS:\n";
     json groups = json::array();
-    for (std::string_view g : {"general", "ddl", "dml", "tools"}) {
+    for (std::string_view g : {"general", "ddl", "dml", "tools", "snapshots"}) {
       std::vector<std::string> names;
       for (const auto& c : table)
         if (c.group == g) names.emplace_back(c.name);
@@ -316,7 +338,8 @@ outcome cmd_help(context&, const args_view& a) {
   const std::string& name = what.value();
   if (const command_def* c = find_command(name)) {
     out.text = std::string(c->help);
-  } else if (name == "general" || name == "ddl" || name == "dml" || name == "tools") {
+  } else if (name == "general" || name == "ddl" || name == "dml" || name == "tools" ||
+             name == "snapshots") {
     out.text = group_help(name);
   } else if (name == "sql") {
     out.text = std::string(sql_help);

@@ -338,7 +338,13 @@ outcome cmd_get_splits(context& c, const args_view& a) {
 }
 
 outcome cmd_snapshot(context& c, const args_view& a) {
-  if (!a.args.empty()) return fail(code::invalid_argument, "snapshot takes no arguments");
+  // With a table and a name: HBase's table snapshot (commands_backup.cc).
+  if (!a.args.empty()) {
+    if (a.args.size() == 2) return cmd_snapshot_table(c, a);
+    return fail(code::invalid_argument,
+                "snapshot takes no arguments (the store's persistence snapshot) or a table and a name "
+                "(a named table snapshot: snapshot 't', 'name')");
+  }
   auto s = c.conn.snapshot();
   if (!s) return fail(s.error());
   outcome out;

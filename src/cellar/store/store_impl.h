@@ -29,6 +29,7 @@
 #include "store/data_path.h"
 #include "store/partition_factory.h"
 #include "store/persistence.h"
+#include "store/snapshot_files.h"
 
 namespace cellar::detail {
 
@@ -56,6 +57,7 @@ struct store_impl {
   std::unique_ptr<catalog_service> catalog;
   std::unique_ptr<data_path> data;
   std::unique_ptr<cluster_seat> seat;
+  std::unique_ptr<snapshot_repo> snapshots;  // the named snapshots (cellar/backup.h)
   bool opened = false;  // recovery finished: a close may snapshot
   std::atomic<bool> closed{false};
 };

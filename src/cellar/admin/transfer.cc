@@ -1,0 +1,260 @@
+// admin/transfer.cc: cellar-admin's export, import and bulk load.
+#include "admin/transfer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "persist/codec.h"
+#include "route/router.h"
+#include "store/snapshot_files.h"
+
+namespace cellar::admin {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Cells per batch an import sends.
+constexpr std::size_t import_batch = 1000;
+
+status at_line(std::uint64_t line, const status& st) {
+  return {st.code(), "line " + std::to_string(line) + ": " + st.message()};
+}
+
+std::uint64_t file_size(const std::string& path) {
+  std::error_code ec;
+  auto n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+// Calls `each(line_number, line)` for every line of `path` (without its line break);
+// stops at the first error.
+status for_each_line(const std::string& path, const std::function<status(std::uint64_t, std::string_view)>& each,
+                     std::uint64_t* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {code::io_error, "cannot open '" + path + "'"};
+  std::string line;
+  std::uint64_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (bytes) *bytes += line.size() + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (auto st = each(n, line); !st) return st;
+  }
+  if (in.bad()) return {code::io_error, "cannot read '" + path + "'"};
+  return status::ok();
+}
+
+}  // namespace
+
+result<transfer_stats> export_table(connection& c, const std::string& table, const std::string& path,
+                                    const export_options& o, const progress_fn& on_progress) {
+  scan s;
+  if (!o.start.empty()) s.start_row(o.start);
+  if (!o.stop.empty()) s.stop_row(o.stop);
+  if (o.versions == 0)
+    s.all_versions();
+  else
+    s.max_versions(o.versions);
+  if (o.time_range) s.range(o.time_range->first, o.time_range->second);
+  std::uint64_t total = 0;
+  if (auto st = c.stats(table); st) total = st->cells;
+  auto stream = c.scan(table, s);
+  if (!stream) return stream.error();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return status{code::io_error, "cannot create '" + path + "'"};
+  transfer_stats stats;
+  std::string line;
+  for (;;) {
+    auto rows = (*stream)->next(1000);
+    if (!rows) return rows.error();
+    if (rows->empty()) break;
+    for (const auto& r : *rows) {
+      ++stats.rows;
+      for (const auto& cell : r.cells) {
+        line = format_cell(cell, o.format);
+        line.push_back('\n');
+        out.write(line.data(), static_cast<std::streamsize>(line.size()));
+        stats.bytes += line.size();
+        ++stats.cells;
+      }
+    }
+    if (on_progress) on_progress(stats.cells, std::max(total, stats.cells));
+  }
+  out.flush();
+  if (!out) return status{code::io_error, "cannot write '" + path + "'"};
+  return stats;
+}
+
+result<transfer_stats> import_table(connection& c, const std::string& table, const std::string& path,
+                                    std::optional<row_format> format, const progress_fn& on_progress) {
+  const row_format f = format ? *format : (path.ends_with(".jsonl") ? row_format::jsonl : row_format::tsv);
+  auto desc = c.describe(table);
+  if (!desc) return desc.error();
+  std::map<std::string, std::size_t> max_value;
+  for (const auto& fam : desc->families) max_value[fam.name] = fam.max_value_bytes;
+  // First pass: every line checked, nothing written.
+  auto check = [&](std::uint64_t n, std::string_view line) -> status {
+    auto cell = parse_cell(line, f);
+    if (!cell) return at_line(n, cell.error());
+    auto it = max_value.find(cell->family);
+    if (it == max_value.end())
+      return at_line(n, {code::family_not_found, "table '" + table + "' has no family '" + cell->family + "'"});
+    if (cell->row.size() > max_row_key_bytes) return at_line(n, {code::too_large, "the row key is over its limit"});
+    if (cell->value.size() > it->second) return at_line(n, {code::too_large, "the value is over its family's limit"});
+    return status::ok();
+  };
+  if (auto st = for_each_line(path, check, nullptr); !st) return st;
+
+  const std::uint64_t total = file_size(path);
+  transfer_stats stats;
+  std::vector<batch_op> ops;
+  std::string last_row;
+  auto flush = [&]() -> status {
+    if (ops.empty()) return status::ok();
+    auto results = c.batch(table, std::move(ops));
+    ops.clear();
+    for (const auto& r : results)
+      if (!r.st) return r.st;
+    return status::ok();
+  };
+  auto load = [&](std::uint64_t n, std::string_view line) -> status {
+    auto cell = parse_cell(line, f);
+    if (!cell) return at_line(n, cell.error());
+    if (cell->row != last_row) {
+      ++stats.rows;
+      last_row = cell->row;
+    }
+    ops.push_back(put(cell->row).add(cell->family, cell->qualifier, cell->timestamp, cell->value));
+    ++stats.cells;
+    stats.bytes += line.size() + 1;
+    if (ops.size() < import_batch) return status::ok();
+    if (on_progress) on_progress(stats.bytes, total);
+    return flush();
+  };
+  if (auto st = for_each_line(path, load, nullptr); !st) return st;
+  if (auto st = flush(); !st) return st;
+  if (on_progress) on_progress(total, total);
+  return stats;
+}
+
+result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, const std::string& path,
+                                     const bulk_options& o, const progress_fn& on_progress) {
+  using namespace cellar::detail;
+  auto cols = parse_columns(o.columns);
+  if (!cols) return cols.error();
+  auto desc = c.describe(table);
+  if (!desc) return desc.error();
+  // The files' family ids: 1, 2, ... in the order of the table's families.
+  std::map<std::string, std::pair<std::uint32_t, std::size_t>> families;  // name -> (id, max value bytes)
+  snapshot_manifest m;
+  m.kind = "bulkload";
+  m.table = table;
+  m.partitions = desc->partitioning.count();
+  for (const auto& f : desc->families) {
+    const auto id = static_cast<std::uint32_t>(families.size() + 1);
+    families[f.name] = {id, f.max_value_bytes};
+    m.families[id] = f.name;
+  }
+  std::vector<std::uint32_t> column_ids;
+  for (const auto& col : cols->columns) {
+    auto it = families.find(col.family);
+    if (it == families.end())
+      return status{code::family_not_found, "table '" + table + "' has no family '" + col.family + "'"};
+    if (col.qualifier.size() > max_qualifier_bytes)
+      return status{code::too_large, "the qualifier of --columns entry '" + col.family + ":" + col.qualifier +
+                                         "' is over its limit"};
+    column_ids.push_back(it->second.first);
+  }
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  // (cell key, value) per partition; the line number orders duplicates (the last wins).
+  struct entry {
+    std::string key;
+    std::string value;
+  };
+  std::vector<std::vector<entry>> parts(m.partitions);
+  const std::uint64_t total = file_size(path);
+  std::uint64_t read = 0, rows = 0, lines_seen = 0;
+  auto parse = [&](std::uint64_t n, std::string_view line) -> status {
+    auto fields = split(line, o.separator);
+    if (fields.size() != cols->fields)
+      return at_line(n, {code::invalid_argument, "expected " + std::to_string(cols->fields) + " fields, found " +
+                                                     std::to_string(fields.size())});
+    const std::string_view row = fields[cols->row];
+    if (row.empty()) return at_line(n, {code::invalid_argument, "an empty row key"});
+    if (row.size() > max_row_key_bytes)
+      return at_line(n, {code::too_large, "the row key has " + std::to_string(row.size()) + " bytes, over the limit of " +
+                                              std::to_string(max_row_key_bytes)});
+    std::int64_t ts = now;
+    if (cols->ts) {
+      const auto t = fields[*cols->ts];
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ts);
+      if (ec != std::errc() || p != t.data() + t.size())
+        return at_line(n, {code::invalid_argument, "the timestamp '" + std::string(t) + "' is not a number"});
+    }
+    const std::uint32_t partition = partition_of(desc->partitioning, row);
+    for (std::size_t k = 0; k < cols->columns.size(); ++k) {
+      const auto& col = cols->columns[k];
+      const std::string_view value = fields[col.field];
+      if (value.size() > families[col.family].second)
+        return at_line(n, {code::too_large, "the value of " + col.family + ":" + col.qualifier +
+                                                " is over its family's limit"});
+      parts[partition].push_back({encode_cell_key(column_ids[k], row, col.qualifier, ts), std::string(value)});
+    }
+    ++rows;
+    if (on_progress && (++lines_seen & 0xffff) == 0) on_progress(read, total);
+    return status::ok();
+  };
+  if (auto st = for_each_line(path, parse, &read); !st) return st;
+  if (on_progress) on_progress(total, total);
+
+  transfer_stats stats;
+  stats.rows = rows;
+  stats.bytes = total;
+  std::map<std::string, std::string> files;
+  for (std::uint32_t p = 0; p < m.partitions; ++p) {
+    auto& e = parts[p];
+    // Sorted by key; of equal keys the last line's value wins.
+    std::stable_sort(e.begin(), e.end(), [](const entry& a, const entry& b) { return a.key < b.key; });
+    std::string file = cell_file_header();
+    std::uint64_t cells = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      if (i + 1 < e.size() && e[i + 1].key == e[i].key) continue;
+      append_cell(file, e[i].key, std::numeric_limits<std::int64_t>::max(), e[i].value);
+      ++cells;
+    }
+    if (cells) ++stats.partitions;
+    stats.cells += cells;
+    e = {};
+    const std::string name = part_file_name(p);
+    m.files[name] = {file.size(), cells, crc32c(file)};
+    files.emplace(name, std::move(file));
+  }
+  std::string dir = o.staging;
+  const bool temporary = dir.empty();
+  if (temporary)
+    dir = (fs::temp_directory_path() / ("cellar-bulkload-" + std::to_string(::getpid()) + "-" + std::to_string(now)))
+              .string();
+  auto st = write_snapshot_dir(dir, m, files, /*durable=*/false);
+  files.clear();
+  if (st) {
+    auto r = c.bulk_load(table, dir);
+    if (!r) st = r.error();
+  }
+  std::error_code ec;
+  if (temporary) fs::remove_all(dir, ec);
+  if (!st) return st;
+  return stats;
+}
+
+}  // namespace cellar::admin

@@ -1,0 +1,384 @@
+// store/named_snapshots.cc: the store's named snapshots, their export and import, and bulk
+// loads (cellar/backup.h; docs/backup.md).
+//
+// A snapshot copies each partition with the steps a move uses (partition/protocol.h:
+// move_request): `track` starts a record of every change, `chunk`s copy the cells in key
+// order a bounded piece at a time (so the partition keeps serving between them), and
+// `cut` takes the changes recorded since `track`. The chunks alone are no instant's
+// state, but every change after `track` is in the cut, so the chunks with the cut applied
+// on top are the partition exactly as it was when it handled the cut: one instant per
+// partition, between two of its requests. Cells go back into a partition with `apply`,
+// one message per partition, so a partition takes a whole file at once.
+#include <re2/re2.h>
+
+#include <latch>
+#include <optional>
+
+#include "partition/ask.h"
+#include "persist/codec.h"
+#include "route/router.h"
+#include "store/snapshot_files.h"
+#include "store/store_impl.h"
+
+namespace cellar {
+
+using namespace detail;
+
+namespace {
+
+// Bytes of cells a chunk copies: small enough that a partition answers other requests
+// between two chunks promptly.
+constexpr std::uint64_t chunk_bytes = 1 << 20;
+
+template <class Reply, class Request>
+result<Reply> ask_one(caf::actor_system& sys, const partition_actor& p, Request req) {
+  std::optional<result<Reply>> got;
+  std::latch done(1);
+  ask<Reply>(sys, p, std::move(req), [&](result<Reply> r) {
+    got.emplace(std::move(r));
+    done.count_down();
+  });
+  done.wait();
+  return std::move(*got);
+}
+
+move_request step(std::uint8_t what) {
+  move_request r;
+  r.what = what;
+  return r;
+}
+
+// Stops the change record of every partition of `rt` (after a copy, or a failed one).
+void stop_tracking(caf::actor_system& sys, const table_runtime& rt) {
+  (void)ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::abort); });
+}
+
+// Each partition of `rt` as it was at one instant (see above).
+result<std::vector<std::shared_ptr<delta_map>>> copy_partitions(caf::actor_system& sys, const table_runtime& rt) {
+  const std::size_t n = rt.partitions.size();
+  for (auto& r : ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::track); }))
+    if (!r || !r->st) {
+      stop_tracking(sys, rt);
+      return r ? r->st : r.error();
+    }
+  std::vector<std::shared_ptr<delta_map>> copies(n);
+  for (auto& c : copies) c = std::make_shared<delta_map>();
+  std::vector<std::string> after(n);
+  std::vector<bool> done(n, false);
+  status failed;
+  for (;;) {
+    std::vector<std::size_t> open;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!done[i]) open.push_back(i);
+    if (open.empty()) break;
+    // One chunk from every partition not yet copied, all at once.
+    std::vector<std::optional<result<move_reply>>> got(n);
+    std::latch left(static_cast<std::ptrdiff_t>(open.size()));
+    for (auto i : open) {
+      move_request r = step(move_request::chunk);
+      r.after = after[i];
+      r.max_bytes = chunk_bytes;
+      ask<move_reply>(sys, rt.partitions[i].actor, std::move(r), [&got, &left, i](result<move_reply> x) {
+        got[i].emplace(std::move(x));
+        left.count_down();
+      });
+    }
+    left.wait();
+    for (auto i : open) {
+      auto& r = *got[i];
+      if (!r || !r->st) {
+        failed = r ? r->st : r.error();
+        break;
+      }
+      for (auto it = r->cells.map->begin(); it != r->cells.map->end(); ++it)
+        copies[i]->put(it->first.bytes, it->second.expires_at, it->second.value());
+      if (!r->last.empty()) after[i] = r->last;
+      done[i] = r->done;
+    }
+    if (failed.is_ok()) continue;
+    stop_tracking(sys, rt);
+    return failed;
+  }
+  auto cuts = ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::cut); });
+  stop_tracking(sys, rt);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!cuts[i]) return cuts[i].error();
+    if (!cuts[i]->st) return cuts[i]->st;
+    for (auto it = cuts[i]->cells.map->begin(); it != cuts[i]->cells.map->end(); ++it) {
+      if (it->second.present)
+        copies[i]->put(it->first.bytes, it->second.expires_at, it->second.value());
+      else
+        copies[i]->erase(it->first.bytes);
+    }
+  }
+  return copies;
+}
+
+status table_not_found(const std::string& name) {
+  return {code::table_not_found, "table '" + name + "' does not exist"};
+}
+
+status not_in_cluster(std::string_view what) {
+  return {code::unsupported, std::string(what) + " is not supported on a cluster member yet"};
+}
+
+// Reads part file `p` of a snapshot or a bulk load.
+using part_reader = std::function<result<std::string>(const std::string& file)>;
+
+// The cells of every part file, re-keyed to `rt`'s family ids (by family name) and checked
+// to fall in their partition; nothing is changed. Returns one delta per partition.
+result<std::vector<std::shared_ptr<delta_map>>> read_parts(const table_runtime& rt, const snapshot_manifest& m,
+                                                           const part_reader& read, bulk_load_stats& stats) {
+  const auto& schema = *rt.schema;
+  if (rt.partitions.size() != m.partitions)
+    return status{code::invalid_argument, "the files hold " + std::to_string(m.partitions) + " partitions, table '" +
+                                              schema.name + "' has " + std::to_string(rt.partitions.size())};
+  std::map<std::uint32_t, std::uint32_t> ids;  // the files' family id -> the table's
+  for (const auto& [id, name] : m.families) {
+    const family_schema* f = schema.find(name);
+    if (!f)
+      return status{code::family_not_found, "table '" + schema.name + "' has no family '" + name + "'"};
+    ids[id] = f->id;
+  }
+  std::vector<std::shared_ptr<delta_map>> out;
+  for (std::uint32_t p = 0; p < m.partitions; ++p) {
+    const std::string file = part_file_name(p);
+    auto data = read(file);
+    if (!data) return data.error();
+    stats.bytes += data->size();
+    auto cells = std::make_shared<delta_map>();
+    std::string key;
+    auto st = for_each_cell(*data, [&](std::string_view k, std::int64_t expires, std::string_view value) -> status {
+      auto d = decode_cell_key(k);
+      if (!d) return {code::corruption, "file '" + file + "' holds a malformed cell key"};
+      auto id = ids.find(d->family);
+      if (id == ids.end())
+        return {code::corruption, "file '" + file + "' holds a cell of family id " + std::to_string(d->family) +
+                                      ", which its manifest does not name"};
+      if (partition_of(schema.partitioning, d->row) != p)
+        return {code::invalid_argument, "file '" + file + "' holds row '" + d->row + "' of another partition"};
+      key.assign(k);
+      std::string prefix;
+      put_u32(prefix, id->second);
+      key.replace(0, 4, prefix);
+      cells->put(key, expires, value);
+      ++stats.cells;
+      return status::ok();
+    });
+    if (!st) return st;
+    if (!cells->empty()) ++stats.partitions;
+    out.push_back(std::move(cells));
+  }
+  return out;
+}
+
+// Applies `parts` (from read_parts) to `rt`'s partitions, one message each.
+status apply_parts(caf::actor_system& sys, const table_runtime& rt, std::vector<std::shared_ptr<delta_map>>& parts) {
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    if (parts[p]->empty()) continue;
+    move_request r = step(move_request::apply);
+    r.cells.map = std::move(parts[p]);
+    auto reply = ask_one<move_reply>(sys, rt.partitions[p].actor, std::move(r));
+    if (!reply) return reply.error();
+    if (!reply->st) return reply->st;
+  }
+  return status::ok();
+}
+
+result<std::unique_ptr<RE2>> compile(const std::string& regex) {
+  auto re = std::make_unique<RE2>(regex.empty() ? ".*" : regex, RE2::Quiet);
+  if (!re->ok()) return status{code::invalid_argument, "bad regex '" + regex + "': " + re->error()};
+  return re;
+}
+
+}  // namespace
+
+// --- store ------------------------------------------------------------------------------------
+
+status store::snapshot(const std::string& table, const std::string& name) {
+  auto& s = *impl_;
+  if (s.cluster.hooks()) return not_in_cluster("a named snapshot");
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
+  table_schema schema;
+  std::vector<std::shared_ptr<delta_map>> copies;
+  {
+    // No DDL while the partitions are copied: the schema written is the cells' schema.
+    absl::MutexLock lock(&s.catalog->mutex());
+    auto rt = s.catalog->lookup(table);
+    if (!rt) return table_not_found(table);
+    if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
+    auto c = copy_partitions(*s.system, *rt);
+    if (!c) return c.error();
+    copies = std::move(*c);
+    schema = *rt->schema;
+  }
+  snapshot_manifest m;
+  m.name = name;
+  m.table = table;
+  m.created_unix_ms = s.options.clock();
+  m.partitions = static_cast<std::uint32_t>(copies.size());
+  std::set<std::uint32_t> families;
+  for (const auto& f : schema.families) {
+    m.families[f.id] = f.desc.name;
+    families.insert(f.id);
+  }
+  std::map<std::string, std::string> files;
+  auto add = [&](const std::string& file, std::string data, std::uint64_t cells) {
+    m.files[file] = {data.size(), cells, crc32c(data)};
+    files.emplace(file, std::move(data));
+  };
+  add(std::string(schema_file), encode_schema(schema), 0);
+  for (std::uint32_t p = 0; p < copies.size(); ++p) {
+    std::uint64_t cells = 0;
+    std::string data = encode_cells(*copies[p], families, &cells);
+    copies[p].reset();
+    add(part_file_name(p), std::move(data), cells);
+  }
+  return s.snapshots->put(m, files);
+}
+
+result<std::vector<snapshot_info>> store::list_snapshots(const std::string& regex) const {
+  return list_table_snapshots("", regex);
+}
+
+result<std::vector<snapshot_info>> store::list_table_snapshots(const std::string& table_regex,
+                                                               const std::string& name_regex) const {
+  auto tre = compile(table_regex);
+  if (!tre) return tre.error();
+  auto nre = compile(name_regex);
+  if (!nre) return nre.error();
+  auto all = impl_->snapshots->list();
+  if (!all) return all.error();
+  std::vector<snapshot_info> out;
+  for (const auto& m : *all)
+    if (RE2::FullMatch(m.table, **tre) && RE2::FullMatch(m.name, **nre)) out.push_back(m.info());
+  return out;
+}
+
+status store::delete_snapshot(const std::string& name) { return impl_->snapshots->remove(name); }
+
+namespace {
+
+// The snapshot `name`, checked whole, and its schema.
+result<std::pair<snapshot_manifest, table_schema>> open_snapshot(const snapshot_repo& repo, const std::string& name) {
+  auto m = repo.manifest(name);
+  if (!m) return m.error();
+  if (auto st = repo.verify(name); !st) return st;
+  auto bytes = repo.read(name, std::string(schema_file));
+  if (!bytes) return bytes.error();
+  auto schema = decode_schema(*bytes);
+  if (!schema) return schema.error();
+  return std::make_pair(std::move(*m), std::move(*schema));
+}
+
+}  // namespace
+
+status store::restore_snapshot(const std::string& name) {
+  auto& s = *impl_;
+  if (s.cluster.hooks()) return not_in_cluster("restore_snapshot");
+  auto snap = open_snapshot(*s.snapshots, name);
+  if (!snap) return snap.error();
+  const auto& [m, schema] = *snap;
+  const std::string& table = m.table;
+  auto rt = s.catalog->lookup(table);
+  if (!rt) {
+    // HBase restores a table that was dropped since: created from the snapshot, disabled.
+    auto desc = schema.descriptor();
+    if (auto st = create_table(desc, schema_origin::oceanbase_ddl); !st) return st;
+    if (auto st = disable_table(table); !st) return st;
+    rt = s.catalog->lookup(table);
+    if (!rt) return table_not_found(table);
+  } else if (!rt->schema->disabled) {
+    return {code::table_not_disabled,
+            "table '" + table + "' must be disabled to restore snapshot '" + name + "' (disable '" + table + "')"};
+  }
+  if (!(rt->schema->partitioning == schema.partitioning))
+    return {code::invalid_argument,
+            "table '" + table + "' is partitioned differently from snapshot '" + name + "'; drop it to restore"};
+  // The schema as the snapshot has it: its families (replacing, adding), not the others.
+  for (const auto& f : schema.families) {
+    const family_schema* now = rt->schema->find(f.desc.name);
+    if (!now || !(now->desc == f.desc))
+      if (auto st = alter_family(table, f.desc); !st) return st;
+  }
+  for (const auto& f : rt->schema->families)
+    if (!schema.find(f.desc.name))
+      if (auto st = drop_family(table, f.desc.name, schema_origin::hbase_shell); !st) return st;
+  if (rt->schema->attributes != schema.attributes) {
+    std::vector<std::string> unset;
+    for (const auto& [k, v] : rt->schema->attributes)
+      if (!schema.attributes.count(k)) unset.push_back(k);
+    if (auto st = alter_table(table, schema.attributes, unset); !st) return st;
+  }
+  if (auto st = truncate_table(table); !st) return st;
+  rt = s.catalog->lookup(table);
+  if (!rt) return table_not_found(table);
+  bulk_load_stats stats;
+  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->read(name, f); }, stats);
+  if (!parts) return parts.error();
+  if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
+  if (s.persistence)
+    if (auto r = s.snapshot(); !r) return r.error();
+  return status::ok();
+}
+
+status store::clone_snapshot(const std::string& name, const std::string& table) {
+  auto& s = *impl_;
+  if (s.cluster.hooks()) return not_in_cluster("clone_snapshot");
+  if (s.catalog->lookup(table)) return {code::already_exists, "table '" + table + "' already exists"};
+  auto snap = open_snapshot(*s.snapshots, name);
+  if (!snap) return snap.error();
+  const auto& [m, schema] = *snap;
+  auto desc = schema.descriptor();
+  desc.name = table;
+  if (auto st = create_table(desc, schema_origin::oceanbase_ddl); !st) return st;
+  auto rt = s.catalog->lookup(table);
+  if (!rt) return table_not_found(table);
+  bulk_load_stats stats;
+  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->read(name, f); }, stats);
+  status st = parts ? apply_parts(*s.system, *rt, *parts) : parts.error();
+  if (st && s.persistence)
+    if (auto r = s.snapshot(); !r) st = r.error();
+  if (!st) (void)drop_table(table);  // leaves the store as it was
+  return st;
+}
+
+status store::export_snapshot(const std::string& name, const std::string& dir) {
+  auto m = impl_->snapshots->manifest(name);
+  if (!m) return m.error();
+  std::map<std::string, std::string> files;
+  for (const auto& [file, f] : m->files) {
+    auto data = impl_->snapshots->read(name, file);
+    if (!data) return data.error();
+    files.emplace(file, std::move(*data));
+  }
+  return write_snapshot_dir(dir, *m, files);
+}
+
+result<snapshot_info> store::import_snapshot(const std::string& dir) {
+  auto m = read_manifest_dir(dir);
+  if (!m) return m.error();
+  if (m->kind != "snapshot") return status{code::invalid_argument, "'" + dir + "' holds a bulk load, not a snapshot"};
+  if (auto st = check_snapshot_name(m->name); !st) return st;
+  if (auto st = impl_->snapshots->put_from_dir(*m, dir); !st) return st;
+  return m->info();
+}
+
+result<bulk_load_stats> store::bulk_load(const std::string& table, const std::string& dir) {
+  auto& s = *impl_;
+  if (s.cluster.hooks()) return not_in_cluster("bulk_load");
+  auto m = read_manifest_dir(dir);
+  if (!m) return m.error();
+  auto rt = s.catalog->lookup(table);
+  if (!rt) return table_not_found(table);
+  bulk_load_stats stats;
+  auto parts = read_parts(*rt, *m, [&](const std::string& f) { return read_file_checked(dir, *m, f); }, stats);
+  if (!parts) return parts.error();
+  if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
+  if (s.persistence)
+    if (auto r = s.snapshot(); !r) return r.error();
+  return stats;
+}
+
+}  // namespace cellar

@@ -1,0 +1,406 @@
+// store/snapshot_files.cc: the named snapshots' files and the store's set of them.
+#include "store/snapshot_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "catalog/catalog.h"
+#include "partition/delta_map.h"
+#include "persist/codec.h"
+
+namespace cellar::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view cells_magic = "CELLARC1";
+constexpr std::string_view manifest_magic = "cellar-snapshot 1";
+
+status io_error(const std::string& what, const std::string& path) {
+  return {code::io_error, what + " '" + path + "': " + std::strerror(errno)};
+}
+
+status corrupt(const std::string& what) { return {code::corruption, what}; }
+
+status write_synced(const std::string& path, std::string_view data, bool durable = true) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot create", path);
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      auto st = io_error("cannot write", path);
+      ::close(fd);
+      return st;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (durable && ::fdatasync(fd) != 0) {
+    auto st = io_error("cannot sync", path);
+    ::close(fd);
+    return st;
+  }
+  ::close(fd);
+  return status::ok();
+}
+
+status sync_dir(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open directory", path);
+  const int r = ::fsync(fd);
+  ::close(fd);
+  if (r != 0) return io_error("cannot sync directory", path);
+  return status::ok();
+}
+
+result<std::string> read_whole(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return corrupt("missing file '" + path + "'");
+    return io_error("cannot open", path);
+  }
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      auto st = io_error("cannot read", path);
+      ::close(fd);
+      return st;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+status check_file(const snapshot_manifest& m, const std::string& file, std::string_view data) {
+  auto it = m.files.find(file);
+  if (it == m.files.end()) return {code::not_found, "snapshot '" + m.name + "' has no file '" + file + "'"};
+  if (data.size() != it->second.bytes)
+    return corrupt("file '" + file + "' of snapshot '" + m.name + "' has " + std::to_string(data.size()) +
+                   " bytes, its manifest says " + std::to_string(it->second.bytes));
+  if (crc32c(data) != it->second.crc)
+    return corrupt("file '" + file + "' of snapshot '" + m.name + "' fails its checksum");
+  return status::ok();
+}
+
+bool dir_empty_or_missing(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return true;
+  return fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
+}
+
+}  // namespace
+
+std::string part_file_name(std::uint32_t partition) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "part-%05u.cells", partition);
+  return buf;
+}
+
+snapshot_info snapshot_manifest::info() const {
+  snapshot_info out;
+  out.name = name;
+  out.table = table;
+  out.created_unix_ms = created_unix_ms;
+  out.partitions = partitions;
+  for (const auto& [n, f] : files) {
+    out.cells += f.cells;
+    out.bytes += f.bytes;
+  }
+  return out;
+}
+
+std::string encode_manifest(const snapshot_manifest& m) {
+  std::ostringstream o;
+  o << manifest_magic << "\n";
+  o << "kind " << m.kind << "\n";
+  if (!m.name.empty()) o << "name " << m.name << "\n";
+  o << "table " << m.table << "\n";
+  o << "created " << m.created_unix_ms << "\n";
+  o << "partitions " << m.partitions << "\n";
+  for (const auto& [id, name] : m.families) o << "family " << id << " " << name << "\n";
+  for (const auto& [name, f] : m.files) {
+    char crc[16];
+    std::snprintf(crc, sizeof crc, "%08x", f.crc);
+    o << "file " << name << " " << f.bytes << " " << f.cells << " " << crc << "\n";
+  }
+  return o.str();
+}
+
+result<snapshot_manifest> decode_manifest(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  if (!std::getline(in, line) || line != manifest_magic) return corrupt("not a cellar snapshot manifest");
+  snapshot_manifest m;
+  m.kind.clear();
+  int n = 1;
+  while (std::getline(in, line)) {
+    ++n;
+    std::istringstream l(line);
+    std::string what;
+    l >> what;
+    bool ok = true;
+    if (what == "kind") {
+      ok = static_cast<bool>(l >> m.kind);
+    } else if (what == "name") {
+      ok = static_cast<bool>(l >> m.name);
+    } else if (what == "table") {
+      ok = static_cast<bool>(l >> m.table);
+    } else if (what == "created") {
+      ok = static_cast<bool>(l >> m.created_unix_ms);
+    } else if (what == "partitions") {
+      ok = static_cast<bool>(l >> m.partitions);
+    } else if (what == "family") {
+      std::uint32_t id = 0;
+      std::string name;
+      ok = static_cast<bool>(l >> id >> name) && m.families.emplace(id, name).second;
+    } else if (what == "file") {
+      std::string name, crc;
+      snapshot_manifest::file f;
+      ok = static_cast<bool>(l >> name >> f.bytes >> f.cells >> crc) && crc.size() == 8;
+      if (ok) {
+        f.crc = static_cast<std::uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
+        ok = m.files.emplace(name, f).second;
+      }
+    } else if (!what.empty()) {
+      ok = false;
+    }
+    if (!ok) return corrupt("manifest line " + std::to_string(n) + " is malformed: '" + line + "'");
+  }
+  if (m.kind != "snapshot" && m.kind != "bulkload") return corrupt("manifest names no known kind");
+  if (m.table.empty() || m.partitions == 0) return corrupt("manifest names no table or no partitions");
+  if (m.kind == "snapshot" && !m.files.count(std::string(schema_file)))
+    return corrupt("snapshot manifest lists no schema file");
+  for (std::uint32_t p = 0; p < m.partitions; ++p)
+    if (!m.files.count(part_file_name(p))) return corrupt("manifest lists no file for partition " + std::to_string(p));
+  return m;
+}
+
+std::string cell_file_header() {
+  std::string out(cells_magic);
+  return out;
+}
+
+void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value) {
+  put_bytes(file, key);
+  put_u64(file, static_cast<std::uint64_t>(expires_at));
+  put_bytes(file, value);
+}
+
+std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& families, std::uint64_t* count) {
+  std::string out = cell_file_header();
+  std::uint64_t n = 0;
+  for (auto it = cells.begin(); it != cells.end(); ++it) {
+    if (!it->second.present) continue;
+    const std::string_view key = it->first.bytes;
+    if (!families.empty()) {
+      reader r(key);
+      std::uint32_t fid = 0;
+      if (!r.u32(fid) || !families.count(fid)) continue;
+    }
+    append_cell(out, key, it->second.expires_at, it->second.value());
+    ++n;
+  }
+  if (count) *count = n;
+  return out;
+}
+
+status for_each_cell(std::string_view file,
+                     const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each) {
+  if (file.substr(0, cells_magic.size()) != cells_magic) return corrupt("not a cellar cell file");
+  reader r(file.substr(cells_magic.size()));
+  std::uint64_t n = 0;
+  while (!r.done()) {
+    std::string_view key, value;
+    std::int64_t expires = 0;
+    if (!r.bytes_view(key) || !r.i64(expires) || !r.bytes_view(value))
+      return corrupt("cell file is cut short after " + std::to_string(n) + " cells");
+    if (auto st = each(key, expires, value); !st) return st;
+    ++n;
+  }
+  return status::ok();
+}
+
+status check_snapshot_name(std::string_view name) {
+  if (auto st = check_name("snapshot", name); !st) return st;
+  if (name.front() == '.') return {code::invalid_argument, "a snapshot name may not start with '.'"};
+  return status::ok();
+}
+
+status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
+                          const std::map<std::string, std::string>& files, bool durable) {
+  std::error_code ec;
+  if (!dir_empty_or_missing(dir)) return {code::already_exists, "directory '" + dir + "' is not empty"};
+  fs::create_directories(dir, ec);
+  if (ec) return {code::io_error, "cannot create directory '" + dir + "': " + ec.message()};
+  for (const auto& [name, data] : files)
+    if (auto st = write_synced(dir + "/" + name, data, durable); !st) return st;
+  // The manifest last: a directory without one is not a snapshot.
+  if (auto st = write_synced(dir + "/" + std::string(manifest_file), encode_manifest(m), durable); !st) return st;
+  return durable ? sync_dir(dir) : status::ok();
+}
+
+result<snapshot_manifest> read_manifest_dir(const std::string& dir) {
+  auto text = read_whole(dir + "/" + std::string(manifest_file));
+  if (!text) return text.error();
+  return decode_manifest(*text);
+}
+
+result<std::string> read_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file) {
+  auto data = read_whole(dir + "/" + file);
+  if (!data) return data.error();
+  if (auto st = check_file(m, file, *data); !st) return st;
+  return data;
+}
+
+status verify_dir(const std::string& dir, const snapshot_manifest& m) {
+  for (const auto& [name, f] : m.files)
+    if (auto r = read_file_checked(dir, m, name); !r) return r.error();
+  return status::ok();
+}
+
+// --- snapshot_repo ----------------------------------------------------------------------------
+
+snapshot_repo::snapshot_repo(std::string store_dir) : dir_(std::move(store_dir)) {
+  if (dir_.empty()) return;
+  // Hidden directories are snapshots a crash cut short while written or removed.
+  std::error_code ec;
+  if (!fs::is_directory(root(), ec)) return;
+  for (const auto& e : fs::directory_iterator(root(), ec))
+    if (e.path().filename().string().front() == '.') fs::remove_all(e.path(), ec);
+}
+
+status snapshot_repo::claim(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  std::error_code ec;
+  if (writing_.count(name) || memory_.count(name) || (!dir_.empty() && fs::exists(path(name), ec)))
+    return {code::already_exists, "snapshot '" + name + "' already exists"};
+  writing_.insert(name);
+  return status::ok();
+}
+
+void snapshot_repo::release(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  writing_.erase(name);
+}
+
+status snapshot_repo::put(const snapshot_manifest& m, const std::map<std::string, std::string>& files) {
+  if (auto st = claim(m.name); !st) return st;
+  status st;
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    memory_[m.name] = held{m, files};
+  } else {
+    const std::string tmp = root() + "/.new-" + m.name;
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    st = write_snapshot_dir(tmp, m, files);
+    if (st) {
+      fs::rename(tmp, path(m.name), ec);
+      if (ec) st = {code::io_error, "cannot rename '" + tmp + "': " + ec.message()};
+    }
+    if (st) st = sync_dir(root());
+    if (!st) fs::remove_all(tmp, ec);
+  }
+  release(m.name);
+  return st;
+}
+
+status snapshot_repo::put_from_dir(const snapshot_manifest& m, const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& [name, f] : m.files) {
+    auto data = read_file_checked(dir, m, name);
+    if (!data) return data.error();
+    files.emplace(name, std::move(*data));
+  }
+  return put(m, files);
+}
+
+result<snapshot_manifest> snapshot_repo::manifest(const std::string& name) const {
+  if (!check_snapshot_name(name)) return status{code::not_found, "snapshot '" + name + "' does not exist"};
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    auto it = memory_.find(name);
+    if (it == memory_.end()) return status{code::not_found, "snapshot '" + name + "' does not exist"};
+    return it->second.m;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(path(name), ec)) return status{code::not_found, "snapshot '" + name + "' does not exist"};
+  return read_manifest_dir(path(name));
+}
+
+result<std::string> snapshot_repo::read(const std::string& name, const std::string& file) const {
+  auto m = manifest(name);
+  if (!m) return m.error();
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    auto it = memory_.find(name);
+    if (it == memory_.end()) return status{code::not_found, "snapshot '" + name + "' does not exist"};
+    auto f = it->second.files.find(file);
+    if (f == it->second.files.end()) return status{code::not_found, "snapshot '" + name + "' has no '" + file + "'"};
+    return f->second;
+  }
+  return read_file_checked(path(name), *m, file);
+}
+
+status snapshot_repo::verify(const std::string& name) const {
+  auto m = manifest(name);
+  if (!m) return m.error();
+  if (dir_.empty()) return status::ok();
+  return verify_dir(path(name), *m);
+}
+
+result<std::vector<snapshot_manifest>> snapshot_repo::list() const {
+  std::vector<snapshot_manifest> out;
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [name, h] : memory_) out.push_back(h.m);
+    return out;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(root(), ec)) return out;
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(root(), ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.front() != '.') names.insert(n);
+  }
+  for (const auto& n : names) {
+    auto m = read_manifest_dir(path(n));
+    if (!m) return m.error();
+    out.push_back(std::move(*m));
+  }
+  return out;
+}
+
+status snapshot_repo::remove(const std::string& name) {
+  if (auto m = manifest(name); !m) return m.error();
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    memory_.erase(name);
+    return status::ok();
+  }
+  // Renamed away first, so a crash while the files go leaves no half snapshot listed.
+  std::error_code ec;
+  const std::string gone = root() + "/.del-" + name;
+  fs::remove_all(gone, ec);
+  fs::rename(path(name), gone, ec);
+  if (ec) return {code::io_error, "cannot remove snapshot '" + name + "': " + ec.message()};
+  if (auto st = sync_dir(root()); !st) return st;
+  fs::remove_all(gone, ec);
+  return status::ok();
+}
+
+}  // namespace cellar::detail

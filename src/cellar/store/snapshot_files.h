@@ -1,0 +1,114 @@
+// store/snapshot_files.h: the files of a named snapshot or a bulk load (cellar/backup.h;
+// docs/backup.md specifies the bytes), and the set of a store's named snapshots.
+//
+// A snapshot is a set of files: `manifest`, `schema` (snapshots only) and one
+// `part-NNNNN.cells` per partition. A `snapshot_repo` keeps a store's snapshots: in
+// DIR/snapshots/NAME/ for a store with a directory (each written into a hidden directory,
+// synced, then renamed into place, so a crash leaves a snapshot whole or absent), or in
+// memory for a memory-only store.
+//
+// Thread safety: snapshot_repo's calls may be made from any thread; the free functions
+// touch only their arguments.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cellar/backup.h"
+#include "cellar/status.h"
+
+namespace cellar::detail {
+
+class delta_map;
+
+inline constexpr std::string_view manifest_file = "manifest";
+inline constexpr std::string_view schema_file = "schema";
+// "part-00007.cells"
+std::string part_file_name(std::uint32_t partition);
+
+struct snapshot_manifest {
+  std::string kind = "snapshot";  // or "bulkload"
+  std::string name;
+  std::string table;
+  std::int64_t created_unix_ms = 0;
+  std::uint32_t partitions = 0;
+  std::map<std::uint32_t, std::string> families;  // family id in the cell keys -> name
+  struct file {
+    std::uint64_t bytes = 0;
+    std::uint64_t cells = 0;
+    std::uint32_t crc = 0;
+  };
+  std::map<std::string, file> files;  // by file name
+
+  snapshot_info info() const;
+};
+
+std::string encode_manifest(const snapshot_manifest& m);
+// CORRUPTION naming what is wrong.
+result<snapshot_manifest> decode_manifest(std::string_view text);
+
+// A cell file: the present cells of `cells` (erased ones are skipped) whose family is in
+// `families` (empty: all), in key order. Counts them into *count.
+std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
+// Appends one cell to a cell file being built (start it with cell_file_header()).
+std::string cell_file_header();
+void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value);
+// Calls `each` for every cell of a cell file, in file order; stops at its first error.
+// CORRUPTION for a malformed file.
+status for_each_cell(std::string_view file,
+                     const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each);
+
+// Checks the name of a snapshot: check_name's rules, and no leading '.'.
+status check_snapshot_name(std::string_view name);
+
+// A directory's snapshot files. read_file_checked verifies size and CRC against `m`.
+// `durable`: each file and the directory synced (off for a bulk load's staging files,
+// which the store reads once and which are checked by their CRCs anyway).
+status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
+                          const std::map<std::string, std::string>& files, bool durable = true);
+result<snapshot_manifest> read_manifest_dir(const std::string& dir);
+result<std::string> read_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
+// Reads and checks every file `m` names (CORRUPTION for the first that fails).
+status verify_dir(const std::string& dir, const snapshot_manifest& m);
+
+class snapshot_repo {
+ public:
+  // `store_dir` empty: memory only.
+  explicit snapshot_repo(std::string store_dir);
+
+  // Adds a snapshot. ALREADY_EXISTS if the name is taken (or being written).
+  status put(const snapshot_manifest& m, const std::map<std::string, std::string>& files);
+  // Adds a snapshot by copying the files of `dir` (checked first).
+  status put_from_dir(const snapshot_manifest& m, const std::string& dir);
+  result<snapshot_manifest> manifest(const std::string& name) const;
+  // A file of snapshot `name`, checked against its manifest.
+  result<std::string> read(const std::string& name, const std::string& file) const;
+  status verify(const std::string& name) const;
+  result<std::vector<snapshot_manifest>> list() const;
+  status remove(const std::string& name);
+
+ private:
+  std::string root() const { return dir_ + "/snapshots"; }
+  std::string path(const std::string& name) const { return root() + "/" + name; }
+  status claim(const std::string& name);
+  void release(const std::string& name);
+
+  const std::string dir_;
+  mutable absl::Mutex mu_;
+  std::set<std::string> writing_ ABSL_GUARDED_BY(mu_);  // names being written now
+  struct held {
+    snapshot_manifest m;
+    std::map<std::string, std::string> files;
+  };
+  std::map<std::string, held> memory_ ABSL_GUARDED_BY(mu_);  // a memory-only store's
+};
+
+}  // namespace cellar::detail

@@ -1,0 +1,273 @@
+// cellar-admin (src/tools/cellar_admin.cc) and its library (admin/transfer.h): export and
+// import round trips, snapshot files, and bulk loads, embedded and through a server.
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "../shell/process.h"
+#include "admin/row_files.h"
+#include "admin/transfer.h"
+#include "backup_fixture.h"
+#include "cellar/client.h"
+
+using namespace cellar;
+using namespace backup_test;
+
+namespace {
+
+testproc::output run_admin(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{CELLAR_ADMIN};
+  for (const auto& a : args) argv.push_back(a);
+  return testproc::run(argv, "", true);
+}
+
+void make_table(const std::string& dir, const std::string& table, std::uint32_t partitions = 4,
+                std::uint32_t versions = 3) {
+  auto s = open_store(dir);
+  REQUIRE(s->create_table({table, partition_spec::hash(partitions), {{"f", versions}, {"g", 1}}},
+                          schema_origin::hbase_shell)
+              .is_ok());
+}
+
+// Binary rows, qualifiers and values (every byte value), several versions.
+void fill_binary(const std::string& dir, const std::string& table) {
+  auto s = open_store(dir);
+  auto t = s->open_table(table).value();
+  for (int i = 0; i < 300; ++i) {
+    std::string v;
+    for (int b = 0; b < 256; b += 7) v.push_back(static_cast<char>((b + i) & 0xff));
+    v += "\t\n\\";
+    put p(binary_row(i));
+    for (std::int64_t ts = 10; ts <= 12; ++ts) p.add("f", std::string("q\0\t", 3), ts, v + std::to_string(ts));
+    p.add("g", "", 5, "");
+    REQUIRE(t.put(p).is_ok());
+  }
+}
+
+std::string write_file(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("row file escaping round-trips every byte", "[backup][admin]") {
+  std::string all;
+  for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
+  CHECK(admin::unescape(admin::escape(all)) == all);
+  CHECK(admin::escape(all).find_first_of("\t\n\r") == std::string::npos);
+  CHECK(admin::unbase64(admin::base64(all)) == all);
+  for (std::size_t n = 0; n < 5; ++n) CHECK(admin::unbase64(admin::base64(all.substr(0, n))) == all.substr(0, n));
+  CHECK(admin::escape("a\\b\x01") == "a\\\\b\\x01");
+  CHECK_FALSE(admin::unescape("bad\\q").has_value());
+  CHECK_FALSE(admin::unbase64("abc").has_value());
+}
+
+TEST_CASE("export then import round-trips binary rows, values and versions (tsv and jsonl)", "[backup][admin]") {
+  temp_dir dir;
+  make_table(dir.path, "src");
+  make_table(dir.path, "dst_tsv");
+  make_table(dir.path, "dst_jsonl");
+  fill_binary(dir.path, "src");
+  const std::string tsv = dir.path + "-out.tsv", jsonl = dir.path + "-out.jsonl";
+  for (const auto& [file, format] : {std::pair{tsv, "tsv"}, std::pair{jsonl, "jsonl"}}) {
+    auto e = run_admin({"--embedded", dir.path, "--json", "export", "src", "--to", file, "--format", format, "--versions", "0"});
+    INFO(e.out);
+    REQUIRE(e.exit_code == 0);
+    CHECK(e.out.find(R"("cells":1200)") != std::string::npos);
+  }
+  auto i1 = run_admin({"--embedded", dir.path, "import", "dst_tsv", tsv});
+  INFO(i1.out);
+  REQUIRE(i1.exit_code == 0);
+  auto i2 = run_admin({"--embedded", dir.path, "import", "dst_jsonl", jsonl});
+  INFO(i2.out);
+  REQUIRE(i2.exit_code == 0);
+  {
+    auto s = open_store(dir.path);
+    const auto want = all_cells(*s, "src");
+    REQUIRE(want.size() == 1200);
+    CHECK(all_cells(*s, "dst_tsv") == want);
+    CHECK(all_cells(*s, "dst_jsonl") == want);
+  }
+  // A range and one version: only those cells.
+  auto e = run_admin({"--embedded", dir.path, "--json", "export", "src", "--to", tsv, "--start", admin::escape(binary_row(10)),
+                      "--stop", admin::escape(binary_row(20)), "--time-range", "11,12"});
+  REQUIRE(e.exit_code == 0);
+  std::ifstream in(tsv);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    auto c = admin::parse_cell(line, admin::row_format::tsv);
+    REQUIRE(c.is_ok());
+    CHECK(c->timestamp == 11);
+    CHECK(c->row >= binary_row(10));
+    CHECK(c->row < binary_row(20));
+    ++n;
+  }
+  CHECK(n > 0);
+  std::remove(tsv.c_str());
+  std::remove(jsonl.c_str());
+}
+
+TEST_CASE("import refuses a bad line whole, naming it, with exit code 3", "[backup][admin]") {
+  temp_dir dir;
+  make_table(dir.path, "t");
+  const std::string file = write_file(dir.path + "-bad.tsv", "r1\tf:a\t1\tv1\nr2\tf:a\tnot-a-number\tv2\n");
+  auto r = run_admin({"--embedded", dir.path, "import", "t", file});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("line 2") != std::string::npos);
+  write_file(file, "r1\tf:a\t1\tv1\nr2\tnope:a\t1\tv2\n");
+  r = run_admin({"--embedded", dir.path, "import", "t", file});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("FAMILY_NOT_FOUND") != std::string::npos);
+  auto s = open_store(dir.path);
+  CHECK(all_cells(*s, "t").empty());
+  std::remove(file.c_str());
+}
+
+TEST_CASE("bulkload of 100k rows reads back equal to its input; a bad line loads nothing", "[backup][admin]") {
+  temp_dir dir;
+  make_table(dir.path, "t", 8, 1);
+  const std::string file = dir.path + "-in.tsv";
+  std::map<std::string, std::pair<std::string, std::string>> want;
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 100000; ++i) {
+      const std::string row = "user" + std::to_string(i * 7919 % 1000003);
+      const std::string a = "a" + std::to_string(i), b = std::string(i % 5, 'b');
+      out << row << "\t" << a << "\t" << b << "\n";
+      want[row] = {a, b};
+    }
+  }
+  auto bad = write_file(dir.path + "-bad.tsv", "x1\tA\tB\nx2\tonly-two-fields\n");
+  auto r = run_admin({"--embedded", dir.path, "bulkload", "t", "--tsv", bad, "--columns", "HBASE_ROW_KEY,f:a,g:b"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("line 2: expected 3 fields, found 2") != std::string::npos);
+  r = run_admin({"--embedded", dir.path, "bulkload", "t", "--tsv", file, "--columns", "HBASE_ROW_KEY,f:a,nope:b"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("FAMILY_NOT_FOUND") != std::string::npos);
+
+  r = run_admin({"--embedded", dir.path, "--json", "bulkload", "t", "--tsv", file, "--columns", "HBASE_ROW_KEY,f:a,g:b"});
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find(R"("rows":100000)") != std::string::npos);
+  CHECK(r.out.find(R"("partitions":8)") != std::string::npos);
+  auto s = open_store(dir.path);  // after a restart: the load is durable
+  auto t = s->open_table("t").value();
+  auto rows = t.scan(scan()).value().all().value();
+  REQUIRE(rows.size() == want.size());
+  for (const auto& row : rows) {
+    auto it = want.find(row.row);
+    REQUIRE(it != want.end());
+    REQUIRE(row.cells.size() == 2);
+    CHECK(row.cells[0].family == "f");
+    CHECK(row.cells[0].value == it->second.first);
+    CHECK(row.cells[1].family == "g");
+    CHECK(row.cells[1].value == it->second.second);
+  }
+  CHECK_FALSE(t.get(get("x1")).value().exists);
+  std::remove(file.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("a bulk load's partition appears to readers whole or not at all", "[backup][admin]") {
+  auto s = open_store();
+  REQUIRE(s->create_table({"t", partition_spec::single(), {{"f"}}}, schema_origin::hbase_shell).is_ok());
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path);
+  const std::string file = dir.path + "/in.tsv";
+  constexpr int rows = 30000;
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < rows; ++i) out << "r" << i << "\tv" << i << "\n";
+  }
+  auto conn = connect_embedded(*s);
+  std::atomic<bool> done{false};
+  std::vector<std::size_t> seen;
+  std::thread reader([&] {
+    auto t = s->open_table("t").value();
+    while (!done.load()) {
+      // One page: the partition answers it between two of its requests.
+      auto sc = t.scan(scan().caching(rows * 2)).value();
+      auto page = sc.next(rows * 2).value();
+      seen.push_back(page.size());
+    }
+  });
+  admin::bulk_options o;
+  o.columns = "HBASE_ROW_KEY,f:v";
+  auto r = admin::bulk_load_tsv(*conn, "t", file, o, nullptr);
+  done = true;
+  reader.join();
+  INFO(r.error().to_string());
+  REQUIRE(r.is_ok());
+  CHECK(r->cells == rows);
+  for (auto n : seen) CHECK((n == 0 || n == rows));
+  CHECK(all_cells(*s, "t").size() == rows);
+}
+
+TEST_CASE("cellar-admin over a server: snapshot files out and in, bulk load, export", "[backup][admin][server]") {
+  temp_dir data, work;
+  std::filesystem::create_directories(work.path);
+  testproc::server srv(CELLAR_SERVER, data.path);
+  auto c = rpc::connect(srv.address()).value();
+  REQUIRE(c->create_table({"t", partition_spec::hash(3), {{"f", 2}}}, schema_origin::hbase_shell).is_ok());
+  const std::string tsv = write_file(work.path + "/in.tsv", "r1,1,2\nr2,3,4\nr3,5,6\n");
+  auto r = run_admin({"--connect", srv.address(), "bulkload", "t", "--tsv", tsv, "--columns", "HBASE_ROW_KEY,f:a,f:b",
+                  "--separator", ","});
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(c->snapshot_table("t", "s").is_ok());
+  r = run_admin({"--connect", srv.address(), "export-snapshot", "s", "--to", work.path + "/snap"});
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::filesystem::exists(work.path + "/snap/manifest"));
+  REQUIRE(c->delete_snapshot("s").is_ok());
+  r = run_admin({"--connect", srv.address(), "--json", "import-snapshot", work.path + "/snap", "--as", "t2"});
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find(R"("table":"t2")") != std::string::npos);
+  auto row = c->get("t2", get("r2"));
+  REQUIRE(row.is_ok());
+  REQUIRE(row->cells.size() == 2);
+  CHECK(row->cells[0].value == "3");
+  CHECK(row->cells[1].value == "4");
+  r = run_admin({"--connect", srv.address(), "export", "t2", "--to", work.path + "/t2.tsv"});
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(work.path + "/t2.tsv");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(std::count(all.begin(), all.end(), '\n') == 6);
+  // Bad usage and an unreachable store: exit code 2.
+  CHECK(run_admin({"export", "t"}).exit_code == 2);
+  CHECK(run_admin({"--connect", "127.0.0.1:1", "export", "t", "--to", "x"}).exit_code == 2);
+}
+
+TEST_CASE("a named snapshot survives kill -9 of a log-sync server", "[backup][server]") {
+  temp_dir data;
+  std::vector<cell> want;
+  {
+    testproc::server srv(CELLAR_SERVER, data.path, {"--durability", "log-sync"});
+    auto c = rpc::connect(srv.address()).value();
+    REQUIRE(c->create_table({"t", partition_spec::hash(4), {{"f", 2}}}, schema_origin::hbase_shell).is_ok());
+    for (int i = 0; i < 500; ++i)
+      REQUIRE(c->put("t", put(binary_row(i)).add("f", "q", 1, "old").add("f", "q", 2, "v" + std::to_string(i))).is_ok());
+    auto stream = c->scan("t", scan().all_versions()).value();
+    for (;;) {
+      auto rows = stream->next(1000).value();
+      if (rows.empty()) break;
+      for (auto& r : rows)
+        for (auto& x : r.cells) want.push_back(x);
+    }
+    REQUIRE(want.size() == 1000);
+    REQUIRE(c->snapshot_table("t", "s").is_ok());
+    for (int i = 0; i < 100; ++i) REQUIRE(c->put("t", put(binary_row(i)).add("f", "q", 3, "after")).is_ok());
+    ::kill(srv.pid(), SIGKILL);
+    srv.stop();
+  }
+  auto s = open_store(data.path, durability::log_sync);
+  auto l = s->list_snapshots().value();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].cells == 1000);
+  REQUIRE(s->clone_snapshot("s", "t2").is_ok());
+  CHECK(all_cells(*s, "t2") == want);
+  CHECK(all_cells(*s, "t") != want);  // the writes after the snapshot were kept by the log
+}
