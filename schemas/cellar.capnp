@@ -418,6 +418,35 @@ interface Cellar {
   # HBase's alter of table attributes: removes each attribute named in `unset` (one not set:
   # INVALID_ARGUMENT), then sets each of `set`, checked as at createTable.
   alterTable @16 (table :Text, set :List(Attribute), unset :List(Text)) -> (error :Error);
+
+  # HBase's namespaces (include/cellar/store.h: create_namespace ... list_namespace_tables).
+  createNamespace @17 (descriptor :Namespace) -> (error :Error);
+  dropNamespace @18 (name :Text) -> (error :Error);
+  alterNamespace @19 (name :Text, set :List(Attribute), unset :List(Text)) -> (error :Error);
+  describeNamespace @20 (name :Text) -> (descriptor :Namespace, error :Error);
+  listNamespaces @21 () -> (namespaces :List(Namespace), error :Error);
+  listNamespaceTables @22 (name :Text) -> (tables :List(Text), error :Error);
+
+  # HBase's list_regions, split and merge_region (store.h: list_regions, split_region,
+  # merge_regions).
+  listRegions @23 (table :Text) -> (regions :List(Region), error :Error);
+  splitRegion @24 (table :Text, key :Data) -> (error :Error);
+  mergeRegions @25 (table :Text, index :UInt32) -> (error :Error);
+}
+
+struct Namespace {
+  name @0 :Text;
+  properties @1 :List(Attribute);
+}
+
+# One partition (include/cellar/store.h: region_info).
+struct Region {
+  index @0 :UInt32;
+  startKey @1 :Data;
+  endKey @2 :Data;
+  node @3 :Text;
+  cells @4 :UInt64;
+  bytes @5 :UInt64;
 }
 
 interface Scanner {

@@ -62,8 +62,17 @@ enum class operation : std::uint8_t {
   enable_table,
   is_table_enabled,
   alter_table,
+  create_namespace,
+  drop_namespace,
+  alter_namespace,
+  describe_namespace,
+  list_namespaces,
+  list_namespace_tables,
+  list_regions,
+  split_region,
+  merge_regions,
 };
-inline constexpr std::size_t operation_count = 26;
+inline constexpr std::size_t operation_count = 35;
 // Outcomes are counted per error code: codes 0 to 30 each, any later one in slot 31.
 inline constexpr std::size_t code_slots = 32;
 
