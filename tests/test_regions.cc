@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,14 +37,17 @@ std::unique_ptr<cellar::store> open_store(const std::string& dir) {
   o.worker_threads = 2;
   o.durability = dir.empty() ? cellar::durability::snapshot : cellar::durability::log;
   o.snapshot_interval = std::chrono::milliseconds(0);
+  o.split_check_interval = std::chrono::milliseconds(0);  // splits by size only at compact()
   auto s = cellar::store::open(std::move(o));
   REQUIRE_OK(s);
   return std::move(s.value());
 }
 
-void create(cellar::store& s, const std::string& name, partition_spec p) {
+void create(cellar::store& s, const std::string& name, partition_spec p,
+            std::map<std::string, std::string> attributes = {}) {
   cellar::table_descriptor d;
   d.name = name;
+  d.attributes = std::move(attributes);
   d.partitioning = std::move(p);
   cellar::family_descriptor f;
   f.name = "f";
@@ -226,4 +230,32 @@ TEST_CASE("namespaces through the embedded API: ns:table names, default:t is t",
   REQUIRE_OK(s->drop_table("app:a"));
   REQUIRE_OK(s->drop_namespace("app"));
   REQUIRE_CODE(s->describe_namespace("app"), code::not_found);
+}
+
+TEST_CASE("MAX_FILESIZE: a partition grown past it splits at its middle row", "[regions]") {
+  auto s = open_store("");
+  create(*s, "big", partition_spec::single(), {{"MAX_FILESIZE", "2097152"}});
+  create(*s, "nolimit", partition_spec::single());
+  create(*s, "off", partition_spec::single(), {{"MAX_FILESIZE", "2097152"}, {"SPLIT_ENABLED", "false"}});
+  const std::string value(8192, 'v');
+  for (const char* name : {"big", "nolimit", "off"}) {
+    auto t = s->open_table(name);
+    REQUIRE_OK(t);
+    for (int i = 0; i < 400; ++i) REQUIRE_OK(t->put(cellar::put(row(i)).add("f", "q", value)));
+    REQUIRE_OK(s->compact(name));
+  }
+  auto big = s->list_regions("big");
+  REQUIRE_OK(big);
+  REQUIRE(big->size() == 2);  // about 3.2 MiB: one split leaves two halves under 2 MiB
+  CHECK(big.value()[0].end_key == row(200));
+  CHECK(big.value()[0].cells == 200);
+  CHECK(big.value()[1].cells == 200);
+  auto t = s->open_table("big");
+  REQUIRE_OK(t);
+  CHECK(all_rows(t.value()).size() == 400);
+  for (const char* name : {"nolimit", "off"}) {
+    auto r = s->list_regions(name);
+    REQUIRE_OK(r);
+    CHECK(r->size() == 1);
+  }
 }

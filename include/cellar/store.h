@@ -88,6 +88,10 @@ struct store_options {
   std::chrono::milliseconds maintenance_interval{500};
   // Cells examined per maintenance slice, so a partition never stalls for long.
   std::size_t maintenance_slice_cells = 4096;
+  // How often the store looks for a partition of a table with MAX_FILESIZE that has grown
+  // past it, and splits it at its middle row (HBase's size-driven split; RANGE and
+  // one-partition tables, not in a cluster). Zero: only store::compact looks.
+  std::chrono::milliseconds split_check_interval{std::chrono::seconds(10)};
   // Milliseconds since the epoch; replaceable for deterministic tests.
   std::function<std::int64_t()> clock;
   // The file system every file of the store goes through (cellar/env.h): the redo log,
@@ -372,7 +376,9 @@ class store {
   // UNSUPPORTED (as split_region).
   status merge_regions(const std::string& table, std::uint32_t index);
   // Runs the background reclamation (expired cells, versions beyond MaxVersions) over
-  // every partition now and waits for it.
+  // every partition now and waits for it; then, as HBase checks after a compaction, splits
+  // each partition past the table's MAX_FILESIZE at its middle row (see
+  // store_options::split_check_interval).
   status compact(const std::string& table);
 
   // Writes a point-in-time cut of every partition to WiredTiger and checkpoints. Costs

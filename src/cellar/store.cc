@@ -103,11 +103,33 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
     impl->opened = true;
     impl->persistence->start_periodic([c = impl->catalog.get()] { return c->current(); });
   }
+  if (!cluster_member && impl->options.split_check_interval.count() > 0)
+    impl->splitter = std::thread([s = impl.get()] { s->run_split_checks(); });
   return store_access::make(std::move(impl));
+}
+
+void store_impl::run_split_checks() {
+  split_mu.Lock();
+  while (!split_stop) {
+    split_mu.AwaitWithTimeout(absl::Condition(&split_stop),
+                              absl::Milliseconds(options.split_check_interval.count()));
+    if (split_stop) break;
+    split_mu.Unlock();
+    for (const auto& [name, rt] : *catalog->current())
+      if (auto r = catalog->split_oversized(name); !r)
+        spdlog::warn("cellar: splitting '{}' by its MAX_FILESIZE: {}", name, r.error().to_string());
+    split_mu.Lock();
+  }
+  split_mu.Unlock();
 }
 
 status store_impl::close() {
   if (closed.exchange(true)) return status::ok();
+  {
+    absl::MutexLock lock(&split_mu);
+    split_stop = true;
+  }
+  if (splitter.joinable()) splitter.join();
   if (data) data->close();
   status result;
   if (persistence) {
@@ -479,7 +501,8 @@ status store::compact(const std::string& table_in) {
   if (!rt) return table_not_found(table);
   for (auto& r : ask_all<reclaim_reply>(*impl_->system, *rt, [](std::uint32_t) { return reclaim_request{}; }))
     if (!r) return r.error();
-  return status::ok();
+  if (cluster_of(*impl_)) return status::ok();  // a cluster's partitions do not split yet
+  return impl_->catalog->split_oversized(table).error();
 }
 
 store_info store::info() const {

@@ -75,6 +75,11 @@ class catalog_service {
   // partitions.
   status split_region(const std::string& table, const std::string& key);
   status merge_regions(const std::string& table, std::uint32_t index);
+  // HBase's size-driven split: each partition of `table` whose cells take more bytes than
+  // its MAX_FILESIZE attribute is split at its middle row (none without the attribute,
+  // with SPLIT_ENABLED false or SPLIT_POLICY DisabledRegionSplitPolicy, or for KEY
+  // partitions). Returns how many splits ran.
+  result<std::uint32_t> split_oversized(const std::string& table);
 
   // --- namespaces (store.h documents each call and its errors) ------------------------------
   status create_namespace(namespace_descriptor ns);

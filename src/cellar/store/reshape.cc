@@ -2,7 +2,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <future>
+#include <optional>
+#include <set>
 
 #include "partition/ask.h"
 #include "partition/memtable.h"
@@ -83,6 +86,47 @@ status catalog_service::merge_regions(const std::string& table, std::uint32_t in
                                         std::to_string(bounds.size() + 1) + ")"};
   bounds.erase(bounds.begin() + index);
   return reshape(old, std::move(bounds));
+}
+
+result<std::uint32_t> catalog_service::split_oversized(const std::string& table) {
+  caf::actor_system& sys = partitions_.system();
+  std::uint32_t splits = 0;
+  // One split per round: each changes the partitions, so the next round looks again.
+  for (int round = 0; round < 64; ++round) {
+    auto rt = lookup(table);
+    if (!rt) return splits;
+    const auto& attrs = rt->schema->attributes;
+    auto max = attrs.find("MAX_FILESIZE");
+    auto enabled = attrs.find("SPLIT_ENABLED");
+    auto policy = attrs.find("SPLIT_POLICY");
+    if (max == attrs.end() || (enabled != attrs.end() && enabled->second == "false") ||
+        (policy != attrs.end() && policy->second.find("DisabledRegionSplitPolicy") != std::string::npos) ||
+        !check_reshapable(*rt, "split"))
+      return splits;
+    const std::uint64_t limit = std::strtoull(max->second.c_str(), nullptr, 10);
+    auto stats = ask_all<stats_reply>(sys, *rt, [](std::uint32_t) { return stats_request{}; });
+    std::optional<std::uint32_t> big;
+    for (std::uint32_t i = 0; i < stats.size() && !big; ++i)
+      if (stats[i] && stats[i]->stats.bytes > limit) big = i;
+    if (!big) return splits;
+    // Its rows, from a copy of its cells (every family's, so the union of their rows).
+    std::set<std::string> rows;
+    std::string after;
+    for (;;) {
+      auto c = ask_one<move_reply>(sys, rt->partitions[*big].actor, step(move_request::chunk, after));
+      if (!c || !c->st) return c ? c->st : c.error();
+      for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
+        if (auto key = decode_cell_key(it->first.bytes)) rows.insert(std::move(key->row));
+      if (c->done || c->last.empty()) break;
+      after = c->last;
+    }
+    if (rows.size() < 2) return splits;  // one huge row cannot be split
+    auto mid = rows.begin();
+    std::advance(mid, rows.size() / 2);
+    if (auto s = split_region(table, *mid); !s) return s;
+    ++splits;
+  }
+  return splits;
 }
 
 status catalog_service::reshape(const runtime_ptr& old, std::vector<std::string> bounds) {
