@@ -434,6 +434,20 @@ interface Cellar {
   exportSnapshot @22 (name :Text, dir :Text) -> (error :Error);
   importSnapshot @23 (dir :Text) -> (snapshot :SnapshotInfo, error :Error);
   bulkLoad @24 (table :Text, dir :Text) -> (stats :BulkLoadStats, error :Error);
+
+  # HBase's namespaces (include/cellar/store.h: create_namespace ... list_namespace_tables).
+  createNamespace @25 (descriptor :Namespace) -> (error :Error);
+  dropNamespace @26 (name :Text) -> (error :Error);
+  alterNamespace @27 (name :Text, set :List(Attribute), unset :List(Text)) -> (error :Error);
+  describeNamespace @28 (name :Text) -> (descriptor :Namespace, error :Error);
+  listNamespaces @29 () -> (namespaces :List(Namespace), error :Error);
+  listNamespaceTables @30 (name :Text) -> (tables :List(Text), error :Error);
+
+  # HBase's list_regions, split and merge_region (store.h: list_regions, split_region,
+  # merge_regions).
+  listRegions @31 (table :Text) -> (regions :List(Region), error :Error);
+  splitRegion @32 (table :Text, key :Data) -> (error :Error);
+  mergeRegions @33 (table :Text, index :UInt32) -> (error :Error);
 }
 
 struct SnapshotInfo {
@@ -449,6 +463,21 @@ struct BulkLoadStats {
   partitions @0 :UInt32;
   cells @1 :UInt64;
   bytes @2 :UInt64;
+}
+
+struct Namespace {
+  name @0 :Text;
+  properties @1 :List(Attribute);
+}
+
+# One partition (include/cellar/store.h: region_info).
+struct Region {
+  index @0 :UInt32;
+  startKey @1 :Data;
+  endKey @2 :Data;
+  node @3 :Text;
+  cells @4 :UInt64;
+  bytes @5 :UInt64;
 }
 
 interface Scanner {

@@ -55,6 +55,22 @@ class connection {
   virtual status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
                              const std::vector<std::string>& unset) = 0;
 
+  // HBase's namespaces (store.h: create_namespace ... list_namespace_tables). A connection
+  // that cannot reach them answers UNSUPPORTED.
+  virtual status create_namespace(const namespace_descriptor& ns);
+  virtual status drop_namespace(const std::string& name);
+  virtual status alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                                 const std::vector<std::string>& unset);
+  virtual result<namespace_descriptor> describe_namespace(const std::string& name);
+  virtual result<std::vector<namespace_descriptor>> list_namespaces();
+  virtual result<std::vector<std::string>> list_namespace_tables(const std::string& name);
+
+  // HBase's list_regions, split and merge_region (store.h: list_regions, split_region,
+  // merge_regions). A connection that cannot reach them answers UNSUPPORTED.
+  virtual result<std::vector<region_info>> list_regions(const std::string& table);
+  virtual status split_region(const std::string& table, const std::string& key);
+  virtual status merge_regions(const std::string& table, std::uint32_t index);
+
   virtual result<std::vector<std::string>> list_tables() = 0;
   virtual result<table_descriptor> describe(const std::string& table) = 0;
   virtual result<snapshot_stats> snapshot() = 0;

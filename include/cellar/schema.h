@@ -81,6 +81,17 @@ struct partition_spec {
   friend bool operator==(const partition_spec&, const partition_spec&) = default;
 };
 
+// An HBase namespace, an OceanBase database (cellar/names.h): its name and properties.
+// The store keeps every property as given and honours HBase's quotas:
+// hbase.namespace.quota.maxtables (tables the namespace may hold) and
+// hbase.namespace.quota.maxregions (partitions its tables may have together).
+struct namespace_descriptor {
+  std::string name;
+  std::map<std::string, std::string> properties = {};
+
+  friend bool operator==(const namespace_descriptor&, const namespace_descriptor&) = default;
+};
+
 // Where the default number of versions comes from (semantics R7).
 enum class schema_origin : std::uint8_t {
   oceanbase_ddl,  // families keep all versions unless MaxVersions is given

@@ -87,6 +87,10 @@ struct store_options {
   std::chrono::milliseconds maintenance_interval{500};
   // Cells examined per maintenance slice, so a partition never stalls for long.
   std::size_t maintenance_slice_cells = 4096;
+  // How often the store looks for a partition of a table with MAX_FILESIZE that has grown
+  // past it, and splits it at its middle row (HBase's size-driven split; RANGE and
+  // one-partition tables, not in a cluster). Zero: only store::compact looks.
+  std::chrono::milliseconds split_check_interval{std::chrono::seconds(10)};
   // Milliseconds since the epoch; replaceable for deterministic tests.
   std::function<std::int64_t()> clock;
   // The file system every file of the store goes through (cellar/env.h): the redo log,
@@ -161,6 +165,19 @@ struct table_stats {
   std::uint64_t cells = 0;
   std::uint64_t bytes = 0;
   std::vector<std::uint64_t> cells_per_partition;
+};
+
+// One partition of a table as HBase's list_regions shows a region (store::list_regions).
+struct region_info {
+  std::uint32_t index = 0;  // its place in the table's partition order
+  // The row keys it holds, for a RANGE-partitioned table: [start_key, end_key), an empty
+  // start_key from the first key, an empty end_key to the last. Empty both for KEY (hash)
+  // partitions, which hold rows by hash, and for a one-partition table.
+  std::string start_key;
+  std::string end_key;
+  std::string node;  // the cluster node that serves it; empty outside a cluster
+  std::uint64_t cells = 0;
+  std::uint64_t bytes = 0;
 };
 
 class scanner;
@@ -265,6 +282,7 @@ class store {
   store(const store&) = delete;
   store& operator=(const store&) = delete;
 
+  // Every call that names a table takes `t` or `ns:t` (cellar/names.h); `default:t` is `t`.
   // HBase-style create: the table group and all its families at once. `origin` picks the
   // default MaxVersions of families that do not set one (R7): hbase_shell gives 1,
   // oceanbase_ddl keeps all versions. The attributes of the table and of each family are
@@ -313,6 +331,23 @@ class store {
   // Whether `table` is enabled (true) or disabled (false). Errors: TABLE_NOT_FOUND.
   result<bool> is_table_enabled(const std::string& table) const;
 
+  // HBase's namespaces (cellar/names.h; an OceanBase database). A table `ns:t` can be
+  // created only in an existing namespace; `default` and `hbase` always exist. Each call is
+  // durable before it returns. create: ALREADY_EXISTS, INVALID_ARGUMENT (a bad name or
+  // quota value). drop: only an empty namespace (INVALID_ARGUMENT "Only empty namespaces
+  // can be removed...", as HBase), never `default` or `hbase`; NOT_FOUND. alter: removes
+  // each property of `unset` (one not set: INVALID_ARGUMENT), then sets `set`; NOT_FOUND.
+  status create_namespace(namespace_descriptor ns);
+  status drop_namespace(const std::string& name);
+  status alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                         const std::vector<std::string>& unset);
+  // NOT_FOUND when there is no such namespace.
+  result<namespace_descriptor> describe_namespace(const std::string& name) const;
+  // Every namespace, by name.
+  std::vector<namespace_descriptor> list_namespaces() const;
+  // The full names of the tables of namespace `name`, by name. NOT_FOUND.
+  result<std::vector<std::string>> list_namespace_tables(const std::string& name) const;
+
   // The table's schema. Errors: TABLE_NOT_FOUND. In a cluster, a table this node does not
   // know yet (another node's DDL reaches it a moment later) is waited for, at most the
   // member's apply_wait, as are the data calls that name a table (docs/cluster.md).
@@ -324,8 +359,25 @@ class store {
   result<table> open_table(const std::string& name);
 
   result<table_stats> stats(const std::string& table);
+
+  // HBase's list_regions: the table's partitions in order, with bounds and counts (asks
+  // every partition). Errors: TABLE_NOT_FOUND.
+  result<std::vector<region_info>> list_regions(const std::string& table);
+  // HBase's split: the RANGE partition holding `key` becomes two, [start, key) and [key,
+  // end), at once: a reader sees every cell exactly once, before or after, and writes
+  // made meanwhile wait for the split and then go to the new partitions. Durable before it
+  // returns. Errors: TABLE_NOT_FOUND; INVALID_ARGUMENT (an empty key, or a key that is
+  // already a bound); UNSUPPORTED (a KEY-partitioned table, whose partitions are fixed as
+  // in OceanBase; a cluster member).
+  status split_region(const std::string& table, const std::string& key);
+  // HBase's merge_region: RANGE partitions `index` and `index + 1` become one, as
+  // split_region does it. Errors: TABLE_NOT_FOUND, INVALID_ARGUMENT (no such pair),
+  // UNSUPPORTED (as split_region).
+  status merge_regions(const std::string& table, std::uint32_t index);
   // Runs the background reclamation (expired cells, versions beyond MaxVersions) over
-  // every partition now and waits for it.
+  // every partition now and waits for it; then, as HBase checks after a compaction, splits
+  // each partition past the table's MAX_FILESIZE at its middle row (see
+  // store_options::split_check_interval).
   status compact(const std::string& table);
 
   // Writes a point-in-time cut of every partition to WiredTiger and checkpoints. Costs

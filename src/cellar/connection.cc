@@ -29,6 +29,29 @@ result<bulk_load_stats> connection::bulk_load(const std::string&, const std::str
 
 namespace {
 
+status not_here(std::string_view what) {
+  return {code::unsupported, "this connection does not reach " + std::string(what)};
+}
+
+}  // namespace
+
+status connection::create_namespace(const namespace_descriptor&) { return not_here("namespaces"); }
+status connection::drop_namespace(const std::string&) { return not_here("namespaces"); }
+status connection::alter_namespace(const std::string&, const std::map<std::string, std::string>&,
+                                   const std::vector<std::string>&) {
+  return not_here("namespaces");
+}
+result<namespace_descriptor> connection::describe_namespace(const std::string&) { return not_here("namespaces"); }
+result<std::vector<namespace_descriptor>> connection::list_namespaces() { return not_here("namespaces"); }
+result<std::vector<std::string>> connection::list_namespace_tables(const std::string&) {
+  return not_here("namespaces");
+}
+result<std::vector<region_info>> connection::list_regions(const std::string&) { return not_here("regions"); }
+status connection::split_region(const std::string&, const std::string&) { return not_here("regions"); }
+status connection::merge_regions(const std::string&, std::uint32_t) { return not_here("regions"); }
+
+namespace {
+
 class embedded_stream final : public row_stream {
  public:
   explicit embedded_stream(scanner sc) : sc_(std::move(sc)) {}
@@ -73,6 +96,20 @@ class embedded_connection final : public connection {
                      const std::vector<std::string>& unset) override {
     return s_.alter_table(t, set, unset);
   }
+  status create_namespace(const namespace_descriptor& ns) override { return s_.create_namespace(ns); }
+  status drop_namespace(const std::string& n) override { return s_.drop_namespace(n); }
+  status alter_namespace(const std::string& n, const std::map<std::string, std::string>& set,
+                         const std::vector<std::string>& unset) override {
+    return s_.alter_namespace(n, set, unset);
+  }
+  result<namespace_descriptor> describe_namespace(const std::string& n) override { return s_.describe_namespace(n); }
+  result<std::vector<namespace_descriptor>> list_namespaces() override { return s_.list_namespaces(); }
+  result<std::vector<std::string>> list_namespace_tables(const std::string& n) override {
+    return s_.list_namespace_tables(n);
+  }
+  result<std::vector<region_info>> list_regions(const std::string& t) override { return s_.list_regions(t); }
+  status split_region(const std::string& t, const std::string& key) override { return s_.split_region(t, key); }
+  status merge_regions(const std::string& t, std::uint32_t i) override { return s_.merge_regions(t, i); }
   result<std::vector<std::string>> list_tables() override { return s_.list_tables(); }
   result<table_descriptor> describe(const std::string& t) override { return s_.describe(t); }
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }

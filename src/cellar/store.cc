@@ -11,9 +11,12 @@
 #include <tuple>
 
 #include "catalog/hbase_options.h"
+#include "catalog/namespaces.h"
+#include "cellar/names.h"
 #include "partition/ask.h"
 #include "partition/memtable.h"
 #include "store/scheduler_tuning.h"
+#include "store/reshape.h"
 #include "store/store_impl.h"
 
 namespace cellar {
@@ -102,11 +105,33 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
     impl->opened = true;
     impl->persistence->start_periodic([c = impl->catalog.get()] { return c->current(); });
   }
+  if (!cluster_member && impl->options.split_check_interval.count() > 0)
+    impl->splitter = std::thread([s = impl.get()] { s->run_split_checks(); });
   return store_access::make(std::move(impl));
+}
+
+void store_impl::run_split_checks() {
+  split_mu.Lock();
+  while (!split_stop) {
+    split_mu.AwaitWithTimeout(absl::Condition(&split_stop),
+                              absl::Milliseconds(options.split_check_interval.count()));
+    if (split_stop) break;
+    split_mu.Unlock();
+    for (const auto& [name, rt] : *catalog->current())
+      if (auto r = catalog->split_oversized(name); !r)
+        spdlog::warn("cellar: splitting '{}' by its MAX_FILESIZE: {}", name, r.error().to_string());
+    split_mu.Lock();
+  }
+  split_mu.Unlock();
 }
 
 status store_impl::close() {
   if (closed.exchange(true)) return status::ok();
+  {
+    absl::MutexLock lock(&split_mu);
+    split_stop = true;
+  }
+  if (splitter.joinable()) splitter.join();
   if (data) data->close();
   status result;
   if (persistence) {
@@ -207,6 +232,7 @@ recovery_stats store::recovery() const {
 std::uint64_t store::log_syncs() const { return impl_->persistence ? impl_->persistence->log_syncs() : 0; }
 
 status store::create_table(table_descriptor desc, schema_origin origin) {
+  desc.name = canonical_table_name(desc.name);
   if (auto s = check_table_attributes(desc.attributes, impl_->options.durability); !s) return s;
   for (auto& f : desc.families)
     if (auto s = check_family_attributes(f); !s) return s;
@@ -222,6 +248,7 @@ status store::create_table(table_descriptor desc, schema_origin origin) {
 }
 
 status store::create_table_group(std::string name) {
+  name = canonical_table_name(name);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::create_table_group;
@@ -231,7 +258,8 @@ status store::create_table_group(std::string name) {
   return impl_->catalog->create_table_group(std::move(name));
 }
 
-status store::add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning) {
+status store::add_family(const std::string& table_in, family_descriptor family, const partition_spec& partitioning) {
+  const std::string table = canonical_table_name(table_in);
   if (auto s = check_family_attributes(family); !s) return s;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
@@ -244,7 +272,8 @@ status store::add_family(const std::string& table, family_descriptor family, con
   return impl_->catalog->add_family(table, std::move(family), partitioning);
 }
 
-status store::alter_family(const std::string& table, family_descriptor family) {
+status store::alter_family(const std::string& table_in, family_descriptor family) {
+  const std::string table = canonical_table_name(table_in);
   if (auto s = check_family_attributes(family); !s) return s;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
@@ -256,7 +285,8 @@ status store::alter_family(const std::string& table, family_descriptor family) {
   return impl_->catalog->alter_family(table, std::move(family));
 }
 
-status store::drop_family(const std::string& table, const std::string& family, schema_origin origin) {
+status store::drop_family(const std::string& table_in, const std::string& family, schema_origin origin) {
+  const std::string table = canonical_table_name(table_in);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::drop_family;
@@ -268,8 +298,9 @@ status store::drop_family(const std::string& table, const std::string& family, s
   return impl_->catalog->drop_family(table, family, origin);
 }
 
-status store::alter_table(const std::string& table, const std::map<std::string, std::string>& set,
+status store::alter_table(const std::string& table_in, const std::map<std::string, std::string>& set,
                           const std::vector<std::string>& unset) {
+  const std::string table = canonical_table_name(table_in);
   // The values in their shown form before the change goes anywhere (a cluster's master
   // keeps what this node sends).
   auto checked = set;
@@ -285,7 +316,8 @@ status store::alter_table(const std::string& table, const std::map<std::string, 
   return impl_->catalog->alter_table(table, checked, unset);
 }
 
-status store::drop_table(const std::string& table) {
+status store::drop_table(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::drop_table;
@@ -295,7 +327,8 @@ status store::drop_table(const std::string& table) {
   return impl_->catalog->drop_table(table);
 }
 
-status store::truncate_table(const std::string& table) {
+status store::truncate_table(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::truncate_table;
@@ -305,7 +338,8 @@ status store::truncate_table(const std::string& table) {
   return impl_->catalog->truncate_table(table);
 }
 
-status store::truncate_family(const std::string& table, const std::string& family) {
+status store::truncate_family(const std::string& table_in, const std::string& family) {
+  const std::string table = canonical_table_name(table_in);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::truncate_family;
@@ -316,7 +350,8 @@ status store::truncate_family(const std::string& table, const std::string& famil
   return impl_->catalog->truncate_family(table, family);
 }
 
-status store::disable_table(const std::string& table) {
+status store::disable_table(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::disable_table;
@@ -326,7 +361,8 @@ status store::disable_table(const std::string& table) {
   return impl_->catalog->set_disabled(table, true);
 }
 
-status store::enable_table(const std::string& table) {
+status store::enable_table(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::enable_table;
@@ -336,13 +372,63 @@ status store::enable_table(const std::string& table) {
   return impl_->catalog->set_disabled(table, false);
 }
 
-result<bool> store::is_table_enabled(const std::string& table) const {
+result<bool> store::is_table_enabled(const std::string& table_in) const {
+  const std::string table = canonical_table_name(table_in);
   auto rt = impl_->catalog->lookup(table);
   if (!rt) return table_not_found(table);
   return !rt->schema->disabled;
 }
 
-result<table_descriptor> store::describe(const std::string& table) const {
+status store::create_namespace(namespace_descriptor ns) {
+  if (auto hooks = cluster_of(*impl_)) {
+    ddl_call c;
+    c.what = ddl_call::kind::create_namespace;
+    c.ns = std::move(ns);
+    return hooks->ddl(c);
+  }
+  return impl_->catalog->create_namespace(std::move(ns));
+}
+
+status store::drop_namespace(const std::string& name) {
+  if (auto hooks = cluster_of(*impl_)) {
+    ddl_call c;
+    c.what = ddl_call::kind::drop_namespace;
+    c.ns.name = name;
+    return hooks->ddl(c);
+  }
+  return impl_->catalog->drop_namespace(name);
+}
+
+status store::alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                              const std::vector<std::string>& unset) {
+  if (auto hooks = cluster_of(*impl_)) {
+    ddl_call c;
+    c.what = ddl_call::kind::alter_namespace;
+    c.ns.name = name;
+    c.set_attributes = set;
+    c.unset_attributes = unset;
+    return hooks->ddl(c);
+  }
+  return impl_->catalog->alter_namespace(name, set, unset);
+}
+
+result<namespace_descriptor> store::describe_namespace(const std::string& name) const {
+  return impl_->catalog->describe_namespace(name);
+}
+
+std::vector<namespace_descriptor> store::list_namespaces() const { return impl_->catalog->list_namespaces(); }
+
+result<std::vector<std::string>> store::list_namespace_tables(const std::string& name) const {
+  if (auto d = impl_->catalog->describe_namespace(name); !d) return d.error();
+  std::vector<std::string> out;
+  const auto cat = impl_->catalog->current();
+  for (const auto& [t, rt] : *cat)
+    if (namespace_of(t) == name) out.push_back(t);
+  return out;
+}
+
+result<table_descriptor> store::describe(const std::string& table_in) const {
+  const std::string table = canonical_table_name(table_in);
   auto rt = impl_->data->lookup_current(table);
   if (!rt) return table_not_found(table);
   return rt->schema->descriptor();
@@ -359,10 +445,11 @@ bool store::table_exists(const std::string& table) const { return impl_->data->l
 
 result<table> store::open_table(const std::string& name) {
   if (!impl_->data->lookup_current(name)) return table_not_found(name);
-  return table(impl_, name);
+  return table(impl_, canonical_table_name(name));
 }
 
-result<table_stats> store::stats(const std::string& table) {
+result<table_stats> store::stats(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
   auto rt = impl_->catalog->lookup(table);
   if (!rt) return table_not_found(table);
   table_stats out;
@@ -376,12 +463,48 @@ result<table_stats> store::stats(const std::string& table) {
   return out;
 }
 
-status store::compact(const std::string& table) {
+result<std::vector<region_info>> store::list_regions(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
+  auto rt = impl_->catalog->lookup(table);
+  if (!rt) return table_not_found(table);
+  const auto& p = rt->schema->partitioning;
+  auto hooks = cluster_of(*impl_);
+  std::vector<region_info> out;
+  auto stats = ask_all<stats_reply>(*impl_->system, *rt, [](std::uint32_t) { return stats_request{}; });
+  for (std::uint32_t i = 0; i < stats.size(); ++i) {
+    if (!stats[i]) return stats[i].error();
+    region_info r;
+    r.index = i;
+    if (p.how == partition_spec::method::range) std::tie(r.start_key, r.end_key) = range_of(p.bounds, i);
+    if (hooks) r.node = hooks->owner_of(table, i);
+    r.cells = stats[i]->stats.cells;
+    r.bytes = stats[i]->stats.bytes;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+status store::split_region(const std::string& table, const std::string& key) {
+  if (cluster_of(*impl_))
+    return {code::unsupported, "split: a cluster's partitions do not split yet (split the table on one node, or "
+                               "create it with its SPLITS)"};
+  return impl_->catalog->split_region(canonical_table_name(table), key);
+}
+
+status store::merge_regions(const std::string& table, std::uint32_t index) {
+  if (cluster_of(*impl_))
+    return {code::unsupported, "merge_region: a cluster's partitions do not merge yet"};
+  return impl_->catalog->merge_regions(canonical_table_name(table), index);
+}
+
+status store::compact(const std::string& table_in) {
+  const std::string table = canonical_table_name(table_in);
   auto rt = impl_->catalog->lookup(table);
   if (!rt) return table_not_found(table);
   for (auto& r : ask_all<reclaim_reply>(*impl_->system, *rt, [](std::uint32_t) { return reclaim_request{}; }))
     if (!r) return r.error();
-  return status::ok();
+  if (cluster_of(*impl_)) return status::ok();  // a cluster's partitions do not split yet
+  return impl_->catalog->split_oversized(table).error();
 }
 
 store_info store::info() const {

@@ -122,6 +122,9 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
       ddl_request::drop("g"),
       ddl_request::truncate("t"),
       ddl_request::alter_table("t", {{"READONLY", "true"}, {"k", "v"}}, {"OWNER", "MAX_FILESIZE"}),
+      ddl_request::create_namespace({"ns", {{"k", "v"}}}),
+      ddl_request::drop_namespace("ns"),
+      ddl_request::alter_namespace("ns", {{"a", "b"}}, {"k"}),
   };
   all[3].expected_version = 42;
   all[3].family.ttl_seconds = 3600;
@@ -140,7 +143,9 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
   {
     const ddl_request plain = ddl_request::drop("g");
     const std::string v2 = encode_ddl_request(plain);
-    const std::size_t trailer = 4 + 4 + 4 + 4 + 4;  // family (u32 + 0 attributes), 2 empty maps, no names
+    // family (u32 + 0 attributes), 2 empty maps, no names; then (format 3) the namespace's
+    // empty name and properties.
+    const std::size_t trailer = 4 + 4 + 4 + 4 + 4 + 4 + 4;
     std::string v1 = std::string("\0\0\0\1", 4) + v2.substr(4, v2.size() - 4 - trailer);
     auto back = decode_ddl_request(v1);
     REQUIRE_OK(back);
@@ -155,6 +160,7 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
   CHECK(h->version == 1);
   CHECK(h->next_family_id == c.next_family_id);
   CHECK(h->tables == std::map<std::string, std::uint64_t>{{"t", 1}});
+  CHECK(h->namespaces == c.namespaces);
   auto t = decode_table_entry(encode_table_entry(*c.find("t")));
   REQUIRE_OK(t);
   CHECK(t->version == 1);
@@ -186,4 +192,28 @@ TEST_CASE("table attributes on the cluster catalog: set, unset, refused as on on
   f.max_versions = 1;
   f.min_versions = 2;
   REQUIRE_CODE(apply_ddl(c, ddl_request::alter("t", f)), code::invalid_argument);
+}
+
+TEST_CASE("namespaces on the cluster catalog: the store's rules, kept in the header", "[catalog]") {
+  cluster_catalog c = apply_ok({}, ddl_request::create_namespace({"ns", {{"owner", "ops"}}}));
+  REQUIRE_CODE(apply_ddl(c, ddl_request::create_namespace({"ns", {}})), code::already_exists);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::create(table("nope:t", {"f"}), schema_origin::hbase_shell)), code::not_found);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::create(table("hbase:t", {"f"}), schema_origin::hbase_shell)),
+               code::invalid_argument);
+  c = apply_ok(c, ddl_request::create(table("ns:t", {"f"}), schema_origin::hbase_shell));
+  auto busy = apply_ddl(c, ddl_request::drop_namespace("ns"));
+  REQUIRE_CODE(busy, code::invalid_argument);
+  CHECK(busy.error().message() == "Only empty namespaces can be removed. Namespace ns has 1 tables");
+  REQUIRE_CODE(apply_ddl(c, ddl_request::drop_namespace("default")), code::invalid_argument);
+  c = apply_ok(c, ddl_request::alter_namespace("ns", {{"hbase.namespace.quota.maxtables", "1"}}, {"owner"}));
+  CHECK(c.namespaces.at("ns") == std::map<std::string, std::string>{{"hbase.namespace.quota.maxtables", "1"}});
+  REQUIRE_CODE(apply_ddl(c, ddl_request::create(table("ns:u", {"f"}), schema_origin::hbase_shell)),
+               code::invalid_argument);
+  auto h = decode_catalog_header(encode_catalog_header(header_of(c)));
+  REQUIRE_OK(h);
+  CHECK(h->namespaces == c.namespaces);
+  c = apply_ok(c, ddl_request::drop("ns:t"));
+  c = apply_ok(c, ddl_request::drop_namespace("ns"));
+  CHECK(c.namespaces.count("ns") == 0);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::drop_namespace("ns")), code::not_found);
 }

@@ -732,6 +732,28 @@ TEST_CASE("disable, enable, truncate and table attributes in a cluster behave as
   CHECK_FALSE(has(n1[8], R"("column":"f:q")"));
 }
 
+TEST_CASE("namespaces in a cluster: made through one node, used and listed through the others",
+          "[cluster][servers][admin][namespace]") {
+  cluster3 c;
+  auto n1 = through(c, 1, "create_namespace 'app', {'owner' => 'ops'}\ncreate 'app:t', 'f'\n");
+  REQUIRE(n1.size() == 2);
+  CHECK(n1[0] == R"({"ok":true,"namespace":"app"})");
+  auto n2 = through(c, 2, "create 'barrier2', 'f'\nput 'app:t', 'r', 'f:q', 'v', 1\ndrop_namespace 'app'\n"
+                          "create 'nope:t', 'f'\n");
+  REQUIRE(n2.size() == 4);
+  CHECK(n2[1] == R"({"ok":true})");
+  CHECK(has(n2[2], "Only empty namespaces can be removed. Namespace app has 1 tables"));
+  CHECK(has(n2[3], R"("error":"NOT_FOUND")"));
+  auto n3 = through(c, 3, "create 'barrier3', 'f'\nlist_namespace\ndescribe_namespace 'app'\n"
+                          "list_namespace_tables 'app'\nget 'app:t', 'r'\nsplit 'barrier3', 'k'\n");
+  REQUIRE(n3.size() == 6);
+  CHECK(has(n3[1], R"("namespaces":["app","default","hbase"])"));
+  CHECK(has(n3[2], R"("properties":{"owner":"ops"})"));
+  CHECK(has(n3[3], R"("tables":["t"])"));
+  CHECK(has(n3[4], R"("value":"v")"));
+  CHECK(has(n3[5], R"("error":"UNSUPPORTED")"));
+}
+
 TEST_CASE("status counts a killed node among the dead servers", "[cluster][servers][admin][failure]") {
   cluster3 c;
   REQUIRE(through(c, 1, "create 's', 'f'\n") == std::vector<std::string>{R"({"ok":true})"});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cellar/names.h"
 #include "persist/codec.h"
 
 namespace cellar::detail {
@@ -43,6 +44,8 @@ status check_name(std::string_view what, std::string_view name) {
   }
   return status::ok();
 }
+
+status check_table_name(std::string_view name) { return parse_table_name(name).error(); }
 
 status check_family(const family_descriptor& f) {
   if (auto s = check_name("family", f.name); !s) return s;
@@ -177,7 +180,7 @@ result<table_schema> decode_schema(std::string_view bytes) {
   if (t.partitioned && !check_partitioning(t.partitioning)) return bad;
   // What DDL would never have written: a bad name, a family find() cannot see (families
   // are kept sorted by name, each name once), a family check_family refuses.
-  if (!check_name("table", t.name)) return bad;
+  if (!check_table_name(t.name)) return bad;
   for (std::size_t i = 0; i < t.families.size(); ++i) {
     if (!check_family(t.families[i].desc)) return bad;
     if (i > 0 && !(t.families[i - 1].desc.name < t.families[i].desc.name)) return bad;

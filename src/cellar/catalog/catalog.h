@@ -47,6 +47,9 @@ using schema_ptr = std::shared_ptr<const table_schema>;
 // Checks a table or family name: 1..128 bytes of [A-Za-z0-9_.-] (HBase's table name
 // characters; '$' and ':' are separators in cellar's names).
 status check_name(std::string_view what, std::string_view name);
+// Checks a table (group) name: `qualifier`, or `namespace:qualifier` with each part as
+// check_name wants it (cellar/names.h).
+status check_table_name(std::string_view name);
 // A family's own fields: its name, TTL, value size, and MIN_VERSIONS (at most
 // max_versions when that is set; not for a time-series family). Its attributes are
 // checked by catalog/hbase_options.h.

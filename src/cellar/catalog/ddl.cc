@@ -138,16 +138,23 @@ class parser {
     return peek().t == token::type::end || (peek().t == token::type::punct && peek().text == ";");
   }
 
-  // A table name `group$family`.
-  status table_name(const token& t, std::string& group, std::string& family) {
-    if (peek().t == token::type::punct && peek().text == ".")
-      return unsupported(peek(), "database-qualified names are not supported; name the table group$family");
+  // A table name `group$family` or `db.group$family` (group db:group).
+  status table_name(const token& first, std::string& group, std::string& family) {
+    std::string db;
+    token t = first;
+    if (peek().t == token::type::punct && peek().text == ".") {
+      next();
+      auto n = name("a table name after '" + first.text + ".'");
+      if (!n) return n.error();
+      db = first.text;
+      t = *n;
+    }
     auto dollar = t.text.find('$');
     if (dollar == std::string::npos || dollar == 0 || dollar + 1 == t.text.size() ||
         t.text.find('$', dollar + 1) != std::string::npos)
       return invalid(t, "table '" + t.text +
                             "' is not an OBKV-HBase table: name it TableGroupName$FamilyName, e.g. htable1$family1");
-    group = t.text.substr(0, dollar);
+    group = (db.empty() ? "" : db + ":") + t.text.substr(0, dollar);
     family = t.text.substr(dollar + 1);
     return status::ok();
   }
@@ -175,18 +182,20 @@ class parser {
   }
   static status unsupported_statement(const std::string& name) {
     return {code::unsupported, name + " is not supported; cellar runs CREATE/DROP TABLEGROUP, CREATE/DROP TABLE, "
-                                      "ALTER TABLE ... kv_attributes, TRUNCATE TABLE, SHOW TABLEGROUPS, SHOW TABLES "
-                                      "and DESC"};
+                                      "ALTER TABLE ... kv_attributes, TRUNCATE TABLE, SHOW TABLEGROUPS, SHOW TABLES, "
+                                      "DESC, CREATE/DROP DATABASE, USE and SHOW DATABASES"};
   }
 
   status statement(std::vector<ddl_statement>& out) {
     const token first = peek();
     if (accept_word("CREATE")) {
+      if (accept_word("DATABASE") || accept_word("SCHEMA")) return database(out, ddl_statement::kind::create_database);
       if (accept_word("TABLEGROUP")) return create_table_group(out);
       if (accept_word("TABLE")) return create_table(out, first);
       return unsupported_statement(statement_name("CREATE"));
     }
     if (accept_word("DROP")) {
+      if (accept_word("DATABASE") || accept_word("SCHEMA")) return database(out, ddl_statement::kind::drop_database);
       if (accept_word("TABLEGROUP")) return drop_table_group(out);
       if (accept_word("TABLE")) return drop_table(out);
       return unsupported_statement(statement_name("DROP"));
@@ -204,13 +213,42 @@ class parser {
     if (accept_word("SHOW")) {
       if (accept_word("TABLEGROUPS")) return show(out, ddl_statement::kind::show_table_groups);
       if (accept_word("TABLES")) return show(out, ddl_statement::kind::show_tables);
+      if (accept_word("DATABASES") || accept_word("SCHEMAS")) return show(out, ddl_statement::kind::show_databases);
       return unsupported_statement(statement_name("SHOW"));
     }
-    for (std::string_view verb : {"USE", "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "RENAME", "SET", "GRANT",
+    if (accept_word("USE")) return database(out, ddl_statement::kind::use_database);
+    for (std::string_view verb : {"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "RENAME", "SET", "GRANT",
                                   "REVOKE", "EXPLAIN", "BEGIN", "START", "COMMIT", "ROLLBACK", "LOCK", "UNLOCK",
                                   "CALL", "LOAD", "ANALYZE", "OPTIMIZE", "PURGE", "FLUSH", "KILL", "WITH"})
       if (is_word(first, verb)) return unsupported_statement(upper(verb));
     return invalid(first, "a DDL statement expected, found " + show(first));
+  }
+
+  // CREATE DATABASE [IF NOT EXISTS] db, DROP DATABASE [IF EXISTS] db, USE db.
+  status database(std::vector<ddl_statement>& out, ddl_statement::kind k) {
+    ddl_statement st;
+    st.what = k;
+    if (k == ddl_statement::kind::create_database)
+      if (auto s = if_not_exists(st); !s) return s;
+    if (k == ddl_statement::kind::drop_database)
+      if (auto s = if_exists(st); !s) return s;
+    auto n = name("a database name");
+    if (!n) return n.error();
+    st.group = n->text;
+    // MySQL's database options (DEFAULT CHARSET ...) do not change cellar's model.
+    if (k == ddl_statement::kind::create_database)
+      while (!at_statement_end()) next();
+    out.push_back(std::move(st));
+    return status::ok();
+  }
+
+  // A table group name `g` or `db.g` (read as the HBase table name db:g).
+  result<std::string> group_name(const token& t) {
+    if (!(peek().t == token::type::punct && peek().text == ".")) return t.text;
+    next();
+    auto g = name("a table group name after '" + t.text + ".'");
+    if (!g) return g.error();
+    return t.text + ":" + g->text;
   }
 
   // TRUNCATE [TABLE] g$f, DESC g$f.
@@ -253,7 +291,7 @@ class parser {
       if (peek().t != token::type::string) return invalid(peek(), "a quoted pattern expected after LIKE, found " + show(peek()));
       st.pattern = next().text;
     } else if (at_word("FROM") || at_word("IN") || at_word("WHERE")) {
-      return unsupported(peek(), upper(peek().text) + " is not supported here; cellar has one database (SHOW " +
+      return unsupported(peek(), upper(peek().text) + " is not supported here; USE the database first (SHOW " +
                                      std::string(k == ddl_statement::kind::show_tables ? "TABLES" : "TABLEGROUPS") +
                                      " [LIKE 'pattern'])");
     }
@@ -293,7 +331,9 @@ class parser {
     if (!n) return n.error();
     if (n->text.find('$') != std::string::npos)
       return invalid(*n, "a table group name must not contain '$'");
-    st.group = n->text;
+    auto g = group_name(*n);
+    if (!g) return g.error();
+    st.group = std::move(*g);
     // OceanBase table group options (SHARDING = 'NONE' ...) do not change cellar's model.
     while (!at_statement_end()) {
       if (accept_word("DEFAULT")) continue;
@@ -319,7 +359,9 @@ class parser {
     if (auto s = if_exists(st); !s) return s;
     auto n = name("a table group name");
     if (!n) return n.error();
-    st.group = n->text;
+    auto g = group_name(*n);
+    if (!g) return g.error();
+    st.group = std::move(*g);
     out.push_back(std::move(st));
     return status::ok();
   }
@@ -456,7 +498,8 @@ class parser {
 
     if (tablegroup) {
       st.explicit_table_group = true;
-      if (tablegroup->text != st.group)
+      // `db.g$f ... TABLEGROUP = g`: the group of database db.
+      if (tablegroup->text != st.group && st.group.substr(st.group.find(':') + 1) != tablegroup->text)
         return invalid(*tablegroup, "TABLEGROUP = " + tablegroup->text + " but the table " + st.group + "$" +
                                         st.family + " belongs to table group '" + st.group +
                                         "' (OBKV-HBase names a family table TableGroupName$FamilyName)");

@@ -19,6 +19,9 @@
 //   ALTER TABLE g$f [SET] kv_attributes = '{"HBase": {...}}';   -- replaces TTL and MaxVersions
 //   TRUNCATE [TABLE] g$f;                                           -- empties one family
 //   SHOW TABLEGROUPS [LIKE 'p'];  SHOW TABLES [LIKE 'p'];  DESC g$f;   -- change nothing
+//   CREATE DATABASE [IF NOT EXISTS] db;  DROP DATABASE [IF EXISTS] db;  USE db;
+//   SHOW DATABASES [LIKE 'p'];       -- a database is an HBase namespace (cellar/names.h):
+//       table group g of database db is the HBase table db:g; `db.g$f` names it anywhere
 //   ALTER SYSTEM MOVE PARTITION 'g/i' TO 'node';  ALTER SYSTEM BALANCE;  -- a cluster's moves
 //       (cellar's own statements, in OceanBase's ALTER SYSTEM style: the shell's `move`
 //       and `balancer` send them)
@@ -57,12 +60,16 @@ struct ddl_statement {
     describe_table,      // DESC group$family
     move_partition,      // ALTER SYSTEM MOVE PARTITION 'group/index' TO 'node'
     balance,             // ALTER SYSTEM BALANCE
+    create_database,     // CREATE DATABASE db: a namespace (cellar/names.h)
+    drop_database,       // DROP DATABASE db: an empty namespace
+    use_database,        // USE db: later statements of the same text name db's tables
+    show_databases,      // SHOW DATABASES [LIKE pattern]: the namespaces
   };
   kind what = kind::create_table_group;
   bool if_not_exists = false;  // CREATE ... IF NOT EXISTS: an existing object is not an error
   bool if_exists = false;      // DROP ... IF EXISTS: a missing object is not an error
 
-  std::string group;   // the table group (the HBase table)
+  std::string group;   // the table group (the HBase table; `db.g` is read as `db:g`); the database
   std::string family;  // the family, for the TABLE statements
 
   // create_table: the family (descriptor.name == family) and the group's partition rule.

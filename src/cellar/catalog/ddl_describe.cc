@@ -75,6 +75,11 @@ std::string describe_ddl(const ddl_statement& st) {
     }
     case k::truncate_table: return "TRUNCATE TABLE " + table;
     case k::move_partition: return "ALTER SYSTEM MOVE PARTITION '" + st.partition + "' TO '" + st.node + "'";
+    case k::create_database:
+      return std::string("CREATE DATABASE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + st.group;
+    case k::drop_database: return std::string("DROP DATABASE ") + (st.if_exists ? "IF EXISTS " : "") + st.group;
+    case k::use_database: return "USE " + st.group;
+    case k::show_databases: return std::string("SHOW DATABASES") + (st.pattern ? " LIKE '" + *st.pattern + "'" : "");
     case k::balance: return "ALTER SYSTEM BALANCE";
     case k::describe_table: return "DESC " + table;
     case k::show_table_groups:

@@ -88,6 +88,28 @@ ddl_request ddl_request::alter_table(std::string table, std::map<std::string, st
   return r;
 }
 
+ddl_request ddl_request::create_namespace(namespace_descriptor ns) {
+  ddl_request r;
+  r.what = kind::create_namespace;
+  r.ns = std::move(ns);
+  return r;
+}
+ddl_request ddl_request::drop_namespace(std::string name) {
+  ddl_request r;
+  r.what = kind::drop_namespace;
+  r.ns.name = std::move(name);
+  return r;
+}
+ddl_request ddl_request::alter_namespace(std::string name, std::map<std::string, std::string> set,
+                                         std::vector<std::string> unset) {
+  ddl_request r;
+  r.what = kind::alter_namespace;
+  r.ns.name = std::move(name);
+  r.set_attributes = std::move(set);
+  r.unset_attributes = std::move(unset);
+  return r;
+}
+
 namespace {
 
 status table_not_found(const std::string& t) {
@@ -103,6 +125,12 @@ void sort_families(table_schema& t) {
             [](const family_schema& a, const family_schema& b) { return a.desc.name < b.desc.name; });
 }
 
+detail::namespace_usage usage(const cluster_catalog& c, std::string_view ns) {
+  std::vector<std::pair<std::string, std::uint32_t>> tables;
+  for (const auto& [name, t] : c.tables) tables.emplace_back(name, t.partitioned ? t.partitioning.count() : 0);
+  return detail::usage_of(ns, tables);
+}
+
 // The same rules as store::create_table ... store::truncate_table.
 status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
   using k = ddl_request::kind;
@@ -110,7 +138,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
   switch (r.what) {
     case k::create_table: {
       table_descriptor desc = r.descriptor;
-      if (auto s = detail::check_name("table", desc.name); !s) return s;
+      if (auto s = detail::check_table_name(desc.name); !s) return s;
       if (auto s = detail::check_partitioning(desc.partitioning); !s) return s;
       if (desc.families.empty()) return {code::invalid_argument, "a table needs at least one column family"};
       for (std::size_t i = 0; i < desc.families.size(); ++i) {
@@ -120,6 +148,10 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
             return {code::invalid_argument, "family '" + desc.families[i].name + "' is given twice"};
       }
       if (old) return {code::already_exists, "table '" + desc.name + "' already exists"};
+      if (auto s = detail::check_table_namespace(c.namespaces, desc.name, desc.partitioning.count(),
+                                                 usage(c, detail::namespace_of(desc.name)));
+          !s)
+        return s;
       table_schema t;
       t.name = desc.name;
       t.uid = c.next_uid++;
@@ -136,8 +168,11 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
       return status::ok();
     }
     case k::create_table_group: {
-      if (auto s = detail::check_name("table group", r.table); !s) return s;
+      if (auto s = detail::check_table_name(r.table); !s) return s;
       if (old) return {code::already_exists, "table group '" + r.table + "' already exists"};
+      if (auto s = detail::check_table_namespace(c.namespaces, r.table, 0, usage(c, detail::namespace_of(r.table)));
+          !s)
+        return s;
       table_schema t;
       t.name = r.table;
       t.uid = c.next_uid++;
@@ -232,6 +267,25 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
       c.tables[r.table] = std::move(t);
       return status::ok();
     }
+    case k::create_namespace: {
+      if (auto s = detail::check_create_namespace(c.namespaces, r.ns); !s) return s;
+      c.namespaces[r.ns.name] = r.ns.properties;
+      return status::ok();
+    }
+    case k::drop_namespace: {
+      if (auto s = detail::check_drop_namespace(c.namespaces, r.ns.name, usage(c, r.ns.name)); !s) return s;
+      c.namespaces.erase(r.ns.name);
+      return status::ok();
+    }
+    case k::alter_namespace: {
+      std::map<std::string, std::string> props;
+      if (auto s = detail::alter_namespace_properties(c.namespaces, r.ns.name, r.set_attributes, r.unset_attributes,
+                                                      props);
+          !s)
+        return s;
+      c.namespaces[r.ns.name] = std::move(props);
+      return status::ok();
+    }
   }
   return {code::invalid_argument, "unknown DDL kind"};
 }
@@ -259,8 +313,10 @@ namespace {
 // 1: up to expected_version. 2: then, per family of the descriptor and for `family`,
 // `u32 min_versions` and its attributes; the descriptor's attributes; set_attributes;
 // unset_attributes (attributes: `u32 n` and n pairs of bytes; names: `u32 n` and n bytes).
-constexpr std::uint32_t request_format = 2;
-constexpr std::uint32_t header_format = 1;
+// 3: then the namespace's name and properties.
+constexpr std::uint32_t request_format = 3;
+// 1: version, counters, tables. 2: then the namespaces (`u32 n`, each name and properties).
+constexpr std::uint32_t header_format = 2;
 
 void put_family(std::string& out, const family_descriptor& f) {
   detail::put_bytes(out, f.name);
@@ -332,6 +388,8 @@ std::string encode_ddl_request(const ddl_request& q) {
   detail::put_string_map(out, q.set_attributes);
   detail::put_u32(out, static_cast<std::uint32_t>(q.unset_attributes.size()));
   for (const auto& n : q.unset_attributes) detail::put_bytes(out, n);
+  detail::put_bytes(out, q.ns.name);
+  detail::put_string_map(out, q.ns.properties);
   return out;
 }
 
@@ -343,7 +401,7 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
   std::uint8_t what = 0, origin = 0, has_expected = 0;
   std::uint64_t expected = 0;
   if (!r.u32(format) || format < 1 || format > request_format || !r.u8(what) ||
-      what > static_cast<std::uint8_t>(ddl_request::kind::alter_table))
+      what > static_cast<std::uint8_t>(ddl_request::kind::alter_namespace))
     return bad;
   q.what = static_cast<ddl_request::kind>(what);
   if (!r.bytes(q.table) || !r.bytes(q.descriptor.name) || !get_partitioning(r, q.descriptor.partitioning) ||
@@ -370,6 +428,7 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
       q.unset_attributes.push_back(std::move(name));
     }
   }
+  if (format >= 3 && (!r.bytes(q.ns.name) || !r.string_map(q.ns.properties))) return bad;
   if (!r.done()) return bad;
   q.origin = static_cast<schema_origin>(origin);
   if (has_expected) q.expected_version = expected;
@@ -382,6 +441,7 @@ catalog_header header_of(const cluster_catalog& c) {
   h.next_uid = c.next_uid;
   h.next_family_id = c.next_family_id;
   for (const auto& [name, t] : c.tables) h.tables[name] = t.version;
+  h.namespaces = c.namespaces;
   return h;
 }
 
@@ -396,6 +456,11 @@ std::string encode_catalog_header(const catalog_header& h) {
     detail::put_bytes(out, name);
     detail::put_u64(out, v);
   }
+  detail::put_u32(out, static_cast<std::uint32_t>(h.namespaces.size()));
+  for (const auto& [name, props] : h.namespaces) {
+    detail::put_bytes(out, name);
+    detail::put_string_map(out, props);
+  }
   return out;
 }
 
@@ -404,7 +469,7 @@ result<catalog_header> decode_catalog_header(std::string_view bytes) {
   detail::reader r(bytes);
   catalog_header h;
   std::uint32_t format = 0, n = 0;
-  if (!r.u32(format) || format != header_format || !r.u64(h.version) || !r.u64(h.next_uid) ||
+  if (!r.u32(format) || format < 1 || format > header_format || !r.u64(h.version) || !r.u64(h.next_uid) ||
       !r.u32(h.next_family_id) || !r.u32(n))
     return bad;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -412,6 +477,15 @@ result<catalog_header> decode_catalog_header(std::string_view bytes) {
     std::uint64_t v = 0;
     if (!r.bytes(name) || !r.u64(v)) return bad;
     h.tables[std::move(name)] = v;
+  }
+  if (format >= 2) {
+    if (!r.u32(n)) return bad;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::string name;
+      std::map<std::string, std::string> props;
+      if (!r.bytes(name) || !r.string_map(props)) return bad;
+      h.namespaces[std::move(name)] = std::move(props);
+    }
   }
   if (!r.done()) return bad;
   return h;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "catalog/namespaces.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
 
@@ -32,6 +33,7 @@ struct cluster_catalog {
   std::uint64_t next_uid = 1;
   std::uint32_t next_family_id = 1;
   std::map<std::string, detail::table_schema> tables;  // schema.version: catalog version of its last change
+  detail::namespace_map namespaces = detail::builtin_namespaces();
 
   const detail::table_schema* find(std::string_view table) const;
 };
@@ -50,6 +52,9 @@ struct ddl_request {
     enable_table,        // HBase's enable (table)
     truncate_family,     // a new id for one family (table, family_name)
     alter_table,         // table attributes (table, unset_attributes, then set_attributes)
+    create_namespace,    // (ns)
+    drop_namespace,      // (ns.name)
+    alter_namespace,     // (ns.name, unset_attributes, then set_attributes)
   };
   kind what = kind::create_table_group;
   std::string table;
@@ -60,6 +65,7 @@ struct ddl_request {
   std::string family_name;
   std::map<std::string, std::string> set_attributes;
   std::vector<std::string> unset_attributes;
+  namespace_descriptor ns;
   // When set, the DDL applies only to this catalog version (CONFLICT otherwise): a caller
   // that decided from what it read is refused if anything changed since.
   std::optional<std::uint64_t> expected_version;
@@ -77,6 +83,10 @@ struct ddl_request {
   static ddl_request truncate_family(std::string table, std::string family);
   static ddl_request alter_table(std::string table, std::map<std::string, std::string> set,
                                  std::vector<std::string> unset);
+  static ddl_request create_namespace(namespace_descriptor ns);
+  static ddl_request drop_namespace(std::string name);
+  static ddl_request alter_namespace(std::string name, std::map<std::string, std::string> set,
+                                     std::vector<std::string> unset);
 
   friend bool operator==(const ddl_request&, const ddl_request&) = default;
 };
@@ -104,6 +114,7 @@ struct catalog_header {
   std::uint64_t next_uid = 1;
   std::uint32_t next_family_id = 1;
   std::map<std::string, std::uint64_t> tables;  // name -> schema version
+  detail::namespace_map namespaces = detail::builtin_namespaces();
 };
 catalog_header header_of(const cluster_catalog& c);
 std::string encode_catalog_header(const catalog_header& h);

@@ -92,6 +92,7 @@ struct member::state final : detail::cluster_hooks {
   bool catch_up() override;
   std::string report() const override;
   std::vector<cellar::cluster_node> nodes() const override;
+  std::string owner_of(const std::string& table, std::uint32_t index) const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   void reconcile();
@@ -183,6 +184,7 @@ void member::state::reconcile() {
   bool complete = true;
 
   absl::MutexLock ddl(&local.mutex());
+  local.set_namespaces(cat->namespaces);
   auto current = local.current();
   auto next = std::make_shared<detail::catalog_map>(*current);
   reconcile_effects fx;
@@ -541,6 +543,9 @@ status member::state::ddl(const detail::ddl_call& c) {
     case k::enable_table: r = ddl_request::set_disabled(c.table, false); break;
     case k::truncate_family: r = ddl_request::truncate_family(c.table, c.family_name); break;
     case k::alter_table: r = ddl_request::alter_table(c.table, c.set_attributes, c.unset_attributes); break;
+    case k::create_namespace: r = ddl_request::create_namespace(c.ns); break;
+    case k::drop_namespace: r = ddl_request::drop_namespace(c.ns.name); break;
+    case k::alter_namespace: r = ddl_request::alter_namespace(c.ns.name, c.set_attributes, c.unset_attributes); break;
   }
   auto v = node->ddl(r);
   if (!v) return v.error();
@@ -751,6 +756,14 @@ std::vector<cellar::cluster_node> member::state::nodes() const {
   for (const auto& n : make_report().nodes)
     out.push_back({n.node.id, n.live ? n.node.data_address : std::string(), n.live});
   return out;
+}
+
+std::string member::state::owner_of(const std::string& table, std::uint32_t index) const {
+  absl::MutexLock lock(&mu);
+  if (!map) return {};
+  auto it = map->tables.find(table);
+  if (it == map->tables.end() || index >= it->second.size()) return {};
+  return it->second[index].node;
 }
 
 cluster_report member::state::make_report() const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "cellar/names.h"
 #include "cluster/layout.h"
 #include "cluster/membership.h"
 #include "cluster/node_link.h"
@@ -89,7 +90,8 @@ class routed_connection final : public connection {
     return to(id.value());
   }
 
-  std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
+  std::vector<op_result> batch(const std::string& table_in, std::vector<batch_op> ops) override {
+    const std::string table = canonical_table_name(table_in);  // as the catalog keeps it
     const auto n = static_cast<std::uint32_t>(ops.size());
     std::vector<op_result> out(n);
     std::vector<std::uint32_t> todo(n);
@@ -177,7 +179,8 @@ class routed_connection final : public connection {
   // A scan: one stream per owner node of the partitions it touches, merged here
   // (cluster/routed_scan.h); reopened after a re-read of the map when a node answers
   // NOT_OWNER, as batches are sent again.
-  result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) override {
+  result<std::unique_ptr<row_stream>> scan(const std::string& table_in, const cellar::scan& s) override {
+    const std::string table = canonical_table_name(table_in);
     for (int round = 0;; ++round) {
       (void)refresh();
       auto parts = scan_parts(table, s);
@@ -273,6 +276,34 @@ class routed_connection final : public connection {
   status alter_table(const std::string& table, const std::map<std::string, std::string>& set,
                      const std::vector<std::string>& unset) override {
     return ddl_on_any([&](connection& c) { return c.alter_table(table, set, unset); });
+  }
+  status create_namespace(const namespace_descriptor& ns) override {
+    return ddl_on_any([&](connection& c) { return c.create_namespace(ns); });
+  }
+  status drop_namespace(const std::string& name) override {
+    return ddl_on_any([&](connection& c) { return c.drop_namespace(name); });
+  }
+  status alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                         const std::vector<std::string>& unset) override {
+    return ddl_on_any([&](connection& c) { return c.alter_namespace(name, set, unset); });
+  }
+  result<namespace_descriptor> describe_namespace(const std::string& name) override {
+    return on_any([&](connection& c) { return c.describe_namespace(name); });
+  }
+  result<std::vector<namespace_descriptor>> list_namespaces() override {
+    return on_any([&](connection& c) { return c.list_namespaces(); });
+  }
+  result<std::vector<std::string>> list_namespace_tables(const std::string& name) override {
+    return on_any([&](connection& c) { return c.list_namespace_tables(name); });
+  }
+  result<std::vector<region_info>> list_regions(const std::string& table) override {
+    return on_any([&](connection& c) { return c.list_regions(table); });
+  }
+  status split_region(const std::string& table, const std::string& key) override {
+    return ddl_on_any([&](connection& c) { return c.split_region(table, key); });
+  }
+  status merge_regions(const std::string& table, std::uint32_t index) override {
+    return ddl_on_any([&](connection& c) { return c.merge_regions(table, index); });
   }
   result<bool> is_table_enabled(const std::string& table) override {
     return on_any([&](connection& c) { return c.is_table_enabled(table); });

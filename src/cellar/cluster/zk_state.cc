@@ -25,6 +25,7 @@ result<catalog_read> read_catalog(zk_client& zk, const cluster_catalog* previous
     out.catalog.version = h->version;
     out.catalog.next_uid = h->next_uid;
     out.catalog.next_family_id = h->next_family_id;
+    out.catalog.namespaces = h->namespaces;
     bool torn = false;
     for (const auto& [name, version] : h->tables) {
       if (previous)

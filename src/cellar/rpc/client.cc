@@ -169,6 +169,115 @@ class rpc_connection final : public connection {
     });
   }
 
+  status create_namespace(const namespace_descriptor& ns) override {
+    return call_status([&] {
+      auto req = cellar_.createNamespaceRequest();
+      auto d = req.initDescriptor();
+      d.setName(ns.name);
+      to_wire(ns.properties, d.initProperties(static_cast<unsigned>(ns.properties.size())));
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status drop_namespace(const std::string& name) override {
+    return call_status([&] {
+      auto req = cellar_.dropNamespaceRequest();
+      req.setName(name);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                         const std::vector<std::string>& unset) override {
+    return call_status([&] {
+      auto req = cellar_.alterNamespaceRequest();
+      req.setName(name);
+      to_wire(set, req.initSet(static_cast<unsigned>(set.size())));
+      auto names = req.initUnset(static_cast<unsigned>(unset.size()));
+      for (unsigned i = 0; i < names.size(); ++i) names.set(i, unset[i]);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  result<namespace_descriptor> describe_namespace(const std::string& name) override {
+    try {
+      auto req = cellar_.describeNamespaceRequest();
+      req.setName(name);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      return namespace_descriptor{str(res.getDescriptor().getName()), from_wire(res.getDescriptor().getProperties())};
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<std::vector<namespace_descriptor>> list_namespaces() override {
+    try {
+      auto res = cellar_.listNamespacesRequest().send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      std::vector<namespace_descriptor> out;
+      for (auto n : res.getNamespaces()) out.push_back({str(n.getName()), from_wire(n.getProperties())});
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<std::vector<std::string>> list_namespace_tables(const std::string& name) override {
+    try {
+      auto req = cellar_.listNamespaceTablesRequest();
+      req.setName(name);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      std::vector<std::string> out;
+      for (auto t : res.getTables()) out.push_back(str(t));
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  result<std::vector<region_info>> list_regions(const std::string& table) override {
+    try {
+      auto req = cellar_.listRegionsRequest();
+      req.setTable(table);
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      std::vector<region_info> out;
+      for (auto r : res.getRegions()) {
+        region_info x;
+        x.index = r.getIndex();
+        x.start_key.assign(reinterpret_cast<const char*>(r.getStartKey().begin()), r.getStartKey().size());
+        x.end_key.assign(reinterpret_cast<const char*>(r.getEndKey().begin()), r.getEndKey().size());
+        x.node = str(r.getNode());
+        x.cells = r.getCells();
+        x.bytes = r.getBytes();
+        out.push_back(std::move(x));
+      }
+      return out;
+    } catch (const kj::Exception& e) {
+      return lost(e);
+    }
+  }
+
+  status split_region(const std::string& table, const std::string& key) override {
+    return call_status([&] {
+      auto req = cellar_.splitRegionRequest();
+      req.setTable(table);
+      req.setKey(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(key.data()), key.size()));
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
+  status merge_regions(const std::string& table, std::uint32_t index) override {
+    return call_status([&] {
+      auto req = cellar_.mergeRegionsRequest();
+      req.setTable(table);
+      req.setIndex(index);
+      return from_wire(req.send().wait(io_.waitScope).getError());
+    });
+  }
+
   result<bool> is_table_enabled(const std::string& table) override {
     try {
       auto req = cellar_.isTableEnabledRequest();

@@ -60,6 +60,15 @@ const char* operation_name(operation o) noexcept {
     case operation::is_table_enabled: return "is_table_enabled";
     case operation::backup: return "backup";
     case operation::alter_table: return "alter_table";
+    case operation::create_namespace: return "create_namespace";
+    case operation::drop_namespace: return "drop_namespace";
+    case operation::alter_namespace: return "alter_namespace";
+    case operation::describe_namespace: return "describe_namespace";
+    case operation::list_namespaces: return "list_namespaces";
+    case operation::list_namespace_tables: return "list_namespace_tables";
+    case operation::list_regions: return "list_regions";
+    case operation::split_region: return "split_region";
+    case operation::merge_regions: return "merge_regions";
   }
   return "unknown";
 }

@@ -63,8 +63,17 @@ enum class operation : std::uint8_t {
   is_table_enabled,
   alter_table,
   backup,  // named snapshots, their export and import, bulk loads
+  create_namespace,
+  drop_namespace,
+  alter_namespace,
+  describe_namespace,
+  list_namespaces,
+  list_namespace_tables,
+  list_regions,
+  split_region,
+  merge_regions,
 };
-inline constexpr std::size_t operation_count = 27;
+inline constexpr std::size_t operation_count = 36;
 // Outcomes are counted per error code: codes 0 to 30 each, any later one in slot 31.
 inline constexpr std::size_t code_slots = 32;
 

@@ -222,6 +222,110 @@ class cellar_impl final : public wire::Cellar::Server {
         });
   }
 
+  kj::Promise<void> createNamespace(CreateNamespaceContext context) override {
+    auto d = context.getParams().getDescriptor();
+    namespace_descriptor ns{str(d.getName()), from_wire(d.getProperties())};
+    return blocking<status>(operation::create_namespace, context,
+                            [this, ns = std::move(ns)] { return st_.s.create_namespace(ns); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> dropNamespace(DropNamespaceContext context) override {
+    auto name = str(context.getParams().getName());
+    return blocking<status>(operation::drop_namespace, context, [this, name] { return st_.s.drop_namespace(name); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> alterNamespace(AlterNamespaceContext context) override {
+    auto params = context.getParams();
+    auto name = str(params.getName());
+    auto set = from_wire(params.getSet());
+    std::vector<std::string> unset;
+    for (auto n : params.getUnset()) unset.push_back(str(n));
+    return blocking<status>(operation::alter_namespace, context,
+                            [this, name, set = std::move(set), unset = std::move(unset)] {
+                              return st_.s.alter_namespace(name, set, unset);
+                            },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> describeNamespace(DescribeNamespaceContext context) override {
+    const auto t0 = metrics::clock::now();
+    auto d = st_.s.describe_namespace(str(context.getParams().getName()));
+    auto res = context.getResults();
+    to_wire(d.error(), res.initError());
+    if (d) {
+      auto out = res.initDescriptor();
+      out.setName(d->name);
+      to_wire(d->properties, out.initProperties(static_cast<unsigned>(d->properties.size())));
+    }
+    st_.m.record(protocol::rpc, operation::describe_namespace, d.code(), t0);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> listNamespaces(ListNamespacesContext context) override {
+    const auto t0 = metrics::clock::now();
+    auto all = st_.s.list_namespaces();
+    auto res = context.getResults();
+    to_wire(status::ok(), res.initError());
+    auto out = res.initNamespaces(static_cast<unsigned>(all.size()));
+    for (unsigned i = 0; i < out.size(); ++i) {
+      out[i].setName(all[i].name);
+      to_wire(all[i].properties, out[i].initProperties(static_cast<unsigned>(all[i].properties.size())));
+    }
+    st_.m.record(protocol::rpc, operation::list_namespaces, code::ok, t0);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> listNamespaceTables(ListNamespaceTablesContext context) override {
+    const auto t0 = metrics::clock::now();
+    auto names = st_.s.list_namespace_tables(str(context.getParams().getName()));
+    auto res = context.getResults();
+    to_wire(names.error(), res.initError());
+    if (names) {
+      auto out = res.initTables(static_cast<unsigned>(names->size()));
+      for (unsigned i = 0; i < out.size(); ++i) out.set(i, (*names)[i]);
+    }
+    st_.m.record(protocol::rpc, operation::list_namespace_tables, names.code(), t0);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> listRegions(ListRegionsContext context) override {
+    auto table = str(context.getParams().getTable());
+    return blocking<result<std::vector<region_info>>>(
+        operation::list_regions, context, [this, table] { return st_.s.list_regions(table); },
+        [](auto& res, result<std::vector<region_info>> r) {
+          to_wire(r.error(), res.initError());
+          if (!r) return;
+          auto out = res.initRegions(static_cast<unsigned>(r->size()));
+          for (unsigned i = 0; i < out.size(); ++i) {
+            const auto& x = (*r)[i];
+            out[i].setIndex(x.index);
+            out[i].setStartKey(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(x.start_key.data()), x.start_key.size()));
+            out[i].setEndKey(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(x.end_key.data()), x.end_key.size()));
+            out[i].setNode(x.node);
+            out[i].setCells(x.cells);
+            out[i].setBytes(x.bytes);
+          }
+        });
+  }
+
+  kj::Promise<void> splitRegion(SplitRegionContext context) override {
+    auto table = str(context.getParams().getTable());
+    auto k = context.getParams().getKey();
+    std::string key(reinterpret_cast<const char*>(k.begin()), k.size());
+    return blocking<status>(operation::split_region, context, [this, table, key] { return st_.s.split_region(table, key); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
+  kj::Promise<void> mergeRegions(MergeRegionsContext context) override {
+    auto table = str(context.getParams().getTable());
+    auto index = context.getParams().getIndex();
+    return blocking<status>(operation::merge_regions, context,
+                            [this, table, index] { return st_.s.merge_regions(table, index); },
+                            [](auto& res, status s) { to_wire(s, res.initError()); });
+  }
+
   kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {
     const auto t0 = metrics::clock::now();
     auto r = st_.s.is_table_enabled(str(context.getParams().getTable()));

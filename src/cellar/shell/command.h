@@ -4,7 +4,7 @@
 // `outcome`: a status, the text the HBase shell would print, and the same answer as JSON
 // fields (session.cc prints one or the other). The commands live in commands_data.cc
 // (put, get, scan, count, delete, ...), commands_admin.cc (create, describe, disable,
-// get_splits, status, ...) and sql.cc (the OceanBase statements); commands.cc lists them
+// get_splits, status, ...), commands_namespace.cc (namespaces, list_regions, split, merge_region) and sql.cc (the OceanBase statements); commands.cc lists them
 // with their help and holds the argument helpers.
 //
 // Thread safety: plain functions and values.
@@ -87,6 +87,9 @@ json partitioning_json(const partition_spec& p);
 struct context {
   connection& conn;
   const session_options& opts;
+  // SQL's current database (USE db): the namespace of the tables SQL names without one;
+  // empty: default.
+  std::string& database;
 };
 
 using handler = std::function<outcome(context&, const args_view&)>;
@@ -129,6 +132,16 @@ outcome cmd_list_table_snapshots(context& c, const args_view& a);
 outcome cmd_delete_snapshot(context& c, const args_view& a);
 outcome cmd_restore_snapshot(context& c, const args_view& a);
 outcome cmd_clone_snapshot(context& c, const args_view& a);
+// Namespaces and regions (commands_namespace.cc).
+outcome cmd_create_namespace(context& c, const args_view& a);
+outcome cmd_drop_namespace(context& c, const args_view& a);
+outcome cmd_alter_namespace(context& c, const args_view& a);
+outcome cmd_describe_namespace(context& c, const args_view& a);
+outcome cmd_list_namespace(context& c, const args_view& a);
+outcome cmd_list_namespace_tables(context& c, const args_view& a);
+outcome cmd_list_regions(context& c, const args_view& a);
+outcome cmd_split(context& c, const args_view& a);
+outcome cmd_merge_region(context& c, const args_view& a);
 
 // The command table (commands.cc).
 struct command_def {

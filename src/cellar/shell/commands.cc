@@ -253,6 +253,47 @@ physical, so there are no delete markers to show.
      "  hbase> truncate 't1'\n"},
     {"truncate_preserve", "dml", cmd_truncate,
      "The same as truncate (partition boundaries are always kept).\n  hbase> truncate_preserve 't1'\n"},
+    {"create_namespace", "namespace", cmd_create_namespace,
+     R"(Create a namespace; pass the namespace name, and optionally a dictionary of namespace
+properties (kept as given; hbase.namespace.quota.maxtables and
+hbase.namespace.quota.maxregions are honoured). A table of it is named 'ns1:t1'.
+  hbase> create_namespace 'ns1'
+  hbase> create_namespace 'ns1', {'PROPERTY_NAME'=>'PROPERTY_VALUE'}
+)"},
+    {"drop_namespace", "namespace", cmd_drop_namespace,
+     "Drop the named namespace. The namespace must be empty.\n  hbase> drop_namespace 'ns1'\n"},
+    {"alter_namespace", "namespace", cmd_alter_namespace,
+     R"(Alter namespace properties.
+To add/modify a property:
+  hbase> alter_namespace 'ns1', {METHOD => 'set', 'PROPERTY_NAME' => 'PROPERTY_VALUE'}
+To delete a property:
+  hbase> alter_namespace 'ns1', {METHOD => 'unset', NAME=>'PROPERTY_NAME'}
+)"},
+    {"describe_namespace", "namespace", cmd_describe_namespace,
+     "Describe the named namespace.\n  hbase> describe_namespace 'ns1'\n"},
+    {"list_namespace", "namespace", cmd_list_namespace,
+     R"(List all namespaces. An optional regular expression filters the output.
+  hbase> list_namespace
+  hbase> list_namespace 'abc.*'
+)"},
+    {"list_namespace_tables", "namespace", cmd_list_namespace_tables,
+     "List all tables that are members of the namespace.\n  hbase> list_namespace_tables 'ns1'\n"},
+    {"list_regions", "tools", cmd_list_regions,
+     R"(List the regions (partitions) of a table: the node serving each, its name TABLE/INDEX, its
+start and end keys (RANGE partitions; empty: unbounded), its size in bytes and its cells.
+  hbase> list_regions 'table_name'
+)"},
+    {"split", "tools", cmd_split,
+     R"(Split the RANGE partition of a table that holds the split key into two at that key (a
+one-partition table becomes RANGE partitioned). KEY (hash) partitions are fixed, as in
+OceanBase, and do not split. Reads and writes go on meanwhile.
+  hbase> split 'tableName', 'splitKey'
+)"},
+    {"merge_region", "tools", cmd_merge_region,
+     R"(Merge two adjacent RANGE partitions of a table, named as list_regions shows them.
+  hbase> merge_region 't1/0', 't1/1'
+  hbase> merge_region ['t1/0', 't1/1']
+)"},
     {"move", "tools", cmd_move,
      "Move a partition (a region) to another node of a cluster with its data, while it keeps serving.\n"
      "Partitions are named TABLE/INDEX and nodes by id, as status 'detailed' shows them.\n"
@@ -316,7 +357,7 @@ outcome cmd_help(context&, const args_view& a) {
                "command.\nCommands are grouped. Type 'help \"COMMAND_GROUP\"', (e.g. 'help \"general\"') for help on a "
                "command group.\n\nCOMMAND GROUPS:\n";
     json groups = json::array();
-    for (std::string_view g : {"general", "ddl", "dml", "tools", "snapshots"}) {
+    for (std::string_view g : {"general", "ddl", "namespace", "dml", "tools", "snapshots"}) {
       std::vector<std::string> names;
       for (const auto& c : table)
         if (c.group == g) names.emplace_back(c.name);
@@ -338,7 +379,7 @@ outcome cmd_help(context&, const args_view& a) {
   const std::string& name = what.value();
   if (const command_def* c = find_command(name)) {
     out.text = std::string(c->help);
-  } else if (name == "general" || name == "ddl" || name == "dml" || name == "tools" ||
+  } else if (name == "general" || name == "ddl" || name == "namespace" || name == "dml" || name == "tools" ||
              name == "snapshots") {
     out.text = group_help(name);
   } else if (name == "sql") {

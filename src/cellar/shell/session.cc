@@ -118,7 +118,7 @@ void print(std::ostream& out, const shell::outcome& o, const session_options& op
 
 void shell_session::run_sql(const std::string& sql) {
   auto t0 = std::chrono::steady_clock::now();
-  shell::context ctx{conn_, opts_};
+  shell::context ctx{conn_, opts_, database_};
   shell::outcome o = shell::run_sql(ctx, sql);
   if (!o.st) ++errors_;
   print(out_, o, opts_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -132,7 +132,7 @@ void shell_session::run_command(std::string_view line) {
   if (!parsed) {
     o = shell::fail(parsed.error());
   } else if (const shell::command_def* cmd = shell::find_command(parsed->name)) {
-    shell::context ctx{conn_, opts_};
+    shell::context ctx{conn_, opts_, database_};
     shell::args_view a{parsed->name, parsed->args};
     o = cmd->run(ctx, a);
   } else {

@@ -66,6 +66,7 @@ class shell_session {
   std::ostream& out_;
   session_options opts_;
   std::string pending_sql_;
+  std::string database_;  // SQL's USE: the database (namespace) SQL names tables of; empty: default
   std::size_t errors_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "catalog/ddl.h"
+#include "cellar/names.h"
 #include "shell/command.h"
 
 namespace cellar::shell {
@@ -33,14 +34,49 @@ std::string grid(const std::vector<std::string>& headers, const std::vector<std:
   return out;
 }
 
-outcome show_table_groups(context& c, const ddl_statement& st) {
+// The table groups of the current database: (full name, name within the database).
+result<std::vector<std::pair<std::string, std::string>>> groups_here(context& c) {
   auto names = c.conn.list_tables();
-  if (!names) return fail(names.error());
+  if (!names) return names.error();
+  const std::string db = c.database.empty() ? std::string(default_namespace) : c.database;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& full : names.value()) {
+    auto t = parse_table_name(full);
+    if (t && t->ns == db) out.emplace_back(full, t->qualifier);
+  }
+  return out;
+}
+
+// The group `g` names: in the current database unless it names one.
+std::string qualified(const context& c, const std::string& g) {
+  if (c.database.empty() || g.find(':') != std::string::npos) return g;
+  return c.database + ":" + g;
+}
+
+outcome show_databases(context& c, const ddl_statement& st) {
+  auto all = c.conn.list_namespaces();
+  if (!all) return fail(all.error());
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> names;
+  for (const auto& n : all.value()) {
+    if (st.pattern && !like_match(*st.pattern, n.name)) continue;
+    rows.push_back({n.name});
+    names.push_back(n.name);
+  }
+  outcome out;
+  out.text = grid({"Database"}, rows);
+  out.data["databases"] = names;
+  return out;
+}
+
+outcome show_table_groups(context& c, const ddl_statement& st) {
+  auto here = groups_here(c);
+  if (!here) return fail(here.error());
   std::vector<std::vector<std::string>> rows;
   json groups = json::array();
-  for (const auto& g : names.value()) {
+  for (const auto& [full, g] : here.value()) {
     if (st.pattern && !like_match(*st.pattern, g)) continue;
-    auto d = c.conn.describe(g);
+    auto d = c.conn.describe(full);
     if (!d) continue;  // dropped meanwhile
     std::vector<std::string> tables;
     for (const auto& f : d->families) tables.push_back(g + "$" + f.name);
@@ -55,11 +91,11 @@ outcome show_table_groups(context& c, const ddl_statement& st) {
 }
 
 outcome show_tables(context& c, const ddl_statement& st) {
-  auto names = c.conn.list_tables();
-  if (!names) return fail(names.error());
+  auto here = groups_here(c);
+  if (!here) return fail(here.error());
   std::vector<std::string> tables;
-  for (const auto& g : names.value()) {
-    auto d = c.conn.describe(g);
+  for (const auto& [full, g] : here.value()) {
+    auto d = c.conn.describe(full);
     if (!d) continue;
     for (const auto& f : d->families) {
       std::string t = g + "$" + f.name;
@@ -69,14 +105,14 @@ outcome show_tables(context& c, const ddl_statement& st) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : tables) rows.push_back({t});
   outcome out;
-  out.text = grid({"Tables_in_cellar"}, rows);
+  out.text = grid({"Tables_in_" + (c.database.empty() ? std::string("cellar") : c.database)}, rows);
   out.data["tables"] = tables;
   return out;
 }
 
 // DESC g$f: the columns of the OBKV-HBase table model the family was created with.
 outcome describe_table(context& c, const ddl_statement& st) {
-  auto d = c.conn.describe(st.group);
+  auto d = c.conn.describe(qualified(c, st.group));
   if (!d) return fail(d.error());
   auto it = std::find_if(d->families.begin(), d->families.end(), [&](const family_descriptor& f) { return f.name == st.family; });
   if (it == d->families.end())
@@ -133,10 +169,27 @@ outcome run_sql(context& c, const std::string& sql) {
       case ddl_statement::kind::show_table_groups: return show_table_groups(c, st);
       case ddl_statement::kind::show_tables: return show_tables(c, st);
       case ddl_statement::kind::describe_table: return describe_table(c, st);
+      case ddl_statement::kind::show_databases: return show_databases(c, st);
+      case ddl_statement::kind::use_database: {
+        auto d = c.conn.describe_namespace(st.group);
+        if (!d) return fail(d.code(), "Unknown database '" + st.group + "' (" + d.error().message() + ")");
+        c.database = st.group == default_namespace ? std::string() : st.group;
+        outcome out;
+        out.text = "Database changed\n";
+        out.data["database"] = st.group;
+        return out;
+      }
       default: break;
     }
   }
-  if (auto s = c.conn.ddl(sql); !s) return fail(s);
+  // The server runs the text alone: the current database goes first, as a USE.
+  const std::string text = c.database.empty() ? sql : "USE `" + c.database + "`; " + sql;
+  if (auto s = c.conn.ddl(text); !s) return fail(s);
+  for (const auto& st : *parsed)
+    if (st.what == ddl_statement::kind::use_database)
+      c.database = st.group == default_namespace ? std::string() : st.group;
+    else if (st.what == ddl_statement::kind::drop_database && st.group == c.database)
+      c.database.clear();
   outcome out;
   out.text = "Query OK\n";
   return out;

@@ -48,6 +48,7 @@ catalog_service::catalog_service(const partition_factory& partitions, store_pers
 runtime_ptr catalog_service::lookup(std::string_view table) const {
   auto cat = current();
   auto it = cat->find(table);
+  if (it == cat->end() && table.starts_with("default:")) it = cat->find(table.substr(8));  // cellar/names.h
   return it == cat->end() ? nullptr : it->second;
 }
 
@@ -153,6 +154,7 @@ void catalog_service::close() {
 
 void catalog_service::restore(recovered_catalog recovered, bool start) {
   absl::MutexLock lock(&mu_);
+  for (auto& [name, props] : recovered.namespaces) namespaces_[name] = std::move(props);
   next_uid_ = recovered.next_uid;
   next_family_id_ = recovered.next_family_id;
   recovered_ = {recovered.cells.begin(), recovered.cells.end()};
@@ -203,7 +205,7 @@ void catalog_service::drop_recovered(const std::string& table) { recovered_.eras
 // --- a store's own DDL -------------------------------------------------------------------------
 
 status catalog_service::create_table(table_descriptor desc, schema_origin origin) {
-  if (auto s = check_name("table", desc.name); !s) return s;
+  if (auto s = check_table_name(desc.name); !s) return s;
   if (auto s = check_partitioning(desc.partitioning); !s) return s;
   if (desc.families.empty()) return {code::invalid_argument, "a table needs at least one column family"};
   for (std::size_t i = 0; i < desc.families.size(); ++i) {
@@ -214,6 +216,10 @@ status catalog_service::create_table(table_descriptor desc, schema_origin origin
   }
   absl::MutexLock lock(&mu_);
   if (lookup(desc.name)) return {code::already_exists, "table '" + desc.name + "' already exists"};
+  if (auto s = check_table_namespace(namespaces_, desc.name, desc.partitioning.count(),
+                                     usage(namespace_of(desc.name)));
+      !s)
+    return s;
   auto schema = std::make_shared<table_schema>();
   schema->name = desc.name;
   schema->partitioned = true;
@@ -228,9 +234,10 @@ status catalog_service::create_table(table_descriptor desc, schema_origin origin
 }
 
 status catalog_service::create_table_group(std::string name) {
-  if (auto s = check_name("table group", name); !s) return s;
+  if (auto s = check_table_name(name); !s) return s;
   absl::MutexLock lock(&mu_);
   if (lookup(name)) return {code::already_exists, "table group '" + name + "' already exists"};
+  if (auto s = check_table_namespace(namespaces_, name, 0, usage(namespace_of(name))); !s) return s;
   auto schema = std::make_shared<table_schema>();
   schema->name = name;
   return commit(schema, nullptr).error();
@@ -364,6 +371,74 @@ status catalog_service::set_disabled(const std::string& table, bool disabled) {
   auto schema = std::make_shared<table_schema>(*old->schema);
   schema->disabled = disabled;
   return commit(std::move(schema), old.get()).error();
+}
+
+// --- namespaces ------------------------------------------------------------------------------
+
+namespace_usage catalog_service::usage(std::string_view ns) const {
+  std::vector<std::pair<std::string, std::uint32_t>> tables;
+  for (const auto& [name, rt] : *current())
+    tables.emplace_back(name, rt->schema->partitioned ? rt->schema->partitioning.count() : 0);
+  return usage_of(ns, tables);
+}
+
+status catalog_service::create_namespace(namespace_descriptor ns) {
+  absl::MutexLock lock(&mu_);
+  if (auto s = check_create_namespace(namespaces_, ns); !s) return s;
+  if (persistence_ != nullptr)
+    if (auto s = persistence_->write_namespace(ns.name, ns.properties); !s) return s;
+  namespaces_[ns.name] = std::move(ns.properties);
+  return status::ok();
+}
+
+status catalog_service::drop_namespace(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  if (auto s = check_drop_namespace(namespaces_, name, usage(name)); !s) return s;
+  if (persistence_ != nullptr)
+    if (auto s = persistence_->write_namespace(name, {}, true); !s) return s;
+  namespaces_.erase(name);
+  return status::ok();
+}
+
+status catalog_service::alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                                        const std::vector<std::string>& unset) {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, std::string> props;
+  if (auto s = alter_namespace_properties(namespaces_, name, set, unset, props); !s) return s;
+  if (persistence_ != nullptr)
+    if (auto s = persistence_->write_namespace(name, props); !s) return s;
+  namespaces_[name] = std::move(props);
+  return status::ok();
+}
+
+result<namespace_descriptor> catalog_service::describe_namespace(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = namespaces_.find(name);
+  if (it == namespaces_.end()) return status{code::not_found, "namespace '" + name + "' does not exist"};
+  return namespace_descriptor{it->first, it->second};
+}
+
+std::vector<namespace_descriptor> catalog_service::list_namespaces() {
+  absl::MutexLock lock(&mu_);
+  std::vector<namespace_descriptor> out;
+  for (const auto& [name, props] : namespaces_) out.push_back({name, props});
+  return out;
+}
+
+void catalog_service::set_namespaces(const namespace_map& all) {
+  if (persistence_ != nullptr) {
+    for (const auto& [name, props] : namespaces_)
+      if (!all.count(name))
+        if (auto s = persistence_->write_namespace(name, {}, true); !s)
+          spdlog::error("cellar: dropping namespace '{}' from the local catalog: {}", name, s.to_string());
+    for (const auto& [name, props] : all) {
+      auto it = namespaces_.find(name);
+      if (it == namespaces_.end() || it->second != props)
+        if (auto s = persistence_->write_namespace(name, props); !s)
+          spdlog::error("cellar: persisting namespace '{}': {}", name, s.to_string());
+    }
+  }
+  namespaces_ = all;
 }
 
 }  // namespace cellar::detail

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "catalog/namespaces.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
 #include "store/catalog_map.h"
@@ -69,6 +70,24 @@ class catalog_service {
   status truncate_table(const std::string& table);
   status truncate_family(const std::string& table, const std::string& family);
   status set_disabled(const std::string& table, bool disabled);
+  // HBase's split and merge_region of RANGE partitions (store.h: split_region,
+  // merge_regions; how: store/reshape.h). A one-partition table splits into RANGE
+  // partitions.
+  status split_region(const std::string& table, const std::string& key);
+  status merge_regions(const std::string& table, std::uint32_t index);
+  // HBase's size-driven split: each partition of `table` whose cells take more bytes than
+  // its MAX_FILESIZE attribute is split at its middle row (none without the attribute,
+  // with SPLIT_ENABLED false or SPLIT_POLICY DisabledRegionSplitPolicy, or for KEY
+  // partitions). Returns how many splits ran.
+  result<std::uint32_t> split_oversized(const std::string& table);
+
+  // --- namespaces (store.h documents each call and its errors) ------------------------------
+  status create_namespace(namespace_descriptor ns);
+  status drop_namespace(const std::string& name);
+  status alter_namespace(const std::string& name, const std::map<std::string, std::string>& set,
+                         const std::vector<std::string>& unset);
+  result<namespace_descriptor> describe_namespace(const std::string& name);
+  std::vector<namespace_descriptor> list_namespaces();
 
   // --- recovery --------------------------------------------------------------------------
   // Publishes the tables recovery found. With `start`, each partitioned table's partitions
@@ -88,6 +107,9 @@ class catalog_service {
   // The cells recovery kept for `table`, one per partition (empty if none), taken out.
   std::vector<recovered_cells> take_recovered(const std::string& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void drop_recovered(const std::string& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `all` the namespaces, as the cluster gave them; the durable catalog follows
+  // (failures are logged, as in persist_cluster_schema).
+  void set_namespaces(const namespace_map& all) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes `next` the catalog.
   void publish(std::shared_ptr<const catalog_map> next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A partition the catalog no longer names that a client may still reach through a
@@ -114,6 +136,10 @@ class catalog_service {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void publish_one(const std::string& name, runtime_ptr rt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   status write_schema(const table_schema& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives RANGE table `old` the partition bounds `bounds` (store/reshape.h).
+  status reshape(const runtime_ptr& old, std::vector<std::string> bounds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the tables of namespace `ns` hold now.
+  namespace_usage usage(std::string_view ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const partition_factory& partitions_;
   store_persistence* const persistence_;
@@ -127,6 +153,7 @@ class catalog_service {
   std::uint64_t next_version_ ABSL_GUARDED_BY(mu_) = 1;
   std::uint32_t next_family_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::uint64_t next_uid_ ABSL_GUARDED_BY(mu_) = 1;
+  namespace_map namespaces_ ABSL_GUARDED_BY(mu_) = builtin_namespaces();
   // Recovered cells waiting for their partitions (a cluster member's), by table.
   std::map<std::string, std::vector<recovered_cells>, std::less<>> recovered_ ABSL_GUARDED_BY(mu_);
 };

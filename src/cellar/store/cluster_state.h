@@ -31,6 +31,7 @@ struct ddl_call {
   enum class kind : std::uint8_t {
     create_table, create_table_group, add_family, alter_family, drop_family, drop_table, truncate_table,
     disable_table, enable_table, truncate_family, alter_table,
+    create_namespace, drop_namespace, alter_namespace,  // `ns` (alter: set/unset_attributes)
   };
   kind what = kind::create_table;
   std::string table;
@@ -40,7 +41,8 @@ struct ddl_call {
   partition_spec partitioning;
   std::string family_name;
   std::map<std::string, std::string> set_attributes;  // alter_table
-  std::vector<std::string> unset_attributes;         // alter_table
+  std::vector<std::string> unset_attributes;         // alter_table, alter_namespace
+  namespace_descriptor ns;                           // the namespace calls (name, properties)
 };
 
 // What a store that is a cluster member delegates to the cluster.
@@ -52,6 +54,8 @@ struct cluster_hooks {
   virtual std::string report() const = 0;
   // Every node the cluster knows, live or down (cluster_admin::status).
   virtual std::vector<cluster_node> nodes() const { return {}; }
+  // The node that owns partition `index` of `table` in the placement map; empty if none.
+  virtual std::string owner_of(const std::string& /*table*/, std::uint32_t /*index*/) const { return {}; }
   // NOT_OWNER for a request of a client that asked not to be forwarded (wire: noForward),
   // for partition `index` of `table`, which another node owns; the message names this
   // node's placement epoch and the owner it knows. Counted for `status 'detailed'`.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cellar/cluster_admin.h"
+#include "cellar/names.h"
 
 namespace cellar {
 
@@ -21,6 +22,20 @@ status execute_ddl(store& s, const ddl_statement& st) {
       auto n = admin->balance();
       return n ? status::ok() : n.error();
     }
+    case k::create_database: {
+      auto r = s.create_namespace({st.group, {}});
+      if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
+      return r;
+    }
+    case k::drop_database: {
+      auto r = s.drop_namespace(st.group);
+      if (r.code() == code::not_found && st.if_exists) return status::ok();
+      return r;
+    }
+    case k::use_database:
+      return s.describe_namespace(st.group).error();
+    case k::show_databases:
+      return status::ok();
     case k::create_table_group: {
       auto r = s.create_table_group(st.group);
       if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
@@ -100,8 +115,23 @@ status execute_ddl(store& s, const ddl_statement& st) {
 status execute_ddl(store& s, std::string_view sql) {
   auto parsed = parse_ddl(sql);
   if (!parsed) return parsed.error();
-  for (const auto& st : *parsed)
+  std::string db;  // USE's database; empty: the default one
+  for (auto& st : *parsed) {
+    if (st.what == ddl_statement::kind::use_database) {
+      if (auto d = s.describe_namespace(st.group); !d) return {d.code(), "USE " + st.group + ": " + d.error().message()};
+      db = st.group == default_namespace ? std::string() : st.group;
+      continue;
+    }
+    const bool names_group = st.what != ddl_statement::kind::create_database &&
+                             st.what != ddl_statement::kind::drop_database &&
+                             st.what != ddl_statement::kind::show_databases;
+    if (!db.empty() && names_group) {
+      if (!st.group.empty() && st.group.find(':') == std::string::npos) st.group = db + ":" + st.group;
+      if (!st.source_group.empty() && st.source_group.find(':') == std::string::npos)
+        st.source_group = db + ":" + st.source_group;
+    }
     if (auto r = execute_ddl(s, st); !r) return {r.code(), describe_ddl(st) + ": " + r.message()};
+  }
   return status::ok();
 }
 

@@ -27,7 +27,8 @@ status execute_ddl(store& s, const ddl_statement& st);
 
 // Parses `sql`, then runs each statement in order, stopping at the first error (earlier
 // statements stay applied, as in a MySQL client running a script). A syntax error anywhere
-// runs nothing.
+// runs nothing. After `USE db` (db must exist: NOT_FOUND), the table groups the later
+// statements name without a database are db's.
 status execute_ddl(store& s, std::string_view sql);
 
 }  // namespace cellar

@@ -33,6 +33,8 @@ class partition_factory {
                       std::shared_ptr<std::unique_ptr<memtable>> recovered) const;
 
   caf::actor_system& system() const { return system_; }
+  // The pool partitions' cells are counted in.
+  memory_pool& memory() const { return memory_; }
 
  private:
   caf::actor_system& system_;

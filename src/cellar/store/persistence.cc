@@ -119,6 +119,15 @@ status store_persistence::write_schema(const table_schema& t, std::uint64_t next
   return wt_->write_catalog({{t.name, encode_schema(t)}, {std::string("\0store", 6), counters}}, {});
 }
 
+status store_persistence::write_namespace(const std::string& name, const std::map<std::string, std::string>& properties,
+                                          bool remove) {
+  std::string key = std::string(namespace_key_prefix) + name;
+  if (remove) return wt_->write_catalog({}, {key});
+  std::string v;
+  put_string_map(v, properties);
+  return wt_->write_catalog({{key, v}}, {});
+}
+
 void store_persistence::queue_purge(std::uint64_t uid, std::uint32_t partitions, std::uint32_t family) {
   absl::MutexLock lock(&snapshot_mu_);
   purges_.push_back({uid, partitions, family});

@@ -51,6 +51,10 @@ class memtable;
 class delta_map;
 struct table_cut;
 
+// The catalog key of a namespace's entry is this prefix and its name (a table's key is its
+// name, which never starts with a NUL byte).
+inline constexpr std::string_view namespace_key_prefix("\0namespace:", 11);
+
 // One partition's cells as recovered, until its actor takes them.
 using recovered_cells = std::shared_ptr<std::unique_ptr<memtable>>;
 
@@ -61,6 +65,8 @@ struct recovered_catalog {
   std::uint64_t next_uid = 1;
   std::uint32_t next_family_id = 1;
   std::map<std::string, std::vector<recovered_cells>> cells;
+  // Namespaces written by write_namespace (the built-in ones only when altered).
+  std::map<std::string, std::map<std::string, std::string>> namespaces;
 };
 
 class store_persistence {
@@ -114,6 +120,9 @@ class store_persistence {
                        const std::vector<std::string>& removes);
   // The schema of `t` with the store's counters, durably.
   status write_schema(const table_schema& t, std::uint64_t next_uid, std::uint32_t next_family_id);
+  // Namespace `name` with its properties, durably; with `remove`, its entry erased.
+  status write_namespace(const std::string& name, const std::map<std::string, std::string>& properties,
+                         bool remove = false);
   // Cells of family `family` in partitions [0, partitions) of table `uid` go from disk
   // with the next snapshot (their family was dropped or truncated).
   void queue_purge(std::uint64_t uid, std::uint32_t partitions, std::uint32_t family);

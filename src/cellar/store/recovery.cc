@@ -50,6 +50,12 @@ status store_persistence::read_catalog(recovered_catalog& out) {
       if (!r.u64(out.next_uid) || !r.u32(out.next_family_id)) bad = {code::corruption, "malformed store counters"};
       return;
     }
+    if (k.starts_with(namespace_key_prefix)) {
+      reader r(v);
+      auto& props = out.namespaces[std::string(k.substr(namespace_key_prefix.size()))];
+      if (!r.string_map(props) || !r.done()) bad = {code::corruption, "malformed namespace entry"};
+      return;
+    }
     auto t = decode_schema(v);
     if (!t) {
       bad = {code::corruption, "catalog entry '" + std::string(k) + "': " + t.error().message()};

@@ -14,11 +14,14 @@
 // cluster seat, through store/access.h; nothing else of this struct.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 #include <caf/all.hpp>
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "cellar/store.h"
 #include "partition/memory_budget.h"
@@ -59,6 +62,11 @@ struct store_impl {
   std::unique_ptr<cluster_seat> seat;
   std::unique_ptr<snapshot_repo> snapshots;  // the named snapshots (cellar/backup.h)
   bool opened = false;  // recovery finished: a close may snapshot
+  // The size-driven split check (store_options::split_check_interval), until close().
+  void run_split_checks();
+  absl::Mutex split_mu;
+  bool split_stop ABSL_GUARDED_BY(split_mu) = false;
+  std::thread splitter;
   std::atomic<bool> closed{false};
 };
 

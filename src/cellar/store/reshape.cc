@@ -1,0 +1,224 @@
+// store/reshape.cc: split_region and merge_regions of a store (store/reshape.h).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <future>
+#include <optional>
+#include <set>
+
+#include "partition/ask.h"
+#include "partition/memtable.h"
+#include "persist/codec.h"
+#include "route/router.h"
+#include "store/catalog_service.h"
+#include "store/reshape.h"
+
+namespace cellar::detail {
+
+namespace {
+
+constexpr std::uint64_t copy_chunk_bytes = 4u << 20;
+
+status table_not_found(std::string_view name) {
+  return {code::table_not_found, "table '" + std::string(name) + "' does not exist"};
+}
+
+// Why `rt`'s partitions cannot be split or merged, or OK.
+status check_reshapable(const table_runtime& rt, std::string_view what) {
+  using m = partition_spec::method;
+  const auto& p = rt.schema->partitioning;
+  if (!rt.schema->partitioned || rt.partitions.empty())
+    return {code::invalid_argument, "table group '" + rt.schema->name + "' has no partitions yet; add a family first"};
+  if (p.how == m::key || p.how == m::key_prefix)
+    return {code::unsupported, std::string(what) + ": table '" + rt.schema->name +
+                                   "' is KEY (hash) partitioned; its partitions are fixed, as in OceanBase (only "
+                                   "RANGE partitions split and merge)"};
+  return status::ok();
+}
+
+move_request step(std::uint8_t what, std::string after = {}) {
+  move_request r;
+  r.what = what;
+  r.after = std::move(after);
+  r.max_bytes = copy_chunk_bytes;
+  return r;
+}
+
+// One partition's answer to `req`, waited for.
+template <class Reply, class Request>
+result<Reply> ask_one(caf::actor_system& sys, const partition_actor& p, Request req) {
+  std::promise<result<Reply>> got;
+  auto f = got.get_future();
+  ask<Reply>(sys, p, std::move(req), [&got](result<Reply> r) { got.set_value(std::move(r)); });
+  return f.get();
+}
+
+}  // namespace
+
+status catalog_service::split_region(const std::string& table, const std::string& key) {
+  if (key.empty()) return {code::invalid_argument, "split: a split key is needed (a row key, not empty)"};
+  if (key.size() > max_row_key_bytes) return {code::too_large, "split: the split key is longer than a row key may be"};
+  absl::MutexLock lock(&mu_);
+  auto old = lookup(table);
+  if (!old) return table_not_found(table);
+  if (auto s = check_reshapable(*old, "split"); !s) return s;
+  auto bounds = old->schema->partitioning.bounds;
+  auto at = std::lower_bound(bounds.begin(), bounds.end(), key);
+  if (at != bounds.end() && *at == key)
+    return {code::invalid_argument, "split: '" + key + "' is already the start of a region of '" + table + "'"};
+  if (bounds.size() + 2 > max_partitions)
+    return {code::invalid_argument, "split: '" + table + "' has the most partitions a table may have"};
+  if (auto s = check_namespace_regions(namespaces_, namespace_of(table), 1, usage(namespace_of(table))); !s) return s;
+  bounds.insert(at, key);
+  return reshape(old, std::move(bounds));
+}
+
+status catalog_service::merge_regions(const std::string& table, std::uint32_t index) {
+  absl::MutexLock lock(&mu_);
+  auto old = lookup(table);
+  if (!old) return table_not_found(table);
+  if (auto s = check_reshapable(*old, "merge_region"); !s) return s;
+  auto bounds = old->schema->partitioning.bounds;
+  if (index >= bounds.size())
+    return {code::invalid_argument, "merge_region: '" + table + "' has no regions " + std::to_string(index) + " and " +
+                                        std::to_string(index + 1) + " (it has " +
+                                        std::to_string(bounds.size() + 1) + ")"};
+  bounds.erase(bounds.begin() + index);
+  return reshape(old, std::move(bounds));
+}
+
+result<std::uint32_t> catalog_service::split_oversized(const std::string& table) {
+  caf::actor_system& sys = partitions_.system();
+  std::uint32_t splits = 0;
+  // One split per round: each changes the partitions, so the next round looks again.
+  for (int round = 0; round < 64; ++round) {
+    auto rt = lookup(table);
+    if (!rt) return splits;
+    const auto& attrs = rt->schema->attributes;
+    auto max = attrs.find("MAX_FILESIZE");
+    auto enabled = attrs.find("SPLIT_ENABLED");
+    auto policy = attrs.find("SPLIT_POLICY");
+    if (max == attrs.end() || (enabled != attrs.end() && enabled->second == "false") ||
+        (policy != attrs.end() && policy->second.find("DisabledRegionSplitPolicy") != std::string::npos) ||
+        !check_reshapable(*rt, "split"))
+      return splits;
+    const std::uint64_t limit = std::strtoull(max->second.c_str(), nullptr, 10);
+    auto stats = ask_all<stats_reply>(sys, *rt, [](std::uint32_t) { return stats_request{}; });
+    std::optional<std::uint32_t> big;
+    for (std::uint32_t i = 0; i < stats.size() && !big; ++i)
+      if (stats[i] && stats[i]->stats.bytes > limit) big = i;
+    if (!big) return splits;
+    // Its rows, from a copy of its cells (every family's, so the union of their rows).
+    std::set<std::string> rows;
+    std::string after;
+    for (;;) {
+      auto c = ask_one<move_reply>(sys, rt->partitions[*big].actor, step(move_request::chunk, after));
+      if (!c || !c->st) return c ? c->st : c.error();
+      for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
+        if (auto key = decode_cell_key(it->first.bytes)) rows.insert(std::move(key->row));
+      if (c->done || c->last.empty()) break;
+      after = c->last;
+    }
+    if (rows.size() < 2) return splits;  // one huge row cannot be split
+    auto mid = rows.begin();
+    std::advance(mid, rows.size() / 2);
+    if (auto s = split_region(table, *mid); !s) return s;
+    ++splits;
+  }
+  return splits;
+}
+
+status catalog_service::reshape(const runtime_ptr& old, std::vector<std::string> bounds) {
+  caf::actor_system& sys = partitions_.system();
+  const table_schema& was = *old->schema;
+  const auto n = static_cast<std::uint32_t>(old->partitions.size());
+  auto unfreeze = [&] {
+    for (const auto& p : old->partitions) (void)ask_one<move_reply>(sys, p.actor, step(move_request::abort));
+  };
+  // 1. Freeze every partition (writes held from here on), then copy its cells.
+  for (const auto& p : old->partitions) {
+    auto t = ask_one<move_reply>(sys, p.actor, step(move_request::track));
+    if (t && t->st) t = ask_one<move_reply>(sys, p.actor, step(move_request::freeze));
+    if (!t || !t->st) {
+      unfreeze();
+      return t ? t->st : t.error();
+    }
+  }
+  auto schema = std::make_shared<table_schema>(was);
+  schema->partitioning = partition_spec::range_bounds(std::move(bounds));
+  const std::uint32_t m = schema->partitioning.count();
+  std::vector<delta_map> cells(m);
+  for (const auto& p : old->partitions) {
+    std::string after;
+    for (;;) {
+      auto c = ask_one<move_reply>(sys, p.actor, step(move_request::chunk, after));
+      if (!c || !c->st) {
+        unfreeze();
+        return c ? c->st : c.error();
+      }
+      for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it) {
+        auto key = decode_cell_key(it->first.bytes);
+        if (!key) continue;
+        cells[partition_of(schema->partitioning, key->row)].put(it->first.bytes, it->second.expires_at,
+                                                               it->second.value());
+      }
+      if (c->done || c->last.empty()) break;
+      after = c->last;
+    }
+  }
+  // 2. The new partitions, under a new uid, durable before the catalog names them.
+  schema->uid = next_uid_++;
+  if (persistence_ != nullptr) {
+    status st;
+    for (std::uint32_t j = 0; j < m && st; ++j) {
+      st = persistence_->create_partition(schema->uid, j);
+      if (st) st = persistence_->write_copy(schema->uid, j, cells[j]);
+    }
+    if (st) st = write_schema(*schema);
+    if (!st) {
+      std::vector<std::uint32_t> all(m);
+      for (std::uint32_t j = 0; j < m; ++j) all[j] = j;
+      persistence_->drop_partitions(schema->uid, all, was.name);
+      unfreeze();
+      return st;
+    }
+  }
+  schema->version = next_version_++;
+  auto rt = std::make_shared<table_runtime>();
+  rt->schema = schema;
+  for (std::uint32_t j = 0; j < m; ++j) {
+    auto mem = std::make_shared<std::unique_ptr<memtable>>(std::make_unique<memtable>(&partitions_.memory()));
+    for (auto it = cells[j].begin(); it != cells[j].end(); ++it) {
+      auto key = decode_cell_key(it->first.bytes);
+      (*mem)->load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
+                   cell_value{short_bytes(it->second.value()), it->second.expires_at});
+    }
+    cells[j] = delta_map();
+    rt->partitions.push_back(partitions_.start(schema, j, std::move(mem)));
+  }
+  publish_one(was.name, rt);
+  // 3. The old partitions pass what they held, and what still reaches them, to the new
+  // ones; their cells go.
+  std::vector<std::uint32_t> ids;
+  for (const auto& f : was.families) ids.push_back(f.id);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const auto& p = old->partitions[i];
+    auto [lo, hi] = range_of(was.partitioning.bounds, i);
+    partition_ref fwd;
+    fwd.actor = spawn_reshape_forwarder(sys, rt, std::move(lo), std::move(hi));
+    (void)ask_one<admin_reply>(sys, p.actor, handoff_request{caf::actor_cast<caf::actor>(fwd.actor)});
+    (void)ask_one<admin_reply>(sys, p.actor, drop_families_request{ids});
+    linger(p);
+    linger(fwd);
+  }
+  if (persistence_ != nullptr) {
+    std::vector<std::uint32_t> all(n);
+    for (std::uint32_t i = 0; i < n; ++i) all[i] = i;
+    persistence_->drop_partitions(was.uid, all, was.name);
+  }
+  spdlog::info("cellar: '{}' now has {} partitions (was {})", was.name, m, n);
+  return status::ok();
+}
+
+}  // namespace cellar::detail
