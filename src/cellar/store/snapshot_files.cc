@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "catalog/catalog.h"
-#include "partition/delta_map.h"
+#include "persist/delta_map.h"
 #include "persist/codec.h"
 
 namespace cellar::detail {
