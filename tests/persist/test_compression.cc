@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../shell/process.h"
 #include "cellar/store.h"
 
 namespace fs = std::filesystem;
@@ -17,15 +18,9 @@ using namespace cellar;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-compress-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+// A fresh data directory, removed at the end.
+struct temp_dir : testproc::temp_dir {
+  temp_dir() : testproc::temp_dir("cellar-compress") {}
 };
 
 store_options opts(const std::string& dir, compression c, durability d = durability::snapshot) {

@@ -83,6 +83,12 @@ std::pair<std::string, std::optional<std::string>> split_column(const std::strin
 json family_json(const family_descriptor& f);
 json partitioning_json(const partition_spec& p);
 
+// `names` under `heading` with a row count, as HBase's list commands print them, and as
+// data under `key`; kept only those the optional regular expression (argument 0) matches
+// whole, as Java's Pattern.matches does.
+outcome name_listing(const args_view& a, std::vector<std::string> names, std::string_view heading,
+                     const std::string& key);
+
 // The session's view, for commands that print where they run (status, whoami).
 struct context {
   connection& conn;

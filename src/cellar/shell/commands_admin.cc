@@ -215,29 +215,32 @@ outcome cmd_describe(context& c, const args_view& a) {
   return out;
 }
 
-outcome cmd_list(context& c, const args_view& a) {
-  if (a.args.size() > 1) return fail(code::invalid_argument, "list takes one argument, a regular expression");
-  auto t = c.conn.list_tables();
-  if (!t) return fail(t.error());
-  std::vector<std::string> names = t.value();
+outcome name_listing(const args_view& a, std::vector<std::string> names, std::string_view heading,
+                     const std::string& key) {
   if (!a.args.empty()) {
     auto pattern = a.str(0, "regex");
     if (!pattern) return fail(pattern.error());
     try {
       // As Java's Pattern.matcher(name).matches(): the whole name.
       std::regex re(pattern.value(), std::regex::ECMAScript);
-      names.erase(std::remove_if(names.begin(), names.end(), [&](const std::string& n) { return !std::regex_match(n, re); }),
-                  names.end());
+      std::erase_if(names, [&](const std::string& n) { return !std::regex_match(n, re); });
     } catch (const std::regex_error&) {
       return fail(code::invalid_argument, "bad regular expression: " + pattern.value());
     }
   }
   outcome out;
-  out.text = "TABLE\n";
+  out.text = std::string(heading) + "\n";
   for (const auto& n : names) out.text += n + "\n";
   out.text += std::to_string(names.size()) + " row(s)\n";
-  out.data["tables"] = names;
+  out.data[key] = names;
   return out;
+}
+
+outcome cmd_list(context& c, const args_view& a) {
+  if (a.args.size() > 1) return fail(code::invalid_argument, "list takes one argument, a regular expression");
+  auto t = c.conn.list_tables();
+  if (!t) return fail(t.error());
+  return name_listing(a, t.value(), "TABLE", "tables");
 }
 
 outcome cmd_exists(context& c, const args_view& a) {

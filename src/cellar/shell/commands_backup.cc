@@ -10,7 +10,7 @@ namespace cellar::shell {
 
 namespace {
 
-// "2026-12-05 08:41:30 UTC"
+// "YYYY-MM-DD hh:mm:ss UTC"
 std::string utc(std::int64_t unix_ms) {
   const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
   std::tm tm{};

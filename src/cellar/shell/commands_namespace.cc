@@ -2,7 +2,6 @@
 // region tools (list_regions, split, merge_region), where a region is a partition named
 // TABLE/INDEX as status 'detailed' shows it.
 #include <algorithm>
-#include <regex>
 
 #include "cellar/names.h"
 #include "shell/command.h"
@@ -111,22 +110,7 @@ outcome cmd_list_namespace(context& c, const args_view& a) {
   if (!all) return fail(all.error());
   std::vector<std::string> names;
   for (const auto& n : all.value()) names.push_back(n.name);
-  if (!a.args.empty()) {
-    auto pattern = a.str(0, "regex");
-    if (!pattern) return fail(pattern.error());
-    try {
-      std::regex re(pattern.value(), std::regex::ECMAScript);
-      std::erase_if(names, [&](const std::string& n) { return !std::regex_match(n, re); });
-    } catch (const std::regex_error&) {
-      return fail(code::invalid_argument, "bad regular expression: " + pattern.value());
-    }
-  }
-  outcome out;
-  out.text = "NAMESPACE\n";
-  for (const auto& n : names) out.text += n + "\n";
-  out.text += std::to_string(names.size()) + " row(s)\n";
-  out.data["namespaces"] = names;
-  return out;
+  return name_listing(a, std::move(names), "NAMESPACE", "namespaces");
 }
 
 outcome cmd_list_namespace_tables(context& c, const args_view& a) {
