@@ -25,7 +25,7 @@ trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 pid=
 
 taskset -c "$server_cpu" "$server" --data '' --listen 127.0.0.1:0 --thrift-listen 127.0.0.1:0 \
-  --event-loops 1 --worker-threads 1 --log-level warn >"$work/server.out" 2>&1 &
+  --event-loops 1 --worker-threads 1 --thrift-threads 1 --log-level warn >"$work/server.out" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q '^listening on' "$work/server.out" && break; sleep 0.1; done
 frames_port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$work/server.out")
