@@ -98,10 +98,10 @@ result<std::unique_ptr<gateway>> gateway::start(store& s, gateway_options option
   std::shared_ptr<at::TProcessor> processor;
   if (o.service == service::thrift2)
     processor = std::make_shared<t2::THBaseServiceProcessor>(
-        std::make_shared<thrift2_handler>(*i->conn, i->scanners, i->options, i->where));
+        std::make_shared<thrift2_handler>(s, *i->conn, i->scanners, i->options, i->where));
   else
     processor = std::make_shared<t1::HbaseProcessor>(
-        std::make_shared<thrift1_handler>(*i->conn, i->scanners, i->options, i->where));
+        std::make_shared<thrift1_handler>(s, *i->conn, i->scanners, i->options, i->where));
   if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
     event_server_options eo;
     eo.address = o.address;
