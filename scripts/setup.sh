@@ -18,7 +18,7 @@
 # clang's analysis of the lock annotations, which GCC does not check.
 # The HBase Thrift gateway: `thrift-compiler` generates the C++ server and load-generator code and
 # the Python test stubs from the project's .thrift files at build time, `libthrift-dev` is the C++
-# runtime the gateway links (its headers need `libboost-dev`, which it does not depend on), `python3-thrift`
+# runtime the gateway links (its headers include Boost's, hence `libboost-dev`), `python3-thrift`
 # the runtime of the Python clients the tests run.
 # Replication (docs/cluster.md): `libraft-dev`, the C Raft library (0.15) that each partition's
 # replica group runs on; cellar supplies its `raft_io` and `raft_fsm`, not a consensus algorithm.
