@@ -113,6 +113,12 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 // without slowing snapshots or recovery (docs/benchmarks.md). The files are read and written
 // through the page cache, so blocks need not be aligned to 4 KB. Tables created before
 // keep their own allocation size.
+//
+// checksum=on: WiredTiger's default checksums only the first 64 bytes of a compressed
+// block, leaving damage to the decompressor, and snappy checks nothing; a failed
+// decompression also stops salvage (EINVAL). With the whole block checksummed, a damaged
+// compressed page fails its checksum as an uncompressed one does: CORRUPTION at open,
+// skipped by salvage.
 
 // Writes back a bulk-loaded file while the load runs, on a handle of our own (through
 // the store's env, as WiredTiger's own handle is).
@@ -272,7 +278,7 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   h->idle_threads_ = idle_threads;
   // Partition tables: the compressor applies to tables created from now on (every
   // snapshot that rewrites a base creates its table anew); older tables keep theirs.
-  h->cell_table_config_ = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
+  h->cell_table_config_ = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512,checksum=on";
   if (!compressor.empty()) h->cell_table_config_ += ",block_compressor=" + compressor;
   // Logging is on for the catalog only (data tables opt out); small log files and no
   // preallocation keep the home small (WiredTiger preallocates ~300 MB otherwise).
