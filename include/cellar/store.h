@@ -63,7 +63,7 @@ struct store_options {
   // Periodic snapshots; zero: only on demand (store::snapshot) and at a clean close.
   std::chrono::milliseconds snapshot_interval{std::chrono::minutes(1)};
   // Compression of the snapshot files (docs/operations.md, "Disk").
-  cellar::compression compression = cellar::compression::none;
+  cellar::compression compression = cellar::compression::snappy;
   // WiredTiger cache size in MiB.
   std::size_t cache_mb = 256;
   // Threads writing a snapshot's partitions (0: one per core). One always writes; the

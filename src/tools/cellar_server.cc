@@ -85,7 +85,7 @@ struct settings {
   bool idle_background_threads = true;
   std::string metrics_listen;  // empty: no metrics endpoint
   bool salvage = false;
-  std::string compression = "none";
+  std::string compression = "snappy";
   std::string tls_cert;
   std::string tls_key;
   // Cluster membership (docs/cluster.md); empty `cluster`: a single node.
@@ -125,7 +125,7 @@ class flag_set {
     app.add_flag("--salvage", st.salvage,
                  "open a damaged data directory anyway: rebuild damaged files from what can still be read "
                  "(cells on damaged pages are lost)");
-    add("--compression", "compression", st.compression, "snapshot files' compression: none | snappy | zlib");
+    add("--compression", "compression", st.compression, "snapshot files' compression: snappy | zlib | none");
     add("--memory-limit", "memory_limit", st.memory_limit, "bytes of cell data (e.g. 4GiB); 0 = unlimited");
     // Either token flag wins over both keys: the token is given once.
     auto* tok = add("--token", "token", st.token, "require this token at login (shows in ps: prefer --token-file)");

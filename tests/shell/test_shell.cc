@@ -274,8 +274,14 @@ TEST_CASE("a server with a token lets nobody in without it", "[shell][server]") 
 TEST_CASE("a damaged data file: the server refuses to start, naming it, unless --salvage", "[shell][server]") {
   temp_dir data;
   std::string script = "create 't', 'f'\n";
-  for (int i = 0; i < 3000; ++i)
-    script += "put 't', 'row" + std::to_string(10000 + i) + "', 'f:q', '" + std::string(500, 'v') + "'\n";
+  // Letters from a generator: values that snapshot compression (snappy by default) cannot
+  // shrink much, so the file spans many pages.
+  std::uint32_t x = 12345;
+  for (int i = 0; i < 3000; ++i) {
+    std::string v(500, ' ');
+    for (auto& ch : v) ch = static_cast<char>('a' + ((x = x * 1664525u + 1013904223u) >> 24) % 26);
+    script += "put 't', 'row" + std::to_string(10000 + i) + "', 'f:q', '" + v + "'\n";
+  }
   REQUIRE(shell_embedded(data.path, script).exit_code == 0);
   std::string file;
   for (const auto& e : fs::directory_iterator(data.path))

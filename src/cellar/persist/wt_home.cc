@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
@@ -112,6 +113,12 @@ WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
 // without slowing snapshots or recovery (docs/benchmarks.md). The files are read and written
 // through the page cache, so blocks need not be aligned to 4 KB. Tables created before
 // keep their own allocation size.
+//
+// checksum=on: WiredTiger's default checksums only the first 64 bytes of a compressed
+// block, leaving damage to the decompressor, and snappy checks nothing; a failed
+// decompression also stops salvage (EINVAL). With the whole block checksummed, a damaged
+// compressed page fails its checksum as an uncompressed one does: CORRUPTION at open,
+// skipped by salvage.
 
 // Writes back a bulk-loaded file while the load runs, on a handle of our own (through
 // the store's env, as WiredTiger's own handle is).
@@ -271,7 +278,7 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   h->idle_threads_ = idle_threads;
   // Partition tables: the compressor applies to tables created from now on (every
   // snapshot that rewrites a base creates its table anew); older tables keep theirs.
-  h->cell_table_config_ = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512";
+  h->cell_table_config_ = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512,checksum=on";
   if (!compressor.empty()) h->cell_table_config_ += ",block_compressor=" + compressor;
   // Logging is on for the catalog only (data tables opt out); small log files and no
   // preallocation keep the home small (WiredTiger preallocates ~300 MB otherwise).
@@ -469,10 +476,12 @@ std::string current_key(WT_CURSOR* c) {
   return std::string(view(k));
 }
 
-// Appends the cells of the run under the cursor; false if the run is damaged.
-bool read_run(WT_CURSOR* c, std::vector<stored_cell>& out) {
+// Appends the cells of the run under the cursor, and its size to *size; false if the
+// run is damaged.
+bool read_run(WT_CURSOR* c, std::vector<stored_cell>& out, std::size_t* size) {
   WT_ITEM v;
   c->get_value(c, &v);
+  *size += v.size;
   run_reader r(view(v));
   std::string_view k, st;
   while (r.next(k, st)) out.push_back({std::string(k), std::string(st)});
@@ -526,7 +535,7 @@ status wt_home::finish_load(pending_load_ptr load) {
 }
 
 status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta,
-                            std::uint64_t* bytes, pending_load_ptr* pending) {
+                            std::uint64_t* bytes, std::uint64_t* base_bytes, pending_load_ptr* pending) {
   if (delta.empty()) return status::ok();
   std::shared_lock guard(conn_mu_);
   session s(conn_);
@@ -535,6 +544,13 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   // Bytes of the cells written, as the cell format counts them (key, expiry, value).
   auto count = [bytes](std::string_view key, const delta_map::change& v) {
     if (bytes) *bytes += key.size() + 8 + v.size;
+  };
+  // The base's records: those replaced go, those written come.
+  auto base_gone = [base_bytes](std::size_t n) {
+    if (base_bytes) *base_bytes -= std::min<std::uint64_t>(*base_bytes, n);
+  };
+  auto base_came = [base_bytes](std::size_t n) {
+    if (base_bytes) *base_bytes += n;
   };
   // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
   // straight into new pages, several times faster than inserts. The delta is sorted.
@@ -560,6 +576,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
         bulk->set_value(bulk, &vi);
         const int ret = bulk->insert(bulk);
         load->writeback.wrote(run.size());
+        base_came(first.size() + run.size());
         run.clear();
         return ret;
       };
@@ -628,8 +645,11 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
     };
     // Takes the run under the cursor: its cells are merged, its key replaced.
     auto take_run = [&](std::string key) {
+      std::size_t size = key.size();
+      const bool ok = read_run(c.get(), old_cells, &size);
+      base_gone(size);
       old_keys.push_back(std::move(key));
-      return read_run(c.get(), old_cells);
+      return ok;
     };
     int ret = seek_at_or_before(c.get(), it->first);
     if (ret == 0) {
@@ -706,6 +726,7 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
       c->set_key(c.get(), &ki);
       c->set_value(c.get(), &vi);
       if (int r = c->insert(c.get()); r != 0) return fail(r, "write");
+      base_came(merged[b].key.size() + run.size());
       in_txn += run.size();
     }
     if (in_txn >= bytes_per_txn) {
@@ -853,12 +874,6 @@ status wt_home::clear_changes(std::uint64_t uid, std::uint32_t partition) {
   return status::ok();
 }
 
-std::uint64_t wt_home::base_file_bytes(std::uint64_t uid, std::uint32_t partition) {
-  std::uint64_t n = 0;
-  if (env_->file_size(file_of(uid, partition), &n) != 0) return 0;
-  return n;
-}
-
 status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);
@@ -929,11 +944,14 @@ status wt_home::checkpoint() {
 }
 
 status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
-                               const std::function<status(std::string_view, std::string_view)>& fn) {
+                               const std::function<status(std::string_view, std::string_view)>& fn,
+                               std::uint64_t* record_bytes) {
   std::shared_lock guard(conn_mu_);
   const auto uri = partition_uri(uid, partition);
-  return walk_records(conn_, uri, describe(uri),
-                      [&](const WT_ITEM& k, const WT_ITEM& v) { return for_each_run_cell(view(k), view(v), fn); });
+  return walk_records(conn_, uri, describe(uri), [&](const WT_ITEM& k, const WT_ITEM& v) {
+    if (record_bytes) *record_bytes += k.size + v.size;
+    return for_each_run_cell(view(k), view(v), fn);
+  });
 }
 
 }  // namespace cellar::detail

@@ -85,12 +85,15 @@ class wt_home {
   using pending_load_ptr = std::unique_ptr<pending_load, pending_load_deleter>;
 
   // Merges `delta` into the partition's base (a bulk load if the base is empty).
+  // *bytes += the cells' bytes written. *base_bytes (if given) holds the bytes of the
+  // base's records (keys and runs, as stored before compression) and is updated to what
+  // they are after the write: the runs replaced go, the runs written come.
   // With `pending`, a bulk load returns before its file is synced and leaves itself in
   // *pending: the caller encodes its next partition while the disk writes this one, and
   // calls finish_load() before the checkpoint. Every load must be finished or destroyed
   // before reopen() or drop_cache(), which refuse (code::internal) while one is pending.
   status write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta, std::uint64_t* bytes,
-                     pending_load_ptr* pending = nullptr);
+                     std::uint64_t* base_bytes = nullptr, pending_load_ptr* pending = nullptr);
   // Syncs the load's file and closes its bulk cursor.
   status finish_load(pending_load_ptr load);
   // Appends `delta` to the partition's changes as the change runs of `generation`, after
@@ -107,9 +110,6 @@ class wt_home {
                       std::uint64_t* run_bytes = nullptr);
   // Removes every change run of the partition (after they were merged into its base).
   status clear_changes(std::uint64_t uid, std::uint32_t partition);
-  // Bytes of the base's file now (0 if it has none): the size the changes are weighed
-  // against to decide when to merge them.
-  std::uint64_t base_file_bytes(std::uint64_t uid, std::uint32_t partition);
   status purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family);
   status set_meta(std::string_view key, std::uint64_t value);
   status checkpoint();
@@ -130,8 +130,11 @@ class wt_home {
   // damaged pages and what they held are dropped. A missing table is not an error.
   status salvage_table(const std::string& uri);
   result<std::uint64_t> get_meta(std::string_view key);
+  // Calls fn for every cell of the partition's base, in key order. *record_bytes (if
+  // given) gets the bytes of the records read (keys and runs, before compression).
   status scan_partition(std::uint64_t uid, std::uint32_t partition,
-                        const std::function<status(std::string_view key, std::string_view value)>& fn);
+                        const std::function<status(std::string_view key, std::string_view value)>& fn,
+                        std::uint64_t* record_bytes = nullptr);
 
   // The file of a partition's table, and "table:x (file DIR/x.wt)" for messages.
   std::string file_of(std::uint64_t uid, std::uint32_t partition) const;

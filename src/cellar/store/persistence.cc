@@ -95,6 +95,10 @@ status store_persistence::create_partition(std::uint64_t uid, std::uint32_t inde
 status store_persistence::reset_partition(std::uint64_t uid, std::uint32_t index) {
   absl::MutexLock lock(&snapshot_mu_);
   (void)wt_->drop_partition(uid, index);
+  {
+    absl::MutexLock l(&sizes_mu_);
+    sizes_.erase({uid, index});
+  }
   return wt_->create_partition(uid, index);
 }
 
@@ -102,9 +106,12 @@ void store_persistence::drop_partitions(std::uint64_t uid, const std::vector<std
                                         std::string_view table) {
   if (indices.empty()) return;
   absl::MutexLock lock(&snapshot_mu_);  // no snapshot is writing to its tables
-  for (auto i : indices)
+  for (auto i : indices) {
     if (auto st = wt_->drop_partition(uid, i); !st)
       spdlog::warn("cellar: dropping partition {} of '{}': {}", i, table, st.to_string());
+    absl::MutexLock l(&sizes_mu_);
+    sizes_.erase({uid, i});
+  }
 }
 
 status store_persistence::write_catalog(const std::vector<std::pair<std::string, std::string>>& puts,
@@ -135,8 +142,16 @@ void store_persistence::queue_purge(std::uint64_t uid, std::uint32_t partitions,
 
 status store_persistence::write_copy(std::uint64_t uid, std::uint32_t index, const delta_map& delta) {
   std::uint64_t bytes = 0;
-  if (auto st = wt_->write_delta(uid, index, delta, &bytes); !st) return st;
-  return wt_->checkpoint();
+  stored_bytes now;
+  {
+    absl::MutexLock l(&sizes_mu_);
+    if (auto it = sizes_.find({uid, index}); it != sizes_.end()) now = it->second;
+  }
+  if (auto st = wt_->write_delta(uid, index, delta, &bytes, &now.base); !st) return st;
+  if (auto st = wt_->checkpoint(); !st) return st;
+  absl::MutexLock l(&sizes_mu_);
+  sizes_[{uid, index}] = now;
+  return status::ok();
 }
 
 void store_persistence::fill_info(store_info& out) const {

@@ -55,6 +55,24 @@ struct table_cut;
 // name, which never starts with a NUL byte).
 inline constexpr std::string_view namespace_key_prefix("\0namespace:", 11);
 
+// What a partition holds in WiredTiger, as stored before compression: the bytes of its
+// change runs and of its base's records (keys and runs).
+struct stored_bytes {
+  std::uint64_t runs = 0;
+  std::uint64_t base = 0;
+};
+
+// Where a partition's changes go (docs/storage.md): into change runs appended to its
+// change table, so an incremental snapshot writes about the bytes of its changes; or,
+// merged with the runs written so far, into its base, once the runs and this delta would
+// reach `merge_fraction` of the base (or the base is empty: a first snapshot is a bulk
+// load). Merging rewrites the base's pages the changes fall in (for scattered changes,
+// all of them), so each changed byte costs about 1 + 1 / merge_fraction written bytes
+// amortised, and recovery reads at most 1 + merge_fraction times the base. All three are
+// bytes before compression, so the choice does not depend on how well the files compress.
+inline constexpr double merge_fraction = 0.5;
+bool merge_into_base_now(std::uint64_t run_bytes, std::uint64_t delta_bytes, std::uint64_t base_bytes);
+
 // One partition's cells as recovered, until its actor takes them.
 using recovered_cells = std::shared_ptr<std::unique_ptr<memtable>>;
 
@@ -175,9 +193,11 @@ class store_persistence {
   absl::Mutex snapshot_mu_;  // one snapshot at a time; held while a partition's tables go
   std::uint64_t generation_ ABSL_GUARDED_BY(snapshot_mu_) = 0;
   std::vector<pending_purge> purges_ ABSL_GUARDED_BY(snapshot_mu_);
-  // Bytes of each partition's change runs, (uid, partition) -> bytes (persist/wt_home.h):
-  // weighed against its base's file to decide when a snapshot merges them into the base.
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> change_bytes_ ABSL_GUARDED_BY(snapshot_mu_);
+  // Each partition's change runs and base, (uid, partition) -> bytes: weighed by
+  // merge_into_base_now. Its own lock: a move's copy (write_copy) records its base without
+  // waiting for a snapshot. A partition not listed has neither.
+  absl::Mutex sizes_mu_;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, stored_bytes> sizes_ ABSL_GUARDED_BY(sizes_mu_);
 
   // The last completed snapshot, for info(): its own lock, never held across a snapshot.
   mutable absl::Mutex info_mu_;

@@ -98,6 +98,7 @@ status store_persistence::load_partition(const table_schema& t, std::uint32_t p,
     ++recovered_.tables_salvaged;
   }
   std::uint64_t n = 0;
+  stored_bytes sizes;
   auto st = wt.scan_partition(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
     auto key = decode_cell_key(k);
     reader r(v);
@@ -111,11 +112,10 @@ status store_persistence::load_partition(const table_schema& t, std::uint32_t p,
            cell_value{short_bytes(r.rest()), expires});
     if (++n % 1'000'000 == 0) spdlog::info("cellar: recovery: table '{}' partition {}: {} cells loaded", t.name, p, n);
     return status::ok();
-  });
+  }, &sizes.base);
   if (st) {
     if (salvage)
       if (auto sv = wt.salvage_table(changes_uri(t.uid, p)); !sv) return sv;
-    std::uint64_t run_bytes = 0;
     st = wt.scan_changes(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
       auto key = decode_cell_key(k);
       if (!key) return {code::corruption, "a malformed cell"};
@@ -134,8 +134,9 @@ status store_persistence::load_partition(const table_schema& t, std::uint32_t p,
       if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
       m.load(key->family, std::move(ck), cell_value{short_bytes(r.rest()), expires});
       return status::ok();
-    }, &run_bytes);
-    change_bytes_[{t.uid, p}] = run_bytes;
+    }, &sizes.runs);
+    absl::MutexLock l(&sizes_mu_);
+    sizes_[{t.uid, p}] = sizes;
   }
   if (st.code() == code::corruption && !salvage)
     return status{code::corruption, st.message() + "; the store is not opened: open it with salvage "

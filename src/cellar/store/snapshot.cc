@@ -67,16 +67,11 @@ std::vector<table_cut> cut_partitions(caf::actor_system& system, const catalog_m
   return cuts;
 }
 
-// Where a partition's changes go (docs/storage.md): into change runs appended to its
-// change table, so an incremental snapshot writes about the bytes of its changes; or,
-// merged with the runs written so far, into its base, once the runs and this delta would
-// reach `merge_fraction` of the base's file (or the base is empty: a first snapshot is a
-// bulk load). Merging rewrites the base's pages the changes fall in (for scattered
-// changes, all of them), so each changed byte costs about 1 + 1 / merge_fraction written
-// bytes amortised, and recovery reads at most 1 + merge_fraction times the base.
-constexpr double merge_fraction = 0.5;
-
 }  // namespace
+
+bool merge_into_base_now(std::uint64_t run_bytes, std::uint64_t delta_bytes, std::uint64_t base_bytes) {
+  return static_cast<double>(run_bytes + delta_bytes) >= merge_fraction * static_cast<double>(base_bytes);
+}
 
 // One partition's changes to write, and how.
 struct work_item {
@@ -84,14 +79,15 @@ struct work_item {
   std::uint32_t partition;
   bool merge;
   std::uint64_t run_bytes;                                  // the partition's change runs before this snapshot
+  std::uint64_t base_bytes;                                 // its base's records before this snapshot
   std::shared_ptr<const std::set<std::uint32_t>> families;  // of the schema now
 };
 
 namespace {
 
 // The partitions of `cuts` with changes, each with how it is written; counts the changes
-// into out.changes. `change_bytes`: each partition's change runs so far.
-std::vector<work_item> plan_writes(wt_home& wt, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>& change_bytes,
+// into out.changes. `sizes`: each partition's change runs and base so far.
+std::vector<work_item> plan_writes(const std::map<std::pair<std::uint64_t, std::uint32_t>, stored_bytes>& sizes,
                                    const std::vector<table_cut>& cuts, snapshot_stats& out) {
   std::vector<work_item> work;
   for (auto& c : cuts) {
@@ -100,11 +96,10 @@ std::vector<work_item> plan_writes(wt_home& wt, std::map<std::pair<std::uint64_t
     for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
       out.changes += c.deltas[i].map->size();
       if (c.deltas[i].map->empty()) continue;
-      const std::uint64_t uid = c.rt->schema->uid;
-      const std::uint64_t runs = change_bytes[{uid, i}];
-      const double base = static_cast<double>(wt.base_file_bytes(uid, i));
-      const bool merge = static_cast<double>(runs + c.deltas[i].map->arena_bytes()) >= merge_fraction * base;
-      work.push_back({&c, i, merge, runs, families});
+      stored_bytes now;
+      if (auto it = sizes.find({c.rt->schema->uid, i}); it != sizes.end()) now = it->second;
+      const bool merge = merge_into_base_now(now.runs, c.deltas[i].map->arena_bytes(), now.base);
+      work.push_back({&c, i, merge, now.runs, now.base, families});
     }
   }
   return work;
@@ -112,8 +107,9 @@ std::vector<work_item> plan_writes(wt_home& wt, std::map<std::pair<std::uint64_t
 
 // The changes of `w` merged into its base: its change runs, oldest first, then its delta
 // on top, written as one delta. Cells of families dropped since are left out (their ids
-// are never used again). Adds the delta's bytes to `bytes`.
-status merge_into_base(wt_home& wt, const work_item& w, std::uint64_t& bytes) {
+// are never used again). Adds the delta's bytes to `bytes`; updates base_bytes as
+// wt_home::write_delta does.
+status merge_into_base(wt_home& wt, const work_item& w, std::uint64_t& bytes, std::uint64_t& base_bytes) {
   const std::uint64_t uid = w.c->rt->schema->uid;
   delta_map all;
   auto st = wt.scan_changes(uid, w.partition, [&](std::string_view key, std::string_view stored) -> status {
@@ -140,7 +136,7 @@ status merge_into_base(wt_home& wt, const work_item& w, std::uint64_t& bytes) {
     }
   }
   std::uint64_t ignored = 0;
-  if (st = wt.write_delta(uid, w.partition, all, &ignored); !st) return st;
+  if (st = wt.write_delta(uid, w.partition, all, &ignored, &base_bytes); !st) return st;
   // In the same checkpoint as the merge: a crash before it keeps base and runs as they
   // were, after it finds the merged base and no runs.
   return wt.clear_changes(uid, w.partition);
@@ -154,7 +150,7 @@ status merge_into_base(wt_home& wt, const work_item& w, std::uint64_t& bytes) {
 class snapshot_writers {
  public:
   snapshot_writers(store_persistence& s, std::vector<work_item> work, std::uint64_t generation)
-      : s_(s), work_(std::move(work)), generation_(generation), new_change_bytes_(work_.size()) {}
+      : s_(s), work_(std::move(work)), generation_(generation), new_sizes_(work_.size()) {}
 
   // Writes every item with up to `threads` writers (0: one per core); the first error.
   status run(std::size_t threads) {
@@ -170,11 +166,11 @@ class snapshot_writers {
   std::uint64_t written() const { return written_; }
   std::uint32_t writers() const { return writers_; }
   std::uint32_t merged() const { return merged_; }
-  // After a successful run: (uid, partition) -> bytes of its change runs.
-  std::vector<std::pair<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> change_bytes() const {
-    std::vector<std::pair<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> out;
+  // After a successful run: (uid, partition) -> bytes of its change runs and base.
+  std::vector<std::pair<std::pair<std::uint64_t, std::uint32_t>, stored_bytes>> sizes() const {
+    std::vector<std::pair<std::pair<std::uint64_t, std::uint32_t>, stored_bytes>> out;
     for (std::size_t k = 0; k < work_.size(); ++k)
-      out.push_back({{work_[k].c->rt->schema->uid, work_[k].partition}, new_change_bytes_[k]});
+      out.push_back({{work_[k].c->rt->schema->uid, work_[k].partition}, new_sizes_[k]});
     return out;
   }
 
@@ -187,15 +183,17 @@ class snapshot_writers {
     const delta_map& delta = *w.c->deltas[w.partition].map;
     std::uint64_t b = 0;
     status st;
+    stored_bytes& now = new_sizes_[k];
+    now = {w.run_bytes, w.base_bytes};
     if (!w.merge) {
       std::uint64_t run_bytes = 0;
       st = s_.wt_->write_changes(uid, w.partition, generation_, delta, &b, &run_bytes);
-      new_change_bytes_[k] = w.run_bytes + run_bytes;
+      now.runs += run_bytes;
     } else {
       ++merged_;
-      new_change_bytes_[k] = 0;
-      st = w.run_bytes == 0 ? s_.wt_->write_delta(uid, w.partition, delta, &b, pending)
-                            : merge_into_base(*s_.wt_, w, b);
+      now.runs = 0;
+      st = w.run_bytes == 0 ? s_.wt_->write_delta(uid, w.partition, delta, &b, &now.base, pending)
+                            : merge_into_base(*s_.wt_, w, b, now.base);
     }
     written_ += b;
     return st;
@@ -241,7 +239,7 @@ class snapshot_writers {
   store_persistence& s_;
   const std::vector<work_item> work_;
   const std::uint64_t generation_;
-  std::vector<std::uint64_t> new_change_bytes_;  // per item; each written by its writer only
+  std::vector<stored_bytes> new_sizes_;  // per item; each written by its writer only
   std::atomic<std::size_t> next_{0};
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint32_t> merged_{0};
@@ -308,7 +306,12 @@ result<snapshot_stats> store_persistence::snapshot(const catalog_map& tables) {
                                                 : " and could not be reopened (" + reopened.message() + ")") +
                                       "; the next snapshot writes everything since"};
   };
-  snapshot_writers writers(*this, plan_writes(*wt_, change_bytes_, cuts, out), out.generation);
+  std::vector<work_item> work;
+  {
+    absl::MutexLock l(&sizes_mu_);
+    work = plan_writes(sizes_, cuts, out);
+  }
+  snapshot_writers writers(*this, std::move(work), out.generation);
   const auto t_write = clock_type::now();
   if (auto s = writers.run(options_.snapshot_threads); !s) return failed(s);
   out.write_seconds = seconds_since(t_write);
@@ -320,7 +323,10 @@ result<snapshot_stats> store_persistence::snapshot(const catalog_map& tables) {
   if (auto s = finish_snapshot(cuts, out.generation); !s) return failed(s);
   out.finish_seconds = seconds_since(t_finish);
   purges_.clear();
-  for (const auto& [key, bytes] : writers.change_bytes()) change_bytes_[key] = bytes;
+  {
+    absl::MutexLock l(&sizes_mu_);
+    for (const auto& [key, bytes] : writers.sizes()) sizes_[key] = bytes;
+  }
   generation_ = out.generation;
   if (log_) {
     log_->remove_before(generation_);
