@@ -45,9 +45,8 @@ TEST_CASE("thrift1 over framed transport and the compact protocol") {
 
 namespace {
 
-// A connection that sends `bytes` and then reads until the gateway closes it: true when
-// it did close it.
-bool closed_after(std::uint16_t port, const std::string& bytes) {
+// A connection to the gateway on loopback.
+int connect_to(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in a{};
@@ -55,6 +54,13 @@ bool closed_after(std::uint16_t port, const std::string& bytes) {
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+// A connection that sends `bytes` and then reads until the gateway closes it: true when
+// it did close it.
+bool closed_after(std::uint16_t port, const std::string& bytes) {
+  const int fd = connect_to(port);
   REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
   char buf[256];
   ssize_t n;
@@ -169,17 +175,6 @@ std::string table_exists_call(const std::string& table, std::int32_t seqid) {
   args.write(&p);
   p.writeMessageEnd();
   return buffer->getBufferAsString();
-}
-
-int connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
 }
 
 void send_all(int fd, const std::string& bytes) {
