@@ -229,7 +229,15 @@ TEST_CASE("table attributes: kept, checked, unset; unknown names are METADATA", 
   const auto before = fx.store->describe("a").value();
   auto st = fx.store->alter_table("a", {{"REGION_REPLICATION", "3"}}, {});
   REQUIRE_CODE(st, code::unsupported);
-  CHECK(st.message().find("REGION_REPLICATION") != std::string::npos);
+  CHECK(st.message().find("REGION_REPLICATION is fixed when the table is created") != std::string::npos);
+  REQUIRE_CODE(fx.store->alter_table("a", {{"REGION_REPLICATION", "2"}}, {}), code::invalid_argument);
+  // A single node cannot hold three replicas of a partition.
+  cellar::table_descriptor three{"r3", cellar::partition_spec::single(), {fam("f", 1)}};
+  three.attributes["REGION_REPLICATION"] = "3";
+  st = fx.store->create_table(three, schema_origin::hbase_shell);
+  REQUIRE_CODE(st, code::unavailable);
+  CHECK(st.message().find("needs 3 nodes of a cluster") != std::string::npos);
+  CHECK(!fx.store->describe("r3").is_ok());
   // The store's durability is snapshot: a table cannot ask for a logged or synced write.
   st = fx.store->alter_table("a", {{"DURABILITY", "SYNC_WAL"}}, {});
   REQUIRE_CODE(st, code::unsupported);

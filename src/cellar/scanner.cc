@@ -317,7 +317,7 @@ result<std::vector<std::uint32_t>> data_path::scan_partitions(const table_runtim
   std::optional<status> refused;
   std::size_t more = 0;
   for (auto p : out) {
-    if (p >= rt.partitions.size() || rt.partitions[p].local) continue;
+    if (p >= rt.partitions.size() || rt.partitions[p].local || rt.partitions[p].replica_here) continue;
     auto s = hooks->not_owner(rt.schema->name, p);
     if (!refused)
       refused = std::move(s);

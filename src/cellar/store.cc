@@ -157,19 +157,24 @@ result<snapshot_stats> store_impl::snapshot() {
   return persistence->snapshot(*catalog->current());
 }
 
-partition_ref partition_factory::start(const schema_ptr& schema, std::uint32_t index,
-                                       std::shared_ptr<std::unique_ptr<memtable>> recovered) const {
+partition_config partition_factory::replica_config(const schema_ptr& schema, std::uint32_t index) const {
   partition_config cfg;
   cfg.schema = schema;
   cfg.index = index;
-  cfg.recovered = std::move(recovered);
-  cfg.track_delta = persistence_ != nullptr;
-  redo_log* log = persistence_ != nullptr ? persistence_->log() : nullptr;
-  if (log != nullptr) cfg.log = log_stream(log, schema->uid, index);
   cfg.memory = &memory_;
   cfg.clock = options_.clock;
   cfg.maintenance_interval = options_.maintenance_interval;
   cfg.maintenance_slice = options_.maintenance_slice_cells;
+  return cfg;
+}
+
+partition_ref partition_factory::start(const schema_ptr& schema, std::uint32_t index,
+                                       std::shared_ptr<std::unique_ptr<memtable>> recovered) const {
+  partition_config cfg = replica_config(schema, index);
+  cfg.recovered = std::move(recovered);
+  cfg.track_delta = persistence_ != nullptr;
+  redo_log* log = persistence_ != nullptr ? persistence_->log() : nullptr;
+  if (log != nullptr) cfg.log = log_stream(log, schema->uid, index);
   partition_ref ref;
   ref.local = std::make_shared<local_partition>(log != nullptr);
   ref.id = {schema->uid, index};
@@ -208,6 +213,15 @@ status table_not_found(std::string_view name) {
 // A cluster member's DDL goes to its cluster; null when the store applies it itself.
 std::shared_ptr<cluster_hooks> cluster_of(const store_impl& s) { return s.cluster.hooks(); }
 
+// A table with replicas needs that many nodes: a store that is no cluster member refuses it
+// here (a member's master counts the live nodes).
+status check_replication(const store_impl& s, const attribute_map& a) {
+  const auto factor = replication_factor(a);
+  if (factor == 1 || s.cluster.member()) return status::ok();
+  return {code::unavailable, "REGION_REPLICATION => " + std::to_string(factor) + " needs " + std::to_string(factor) +
+                                 " nodes of a cluster (cellar-server --cluster); this store is a single node"};
+}
+
 }  // namespace
 
 // --- store -----------------------------------------------------------------------------------
@@ -236,6 +250,7 @@ status store::create_table(table_descriptor desc, schema_origin origin) {
   if (auto s = check_table_attributes(desc.attributes, impl_->options.durability); !s) return s;
   for (auto& f : desc.families)
     if (auto s = check_family_attributes(f); !s) return s;
+  if (auto s = check_replication(*impl_, desc.attributes); !s) return s;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::create_table;
@@ -298,6 +313,25 @@ status store::drop_family(const std::string& table_in, const std::string& family
   return impl_->catalog->drop_family(table, family, origin);
 }
 
+namespace {
+
+// An alter may restate a table's REGION_REPLICATION, never change it.
+status check_replication_kept(store& s, const std::string& table, const attribute_map& set,
+                              const std::vector<std::string>& unset) {
+  const bool named = set.count("REGION_REPLICATION") || std::count(unset.begin(), unset.end(), "REGION_REPLICATION");
+  if (!named) return status::ok();
+  auto d = s.describe(table);
+  if (!d) return status::ok();  // the alter itself names the error
+  attribute_map after = d->attributes;
+  for (const auto& u : unset) after.erase(u);
+  for (const auto& [k, v] : set) after[k] = v;
+  if (replication_factor(after) == replication_factor(d->attributes)) return status::ok();
+  return {code::unsupported, "REGION_REPLICATION is fixed when the table is created: changing the number of a "
+                             "partition's replicas (a Raft membership change) is not supported"};
+}
+
+}  // namespace
+
 status store::alter_table(const std::string& table_in, const std::map<std::string, std::string>& set,
                           const std::vector<std::string>& unset) {
   const std::string table = canonical_table_name(table_in);
@@ -305,6 +339,7 @@ status store::alter_table(const std::string& table_in, const std::map<std::strin
   // keeps what this node sends).
   auto checked = set;
   if (auto s = check_table_attributes(checked, impl_->options.durability); !s) return s;
+  if (auto st = check_replication_kept(*this, table, checked, unset); !st) return st;
   if (auto hooks = cluster_of(*impl_)) {
     ddl_call c;
     c.what = ddl_call::kind::alter_table;

@@ -94,6 +94,8 @@ struct settings {
   std::string advertise;    // empty: the --listen address with the port bound
   std::string peer_listen;  // empty: the advertised host, any free port
   std::int64_t zk_session_timeout_ms = 10000;
+  std::int64_t replication_factor = 1;  // replicas of a new table's partitions (1, 3 or 5)
+  std::int64_t election_timeout_ms = 1000;
   // HBase's Thrift gateway (docs/thrift.md); empty: not served.
   std::string thrift_listen;   // thrift2 (THBaseService)
   std::string thrift1_listen;  // thrift1 (Hbase, happybase's)
@@ -172,6 +174,10 @@ class flag_set {
         "HOST:PORT for node-to-node messages (default: advertised host, any port)");
     add("--zk-session-timeout-ms", "zk_session_timeout_ms", st.zk_session_timeout_ms,
         "ZooKeeper session timeout of a cluster node");
+    add("--replication-factor", "replication_factor", st.replication_factor,
+        "replicas (a Raft group) of each partition of a table created without REGION_REPLICATION: 1, 3 or 5");
+    add("--election-timeout-ms", "election_timeout_ms", st.election_timeout_ms,
+        "Raft election timeout of this node's replicas (an election waits 1x to 2x it)");
     add("--thrift-listen", "thrift_listen", st.thrift_listen,
         "address:port of HBase's thrift2 gateway (THBaseService); empty = none");
     add("--thrift1-listen", "thrift1_listen", st.thrift1_listen,
@@ -342,6 +348,13 @@ problem cluster_settings(const settings& st, std::optional<std::pair<std::string
   if (st.zk_session_timeout_ms < 1 || st.zk_session_timeout_ms > 3600000)
     return "--zk-session-timeout-ms (zk_session_timeout_ms) must be 1 to 3600000, not " +
            std::to_string(st.zk_session_timeout_ms);
+  if (st.replication_factor != 1 && st.replication_factor != 3 && st.replication_factor != 5)
+    return "--replication-factor (replication_factor) must be 1, 3 or 5, not " + std::to_string(st.replication_factor);
+  if (st.replication_factor != 1 && st.cluster.empty())
+    return "--replication-factor above 1 needs --cluster: a single node holds one replica of each partition";
+  if (st.election_timeout_ms < 50 || st.election_timeout_ms > 60000)
+    return "--election-timeout-ms (election_timeout_ms) must be 50 to 60000, not " +
+           std::to_string(st.election_timeout_ms);
   if (!st.advertise.empty() && !cellar::rpc::split_host_port(st.advertise))
     return "--advertise (advertise) must be address:port, not " + st.advertise;
   if (!st.peer_listen.empty() && !(peer_at = cellar::rpc::split_host_port(st.peer_listen)))
@@ -358,6 +371,8 @@ std::unique_ptr<cellar::cluster::member> join(cellar::store& store, const settin
   mo.zookeeper.connect = st.cluster;
   mo.zookeeper.session_timeout = std::chrono::milliseconds(st.zk_session_timeout_ms);
   mo.node_id = st.node_id;
+  mo.replication_factor = static_cast<std::uint32_t>(st.replication_factor);
+  mo.election_timeout = std::chrono::milliseconds(st.election_timeout_ms);
   mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.port()) : st.advertise;
   auto advertised = cellar::rpc::split_host_port(mo.data_address);
   if (!advertised) std::_Exit(fail("--advertise must be address:port, not " + mo.data_address));

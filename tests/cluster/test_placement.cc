@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cluster/placement.h"
+#include "persist/codec.h"
 #include "cluster_test.h"
 
 using namespace cellar;
@@ -224,4 +225,59 @@ TEST_CASE("replica sets: a factor above the live nodes or not 1, 3, 5 is refused
   auto sets = place_replicas("t", 1, 3, {"a", "b", "c", "d"}, {{"a", 5}}, {});
   REQUIRE(sets.is_ok());
   CHECK(std::find((*sets)[0].begin(), (*sets)[0].end(), "a") == (*sets)[0].end());
+}
+
+TEST_CASE("a replicated table's map: replica sets on distinct nodes, kept by the encoding, never moved", "[placement]") {
+  auto plain = assign_table({}, "p", 3, {"a", "b", "c"});
+  REQUIRE_OK(plain);
+  auto m = assign_table(*plain, "r", 4, {"a", "b", "c", "d"}, 3);
+  REQUIRE_OK(m);
+  const auto& owners = m->tables.at("r");
+  REQUIRE(owners.size() == 4);
+  std::map<std::string, std::uint32_t> leads;
+  for (const auto& o : owners) {
+    REQUIRE(o.replicas.size() == 3);
+    CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() == 3);
+    CHECK(o.node == o.replicas.front());
+    CHECK(o.holds(o.replicas[2]));
+    ++leads[o.node];
+  }
+  CHECK(m->leaders() == leads);
+  // Every replica counts toward a node's load: 3 plain partitions + 12 replicas on 4 nodes.
+  std::uint32_t total = 0;
+  for (const auto& [n, c] : m->load()) total += c;
+  CHECK(total == 15);
+  CHECK(m->partitions_of(owners[0].replicas[1]).size() >= 1);
+
+  auto back = decode_placement(encode_placement(*m));
+  REQUIRE_OK(back);
+  CHECK(*back == *m);
+
+  // Moving a replica is a membership change, not a move; the balancer leaves them be.
+  REQUIRE_CODE(apply_move(*m, {"r", 0}, "d"), code::unsupported);
+  for (const auto& mv : plan_balance(*m, {"a", "b", "c", "d"})) CHECK(mv.partition.table != "r");
+
+  REQUIRE_CODE(assign_table({}, "r", 2, {"a", "b"}, 3), code::unavailable);
+  REQUIRE_CODE(assign_table({}, "r", 2, {"a", "b", "c"}, 2), code::invalid_argument);
+}
+
+TEST_CASE("a placement map written before replicas existed is still read", "[placement]") {
+  // Format 1: u32 format | u64 epoch | names | tables of (node index, epoch), no replicas.
+  std::string v1;
+  auto u32 = [&](std::uint32_t x) { detail::put_u32(v1, x); };
+  auto u64 = [&](std::uint64_t x) { detail::put_u64(v1, x); };
+  auto bytes = [&](const std::string& s) { detail::put_bytes(v1, s); };
+  u32(1);
+  u64(5);
+  u32(1);
+  bytes("a");
+  u32(1);
+  bytes("t");
+  u32(1);
+  u32(0);
+  u64(4);
+  auto m = decode_placement(v1);
+  REQUIRE_OK(m);
+  CHECK(m->epoch == 5);
+  CHECK(*m->owner({"t", 0}) == partition_owner{"a", 4});
 }

@@ -101,7 +101,7 @@ create 'nope', 'f', {NUMREGIONS => 4, SPLITALGO => 'MySplit'}
   check_error(out[2], "UNSUPPORTED", "KEEP_DELETED_CELLS => 'TRUE' is not supported: deletes are physical");
   check_error(out[3], "UNSUPPORTED", "KEEP_DELETED_CELLS => 'TTL' is not supported");
   check_error(out[4], "UNSUPPORTED", "ENCRYPTION");
-  check_error(out[5], "UNSUPPORTED", "REGION_REPLICATION => '2' is not supported");
+  check_error(out[5], "INVALID_ARGUMENT", "REGION_REPLICATION => '2': a partition has 1, 3 or 5 replicas");
   check_error(out[6], "UNSUPPORTED", "CONFIGURATION is not supported");
   check_error(out[7], "INVALID_ARGUMENT", "unknown column family option FOO");
   check_error(out[8], "INVALID_ARGUMENT", "unknown table option FOO");

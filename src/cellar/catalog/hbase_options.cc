@@ -120,14 +120,15 @@ const std::vector<setting>& table_settings() {
         {"PRIORITY", i, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()},
         {"READONLY", b},
         {"REGION_MEMSTORE_REPLICATION", b},
-        // Partitions have one replica each: replication (one Raft group per partition,
-        // docs/cluster.md) is not there yet, so only REGION_REPLICATION => 1 is honoured.
-        {"REGION_REPLICATION", i, 1, 65535, {},
+        // Each partition a Raft group of this many voting replicas on distinct nodes
+        // (docs/cluster.md §9); the cluster's master refuses more than its live nodes.
+        {"REGION_REPLICATION", i, 1, 5, {},
          [](std::string_view v) {
-           return v == "1" ? status::ok()
-                           : unsupported("REGION_REPLICATION", v,
-                                         "partitions have one replica each (replicas are not implemented yet); "
-                                         "only 1 is honoured");
+           return v == "1" || v == "3" || v == "5"
+                      ? status::ok()
+                      : status{code::invalid_argument,
+                               "REGION_REPLICATION => '" + std::string(v) +
+                                   "': a partition has 1, 3 or 5 replicas (a Raft group needs an odd number)"};
          }},
         {"SPLIT_ENABLED", b},
         {"SPLIT_POLICY", t, 0, 0,

@@ -5,7 +5,8 @@
 // MIN_VERSIONS and TTL (fields of family_descriptor), a set of family settings and table
 // attributes. No setting is ignored: each one is either
 //   - honoured: READONLY (writes are refused with TABLE_READ_ONLY), DURABILITY (when the
-//     store's own durability gives at least as much), REGION_REPLICATION => 1,
+//     store's own durability gives at least as much), REGION_REPLICATION => 1, 3 or 5
+//     (replicas on distinct nodes of a cluster, replication_factor() below),
 //     KEEP_DELETED_CELLS => FALSE and NEW_VERSION_BEHAVIOR => true (what physical deletes
 //     are), REPLICATION_SCOPE => 0, DFS_REPLICATION => 0 or 1, OWNER and METADATA
 //     (kept and shown);
@@ -16,8 +17,7 @@
 //     a read or write does;
 //   - refused with UNSUPPORTED naming it: KEEP_DELETED_CELLS => TRUE/TTL (deletes are
 //     physical, semantics R16), NEW_VERSION_BEHAVIOR => false (the same), ENCRYPTION,
-//     REPLICATION_SCOPE => 1, DFS_REPLICATION above 1, REGION_REPLICATION above 1,
-//     CONFIGURATION and coprocessors.
+//     REPLICATION_SCOPE => 1, DFS_REPLICATION above 1, CONFIGURATION and coprocessors.
 // A name that is none of HBase's settings is the user's METADATA. Values are kept in the
 // form HBase's `describe` prints them: booleans 'true'/'false', names of an enumeration in
 // upper case, numbers in decimal. docs/semantics.md §7 has the table of every setting.
@@ -64,6 +64,12 @@ inline bool read_only(const attribute_map& a) {
   if (a.empty()) return false;
   auto it = a.find("READONLY");
   return it != a.end() && it->second == "true";
+}
+
+// The replicas of each partition `a` asks for (REGION_REPLICATION, as checked); 1 when unset.
+inline std::uint32_t replication_factor(const attribute_map& a) {
+  auto it = a.find("REGION_REPLICATION");
+  return it == a.end() ? 1 : static_cast<std::uint32_t>(std::stoul(it->second));
 }
 
 }  // namespace cellar

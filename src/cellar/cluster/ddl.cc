@@ -1,5 +1,7 @@
 #include "cluster/ddl.h"
 
+#include "catalog/hbase_options.h"
+
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -118,7 +120,8 @@ status serve_one(zk_client& zk, const std::string& fence, const std::string& nam
       const auto* t = outcome->catalog.find(outcome->table);
       if (outcome->dropped || outcome->old_partitions_gone) map = remove_table(map, outcome->table);
       if (outcome->new_partitions && t) {
-        auto placed = assign_table(map, outcome->table, t->partitioning.count(), live());
+        auto placed =
+            assign_table(map, outcome->table, t->partitioning.count(), live(), replication_factor(t->attributes));
         if (!placed) {
           outcome = placed.error();
         } else {

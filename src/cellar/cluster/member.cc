@@ -14,7 +14,9 @@
 #include "cluster/layout.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
+#include "cluster/replica_host.h"
 #include "cluster/zk_state.h"
+#include "catalog/hbase_options.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/cluster_state.h"
@@ -38,6 +40,7 @@ struct member::state final : detail::cluster_hooks {
   std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
   std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
   std::unique_ptr<cluster_node> node;  // set once at join, under move_mu
+  std::unique_ptr<replica_host> replicas;  // set once at join, before the endpoint is published
 
   // What ZooKeeper said last, and the catalog version this node has applied; waiters on
   // `applied` (ddl, catch_up) wait on mu.
@@ -50,7 +53,7 @@ struct member::state final : detail::cluster_hooks {
   bool wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) ABSL_LOCKS_EXCLUDED(mu);
 
   // Only the ZooKeeper event thread (reconcile) uses it: each table's owners as applied.
-  std::map<std::string, std::vector<std::string>> applied_owners;
+  std::map<std::string, std::vector<partition_owner>> applied_owners;
 
   // Moves (mover.h). `incoming`: copies being built here, not serving
   // until the map gives them to this node. `moved_out`: partitions that moved away from
@@ -107,14 +110,15 @@ struct member::state final : detail::cluster_hooks {
   // The runtime of table `name` as `cs` and the owners `want` say, built from `old` (the
   // one published now, if any) whose owners as applied are `*was` (null: not applied yet
   // since this node started). Caller: reconcile().
-  runtime_ptr apply_table(const std::string& name, const detail::table_schema& cs, const std::vector<std::string>& want,
-                          const runtime_ptr& old, const std::vector<std::string>* was, reconcile_effects& fx)
+  runtime_ptr apply_table(const std::string& name, const detail::table_schema& cs,
+                          const std::vector<partition_owner>& want, const runtime_ptr& old,
+                          const std::vector<partition_owner>* was, reconcile_effects& fx)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
   // Partition `i` of the new runtime of table `name`, owned by `owner`: `prev` (the old
   // runtime's, or null) kept when `keep`, else a local partition started (on `recovered`
   // cells, or the copy a move brought) or a forwarder to the owner.
   detail::partition_ref place_partition(const std::string& name, const detail::schema_ptr& schema, std::uint32_t i,
-                                        const std::string& owner, const detail::partition_ref* prev, bool keep,
+                                        const partition_owner& owner, const detail::partition_ref* prev, bool keep,
                                         std::shared_ptr<std::unique_ptr<detail::memtable>> recovered,
                                         reconcile_effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
   // The rest of reconcile() once `cat` is published: stops, drops and the snapshot after a
@@ -163,6 +167,13 @@ void let_go(detail::catalog_service& c, const detail::partition_ref& r, std::vec
   c.linger(r);
 }
 
+// Whether two placements of a partition put it on the same node(s).
+bool same_place(const partition_owner& a, const partition_owner& b) { return a.node == b.node && a.replicas == b.replicas; }
+
+bool same_places(const std::vector<partition_owner>& a, const std::vector<partition_owner>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_place);
+}
+
 // Stops the partitions of `rt` (local ones and forwarders) without waiting.
 void stop_all(const table_runtime& rt) {
   for (const auto& p : rt.partitions) caf::anon_send(p.actor, detail::stop_request{});
@@ -189,20 +200,20 @@ void member::state::reconcile() {
   auto next = std::make_shared<detail::catalog_map>(*current);
   reconcile_effects fx;
   for (const auto& [name, cs] : cat->tables) {
-    std::vector<std::string> want;
+    std::vector<partition_owner> want;
     if (cs.partitioned) {
       auto it = m.tables.find(name);
       if (it == m.tables.end() || it->second.size() != cs.partitioning.count()) {
         complete = false;  // the map comes separately: wait for it
         continue;
       }
-      for (const auto& o : it->second) want.push_back(o.node);
+      want = it->second;
     }
     runtime_ptr old;
     if (auto it = current->find(name); it != current->end()) old = it->second;
     auto applied_it = applied_owners.find(name);
-    const std::vector<std::string>* was = applied_it == applied_owners.end() ? nullptr : &applied_it->second;
-    if (old && was && old->schema->uid == cs.uid && old->schema->version == cs.version && *was == want)
+    const std::vector<partition_owner>* was = applied_it == applied_owners.end() ? nullptr : &applied_it->second;
+    if (old && was && old->schema->uid == cs.uid && old->schema->version == cs.version && same_places(*was, want))
       continue;  // nothing new
     (*next)[name] = apply_table(name, cs, want, old, was, fx);
     applied_owners[name] = std::move(want);
@@ -224,8 +235,8 @@ void member::state::reconcile() {
 }
 
 runtime_ptr member::state::apply_table(const std::string& name, const detail::table_schema& cs,
-                                       const std::vector<std::string>& want, const runtime_ptr& old,
-                                       const std::vector<std::string>* was, reconcile_effects& fx) {
+                                       const std::vector<partition_owner>& want, const runtime_ptr& old,
+                                       const std::vector<partition_owner>* was, reconcile_effects& fx) {
   const bool same = old && was && old->schema->uid == cs.uid;
   auto schema = std::make_shared<detail::table_schema>(cs);
   auto rt = std::make_shared<table_runtime>();
@@ -238,15 +249,16 @@ runtime_ptr member::state::apply_table(const std::string& name, const detail::ta
       if (old->schema->uid != cs.uid) local.drop_recovered(name);
     }
   }
+  // The partitions whose cells this node's store persists (a replica's are in its Raft storage).
   std::vector<std::uint32_t> mine;
   for (std::uint32_t i = 0; i < want.size(); ++i)
-    if (want[i] == opts.node_id) mine.push_back(i);
+    if (!want[i].replicated() && want[i].node == opts.node_id) mine.push_back(i);
   local.persist_cluster_schema(*schema, mine);
   if (cs.partitioned) {
     auto recovered = local.take_recovered(name);
     for (std::uint32_t i = 0; i < want.size(); ++i) {
       const detail::partition_ref* prev = same && i < old->partitions.size() ? &old->partitions[i] : nullptr;
-      const bool keep = prev && i < was->size() && (*was)[i] == want[i];
+      const bool keep = prev && i < was->size() && same_place((*was)[i], want[i]);
       auto mem = i < recovered.size() ? recovered[i] : nullptr;
       rt->partitions.push_back(place_partition(name, schema, i, want[i], prev, keep, std::move(mem), fx));
     }
@@ -263,14 +275,21 @@ runtime_ptr member::state::apply_table(const std::string& name, const detail::ta
 }
 
 detail::partition_ref member::state::place_partition(const std::string& name, const detail::schema_ptr& schema,
-                                                     std::uint32_t i, const std::string& owner,
+                                                     std::uint32_t i, const partition_owner& placed,
                                                      const detail::partition_ref* prev, bool keep,
                                                      std::shared_ptr<std::unique_ptr<detail::memtable>> recovered,
                                                      reconcile_effects& fx) {
   if (keep) {
-    if (prev->local) caf::anon_send(prev->actor, detail::adopt_schema_request{*schema});
+    if (prev->local || prev->replica_here) caf::anon_send(prev->actor, detail::adopt_schema_request{*schema});
     return *prev;
   }
+  if (placed.replicated()) {
+    // A Raft group: its replicas hold its cells, not the store's files (a move never
+    // changes a replica set, apply_move refuses).
+    if (prev) let_go(local, *prev, fx.stopped);
+    return stops_when_released(replicas->place(schema, i, placed.replicas));
+  }
+  const std::string& owner = placed.node;
   const part_key key{name, i};
   if (owner == opts.node_id) {
     if (prev) let_go(local, *prev, fx.stopped);  // the partition changed owner
@@ -347,6 +366,11 @@ bool member::state::find(const std::string& table, std::uint32_t index, std::uin
   auto rt = local.lookup(table);
   if (!rt || rt->schema->version < version || index >= rt->partitions.size()) return false;
   out = rt->partitions[index];
+  // Another node's router sent it to this replica: the replica answers (NOT_LEADER names
+  // the leader to that router), so that a request crosses the network at most once more.
+  if (out.replica_here)
+    if (auto r = replicas->replica(replica_host::group_name(*rt->schema), index))
+      out.actor = caf::actor_cast<detail::partition_actor>(r);
   return true;
 }
 
@@ -532,7 +556,15 @@ status member::state::ddl(const detail::ddl_call& c) {
   using k = detail::ddl_call::kind;
   ddl_request r;
   switch (c.what) {
-    case k::create_table: r = ddl_request::create(c.descriptor, c.origin); break;
+    case k::create_table: {
+      // The node's default replication factor, written into the table so that describe
+      // shows it and the master places that many replicas.
+      auto d = c.descriptor;
+      if (opts.replication_factor != 1 && !d.attributes.count("REGION_REPLICATION"))
+        d.attributes["REGION_REPLICATION"] = std::to_string(opts.replication_factor);
+      r = ddl_request::create(d, c.origin);
+      break;
+    }
     case k::create_table_group: r = ddl_request::create_group(c.table); break;
     case k::add_family: r = ddl_request::add(c.table, c.family, c.partitioning); break;
     case k::alter_family: r = ddl_request::alter(c.table, c.family); break;
@@ -618,6 +650,12 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   if (auto st = check_node_id(o.node_id); !st) return st;
   auto st = std::make_shared<state>(seat, std::move(o));
   st->peers = std::make_shared<peer_directory>(seat.system());
+  replica_host_options ro;
+  ro.self = st->opts.node_id;
+  ro.forward_timeout = st->opts.forward_timeout;
+  ro.election_timeout_ms = static_cast<unsigned>(st->opts.election_timeout.count());
+  ro.heartbeat_timeout_ms = std::max(10u, ro.election_timeout_ms / 10);
+  st->replicas = std::make_unique<replica_host>(seat, st->peers, ro);
   state* raw = st.get();
   endpoint_context ec;
   ec.self = st->opts.node_id;
@@ -655,6 +693,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   ec.guard_move = [weak](const std::string& t, std::uint32_t i, bool source) {
     if (auto s = weak.lock()) s->guard_move(t, i, source);
   };
+  ec.replica = [raw](const std::string& group, std::uint32_t i) { return raw->replicas->replica(group, i); };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(seat.system(), std::move(ec));
   auto port = seat.system().middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
@@ -785,9 +824,16 @@ cluster_report member::state::make_report() const {
     r.placement_epoch = map->epoch;
     for (const auto& [table, owners] : map->tables)
       for (std::uint32_t i = 0; i < owners.size(); ++i) {
-        auto& n = nodes[owners[i].node];
-        n.node.id = owners[i].node;
-        n.partitions.push_back(table + "/" + std::to_string(i));
+        // A replicated partition is listed on each node holding a replica, marked '*' on
+        // the one that should lead.
+        std::vector<std::string> holders = owners[i].replicas;
+        if (holders.empty()) holders.push_back(owners[i].node);
+        for (const auto& h : holders) {
+          auto& n = nodes[h];
+          n.node.id = h;
+          n.partitions.push_back(table + "/" + std::to_string(i) +
+                                 (owners[i].replicated() && h == owners[i].node ? "*" : ""));
+        }
       }
   }
   for (auto& [id, n] : nodes) {

@@ -8,7 +8,9 @@
 //    group of the cluster catalog becomes a table of the store, with the cluster's schema
 //    (uid, family ids, version); each partition the map gives this node is started here,
 //    in the store's data directory (on the cells recovered from it, if any); each partition
-//    of another node becomes a remote partition forwarding to that node. Tables that left
+//    of another node becomes a remote partition forwarding to that node; a replicated
+//    partition (a Raft group) becomes a replica router, with this node's replica when the
+//    map names this node among its replicas (cluster/replica_host.h). Tables that left
 //    the catalog are dropped; a table whose uid changed (dropped and created again, new
 //    partition rule) gets new partitions;
 //  - the store's DDL calls go through the master (cluster_node::ddl) and return once this
@@ -48,6 +50,12 @@ struct member_options {
   std::chrono::milliseconds apply_wait{10000};
   std::chrono::milliseconds ddl_timeout{30000};        // cluster_options::ddl_timeout
   std::chrono::milliseconds wait_for_previous{30000};  // cluster_options::wait_for_previous
+  // Replicas of each partition of a table created through this node without
+  // REGION_REPLICATION (1, 3 or 5; cluster/replica_host.h).
+  std::uint32_t replication_factor = 1;
+  // Raft's election timeout for this node's replicas (each election waits 1x to 2x it);
+  // the heartbeat is a tenth of it.
+  std::chrono::milliseconds election_timeout{1000};
 };
 
 // One node as `status 'detailed'` shows it.

@@ -13,10 +13,26 @@ const partition_owner* placement_map::owner(const partition_ref& p) const {
   return &it->second[p.index];
 }
 
+bool partition_owner::holds(std::string_view n) const {
+  if (replicas.empty()) return node == n;
+  return std::find(replicas.begin(), replicas.end(), n) != replicas.end();
+}
+
 std::map<std::string, std::uint32_t> placement_map::load() const {
   std::map<std::string, std::uint32_t> out;
   for (const auto& [table, owners] : tables)
-    for (const auto& o : owners) ++out[o.node];
+    for (const auto& o : owners) {
+      if (o.replicas.empty()) ++out[o.node];
+      for (const auto& r : o.replicas) ++out[r];
+    }
+  return out;
+}
+
+std::map<std::string, std::uint32_t> placement_map::leaders() const {
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& [table, owners] : tables)
+    for (const auto& o : owners)
+      if (o.replicated()) ++out[o.node];
   return out;
 }
 
@@ -24,7 +40,7 @@ std::vector<partition_ref> placement_map::partitions_of(std::string_view node) c
   std::vector<partition_ref> out;
   for (const auto& [table, owners] : tables)
     for (std::uint32_t i = 0; i < owners.size(); ++i)
-      if (owners[i].node == node) out.push_back({table, i});
+      if (owners[i].holds(node)) out.push_back({table, i});
   return out;
 }
 
@@ -39,11 +55,19 @@ std::vector<std::string> unique_sorted(std::vector<std::string> v) {
 }  // namespace
 
 result<placement_map> assign_table(const placement_map& m, const std::string& table, std::uint32_t partitions,
-                                   const std::vector<std::string>& live_in) {
+                                   const std::vector<std::string>& live_in, std::uint32_t factor) {
   const auto live = unique_sorted(live_in);
   if (live.empty()) return status{code::unavailable, "no live node to place the partitions of '" + table + "' on"};
   placement_map out = remove_table(m, table);
   out.epoch = m.epoch + 1;
+  if (factor != 1) {
+    auto sets = place_replicas(table, partitions, factor, live, out.load(), out.leaders());
+    if (!sets) return sets.error();
+    std::vector<partition_owner> owners;
+    for (auto& set : *sets) owners.push_back({set.front(), out.epoch, std::move(set)});
+    out.tables[table] = std::move(owners);
+    return out;
+  }
   auto load = out.load();
   std::map<std::string, std::uint32_t> of_table;
   std::vector<partition_owner> owners;
@@ -85,7 +109,7 @@ std::vector<planned_move> plan_balance(const placement_map& m, const std::vector
   for (const auto& n : live) held[n];
   for (const auto& [table, owners] : m.tables)
     for (std::uint32_t i = 0; i < owners.size(); ++i)
-      if (is_live.count(owners[i].node)) {
+      if (!owners[i].replicated() && is_live.count(owners[i].node)) {
         held[owners[i].node].push_back({table, i});
         ++per_table[owners[i].node][table];
         ++total;
@@ -136,6 +160,9 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
     return status{code::invalid_argument, "table '" + p.table + "' has " + std::to_string(it->second.size()) +
                                               " partitions; there is no partition " + std::to_string(p.index)};
   if (to.empty()) return status{code::invalid_argument, "a partition must move to a named node"};
+  if (it->second[p.index].replicated())
+    return status{code::unsupported, "partition " + std::to_string(p.index) + " of '" + p.table +
+                                         "' is replicated: moving a replica (a Raft membership change) is not supported"};
   if (it->second[p.index].node == to) return m;
   placement_map out = m;
   out.epoch = m.epoch + 1;
@@ -186,15 +213,19 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
 }
 
 namespace {
-constexpr std::uint32_t placement_format = 1;
+// Format 2 adds each partition's replica set; format 1 (no replicas) is still read.
+constexpr std::uint32_t placement_format = 2;
 }
 
 std::string encode_placement(const placement_map& m) {
   std::map<std::string, std::uint32_t> index;
   std::vector<std::string> names;
   for (const auto& [table, owners] : m.tables)
-    for (const auto& o : owners)
+    for (const auto& o : owners) {
       if (index.emplace(o.node, 0).second) names.push_back(o.node);
+      for (const auto& r : o.replicas)
+        if (index.emplace(r, 0).second) names.push_back(r);
+    }
   std::sort(names.begin(), names.end());
   for (std::uint32_t i = 0; i < names.size(); ++i) index[names[i]] = i;
   std::string out;
@@ -209,6 +240,8 @@ std::string encode_placement(const placement_map& m) {
     for (const auto& o : owners) {
       detail::put_u32(out, index[o.node]);
       detail::put_u64(out, o.epoch);
+      detail::put_u32(out, static_cast<std::uint32_t>(o.replicas.size()));
+      for (const auto& r : o.replicas) detail::put_u32(out, index[r]);
     }
   }
   return out;
@@ -219,7 +252,7 @@ result<placement_map> decode_placement(std::string_view bytes) {
   detail::reader r(bytes);
   placement_map m;
   std::uint32_t format = 0, nnodes = 0, ntables = 0;
-  if (!r.u32(format) || format != placement_format || !r.u64(m.epoch) || !r.u32(nnodes)) return bad;
+  if (!r.u32(format) || (format != 1 && format != placement_format) || !r.u64(m.epoch) || !r.u32(nnodes)) return bad;
   std::vector<std::string> names(nnodes);
   for (auto& n : names)
     if (!r.bytes(n)) return bad;
@@ -233,6 +266,14 @@ result<placement_map> decode_placement(std::string_view bytes) {
       std::uint32_t idx = 0;
       if (!r.u32(idx) || idx >= names.size() || !r.u64(o.epoch)) return bad;
       o.node = names[idx];
+      std::uint32_t nreplicas = 0;
+      if (format >= 2 && !r.u32(nreplicas)) return bad;
+      if (nreplicas > names.size()) return bad;
+      for (std::uint32_t k = 0; k < nreplicas; ++k) {
+        if (!r.u32(idx) || idx >= names.size()) return bad;
+        o.replicas.push_back(names[idx]);
+      }
+      if (o.replicated() && o.replicas.front() != o.node) return bad;
     }
     m.tables[std::move(table)] = std::move(owners);
   }

@@ -15,6 +15,8 @@
 //  - plan_balance() brings the live nodes to within one partition of each other (counting
 //    only the partitions they hold) with the fewest moves: the nodes holding the most keep
 //    the larger shares, and only the excess moves, to the nodes short of their share.
+//    Replicated partitions stay where they are: moving a replica is a Raft membership
+//    change, which apply_move refuses (UNSUPPORTED).
 //
 // Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
 // 1 MiB znode limit holds about 80,000 partitions.
@@ -43,6 +45,13 @@ struct partition_ref {
 struct partition_owner {
   std::string node;
   std::uint64_t epoch = 0;  // the map epoch at which `node` got the partition
+  // A replicated partition (a Raft group, replica/group.h): the nodes holding its replicas,
+  // `node` (the replica that should lead) first. Empty: one copy, on `node`.
+  std::vector<std::string> replicas;
+
+  bool replicated() const { return !replicas.empty(); }
+  // Whether `n` holds the partition (its only copy or one of its replicas).
+  bool holds(std::string_view n) const;
 
   friend bool operator==(const partition_owner&, const partition_owner&) = default;
 };
@@ -53,8 +62,10 @@ struct placement_map {
 
   // nullptr when the table or the partition is not in the map.
   const partition_owner* owner(const partition_ref& p) const;
-  // Partitions per node (nodes holding none are absent).
+  // Partitions per node (nodes holding none are absent); a replica counts as a partition.
   std::map<std::string, std::uint32_t> load() const;
+  // Replicas each node is the preferred leader of (replicated partitions only).
+  std::map<std::string, std::uint32_t> leaders() const;
   std::vector<partition_ref> partitions_of(std::string_view node) const;
 
   friend bool operator==(const placement_map&, const placement_map&) = default;
@@ -69,15 +80,18 @@ struct planned_move {
 };
 
 // Places a table's `partitions` new partitions (replacing any it had) on `live` nodes; the
-// epoch grows by one. UNAVAILABLE when no node is live.
+// epoch grows by one. With `factor` above 1 each partition is a replica set placed by
+// place_replicas (below). UNAVAILABLE when no node is live, or fewer than `factor`;
+// INVALID_ARGUMENT unless `factor` is 1, 3 or 5.
 result<placement_map> assign_table(const placement_map& m, const std::string& table, std::uint32_t partitions,
-                                   const std::vector<std::string>& live);
+                                   const std::vector<std::string>& live, std::uint32_t factor = 1);
 // The map without `table` (epoch + 1), or `m` unchanged when it has no such table.
 placement_map remove_table(const placement_map& m, const std::string& table);
 // The fewest moves that leave every live node within one partition of the others.
 std::vector<planned_move> plan_balance(const placement_map& m, const std::vector<std::string>& live);
 // Gives partition `p` to `to` (epoch + 1; the partition's epoch becomes the new epoch).
-// Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition).
+// Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition),
+// UNSUPPORTED for a replicated partition.
 result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to);
 
 // The replica sets of a table's `partitions` partitions when each is a Raft group

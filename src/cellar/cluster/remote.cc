@@ -222,6 +222,9 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
 
 // --- a remote partition ----------------------------------------------------------------------
 
+// Ends the message of a failure that happened before the request left this node.
+constexpr std::string_view not_sent = " (the request was not sent)";
+
 struct remote_state {
   std::shared_ptr<peer_directory> peers;
   std::string node;
@@ -258,7 +261,7 @@ void connected(remote_pointer self, result<node_endpoint> ep) {
     st.ep = *ep;
     self->monitor(st.ep);
   } else {
-    ep = status{code::unavailable, st.where() + ", which is unavailable: " + ep.error().message()};
+    ep = status{code::unavailable, st.where() + ", which is unavailable: " + ep.error().message() + std::string(not_sent)};
   }
   auto waiting = std::move(st.waiting);
   st.waiting.clear();
@@ -380,6 +383,8 @@ partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<pe
 }
 
 }  // namespace
+
+bool never_sent(const status& s) { return s.code() == code::unavailable && s.message().ends_with(not_sent); }
 
 node_endpoint spawn_node_endpoint(caf::actor_system& sys, endpoint_context ctx) {
   return sys.spawn(endpoint_fn, std::move(ctx));

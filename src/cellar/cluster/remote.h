@@ -189,6 +189,11 @@ class peer_directory {
   std::map<std::string, node_endpoint> connected_;
 };
 
+// Whether a remote partition's UNAVAILABLE `s` failed before the request left this node
+// (the node is not a member or could not be connected), so that sending it elsewhere
+// cannot run it twice.
+bool never_sent(const status& s);
+
 // A partition of `node` as seen from here (see above).
 detail::partition_actor spawn_remote_partition(caf::actor_system& sys, std::shared_ptr<peer_directory> peers,
                                                std::string node, std::string table, std::uint32_t index,

@@ -72,6 +72,16 @@ class routed_connection final : public connection {
     return c.value();
   }
 
+  // The node to send partition `o`'s requests to: its owner; for a replicated partition the
+  // first of its replicas that can be connected (the preferred leader while it is up; any
+  // replica's router follows the leader, cluster/replica_router.h).
+  const std::string& serving_node(const partition_owner& o) {
+    if (!o.replicated()) return o.node;
+    for (const auto& r : o.replicas)
+      if (to(r)) return r;
+    return o.node;
+  }
+
   // Some node (connected), for calls any node answers.
   result<std::string> any_node() {
     (void)refresh();
@@ -138,7 +148,7 @@ class routed_connection final : public connection {
     } else {
       // Split by owner node, keeping batch order within each part.
       for (auto i : todo)
-        by_node[owners->second[detail::partition_of(schema->partitioning, row_of(ops[i]))].node].push_back(i);
+        by_node[serving_node(owners->second[detail::partition_of(schema->partitioning, row_of(ops[i]))])].push_back(i);
     }
     std::vector<std::pair<const std::string*, std::future<std::vector<op_result>>>> sent;
     for (auto& [node, indices] : by_node) {
@@ -215,10 +225,10 @@ class routed_connection final : public connection {
     const std::string& high = s.reversed_ ? s.start : s.stop;
     std::map<std::string, std::vector<std::uint32_t>> by_node;
     for (auto p : detail::partitions_for_range(schema->partitioning, low, high))
-      by_node[owners->second[p].node].push_back(p);
+      by_node[serving_node(owners->second[p])].push_back(p);
     // No partition at all (an empty range): partition 0's owner checks the scan and, its
     // range missing partition 0, answers it with no row.
-    if (by_node.empty()) by_node[owners->second.at(0).node].push_back(0);
+    if (by_node.empty()) by_node[serving_node(owners->second.at(0))].push_back(0);
     for (auto& [node, partitions] : by_node) {
       auto c = to(node);
       if (!c) return c.error();

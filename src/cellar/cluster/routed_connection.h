@@ -11,6 +11,10 @@
 // on a thread of its own (an RPC connection's kj event loop is per thread, cluster/node_link.h),
 // so the parts for different nodes travel in parallel.
 //
+// A replicated partition's part goes to the first of its replicas that can be connected
+// (the preferred leader while it is up); that node's replica router follows the leader
+// (cluster/replica_router.h), so a failover costs the client nothing but time.
+//
 // A scan is opened on every node owning a partition its range touches, each over those
 // partitions, and the nodes' streams are merged here in global order, both directions, with
 // LIMIT, a PageFilter's row limit and a filter's end (WhileMatchFilter) holding for the

@@ -34,6 +34,9 @@ struct partition_ref {
   partition_actor actor;
   std::shared_ptr<local_partition> local;  // null: the partition lives on another node
   partition_id id;
+  // A replicated partition (cluster/replica_host.h) with a replica on this node: `actor` is
+  // its replica router, which serves it here (following its leader) though `local` is null.
+  bool replica_here = false;
   // Set in a cluster (member.cc): shared by every copy of this ref, it stops `actor` when
   // the last copy goes, that is when no runtime a client may still hold names the actor.
   // A partition replaced by a move or a placement change keeps serving (forwarding)

@@ -90,6 +90,16 @@ status replica_group::not_leader() const {
                                 std::to_string(l.id) + " at " + l.address};
 }
 
+std::string leader_address_in(const status& s) {
+  if (s.code() != code::not_leader) return {};
+  const std::string& m = s.message();
+  const auto lead = m.rfind("; leader ");
+  if (lead == std::string::npos) return {};
+  const auto at = m.find(" at ", lead);
+  if (at == std::string::npos) return {};
+  return m.substr(at + 4);
+}
+
 std::uint64_t replica_group::last_applied() const {
   return initialized_ ? raft_last_applied(const_cast<raft*>(&raft_)) : 0;
 }

@@ -82,7 +82,8 @@ class replica_group {
   bool is_leader() const;
   // The leader this replica knows (id 0: none).
   member leader() const;
-  // NOT_LEADER naming the leader this replica knows, for a request it cannot serve.
+  // NOT_LEADER naming the leader this replica knows, for a request it cannot serve
+  // (leader_address_in reads the leader's address back from it).
   status not_leader() const;
   std::uint64_t term() const { return raft_.current_term; }
   std::uint64_t last_applied() const;
@@ -118,5 +119,10 @@ class replica_group {
   std::string last_result_;     // what the state machine answered for the entry just applied
   std::function<void()> on_closed_;
 };
+
+// The address of the leader a NOT_LEADER status of replica_group::not_leader names, also
+// when a caller put the partition's name before it; empty when it names none (an election
+// is under way) or `s` is another status.
+std::string leader_address_in(const status& s);
 
 }  // namespace cellar::replica

@@ -138,7 +138,8 @@ table's attributes (MAX_FILESIZE, READONLY, DURABILITY, OWNER, METADATA, ...):
   hbase> alter 't1', METHOD => 'table_att_unset', NAME => 'MAX_FILESIZE'
 Every HBase setting is kept and shown by describe, honoured where cellar has its meaning,
 or refused by name (UNSUPPORTED) where it cannot be honoured (KEEP_DELETED_CELLS => TRUE,
-ENCRYPTION, REGION_REPLICATION above 1, CONFIGURATION, ...): docs/semantics.md §7.
+ENCRYPTION, CONFIGURATION, ...): docs/semantics.md §7. REGION_REPLICATION => 3 (or 5) makes
+each partition a Raft group of that many replicas on distinct nodes of a cluster.
 )"},
     {"create", "ddl", cmd_create,
      R"(Create a table with column families (each a name or a {NAME => ..., VERSIONS => n,

@@ -101,7 +101,7 @@ std::vector<std::pair<std::uint32_t, status>> data_path::not_owned(const table_r
   std::map<std::uint32_t, status> refused;  // by partition: one NOT_OWNER each
   for (std::uint32_t i = 0; i < ops.size(); ++i) {
     const auto p = partition_of(rt.schema->partitioning, row_of(ops[i]));
-    if (p >= rt.partitions.size() || rt.partitions[p].local) continue;
+    if (p >= rt.partitions.size() || rt.partitions[p].local || rt.partitions[p].replica_here) continue;
     auto it = refused.find(p);
     if (it == refused.end()) it = refused.emplace(p, hooks->not_owner(rt.schema->name, p)).first;
     out.emplace_back(i, it->second);

@@ -32,7 +32,12 @@ class partition_factory {
   partition_ref start(const schema_ptr& schema, std::uint32_t index,
                       std::shared_ptr<std::unique_ptr<memtable>> recovered) const;
 
+  // What start() gives partition `index` of `schema` except a log and recovered cells: the
+  // configuration a replica of it starts with (replica/replicated_partition.h).
+  partition_config replica_config(const schema_ptr& schema, std::uint32_t index) const;
+
   caf::actor_system& system() const { return system_; }
+  const store_options& options() const { return options_; }
   // The pool partitions' cells are counted in.
   memory_pool& memory() const { return memory_; }
 

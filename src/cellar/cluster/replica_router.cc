@@ -1,0 +1,192 @@
+#include "cluster/replica_router.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "partition/partition.h"
+#include "replica/group.h"
+
+namespace cellar::cluster {
+
+namespace {
+
+using namespace cellar::detail;
+
+using router_retry_atom = caf::atom_constant<caf::atom("rtretry")>;
+using router_actor = partition_actor::extend<caf::reacts_to<router_retry_atom, std::uint64_t>>;
+
+struct router_state {
+  std::shared_ptr<peer_directory> peers;
+  replica_router_config cfg;
+  std::size_t target = 0;  // the replica believed to lead, in cfg.replicas
+  std::map<std::string, partition_actor> remotes;
+  std::uint64_t next_retry = 0;
+  std::map<std::uint64_t, std::function<void()>> retries;  // waiting for their pause
+};
+
+using router_pointer = router_actor::stateful_pointer<router_state>;
+using steady = std::chrono::steady_clock;
+
+partition_actor actor_for(router_pointer self, const std::string& node) {
+  auto& st = self->state;
+  if (node == st.cfg.self && st.cfg.local) return st.cfg.local;
+  auto& r = st.remotes[node];
+  if (!r) r = spawn_remote_partition(self->system(), st.peers, node, st.cfg.table, st.cfg.index, st.cfg.forward_timeout);
+  return r;
+}
+
+void advance(router_pointer self) {
+  auto& st = self->state;
+  st.target = (st.target + 1) % st.cfg.replicas.size();
+}
+
+// Points at `leader` if it is one of the replicas; false otherwise.
+bool point_at(router_pointer self, const std::string& leader) {
+  auto& r = self->state.cfg.replicas;
+  auto it = std::find(r.begin(), r.end(), leader);
+  if (it == r.end()) return false;
+  self->state.target = static_cast<std::size_t>(it - r.begin());
+  return true;
+}
+
+void after_pause(router_pointer self, std::function<void()> then) {
+  auto& st = self->state;
+  const auto id = ++st.next_retry;
+  st.retries.emplace(id, std::move(then));
+  self->delayed_send(self, st.cfg.pause, router_retry_atom::value, id);
+}
+
+// The status of a reply that decides what happens next: the first NOT_LEADER or
+// UNAVAILABLE, else OK.
+status verdict(const batch_reply& r) {
+  for (const auto& x : r.results)
+    if (x.st.code() == code::not_leader || x.st.code() == code::unavailable) return x.st;
+  return status::ok();
+}
+status verdict(const scan_reply& r) {
+  return r.st.code() == code::not_leader || r.st.code() == code::unavailable ? r.st : status::ok();
+}
+
+batch_reply refusal(const batch_request& req, const status& s) {
+  batch_reply out;
+  out.results.resize(req.ops.size());
+  fail_all(out.results, s);
+  return out;
+}
+scan_reply refusal(const scan_request&, const status& s) {
+  scan_reply out;
+  out.st = s;
+  return out;
+}
+
+bool reads_only(const batch_request& r) {
+  return std::all_of(r.ops.begin(), r.ops.end(), [](const batch_op& op) { return std::holds_alternative<get>(op); });
+}
+bool reads_only(const scan_request&) { return true; }
+
+// Sends `req` to the replica believed to lead and follows the answer (see the header).
+template <class Req, class Reply>
+void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_response_promise<Reply> rp,
+             steady::time_point deadline) {
+  auto& st = self->state;
+  const std::string node = st.cfg.replicas[st.target];
+  self->request(actor_for(self, node), st.cfg.forward_timeout, Req(*req))
+      .then(
+          [self, req, rp, deadline, node](Reply& r) mutable {
+            const status v = verdict(r);
+            if (v.is_ok() || steady::now() >= deadline) {
+              rp.deliver(std::move(r));
+              return;
+            }
+            if (v.code() == code::not_leader) {
+              const std::string leader = replica::leader_address_in(v);
+              if (!leader.empty() && leader != node && point_at(self, leader))
+                return attempt<Req, Reply>(self, req, rp, deadline);
+              advance(self);
+              return after_pause(self, [self, req, rp, deadline]() mutable { attempt<Req, Reply>(self, req, rp, deadline); });
+            }
+            // UNAVAILABLE: the next request starts at the next replica either way.
+            advance(self);
+            if (!reads_only(*req) && !never_sent(v)) {
+              rp.deliver(std::move(r));
+              return;
+            }
+            after_pause(self, [self, req, rp, deadline]() mutable { attempt<Req, Reply>(self, req, rp, deadline); });
+          },
+          [self, req, rp, node](caf::error& e) mutable {
+            advance(self);
+            rp.deliver(refusal(*req, {code::unavailable, "partition " + std::to_string(self->state.cfg.index) + " of '" +
+                                                             self->state.cfg.table + "': its replica on node '" + node +
+                                                             "' did not answer: " + self->system().render(e)}));
+          });
+}
+
+template <class Reply, class Req>
+caf::result<Reply> route(router_pointer self, Req&& r) {
+  auto rp = self->template make_response_promise<Reply>();
+  attempt<std::decay_t<Req>, Reply>(self, std::make_shared<const std::decay_t<Req>>(std::move(r)), rp,
+                                     steady::now() + self->state.cfg.deadline);
+  return rp;
+}
+
+router_actor::behavior_type router_fn(router_pointer self, std::shared_ptr<peer_directory> peers,
+                                      replica_router_config cfg) {
+  auto& st = self->state;
+  st.peers = std::move(peers);
+  st.cfg = std::move(cfg);
+  return {
+      [self](batch_request& r) -> caf::result<batch_reply> { return route<batch_reply>(self, std::move(r)); },
+      [self](scan_request& r) -> caf::result<scan_reply> { return route<scan_reply>(self, std::move(r)); },
+      [self](adopt_schema_request& r) -> caf::result<admin_reply> {
+        if (!self->state.cfg.local) return admin_reply{};
+        return self->delegate(self->state.cfg.local, std::move(r));
+      },
+      [self](drop_families_request& r) -> caf::result<admin_reply> {
+        if (!self->state.cfg.local) return admin_reply{};
+        return self->delegate(self->state.cfg.local, std::move(r));
+      },
+      [self](reclaim_request& r) -> caf::result<reclaim_reply> {
+        if (!self->state.cfg.local) return reclaim_reply{};
+        return self->delegate(self->state.cfg.local, std::move(r));
+      },
+      [self](stats_request& r) -> caf::result<stats_reply> {
+        if (!self->state.cfg.local) return stats_reply{};
+        return self->delegate(self->state.cfg.local, std::move(r));
+      },
+      [](cut_request&) { return cut_reply{}; },
+      [](merge_delta_request&) { return admin_reply{}; },
+      [](move_request&) {
+        return move_reply{{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"},
+                          {},
+                          {},
+                          false};
+      },
+      [](handoff_request&) { return admin_reply{}; },
+      [self](stop_request&) {
+        for (auto& [node, remote] : self->state.remotes) caf::anon_send(remote, stop_request{});
+        if (self->state.cfg.local) caf::anon_send(self->state.cfg.local, stop_request{});
+        self->quit();
+        return admin_reply{};
+      },
+      [](tick_atom) {},
+      [](log_synced_atom) {},
+      [self](router_retry_atom, std::uint64_t id) {
+        auto& retries = self->state.retries;
+        auto it = retries.find(id);
+        if (it == retries.end()) return;
+        auto run = std::move(it->second);
+        retries.erase(it);
+        run();
+      },
+  };
+}
+
+}  // namespace
+
+partition_actor spawn_replica_router(caf::actor_system& sys, std::shared_ptr<peer_directory> peers,
+                                     replica_router_config cfg) {
+  return caf::actor_cast<partition_actor>(sys.spawn(router_fn, std::move(peers), std::move(cfg)));
+}
+
+}  // namespace cellar::cluster

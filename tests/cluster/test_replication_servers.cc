@@ -1,0 +1,196 @@
+// Replication in a real cluster: the test ZooKeeper plus three cellar-server processes, each
+// partition of a table a Raft group of three replicas, one per node. Nodes are killed with
+// SIGKILL while a client writes; what was acknowledged must survive.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <set>
+#include <string>
+
+#include "cellar/client.h"
+#include "cluster/routed_connection.h"
+#include "servers_test.h"
+#include "../support/eventually.h"
+
+using namespace cellar;
+using namespace clustertest;
+using namespace std::chrono_literals;
+using testsupport::eventually;
+
+namespace {
+
+const std::vector<std::string> replicated{"--durability", "log", "--replication-factor", "3",
+                                          "--election-timeout-ms", "400"};
+
+std::unique_ptr<connection> connect_to(testproc::server& s) {
+  auto c = rpc::connect(s.address());
+  REQUIRE(c.is_ok());
+  return std::move(*c);
+}
+
+// Every row of `acked` reads back with its value through `conn`.
+void check_all(connection& conn, const std::set<std::string>& acked) {
+  for (const auto& row : acked) {
+    auto g = conn.get("rt", cellar::get(row));
+    INFO(row << ": " << (g.is_ok() ? std::string("found") : g.error().to_string()));
+    REQUIRE(g.is_ok());
+    REQUIRE(g->cells.size() == 1);
+    CHECK(g->cells[0].value == "v" + row);
+  }
+}
+
+bool is_failover_error(const status& st) {
+  return st.code() == code::unavailable || st.code() == code::not_leader;
+}
+
+}  // namespace
+
+TEST_CASE("factor 3: every partition has three replicas on distinct nodes; describe shows the factor",
+          "[cluster][servers][replication]") {
+  cluster3 c(replicated);
+  auto made = shell(c.node(1), "create 'rt', 'f'\n");
+  REQUIRE(lines(made.out) == std::vector<std::string>{"{\"ok\":true}"});
+  const auto owners = c.placement().tables.at("rt");
+  REQUIRE(owners.size() == 6);
+  std::map<std::string, int> leads;
+  for (const auto& o : owners) {
+    REQUIRE(o.replicas.size() == 3);
+    CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()) == std::set<std::string>{"n1", "n2", "n3"});
+    ++leads[o.node];
+  }
+  CHECK(leads == std::map<std::string, int>{{"n1", 2}, {"n2", 2}, {"n3", 2}});
+  auto d = shell(c.node(2), "describe 'rt'\n");
+  CHECK(d.out.find("REGION_REPLICATION") != std::string::npos);
+
+  // More replicas than live nodes, or an even factor, is refused with the numbers.
+  auto five = shell(c.node(1), "create 'r5', 'f', {REGION_REPLICATION => 5}\n");
+  INFO(five.out);
+  CHECK(five.out.find("needs 5 replicas") != std::string::npos);
+  CHECK(five.out.find("3 node(s) are live") != std::string::npos);
+  auto two = shell(c.node(1), "create 'r2', 'f', {REGION_REPLICATION => 2}\n");
+  CHECK(two.out.find("INVALID_ARGUMENT") != std::string::npos);
+  auto one = shell(c.node(1), "create 'r1', 'f', {REGION_REPLICATION => 1}\n");
+  CHECK(lines(one.out) == std::vector<std::string>{"{\"ok\":true}"});
+  CHECK(c.placement().tables.at("r1").at(0).replicas.empty());
+
+  // A write through any node is read through every other.
+  auto n1 = connect_to(c.node(1));
+  for (int i = 0; i < 30; ++i) REQUIRE(n1->put("rt", cellar::put(row_name(i)).add("f", "q", "v" + row_name(i))).is_ok());
+  std::set<std::string> rows;
+  for (int i = 0; i < 30; ++i) rows.insert(row_name(i));
+  check_all(*connect_to(c.node(2)), rows);
+  check_all(*connect_to(c.node(3)), rows);
+}
+
+TEST_CASE("factor 3: kill -9 of a node during writes loses no acknowledged write, writes go on; it comes back and "
+          "catches up",
+          "[cluster][servers][replication][failure]") {
+  cluster3 c(replicated);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  auto conn = connect_to(c.node(1));
+  std::set<std::string> acked;
+  int failed = 0;
+  std::chrono::steady_clock::time_point killed;
+  std::chrono::milliseconds longest_gap{0};
+  auto last_ok = std::chrono::steady_clock::now();
+  for (int i = 0; i < 400; ++i) {
+    if (i == 150) {
+      c.kill9(2);  // the preferred leader of two partitions, a follower of the others
+      killed = std::chrono::steady_clock::now();
+    }
+    const auto row = row_name(i);
+    auto st = conn->put("rt", cellar::put(row).add("f", "q", "v" + row));
+    const auto now = std::chrono::steady_clock::now();
+    if (st.is_ok()) {
+      acked.insert(row);
+      longest_gap = std::max(longest_gap, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok));
+      last_ok = now;
+    } else {
+      INFO(row << ": " << st.to_string());
+      CHECK(is_failover_error(st));
+      ++failed;
+    }
+  }
+  // Before the kill every write succeeds; after it, at most the writes in flight on the
+  // broken connections fail, and the rest are served by the new leaders.
+  INFO(failed << " failed writes; the longest pause between acknowledged writes was " << longest_gap.count() << " ms");
+  CHECK(failed <= 6);
+  CHECK(acked.size() >= 390u);
+  CHECK(longest_gap < 10s);
+
+  // Every acknowledged write is there, read through both survivors.
+  check_all(*conn, acked);
+  check_all(*connect_to(c.node(3)), acked);
+
+  // n2 comes back from its own Raft files; then n3 dies. n1 and n2 are then the majority
+  // every write needs, so writes that succeed now prove n2's replicas caught up with their
+  // leaders' logs (an append is accepted only by a replica whose log matches the leader's).
+  c.start(2);
+  auto n2 = connect_to(c.node(2));
+  REQUIRE(eventually([&] { return n2->get("rt", cellar::get(row_name(0))).is_ok(); }, 30s));
+  for (int i = 400; i < 450; ++i) {
+    const auto row = row_name(i);
+    if (n2->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok()) acked.insert(row);
+  }
+  c.kill9(3);
+  for (int i = 450; i < 500; ++i) {
+    const auto row = row_name(i);
+    REQUIRE(eventually([&] { return conn->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
+    acked.insert(row);
+  }
+  check_all(*conn, acked);
+  check_all(*n2, acked);
+}
+
+TEST_CASE("factor 3: with two of three nodes dead writes fail with a clear error, no hang; a node back and they "
+          "work again",
+          "[cluster][servers][replication][failure]") {
+  cluster3 c(replicated);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  auto conn = connect_to(c.node(1));
+  std::set<std::string> acked;
+  for (int i = 0; i < 50; ++i) {
+    const auto row = row_name(i);
+    REQUIRE(conn->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok());
+    acked.insert(row);
+  }
+  c.kill9(2);
+  c.kill9(3);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto st = conn->put("rt", cellar::put("late").add("f", "q", "x"));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  INFO(st.to_string());
+  CHECK(is_failover_error(st));
+  CHECK(st.message().find("partition") != std::string::npos);
+  CHECK(took < 30s);
+
+  c.start(2);
+  REQUIRE(eventually([&] { return conn->put("rt", cellar::put("back").add("f", "q", "vback")).is_ok(); }, 60s));
+  acked.insert("back");
+  check_all(*conn, acked);
+}
+
+TEST_CASE("factor 3: the routed client reaches a replicated table while its preferred leaders' node is dead",
+          "[cluster][servers][replication][failure]") {
+  cluster3 c(replicated);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  cluster::routed_options ro;
+  ro.zookeeper.connect = c.zk_connect();
+  auto routed = cluster::connect_routed(ro);
+  REQUIRE(routed.is_ok());
+  auto& conn = **routed;
+  std::set<std::string> acked;
+  for (int i = 0; i < 60; ++i) {
+    const auto row = row_name(i);
+    REQUIRE(conn.put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok());
+    acked.insert(row);
+  }
+  c.kill9(1);
+  // Every later write is acknowledged once the groups that n1 led have new leaders.
+  for (int i = 60; i < 120; ++i) {
+    const auto row = row_name(i);
+    REQUIRE(eventually([&] { return conn.put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
+    acked.insert(row);
+  }
+  check_all(conn, acked);
+}
