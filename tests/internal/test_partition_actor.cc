@@ -291,7 +291,7 @@ TEST_CASE("the dispatcher keeps a caller's calls in order per partition", "[acto
   auto a = f.spawn(local);
   table_runtime rt;
   rt.schema = f.schema;
-  rt.partitions.push_back({a, local, {f.schema->uid, 0}, nullptr});
+  rt.partitions.push_back({a, local, {f.schema->uid, 0}, false, nullptr});
   auto stats = std::make_shared<dispatch_stats>();
   auto mine = std::make_shared<call_order>();
   dispatch_context queued{f.sys.get(), mine, stats, false};  // as batch_async: always the actor

@@ -166,7 +166,7 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
   if (it->second[p.index].node == to) return m;
   placement_map out = m;
   out.epoch = m.epoch + 1;
-  out.tables[p.table][p.index] = {to, out.epoch};
+  out.tables[p.table][p.index] = partition_owner{to, out.epoch, {}};
   return out;
 }
 
