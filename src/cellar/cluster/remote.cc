@@ -161,7 +161,7 @@ caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::u
   if (self->state.queue.empty()) {
     detail::partition_ref ref;
     if (ctx.find(table, index, req.schema_version, ref)) {
-      if (ref.local) return self->delegate(ref.actor, std::move(req));
+      if (ref.local || ref.replica_here) return self->delegate(ref.actor, std::move(req));
       if (auto to = moved_to(ctx, table, index)) return self->delegate(to, std::move(req));
       return refuse(not_owner(ctx, table, index));
     }
@@ -173,7 +173,7 @@ caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::u
          auto& c = self->state.ctx;
          detail::partition_ref ref;
          if (c.find(table, index, req.schema_version, ref)) {
-           if (ref.local)
+           if (ref.local || ref.replica_here)
              rp.delegate(ref.actor, std::move(req));
            else if (auto to = moved_to(c, table, index))
              rp.delegate(to, std::move(req));

@@ -14,21 +14,11 @@ namespace cellar::cluster {
 
 namespace {
 
-// What a replica's actor uses by reference: freed once the replica has stopped.
+// What a replica's actor uses by reference: the actor holds it (replication_config::keep).
 struct replica_home {
   std::unique_ptr<replica::replica_storage> storage;
   std::unique_ptr<replica::transport> net;
 };
-
-// Holds `home` until `replica` is down.
-void keep_until_down(caf::actor_system& sys, const caf::actor& replica, std::shared_ptr<replica_home> home) {
-  sys.spawn([replica, home](caf::event_based_actor* self) -> caf::behavior {
-    self->monitor(replica);
-    // `home` goes with this actor, which quits once the replica is down.
-    self->set_down_handler([self, home](caf::down_msg&) { self->quit(); });
-    return {[](caf::ok_atom) {}};  // nothing to do but wait for the down message
-  });
-}
 
 result<std::unique_ptr<replica::replica_storage>> open_storage(const store_options& o, const detail::table_schema& schema,
                                                                std::uint32_t index) {
@@ -86,9 +76,9 @@ detail::partition_ref replica_host::place(const detail::schema_ptr& schema, std:
       for (std::size_t i = 0; i < replicas.size(); ++i) c.members.push_back({i + 1, replicas[i]});
       c.storage = home->storage.get();
       c.net = home->net.get();
+      c.keep = std::move(home);
       auto actor = caf::actor_cast<caf::actor>(
           replica::spawn_replicated_partition(seat_.system(), factory.replica_config(schema, index), std::move(c)));
-      keep_until_down(seat_.system(), actor, std::move(home));
       rc.local = caf::actor_cast<detail::partition_actor>(actor);
       absl::MutexLock lock(&mu_);
       replicas_[{group, index}] = actor;

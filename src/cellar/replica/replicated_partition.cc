@@ -52,7 +52,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   const char* name() const override { return "cellar.replicated_partition"; }
 
-  void on_exit() override { group_.reset(); }
+  void on_exit() override {
+    group_.reset();
+    rc_.keep.reset();
+  }
 
   behavior_type make_behavior() override {
     group_ = std::make_unique<replica_group>(rc_.group, *rc_.storage, *rc_.net, loop_, *this);

@@ -27,6 +27,7 @@
 
 #include <caf/all.hpp>
 
+#include <memory>
 #include <vector>
 
 #include "partition/partition.h"
@@ -43,8 +44,11 @@ using replicated_partition_actor = detail::partition_actor::extend<caf::reacts_t
 struct replication_config {
   group_options group;          // this replica's id and address, timeouts
   std::vector<member> members;  // the group's initial configuration (see replica_group::start)
-  replica_storage* storage = nullptr;  // outlives the actor
-  transport* net = nullptr;            // outlives the actor
+  replica_storage* storage = nullptr;  // outlives the actor, or is held by `keep`
+  transport* net = nullptr;            // outlives the actor, or is held by `keep`
+  // Held by the actor until it exits (after its group is closed): what owns `storage` and
+  // `net` when nothing else does.
+  std::shared_ptr<void> keep;
 };
 
 // Starts a replica of a partition. `cfg`'s schema, index, memory and clock are used; its
