@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,19 +14,16 @@
 #include "replica/actor_io.h"
 #include "replica/storage.h"
 #include "replica/wire.h"
+#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::replica;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    path = (std::filesystem::temp_directory_path() / "cellar-replica-XXXXXX").string();
-    REQUIRE(::mkdtemp(path.data()) != nullptr);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
+// A fresh, empty directory, removed afterwards.
+struct temp_dir : testsupport::made_dir {
+  temp_dir() : testsupport::made_dir("cellar-replica") {}
 };
 
 log_entry entry(std::uint64_t term, std::string data) { return {term, RAFT_COMMAND, std::move(data)}; }
