@@ -3,11 +3,9 @@
 // MIN_VERSIONS versions outlive the TTL, a cell TTL still removes its cell), every family
 // setting and table attribute either kept or refused by name, READONLY refusing writes,
 // DURABILITY against the store's own, and all of it kept across a restart.
-#include <filesystem>
-#include <unistd.h>
-
 #include "cellar/filter.h"
 #include "semantics_fixture.h"
+#include "support/store_fixture.h"
 
 namespace {
 
@@ -17,24 +15,8 @@ family_descriptor min_fam(std::uint32_t versions, std::int64_t ttl_s, std::uint3
   return f;
 }
 
-std::string temp_dir(const std::string& tag) {
-  static int n = 0;
-  auto p = std::filesystem::temp_directory_path() /
-           ("cellar-hbase-options-" + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(n++));
-  std::filesystem::remove_all(p);
-  return p.string();
-}
-
-std::unique_ptr<cellar::store> open_dir(const std::string& dir, cellar::durability d = cellar::durability::snapshot) {
-  cellar::store_options o;
-  o.directory = dir;
-  o.worker_threads = 2;
-  o.durability = d;
-  o.snapshot_interval = std::chrono::milliseconds(0);
-  auto s = cellar::store::open(std::move(o));
-  REQUIRE_OK(s);
-  return std::move(s.value());
-}
+using testsupport::open_store;
+using testsupport::temp_dir;
 
 }  // namespace
 
@@ -259,32 +241,33 @@ TEST_CASE("table attributes: kept, checked, unset; unknown names are METADATA", 
 }
 
 TEST_CASE("DURABILITY may ask for what the store's durability gives", "[hbase][options]") {
-  const auto dir = temp_dir("durability");
+  temp_dir tmp("cellar-hbase-options-durability");
+  const std::string& dir = tmp.path;
   {
-    auto s = open_dir(dir, cellar::durability::log);
+    auto s = open_store(dir, cellar::durability::log);
     cellar::table_descriptor d{"t", cellar::partition_spec::single(), {fam("f", 1)}};
     d.attributes = {{"DURABILITY", "ASYNC_WAL"}};
     REQUIRE_OK(s->create_table(d, schema_origin::hbase_shell));
     REQUIRE_CODE(s->alter_table("t", {{"DURABILITY", "FSYNC_WAL"}}, {}), code::unsupported);
   }
   {
-    auto s = open_dir(dir, cellar::durability::log_sync);
+    auto s = open_store(dir, cellar::durability::log_sync);
     REQUIRE_OK(s->alter_table("t", {{"DURABILITY", "FSYNC_WAL"}}, {}));
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("attributes and MIN_VERSIONS survive a restart", "[hbase][options]") {
-  const auto dir = temp_dir("restart");
+  temp_dir tmp("cellar-hbase-options-restart");
+  const std::string& dir = tmp.path;
   {
-    auto s = open_dir(dir);
+    auto s = open_store(dir);
     family_descriptor f = min_fam(3, 60, 2);
     f.attributes = {{"COMPRESSION", "snappy"}, {"k", "v"}};
     cellar::table_descriptor d{"t", cellar::partition_spec::hash(2), {f}};
     d.attributes = {{"READONLY", "true"}, {"MAX_FILESIZE", "134217728"}};
     REQUIRE_OK(s->create_table(d, schema_origin::hbase_shell));
   }
-  auto s = open_dir(dir);
+  auto s = open_store(dir);
   auto d = s->describe("t");
   REQUIRE_OK(d);
   CHECK(d->attributes == std::map<std::string, std::string>{{"MAX_FILESIZE", "134217728"}, {"READONLY", "true"}});
@@ -294,7 +277,6 @@ TEST_CASE("attributes and MIN_VERSIONS survive a restart", "[hbase][options]") {
   REQUIRE_OK(t);
   CHECK(t->put(cellar::put("r").add("f", "q", "v")).code() == code::table_read_only);
   REQUIRE_OK(s->close());
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the last family of a table cannot be deleted by HBase's alter; OceanBase's DROP TABLE can", "[hbase][ddl]") {

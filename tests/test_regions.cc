@@ -4,12 +4,9 @@
 // bounds. Also: the new partitions after a restart, and what is refused.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -17,13 +14,12 @@
 
 #include "cellar/store.h"
 #include "status_checks.h"
+#include "support/store_fixture.h"
 
 namespace {
 
 using cellar::code;
 using cellar::partition_spec;
-
-namespace fs = std::filesystem;
 
 std::string row(int i) {
   char b[16];
@@ -32,15 +28,9 @@ std::string row(int i) {
 }
 
 std::unique_ptr<cellar::store> open_store(const std::string& dir) {
-  cellar::store_options o;
-  o.directory = dir;
-  o.worker_threads = 2;
-  o.durability = dir.empty() ? cellar::durability::snapshot : cellar::durability::log;
-  o.snapshot_interval = std::chrono::milliseconds(0);
+  auto o = testsupport::store_options_for(dir, dir.empty() ? cellar::durability::snapshot : cellar::durability::log);
   o.split_check_interval = std::chrono::milliseconds(0);  // splits by size only at compact()
-  auto s = cellar::store::open(std::move(o));
-  REQUIRE_OK(s);
-  return std::move(s.value());
+  return testsupport::open_ok(o);
 }
 
 void create(cellar::store& s, const std::string& name, partition_spec p,
@@ -67,14 +57,7 @@ std::vector<std::string> all_rows(cellar::table& t, bool reversed = false) {
   return out;
 }
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    path = (fs::temp_directory_path() / ("cellar-regions-test-" + std::to_string(getpid()))).string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
-};
+using testsupport::temp_dir;
 
 // Writes rows 0, 1, 2, ... and increments a counter once per row, until told to stop;
 // `acked` is the number of rows whose put and increment both returned OK.

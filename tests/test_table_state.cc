@@ -5,30 +5,17 @@
 #include <catch2/catch.hpp>
 
 #include <future>
-
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cellar/store.h"
+#include "support/store_fixture.h"
 
 using namespace cellar;
-namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<store> open_store(const std::string& dir = "") {
-  store_options o;
-  o.directory = dir;
-  o.worker_threads = 2;
-  o.snapshot_interval = std::chrono::milliseconds(0);
-  auto s = store::open(o);
-  INFO(s.error().to_string());
-  REQUIRE(s.is_ok());
-  return std::move(s.value());
-}
+using testsupport::open_store;
 
 table_descriptor two_families(const std::string& name) {
   return {name, partition_spec::hash(3), {{"f"}, {"g"}}};
@@ -80,9 +67,8 @@ TEST_CASE("SH3: a disabled table refuses reads and writes until enabled; its cel
 }
 
 TEST_CASE("SH3: the disabled state survives a restart, in the catalog", "[state]") {
-  const std::string dir =
-      (fs::temp_directory_path() / ("cellar-state-test-" + std::to_string(getpid()))).string();
-  fs::remove_all(dir);
+  testsupport::temp_dir tmp;
+  const std::string& dir = tmp.path;
   {
     auto s = open_store(dir);
     REQUIRE(s->create_table(two_families("t"), schema_origin::hbase_shell).is_ok());
@@ -105,7 +91,6 @@ TEST_CASE("SH3: the disabled state survives a restart, in the catalog", "[state]
     REQUIRE(row->cells.size() == 1);
     CHECK(row->cells[0].value == "kept");
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("truncate_family empties one family and keeps the others and the schema", "[state]") {

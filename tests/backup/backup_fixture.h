@@ -1,60 +1,22 @@
-// Shared helpers of the backup tests: stores in temporary directories, and a table's
-// every cell (all versions) for comparing one table or snapshot with another.
+// Shared helpers of the backup tests: the store fixture (tests/support/store_fixture.h) and
+// binary row keys.
 #pragma once
 
 #include <catch2/catch.hpp>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <string>
-#include <vector>
 
+#include "../support/store_fixture.h"
 #include "cellar/store.h"
 
 namespace backup_test {
 
 namespace fs = std::filesystem;
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static std::atomic<int> n{0};
-    path = (fs::temp_directory_path() / ("cellar-backup-" + std::to_string(::getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
-
-inline std::unique_ptr<cellar::store> open_store(const std::string& dir = "",
-                                                 cellar::durability d = cellar::durability::snapshot) {
-  cellar::store_options o;
-  o.directory = dir;
-  o.durability = d;
-  o.worker_threads = 2;
-  o.snapshot_interval = std::chrono::milliseconds(0);
-  auto s = cellar::store::open(o);
-  INFO(s.error().to_string());
-  REQUIRE(s.is_ok());
-  return std::move(s.value());
-}
-
-// Every cell of `table`, every version, in scan order.
-inline std::vector<cellar::cell> all_cells(cellar::store& s, const std::string& table) {
-  auto t = s.open_table(table);
-  REQUIRE(t.is_ok());
-  auto sc = t->scan(cellar::scan().all_versions());
-  REQUIRE(sc.is_ok());
-  auto rows = sc->all();
-  REQUIRE(rows.is_ok());
-  std::vector<cellar::cell> out;
-  for (auto& r : *rows)
-    for (auto& c : r.cells) out.push_back(c);
-  return out;
-}
+using testsupport::all_cells;
+using testsupport::open_store;
+using testsupport::temp_dir;
 
 // A binary row key: bytes 0x00..0xff and back.
 inline std::string binary_row(int i) {

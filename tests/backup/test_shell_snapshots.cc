@@ -8,9 +8,7 @@
 
 namespace {
 
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-backup-shell") {}
-};
+using testproc::temp_dir;
 
 bool has(const std::string& line, const std::string& what) { return line.find(what) != std::string::npos; }
 

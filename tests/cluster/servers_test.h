@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../shell/process.h"
+#include "../support/temp_dir.h"
 #include "cellar/connection.h"
 #include "cluster/layout.h"
 #include "cluster/placement.h"
@@ -28,16 +29,10 @@ namespace clustertest {
 using namespace cellar;
 using testproc::lines;
 
+// A fresh directory `root` holding each node's data directory, removed afterwards.
 struct node_dirs {
-  std::string root;
-  node_dirs() {
-    static int n = 0;
-    root = (std::filesystem::temp_directory_path() / ("cellar-cluster-test-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    std::filesystem::remove_all(root);
-    std::filesystem::create_directories(root);
-  }
-  ~node_dirs() { std::filesystem::remove_all(root); }
+  testsupport::made_dir dir{"cellar-cluster-test"};
+  const std::string& root = dir.path;
   std::string of(int i) const { return root + "/n" + std::to_string(i); }
 };
 

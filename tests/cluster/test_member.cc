@@ -8,8 +8,8 @@
 #include <future>
 #include <initializer_list>
 #include <map>
+#include <mutex>
 #include <set>
-#include <thread>
 
 #include "cellar/cluster_admin.h"
 #include "cellar/connection.h"
@@ -591,6 +591,9 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   REQUIRE(rt->partitions[on_m2].local);
 
   REQUIRE(seat.persistence() != nullptr);
+  std::promise<void> step_waits;
+  std::once_flag told;
+  seat.persistence()->on_snapshot_lock_wait([&] { std::call_once(told, [&] { step_waits.set_value(); }); });
   absl::Mutex& snapshots = seat.persistence()->snapshot_lock();
   snapshots.Lock();  // as a long snapshot would
   auto prepared = std::async(std::launch::async, [&] {
@@ -600,7 +603,8 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
         .receive([&](detail::move_reply& r) { out = r.st; }, [&](caf::error& e) { out = {code::internal, ps.sys->render(e)}; });
     return out;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the step is waiting for the lock by now
+  // Once the step has reached the lock, the thread it runs on waits there, whichever it is.
+  const bool step_reached = step_waits.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
   std::promise<result<detail::stats_reply>> stats;
   detail::ask<detail::stats_reply>(seat.system(), rt->partitions[on_m2].actor, detail::stats_request{},
                                    [&](result<detail::stats_reply> r) { stats.set_value(std::move(r)); });
@@ -609,10 +613,12 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   // held (a real snapshot would hold it until that answer: for ever).
   const bool partition_answered = answered.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   snapshots.Unlock();
+  CHECK(step_reached);
   CHECK(partition_answered);
   REQUIRE(prepared.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   REQUIRE_OK(prepared.get());  // it ran once the lock was free
   if (partition_answered) CHECK(answered.get().is_ok());
+  seat.persistence()->on_snapshot_lock_wait(nullptr);
 
   caf::scoped_actor self{*ps.sys};
   self->request(*ep, std::chrono::seconds(30), cluster::node_move{"wk", on_m1, cluster::node_move::drop, {}})

@@ -15,6 +15,7 @@
 #include "cluster/remote.h"
 #include "cluster/replica_links.h"
 #include "replica/replicated_partition.h"
+#include "../support/eventually.h"
 
 using namespace cellar;
 using namespace cellar::cluster;
@@ -203,7 +204,5 @@ TEST_CASE("a partition's replicas on three nodes: messages over the node links, 
   c.start_replica(l);
   const auto want = c.cells(l2);
   CHECK(want == 15);
-  const auto deadline = std::chrono::steady_clock::now() + wait_limit;
-  while (c.cells(l) != want && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
-  CHECK(c.cells(l) == want);
+  CHECK(testsupport::eventually([&] { return c.cells(l) == want; }, wait_limit));
 }

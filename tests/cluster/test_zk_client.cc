@@ -1,6 +1,5 @@
 // The ZooKeeper client wrapper against a real standalone ZooKeeper.
 #include <atomic>
-#include <thread>
 
 #include "cluster_test.h"
 
@@ -234,9 +233,16 @@ TEST_CASE("an expired session is replaced by a new one; its ephemeral nodes are 
   const auto fired = watch.values();
   CHECK(fired.size() <= 1);
   for (const auto& ev : fired) CHECK(ev.kind == watch_kind::deleted);
-  REQUIRE_OK(zk->create("/eph", "", create_mode::ephemeral));  // the new session works
+  // The new session works. Its events come one at a time in ZooKeeper's order, so once a
+  // watch set after the deletion has heard a later change, a live old watch would have
+  // heard the deletion already.
+  REQUIRE_OK(zk->create("/eph", "", create_mode::ephemeral));
+  recorder<watch_event> later;
+  REQUIRE_OK(zk->exists("/later", [&](const watch_event& ev) { later.add(ev); }));
   REQUIRE_OK(zk->remove("/eph"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE_OK(zk->create("/later", ""));
+  REQUIRE(eventually([&] { return later.size() == 1; }));
+  CHECK(later.values()[0].kind == watch_kind::created);
   CHECK(watch.size() == fired.size());  // the old watch is gone
 }
 

@@ -12,9 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-filter-shell") {}
-};
+using testproc::temp_dir;
 
 using testproc::lines;
 

@@ -15,6 +15,7 @@
 #include "dispatch/dispatch.h"
 #include "persist/codec.h"
 #include "persist/redo_log.h"
+#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::detail;
@@ -251,10 +252,8 @@ TEST_CASE("the in-place path runs the actor's code and declines what it may not 
 
 TEST_CASE("in log-sync mode a write is answered only once its record is on disk", "[actor][log]") {
   fixture f;
-  const auto dir = std::filesystem::temp_directory_path() / ("cellar-actor-log-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  auto log = redo_log::open(cellar::env::posix(), dir.string(), 1, true, std::chrono::milliseconds(100));
+  testsupport::made_dir dir("cellar-actor-log");
+  auto log = redo_log::open(cellar::env::posix(), dir.path, 1, true, std::chrono::milliseconds(100));
   REQUIRE(log);
   {
     auto a = f.spawn(nullptr, log_stream(log->get(), f.schema->uid, 0));
@@ -279,7 +278,6 @@ TEST_CASE("in log-sync mode a write is answered only once its record is on disk"
     f.sched->run();
   }
   log->reset();
-  std::filesystem::remove_all(dir);
 }
 
 // The ordering rule (dispatch/call_order.h) as the dispatcher applies it, stepped on the test

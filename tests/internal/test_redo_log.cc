@@ -15,6 +15,7 @@
 
 #include "persist/codec.h"
 #include "persist/redo_log.h"
+#include "../support/temp_dir.h"
 
 namespace {
 
@@ -30,12 +31,6 @@ std::uint32_t reference_crc32c(std::string_view data) {
     for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
   }
   return ~c;
-}
-
-std::string temp_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "cellar-redo-XXXXXX").string();
-  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-  return tmpl;
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
@@ -91,17 +86,18 @@ TEST_CASE("crc32c: equals the bitwise definition at every length and alignment",
 }
 
 TEST_CASE("redo log: a log written with the software CRC table still replays", "[redo_log]") {
-  const auto dir = temp_dir();
+  testsupport::made_dir tmp("cellar-redo");
+  const std::string& dir = tmp.path;
   write_file(dir + "/" + cellar::detail::log_file_name(1), old_log());
   auto got = replay_all(dir);
   REQUIRE(got.size() == 2);
   CHECK(got[0] == first_payload);
   CHECK(got[1] == second_payload);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("redo log: a damaged record before the end is CORRUPTION", "[redo_log]") {
-  const auto dir = temp_dir();
+  testsupport::made_dir tmp("cellar-redo");
+  const std::string& dir = tmp.path;
   auto log = old_log();
   log[8 + 10] ^= 0x01;  // a payload byte of the first record
   write_file(dir + "/" + cellar::detail::log_file_name(1), log);
@@ -109,11 +105,11 @@ TEST_CASE("redo log: a damaged record before the end is CORRUPTION", "[redo_log]
   replay_all(dir, &st);
   CHECK(st.code() == cellar::code::corruption);
   CHECK(st.message().find("checksum mismatch") != std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("redo log: records appended now replay, in order, with the same layout", "[redo_log]") {
-  const auto dir = temp_dir();
+  testsupport::made_dir tmp("cellar-redo");
+  const std::string& dir = tmp.path;
   {
     auto l = redo_log::open(cellar::env::posix(), dir, 7, /*sync_each=*/true, std::chrono::milliseconds(10));
     REQUIRE(l.is_ok());
@@ -126,5 +122,4 @@ TEST_CASE("redo log: records appended now replay, in order, with the same layout
   auto got = replay_all(dir);
   REQUIRE(got.size() == 2);
   CHECK(got[0] == first_payload);
-  std::filesystem::remove_all(dir);
 }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../shell/process.h"
+#include "../support/store_fixture.h"
 #include "cellar/store.h"
 #include "damage.h"
 
@@ -20,33 +20,14 @@ using namespace cellar;
 
 namespace {
 
-// A fresh data directory, removed at the end.
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-compress") {}
-};
+using testsupport::all_cells;
+using testsupport::open_ok;
+using testsupport::temp_dir;
 
 store_options opts(const std::string& dir, compression c, durability d = durability::snapshot) {
-  store_options o;
-  o.directory = dir;
-  o.durability = d;
+  store_options o = testsupport::store_options_for(dir, d);
   o.compression = c;
-  o.snapshot_interval = std::chrono::milliseconds(0);
   return o;
-}
-
-std::unique_ptr<store> open_ok(const store_options& o) {
-  auto s = store::open(o);
-  INFO(s.error().to_string());
-  REQUIRE(s.is_ok());
-  return std::move(s.value());
-}
-
-std::vector<cell> all_cells(store& s) {
-  auto t = s.open_table("t").value();
-  std::vector<cell> out;
-  for (auto& r : t.scan(scan().all_versions()).value().all().value())
-    for (auto& c : r.cells) out.push_back(c);
-  return out;
 }
 
 // Rows `from` to `to`: binary qualifiers and values of sizes from empty to several pages,
@@ -93,11 +74,11 @@ TEST_CASE("every compression setting reads back every cell after a restart", "[p
       REQUIRE(s->snapshot().is_ok());
       write_rows(*s, 1000, 1200);  // a change run on top of the base
       REQUIRE(s->snapshot().is_ok());
-      before = all_cells(*s);
+      before = all_cells(*s, "t");
     }
     REQUIRE(before.size() == 1200 * 4);
     auto s = open_ok(opts(dir.path, c));
-    REQUIRE(all_cells(*s) == before);
+    REQUIRE(all_cells(*s, "t") == before);
     REQUIRE(s->recovery().cells_loaded > 0);
   }
 }
@@ -116,11 +97,11 @@ TEST_CASE("a directory written with one compression opens under another", "[pers
     auto s = open_ok(opts(dir.path, compression::zlib));
     write_rows(*s, 600, 900);
     REQUIRE(s->snapshot().is_ok());
-    before = all_cells(*s);
+    before = all_cells(*s, "t");
   }
   for (auto c : {compression::none, compression::snappy, compression::zlib}) {
     auto s = open_ok(opts(dir.path, c));
-    REQUIRE(all_cells(*s) == before);
+    REQUIRE(all_cells(*s, "t") == before);
   }
 }
 
@@ -153,7 +134,7 @@ TEST_CASE("a log replayed over a compressed snapshot is exact", "[persist][compr
 
   auto s = open_ok(opts(dir.path, compression::snappy, durability::log));
   REQUIRE(s->recovery().log_records > 0);
-  auto cells = all_cells(*s);
+  auto cells = all_cells(*s, "t");
   REQUIRE(cells.size() == 800 - 1 + 400);
   std::size_t seconds = 0;
   for (auto& c : cells) {
@@ -273,7 +254,7 @@ TEST_CASE("a damaged compressed page is CORRUPTION at open, and salvage keeps th
         std::size_t kept = 0;
         {
           auto salvaged = open_ok(o);
-          const auto cells = all_cells(*salvaged);
+          const auto cells = all_cells(*salvaged, "t");
           kept = cells.size();
           CHECK(kept > 0);
           CHECK(kept < rows);
@@ -287,7 +268,7 @@ TEST_CASE("a damaged compressed page is CORRUPTION at open, and salvage keeps th
           CHECK(wrong == 0);
         }
         auto again = open_ok(opts(dir.path, c));
-        CHECK(all_cells(*again).size() == kept);
+        CHECK(all_cells(*again, "t").size() == kept);
       }
     }
   }

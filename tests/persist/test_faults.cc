@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "../support/store_fixture.h"
 #include "cellar/store.h"
 #include "crash_copy.h"
 #include "fault_env.h"
@@ -27,37 +28,19 @@ using fault::op;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-faults-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() {
-    fs::remove_all(path);
-    fs::remove_all(path + "-crash");
-  }
-  // What a restart would find now (crash_copy.h).
+// A fresh directory; crash_copy() is what a restart would find now (crash_copy.h).
+struct temp_dir : testsupport::temp_dir {
+  temp_dir() : testsupport::temp_dir("cellar-faults") {}
   std::string crash_copy() const { return persisttest::crash_copy(path, path + "-crash"); }
 };
 
+using testsupport::open_ok;
+
 store_options opts(const std::string& dir, durability d, std::shared_ptr<env> e = nullptr) {
-  store_options o;
-  o.directory = dir;
-  o.durability = d;
-  o.snapshot_interval = std::chrono::milliseconds(0);
+  store_options o = testsupport::store_options_for(dir, d);
   o.log_sync_interval = std::chrono::milliseconds(5);
   o.env = std::move(e);
   return o;
-}
-
-std::unique_ptr<store> open_ok(const store_options& o) {
-  auto s = store::open(o);
-  INFO(s.error().to_string());
-  REQUIRE(s.is_ok());
-  return std::move(s.value());
 }
 
 status put_row(table& t, const std::string& row) { return t.put(put(row).add("f", "q", "v-" + row)); }

@@ -15,6 +15,7 @@
 
 #include <wiredtiger.h>
 
+#include "../support/store_fixture.h"
 #include "cellar/store.h"
 #include "damage.h"
 #include "crash_copy.h"
@@ -24,39 +25,11 @@ using namespace cellar;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    static int n = 0;
-    path = (fs::temp_directory_path() / ("cellar-test-" + std::to_string(getpid()) + "-" + std::to_string(n++))).string();
-    fs::remove_all(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
-};
+using testsupport::all_cells;
+using testsupport::open_ok;
+using testsupport::temp_dir;
 
-store_options opts(const std::string& dir, durability d) {
-  store_options o;
-  o.directory = dir;
-  o.durability = d;
-  o.snapshot_interval = std::chrono::milliseconds(0);
-  return o;
-}
-
-std::unique_ptr<store> open_ok(const store_options& o) {
-  auto s = store::open(o);
-  INFO(s.error().to_string());
-  REQUIRE(s.is_ok());
-  return std::move(s.value());
-}
-
-std::vector<cell> all_cells(store& s, const std::string& table) {
-  auto t = s.open_table(table).value();
-  std::vector<cell> out;
-  auto sc = t.scan(scan().all_versions()).value();
-  for (auto& r : sc.all().value())
-    for (auto& c : r.cells) out.push_back(c);
-  return out;
-}
+store_options opts(const std::string& dir, durability d) { return testsupport::store_options_for(dir, d); }
 
 }  // namespace
 

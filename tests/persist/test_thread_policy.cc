@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/temp_dir.h"
 #include "cellar/store.h"
 
 namespace {
@@ -36,18 +37,13 @@ std::vector<thread_seen> threads() {
   return out;
 }
 
-std::string temp_dir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(p);
-  return p.string();
-}
-
 }  // namespace
 
 TEST_CASE("idle_background_threads idles WiredTiger's threads and no other", "[persist][threads]") {
   const bool idle = GENERATE(true, false);
   INFO("idle_background_threads " << idle);
-  const auto dir = temp_dir("cellar-thread-policy");
+  testsupport::temp_dir tmp("cellar-thread-policy");
+  const std::string& dir = tmp.path;
   // A thread of the program that starts while the store opens: never idled.
   std::atomic<bool> stop{false};
   std::atomic<pid_t> bystander{0};
@@ -83,5 +79,4 @@ TEST_CASE("idle_background_threads idles WiredTiger's threads and no other", "[p
   stop = true;
   other.join();
   REQUIRE(s.value()->close());
-  std::filesystem::remove_all(dir);
 }

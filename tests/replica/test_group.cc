@@ -5,9 +5,6 @@
 // a snapshot when it missed too much), a follower refuses with NOT_LEADER naming the leader.
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +13,7 @@
 #include "replica/caf_loop.h"
 #include "replica/group.h"
 #include "replica/storage.h"
+#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::replica;
@@ -257,13 +255,9 @@ std::vector<std::unique_ptr<replica_storage>> memory_storages(int n) {
   return out;
 }
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    path = (std::filesystem::temp_directory_path() / "cellar-group-XXXXXX").string();
-    REQUIRE(::mkdtemp(path.data()) != nullptr);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
+// A fresh, empty directory, removed afterwards.
+struct temp_dir : testsupport::made_dir {
+  temp_dir() : testsupport::made_dir("cellar-group") {}
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "replica/replicated_partition.h"
+#include "../support/eventually.h"
 
 using namespace cellar;
 using namespace cellar::detail;
@@ -168,11 +169,7 @@ TEST_CASE("a replicated partition: leader writes after commit, followers refuse,
   // The old leader comes back and catches up to the same cells.
   g.start(l);
   auto want = g.stats(l2).cells;
-  const auto deadline = std::chrono::steady_clock::now() + wait_limit;
-  while (g.stats(l).cells != want && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  CHECK(g.stats(l).cells == want);
+  CHECK(testsupport::eventually([&] { return g.stats(l).cells == want; }, wait_limit));
 }
 
 TEST_CASE("a replicated partition with 2 of 3 replicas dead refuses writes at once, and works when a majority returns",

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,19 +14,16 @@
 #include "replica/actor_io.h"
 #include "replica/storage.h"
 #include "replica/wire.h"
+#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::replica;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    path = (std::filesystem::temp_directory_path() / "cellar-replica-XXXXXX").string();
-    REQUIRE(::mkdtemp(path.data()) != nullptr);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
+// A fresh, empty directory, removed afterwards.
+struct temp_dir : testsupport::made_dir {
+  temp_dir() : testsupport::made_dir("cellar-replica") {}
 };
 
 log_entry entry(std::uint64_t term, std::string data) { return {term, RAFT_COMMAND, std::move(data)}; }
@@ -219,6 +215,53 @@ TEST_CASE("raft messages and configurations survive their bytes", "[replica]") {
   CHECK(std::string(static_cast<char*>(got.install_snapshot.data.base), got.install_snapshot.data.len) == data);
   release_message(got);
   raft_configuration_close(&conf);
+}
+
+TEST_CASE("every other raft message type survives its bytes, and its cuts are refused", "[replica]") {
+  std::vector<raft_message> all(4);
+  all[0].type = RAFT_IO_REQUEST_VOTE;
+  all[0].request_vote = {11, 3, 40, 10, true, false};
+  all[1].type = RAFT_IO_REQUEST_VOTE_RESULT;
+  all[1].request_vote_result = {12, true, raft_tribool_false};
+  all[2].type = RAFT_IO_APPEND_ENTRIES_RESULT;
+  all[2].append_entries_result = {13, 77, 78};
+  all[3].type = RAFT_IO_TIMEOUT_NOW;
+  all[3].timeout_now = {14, 90, 13};
+  for (const auto& m : all) {
+    INFO("type " << m.type);
+    const std::string bytes = encode_message(m, 5, "e");
+    raft_message got;
+    std::string from;
+    REQUIRE(decode_message(bytes, got, from));
+    CHECK(got.type == m.type);
+    CHECK(got.server_id == 5);
+    CHECK(from == "e");
+    // The same bytes again: every field came back.
+    CHECK(encode_message(got, 5, "e") == bytes);
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      raft_message cut;
+      CHECK_FALSE(decode_message(std::string_view(bytes).substr(0, n), cut, from));
+    }
+  }
+  raft_message got;
+  std::string from;
+  REQUIRE(decode_message(encode_message(all[0], 5, "e"), got, from));
+  CHECK(got.request_vote.candidate_id == 3);
+  CHECK(got.request_vote.disrupt_leader);
+  CHECK_FALSE(got.request_vote.pre_vote);
+  REQUIRE(decode_message(encode_message(all[1], 5, "e"), got, from));
+  CHECK(got.request_vote_result.pre_vote == raft_tribool_false);
+  REQUIRE(decode_message(encode_message(all[2], 5, "e"), got, from));
+  CHECK(got.append_entries_result.rejected == 77);
+  REQUIRE(decode_message(encode_message(all[3], 5, "e"), got, from));
+  CHECK(got.timeout_now.last_log_term == 13);
+  // A bad boolean or tribool byte is refused.
+  std::string bad = encode_message(all[0], 5, "e");
+  bad.back() = 2;
+  CHECK_FALSE(decode_message(bad, got, from));
+  bad = encode_message(all[1], 5, "e");
+  bad.back() = 3;
+  CHECK_FALSE(decode_message(bad, got, from));
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "rpc/frames.h"
+#include "../support/eventually.h"
 #include "served_store.h"
 
 namespace {
@@ -84,8 +85,7 @@ struct served : served_store {
   }
   // Waits (up to 5 s) until the loops serve `want` connections.
   bool settles_at(const std::vector<int>& want) const {
-    for (int i = 0; i < 500 && connections() != want; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return connections() == want;
+    return testsupport::eventually([&] { return connections() == want; }, std::chrono::seconds(5));
   }
 };
 
@@ -148,11 +148,12 @@ TEST_CASE("without loop affinity the loops run anywhere and the kernel spreads c
   std::vector<std::unique_ptr<cellar::rpc::frame_client>> clients;
   CHECK(connect_from(cpus[0], s, 24, clients) == 24);
   std::vector<int> n;
-  for (int i = 0; i < 500; ++i) {
-    n = s.connections();
-    if (n.size() == 2 && n[0] + n[1] == 24) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  testsupport::eventually(
+      [&] {
+        n = s.connections();
+        return n.size() == 2 && n[0] + n[1] == 24;
+      },
+      std::chrono::seconds(5));
   REQUIRE(n.size() == 2);
   CHECK(n[0] + n[1] == 24);
   CHECK(n[0] > 0);

@@ -14,6 +14,7 @@
 
 #include "cellar/client.h"
 #include "cellar/summary.h"
+#include "../support/temp_dir.h"
 #include "http_get.h"
 #include "rpc/metrics.h"
 #include "rpc/status_http.h"
@@ -48,12 +49,6 @@ std::unique_ptr<cellar::connection> connect(served_store& s, bool frames) {
   INFO(c.error().to_string());
   REQUIRE(c);
   return std::move(c.value());
-}
-
-std::string temp_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "cellar-status-XXXXXX").string();
-  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-  return tmpl;
 }
 
 }  // namespace
@@ -223,7 +218,8 @@ TEST_CASE("status page and metrics: memory limit, snapshot and log figures, esca
 }
 
 TEST_CASE("store::info and summarize: memory, snapshots and the log of a persistent store", "[status_http]") {
-  const auto dir = temp_dir();
+  testsupport::made_dir tmp("cellar-status");
+  const std::string& dir = tmp.path;
   {
     cellar::store_options o;
     o.directory = dir;
@@ -271,7 +267,6 @@ TEST_CASE("store::info and summarize: memory, snapshots and the log of a persist
     CHECK(sum->version == "0.1.0");
     REQUIRE(st.close());
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("connection::summary: the same figures over RPC as embedded", "[status_http]") {

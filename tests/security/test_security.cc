@@ -18,9 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-security-test") { fs::create_directories(path); }
-};
+using temp_dir = testsupport::made_dir;
 
 std::string write_file(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;

@@ -19,22 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "../support/temp_dir.h"
+
 namespace testproc {
 
-// A directory path under the system's temp directory, `<prefix>-<pid>-<n>`, empty at
-// first (removed if it was left over) and removed with the object.
-struct temp_dir {
-  std::string path;
-  explicit temp_dir(const std::string& prefix) {
-    static int n = 0;
-    path = (std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(n++)))
-               .string();
-    std::filesystem::remove_all(path);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
+using testsupport::temp_dir;  // tests/support/temp_dir.h
 
 // The lines of `s`, without their newlines.
 inline std::vector<std::string> lines(const std::string& s) {

@@ -18,9 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-shell-test") {}
-};
+using testproc::temp_dir;
 
 using testproc::cells_of;
 using testproc::lines;

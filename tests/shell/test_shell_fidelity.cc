@@ -17,9 +17,7 @@ using json = nlohmann::json;
 
 namespace {
 
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-fidelity") {}
-};
+using testproc::temp_dir;
 
 using testproc::lines;
 using namespace shell_runner;

@@ -14,9 +14,7 @@ using json = nlohmann::json;
 
 namespace {
 
-struct temp_dir : testproc::temp_dir {
-  temp_dir() : testproc::temp_dir("cellar-namespaces") {}
-};
+using testproc::temp_dir;
 
 using testproc::lines;
 

@@ -15,69 +15,15 @@ import struct
 import subprocess
 import sys
 
-server_path, gen_dir = sys.argv[1], sys.argv[2]
-framed = "--framed" in sys.argv[3:]
-compact = "--compact" in sys.argv[3:]
-sys.path.insert(0, gen_dir)
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from thrift_harness import expect, expect_raises, run, server_path  # noqa: E402  (puts GEN_PY_DIR on the path)
 
-from thrift.protocol import TBinaryProtocol, TCompactProtocol  # noqa: E402
-from thrift.transport import TSocket, TTransport  # noqa: E402
+from thrift.protocol import TBinaryProtocol  # noqa: E402
 
 from hbase import Hbase  # noqa: E402
 from hbase.ttypes import (AlreadyExists, BatchMutation, ColumnDescriptor, IllegalArgument,  # noqa: E402
                           IOError, Mutation, TScan)
-
-
-def start_server():
-    args = [server_path, "--data", "", "--listen", "127.0.0.1:0", "--thrift1-listen", "127.0.0.1:0",
-            "--worker-threads", "2", "--event-loops", "1", "--log-level", "warn"]
-    if framed:
-        args.append("--thrift-framed")
-    if compact:
-        args.append("--thrift-compact")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-    port = None
-    for line in proc.stdout:
-        if line.startswith("thrift1 on "):
-            port = int(line.rsplit(":", 1)[1])
-        if line.startswith("listening on "):
-            break
-    if port is None:
-        proc.kill()
-        sys.exit("cellar-server did not report its thrift1 port")
-    return proc, port
-
-
-def connect(port):
-    # happybase.Connection: TSocket, then TBufferedTransport or TFramedTransport, then
-    # TBinaryProtocolAccelerated or TCompactProtocol.
-    sock = TSocket.TSocket("127.0.0.1", port)
-    transport = TTransport.TFramedTransport(sock) if framed else TTransport.TBufferedTransport(sock)
-    protocol = (TCompactProtocol.TCompactProtocol(transport) if compact
-                else TBinaryProtocol.TBinaryProtocolAccelerated(transport))
-    transport.open()
-    return Hbase.Client(protocol), transport
-
-
-failures = []
-
-
-def expect(what, got, want):
-    if got != want:
-        failures.append(f"{what}: got {got!r}, want {want!r}")
-
-
-def expect_raises(what, exc_type, fn, text=None):
-    try:
-        fn()
-    except exc_type as e:
-        if text is not None and text not in (e.message or ""):
-            failures.append(f"{what}: message {e.message!r} lacks {text!r}")
-        return
-    except Exception as e:  # noqa: BLE001
-        failures.append(f"{what}: raised {type(e).__name__}: {e}")
-        return
-    failures.append(f"{what}: raised nothing")
 
 
 def make_row(row_result, include_timestamp=False):
@@ -113,7 +59,7 @@ def scan(client, table, row_start=b"", row_stop=None, row_prefix=None, columns=N
     return out
 
 
-def run(client):
+def session(client):
     t = b"blog"
     # Connection.create_table('blog', {'info': dict(max_versions=3), 'stats': dict()})
     client.createTable(t, [ColumnDescriptor(name=b"info:", maxVersions=3), ColumnDescriptor(name=b"stats:")])
@@ -209,21 +155,9 @@ def token_refusal():
 
 def main():
     token_refusal()
-    proc, port = start_server()
-    try:
-        client, transport = connect(port)
-        try:
-            run(client)
-        finally:
-            transport.close()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        sys.exit(1)
-    print("ok: happybase-style thrift1 session%s%s" % (" framed" if framed else "", " compact" if compact else ""))
+    # happybase.Connection speaks TBinaryProtocolAccelerated unless told compact.
+    run("thrift1", Hbase.Client, session, "happybase-style thrift1 session",
+        binary_protocol=TBinaryProtocol.TBinaryProtocolAccelerated)
 
 
 if __name__ == "__main__":

@@ -10,74 +10,19 @@ writes, then its reads, with the answers HBase's shell gives), then every other 
 method, the table and region methods, and the error cases. Exit status 0 when every
 answer is the expected one.
 """
-import signal
+import os
 import struct
-import subprocess
 import sys
 
-server_path, gen_dir = sys.argv[1], sys.argv[2]
-framed = "--framed" in sys.argv[3:]
-compact = "--compact" in sys.argv[3:]
-sys.path.insert(0, gen_dir)
-
-from thrift.protocol import TBinaryProtocol, TCompactProtocol  # noqa: E402
-from thrift.transport import TSocket, TTransport  # noqa: E402
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from thrift_harness import expect, expect_raises, run  # noqa: E402  (puts GEN_PY_DIR on the path)
 
 from hbase import THBaseService  # noqa: E402
 from hbase.ttypes import (TAppend, TColumn, TColumnFamilyDescriptor, TColumnIncrement,  # noqa: E402
                           TColumnValue, TCompareOperator, TDelete, TDeleteType, TGet, TIllegalArgument,
                           TIncrement, TIOError, TMutation, TNamespaceDescriptor, TPut, TRowMutations, TScan,
                           TTableDescriptor, TTableName, TThriftServerType, TTimeRange)
-
-
-def start_server():
-    args = [server_path, "--data", "", "--listen", "127.0.0.1:0", "--thrift-listen", "127.0.0.1:0",
-            "--worker-threads", "2", "--event-loops", "1", "--log-level", "warn"]
-    if framed:
-        args.append("--thrift-framed")
-    if compact:
-        args.append("--thrift-compact")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-    port = None
-    for line in proc.stdout:
-        if line.startswith("thrift2 on "):
-            port = int(line.rsplit(":", 1)[1])
-        if line.startswith("listening on "):
-            break
-    if port is None:
-        proc.kill()
-        sys.exit("cellar-server did not report its thrift2 port")
-    return proc, port
-
-
-def connect(port):
-    sock = TSocket.TSocket("127.0.0.1", port)
-    transport = TTransport.TFramedTransport(sock) if framed else TTransport.TBufferedTransport(sock)
-    protocol = (TCompactProtocol.TCompactProtocol(transport) if compact
-                else TBinaryProtocol.TBinaryProtocol(transport))
-    transport.open()
-    return THBaseService.Client(protocol), transport
-
-
-failures = []
-
-
-def expect(what, got, want):
-    if got != want:
-        failures.append(f"{what}: got {got!r}, want {want!r}")
-
-
-def expect_raises(what, exc_type, fn, text=None):
-    try:
-        fn()
-    except exc_type as e:
-        if text is not None and text not in (e.message or ""):
-            failures.append(f"{what}: message {e.message!r} lacks {text!r}")
-        return
-    except Exception as e:  # noqa: BLE001
-        failures.append(f"{what}: raised {type(e).__name__}: {e}")
-        return
-    failures.append(f"{what}: raised nothing")
 
 
 def cells(result):
@@ -339,27 +284,17 @@ def errors(c):
                   lambda: c.openScanner(b"blogtable", TScan(filterString=b"ValueFilter(=")), "INVALID_ARGUMENT")
 
 
+def session(client):
+    blog_session(client)
+    data_methods(client)
+    admin_methods(client)
+    errors(client)
+    blog_session_again = cells(client.get(b"blogtable", TGet(row=b"2", columns=[col("info:author")])))
+    expect("the connection still serves after the errors", blog_session_again, ["2 info:author = H.E."])
+
+
 def main():
-    proc, port = start_server()
-    try:
-        client, transport = connect(port)
-        try:
-            blog_session(client)
-            data_methods(client)
-            admin_methods(client)
-            errors(client)
-            blog_session_again = cells(client.get(b"blogtable", TGet(row=b"2", columns=[col("info:author")])))
-            expect("the connection still serves after the errors", blog_session_again, ["2 info:author = H.E."])
-        finally:
-            transport.close()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        sys.exit(1)
-    print("ok: thrift2 session%s%s" % (" framed" if framed else "", " compact" if compact else ""))
+    run("thrift2", THBaseService.Client, session, "thrift2 session")
 
 
 if __name__ == "__main__":

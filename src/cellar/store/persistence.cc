@@ -92,7 +92,18 @@ status store_persistence::create_partition(std::uint64_t uid, std::uint32_t inde
   return wt_->create_partition(uid, index);
 }
 
+void store_persistence::on_snapshot_lock_wait(std::function<void()> f) {
+  absl::MutexLock lock(&hook_mu_);
+  lock_wait_hook_ = std::move(f);
+}
+
+void store_persistence::about_to_wait_for_snapshot_lock() {
+  absl::MutexLock lock(&hook_mu_);
+  if (lock_wait_hook_) lock_wait_hook_();
+}
+
 status store_persistence::reset_partition(std::uint64_t uid, std::uint32_t index) {
+  about_to_wait_for_snapshot_lock();
   absl::MutexLock lock(&snapshot_mu_);
   (void)wt_->drop_partition(uid, index);
   {
@@ -105,6 +116,7 @@ status store_persistence::reset_partition(std::uint64_t uid, std::uint32_t index
 void store_persistence::drop_partitions(std::uint64_t uid, const std::vector<std::uint32_t>& indices,
                                         std::string_view table) {
   if (indices.empty()) return;
+  about_to_wait_for_snapshot_lock();
   absl::MutexLock lock(&snapshot_mu_);  // no snapshot is writing to its tables
   for (auto i : indices) {
     if (auto st = wt_->drop_partition(uid, i); !st)

@@ -150,6 +150,10 @@ class store_persistence {
   // The lock a running snapshot holds; whoever holds it keeps snapshots and the dropping
   // of partitions' tables waiting (a test holds it to stand for a long snapshot).
   absl::Mutex& snapshot_lock() ABSL_LOCK_RETURNED(snapshot_mu_) { return snapshot_mu_; }
+  // Has `f` called whenever a partition's tables are about to wait for the snapshot lock
+  // (reset_partition, drop_partitions), on the waiting thread: a test that holds the lock
+  // learns that the wait has begun. Null calls nothing.
+  void on_snapshot_lock_wait(std::function<void()> f);
 
   // Snapshots, log figures and recovery, for store::info.
   void fill_info(store_info& out) const;
@@ -190,6 +194,11 @@ class store_persistence {
   // Returns the pages of the deltas a snapshot wrote to the OS, after the snapshot.
   memory_releaser releaser_;
 
+  // Calls the hook of on_snapshot_lock_wait, if any.
+  void about_to_wait_for_snapshot_lock();
+
+  absl::Mutex hook_mu_;
+  std::function<void()> lock_wait_hook_ ABSL_GUARDED_BY(hook_mu_);
   absl::Mutex snapshot_mu_;  // one snapshot at a time; held while a partition's tables go
   std::uint64_t generation_ ABSL_GUARDED_BY(snapshot_mu_) = 0;
   std::vector<pending_purge> purges_ ABSL_GUARDED_BY(snapshot_mu_);
