@@ -10,7 +10,8 @@
 # interleaved with Redis's.
 #   scripts/bench-restart.sh [--records 300000] [--field-length 100] [--runs 3]
 #                            [--compressions "none snappy zlib"] [--server-cpu 1] [--client-cpu 0]
-#                            [--cellar-cpus 1]   # e.g. "0,1" for cellar on both cores
+#                            [--cellar-cpus 1]   # e.g. "0,1" for cellar on both cores, or
+#                                                # "1 0,1" for both settings in each run
 # One line per figure; the medians and ranges go to docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,14 +45,14 @@ disk_rate() {  # MB/s of a 256 MB sequential write, synced
 trap 'stop; rm -rf "$work"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now() { date +%s.%N; }
-# Starts cellar on DATA_DIR with COMPRESSION; returns once a read of user0 is answered (with
+# Starts cellar on DATA_DIR with COMPRESSION on the cores $cpus; returns once a read of user0 is answered (with
 # a third argument, "fresh": once any call is, the table not existing yet).
 start_cellar() {
   local probe="get 'usertable', 'user0'"
   [ "${3:-}" = fresh ] && probe="list"
   port=$(free_port)
-  local threads; threads=$(echo "$cellar_cpus" | tr ',' '\n' | wc -l)
-  taskset -c "$cellar_cpus" "$CELLAR_SERVER" --listen "127.0.0.1:$port" --data "$1" --compression "$2" \
+  local threads; threads=$(echo "$cpus" | tr ',' '\n' | wc -l)
+  taskset -c "$cpus" "$CELLAR_SERVER" --listen "127.0.0.1:$port" --data "$1" --compression "$2" \
     --snapshot-interval-ms 0 --log-level info --event-loops "$threads" --worker-threads "$threads" \
     >"$work/cellar.log" 2>&1 &
   pid=$!
@@ -90,12 +91,14 @@ for run in $(seq "$runs"); do
   t0=$(now); start_redis "$d"; t1=$(now); stop
   printf 'run %d redis          disk %8.1f MB  save %6.2f s  restart %6.2f s\n' "$run" "$(mb "$d")" "$save" \
     "$(echo "$t1 - $t0" | bc -l)"
-  for c in $compressions; do
-    d="$work/cellar-$c"; rm -rf "$d"
-    start_cellar "$d" "$c" fresh; load cellar; timed_stop; save=$stopped
-    t0=$(now); start_cellar "$d" "$c"; t1=$(now); stop
-    recovery=$(sed -n 's/.*recovered .* in \([0-9.]*\) s.*/\1/p' "$work/cellar.log" | tail -1)
-    printf 'run %d cellar %-7s disk %8.1f MB  save %6.2f s  restart %6.2f s  recovery %s s\n' "$run" "$c" \
-      "$(mb "$d")" "$save" "$(echo "$t1 - $t0" | bc -l)" "${recovery:-?}"
+  for cpus in $cellar_cpus; do
+    for c in $compressions; do
+      d="$work/cellar-$c"; rm -rf "$d"
+      start_cellar "$d" "$c" fresh; load cellar; timed_stop; save=$stopped
+      t0=$(now); start_cellar "$d" "$c"; t1=$(now); stop
+      recovery=$(sed -n 's/.*recovered .* in \([0-9.]*\) s.*/\1/p' "$work/cellar.log" | tail -1)
+      printf 'run %d cellar %-7s cpus %-4s disk %8.1f MB  save %6.2f s  restart %6.2f s  recovery %s s\n' "$run" "$c" \
+        "$cpus" "$(mb "$d")" "$save" "$(echo "$t1 - $t0" | bc -l)" "${recovery:-?}"
+    done
   done
 done

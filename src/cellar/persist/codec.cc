@@ -2,6 +2,7 @@
 
 #include <wiredtiger.h>
 
+#include <cstring>
 #include <limits>
 
 namespace cellar::detail {
@@ -17,24 +18,25 @@ void put_escaped(std::string& out, std::string_view b) {
   out.push_back('\x01');
 }
 
+// Copies the stretches between NUL bytes whole: recovery decodes every cell's key here.
 bool get_escaped(std::string_view& in, std::string& out) {
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '\0') {
-      out.push_back(in[i]);
-      continue;
-    }
-    if (i + 1 >= in.size()) return false;
-    if (in[i + 1] == '\xff') {
+  std::size_t i = 0;
+  for (;;) {
+    const void* nul = std::memchr(in.data() + i, '\0', in.size() - i);
+    if (nul == nullptr) return false;
+    const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - in.data());
+    out.append(in.data() + i, at - i);
+    if (at + 1 >= in.size()) return false;
+    if (in[at + 1] == '\xff') {
       out.push_back('\0');
-      ++i;
-    } else if (in[i + 1] == '\x01') {
-      in.remove_prefix(i + 2);
+      i = at + 2;
+    } else if (in[at + 1] == '\x01') {
+      in.remove_prefix(at + 2);
       return true;
     } else {
       return false;
     }
   }
-  return false;
 }
 
 }  // namespace
