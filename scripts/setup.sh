@@ -18,7 +18,8 @@
 # clang's analysis of the lock annotations, which GCC does not check.
 # The HBase Thrift gateway: `thrift-compiler` generates the C++ server and load-generator code and
 # the Python test stubs from the project's .thrift files at build time, `libthrift-dev` is the C++
-# runtime the gateway links, `python3-thrift` the runtime of the Python clients the tests run.
+# runtime the gateway links (its headers include Boost's, hence `libboost-dev`), `python3-thrift`
+# the runtime of the Python clients the tests run.
 # Replication (docs/cluster.md): `libraft-dev`, the C Raft library (0.15) that each partition's
 # replica group runs on; cellar supplies its `raft_io` and `raft_fsm`, not a consensus algorithm.
 set -euo pipefail
@@ -27,7 +28,7 @@ pkgs=(build-essential meson ninja-build pkg-config
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
       redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang
-      thrift-compiler libthrift-dev python3-thrift libraft-dev)
+      thrift-compiler libthrift-dev libboost-dev python3-thrift libraft-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

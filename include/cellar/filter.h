@@ -50,10 +50,6 @@ namespace cellar {
 // checkAndMutate reads it the other way round (R22) and refuses NO_OP.
 enum class compare_op : std::uint8_t { less, less_or_equal, equal, not_equal, greater_or_equal, greater, no_op };
 
-namespace detail {
-struct regex_program;
-}
-
 // HBase's ByteArrayComparable: what a compare filter compares a row, family, qualifier or
 // value with.
 class comparator {
@@ -88,18 +84,21 @@ class comparator {
   std::int64_t as_long() const noexcept;
   // OK, or INVALID_ARGUMENT saying why this comparator cannot be used (a regex RE2 cannot run).
   status check() const;
-  // Internal: the compiled pattern (regex; substring with non-ASCII text), or null.
-  const std::shared_ptr<const detail::regex_program>& program() const noexcept { return program_; }
+  // regex: whether the pattern is found in `value`; substring: whether `value` contains the
+  // text, ignoring case. False for the other kinds and for a comparator check() refuses.
+  bool matches(std::string_view value) const;
 
   friend bool operator==(const comparator& a, const comparator& b) noexcept {
     return a.kind_ == b.kind_ && a.value_ == b.value_;
   }
 
  private:
+  // The compiled regex or substring search, built once and shared by copies.
+  struct pattern;
   comparator(kind k, std::string v);
   kind kind_ = kind::binary;
   std::string value_;
-  std::shared_ptr<const detail::regex_program> program_;
+  std::shared_ptr<const pattern> pattern_;
 };
 
 class filter;
@@ -272,20 +271,19 @@ using filter_body =
                  timestamps_filter, random_row_filter, skip_filter, while_match_filter, filter_list,
                  multi_row_range_filter, fuzzy_row_filter>;
 
-namespace detail {
-template <class T, class V>
-struct is_alternative : std::false_type {};
-template <class T, class... Ts>
-struct is_alternative<T, std::variant<Ts...>> : std::bool_constant<(std::is_same_v<T, Ts> || ...)> {};
-}  // namespace detail
-
 // Filters nest at most this deep (lists, SKIP and WHILE each add a level).
 inline constexpr int max_filter_depth = 100;
 
 // One filter: any of the kinds above (converts implicitly from each of them).
 class filter {
+  // Whether `Spec` is one of the kinds in filter_body.
+  template <class Spec, class... Kinds>
+  static constexpr bool is_kind(const std::variant<Kinds...>*) {
+    return (std::is_same_v<Spec, Kinds> || ...);
+  }
+
  public:
-  template <class Spec, class = std::enable_if_t<detail::is_alternative<std::decay_t<Spec>, filter_body>::value>>
+  template <class Spec, class = std::enable_if_t<is_kind<std::decay_t<Spec>>(static_cast<const filter_body*>(nullptr))>>
   filter(Spec&& s);  // NOLINT: implicit by design
 
   // A filter that every operation refuses with `why` (a converter uses it to hand a parse
@@ -376,13 +374,13 @@ inline bool operator==(const filter& a, const filter& b) {
 // regex RE2 cannot run.
 result<filter> parse_filter(std::string_view text);
 
-// The filter in the language above; parse_filter gives back an equal filter, except that a
-// list of one filter comes back as that filter (which behaves the same).
+// The filter in the language above, its canonical text: parse_filter gives back an equal
+// filter for every filter it built. A filter built in code comes back the same except that
+// a list of one filter comes back as that filter, and fields the filter ignores (the offset
+// of a ColumnPaginationFilter with a column offset, the operator of a DependentColumnFilter
+// without a comparator) come back at their defaults; each behaves the same. A regexstring or
+// substring comparator with an operator other than = or != prints as text that parse_filter
+// refuses, as HBase's ParseFilter does.
 std::string to_string(const filter& f);
-
-// A compact binary form: decode(encode(f)) == f. decode of any other bytes fails with
-// INVALID_ARGUMENT (never crashes); the result still has to pass check().
-std::string encode_filter(const filter& f);
-result<filter> decode_filter(std::string_view bytes);
 
 }  // namespace cellar

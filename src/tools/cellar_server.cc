@@ -100,6 +100,7 @@ struct settings {
   bool thrift_framed = false;
   bool thrift_compact = false;
   bool thrift_unauthenticated = false;  // serve the gateways even though they cannot check --token
+  std::int64_t thrift_threads = 4;
 };
 
 int fail(const std::string& msg) {
@@ -179,6 +180,8 @@ class flag_set {
                "the Thrift gateways use framed transport instead of buffered (HBase's -f)");
     add_switch("--thrift-compact", "thrift_compact", st.thrift_compact,
                "the Thrift gateways use the compact protocol instead of binary (HBase's -c)");
+    add("--thrift-threads", "thrift_threads", st.thrift_threads,
+        "serving threads of each Thrift gateway: event loops, each running its connections' calls in turn");
     add_switch("--thrift-unauthenticated", "thrift_unauthenticated", st.thrift_unauthenticated,
                "serve the Thrift gateways on a server with a token: HBase's Thrift services have no login, so "
                "their clients are not asked for it");
@@ -374,6 +377,7 @@ problem thrift_settings(const settings& st) {
     return "--thrift-listen must be address:port, not " + st.thrift_listen;
   if (!st.thrift1_listen.empty() && !cellar::rpc::split_host_port(st.thrift1_listen))
     return "--thrift1-listen must be address:port, not " + st.thrift1_listen;
+  if (st.thrift_threads < 1 || st.thrift_threads > 64) return "--thrift-threads must be 1 to 64";
   if ((!st.thrift_listen.empty() || !st.thrift1_listen.empty()) && !st.token.empty() && !st.thrift_unauthenticated)
     return "the Thrift gateways cannot check the token (HBase's Thrift services have no login): serve them on a "
            "trusted address with --thrift-unauthenticated, or run without a token";
@@ -401,6 +405,7 @@ std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store
     o.tls_cert_file = ro.tls_cert_file;
     o.tls_key_file = ro.tls_key_file;
     o.max_connections = ro.max_connections;
+    o.threads = static_cast<std::size_t>(st.thrift_threads);
     o.default_partitions = ro.default_partitions;
     auto g = cellar::thrift::gateway::start(store, o);
     if (!g) std::_Exit(fail(std::string(flag) + ": " + g.error().to_string()));

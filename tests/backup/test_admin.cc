@@ -1,5 +1,6 @@
 // cellar-admin (src/tools/cellar_admin.cc) and its library (admin/transfer.h): export and
 // import round trips, snapshot files, and bulk loads, embedded and through a server.
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -168,6 +169,33 @@ TEST_CASE("bulkload of 100k rows reads back equal to its input; a bad line loads
   CHECK_FALSE(t.get(get("x1")).value().exists);
   std::remove(file.c_str());
   std::remove(bad.c_str());
+}
+
+TEST_CASE("bulk load: versions in timestamp order, the later line and column win, binary rows", "[backup][admin]") {
+  auto s = open_store();
+  REQUIRE(s->create_table({"t", partition_spec::hash(4), {{"f", 3}, {"g", 1}}}, schema_origin::hbase_shell).is_ok());
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path);
+  const std::string k("k\0x", 3);
+  // f:a is named twice: of the two, the later column wins; line 3 repeats line 1's key and
+  // timestamp, so it wins over line 1.
+  const std::string file = write_file(dir.path + "/in.csv", k + ",10,B1,A1,G1,A1b\n" + k + ",20,B2,A2,G2,A2b\n" + k +
+                                                                 ",10,B3,A3,G3,A3b\nm,5,B4,A4,G4,A4b\n");
+  auto conn = connect_embedded(*s);
+  admin::bulk_options o;
+  o.columns = "HBASE_ROW_KEY,HBASE_TS_KEY,f:b,f:a,g,f:a";
+  o.separator = ',';
+  auto r = admin::bulk_load_tsv(*conn, "t", file, o, nullptr);
+  INFO(r.error().to_string());
+  REQUIRE(r.is_ok());
+  std::vector<std::string> got;
+  for (const auto& c : all_cells(*s, "t"))
+    got.push_back(c.row + "/" + c.family + ":" + c.qualifier + "@" + std::to_string(c.timestamp) + "=" + c.value);
+  std::sort(got.begin(), got.end());
+  std::vector<std::string> want{k + "/f:a@10=A3b", k + "/f:a@20=A2b", k + "/f:b@10=B3", k + "/f:b@20=B2",
+                                k + "/g:@20=G2",   "m/f:a@5=A4b",       "m/f:b@5=B4",  "m/g:@5=G4"};
+  std::sort(want.begin(), want.end());
+  CHECK(got == want);
 }
 
 TEST_CASE("a bulk load's partition appears to readers whole or not at all", "[backup][admin]") {

@@ -4,6 +4,8 @@
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 
+#include <set>
+
 #include "THBaseService.h"
 #include "servers_test.h"
 
@@ -75,7 +77,21 @@ TEST_CASE("thrift2 through node 1 writes, through node 3 reads, the partitions o
   three.c->get(r, "t", g);
   REQUIRE(r.columnValues.size() == 1);
   CHECK(r.columnValues[0].value == "37");
+  // Each region names the node that owns its partition (its data port), whichever node's
+  // gateway answers.
   std::vector<t2::THRegionLocation> regions;
   three.c->getAllRegionLocations(regions, "t");
-  CHECK(regions.size() == 6);
+  REQUIRE(regions.size() == 6);
+  const auto& owners = m.tables.at("t");
+  auto data_port_of = [&](const std::string& node) { return c.node(std::stoi(node.substr(1))).port(); };
+  std::set<int> ports;
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    CHECK(regions[i].serverName.hostName == "127.0.0.1");
+    CHECK(regions[i].serverName.port == data_port_of(owners[i].node));
+    ports.insert(regions[i].serverName.port);
+  }
+  CHECK(ports.size() == 3);
+  t2::THRegionLocation one_region;
+  one.c->getRegionLocation(one_region, "t", "row137", false);
+  CHECK(one_region.serverName.port == data_port_of(owners.at(static_cast<std::size_t>(one_region.regionInfo.regionId)).node));
 }

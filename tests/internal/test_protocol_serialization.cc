@@ -4,6 +4,9 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
+
+#include "../filter/every_filter.h"
 #include "partition/protocol.h"
 #include "persist/codec.h"
 
@@ -173,6 +176,42 @@ TEST_CASE("scan, admin and their replies round-trip", "[protocol]") {
   CHECK(mb.delta.map->size() == 2);
 }
 
+TEST_CASE("filters cross as their text; refused ones as their refusal", "[protocol][filter]") {
+  serial s;
+  auto through = [&](const filter& f) {
+    scan_request r{1, {}};
+    r.page.options.filter = f;
+    check_and_mutate c("row", "f", "q");
+    c.filter = f;
+    batch_request b{1, {std::move(c)}};
+    auto rb = s.round_trip(b);
+    auto cb = std::get<check_and_mutate>(rb.ops.at(0)).filter;
+    auto sb = s.round_trip(r).page.options.filter;
+    REQUIRE(cb.has_value());
+    REQUIRE(sb.has_value());
+    CHECK(*cb == *sb);
+    return *sb;
+  };
+  for (const auto& f : filter_test::every_filter()) {
+    INFO(to_string(f));
+    CHECK(through(f) == f);
+  }
+  // What the filter language refuses but the API builds.
+  filter ordered_regex = value_filter{compare_op::less, comparator::regex("a.*")};
+  CHECK(through(ordered_regex) == ordered_regex);
+  // A filter check() refuses arrives refused with the same error, whether made by
+  // filter::invalid or built with bad arguments.
+  auto inv = through(filter::invalid({code::invalid_argument, "bad text"}));
+  CHECK(inv.check().message() == "bad text");
+  filter negative = page_filter{-1};
+  CHECK(through(negative).check() == negative.check());
+  filter bad_regex = value_filter{compare_op::equal, comparator::regex("(a)\\1")};
+  CHECK(through(bad_regex).check() == bad_regex.check());
+  CHECK_FALSE(through(bad_regex).check().is_ok());
+  // No filter stays no filter.
+  CHECK_FALSE(s.round_trip(scan_request{1, {}}).page.options.filter.has_value());
+}
+
 TEST_CASE("hostile bytes fail to load, never crash", "[protocol]") {
   serial s;
   auto bytes = s.save(batch_request{1, every_action()});
@@ -202,4 +241,13 @@ TEST_CASE("hostile bytes fail to load, never crash", "[protocol]") {
   st[1] = static_cast<char>(0x7f);
   admin_reply ar;
   CHECK(s.load(st, ar));
+  // Filter text that does not parse.
+  scan_request sr{1, {}};
+  sr.page.options.filter = filter(prefix_filter{"AAAA"});
+  auto fb = s.save(sr);
+  auto at = std::search(fb.begin(), fb.end(), std::begin("AAAA"), std::begin("AAAA") + 4);
+  REQUIRE(at != fb.end());
+  *(at - 1) = ')';  // PrefixFilter()AAAA'): no longer a filter
+  scan_request fx;
+  CHECK(s.load(fb, fx));
 }

@@ -13,6 +13,7 @@
 
 #include "../shell/process.h"
 #include "cellar/store.h"
+#include "damage.h"
 
 namespace fs = std::filesystem;
 using namespace cellar;
@@ -229,17 +230,7 @@ TEST_CASE("the merge of change runs into the base does not depend on compression
   REQUIRE(before_merge[2] == before_merge[0]);
 }
 
-namespace {
-
-// Overwrites `len` bytes of `path` at `offset`.
-void damage(const std::string& path, std::uintmax_t offset, std::size_t len) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  REQUIRE(f.good());
-  f.seekp(static_cast<std::streamoff>(offset));
-  for (std::size_t i = 0; i < len; ++i) f.put('\x5a');
-}
-
-}  // namespace
+using testdamage::damage;
 
 // A damaged compressed page fails its block checksum before it reaches the decompressor:
 // the open answers CORRUPTION naming the table and its file (never a crash, never garbage

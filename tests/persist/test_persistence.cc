@@ -16,6 +16,7 @@
 #include <wiredtiger.h>
 
 #include "cellar/store.h"
+#include "damage.h"
 #include "crash_copy.h"
 
 namespace fs = std::filesystem;
@@ -462,16 +463,7 @@ TEST_CASE("writes logged after a snapshot are replayed on top of it", "[persist]
   fs::remove_all(dir.path + "-copy");
 }
 
-namespace {
-
-void damage(const std::string& path, std::size_t offset, std::size_t len) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  REQUIRE(f.good());
-  f.seekp(static_cast<std::streamoff>(offset));
-  for (std::size_t i = 0; i < len; ++i) f.put('\x5a');
-}
-
-}  // namespace
+using testdamage::damage;
 
 TEST_CASE("a damaged log is found at open, not served", "[persist][corruption]") {
   temp_dir dir;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <thrift/TApplicationException.h>
+#include <thrift/transport/TFDTransport.h>
 #include <thrift/transport/TSSLSocket.h>
 
 #include "../rpc/test_certs.h"
@@ -44,9 +45,8 @@ TEST_CASE("thrift1 over framed transport and the compact protocol") {
 
 namespace {
 
-// A connection that sends `bytes` and then reads until the gateway closes it: true when
-// it did close it.
-bool closed_after(std::uint16_t port, const std::string& bytes) {
+// A connection to the gateway on loopback.
+int connect_to(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in a{};
@@ -54,6 +54,13 @@ bool closed_after(std::uint16_t port, const std::string& bytes) {
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+// A connection that sends `bytes` and then reads until the gateway closes it: true when
+// it did close it.
+bool closed_after(std::uint16_t port, const std::string& bytes) {
+  const int fd = connect_to(port);
   REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
   char buf[256];
   ssize_t n;
@@ -135,4 +142,99 @@ TEST_CASE("TLS on the gateway's port") {
   bad.tls_key_file = certs.other_key;
   refused = cellar::thrift::gateway::start(*g.store, bad);
   CHECK(refused.code() == cellar::code::io_error);
+}
+
+TEST_CASE("requests and replies larger than a socket's buffers cross in many reads and sends") {
+  cellar::thrift::gateway_options o;
+  o.framed = GENERATE(false, true);
+  o.threads = 1;
+  served_gateway g(o);
+  client2 c(g);
+  create_table2(c, "t", {"f"});
+  std::vector<t2::TColumnValue> values;
+  for (int i = 0; i < 12; ++i)
+    values.push_back(column_value("f", std::string(1, static_cast<char>('a' + i)), std::string(1000 * 1000, static_cast<char>('a' + i))));
+  c->put("t", tput("r", values));
+  t2::TResult r;
+  c->get(r, "t", tget("r"));
+  REQUIRE(r.columnValues.size() == 12);
+  for (int i = 0; i < 12; ++i) CHECK((r.columnValues[i].value == values[i].value));
+}
+
+namespace {
+
+// The bytes of a thrift2 tableExists call on `table`, buffered and binary.
+std::string table_exists_call(const std::string& table, std::int32_t seqid) {
+  namespace at = apache::thrift;
+  auto buffer = std::make_shared<at::transport::TMemoryBuffer>();
+  at::protocol::TBinaryProtocol p(buffer);
+  t2::THBaseService_tableExists_pargs args;
+  const auto name = tname(table);
+  args.tableName = &name;
+  p.writeMessageBegin("tableExists", at::protocol::T_CALL, seqid);
+  args.write(&p);
+  p.writeMessageEnd();
+  return buffer->getBufferAsString();
+}
+
+void send_all(int fd, const std::string& bytes) {
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+}
+
+// Reads the answer to tableExists from `fd`, checking its sequence id.
+bool table_exists_answer(int fd, std::int32_t want_seqid) {
+  namespace at = apache::thrift;
+  auto socket = std::make_shared<at::transport::TFDTransport>(fd, at::transport::TFDTransport::NO_CLOSE_ON_DESTROY);
+  at::protocol::TBinaryProtocol p(socket);
+  std::string name;
+  at::protocol::TMessageType type;
+  std::int32_t seqid = 0;
+  p.readMessageBegin(name, type, seqid);
+  REQUIRE(type == at::protocol::T_REPLY);
+  CHECK(seqid == want_seqid);
+  bool exists = false;
+  t2::THBaseService_tableExists_presult result;
+  result.success = &exists;
+  result.read(&p);
+  p.readMessageEnd();
+  REQUIRE(result.__isset.success);
+  return exists;
+}
+
+}  // namespace
+
+TEST_CASE("a buffered message that arrives in pieces is answered once whole, pipelined calls in order") {
+  cellar::thrift::gateway_options o;
+  o.threads = 1;
+  served_gateway g(o);
+  client2 c(g);
+  create_table2(c, "t", {"f"});
+
+  const int fd = connect_to(g.gateway->port());
+  const auto call = table_exists_call("t", 7);
+  for (std::size_t cut : {std::size_t{1}, call.size() / 2, call.size() - 1}) {
+    send_all(fd, call.substr(0, cut));
+    // Another connection's round trip on the same loop: the first piece has been read by now.
+    CHECK(c->tableExists(tname("t")));
+    send_all(fd, call.substr(cut));
+    CHECK(table_exists_answer(fd, 7));
+  }
+  send_all(fd, table_exists_call("t", 1) + table_exists_call("nope", 2) + table_exists_call("t", 3));
+  CHECK(table_exists_answer(fd, 1));
+  CHECK_FALSE(table_exists_answer(fd, 2));
+  CHECK(table_exists_answer(fd, 3));
+  ::close(fd);
+}
+
+TEST_CASE("past the connection limit a client waits until a connection closes") {
+  cellar::thrift::gateway_options o;
+  o.max_connections = 1;
+  served_gateway g(o);
+  auto first = std::make_unique<client2>(g);
+  CHECK_FALSE((*first)->tableExists(tname("t")));
+  const int fd = connect_to(g.gateway->port());
+  send_all(fd, table_exists_call("t", 5));
+  first.reset();
+  CHECK_FALSE(table_exists_answer(fd, 5));
+  ::close(fd);
 }

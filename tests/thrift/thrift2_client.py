@@ -293,11 +293,40 @@ def admin_methods(c):
     expect("deleted table", c.tableExists(t), False)
 
     expect("server type", c.getThriftServerType(), TThriftServerType.TWO)
-    expect("namespaces", c.listNamespaces(), ["default"])
-    expect_raises("createNamespace", TIOError, lambda: c.createNamespace(TNamespaceDescriptor(name="ns")),
-                  "UNSUPPORTED")
-    expect_raises("a table in another namespace", TIOError,
-                  lambda: c.tableExists(TTableName(ns=b"ns", qualifier=b"x")), "UNSUPPORTED")
+    namespaces(c)
+
+
+def namespaces(c):
+    expect("namespaces", sorted(c.listNamespaces()), ["default", "hbase"])
+    c.createNamespace(TNamespaceDescriptor(name="ns", configuration={"owner": "ann"}))
+    expect("namespace created", c.getNamespaceDescriptor("ns").configuration, {"owner": "ann"})
+    expect_raises("createNamespace twice", TIOError, lambda: c.createNamespace(TNamespaceDescriptor(name="ns")),
+                  "ALREADY_EXISTS")
+    c.modifyNamespace(TNamespaceDescriptor(name="ns", configuration={"team": "x"}))
+    expect("namespace modified", c.getNamespaceDescriptor("ns").configuration, {"team": "x"})
+    expect("listed", sorted(d.name for d in c.listNamespaceDescriptors()), ["default", "hbase", "ns"])
+
+    nst = TTableName(ns=b"ns", qualifier=b"t1")
+    c.createTable(TTableDescriptor(tableName=nst, columns=[TColumnFamilyDescriptor(name=b"f")]), [])
+    expect("table in its namespace", c.tableExists(nst), True)
+    expect("not in the default namespace", c.tableExists(TTableName(qualifier=b"t1")), False)
+    c.put(b"ns:t1", TPut(row=b"r", columnValues=[tv(b"f", b"q", b"v")]))
+    expect("read by ns:t", c.get(b"ns:t1", TGet(row=b"r")).columnValues[0].value, b"v")
+    expect("names by namespace", [(n.ns, n.qualifier) for n in c.getTableNamesByNamespace("ns")], [(b"ns", b"t1")])
+    expect("descriptors by namespace",
+           [(d.tableName.ns, d.tableName.qualifier) for d in c.getTableDescriptorsByNamespace("ns")], [(b"ns", b"t1")])
+    expect("by pattern", [(n.ns, n.qualifier) for n in c.getTableNamesByPattern("ns:.*", False)], [(b"ns", b"t1")])
+    expect("region's table", c.getRegionLocation(b"ns:t1", b"r", False).regionInfo.tableName, b"ns:t1")
+    expect_raises("a table in a missing namespace", TIOError,
+                  lambda: c.createTable(TTableDescriptor(tableName=TTableName(ns=b"nope", qualifier=b"x"),
+                                                         columns=[TColumnFamilyDescriptor(name=b"f")]), []),
+                  "NOT_FOUND")
+    expect_raises("drop a namespace that has tables", TIOError, lambda: c.deleteNamespace("ns"), "INVALID_ARGUMENT")
+    c.disableTable(nst)
+    c.deleteTable(nst)
+    c.deleteNamespace("ns")
+    expect_raises("namespace dropped", TIOError, lambda: c.getNamespaceDescriptor("ns"), "NOT_FOUND")
+    expect_raises("tables of a missing namespace", TIOError, lambda: c.getTableNamesByNamespace("ns"), "NOT_FOUND")
 
 
 def errors(c):

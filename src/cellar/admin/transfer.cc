@@ -1,8 +1,6 @@
 // admin/transfer.cc: cellar-admin's export, import and bulk load.
 #include "admin/transfer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -12,8 +10,6 @@
 #include <map>
 
 #include "persist/codec.h"
-#include "route/router.h"
-#include "store/snapshot_files.h"
 
 namespace cellar::admin {
 
@@ -143,117 +139,6 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
   if (auto st = for_each_line(path, load, nullptr); !st) return st;
   if (auto st = flush(); !st) return st;
   if (on_progress) on_progress(total, total);
-  return stats;
-}
-
-result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, const std::string& path,
-                                     const bulk_options& o, const progress_fn& on_progress) {
-  using namespace cellar::detail;
-  auto cols = parse_columns(o.columns);
-  if (!cols) return cols.error();
-  auto desc = c.describe(table);
-  if (!desc) return desc.error();
-  // The files' family ids: 1, 2, ... in the order of the table's families.
-  std::map<std::string, std::pair<std::uint32_t, std::size_t>> families;  // name -> (id, max value bytes)
-  snapshot_manifest m;
-  m.kind = "bulkload";
-  m.table = table;
-  m.partitions = desc->partitioning.count();
-  for (const auto& f : desc->families) {
-    const auto id = static_cast<std::uint32_t>(families.size() + 1);
-    families[f.name] = {id, f.max_value_bytes};
-    m.families[id] = f.name;
-  }
-  std::vector<std::uint32_t> column_ids;
-  for (const auto& col : cols->columns) {
-    auto it = families.find(col.family);
-    if (it == families.end())
-      return status{code::family_not_found, "table '" + table + "' has no family '" + col.family + "'"};
-    if (col.qualifier.size() > max_qualifier_bytes)
-      return status{code::too_large, "the qualifier of --columns entry '" + col.family + ":" + col.qualifier +
-                                         "' is over its limit"};
-    column_ids.push_back(it->second.first);
-  }
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  // (cell key, value) per partition; the line number orders duplicates (the last wins).
-  struct entry {
-    std::string key;
-    std::string value;
-  };
-  std::vector<std::vector<entry>> parts(m.partitions);
-  const std::uint64_t total = file_size(path);
-  std::uint64_t read = 0, rows = 0, lines_seen = 0;
-  auto parse = [&](std::uint64_t n, std::string_view line) -> status {
-    auto fields = split(line, o.separator);
-    if (fields.size() != cols->fields)
-      return at_line(n, {code::invalid_argument, "expected " + std::to_string(cols->fields) + " fields, found " +
-                                                     std::to_string(fields.size())});
-    const std::string_view row = fields[cols->row];
-    if (row.empty()) return at_line(n, {code::invalid_argument, "an empty row key"});
-    if (row.size() > max_row_key_bytes)
-      return at_line(n, {code::too_large, "the row key has " + std::to_string(row.size()) + " bytes, over the limit of " +
-                                              std::to_string(max_row_key_bytes)});
-    std::int64_t ts = now;
-    if (cols->ts) {
-      const auto t = fields[*cols->ts];
-      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ts);
-      if (ec != std::errc() || p != t.data() + t.size())
-        return at_line(n, {code::invalid_argument, "the timestamp '" + std::string(t) + "' is not a number"});
-    }
-    const std::uint32_t partition = partition_of(desc->partitioning, row);
-    for (std::size_t k = 0; k < cols->columns.size(); ++k) {
-      const auto& col = cols->columns[k];
-      const std::string_view value = fields[col.field];
-      if (value.size() > families[col.family].second)
-        return at_line(n, {code::too_large, "the value of " + col.family + ":" + col.qualifier +
-                                                " is over its family's limit"});
-      parts[partition].push_back({encode_cell_key(column_ids[k], row, col.qualifier, ts), std::string(value)});
-    }
-    ++rows;
-    if (on_progress && (++lines_seen & 0xffff) == 0) on_progress(read, total);
-    return status::ok();
-  };
-  if (auto st = for_each_line(path, parse, &read); !st) return st;
-  if (on_progress) on_progress(total, total);
-
-  transfer_stats stats;
-  stats.rows = rows;
-  stats.bytes = total;
-  std::map<std::string, std::string> files;
-  for (std::uint32_t p = 0; p < m.partitions; ++p) {
-    auto& e = parts[p];
-    // Sorted by key; of equal keys the last line's value wins.
-    std::stable_sort(e.begin(), e.end(), [](const entry& a, const entry& b) { return a.key < b.key; });
-    std::string file = cell_file_header();
-    std::uint64_t cells = 0;
-    for (std::size_t i = 0; i < e.size(); ++i) {
-      if (i + 1 < e.size() && e[i + 1].key == e[i].key) continue;
-      append_cell(file, e[i].key, std::numeric_limits<std::int64_t>::max(), e[i].value);
-      ++cells;
-    }
-    if (cells) ++stats.partitions;
-    stats.cells += cells;
-    e = {};
-    const std::string name = part_file_name(p);
-    m.files[name] = {file.size(), cells, crc32c(file)};
-    files.emplace(name, std::move(file));
-  }
-  std::string dir = o.staging;
-  const bool temporary = dir.empty();
-  if (temporary)
-    dir = (fs::temp_directory_path() / ("cellar-bulkload-" + std::to_string(::getpid()) + "-" + std::to_string(now)))
-              .string();
-  auto st = write_snapshot_dir(dir, m, files, /*durable=*/false);
-  files.clear();
-  if (st) {
-    auto r = c.bulk_load(table, dir);
-    if (!r) st = r.error();
-  }
-  std::error_code ec;
-  if (temporary) fs::remove_all(dir, ec);
-  if (!st) return st;
   return stats;
 }
 

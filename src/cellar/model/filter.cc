@@ -1,19 +1,31 @@
-// model/filter.cc: comparators, filter validation, the canonical text of a filter and its
-// binary form (cellar/filter.h).
+// model/filter.cc: comparators, filter validation and the canonical text of a filter
+// (cellar/filter.h).
 #include "cellar/filter.h"
+
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <cstring>
 #include <set>
 
-#include "model/regex_program.h"
 #include "util/coding.h"
 
 namespace cellar {
 
-namespace detail {
+// A regex comparator holds its RE2 program (ISO-8859-1 mode: one character per byte of the
+// value, as HBase's RegexStringComparator reads values); a substring comparator holds its
+// text folded to lower case and, when the text is not ASCII, an RE2 program that finds it
+// ignoring case. Immutable once built; RE2 matching is thread-safe.
+struct comparator::pattern {
+  std::unique_ptr<RE2> re;  // null for an ASCII substring, or when `error` is set
+  std::string folded;       // substring: the text in ASCII lower case
+  status error;
+};
 
 namespace {
+
+// The largest compiled program a pattern may have (RE2's max_mem).
+constexpr std::int64_t max_pattern_program_bytes = 1 << 20;
 
 // UTF-8 to ISO-8859-1; false when the text is not UTF-8 or holds a character above U+00FF.
 bool utf8_to_latin1(std::string_view in, std::string& out, std::string& why) {
@@ -55,56 +67,41 @@ bool is_ascii(std::string_view s) {
 
 char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-}  // namespace
-
-std::shared_ptr<const regex_program> compile_regex(std::string_view pattern) {
-  auto p = std::make_shared<regex_program>();
+// Compiles an HBase regexstring pattern (UTF-8 text; see cellar/filter.h) into `out`.
+status compile_regex(std::string_view pattern, std::unique_ptr<RE2>& out) {
   std::string latin1, why;
-  if (!utf8_to_latin1(pattern, latin1, why)) {
-    p->error = {code::invalid_argument, "regexstring: " + why};
-    return p;
-  }
+  if (!utf8_to_latin1(pattern, latin1, why)) return {code::invalid_argument, "regexstring: " + why};
   RE2::Options o;
   o.set_encoding(RE2::Options::EncodingLatin1);
   o.set_dot_nl(true);  // Java's Pattern.DOTALL, HBase's default flag
   o.set_log_errors(false);
-  o.set_max_mem(max_regex_program_bytes);
+  o.set_max_mem(max_pattern_program_bytes);
   auto re = std::make_unique<RE2>(latin1, o);
   if (!re->ok()) {
     if (re->error_code() == RE2::ErrorPatternTooLarge)
-      p->error = {code::invalid_argument, "regexstring: the pattern is too large (its program exceeds " +
-                                              std::to_string(max_regex_program_bytes) + " bytes)"};
-    else
-      p->error = {code::invalid_argument, "regexstring: RE2 cannot run this pattern (" + re->error() + ")"};
-    return p;
+      return {code::invalid_argument, "regexstring: the pattern is too large (its program exceeds " +
+                                          std::to_string(max_pattern_program_bytes) + " bytes)"};
+    return {code::invalid_argument, "regexstring: RE2 cannot run this pattern (" + re->error() + ")"};
   }
-  p->re = std::move(re);
-  return p;
+  out = std::move(re);
+  return status::ok();
 }
 
-std::shared_ptr<const regex_program> compile_substring(std::string_view text) {
-  auto p = std::make_shared<regex_program>();
-  p->folded.reserve(text.size());
-  for (char c : text) p->folded.push_back(ascii_lower(c));
-  if (!is_ascii(text)) {
-    RE2::Options o;
-    o.set_case_sensitive(false);
-    o.set_literal(true);
-    o.set_log_errors(false);
-    o.set_max_mem(max_regex_program_bytes);
-    auto re = std::make_unique<RE2>(std::string(text), o);
-    if (!re->ok()) {
-      p->error = {code::invalid_argument, "substring: the text cannot be searched (" + re->error() + ")"};
-      return p;
-    }
-    p->re = std::move(re);
-  }
-  return p;
+// A case-insensitive search for non-ASCII `text` (Unicode simple case folding, UTF-8).
+status compile_folded_search(std::string_view text, std::unique_ptr<RE2>& out) {
+  RE2::Options o;
+  o.set_case_sensitive(false);
+  o.set_literal(true);
+  o.set_log_errors(false);
+  o.set_max_mem(max_pattern_program_bytes);
+  auto re = std::make_unique<RE2>(std::string(text), o);
+  if (!re->ok()) return {code::invalid_argument, "substring: the text cannot be searched (" + re->error() + ")"};
+  out = std::move(re);
+  return status::ok();
 }
 
-bool contains_folded(const regex_program& p, std::string_view value) {
-  if (p.re) return RE2::PartialMatch(value, *p.re);
-  const std::string& needle = p.folded;
+// Whether `value` contains `needle` (already lower case), ignoring ASCII case.
+bool contains_folded(std::string_view needle, std::string_view value) {
   if (needle.empty()) return true;
   if (value.size() < needle.size()) return false;
   const char first = needle[0];
@@ -117,7 +114,7 @@ bool contains_folded(const regex_program& p, std::string_view value) {
   return false;
 }
 
-}  // namespace detail
+}  // namespace
 
 // ---- comparator ---------------------------------------------------------------------------
 
@@ -127,12 +124,18 @@ comparator comparator::binary(std::string value) { return {kind::binary, std::mo
 comparator comparator::binary_prefix(std::string prefix) { return {kind::binary_prefix, std::move(prefix)}; }
 comparator comparator::substring(std::string text) {
   comparator c(kind::substring, std::move(text));
-  c.program_ = detail::compile_substring(c.value_);
+  auto p = std::make_shared<pattern>();
+  p->folded.reserve(c.value_.size());
+  for (char ch : c.value_) p->folded.push_back(ascii_lower(ch));
+  if (!is_ascii(c.value_)) p->error = compile_folded_search(c.value_, p->re);
+  c.pattern_ = std::move(p);
   return c;
 }
-comparator comparator::regex(std::string pattern) {
-  comparator c(kind::regex, std::move(pattern));
-  c.program_ = detail::compile_regex(c.value_);
+comparator comparator::regex(std::string pattern_text) {
+  comparator c(kind::regex, std::move(pattern_text));
+  auto p = std::make_shared<pattern>();
+  p->error = compile_regex(c.value_, p->re);
+  c.pattern_ = std::move(p);
   return c;
 }
 comparator comparator::null() { return {kind::null, {}}; }
@@ -151,12 +154,20 @@ std::int64_t comparator::as_long() const noexcept {
 }
 
 status comparator::check() const {
-  if ((kind_ == kind::regex || kind_ == kind::substring) && program_ && !program_->error) return program_->error;
-  if ((kind_ == kind::regex || kind_ == kind::substring) && !program_)
+  if ((kind_ == kind::regex || kind_ == kind::substring) && pattern_ && !pattern_->error) return pattern_->error;
+  if ((kind_ == kind::regex || kind_ == kind::substring) && !pattern_)
     return {code::invalid_argument, "comparator has no compiled pattern"};
   if (kind_ == kind::long_value && value_.size() != 8)
     return {code::invalid_argument, "a long comparator holds 8 bytes"};
   return status::ok();
+}
+
+bool comparator::matches(std::string_view value) const {
+  if (!pattern_ || !pattern_->error) return false;
+  if (kind_ == kind::regex) return pattern_->re && RE2::PartialMatch(value, *pattern_->re);
+  if (kind_ == kind::substring)
+    return pattern_->re ? RE2::PartialMatch(value, *pattern_->re) : contains_folded(pattern_->folded, value);
+  return false;
 }
 
 // ---- filter -------------------------------------------------------------------------------
@@ -441,384 +452,6 @@ std::string to_string(const filter& f) {
   std::string out;
   write_text(out, f);
   return out;
-}
-
-// ---- binary form ---------------------------------------------------------------------------
-//
-//   u8 version (1), then the tree in prefix order. A node is u8 tag (the index of its kind in
-//   filter_body, or 255 for filter::invalid) and its fields: strings as varint length and
-//   bytes, integers as zigzag varints, booleans as one byte (0 or 1), a comparator as u8 kind
-//   and string, a float as its 4 IEEE bytes (little endian).
-
-namespace {
-
-constexpr unsigned char format_version = 1;
-constexpr unsigned char invalid_tag = 255;
-
-struct writer {
-  std::string& out;
-  void u8(unsigned v) { out.push_back(static_cast<char>(v)); }
-  void varint(std::uint64_t v) { detail::put_varint(out, v); }
-  void sint(std::int64_t v) { varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63)); }
-  void bytes(std::string_view s) {
-    varint(s.size());
-    out.append(s);
-  }
-  void cmp(const comparator& c) {
-    u8(static_cast<unsigned>(c.type()));
-    bytes(c.value());
-  }
-};
-
-void write_node(writer& w, const filter& f) {
-  if (const status& why = f.invalid_reason(); !why) {  // a placeholder from filter::invalid
-    w.u8(invalid_tag);
-    w.u8(static_cast<unsigned>(why.code()) & 0xFF);
-    w.u8(static_cast<unsigned>(why.code()) >> 8);
-    w.bytes(why.message());
-    return;
-  }
-  std::visit(
-      [&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        w.u8(static_cast<unsigned>(f.body().index()));
-        if constexpr (std::is_same_v<T, row_filter> || std::is_same_v<T, family_filter> ||
-                      std::is_same_v<T, qualifier_filter> || std::is_same_v<T, value_filter>) {
-          w.u8(static_cast<unsigned>(x.op));
-          w.cmp(x.cmp);
-        } else if constexpr (std::is_same_v<T, prefix_filter> || std::is_same_v<T, column_prefix_filter>) {
-          w.bytes(x.prefix);
-        } else if constexpr (std::is_same_v<T, multiple_column_prefix_filter>) {
-          w.varint(x.prefixes.size());
-          for (const auto& p : x.prefixes) w.bytes(p);
-        } else if constexpr (std::is_same_v<T, column_range_filter>) {
-          w.bytes(x.min);
-          w.u8(x.min_inclusive);
-          w.bytes(x.max);
-          w.u8(x.max_inclusive);
-        } else if constexpr (std::is_same_v<T, column_count_get_filter>) {
-          w.sint(x.limit);
-        } else if constexpr (std::is_same_v<T, column_pagination_filter>) {
-          w.sint(x.limit);
-          w.sint(x.offset);
-          w.u8(x.column_offset.has_value());
-          if (x.column_offset) w.bytes(*x.column_offset);
-        } else if constexpr (std::is_same_v<T, page_filter>) {
-          w.sint(x.page_size);
-        } else if constexpr (std::is_same_v<T, single_column_value_filter> ||
-                             std::is_same_v<T, single_column_value_exclude_filter>) {
-          w.bytes(x.family);
-          w.bytes(x.qualifier);
-          w.u8(static_cast<unsigned>(x.op));
-          w.cmp(x.cmp);
-          w.u8(x.filter_if_missing);
-          w.u8(x.latest_version_only);
-        } else if constexpr (std::is_same_v<T, column_value_filter>) {
-          w.bytes(x.family);
-          w.bytes(x.qualifier);
-          w.u8(static_cast<unsigned>(x.op));
-          w.cmp(x.cmp);
-        } else if constexpr (std::is_same_v<T, dependent_column_filter>) {
-          w.bytes(x.family);
-          w.bytes(x.qualifier);
-          w.u8(x.drop_dependent_column);
-          w.u8(static_cast<unsigned>(x.op));
-          w.u8(x.cmp.has_value());
-          if (x.cmp) w.cmp(*x.cmp);
-        } else if constexpr (std::is_same_v<T, key_only_filter>) {
-          w.u8(x.len_as_val);
-        } else if constexpr (std::is_same_v<T, inclusive_stop_filter>) {
-          w.bytes(x.stop_row);
-        } else if constexpr (std::is_same_v<T, timestamps_filter>) {
-          w.varint(x.timestamps.size());
-          for (auto ts : x.timestamps) w.sint(ts);
-          w.u8(x.can_hint);
-        } else if constexpr (std::is_same_v<T, random_row_filter>) {
-          std::uint32_t bits;
-          std::memcpy(&bits, &x.chance, sizeof bits);
-          for (int i = 0; i < 4; ++i) w.u8((bits >> (8 * i)) & 0xFF);
-        } else if constexpr (std::is_same_v<T, skip_filter> || std::is_same_v<T, while_match_filter>) {
-          write_node(w, x.inner);
-        } else if constexpr (std::is_same_v<T, filter_list>) {
-          w.u8(static_cast<unsigned>(x.operation));
-          w.varint(x.filters.size());
-          for (const auto& c : x.filters) write_node(w, c);
-        } else if constexpr (std::is_same_v<T, multi_row_range_filter>) {
-          w.varint(x.ranges.size());
-          for (const auto& r : x.ranges) {
-            w.bytes(r.start);
-            w.u8(r.start_inclusive);
-            w.bytes(r.stop);
-            w.u8(r.stop_inclusive);
-          }
-        } else if constexpr (std::is_same_v<T, fuzzy_row_filter>) {
-          w.varint(x.keys.size());
-          for (const auto& k : x.keys) {
-            w.bytes(k.key);
-            w.bytes(k.mask);
-          }
-        }
-      },
-      f.body());
-}
-
-struct reader {
-  std::string_view in;
-  bool ok = true;
-
-  bool need(std::size_t n) {
-    if (in.size() < n) ok = false;
-    return ok;
-  }
-  unsigned u8() {
-    if (!need(1)) return 0;
-    const auto v = static_cast<unsigned char>(in[0]);
-    in.remove_prefix(1);
-    return v;
-  }
-  bool flag() {
-    const unsigned v = u8();
-    if (v > 1) ok = false;
-    return v == 1;
-  }
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    if (ok && !detail::get_varint(in, v)) ok = false;
-    return ok ? v : 0;
-  }
-  std::int64_t sint() {
-    const std::uint64_t v = varint();
-    return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
-  }
-  std::int32_t sint32() {
-    const std::int64_t v = sint();
-    if (v < INT32_MIN || v > INT32_MAX) ok = false;
-    return static_cast<std::int32_t>(v);
-  }
-  std::string bytes() {
-    const std::uint64_t n = varint();
-    if (!ok || !need(n)) return {};
-    std::string s(in.substr(0, n));
-    in.remove_prefix(n);
-    return s;
-  }
-  // A count of elements that each take at least one byte.
-  std::size_t count() {
-    const std::uint64_t n = varint();
-    if (n > in.size()) ok = false;
-    return ok ? static_cast<std::size_t>(n) : 0;
-  }
-  compare_op op() {
-    const unsigned v = u8();
-    if (v > static_cast<unsigned>(compare_op::no_op)) ok = false;
-    return static_cast<compare_op>(ok ? v : 0);
-  }
-  comparator cmp() {
-    const unsigned k = u8();
-    std::string v = bytes();
-    if (!ok) return {};
-    using kind = comparator::kind;
-    switch (static_cast<kind>(k)) {
-      case kind::binary: return comparator::binary(std::move(v));
-      case kind::binary_prefix: return comparator::binary_prefix(std::move(v));
-      case kind::substring: return comparator::substring(std::move(v));
-      case kind::regex: return comparator::regex(std::move(v));
-      case kind::null: return comparator::null();
-      case kind::bit_and: return comparator::bit_and(std::move(v));
-      case kind::bit_or: return comparator::bit_or(std::move(v));
-      case kind::bit_xor: return comparator::bit_xor(std::move(v));
-      case kind::long_value: {
-        if (v.size() != 8) break;
-        std::uint64_t x = 0;
-        for (char c : v) x = (x << 8) | static_cast<unsigned char>(c);
-        return comparator::long_value(static_cast<std::int64_t>(x));
-      }
-    }
-    ok = false;
-    return {};
-  }
-};
-
-// The invalid filter's status (invalid_tag): its code, then its message.
-std::optional<filter> read_invalid(reader& r) {
-  const unsigned lo = r.u8(), hi = r.u8();
-  std::string msg = r.bytes();
-  const auto c = static_cast<code>(lo | (hi << 8));
-  if (!r.ok || c == code::ok || c > code::unavailable) {
-    r.ok = false;
-    return std::nullopt;
-  }
-  return filter::invalid(status{c, std::move(msg)});
-}
-
-filter read_multi_row_range(reader& r) {
-  multi_row_range_filter m;
-  const std::size_t n = r.count();
-  for (std::size_t i = 0; i < n && r.ok; ++i) {
-    row_range rr;
-    rr.start = r.bytes();
-    rr.start_inclusive = r.flag();
-    rr.stop = r.bytes();
-    rr.stop_inclusive = r.flag();
-    m.ranges.push_back(std::move(rr));
-  }
-  return filter(std::move(m));
-}
-
-filter read_fuzzy_row(reader& r) {
-  fuzzy_row_filter fz;
-  const std::size_t n = r.count();
-  for (std::size_t i = 0; i < n && r.ok; ++i) {
-    fuzzy_key k;
-    k.key = r.bytes();
-    k.mask = r.bytes();
-    fz.keys.push_back(std::move(k));
-  }
-  return filter(std::move(fz));
-}
-
-std::optional<filter> read_node(reader& r, int depth) {
-  if (depth > max_filter_depth) {
-    r.ok = false;
-    return std::nullopt;
-  }
-  const unsigned tag = r.u8();
-  if (!r.ok) return std::nullopt;
-  if (tag == invalid_tag) return read_invalid(r);
-  auto compare = [&](auto spec) -> std::optional<filter> {
-    spec.op = r.op();
-    spec.cmp = r.cmp();
-    if (!r.ok) return std::nullopt;
-    return filter(std::move(spec));
-  };
-  auto column_check = [&](auto spec) -> std::optional<filter> {
-    spec.family = r.bytes();
-    spec.qualifier = r.bytes();
-    spec.op = r.op();
-    spec.cmp = r.cmp();
-    if constexpr (!std::is_same_v<decltype(spec), column_value_filter>) {
-      spec.filter_if_missing = r.flag();
-      spec.latest_version_only = r.flag();
-    }
-    if (!r.ok) return std::nullopt;
-    return filter(std::move(spec));
-  };
-  std::optional<filter> out;
-  switch (tag) {
-    case 0: return compare(row_filter{});
-    case 1: return compare(family_filter{});
-    case 2: return compare(qualifier_filter{});
-    case 3: return compare(value_filter{});
-    case 4: out = filter(prefix_filter{r.bytes()}); break;
-    case 5: out = filter(column_prefix_filter{r.bytes()}); break;
-    case 6: {
-      multiple_column_prefix_filter m;
-      const std::size_t n = r.count();
-      for (std::size_t i = 0; i < n && r.ok; ++i) m.prefixes.push_back(r.bytes());
-      out = filter(std::move(m));
-      break;
-    }
-    case 7: {
-      column_range_filter c;
-      c.min = r.bytes();
-      c.min_inclusive = r.flag();
-      c.max = r.bytes();
-      c.max_inclusive = r.flag();
-      out = filter(std::move(c));
-      break;
-    }
-    case 8: out = filter(column_count_get_filter{r.sint32()}); break;
-    case 9: {
-      column_pagination_filter p;
-      p.limit = r.sint32();
-      p.offset = r.sint32();
-      if (r.flag()) p.column_offset = r.bytes();
-      out = filter(std::move(p));
-      break;
-    }
-    case 10: out = filter(page_filter{r.sint()}); break;
-    case 11: return column_check(single_column_value_filter{});
-    case 12: return column_check(single_column_value_exclude_filter{});
-    case 13: return column_check(column_value_filter{});
-    case 14: {
-      dependent_column_filter d;
-      d.family = r.bytes();
-      d.qualifier = r.bytes();
-      d.drop_dependent_column = r.flag();
-      d.op = r.op();
-      if (r.flag()) d.cmp = r.cmp();
-      out = filter(std::move(d));
-      break;
-    }
-    case 15: out = filter(first_key_only_filter{}); break;
-    case 16: out = filter(key_only_filter{r.flag()}); break;
-    case 17: out = filter(inclusive_stop_filter{r.bytes()}); break;
-    case 18: {
-      timestamps_filter t;
-      const std::size_t n = r.count();
-      for (std::size_t i = 0; i < n && r.ok; ++i) t.timestamps.push_back(r.sint());
-      t.can_hint = r.flag();
-      out = filter(std::move(t));
-      break;
-    }
-    case 19: {
-      std::uint32_t bits = 0;
-      for (int i = 0; i < 4; ++i) bits |= r.u8() << (8 * i);
-      random_row_filter rr;
-      std::memcpy(&rr.chance, &bits, sizeof bits);
-      out = filter(rr);
-      break;
-    }
-    case 20:
-    case 21: {
-      auto inner = read_node(r, depth + 1);
-      if (!inner) return std::nullopt;
-      if (tag == 20)
-        out = filter(skip_filter{std::move(*inner)});
-      else
-        out = filter(while_match_filter{std::move(*inner)});
-      break;
-    }
-    case 22: {
-      const unsigned op = r.u8();
-      if (op > 1) r.ok = false;
-      const std::size_t n = r.count();
-      filter_list l;
-      l.operation = static_cast<filter_list::op>(op & 1);
-      for (std::size_t i = 0; i < n && r.ok; ++i) {
-        auto c = read_node(r, depth + 1);
-        if (!c) return std::nullopt;
-        l.filters.push_back(std::move(*c));
-      }
-      out = filter(std::move(l));
-      break;
-    }
-    case 23: out = read_multi_row_range(r); break;
-    case 24: out = read_fuzzy_row(r); break;
-    default: r.ok = false; return std::nullopt;
-  }
-  if (!r.ok) return std::nullopt;
-  return out;
-}
-
-}  // namespace
-
-std::string encode_filter(const filter& f) {
-  std::string out;
-  out.push_back(static_cast<char>(format_version));
-  writer w{out};
-  write_node(w, f);
-  return out;
-}
-
-result<filter> decode_filter(std::string_view bytes) {
-  if (bytes.empty() || static_cast<unsigned char>(bytes[0]) != format_version)
-    return status{code::invalid_argument, "not an encoded filter (unknown format version)"};
-  reader r{bytes.substr(1)};
-  auto f = read_node(r, 1);
-  if (!r.ok || !f) return status{code::invalid_argument, "malformed encoded filter"};
-  if (!r.in.empty()) return status{code::invalid_argument, "malformed encoded filter (trailing bytes)"};
-  return std::move(*f);
 }
 
 }  // namespace cellar

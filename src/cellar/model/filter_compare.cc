@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "model/filter_eval.h"
-#include "model/regex_program.h"
 #include "util/coding.h"
 
 namespace cellar::detail {
@@ -139,8 +138,8 @@ std::optional<int> compare_with(const comparator& c, std::string_view v) {
   switch (c.type()) {
     case k::binary: return std::string_view(mine).compare(v);
     case k::binary_prefix: return std::string_view(mine).compare(v.substr(0, std::min(mine.size(), v.size())));
-    case k::substring: return c.program() && contains_folded(*c.program(), v) ? 0 : 1;
-    case k::regex: return c.program() && c.program()->re && RE2::PartialMatch(v, *c.program()->re) ? 0 : 1;
+    case k::substring:
+    case k::regex: return c.matches(v) ? 0 : 1;
     case k::null: return 1;
     case k::bit_and:
     case k::bit_or:

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <random>
 
-#include "model/regex_program.h"
 #include "util/coding.h"
 
 namespace cellar::detail {

@@ -20,6 +20,7 @@
 
 #include "ascii.h"
 #include "cellar/filter.h"
+#include "model/filter_text.h"
 
 namespace cellar {
 
@@ -43,6 +44,7 @@ struct call {
   std::string name;  // canonical
   std::size_t pos = 0;
   std::vector<argument> args;
+  bool text_any_op = false;  // regexstring and substring with every operator (parse_printed_filter)
 
   status wrong_arity(const char* expected) const {
     return err(pos, name + " expects " + expected + ", got " + std::to_string(args.size()) + " argument" +
@@ -59,15 +61,17 @@ struct call {
     if (a.quoted || a.text.empty() || a.text == "-")
       return err(a.pos, nth(i) + " must be an integer, got " + (a.quoted ? "'" + a.text + "'" : a.text));
     const bool neg = a.text[0] == '-';
+    // The magnitude's limit: one more for a negative number, so that INT64_MIN parses.
+    const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (neg ? 1 : 0);
     std::uint64_t v = 0;
     for (std::size_t k = neg ? 1 : 0; k < a.text.size(); ++k) {
       const char c = a.text[k];
       if (c < '0' || c > '9') return err(a.pos, nth(i) + " must be an integer, got " + a.text);
-      if (v > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - (c - '0')) / 10)
+      if (v > (limit - static_cast<std::uint64_t>(c - '0')) / 10)
         return err(a.pos, nth(i) + " is out of range for a long: " + a.text);
       v = v * 10 + static_cast<std::uint64_t>(c - '0');
     }
-    return neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+    return neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
   }
   result<std::int32_t> int_arg(std::size_t i) const {
     auto v = long_arg(i);
@@ -107,7 +111,7 @@ struct call {
     const std::string_view type(t.data(), colon);
     std::string value = t.substr(colon + 1);
     auto text_only = [&]() -> status {
-      if (op != compare_op::equal && op != compare_op::not_equal)
+      if (!text_any_op && op != compare_op::equal && op != compare_op::not_equal)
         return err(pos, "a regexstring comparator and substring comparator can only be used with EQUAL and NOT_EQUAL");
       return status::ok();
     };
@@ -129,7 +133,7 @@ struct call {
     if (type == "bitxor") return comparator::bit_xor(std::move(value));
     if (type == "long") {
       argument a{value, false, pos};
-      call c{name, pos, {a}};
+      call c{name, pos, {a}, text_any_op};
       auto v = c.long_arg(0);
       if (!v) return err(pos, "long comparator value must be an integer in range, got '" + value + "'");
       return comparator::long_value(v.value());
@@ -428,7 +432,7 @@ struct pending_filter {
 
 class parser {
  public:
-  explicit parser(std::string_view t) : t_(t) {}
+  parser(std::string_view t, bool text_any_op) : t_(t), text_any_op_(text_any_op) {}
 
   result<filter> run() {
     for (std::size_t i = 0; i < t_.size(); ++i) {
@@ -584,6 +588,7 @@ class parser {
     }
     call c;
     c.pos = start + 1;
+    c.text_any_op = text_any_op_;
     const filter_kind* kind = find_kind(raw);
     if (kind == nullptr) return err(start + 1, "unknown filter " + std::string(raw) + " (filters: " + known_names() + ")");
     c.name = kind->name;
@@ -620,6 +625,7 @@ class parser {
   }
 
   std::string_view t_;
+  bool text_any_op_;
   std::vector<pending_op> ops_;
   std::vector<pending_filter> filters_;
   int open_ = 0;
@@ -627,6 +633,8 @@ class parser {
 
 }  // namespace
 
-result<filter> parse_filter(std::string_view text) { return parser(text).run(); }
+result<filter> parse_filter(std::string_view text) { return parser(text, false).run(); }
+
+result<filter> detail::parse_printed_filter(std::string_view text) { return parser(text, true).run(); }
 
 }  // namespace cellar

@@ -25,6 +25,7 @@
 #include "cellar/ops.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
+#include "model/filter_text.h"
 
 namespace cellar {
 
@@ -126,8 +127,10 @@ typename Inspector::result_type inspect(Inspector& f, enum_ref<E>& e) {
   }
 }
 
-// An optional filter: a presence flag, then the filter in its binary form
-// (cellar/filter.h encode_filter); bytes that do not decode to a valid filter fail.
+// An optional filter: a presence flag, then the filter as its canonical text (to_string in
+// cellar/filter.h) and a status. A filter check() refuses travels as that status alone and
+// arrives as filter::invalid, so the receiving node refuses it with the same error; text
+// that does not parse fails.
 struct filter_ref {
   std::optional<filter>& x;
 };
@@ -138,19 +141,26 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, filter_ref& o) {
   if constexpr (Inspector::reads_state) {
     bool present = o.x.has_value();
-    std::string bytes = present ? encode_filter(*o.x) : std::string();
-    return f(present, bytes);
+    std::string text;
+    status refused = present ? o.x->check() : status::ok();
+    if (present && refused) text = to_string(*o.x);
+    return f(present, text, refused);
   } else {
     bool present = false;
-    std::string bytes;
-    if (auto err = f(present, bytes)) return err;
+    std::string text;
+    status refused;
+    if (auto err = f(present, text, refused)) return err;
     if (!present) {
       o.x.reset();
       return caf::none;
     }
-    auto decoded = decode_filter(bytes);
-    if (!decoded) return caf::make_error(caf::sec::invalid_argument, "bad filter: " + decoded.error().message());
-    o.x = std::move(decoded.value());
+    if (!refused) {
+      o.x = filter::invalid(std::move(refused));
+      return caf::none;
+    }
+    auto parsed = detail::parse_printed_filter(text);
+    if (!parsed) return caf::make_error(caf::sec::invalid_argument, "bad filter: " + parsed.error().message());
+    o.x = std::move(parsed.value());
     return caf::none;
   }
 }

@@ -168,12 +168,13 @@ void memtable::account(std::int64_t delta) {
 
 status memtable::reserve(std::int64_t bytes) const { return account_.reserve(bytes); }
 
-family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v) {
+family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v,
+                                          std::string_view encoded) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
   // The row by hash, then one descent inside it: the cell itself or a new one there.
   auto [it, inserted] = m.try_emplace(key);
   try {
-    if (track_delta_ || track_redo_ || move_delta_) record(fid, key, &v, inserted);
+    if (track_delta_ || track_redo_ || move_delta_) record(fid, key, &v, inserted, encoded);
     if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value())});
   } catch (...) {
     if (inserted) m.erase(it);  // nothing half-written
@@ -241,11 +242,15 @@ void memtable::trim_column(const family_schema& f, family_map& m, std::string_vi
   }
 }
 
-void memtable::record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before) {
+void memtable::record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before,
+                      std::string_view encoded) {
   // Encoded into a buffer kept for the next write: the redo log and the delta copy it.
-  std::string& k = key_scratch_;
-  k.clear();
-  encode_cell_key(k, fid, key.row, key.qualifier, key.ts);
+  std::string_view k = encoded;
+  if (k.empty()) {
+    key_scratch_.clear();
+    encode_cell_key(key_scratch_, fid, key.row, key.qualifier, key.ts);
+    k = key_scratch_;
+  }
   if (track_redo_) {
     redo_.push_back(v ? '\1' : '\0');
     put_bytes(redo_, k);

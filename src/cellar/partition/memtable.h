@@ -26,6 +26,7 @@
 #include "cellar/ops.h"
 #include "partition/cell_map.h"
 #include "persist/delta_map.h"
+#include "persist/loaded_cells.h"
 #include "partition/key_bytes.h"
 #include "partition/memory_budget.h"
 
@@ -168,6 +169,10 @@ class memtable {
   // Applies the cells of `cells` (a copy or a move delta of another partition), tracked
   // in the snapshot delta like replayed log records, not in the redo.
   void apply_cells(const delta_map& cells);
+  // Writes every cell of `cells` (a bulk load, a restore or a clone; malformed records and
+  // cells of families the file does not map or this partition dropped are skipped: the
+  // store checked them before), tracked in the snapshot delta as apply_cells.
+  void load_cells(const loaded_cells& cells);
 
  private:
   template <class Out>
@@ -178,7 +183,9 @@ class memtable {
   scan_page scan_filtered(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
 
   // `absent_before` (a put): the memtable did not hold the cell (delta_map::change::fresh).
-  void record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before = false);
+  // `encoded`: the key already encoded (persist/codec.h), or empty to encode it here.
+  void record(std::uint32_t fid, const key_view& key, const cell_value* v, bool absent_before = false,
+              std::string_view encoded = {});
   struct undo_record {
     std::uint32_t family;
     cell_key key;
@@ -198,7 +205,8 @@ class memtable {
   bool replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
                             std::int64_t now);
   // Writes the cell; returns where it is now.
-  family_map::iterator write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v);
+  family_map::iterator write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v,
+                                  std::string_view encoded = {});
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
   // After a write to a column: removes the versions no read can return any more (beyond
   // the family's MaxVersions, or expired), as the background reclaim would later (R18).

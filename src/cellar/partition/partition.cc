@@ -233,6 +233,9 @@ move_reply partition::move(move_request& r) {
     case move_request::apply:
       if (r.cells.map) mem_->apply_cells(*r.cells.map);
       break;
+    case move_request::load:
+      if (r.loaded.cells) mem_->load_cells(*r.loaded.cells);
+      break;
     default:
       out.st = {code::invalid_argument, "unknown move step " + std::to_string(r.what)};
   }

@@ -41,6 +41,7 @@
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
 #include "persist/delta_map.h"
+#include "persist/loaded_cells.h"
 #include "partition/inspect.h"
 #include "partition/memtable.h"
 
@@ -100,6 +101,12 @@ struct delta_handle {
   std::shared_ptr<delta_map> map = std::make_shared<delta_map>();
 };
 
+// A bulk load's cells for one partition travel by pointer inside one process; serialized,
+// they are their records and family ids.
+struct loaded_cells_handle {
+  std::shared_ptr<const loaded_cells> cells;
+};
+
 struct cut_reply {
   delta_handle delta;
 };
@@ -125,12 +132,15 @@ struct admin_reply {
 //   abort   stops recording, unfreezes and runs what was held, in order
 // On the copy being built (the target, not yet serving):
 //   apply   applies `cells` (a chunk or a cut) over what it holds
+// On a partition taking a bulk load, a restore or a clone (store/named_snapshots.cc):
+//   load    writes every cell of `loaded` over what it holds, in this one message
 struct move_request {
-  enum step : std::uint8_t { track = 0, chunk = 1, cut = 2, freeze = 3, abort = 4, apply = 5 };
+  enum step : std::uint8_t { track = 0, chunk = 1, cut = 2, freeze = 3, abort = 4, apply = 5, load = 6 };
   std::uint8_t what = track;
   std::string after;
   std::uint64_t max_bytes = 0;
   delta_handle cells;
+  loaded_cells_handle loaded;
 };
 
 struct move_reply {
@@ -244,6 +254,24 @@ typename Inspector::result_type inspect(Inspector& f, delta_handle& x) {
   }
 }
 
+// Loaded cells: their records, the family id pairs and the cell count.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, loaded_cells_handle& x) {
+  if constexpr (Inspector::reads_state) {
+    std::string records(x.cells ? x.cells->records() : std::string_view{});
+    auto ids = x.cells ? x.cells->ids() : loaded_cells::id_map{};
+    std::uint64_t n = x.cells ? x.cells->cells() : 0;
+    return f(caf::meta::type_name("loaded_cells"), records, ids, n);
+  } else {
+    std::string records;
+    loaded_cells::id_map ids;
+    std::uint64_t n = 0;
+    if (auto err = f(caf::meta::type_name("loaded_cells"), records, ids, n)) return err;
+    x.cells = std::make_shared<const loaded_cells>(std::move(records), std::move(ids), n);
+    return caf::none;
+  }
+}
+
 #define CELLAR_INSPECT_FIELDS(type, ...)                                   \
   template <class Inspector>                                               \
   typename Inspector::result_type inspect(Inspector& f, [[maybe_unused]] type& x) { \
@@ -265,7 +293,7 @@ CELLAR_INSPECT_FIELDS(cut_reply, x.delta)
 CELLAR_INSPECT_FIELDS(merge_delta_request, x.delta)
 CELLAR_INSPECT_FIELDS(stop_request)
 CELLAR_INSPECT_FIELDS(admin_reply, x.st)
-CELLAR_INSPECT_FIELDS(move_request, x.what, x.after, x.max_bytes, x.cells)
+CELLAR_INSPECT_FIELDS(move_request, x.what, x.after, x.max_bytes, x.cells, x.loaded)
 CELLAR_INSPECT_FIELDS(move_reply, x.st, x.cells, x.last, x.done)
 CELLAR_INSPECT_FIELDS(handoff_request, x.to)
 

@@ -10,33 +10,57 @@ namespace cellar::detail {
 namespace {
 
 void put_escaped(std::string& out, std::string_view b) {
-  for (char c : b) {
-    out.push_back(c);
-    if (c == '\0') out.push_back('\xff');
+  // Whole stretches between zero bytes at a time: most rows and qualifiers have none.
+  for (;;) {
+    const void* z = std::memchr(b.data(), 0, b.size());
+    if (z == nullptr) break;
+    const std::size_t n = static_cast<const char*>(z) - b.data();
+    out.append(b.data(), n);
+    out.append("\0\xff", 2);
+    b.remove_prefix(n + 1);
   }
-  out.push_back('\0');
-  out.push_back('\x01');
+  out.append(b);
+  out.append("\0\x01", 2);
 }
 
-// Copies the stretches between NUL bytes whole: recovery decodes every cell's key here.
-bool get_escaped(std::string_view& in, std::string& out) {
-  std::size_t i = 0;
-  for (;;) {
-    const void* nul = std::memchr(in.data() + i, '\0', in.size() - i);
-    if (nul == nullptr) return false;
-    const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - in.data());
-    out.append(in.data() + i, at - i);
-    if (at + 1 >= in.size()) return false;
-    if (in[at + 1] == '\xff') {
-      out.push_back('\0');
-      i = at + 2;
-    } else if (in[at + 1] == '\x01') {
-      in.remove_prefix(at + 2);
-      return true;
-    } else {
-      return false;
-    }
+// The escaped field at the front of `in`: its unescaped bytes in `field` (a view into `in`
+// when it holds no escaped zero, else into `scratch`); `in` left after its terminator.
+bool take_escaped(std::string_view& in, std::string_view& field, std::string& scratch) {
+  const void* z = std::memchr(in.data(), 0, in.size());
+  if (z == nullptr) return false;
+  std::size_t i = static_cast<const char*>(z) - in.data();
+  if (i + 1 >= in.size()) return false;
+  if (in[i + 1] == '\x01') {
+    field = in.substr(0, i);
+    in.remove_prefix(i + 2);
+    return true;
   }
+  scratch.clear();
+  std::size_t from = 0;
+  for (;;) {
+    if (i + 1 >= in.size()) return false;
+    if (in[i + 1] == '\x01') {
+      scratch.append(in.data() + from, i - from);
+      field = scratch;
+      in.remove_prefix(i + 2);
+      return true;
+    }
+    if (in[i + 1] != '\xff') return false;
+    scratch.append(in.data() + from, i - from);
+    scratch.push_back('\0');
+    from = i + 2;
+    z = std::memchr(in.data() + from, 0, in.size() - from);
+    if (z == nullptr) return false;
+    i = static_cast<const char*>(z) - in.data();
+  }
+}
+
+bool get_escaped(std::string_view& in, std::string& out) {
+  std::string scratch;
+  std::string_view field;
+  if (!take_escaped(in, field, scratch)) return false;
+  out.append(field);
+  return true;
 }
 
 }  // namespace
@@ -92,6 +116,17 @@ std::optional<decoded_key> decode_cell_key(std::string_view in) {
   if (inv > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
   k.ts = std::numeric_limits<std::int64_t>::max() - static_cast<std::int64_t>(inv);
   return k;
+}
+
+bool decode_cell_key(std::string_view in, key_parts& out, std::string& row_scratch, std::string& qualifier_scratch) {
+  if (!get_u32(in, out.family)) return false;
+  if (!take_escaped(in, out.row, row_scratch) || !take_escaped(in, out.qualifier, qualifier_scratch)) return false;
+  if (in.size() != 8) return false;
+  std::uint64_t inv = 0;
+  if (!get_u64(in, inv)) return false;
+  if (inv > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
+  out.ts = std::numeric_limits<std::int64_t>::max() - static_cast<std::int64_t>(inv);
+  return true;
 }
 
 std::string family_prefix(std::uint32_t family) {

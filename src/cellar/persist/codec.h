@@ -34,6 +34,15 @@ std::string encode_cell_key(std::uint32_t family, std::string_view row, std::str
                             std::int64_t ts);
 // nullopt if the bytes are not a well-formed key.
 std::optional<decoded_key> decode_cell_key(std::string_view in);
+// A key's parts as views: into `in`, or into a scratch string for a row or qualifier that
+// holds an escaped zero byte (valid until that scratch changes). false if malformed.
+struct key_parts {
+  std::uint32_t family = 0;
+  std::string_view row;
+  std::string_view qualifier;
+  std::int64_t ts = 0;
+};
+bool decode_cell_key(std::string_view in, key_parts& out, std::string& row_scratch, std::string& qualifier_scratch);
 // First key of a family / first key past it (for range deletes).
 std::string family_prefix(std::uint32_t family);
 

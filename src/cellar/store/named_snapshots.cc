@@ -123,64 +123,92 @@ status not_in_cluster(std::string_view what) {
 }
 
 // Reads part file `p` of a snapshot or a bulk load.
-using part_reader = std::function<result<std::string>(const std::string& file)>;
+using part_reader = std::function<result<file_bytes>(const std::string& file)>;
+using loaded_parts = std::vector<std::shared_ptr<const loaded_cells>>;
 
-// The cells of every part file, re-keyed to `rt`'s family ids (by family name) and checked
-// to fall in their partition; nothing is changed. Returns one delta per partition.
-result<std::vector<std::shared_ptr<delta_map>>> read_parts(const table_runtime& rt, const snapshot_manifest& m,
-                                                           const part_reader& read, bulk_load_stats& stats) {
+// Checks the cells of part file `p` without copying them: well-formed keys of families the
+// manifest names (`ids`), each row in partition `p`. Counts them into *cells.
+status check_part(const table_schema& schema, std::uint32_t p, const std::string& file, std::string_view records,
+                  const loaded_cells::id_map& ids, std::uint64_t* cells) {
+  cell_record_reader in(records);
+  std::string_view key, value;
+  std::int64_t expires = 0;
+  key_parts k;
+  std::string row_scratch, qualifier_scratch, last_row;
+  bool have_row = false;
+  std::uint32_t last_family = 0;
+  bool have_family = false;
+  std::uint64_t n = 0;
+  while (in.next(key, expires, value)) {
+    if (!decode_cell_key(key, k, row_scratch, qualifier_scratch))
+      return {code::corruption, "file '" + file + "' holds a malformed cell key"};
+    if (!have_family || k.family != last_family) {
+      bool named = false;
+      for (const auto& [from, to] : ids) named = named || from == k.family;
+      if (!named)
+        return {code::corruption, "file '" + file + "' holds a cell of family id " + std::to_string(k.family) +
+                                      ", which its manifest does not name"};
+      last_family = k.family;
+      have_family = true;
+      have_row = false;
+    }
+    // A file is in key order, so a row's cells of one family come together: one check each.
+    if (!have_row || k.row != last_row) {
+      if (partition_of(schema.partitioning, k.row) != p)
+        return {code::invalid_argument, "file '" + file + "' holds row '" + std::string(k.row) + "' of another partition"};
+      last_row.assign(k.row);
+      have_row = true;
+    }
+    ++n;
+  }
+  if (in.failed()) return {code::corruption, "file '" + file + "' is cut short after " + std::to_string(n) + " cells"};
+  *cells = n;
+  return status::ok();
+}
+
+// The cells of every part file, checked (check_part) and mapped to `rt`'s family ids (by
+// family name); nothing is changed. Returns one set per partition.
+result<loaded_parts> read_parts(const table_runtime& rt, const snapshot_manifest& m, const part_reader& read,
+                                bulk_load_stats& stats) {
   const auto& schema = *rt.schema;
   if (rt.partitions.size() != m.partitions)
     return status{code::invalid_argument, "the files hold " + std::to_string(m.partitions) + " partitions, table '" +
                                               schema.name + "' has " + std::to_string(rt.partitions.size())};
-  std::map<std::uint32_t, std::uint32_t> ids;  // the files' family id -> the table's
+  loaded_cells::id_map ids;  // the files' family id -> the table's
   for (const auto& [id, name] : m.families) {
     const family_schema* f = schema.find(name);
     if (!f)
       return status{code::family_not_found, "table '" + schema.name + "' has no family '" + name + "'"};
-    ids[id] = f->id;
+    ids.emplace_back(id, f->id);
   }
-  std::vector<std::shared_ptr<delta_map>> out;
+  loaded_parts out;
   for (std::uint32_t p = 0; p < m.partitions; ++p) {
     const std::string file = part_file_name(p);
     auto data = read(file);
     if (!data) return data.error();
-    stats.bytes += data->size();
-    auto cells = std::make_shared<delta_map>();
-    std::string key;
-    auto st = for_each_cell(*data, [&](std::string_view k, std::int64_t expires, std::string_view value) -> status {
-      auto d = decode_cell_key(k);
-      if (!d) return {code::corruption, "file '" + file + "' holds a malformed cell key"};
-      auto id = ids.find(d->family);
-      if (id == ids.end())
-        return {code::corruption, "file '" + file + "' holds a cell of family id " + std::to_string(d->family) +
-                                      ", which its manifest does not name"};
-      if (partition_of(schema.partitioning, d->row) != p)
-        return {code::invalid_argument, "file '" + file + "' holds row '" + d->row + "' of another partition"};
-      key.assign(k);
-      std::string prefix;
-      put_u32(prefix, id->second);
-      key.replace(0, 4, prefix);
-      cells->put(key, expires, value);
-      ++stats.cells;
-      return status::ok();
-    });
-    if (!st) return st;
-    if (!cells->empty()) ++stats.partitions;
-    out.push_back(std::move(cells));
+    stats.bytes += data->data.size();
+    auto records = cell_records(data->data);
+    if (!records) return status{code::corruption, "file '" + file + "': " + records.error().message()};
+    std::uint64_t cells = 0;
+    if (auto st = check_part(schema, p, file, *records, ids, &cells); !st) return st;
+    stats.cells += cells;
+    if (cells) ++stats.partitions;
+    out.push_back(cells ? std::make_shared<const loaded_cells>(std::move(data->owner), *records, ids, cells) : nullptr);
   }
   return out;
 }
 
-// Applies `parts` (from read_parts) to `rt`'s partitions, one message each.
-status apply_parts(caf::actor_system& sys, const table_runtime& rt, std::vector<std::shared_ptr<delta_map>>& parts) {
-  for (std::size_t p = 0; p < parts.size(); ++p) {
-    if (parts[p]->empty()) continue;
-    move_request r = step(move_request::apply);
-    r.cells.map = std::move(parts[p]);
-    auto reply = ask_one<move_reply>(sys, rt.partitions[p].actor, std::move(r));
-    if (!reply) return reply.error();
-    if (!reply->st) return reply->st;
+// Gives each partition of `rt` its part of `parts` (from read_parts) in one message, all
+// partitions at once.
+status apply_parts(caf::actor_system& sys, const table_runtime& rt, loaded_parts& parts) {
+  auto replies = ask_all<move_reply>(sys, rt, [&](std::uint32_t p) {
+    move_request r = step(move_request::load);
+    r.loaded.cells = std::move(parts[p]);
+    return r;
+  });
+  for (auto& r : replies) {
+    if (!r) return r.error();
+    if (!r->st) return r->st;
   }
   return status::ok();
 }
@@ -315,7 +343,7 @@ status store::restore_snapshot(const std::string& name) {
   rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   bulk_load_stats stats;
-  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->read(name, f); }, stats);
+  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
   if (!parts) return parts.error();
   if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
   if (s.persistence)
@@ -336,7 +364,7 @@ status store::clone_snapshot(const std::string& name, const std::string& table) 
   auto rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   bulk_load_stats stats;
-  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->read(name, f); }, stats);
+  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
   status st = parts ? apply_parts(*s.system, *rt, *parts) : parts.error();
   if (st && s.persistence)
     if (auto r = s.snapshot(); !r) st = r.error();
@@ -373,7 +401,7 @@ result<bulk_load_stats> store::bulk_load(const std::string& table, const std::st
   auto rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   bulk_load_stats stats;
-  auto parts = read_parts(*rt, *m, [&](const std::string& f) { return read_file_checked(dir, *m, f); }, stats);
+  auto parts = read_parts(*rt, *m, [&](const std::string& f) { return map_file_checked(dir, *m, f); }, stats);
   if (!parts) return parts.error();
   if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
   if (s.persistence)

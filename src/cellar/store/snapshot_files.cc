@@ -2,6 +2,7 @@
 #include "store/snapshot_files.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "persist/delta_map.h"
 #include "persist/codec.h"
+#include "persist/loaded_cells.h"
 
 namespace cellar::detail {
 
@@ -83,6 +85,35 @@ result<std::string> read_whole(const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+// The whole file mapped read-only (its pages read in at once: every byte is read next).
+result<file_bytes> map_whole(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return corrupt("missing file '" + path + "'");
+    return io_error("cannot open", path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    auto e = io_error("cannot stat", path);
+    ::close(fd);
+    return e;
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return file_bytes{};
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED) {
+    auto e = io_error("cannot map", path);
+    ::close(fd);
+    return e;
+  }
+  ::close(fd);
+  std::shared_ptr<const void> owner(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+  return file_bytes{std::move(owner), std::string_view(static_cast<const char*>(p), size)};
 }
 
 status check_file(const snapshot_manifest& m, const std::string& file, std::string_view data) {
@@ -218,19 +249,24 @@ std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& 
   return out;
 }
 
+result<std::string_view> cell_records(std::string_view file) {
+  if (file.substr(0, cells_magic.size()) != cells_magic) return corrupt("not a cellar cell file");
+  return file.substr(cells_magic.size());
+}
+
 status for_each_cell(std::string_view file,
                      const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each) {
-  if (file.substr(0, cells_magic.size()) != cells_magic) return corrupt("not a cellar cell file");
-  reader r(file.substr(cells_magic.size()));
+  auto records = cell_records(file);
+  if (!records) return records.error();
+  cell_record_reader r(*records);
   std::uint64_t n = 0;
-  while (!r.done()) {
-    std::string_view key, value;
-    std::int64_t expires = 0;
-    if (!r.bytes_view(key) || !r.i64(expires) || !r.bytes_view(value))
-      return corrupt("cell file is cut short after " + std::to_string(n) + " cells");
+  std::string_view key, value;
+  std::int64_t expires = 0;
+  while (r.next(key, expires, value)) {
     if (auto st = each(key, expires, value); !st) return st;
     ++n;
   }
+  if (r.failed()) return corrupt("cell file is cut short after " + std::to_string(n) + " cells");
   return status::ok();
 }
 
@@ -240,17 +276,29 @@ status check_snapshot_name(std::string_view name) {
   return status::ok();
 }
 
-status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
-                          const std::map<std::string, std::string>& files, bool durable) {
+status create_snapshot_dir(const std::string& dir) {
   std::error_code ec;
   if (!dir_empty_or_missing(dir)) return {code::already_exists, "directory '" + dir + "' is not empty"};
   fs::create_directories(dir, ec);
   if (ec) return {code::io_error, "cannot create directory '" + dir + "': " + ec.message()};
-  for (const auto& [name, data] : files)
-    if (auto st = write_synced(dir + "/" + name, data, durable); !st) return st;
-  // The manifest last: a directory without one is not a snapshot.
+  return status::ok();
+}
+
+status write_snapshot_file(const std::string& dir, const std::string& file, std::string_view data, bool durable) {
+  return write_synced(dir + "/" + file, data, durable);
+}
+
+status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable) {
   if (auto st = write_synced(dir + "/" + std::string(manifest_file), encode_manifest(m), durable); !st) return st;
   return durable ? sync_dir(dir) : status::ok();
+}
+
+status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
+                          const std::map<std::string, std::string>& files, bool durable) {
+  if (auto st = create_snapshot_dir(dir); !st) return st;
+  for (const auto& [name, data] : files)
+    if (auto st = write_snapshot_file(dir, name, data, durable); !st) return st;
+  return write_snapshot_manifest(dir, m, durable);
 }
 
 result<snapshot_manifest> read_manifest_dir(const std::string& dir) {
@@ -266,9 +314,16 @@ result<std::string> read_file_checked(const std::string& dir, const snapshot_man
   return data;
 }
 
+result<file_bytes> map_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file) {
+  auto data = map_whole(dir + "/" + file);
+  if (!data) return data.error();
+  if (auto st = check_file(m, file, data->data); !st) return st;
+  return data;
+}
+
 status verify_dir(const std::string& dir, const snapshot_manifest& m) {
   for (const auto& [name, f] : m.files)
-    if (auto r = read_file_checked(dir, m, name); !r) return r.error();
+    if (auto r = map_file_checked(dir, m, name); !r) return r.error();
   return status::ok();
 }
 
@@ -354,6 +409,18 @@ result<std::string> snapshot_repo::read(const std::string& name, const std::stri
     return f->second;
   }
   return read_file_checked(path(name), *m, file);
+}
+
+result<file_bytes> snapshot_repo::map(const std::string& name, const std::string& file) const {
+  if (dir_.empty()) {
+    auto data = read(name, file);
+    if (!data) return data.error();
+    auto held = std::make_shared<const std::string>(std::move(*data));
+    return file_bytes{held, *held};
+  }
+  auto m = manifest(name);
+  if (!m) return m.error();
+  return map_file_checked(path(name), *m, file);
 }
 
 status snapshot_repo::verify(const std::string& name) const {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -66,6 +67,15 @@ void append_cell(std::string& file, std::string_view key, std::int64_t expires_a
 status for_each_cell(std::string_view file,
                      const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each);
 
+// A file's bytes, read-only: a mapping of the file, or a string that holds them. `data`
+// stays valid while `owner` lives.
+struct file_bytes {
+  std::shared_ptr<const void> owner;
+  std::string_view data;
+};
+// The records of a cell file (after its magic); CORRUPTION if it is not one.
+result<std::string_view> cell_records(std::string_view file);
+
 // Checks the name of a snapshot: check_name's rules, and no leading '.'.
 status check_snapshot_name(std::string_view name);
 
@@ -74,8 +84,15 @@ status check_snapshot_name(std::string_view name);
 // which the store reads once and which are checked by their CRCs anyway).
 status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
                           const std::map<std::string, std::string>& files, bool durable = true);
+// The same in steps, for a writer that makes its files one at a time: a new (or empty)
+// directory, each file, then the manifest last (a directory without one is not a snapshot).
+status create_snapshot_dir(const std::string& dir);
+status write_snapshot_file(const std::string& dir, const std::string& file, std::string_view data, bool durable);
+status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable);
 result<snapshot_manifest> read_manifest_dir(const std::string& dir);
 result<std::string> read_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
+// As read_file_checked, without copying the file: it is mapped.
+result<file_bytes> map_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
 // Reads and checks every file `m` names (CORRUPTION for the first that fails).
 status verify_dir(const std::string& dir, const snapshot_manifest& m);
 
@@ -91,6 +108,8 @@ class snapshot_repo {
   result<snapshot_manifest> manifest(const std::string& name) const;
   // A file of snapshot `name`, checked against its manifest.
   result<std::string> read(const std::string& name, const std::string& file) const;
+  // As read, without copying a file of a store with a directory (it is mapped).
+  result<file_bytes> map(const std::string& name, const std::string& file) const;
   status verify(const std::string& name) const;
   result<std::vector<snapshot_manifest>> list() const;
   status remove(const std::string& name);

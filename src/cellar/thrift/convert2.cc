@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cellar/filter.h"
+#include "cellar/names.h"
 
 namespace cellar::thrift {
 
@@ -190,19 +191,26 @@ t2::TResult to_tresult(const row_result& r) {
   return out;
 }
 
-result<std::string> table_name(const t2::TTableName& t) {
-  if (t.__isset.ns && !t.ns.empty() && t.ns != "default")
-    return status(code::unsupported, "namespace '" + t.ns + "': cellar has only the default namespace");
-  return t.qualifier;
+std::string table_name(const t2::TTableName& t) {
+  if (!t.__isset.ns || t.ns.empty() || t.ns == default_namespace) return t.qualifier;
+  return t.ns + ":" + t.qualifier;
 }
 
-std::string table_name(const std::string& t) { return t.rfind("default:", 0) == 0 ? t.substr(8) : t; }
+std::string table_name(const std::string& t) { return canonical_table_name(t); }
 
 t2::TTableName to_ttable_name(const std::string& table) {
   t2::TTableName n;
-  n.__set_ns("default");
-  n.qualifier = table;
+  const auto colon = table.find(':');
+  n.__set_ns(colon == std::string::npos ? std::string(default_namespace) : table.substr(0, colon));
+  n.qualifier = colon == std::string::npos ? table : table.substr(colon + 1);
   return n;
+}
+
+t2::TNamespaceDescriptor to_tnamespace(const namespace_descriptor& ns) {
+  t2::TNamespaceDescriptor out;
+  out.name = ns.name;
+  out.__set_configuration(ns.properties);
+  return out;
 }
 
 namespace {
@@ -280,10 +288,8 @@ result<family_descriptor> to_family_descriptor(const t2::TColumnFamilyDescriptor
 
 result<table_descriptor> to_table_descriptor(const t2::TTableDescriptor& d, const std::vector<std::string>& split_keys,
                                              std::uint32_t default_partitions) {
-  auto name = table_name(d.tableName);
-  if (!name) return name.error();
   table_descriptor out;
-  out.name = std::move(name).value();
+  out.name = table_name(d.tableName);
   for (const auto& f : d.columns) {
     auto fd = to_family_descriptor(f);
     if (!fd) return fd.error();

@@ -29,12 +29,14 @@ compare_op to_compare_op(t2::TCompareOperator::type op);
 
 t2::TResult to_tresult(const row_result& r);
 
-// HBase's table name as cellar's: the "default" namespace is cellar's only one.
-// Errors: UNSUPPORTED for any other namespace.
-result<std::string> table_name(const t2::TTableName& t);
-// The same for a table named by bytes ("t" or "default:t").
+// HBase's table name as cellar's (cellar/names.h): `t` in the default namespace, else
+// `ns:t`. The store checks the parts.
+std::string table_name(const t2::TTableName& t);
+// The same for a table named by bytes ("t", "default:t" or "ns:t").
 std::string table_name(const std::string& t);
+// A full name as a TTableName, its namespace always set.
 t2::TTableName to_ttable_name(const std::string& table);
+t2::TNamespaceDescriptor to_tnamespace(const namespace_descriptor& ns);
 
 // A create: the families and attributes of `d`; range partitions at `split_keys`, or
 // `default_partitions` KEY partitions without them.

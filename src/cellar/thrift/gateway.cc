@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cellar/connection.h"
+#include "thrift/event_server.h"
 #include "thrift/scanners.h"
 #include "thrift/thrift1_handler.h"
 #include "thrift/thrift2_handler.h"
@@ -57,7 +58,8 @@ struct gateway::impl {
   std::unique_ptr<connection> conn;
   scanner_table scanners;
   endpoint where;
-  std::unique_ptr<at::server::TThreadedServer> server;
+  std::unique_ptr<event_server> loops;                  // without TLS
+  std::unique_ptr<at::server::TThreadedServer> server;  // with TLS
   std::thread serving;
   std::uint16_t port = 0;
   bool stopped = false;
@@ -72,7 +74,8 @@ std::uint16_t gateway::port() const { return impl_->port; }
 void gateway::stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
-  impl_->server->stop();  // interrupts the accept and every connection's read
+  if (impl_->loops) impl_->loops->stop();
+  if (impl_->server) impl_->server->stop();  // interrupts the accept and every connection's read
   if (impl_->serving.joinable()) impl_->serving.join();
 }
 
@@ -95,10 +98,25 @@ result<std::unique_ptr<gateway>> gateway::start(store& s, gateway_options option
   std::shared_ptr<at::TProcessor> processor;
   if (o.service == service::thrift2)
     processor = std::make_shared<t2::THBaseServiceProcessor>(
-        std::make_shared<thrift2_handler>(*i->conn, i->scanners, i->options, i->where));
+        std::make_shared<thrift2_handler>(s, *i->conn, i->scanners, i->options, i->where));
   else
     processor = std::make_shared<t1::HbaseProcessor>(
-        std::make_shared<thrift1_handler>(*i->conn, i->scanners, i->options, i->where));
+        std::make_shared<thrift1_handler>(s, *i->conn, i->scanners, i->options, i->where));
+  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
+    event_server_options eo;
+    eo.address = o.address;
+    eo.port = o.port;
+    eo.loops = o.threads;
+    eo.framed = o.framed;
+    eo.compact = o.compact;
+    eo.max_connections = o.max_connections;
+    auto loops = event_server::start(processor, eo);
+    if (!loops) return loops.error();
+    i->loops = std::move(loops.value());
+    i->port = i->loops->port();
+    i->where.port = advertised_port > 0 ? advertised_port : i->port;
+    return std::unique_ptr<gateway>(new gateway(std::move(i)));
+  }
   std::shared_ptr<at::transport::TTransportFactory> transports;
   if (o.framed)
     transports = std::make_shared<at::transport::TFramedTransportFactory>();
@@ -111,9 +129,7 @@ result<std::unique_ptr<gateway>> gateway::start(store& s, gateway_options option
     protocols = std::make_shared<at::protocol::TBinaryProtocolFactory>();
 
   std::shared_ptr<at::transport::TServerSocket> socket;
-  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
-    socket = std::make_shared<at::transport::TServerSocket>(o.address, o.port);
-  } else {
+  {
     if (o.tls_cert_file.empty() || o.tls_key_file.empty())
       return status(code::invalid_argument, "TLS needs both a certificate and its key");
     // Thrift's TLS sockets write through OpenSSL's socket BIO, whose write(2) raises SIGPIPE

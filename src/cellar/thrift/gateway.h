@@ -13,8 +13,11 @@
 // is the status text ("TABLE_NOT_FOUND: ..."); a bad request fails alone and never closes
 // another client's connection.
 //
-// Thread safety: start() and stop() from one thread; the gateway serves each connection
-// on a thread of its own.
+// Serving: `threads` event loops (thrift/event_server.h) share the connections, each
+// running its connections' calls one after another; with TLS, Thrift's threaded server
+// serves each connection on a thread of its own.
+//
+// Thread safety: start() and stop() from one thread.
 #pragma once
 
 #include <chrono>
@@ -45,6 +48,8 @@ struct gateway_options {
   std::string tls_key_file;
   // Connections served at once; more wait in the listen queue until one closes. 0: no limit.
   std::size_t max_connections = 0;
+  // Serving threads without TLS: calls that run at once (each loop runs one at a time).
+  std::size_t threads = 4;
   // Partitions (KEY hashing) of a table created without split keys, as the shell's create.
   std::uint32_t default_partitions = 7;
   // Where clients reach this gateway, for region locations; empty: address:port.

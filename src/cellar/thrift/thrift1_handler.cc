@@ -9,6 +9,7 @@
 #include "thrift/convert1.h"
 #include "thrift/convert2.h"
 #include "thrift/errors.h"
+#include "thrift/regions.h"
 
 namespace cellar::thrift {
 
@@ -63,7 +64,7 @@ namespace {
 
 // Partition `i` of `d` as a thrift1 region: range partitions have their key range, KEY
 // (hash) partitions the whole key space.
-t1::TRegionInfo region_of(const table_descriptor& d, std::uint32_t i, const endpoint& where) {
+t1::TRegionInfo region_of(const table_descriptor& d, std::uint32_t i, const server_address& where) {
   t1::TRegionInfo r;
   const auto& p = d.partitioning;
   if (p.how == partition_spec::method::range) {
@@ -74,7 +75,7 @@ t1::TRegionInfo region_of(const table_descriptor& d, std::uint32_t i, const endp
   r.name = d.name + "," + r.startKey + "," + std::to_string(i);  // HBase's "table,startKey,id"
   r.version = 1;
   r.serverName = where.host;
-  r.port = where.port.load();
+  r.port = where.port;
   return r;
 }
 
@@ -82,7 +83,8 @@ t1::TRegionInfo region_of(const table_descriptor& d, std::uint32_t i, const endp
 
 void thrift1_handler::getTableRegions(std::vector<t1::TRegionInfo>& out, const t1::Text& tableName) {
   auto d = take1(c_.describe(table_name(tableName)));
-  for (std::uint32_t i = 0; i < d.partitioning.count(); ++i) out.push_back(region_of(d, i, where_));
+  const auto servers = partition_servers(s_, d.name, d.partitioning.count(), where_);
+  for (std::uint32_t i = 0; i < d.partitioning.count(); ++i) out.push_back(region_of(d, i, servers[i]));
 }
 
 void thrift1_handler::getRegionInfo(t1::TRegionInfo& out, const t1::Text& row) {
@@ -92,8 +94,9 @@ void thrift1_handler::getRegionInfo(t1::TRegionInfo& out, const t1::Text& row) {
   const auto last = row.rfind(',');
   if (first == std::string::npos || last == first)
     raise1(status(code::invalid_argument, "not a region key ('table,row,id'): '" + row + "'"));
-  auto d = take1(c_.describe(row.substr(0, first)));
-  out = region_of(d, detail::partition_of(d.partitioning, row.substr(first + 1, last - first - 1)), where_);
+  auto d = take1(c_.describe(table_name(row.substr(0, first))));
+  const auto i = detail::partition_of(d.partitioning, row.substr(first + 1, last - first - 1));
+  out = region_of(d, i, partition_servers(s_, d.name, d.partitioning.count(), where_)[i]);
 }
 
 void thrift1_handler::createTable(const t1::Text& tableName, const std::vector<t1::ColumnDescriptor>& columnFamilies) {

@@ -24,8 +24,8 @@ class thrift1_handler : public t1::HbaseIf {
  public:
   using attributes = std::map<t1::Text, t1::Text>;
 
-  thrift1_handler(connection& c, scanner_table& scanners, const gateway_options& options, const endpoint& where)
-      : c_(c), scanners_(scanners), options_(options), where_(where) {}
+  thrift1_handler(store& s, connection& c, scanner_table& scanners, const gateway_options& options, const endpoint& where)
+      : s_(s), c_(c), scanners_(scanners), options_(options), where_(where) {}
 
   // Tables, regions, scanners (thrift1_handler.cc).
   void enableTable(const t1::Bytes& tableName) override;
@@ -116,6 +116,7 @@ class thrift1_handler : public t1::HbaseIf {
   void mutate(const std::string& table, const std::vector<t1::BatchMutation>& batches, std::int64_t timestamp);
   t1::ScannerID open_scanner(const std::string& table, const cellar::scan& s, bool sort_columns);
 
+  store& s_;  // region locations ask it for the partitions' owners (thrift/regions.h)
   connection& c_;
   scanner_table& scanners_;
   const gateway_options& options_;

@@ -7,6 +7,7 @@
 #include "route/router.h"
 #include "thrift/convert2.h"
 #include "thrift/errors.h"
+#include "thrift/regions.h"
 #include "thrift/thrift2_handler.h"
 
 namespace cellar::thrift {
@@ -14,8 +15,6 @@ namespace cellar::thrift {
 namespace {
 
 using io_error = t2::TIOError;
-
-const status no_namespaces{code::unsupported, "namespaces are not supported: cellar has only the default namespace"};
 
 // Partition `i` of `d` as an HBase region. Range partitions have the key range HBase's
 // regions have; KEY (hash) partitions hold rows from the whole key space, so their start
@@ -40,24 +39,27 @@ t2::THRegionInfo region_info(const table_descriptor& d, std::uint32_t i) {
 
 }  // namespace
 
-std::string thrift2_handler::table_of(const t2::TTableName& t) { return take<io_error>(table_name(t)); }
+std::string thrift2_handler::table_of(const t2::TTableName& t) { return table_name(t); }
 
 void thrift2_handler::getRegionLocation(t2::THRegionLocation& out, const std::string& table, const std::string& row,
                                         bool reload) {
   (void)reload;  // nothing is cached here
   auto d = take<io_error>(c_.describe(table_name(table)));
-  out.regionInfo = region_info(d, detail::partition_of(d.partitioning, row));
-  out.serverName.hostName = where_.host;
-  out.serverName.__set_port(where_.port.load());
+  const auto i = detail::partition_of(d.partitioning, row);
+  out.regionInfo = region_info(d, i);
+  const auto servers = partition_servers(s_, d.name, d.partitioning.count(), where_);
+  out.serverName.hostName = servers[i].host;
+  out.serverName.__set_port(servers[i].port);
 }
 
 void thrift2_handler::getAllRegionLocations(std::vector<t2::THRegionLocation>& out, const std::string& table) {
   auto d = take<io_error>(c_.describe(table_name(table)));
+  const auto servers = partition_servers(s_, d.name, d.partitioning.count(), where_);
   for (std::uint32_t i = 0; i < d.partitioning.count(); ++i) {
     t2::THRegionLocation l;
     l.regionInfo = region_info(d, i);
-    l.serverName.hostName = where_.host;
-    l.serverName.__set_port(where_.port.load());
+    l.serverName.hostName = servers[i].host;
+    l.serverName.__set_port(servers[i].port);
     out.push_back(std::move(l));
   }
 }
@@ -106,13 +108,14 @@ void thrift2_handler::getTableNamesByPattern(std::vector<t2::TTableName>& out, c
 }
 
 void thrift2_handler::getTableDescriptorsByNamespace(std::vector<t2::TTableDescriptor>& out, const std::string& name) {
-  if (name != "default") raise<io_error>(no_namespaces);
-  getTableDescriptorsByPattern(out, "", false);
+  for (const auto& t : take<io_error>(c_.list_namespace_tables(name))) {
+    auto d = c_.describe(t);
+    if (d) out.push_back(to_ttable_descriptor(*d));  // a table dropped meanwhile is skipped
+  }
 }
 
 void thrift2_handler::getTableNamesByNamespace(std::vector<t2::TTableName>& out, const std::string& name) {
-  if (name != "default") raise<io_error>(no_namespaces);
-  getTableNamesByPattern(out, "", false);
+  for (const auto& t : take<io_error>(c_.list_namespace_tables(name))) out.push_back(to_ttable_name(t));
 }
 
 void thrift2_handler::createTable(const t2::TTableDescriptor& desc, const std::vector<std::string>& splitKeys) {
@@ -196,21 +199,31 @@ void thrift2_handler::modifyTable(const t2::TTableDescriptor& desc) {
   if (!want.attributes.empty() || !unset.empty()) check<io_error>(c_.alter_table(want.name, want.attributes, unset));
 }
 
-void thrift2_handler::createNamespace(const t2::TNamespaceDescriptor&) { raise<io_error>(no_namespaces); }
-void thrift2_handler::modifyNamespace(const t2::TNamespaceDescriptor&) { raise<io_error>(no_namespaces); }
-void thrift2_handler::deleteNamespace(const std::string&) { raise<io_error>(no_namespaces); }
+void thrift2_handler::createNamespace(const t2::TNamespaceDescriptor& namespaceDesc) {
+  check<io_error>(c_.create_namespace({namespaceDesc.name, namespaceDesc.configuration}));
+}
+
+void thrift2_handler::modifyNamespace(const t2::TNamespaceDescriptor& namespaceDesc) {
+  // HBase replaces the descriptor: the properties become the ones given.
+  auto have = take<io_error>(c_.describe_namespace(namespaceDesc.name));
+  std::vector<std::string> unset;
+  for (const auto& [k, v] : have.properties)
+    if (!namespaceDesc.configuration.contains(k)) unset.push_back(k);
+  check<io_error>(c_.alter_namespace(namespaceDesc.name, namespaceDesc.configuration, unset));
+}
+
+void thrift2_handler::deleteNamespace(const std::string& name) { check<io_error>(c_.drop_namespace(name)); }
 
 void thrift2_handler::getNamespaceDescriptor(t2::TNamespaceDescriptor& out, const std::string& name) {
-  if (name != "default") raise<io_error>(no_namespaces);
-  out.name = name;
+  out = to_tnamespace(take<io_error>(c_.describe_namespace(name)));
 }
 
 void thrift2_handler::listNamespaceDescriptors(std::vector<t2::TNamespaceDescriptor>& out) {
-  t2::TNamespaceDescriptor d;
-  d.name = "default";
-  out.push_back(d);
+  for (const auto& ns : take<io_error>(c_.list_namespaces())) out.push_back(to_tnamespace(ns));
 }
 
-void thrift2_handler::listNamespaces(std::vector<std::string>& out) { out.push_back("default"); }
+void thrift2_handler::listNamespaces(std::vector<std::string>& out) {
+  for (auto& ns : take<io_error>(c_.list_namespaces())) out.push_back(std::move(ns.name));
+}
 
 }  // namespace cellar::thrift

@@ -20,8 +20,8 @@ namespace t2 = apache::hadoop::hbase::thrift2;
 class thrift2_handler : public t2::THBaseServiceIf {
  public:
   // `where`: this gateway, as region locations name it.
-  thrift2_handler(connection& c, scanner_table& scanners, const gateway_options& options, const endpoint& where)
-      : c_(c), scanners_(scanners), options_(options), where_(where) {}
+  thrift2_handler(store& s, connection& c, scanner_table& scanners, const gateway_options& options, const endpoint& where)
+      : s_(s), c_(c), scanners_(scanners), options_(options), where_(where) {}
 
   // Data (thrift2_data.cc).
   bool exists(const std::string& table, const t2::TGet& tget) override;
@@ -90,6 +90,7 @@ class thrift2_handler : public t2::THBaseServiceIf {
   std::string table_of(const t2::TTableName& t);
   std::vector<std::string> tables_matching(const std::string& regex);
 
+  store& s_;  // region locations ask it for the partitions' owners (thrift/regions.h)
   connection& c_;
   scanner_table& scanners_;
   const gateway_options& options_;
