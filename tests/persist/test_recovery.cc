@@ -54,10 +54,16 @@ std::string row(int i) {
   return b;
 }
 
+// What write_store leaves: the directory a crash would leave, and every cell the store
+// served just before it.
+struct written {
+  std::string crashed;
+  std::vector<cell> h, r;
+};
+
 // Two tables, eleven partitions: bases, two rounds of change runs (puts, overwrites,
-// erasures) and, after the last snapshot, writes only in the log. Returns the directory
-// a crash would leave.
-std::string write_store(const std::string& dir) {
+// erasures) and, after the last snapshot, writes only in the log.
+written write_store(const std::string& dir) {
   std::mt19937 rng(20261205);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   auto s = open_ok(opts(dir, 0));
@@ -85,14 +91,19 @@ std::string write_store(const std::string& dir) {
     }
     if (round < 2) REQUIRE(s->snapshot().is_ok());  // the last round is only in the log
   }
-  return persisttest::crash_copy(dir, dir + "-crash");
+  written w;
+  w.h = all_cells(*s, "h");
+  w.r = all_cells(*s, "r");
+  w.crashed = persisttest::crash_copy(dir, dir + "-crash");
+  return w;
 }
 
 }  // namespace
 
 TEST_CASE("recovery by several threads reads what one thread reads", "[persist][recovery]") {
   temp_dir dir;
-  const std::string crashed = write_store(dir.path);
+  const written w = write_store(dir.path);
+  const std::string& crashed = w.crashed;
   std::vector<cell> h1, r1;
   recovery_stats one;
   {
@@ -105,8 +116,11 @@ TEST_CASE("recovery by several threads reads what one thread reads", "[persist][
   CHECK(one.partitions == 11);
   CHECK(one.change_cells > 0);
   CHECK(one.log_records > 0);
-  REQUIRE(h1.size() > 6000);
-  REQUIRE(r1.size() > 4000);
+  // Every partition read: the cells the store served before the crash, no more, no fewer.
+  REQUIRE(w.h.size() > 6000);
+  REQUIRE(w.r.size() > 4000);
+  CHECK(h1 == w.h);
+  CHECK(r1 == w.r);
   for (std::size_t threads : {2, 4, 16}) {
     CAPTURE(threads);
     auto s = open_ok(opts(persisttest::crash_copy(crashed, crashed + "-n"), threads));
@@ -122,13 +136,14 @@ TEST_CASE("recovery by several threads reads what one thread reads", "[persist][
   auto s = open_ok(opts(persisttest::crash_copy(crashed, crashed + "-n"), 0));
   CHECK(s->recovery().threads >= 1);
   CHECK(all_cells(*s, "h") == h1);
+  CHECK(all_cells(*s, "r") == r1);
   s.reset();
   for (const char* suffix : {"-crash", "-crash-1", "-crash-n"}) fs::remove_all(dir.path + suffix);
 }
 
 TEST_CASE("a damaged partition stops a parallel recovery with CORRUPTION naming it", "[persist][recovery]") {
   temp_dir dir;
-  const std::string crashed = write_store(dir.path);
+  const std::string crashed = write_store(dir.path).crashed;
   // The largest partition file of table "h".
   std::string victim;
   std::uintmax_t size = 0;
