@@ -70,8 +70,9 @@ struct store_options {
   // others help only while the store is idle (no data call for a few milliseconds), so a
   // snapshot of a busy store takes one core from serving at most.
   std::size_t snapshot_threads = 0;
-  // Threads reading the partitions at open (0: one per core this process may run on).
-  // Each reads whole partitions; nothing is served until all are read.
+  // Threads reading the partitions at open (0: one per core this process may run on; at
+  // most 64 and one per partition are used). Each reads whole partitions; nothing is
+  // served until all are read.
   std::size_t recovery_threads = 0;
   // Whether the store's background threads (snapshot writers, the thread that returns
   // freed memory to the system, and WiredTiger's own threads) run at idle CPU priority

@@ -168,3 +168,21 @@ TEST_CASE("a damaged partition stops a parallel recovery with CORRUPTION naming 
   CHECK(s.error().message().find(victim) != std::string::npos);
   fs::remove_all(crashed);
 }
+
+TEST_CASE("more recovery threads than WiredTiger has sessions still open the store", "[persist][recovery]") {
+  temp_dir dir;
+  std::vector<cell> before;
+  {
+    auto s = open_ok(opts(dir.path, 0, durability::snapshot));
+    REQUIRE(s->create_table({"many", partition_spec::hash(300), {{"f", 1}}}, schema_origin::oceanbase_ddl).is_ok());
+    auto t = s->open_table("many").value();
+    for (int i = 0; i < 3000; ++i) REQUIRE(t.put(put(row(i)).add("f", "q", std::to_string(i))).is_ok());
+    REQUIRE(s->snapshot().is_ok());
+    before = all_cells(*s, "many");
+  }
+  REQUIRE(before.size() == 3000);
+  auto s = open_ok(opts(dir.path, 1000, durability::snapshot));
+  CHECK(s->recovery().partitions == 300);
+  CHECK(s->recovery().threads == 64);
+  CHECK(all_cells(*s, "many") == before);
+}

@@ -32,6 +32,9 @@ constexpr std::string_view store_key("\0store", 6);
 constexpr std::string_view format_key("\0format", 7);
 constexpr std::uint32_t data_format = 3;
 constexpr std::uint32_t oldest_data_format = 2;
+// Each reading thread holds a WiredTiger session, and a connection opens at most
+// session_max of them (persist/wt_home.cc), its own threads' and the store's among them.
+constexpr std::size_t max_recovery_threads = 64;
 
 }  // namespace
 
@@ -206,7 +209,7 @@ status store_persistence::load_partition(partition_load& job, std::atomic<std::u
 status store_persistence::load_partitions(std::vector<partition_load>& jobs) {
   if (jobs.empty()) return status::ok();
   std::size_t threads = options_.recovery_threads != 0 ? options_.recovery_threads : cores_available();
-  threads = std::clamp<std::size_t>(threads, 1, jobs.size());
+  threads = std::clamp<std::size_t>(threads, 1, std::min(jobs.size(), max_recovery_threads));
   recovered_.threads = static_cast<std::uint32_t>(threads);
   recovered_.partitions = static_cast<std::uint32_t>(jobs.size());
   std::atomic<std::size_t> next{0}, done{0};
