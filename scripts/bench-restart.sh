@@ -4,15 +4,16 @@
 # mode stopped with SIGTERM (its final snapshot), Redis saved to RDB with SAVE.
 #
 # Per run: the disk's sequential write rate (dd, 256 MB, fdatasync: the baseline of the
-# snapshot rate) and the load average; Redis loaded, saved and restarted on --server-cpu;
-# then per --compression setting cellar loaded on --server-cpu and stopped, and the same
-# data directory restarted once per --cellar-cpus setting (cellar reads its partitions with
-# one thread per core it may run on), in alternating order from run to run. Reported: the
-# start of an empty server (the fixed cost of a start), the bytes on disk, the save (Redis's
-# SAVE; cellar's SIGTERM to exit, its final snapshot), the
-# restart (exec to the first answered read: of user0, which the hashed YCSB keys leave absent,
-# answered by either only once all is loaded) and the load time each server logs
-# (Redis's "DB loaded from disk", cellar's "recovered ... in").
+# snapshot rate), the share of the CPUs idle over 2 s while the script runs nothing (what
+# other work on the machine takes) and the load average. Each server is loaded on
+# --server-cpu, saved, and the same files restarted once per --cpus setting (cellar reads
+# its partitions with one thread per core it may run on; Redis loads its RDB on one thread
+# whatever it may use). Odd runs go Redis first and the --cpus settings in the order given,
+# even runs the reverse. Reported: the start of an empty server (the fixed cost of a
+# start), the bytes on disk, the save (Redis's SAVE; cellar's SIGTERM to exit, its final
+# snapshot), the restart (exec to the first answered read: of user0, which the hashed YCSB
+# keys leave absent, answered by either only once all is loaded) and the load time each
+# server logs (Redis's "DB loaded from disk", cellar's "recovered ... in").
 #
 # Both servers are detected alike: a poller started before the server (on --client-cpu)
 # tries the port every 5 ms (for Redis: until EXISTS user0 answers other than LOADING), then
@@ -20,13 +21,13 @@
 # that read is answered. Both read files the save just wrote, from the page cache.
 #   scripts/bench-restart.sh [--records 1000000] [--field-length 100] [--runs 5]
 #                            [--compressions snappy] [--server-cpu 1] [--client-cpu 0]
-#                            [--cellar-cpus "1 0,1"]
+#                            [--cpus "1 0,1"]
 # One line per figure, then the medians with their ranges (min-max), also written to
 # build/bench-results/restart.txt; the figures worth keeping go to docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-records=1000000 fl=100 runs=5 compressions="snappy" server_cpu=1 client_cpu=0 cellar_cpus=""
+records=1000000 fl=100 runs=5 compressions="snappy" server_cpu=1 client_cpu=0 cpus_list=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --records) records=$2; shift 2 ;;
@@ -35,11 +36,11 @@ while [ $# -gt 0 ]; do
     --compressions) compressions=$2; shift 2 ;;
     --server-cpu) server_cpu=$2; shift 2 ;;
     --client-cpu) client_cpu=$2; shift 2 ;;
-    --cellar-cpus) cellar_cpus=$2; shift 2 ;;
+    --cpus) cpus_list=$2; shift 2 ;;
     *) echo "bench-restart: unknown option $1" >&2; exit 2 ;;
   esac
 done
-cellar_cpus=${cellar_cpus:-"$server_cpu 0,1"}
+cpus_list=${cpus_list:-"$server_cpu 0,1"}
 LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
 CELLAR_SERVER=${CELLAR_SERVER:-$root/build/src/tools/cellar-server}
 CELLAR_SHELL=${CELLAR_SHELL:-$root/build/src/tools/cellar-shell}
@@ -61,6 +62,13 @@ trap 'stop; [ -n "$poller" ] && kill "$poller" 2>/dev/null; rm -rf "$work"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now() { date +%s.%N; }
 load_average() { cut -d' ' -f1 /proc/loadavg; }
+idle_share() {  # percent of all CPUs idle over 2 s, while this script runs nothing: others' work shows here
+  local a b
+  a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+  local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) total=0 i
+  for i in $(seq 1 10); do total=$(( total + b[i] - a[i] )); done
+  echo $(( 100 * idle / total ))
+}
 # Starts the poller of `port` (KIND cellar: until it accepts a connection; redis: until
 # EXISTS user0 is answered other than LOADING) and returns once it is running, so that its
 # own start is not timed; `wait "$poller"` returns when the server is ready.
@@ -110,12 +118,12 @@ start_cellar() {  # DATA_DIR COMPRESSION CPUS [fresh]
   done
   cat "$work/cellar.log" >&2; exit 1
 }
-# Starts Redis on DIR; returns once EXISTS user0 is answered (not LOADING).
-start_redis() {  # DIR
+# Starts Redis on DIR on the cores CPUS; returns once EXISTS user0 is answered (not LOADING).
+start_redis() {  # DIR CPUS
   port=$(free_port)
   start_poller redis
   t0=$(now)
-  taskset -c "$server_cpu" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 --dir "$1" \
+  taskset -c "$2" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 --dir "$1" \
     --dbfilename dump.rdb --daemonize no >"$work/redis.log" 2>&1 &
   pid=$!
   wait "$poller" || { cat "$work/redis.log" >&2; exit 1; }
@@ -133,19 +141,25 @@ load() {  # TARGET
     --connections 50 --threads 1 --partitioning range:8 --quiet --field-length "$fl" >/dev/null
 }
 mb() { echo "$(du -sb "$1" | cut -f1) / 1000000" | bc -l; }
-say 'records %s x 10 fields of %s bytes; redis-server on CPU %s, clients on CPU %s' "$records" "$fl" "$server_cpu" "$client_cpu"
-for run in $(seq "$runs"); do
-  say 'run %d disk sequential write %6.0f MB/s  load average %s' "$run" "$(disk_rate)" "$(load_average)"
-  d="$work/redis"; rm -rf "$d"; mkdir -p "$d"
-  start_redis "$d"; empty=$(echo "$t1 - $t0" | bc -l); load redis
+say 'records %s x 10 fields of %s bytes; clients on CPU %s; servers loaded on CPU %s, restarted on CPUs %s' \
+  "$records" "$fl" "$client_cpu" "$server_cpu" "$cpus_list"
+# Redis: loaded, saved with SAVE, restarted on each CPU setting.
+redis_run() {
+  local d="$work/redis" cpus empty save la loaded
+  rm -rf "$d"; mkdir -p "$d"
+  start_redis "$d" "$server_cpu"; empty=$(echo "$t1 - $t0" | bc -l); load redis
   a=$(now); redis-cli -p "$port" save >/dev/null; save=$(echo "$(now) - $a" | bc -l); stop
-  la=$(load_average); start_redis "$d"; stop
-  loaded=$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$work/redis.log" | tail -1)
-  say 'run %d redis  cpus %-4s empty start %6.3f s  disk %8.1f MB  save %6.2f s  restart %6.3f s  load %s s  (load average %s)' \
-    "$run" "$server_cpu" "$empty" "$(mb "$d")" "$save" "$(echo "$t1 - $t0" | bc -l)" "${loaded:-?}" "$la"
+  for cpus in $order; do
+    la=$(load_average); start_redis "$d" "$cpus"; stop
+    loaded=$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$work/redis.log" | tail -1)
+    say 'run %d redis cpus %-4s empty start %6.3f s  disk %8.1f MB  save %6.2f s  restart %6.3f s  load %s s  (load average %s)' \
+      "$run" "$cpus" "$empty" "$(mb "$d")" "$save" "$(echo "$t1 - $t0" | bc -l)" "${loaded:-?}" "$la"
+  done
   rm -rf "$d"
-  order=$cellar_cpus
-  [ $((run % 2)) = 0 ] && order=$(echo "$cellar_cpus" | tr ' ' '\n' | tac | tr '\n' ' ')
+}
+# cellar: loaded and stopped (its final snapshot) once per compression, restarted on each CPU setting.
+cellar_run() {
+  local c d cpus empty save size la recovery
   for c in $compressions; do
     d="$work/cellar-$c"; rm -rf "$d"
     start_cellar "$d" "$c" "$server_cpu" fresh; empty=$(echo "$t1 - $t0" | bc -l); load cellar; timed_stop
@@ -159,33 +173,49 @@ for run in $(seq "$runs"); do
     done
     rm -rf "$d"
   done
+}
+for run in $(seq "$runs"); do
+  say 'run %d disk sequential write %6.0f MB/s  idle CPU before the run %s%%  load average %s' "$run" "$(disk_rate)" \
+    "$(idle_share)" "$(load_average)"
+  # Odd runs: Redis first and the CPU settings in the order given; even runs: the reverse.
+  order=$cpus_list
+  if [ $((run % 2)) = 1 ]; then
+    redis_run; cellar_run
+  else
+    order=$(echo "$cpus_list" | tr ' ' '\n' | tac | tr '\n' ' ')
+    cellar_run; redis_run
+  fi
 done
 # Medians (the middle run; the mean of the two middle runs when even) and ranges (min-max);
-# each cellar restart also as a ratio to the Redis restart of its own run.
-python3 - "$raw" <<'PY' | tee -a "$raw"
+# each restart also as a ratio to the same run's Redis restart on one core (--server-cpu)
+# and on the same cores.
+python3 - "$raw" "$server_cpu" <<'PY' | tee -a "$raw"
 import re, statistics, sys
-rows, redis_of_run = {}, {}
-pat = (r"run (\d+) (\S+)\s+cpus (\S+)\s+empty start\s+([\d.]+) s\s+disk\s+([\d.]+) MB\s+save\s+([\d.]+) s\s+restart\s+([\d.]+) s\s+"
-       r"load ([\d.?]+) s")
-for line in open(sys.argv[1]):
-    m = re.match(pat, line)
-    if not m:
-        continue
-    run, server = int(m[1]), m[2]
-    r = rows.setdefault(f"{server} cpus {m[3]}", {"empty": [], "disk": [], "save": [], "restart": [], "load": [], "ratio": []})
+one_core = sys.argv[2]
+rows, redis = {}, {}
+pat = (r"run (\d+) (\S+)\s+cpus (\S+)\s+empty start\s+([\d.]+) s\s+disk\s+([\d.]+) MB\s+save\s+([\d.]+) s\s+"
+       r"restart\s+([\d.]+) s\s+load ([\d.?]+) s")
+found = [m for m in map(lambda l: re.match(pat, l), open(sys.argv[1])) if m]
+for m in found:
+    if m[2] == "redis":
+        redis[(int(m[1]), m[3])] = float(m[7])
+for m in found:
+    run, server, cpus = int(m[1]), m[2], m[3]
+    r = rows.setdefault(f"{server} cpus {cpus}", {k: [] for k in ("empty", "disk", "save", "restart", "load", "one", "same")})
     for name, v in (("empty", m[4]), ("disk", m[5]), ("save", m[6]), ("restart", m[7]), ("load", m[8])):
         if v != "?":
             r[name].append(float(v))
-    if server == "redis":
-        redis_of_run[run] = float(m[7])
-    elif run in redis_of_run:
-        r["ratio"].append(float(m[7]) / redis_of_run[run])
+    if (run, one_core) in redis:
+        r["one"].append(float(m[7]) / redis[(run, one_core)])
+    if (run, cpus) in redis:
+        r["same"].append(float(m[7]) / redis[(run, cpus)])
 def fig(xs, f):
     if not xs:
         return "-"
     return (f % statistics.median(xs)) + " (" + (f % min(xs)) + "-" + (f % max(xs)) + ")"
 print("medians (min-max):")
 for k, r in rows.items():
-    print(f"{k:22s} empty start {fig(r['empty'], '%.3f')} s  disk {fig(r['disk'], '%.1f')} MB  save {fig(r['save'], '%.2f')} s  restart "
-          f"{fig(r['restart'], '%.3f')} s  load {fig(r['load'], '%.3f')} s  restart/redis's {fig(r['ratio'], '%.2f')}")
+    print(f"{k:20s} empty start {fig(r['empty'], '%.3f')} s  disk {fig(r['disk'], '%.1f')} MB  save "
+          f"{fig(r['save'], '%.2f')} s  restart {fig(r['restart'], '%.3f')} s  load {fig(r['load'], '%.3f')} s  "
+          f"restart / redis on CPU {one_core} {fig(r['one'], '%.2f')}  / redis same cpus {fig(r['same'], '%.2f')}")
 PY
