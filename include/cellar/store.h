@@ -70,6 +70,10 @@ struct store_options {
   // others help only while the store is idle (no data call for a few milliseconds), so a
   // snapshot of a busy store takes one core from serving at most.
   std::size_t snapshot_threads = 0;
+  // Threads reading the partitions at open (0: one per core this process may run on; at
+  // most 64 and one per partition are used). Each reads whole partitions; nothing is
+  // served until all are read.
+  std::size_t recovery_threads = 0;
   // Whether the store's background threads (snapshot writers, the thread that returns
   // freed memory to the system, and WiredTiger's own threads) run at idle CPU priority
   // (SCHED_IDLE, or nice 10 where that is refused), so that they use only a core nothing
@@ -131,6 +135,8 @@ struct recovery_stats {
   std::uint64_t log_bytes_dropped = 0;
   std::string log_torn_file;        // the file that ended in it; empty if none
   std::uint32_t tables_salvaged = 0;  // partition tables rebuilt (store_options::salvage)
+  std::uint32_t partitions = 0;       // partitions read from the last snapshot
+  std::uint32_t threads = 0;          // threads that read them
   double seconds = 0;
 };
 

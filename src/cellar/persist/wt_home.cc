@@ -91,21 +91,39 @@ WT_ITEM item(std::string_view s) {
 
 std::string_view view(const WT_ITEM& i) { return {static_cast<const char*>(i.data), i.size}; }
 
-// WiredTiger's messages go to spdlog, shortened: on damage it dumps whole blocks.
-int on_error(WT_EVENT_HANDLER*, WT_SESSION*, int error, const char* message) {
-  std::string_view m(message);
-  if (m.find("__wt_bm_corrupt_dump") != std::string_view::npos) return 0;
-  if (m.size() > 400) m = m.substr(0, 400);
-  spdlog::error("wiredtiger: {} ({})", m, wiredtiger_strerror(error));
-  return 0;
+}  // namespace
+
+// WiredTiger's messages go to spdlog, shortened: on damage it dumps whole blocks. The
+// first "fatal read error" is kept for damage_reported().
+struct wt_home::events {
+  WT_EVENT_HANDLER handler;  // first: WiredTiger passes its address back
+  absl::Mutex mu;
+  std::string damage ABSL_GUARDED_BY(mu);
+
+  static int on_error(WT_EVENT_HANDLER* h, WT_SESSION*, int error, const char* message) {
+    std::string_view m(message);
+    if (m.find("__wt_bm_corrupt_dump") != std::string_view::npos) return 0;
+    if (m.size() > 400) m = m.substr(0, 400);
+    if (m.find("fatal read error") != std::string_view::npos) {
+      auto* self = reinterpret_cast<events*>(h);
+      absl::MutexLock l(&self->mu);
+      if (self->damage.empty()) self->damage = std::string(m);
+    }
+    spdlog::error("wiredtiger: {} ({})", m, wiredtiger_strerror(error));
+    return 0;
+  }
+  static int on_message(WT_EVENT_HANDLER*, WT_SESSION*, const char* message) {
+    spdlog::debug("wiredtiger: {}", message);
+    return 0;
+  }
+};
+
+std::string wt_home::damage_reported() {
+  absl::MutexLock l(&events_->mu);
+  return events_->damage;
 }
 
-int on_message(WT_EVENT_HANDLER*, WT_SESSION*, const char* message) {
-  spdlog::debug("wiredtiger: {}", message);
-  return 0;
-}
-
-WT_EVENT_HANDLER event_handler = {on_error, on_message, nullptr, nullptr};
+namespace {
 
 // allocation_size=512: WiredTiger rounds every page it writes up to the allocation size. A
 // 32 KB leaf holds seven ~4.2 KB runs (persist/runs.h), so with the default 4 KB a page
@@ -273,6 +291,8 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   if (int err = e->create_dir(dir); err != 0)
     return status{code::io_error, "cannot create " + dir + ": " + std::strerror(err)};
   std::unique_ptr<wt_home> h(new wt_home());
+  h->events_ = std::make_unique<events>();
+  h->events_->handler = {events::on_error, events::on_message, nullptr, nullptr};
   h->dir_ = dir;
   h->env_ = e;
   h->idle_threads_ = idle_threads;
@@ -306,7 +326,7 @@ status wt_home::connect() {
     ::pthread_setname_np(::pthread_self(), opening_name);
   }
   std::string why;
-  const int ret = wt_open(dir_, &event_handler, config_, env_, &conn_, &why);
+  const int ret = wt_open(dir_, &events_->handler, config_, env_, &conn_, &why);
   if (idle_threads_) ::pthread_setname_np(::pthread_self(), caller);
   if (ret != 0) {
     conn_ = nullptr;

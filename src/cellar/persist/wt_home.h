@@ -136,15 +136,22 @@ class wt_home {
                         const std::function<status(std::string_view key, std::string_view value)>& fn,
                         std::uint64_t* record_bytes = nullptr);
 
+  // WiredTiger's message for the first page it found damaged since open ("... d1p3.wt:
+  // fatal read error ..."), or empty. After such a read WiredTiger fails every call (it
+  // panics), so calls running on other threads fail too; this names the damage itself.
+  std::string damage_reported();
+
   // The file of a partition's table, and "table:x (file DIR/x.wt)" for messages.
   std::string file_of(std::uint64_t uid, std::uint32_t partition) const;
   std::string describe(const std::string& uri) const;
 
  private:
+  struct events;
   wt_home() = default;
   status connect();  // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
   std::shared_mutex conn_mu_;  // shared by every call, exclusive for reopen
   std::atomic<int> pending_loads_{0};  // pending_load objects alive
+  std::unique_ptr<events> events_;  // the connection's event handler
   std::string config_;
   std::string cell_table_config_;  // WT_SESSION::create's config of a partition table
   WT_CONNECTION* conn_ = nullptr;

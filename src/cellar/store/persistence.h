@@ -25,6 +25,7 @@
 #include <caf/all.hpp>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -50,6 +51,7 @@ namespace cellar::detail {
 class memtable;
 class delta_map;
 struct table_cut;
+struct partition_load;
 
 // The catalog key of a namespace's entry is this prefix and its name (a table's key is its
 // name, which never starts with a NUL byte).
@@ -174,8 +176,11 @@ class store_persistence {
 
   // Recovery's steps (store/recovery.cc).
   status read_catalog(recovered_catalog& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
-  status load_partition(const table_schema& t, std::uint32_t p, const std::set<std::uint32_t>& families, memtable& m,
-                        std::set<std::uint32_t>& stale) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
+  // One partition's cells, on any thread: touches no guarded state (what it finds goes
+  // into `job`, the count of cells it reads into `progress` as it goes).
+  status load_partition(partition_load& job, std::atomic<std::uint64_t>& progress);
+  // Every partition of `jobs`, by up to options_.recovery_threads threads, logging progress.
+  status load_partitions(std::vector<partition_load>& jobs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
   status replay_log(const std::map<std::uint64_t, std::pair<const table_schema*, std::vector<memtable*>>>& tables)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
   // A snapshot's last step: purges, the generation recorded, the checkpoint; then the

@@ -2,10 +2,15 @@
 // every DDL), each partition's cells as of the last checkpoint, then the redo log from the
 // snapshot's generation on, replayed into the partitions' deltas so the next snapshot
 // writes them.
+#include <pthread.h>
+#include <sched.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <set>
+#include <thread>
 
 #include "partition/memtable.h"
 #include "persist/codec.h"
@@ -27,6 +32,9 @@ constexpr std::string_view store_key("\0store", 6);
 constexpr std::string_view format_key("\0format", 7);
 constexpr std::uint32_t data_format = 3;
 constexpr std::uint32_t oldest_data_format = 2;
+// Each reading thread holds a WiredTiger session, and a connection opens at most
+// session_max of them (persist/wt_home.cc), its own threads' and the store's among them.
+constexpr std::size_t max_recovery_threads = 64;
 
 }  // namespace
 
@@ -85,34 +93,79 @@ status store_persistence::read_catalog(recovered_catalog& out) {
   return status::ok();
 }
 
-// Step 2, for partition `p` of `t`: its cells as of the last snapshot into `m` (the base,
-// then the change runs since it was last merged, oldest first: each cell's state replaces
-// what the base or an older run said). Cells of families the schema no longer has are left
-// out and their families added to `stale`.
-status store_persistence::load_partition(const table_schema& t, std::uint32_t p, const std::set<std::uint32_t>& families,
-                                         memtable& m, std::set<std::uint32_t>& stale) {
+// One partition to read at open, and what reading it found.
+struct partition_load {
+  const table_schema* t = nullptr;
+  std::uint32_t p = 0;
+  const std::set<std::uint32_t>* families = nullptr;  // the schema's now
+  memtable* m = nullptr;
+  // Found:
+  status st;
+  bool salvaged = false;
+  std::uint64_t change_cells = 0;
+  stored_bytes sizes;
+  std::set<std::uint32_t> stale;  // families in the files that the schema no longer has
+};
+
+namespace {
+
+// Adds to a shared count every few thousand cells, so that progress costs no contention.
+class progress_count {
+ public:
+  explicit progress_count(std::atomic<std::uint64_t>& total) : total_(total) {}
+  ~progress_count() { total_.fetch_add(n_, std::memory_order_relaxed); }
+  void one() {
+    if (++n_ == 4096) {
+      total_.fetch_add(n_, std::memory_order_relaxed);
+      n_ = 0;
+    }
+  }
+
+ private:
+  std::atomic<std::uint64_t>& total_;
+  std::uint64_t n_ = 0;
+};
+
+// The cores this process may run on (its affinity), at least one.
+std::size_t cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+// Step 2, for one partition: its cells as of the last snapshot into job.m (the base, then
+// the change runs since it was last merged, oldest first: each cell's state replaces what
+// the base or an older run said). Cells of families the schema no longer has are left out
+// and their families noted in job.stale.
+status store_persistence::load_partition(partition_load& job, std::atomic<std::uint64_t>& progress) {
   wt_home& wt = *wt_;
+  const table_schema& t = *job.t;
+  const std::uint32_t p = job.p;
+  const auto& families = *job.families;
+  memtable& m = *job.m;
   const bool salvage = options_.salvage;
   if (salvage) {
     if (auto sv = wt.salvage_table(partition_uri(t.uid, p)); !sv) return sv;
-    ++recovered_.tables_salvaged;
+    job.salvaged = true;
   }
-  std::uint64_t n = 0;
-  stored_bytes sizes;
+  progress_count count(progress);
   auto st = wt.scan_partition(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
     auto key = decode_cell_key(k);
     reader r(v);
     std::int64_t expires = 0;
     if (!key || !r.i64(expires)) return {code::corruption, "a malformed cell"};
     if (!families.count(key->family)) {
-      stale.insert(key->family);
+      job.stale.insert(key->family);
       return status::ok();
     }
     m.load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
            cell_value{short_bytes(r.rest()), expires});
-    if (++n % 1'000'000 == 0) spdlog::info("cellar: recovery: table '{}' partition {}: {} cells loaded", t.name, p, n);
+    count.one();
     return status::ok();
-  }, &sizes.base);
+  }, &job.sizes.base);
   if (st) {
     if (salvage)
       if (auto sv = wt.salvage_table(changes_uri(t.uid, p)); !sv) return sv;
@@ -120,11 +173,12 @@ status store_persistence::load_partition(const table_schema& t, std::uint32_t p,
       auto key = decode_cell_key(k);
       if (!key) return {code::corruption, "a malformed cell"};
       if (!families.count(key->family)) {
-        stale.insert(key->family);
+        job.stale.insert(key->family);
         return status::ok();
       }
       cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
-      ++recovered_.change_cells;
+      ++job.change_cells;
+      count.one();
       if (v.empty()) {
         m.unload(key->family, ck);
         return status::ok();
@@ -134,9 +188,7 @@ status store_persistence::load_partition(const table_schema& t, std::uint32_t p,
       if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
       m.load(key->family, std::move(ck), cell_value{short_bytes(r.rest()), expires});
       return status::ok();
-    }, &sizes.runs);
-    absl::MutexLock l(&sizes_mu_);
-    sizes_[{t.uid, p}] = sizes;
+    }, &job.sizes.runs);
   }
   if (st.code() == code::corruption && !salvage)
     return status{code::corruption, st.message() + "; the store is not opened: open it with salvage "
@@ -146,8 +198,62 @@ status store_persistence::load_partition(const table_schema& t, std::uint32_t p,
   if (salvage)
     spdlog::warn("cellar: salvage: table '{}' partition {} ({}): {} cells kept", t.name, p, wt.file_of(t.uid, p),
                  m.stats().cells);
-  // The cells the snapshot holds: the base's, as the change runs left them.
-  recovered_.cells_loaded += m.stats().cells;
+  return status::ok();
+}
+
+// Step 2 for every partition: each thread takes whole partitions (WiredTiger sessions are
+// per call, partitions separate tables and memtables, so readers share nothing but the
+// counter of cells read). After the first failure no partition is started; the error of
+// the first failed partition, in `jobs` order, is returned. Progress is logged every few
+// seconds while it runs.
+status store_persistence::load_partitions(std::vector<partition_load>& jobs) {
+  if (jobs.empty()) return status::ok();
+  std::size_t threads = options_.recovery_threads != 0 ? options_.recovery_threads : cores_available();
+  threads = std::clamp<std::size_t>(threads, 1, std::min(jobs.size(), max_recovery_threads));
+  recovered_.threads = static_cast<std::uint32_t>(threads);
+  recovered_.partitions = static_cast<std::uint32_t>(jobs.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::uint64_t> cells{0};
+  std::atomic<bool> failed{false};
+  absl::Mutex mu;
+  std::size_t running = threads;  // guarded by mu
+  bool all_done = false;          // guarded by mu: running reached 0
+  auto reader = [&] {
+    ::pthread_setname_np(::pthread_self(), "cellar-recover");
+    while (!failed.load(std::memory_order_relaxed)) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= jobs.size()) break;
+      jobs[k].st = load_partition(jobs[k], cells);
+      if (!jobs[k].st) failed = true;
+      done.fetch_add(1);
+    }
+    absl::MutexLock l(&mu);
+    all_done = --running == 0;
+  };
+  const auto t0 = clock_type::now();
+  std::vector<std::thread> all;
+  for (std::size_t i = 0; i < threads; ++i) all.emplace_back(reader);
+  {
+    absl::MutexLock l(&mu);
+    while (!mu.AwaitWithTimeout(absl::Condition(&all_done), absl::Seconds(2))) {
+      const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+      spdlog::info("cellar: recovery: {} of {} partitions read, {} cells ({:.0f} cells/s, {} threads)", done.load(),
+                   jobs.size(), cells.load(), static_cast<double>(cells.load()) / s, threads);
+    }
+  }
+  for (auto& t : all) t.join();
+  if (!failed) return status::ok();
+  // A damaged page stops WiredTiger, and with it the reads of other partitions running
+  // then: the partition WiredTiger names is the one to report.
+  const std::string damage = wt_->damage_reported();
+  for (auto& j : jobs) {
+    if (j.st || damage.empty()) continue;
+    for (const auto& uri : {partition_uri(j.t->uid, j.p), changes_uri(j.t->uid, j.p)})
+      for (const char* before : {":", " ", "/"})
+        if (damage.find(before + uri.substr(6) + ".wt") != std::string::npos) return j.st;
+  }
+  for (auto& j : jobs)
+    if (!j.st) return j.st;
   return status::ok();
 }
 
@@ -191,23 +297,38 @@ result<recovered_catalog> store_persistence::recover() {
   recovered_catalog out;
   if (auto s = read_catalog(out); !s) return s;
 
-  // The last snapshot.
+  // The last snapshot: every partition's memtable made here, filled by load_partitions.
   std::map<std::uint64_t, std::pair<const table_schema*, std::vector<memtable*>>> by_uid;
+  std::map<std::uint64_t, std::set<std::uint32_t>> families_of;
+  std::vector<partition_load> jobs;
   for (const auto& t : out.schemas) {
     if (!t.partitioned) continue;
-    std::set<std::uint32_t> families;
+    auto& families = families_of[t.uid];
     for (const auto& f : t.families) families.insert(f.id);
     auto& cells = out.cells[t.name];
     std::vector<memtable*> raw;
     for (std::uint32_t p = 0; p < t.partitioning.count(); ++p) {
       auto m = std::make_shared<std::unique_ptr<memtable>>(std::make_unique<memtable>(&memory_));
-      std::set<std::uint32_t> stale;
-      if (auto s = load_partition(t, p, families, **m, stale); !s) return s;
-      for (auto f : stale) purges_.push_back({t.uid, t.partitioning.count(), f});
+      partition_load job;
+      job.t = &t;
+      job.p = p;
+      job.families = &families;
+      job.m = m->get();
+      jobs.push_back(std::move(job));
       raw.push_back(m->get());
       cells.push_back(std::move(m));
     }
     by_uid[t.uid] = {&t, std::move(raw)};
+  }
+  if (auto s = load_partitions(jobs); !s) return s;
+  for (auto& j : jobs) {
+    recovered_.tables_salvaged += j.salvaged ? 1 : 0;
+    recovered_.change_cells += j.change_cells;
+    // The cells the snapshot holds: the base's, as the change runs left them.
+    recovered_.cells_loaded += j.m->stats().cells;
+    for (auto f : j.stale) purges_.push_back({j.t->uid, j.t->partitioning.count(), f});
+    absl::MutexLock l(&sizes_mu_);
+    sizes_[{j.t->uid, j.p}] = j.sizes;
   }
 
   // Every cell read is in the memtables now: WiredTiger's cache of the same pages would
@@ -228,8 +349,9 @@ result<recovered_catalog> store_persistence::recover() {
   }
   recovered_.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   if (recovered_.cells_loaded + recovered_.log_records > 0 || recovered_.log_bytes_dropped > 0)
-    spdlog::info("cellar: recovered {} cells from the snapshot and {} log records in {:.2f} s{}",
-                 recovered_.cells_loaded, recovered_.log_records, recovered_.seconds,
+    spdlog::info("cellar: recovered {} cells from the snapshot ({} partitions, {} threads) and {} log records in {:.2f} s{}",
+                 recovered_.cells_loaded, recovered_.partitions, recovered_.threads, recovered_.log_records,
+                 recovered_.seconds,
                  recovered_.log_bytes_dropped == 0
                      ? std::string()
                      : "; dropped a torn log tail of " + std::to_string(recovered_.log_bytes_dropped) + " bytes in " +
