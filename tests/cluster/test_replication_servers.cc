@@ -114,6 +114,36 @@ TEST_CASE("factor 3: every partition has three replicas on distinct nodes; descr
   for (int i = 0; i < 30; ++i) rows.insert(row_name(i));
   check_all_on(c.node(2), rows);
   check_all_on(c.node(3), rows);
+
+  // status 'detailed' lists the node's six replicas of 'rt' (and none of 'r1', which has
+  // one copy): the leaders with each follower's progress, the followers with their leader.
+  n1.reset();  // one connection per thread: the shell runs as its own process anyway
+  std::string detailed;
+  CHECK(eventually(
+      [&] {
+        detailed = testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out;
+        return detailed.find("  rt/5 ") != std::string::npos && detailed.find("(none known)") == std::string::npos &&
+               detailed.find(" candidate") == std::string::npos;
+      },
+      30s));
+  INFO(detailed);
+  CHECK(detailed.find("replicas on n1:") != std::string::npos);
+  int leaders = 0, followers = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto at = detailed.find("  rt/" + std::to_string(i) + " ");
+    REQUIRE(at != std::string::npos);
+    const auto line = detailed.substr(at, detailed.find('\n', at) - at);
+    if (line.find(" leader, term ") != std::string::npos) {
+      ++leaders;
+      CHECK(line.find("n2 matches ") != std::string::npos);
+      CHECK(line.find("n3 matches ") != std::string::npos);
+    } else {
+      ++followers;
+      CHECK(line.find(" follower of n") != std::string::npos);
+    }
+  }
+  CHECK(leaders + followers == 6);
+  CHECK(detailed.find("  r1/") == std::string::npos);
 }
 
 TEST_CASE("factor 3: kill -9 of a node during writes loses no acknowledged write, writes go on; it comes back and "

@@ -87,6 +87,14 @@ struct group_fixture {
     return out;
   }
 
+  group_status status_of(std::uint64_t id) {
+    caf::scoped_actor self{sys};
+    group_status out;
+    self->request(actors[id - 1], wait_limit, replica_status_atom::value)
+        .receive([&](group_status& s) { out = std::move(s); }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  }
+
   memtable_stats stats(std::uint64_t id) {
     caf::scoped_actor self{sys};
     memtable_stats out;
@@ -200,4 +208,51 @@ TEST_CASE("a replicated partition with 2 of 3 replicas dead refuses writes at on
   REQUIRE(a.results.at(0).st.is_ok());
   CHECK(value_of(a.results[0]) == "1");
   CHECK(g.ask(l2, {put("c").add("f", "q", "2")}).results.at(0).st.is_ok());
+}
+
+TEST_CASE("a replica reports its role, term, log positions and, on the leader, each follower's progress",
+          "[replica]") {
+  group_fixture g;
+  auto l = g.leader();
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(g.ask(l, {put("r" + std::to_string(i)).add("f", "q", "v")}).results.at(0).st.is_ok());
+
+  auto lead = g.status_of(l);
+  CHECK(lead.role == "leader");
+  CHECK(lead.term >= 1);
+  CHECK(lead.leader.id == l);
+  CHECK(lead.last_index >= 10);  // ten writes (plus the configuration and barrier entries)
+  CHECK(lead.commit_index == lead.last_index);
+  CHECK(lead.last_applied == lead.commit_index);
+  REQUIRE(lead.peers.size() == 2);
+  for (const auto& p : lead.peers) {
+    CHECK(p.who.id != l);
+    CHECK(p.who.address == g.members[p.who.id - 1].address);
+  }
+  // Every follower catches up: the leader sees it match its whole log, and the follower
+  // applies what the leader committed.
+  CHECK(testsupport::eventually(
+      [&] {
+        auto s = g.status_of(l);
+        return s.peers.size() == 2 && s.peers[0].match_index == s.last_index && s.peers[1].match_index == s.last_index;
+      },
+      wait_limit));
+  const auto f = l == 1 ? 2 : 1;
+  CHECK(testsupport::eventually([&] { return g.status_of(f).last_applied == lead.commit_index; }, wait_limit));
+  auto follower = g.status_of(f);
+  CHECK(follower.role == "follower");
+  CHECK(follower.term == lead.term);
+  CHECK(follower.leader.id == l);
+  CHECK(follower.peers.empty());
+
+  // A follower that is down falls behind in the leader's report by the writes it missed.
+  const auto down = l == 3 ? 2 : 3;
+  g.kill(down);
+  const auto before = g.status_of(l).last_index;
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(g.ask(l, {put("s" + std::to_string(i)).add("f", "q", "v")}).results.at(0).st.is_ok());
+  auto after = g.status_of(l);
+  CHECK(after.last_index >= before + 5);
+  for (const auto& p : after.peers)
+    if (p.who.id == down) CHECK(p.match_index <= before);
 }

@@ -98,6 +98,8 @@ struct member::state final : detail::cluster_hooks {
   std::string owner_of(const std::string& table, std::uint32_t index) const override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
+  // make_report() and the state of this node's replicas, which it asks each for.
+  cluster_report full_report() const;
   void reconcile();
   // What reconcile() does after it has published the new catalog, gathered while it builds it.
   struct reconcile_effects {
@@ -786,9 +788,15 @@ std::uint64_t member::applied_version() const {
   return st_->applied;
 }
 
-cluster_report member::report() const { return st_->make_report(); }
+cluster_report member::report() const { return st_->full_report(); }
 
-std::string member::state::report() const { return format_report(make_report()); }
+std::string member::state::report() const { return format_report(full_report()); }
+
+cluster_report member::state::full_report() const {
+  auto r = make_report();
+  if (replicas) r.replicas = replicas->report(std::chrono::seconds(2));
+  return r;
+}
 
 std::vector<cellar::cluster_node> member::state::nodes() const {
   std::vector<cellar::cluster_node> out;
@@ -860,6 +868,10 @@ std::string format_report(const cluster_report& r) {
       out += "]";
     }
     out += "\n";
+  }
+  if (!r.replicas.empty()) {
+    out += "replicas on " + r.self + ":\n";
+    for (const auto& rep : r.replicas) out += "  " + format_replica(rep) + "\n";
   }
   return out;
 }

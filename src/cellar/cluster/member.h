@@ -35,6 +35,7 @@
 #include "cellar/store.h"
 #include "store/scheduler_tuning.h"
 #include "cluster/cluster_node.h"
+#include "cluster/replica_report.h"
 
 namespace cellar::cluster {
 
@@ -75,6 +76,7 @@ struct cluster_report {
   // Partitions of client batches that asked not to be forwarded, answered NOT_OWNER by `self`.
   std::uint64_t not_owner_answers = 0;
   std::vector<node_report> nodes;  // live members and every owner in the map, by id
+  std::vector<replica_report> replicas;  // this node's replicas, by table and partition
 };
 
 class member {

@@ -84,7 +84,7 @@ result<placement_map> assign_table(const placement_map& m, const std::string& ta
     }
     ++load[*best];
     ++of_table[*best];
-    owners.push_back({*best, out.epoch});
+    owners.push_back({*best, out.epoch, {}});
   }
   out.tables[table] = std::move(owners);
   return out;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "cluster/replica_router.h"
 #include "replica/replicated_partition.h"
@@ -80,18 +81,71 @@ detail::partition_ref replica_host::place(const detail::schema_ptr& schema, std:
       auto actor = caf::actor_cast<caf::actor>(
           replica::spawn_replicated_partition(seat_.system(), factory.replica_config(schema, index), std::move(c)));
       rc.local = caf::actor_cast<detail::partition_actor>(actor);
-      absl::MutexLock lock(&mu_);
-      replicas_[{group, index}] = actor;
+      {
+        absl::MutexLock lock(&running_->mu);
+        running_->replicas[{group, index}] = actor;
+      }
+      // After the insertion: on a replica that has stopped already, the functor runs at once.
+      actor->attach_functor([weak = std::weak_ptr<running>(running_), key = std::make_pair(group, index),
+                             addr = actor.address()] {
+        auto r = weak.lock();
+        if (!r) return;
+        caf::actor gone;  // released after the lock
+        absl::MutexLock lock(&r->mu);
+        if (auto it = r->replicas.find(key); it != r->replicas.end() && it->second.address() == addr) {
+          gone = std::move(it->second);
+          r->replicas.erase(it);
+        }
+      });
     }
   }
   ref.actor = spawn_replica_router(seat_.system(), peers_, std::move(rc));
   return ref;
 }
 
+std::vector<replica_report> replica_host::report(std::chrono::milliseconds timeout) const {
+  std::map<std::pair<std::string, std::uint32_t>, caf::actor> replicas;
+  {
+    absl::MutexLock lock(&running_->mu);
+    replicas = running_->replicas;
+  }
+  std::vector<replica_report> out;
+  caf::scoped_actor self{seat_.system()};
+  for (const auto& [key, actor] : replicas) {
+    replica_report r;
+    r.table = key.first.substr(0, key.first.rfind('#'));
+    r.index = key.second;
+    r.status.role = "unreachable";
+    self->request(actor, timeout, replica::replica_status_atom::value)
+        .receive([&](replica::group_status& s) { r.status = std::move(s); }, [](caf::error&) {});
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const replica_report& a, const replica_report& b) {
+    return std::tie(a.table, a.index) < std::tie(b.table, b.index);
+  });
+  return out;
+}
+
+std::string format_replica(const replica_report& r) {
+  const auto& s = r.status;
+  std::string out = r.table + "/" + std::to_string(r.index) + " " + s.role;
+  if (s.role == "unreachable" || s.role == "stopped") return out;
+  if (s.role == "follower") out += " of " + (s.leader.id == 0 ? std::string("(none known)") : s.leader.address);
+  out += ", term " + std::to_string(s.term) + ", log " + std::to_string(s.last_index) + ", committed " +
+         std::to_string(s.commit_index) + ", applied " + std::to_string(s.last_applied);
+  for (std::size_t i = 0; i < s.peers.size(); ++i) {
+    const auto& p = s.peers[i];
+    const auto behind = s.last_index > p.match_index ? s.last_index - p.match_index : 0;
+    out += (i == 0 ? "; " : ", ") + p.who.address + " matches " + std::to_string(p.match_index) + " (" +
+           std::to_string(behind) + " behind)";
+  }
+  return out;
+}
+
 caf::actor replica_host::replica(const std::string& group, std::uint32_t index) const {
-  absl::MutexLock lock(&mu_);
-  auto it = replicas_.find({group, index});
-  return it == replicas_.end() ? caf::actor{} : it->second;
+  absl::MutexLock lock(&running_->mu);
+  auto it = running_->replicas.find({group, index});
+  return it == running_->replicas.end() ? caf::actor{} : it->second;
 }
 
 }  // namespace cellar::cluster

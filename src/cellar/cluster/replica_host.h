@@ -32,6 +32,7 @@
 #include "cluster/remote.h"
 #include "cluster/replica_links.h"
 #include "dispatch/dispatch.h"
+#include "cluster/replica_report.h"
 #include "store/access.h"
 
 namespace cellar::cluster {
@@ -61,6 +62,10 @@ class replica_host {
   // null when it holds none.
   caf::actor replica(const std::string& group, std::uint32_t index) const;
 
+  // Each of this node's replicas with its state, by table and partition; a replica that does
+  // not answer within `timeout` is reported "unreachable". Blocks: not for a CAF worker.
+  std::vector<replica_report> report(std::chrono::milliseconds timeout) const;
+
   // The name of a table's Raft groups: the table and its uid, so that a table dropped and
   // created again never takes its predecessor's messages.
   static std::string group_name(const detail::table_schema& schema);
@@ -70,8 +75,13 @@ class replica_host {
   std::shared_ptr<peer_directory> peers_;
   const replica_host_options opts_;
   replica_links links_;
-  mutable absl::Mutex mu_;
-  std::map<std::pair<std::string, std::uint32_t>, caf::actor> replicas_ ABSL_GUARDED_BY(mu_);
+  // This node's running replicas by group and partition. Shared with each replica, which
+  // takes itself out when it stops, whether or not the host still exists.
+  struct running {
+    absl::Mutex mu;
+    std::map<std::pair<std::string, std::uint32_t>, caf::actor> replicas ABSL_GUARDED_BY(mu);
+  };
+  std::shared_ptr<running> running_ = std::make_shared<running>();
 };
 
 }  // namespace cellar::cluster

@@ -104,6 +104,34 @@ std::uint64_t replica_group::last_applied() const {
   return initialized_ ? raft_last_applied(const_cast<raft*>(&raft_)) : 0;
 }
 
+group_status replica_group::report() const {
+  group_status out;
+  if (!initialized_ || closing_) {
+    out.role = "stopped";
+    return out;
+  }
+  auto* r = const_cast<raft*>(&raft_);
+  switch (raft_state(r)) {
+    case RAFT_LEADER: out.role = "leader"; break;
+    case RAFT_CANDIDATE: out.role = "candidate"; break;
+    case RAFT_FOLLOWER: out.role = "follower"; break;
+    default: out.role = "stopped"; break;
+  }
+  out.term = raft_.current_term;
+  out.leader = leader();
+  out.last_index = raft_last_index(r);
+  out.commit_index = raft_.commit_index;
+  out.last_applied = raft_last_applied(r);
+  if (raft_state(r) == RAFT_LEADER && raft_.leader_state.progress != nullptr)
+    // libraft keeps one progress entry per server of the configuration, in its order.
+    for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+      const auto& s = raft_.configuration.servers[i];
+      if (s.id == opt_.id) continue;
+      out.peers.push_back({{s.id, s.address != nullptr ? s.address : ""}, raft_.leader_state.progress[i].match_index});
+    }
+  return out;
+}
+
 void replica_group::propose(std::string command, applied_fn done) {
   if (!is_leader()) {
     done(not_leader(), {});

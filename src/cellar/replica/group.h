@@ -53,6 +53,22 @@ struct group_options {
   unsigned snapshot_trailing = 128;     // entries kept after a snapshot, for followers close behind
 };
 
+// What a replica knows of its group, for operators (replica_group::report).
+struct group_status {
+  std::string role;  // "leader", "follower", "candidate" or "stopped"
+  std::uint64_t term = 0;
+  member leader;                  // id 0: none known
+  std::uint64_t last_index = 0;   // the last entry of this replica's log
+  std::uint64_t commit_index = 0; // the last entry this replica knows is committed
+  std::uint64_t last_applied = 0; // the last entry applied to its cells
+  // On a leader, each other replica's progress: its last entry known to match the leader's.
+  struct peer {
+    member who;
+    std::uint64_t match_index = 0;
+  };
+  std::vector<peer> peers;
+};
+
 class replica_group {
  public:
   replica_group(group_options opt, replica_storage& storage, transport& net, io_loop& loop, state_machine& sm);
@@ -89,6 +105,7 @@ class replica_group {
   std::uint64_t last_applied() const;
   std::uint64_t commit_index() const { return raft_.commit_index; }
   const group_options& options() const { return opt_; }
+  group_status report() const;
 
   // The owner's handlers (see above).
   void on_tick(std::uint64_t generation) { io_.on_tick(generation); }

@@ -127,6 +127,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](replica_tick_atom, std::uint64_t generation) { group_->on_tick(generation); },
         [this](replica_flush_atom) { group_->on_flush(); },
         [this](replica_msg_atom, const std::string& bytes) { group_->on_receive(bytes); },
+        [this](replica_status_atom) { return group_->report(); },
     };
   }
 

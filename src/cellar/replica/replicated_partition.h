@@ -37,9 +37,29 @@
 
 namespace cellar::replica {
 
-using replicated_partition_actor = detail::partition_actor::extend<caf::reacts_to<replica_tick_atom, std::uint64_t>,
-                                                                   caf::reacts_to<replica_flush_atom>,
-                                                                   caf::reacts_to<replica_msg_atom, std::string>>;
+// Asks a replica for what it knows of its group (replica_group::report).
+using replica_status_atom = caf::atom_constant<caf::atom("rstatus")>;
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, member& x) {
+  return f(caf::meta::type_name("replica_member"), x.id, x.address);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_status::peer& x) {
+  return f(caf::meta::type_name("replica_peer"), x.who, x.match_index);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_status& x) {
+  return f(caf::meta::type_name("replica_status"), x.role, x.term, x.leader, x.last_index, x.commit_index,
+           x.last_applied, x.peers);
+}
+
+using replicated_partition_actor =
+    detail::partition_actor::extend<caf::reacts_to<replica_tick_atom, std::uint64_t>, caf::reacts_to<replica_flush_atom>,
+                                    caf::reacts_to<replica_msg_atom, std::string>,
+                                    caf::replies_to<replica_status_atom>::with<group_status>>;
 
 struct replication_config {
   group_options group;          // this replica's id and address, timeouts
