@@ -49,7 +49,8 @@ int free_port() {
 using reply_ptr = std::unique_ptr<redisReply, decltype(&freeReplyObject)>;
 
 // A redis-server child process on 127.0.0.1:port(), no persistence, with `extra` flags
-// (--replicaof ...); killed by the destructor.
+// (--replicaof ...), in a directory of its own (a replica writes the master's data there
+// when it syncs); killed by the destructor.
 class redis_server {
  public:
   explicit redis_server(const std::vector<std::string>& extra = {}) {
@@ -58,7 +59,7 @@ class redis_server {
       const std::string port = std::to_string(port_);
       std::vector<const char*> argv = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
                                        "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel",
-                                       "warning"};
+                                       "warning", "--dir", dir_.path.c_str()};
       for (const auto& x : extra) argv.push_back(x.c_str());
       argv.push_back(nullptr);
       posix_spawn_file_actions_t fa;
@@ -114,6 +115,7 @@ class redis_server {
   }
 
  private:
+  testsupport::made_dir dir_{"loadgen-redis"};
   pid_t pid_ = -1;
   int port_ = 0;
   redisContext* ctx_ = nullptr;
