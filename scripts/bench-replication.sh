@@ -97,7 +97,7 @@ start_cluster() {
       --data "" --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 --replication-factor "$factor" \
       ${SERVER_ARGS:-} >"$log" 2>&1 &
     pids+=($!)
-    for _ in $(seq 300); do grep -q "^listening on" "$log" && break; sleep 0.1; done
+    for _ in $(seq 300); do grep -q "^listening on" "$log" 2>/dev/null && break; sleep 0.1; done
     grep -q "^listening on" "$log" || { echo "node n$i of cluster $name did not start:" >&2; cat "$log" >&2; exit 1; }
     sed -n 's/^listening on //p' "$log" | head -n 1 >"$work/$name-n$i.addr"
   done
