@@ -84,6 +84,11 @@ struct target_options {
   // hash slot gives (redis_slots.h); each of `connections` opens one connection to every
   // server. Empty: host and port, one server. Scans need one server.
   std::vector<std::pair<std::string, int>> redis_shards;
+  // redis: above 0, each slot's writes on a connection are followed by `WAIT redis_wait
+  // redis_wait_timeout_ms`, and they count as done only when it answers that at least
+  // `redis_wait` replicas have them (fewer: each counts as an error). Reads are unchanged.
+  int redis_wait = 0;
+  int redis_wait_timeout_ms = 1000;
   // cellar-cluster: set by prepare_cellar_cluster; the frames engine then opens, for each of
   // its `connections`, one connection to every node and sends each request to its row's owner.
   std::shared_ptr<const cluster_route> route;

@@ -16,6 +16,14 @@
 // them (redis_slots.h), and each connection has a socket to every server, as the cellar
 // cluster target has one to every node: the baseline of docs/cluster.md's 1-against-3
 // comparison. Scans need one server.
+//
+// With --redis-wait N (synchronous replication, as far as Redis offers it) each slot's writes
+// on a connection are followed, in the same pipeline, by one `WAIT N timeout`, and the slot
+// completes only when that answers: its writes count as done once N replicas have them, or
+// as errors when WAIT reports fewer. One WAIT per slot and connection (not per command)
+// covers all of the slot's writes there, since WAIT waits for every write the connection
+// sent before it; with one operation per slot, as in a run phase, that is one WAIT per
+// write. A read-modify-write's write, sent when its read answers, gets a WAIT of its own.
 #include <hiredis/hiredis.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -46,8 +54,11 @@ constexpr std::string_view index_key = "_indices";
 struct pending {
   slot* s;
   std::size_t op;  // index in s->ops
-  enum kind_t : std::uint8_t { final_reply, read_reply, rmw_read, scan_keys, scan_row } kind;
+  enum kind_t : std::uint8_t { final_reply, read_reply, rmw_read, scan_keys, scan_row, wait_reply } kind;
 };
+
+// pending::op of a WAIT that covers all of its slot's writes on its connection.
+constexpr std::size_t all_writes = static_cast<std::size_t>(-1);
 
 struct redis_conn {
   int fd = -1;
@@ -70,7 +81,9 @@ class redis_engine final : public engine {
         values_(o.seed, o.field_length),
         rng_(o.seed * 7919 + 3),
         epfd_(::epoll_create1(EPOLL_CLOEXEC)),
-        servers_(o.redis_shards) {
+        servers_(o.redis_shards),
+        wait_replicas_(std::to_string(o.redis_wait)),
+        wait_ms_(std::to_string(o.redis_wait_timeout_ms)) {
     if (epfd_ < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
     for (int i = 0; i < field_count; ++i) fields_.push_back(field_name(i));
     if (servers_.empty()) servers_.push_back({o.host, o.port});
@@ -91,6 +104,7 @@ class redis_engine final : public engine {
           throw std::runtime_error(std::string("epoll_ctl: ") + std::strerror(errno));
         conns_.push_back(std::move(c));
       }
+    wrote_.assign(conns_.size(), 0);
     if (o.io_uring) ring_ = uring_io::open();
   }
 
@@ -101,6 +115,12 @@ class redis_engine final : public engine {
     s.rows.assign(s.ops.size(), 0);
     s.calls_pending = 0;
     for (std::size_t i = 0; i < s.ops.size(); ++i) issue(s, i);
+    // One WAIT after the slot's writes on each connection that has some.
+    for (std::size_t ci : written_) {
+      wrote_[ci] = 0;
+      push_wait(*conns_[ci], s, all_writes);
+    }
+    written_.clear();
   }
 
   const char* io() const override { return ring_ ? "io_uring" : "epoll"; }
@@ -144,8 +164,12 @@ class redis_engine final : public engine {
   void issue(slot& s, std::size_t i) {
     const operation& op = s.ops[i];
     const std::string key = build_key_name(op.keynum, o_.keys);
-    redis_conn& c =
-        *conns_[static_cast<std::size_t>(s.conn) * servers_.size() + redis_shard(key, servers_.size())];
+    const std::size_t ci = conn_index(s, key);
+    redis_conn& c = *conns_[ci];
+    if (o_.redis_wait > 0 && (op.kind == op_kind::update || op.kind == op_kind::insert) && !wrote_[ci]) {
+      wrote_[ci] = 1;
+      written_.push_back(ci);
+    }
     switch (op.kind) {
       case op_kind::read:
         resp::append_command(c.out, {"HGETALL", key});
@@ -190,6 +214,32 @@ class redis_engine final : public engine {
     }
   }
 
+  std::size_t conn_index(const slot& s, const std::string& key) const {
+    return static_cast<std::size_t>(s.conn) * servers_.size() + redis_shard(key, servers_.size());
+  }
+
+  void push_wait(redis_conn& c, slot& s, std::size_t i) {
+    resp::append_command(c.out, {"WAIT", wait_replicas_, wait_ms_});
+    push(c, s, i, pending::wait_reply);
+  }
+
+  // A WAIT answered: below redis_wait replicas (or an error), the writes it covers failed.
+  void on_wait(redis_conn& c, slot& s, std::size_t i, const resp::reply& r) {
+    if (r.type == ':' && r.n >= o_.redis_wait) return;
+    for (std::size_t k = 0; k < s.ops.size(); ++k) {
+      const operation& op = s.ops[k];
+      const bool write = op.kind == op_kind::update || op.kind == op_kind::insert || op.kind == op_kind::rmw;
+      if (i == all_writes ? write && op.kind != op_kind::rmw &&
+                                conns_[conn_index(s, build_key_name(op.keynum, o_.keys))].get() == &c
+                          : k == i)
+        s.ok[k] = 0;
+    }
+    if (s.why.empty())
+      s.why = r.type == ':' ? "WAIT: " + std::to_string(r.n) + " of " + wait_replicas_ +
+                                  " replicas acknowledged within " + wait_ms_ + " ms (--redis-wait)"
+                            : "WAIT: " + std::string(r.text);
+  }
+
   void push(redis_conn& c, slot& s, std::size_t i, pending::kind_t k) {
     c.q.push_back({&s, i, k});
     ++s.calls_pending;
@@ -200,7 +250,12 @@ class redis_engine final : public engine {
     const pending p = c.q.front();
     c.q.pop_front();
     slot& s = *p.s;
-    if (r.type == '-') s.ok[p.op] = 0;
+    if (p.kind == pending::wait_reply) {
+      on_wait(c, s, p.op, r);
+    } else if (r.type == '-') {
+      s.ok[p.op] = 0;
+      if (s.why.empty()) s.why = std::string(r.text);
+    }
     const bool found = r.type == '*' && r.n > 0;  // HGETALL of a missing key: an empty array
     switch (p.kind) {
       case pending::read_reply:
@@ -216,6 +271,7 @@ class redis_engine final : public engine {
         resp::append_command(c.out, {"HSET", build_key_name(op.keynum, o_.keys),
                                      fields_[static_cast<std::size_t>(op.field)], values_.pick(rng_)});
         push(c, s, p.op, pending::final_reply);
+        if (o_.redis_wait > 0) push_wait(c, s, p.op);
         break;
       }
       case pending::scan_keys:
@@ -283,6 +339,9 @@ class redis_engine final : public engine {
   rng rng_;
   int epfd_;
   std::vector<std::pair<std::string, int>> servers_;  // one, or the shards; connections: conn * size + shard
+  std::string wait_replicas_, wait_ms_;               // WAIT's arguments (--redis-wait)
+  std::vector<char> wrote_;                           // per connection: the slot being started wrote there
+  std::vector<std::size_t> written_;                  // those connections, in order
   std::vector<std::string> fields_;
   std::vector<std::unique_ptr<redis_conn>> conns_;
   std::vector<std::string_view> keys_;  // the keys of the scan reply being handled

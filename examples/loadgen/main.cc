@@ -493,6 +493,12 @@ int main(int argc, char** argv) {
   app.add_option("--redis-shards", redis_shards,
                  "redis: HOST:PORT,HOST:PORT,...: the keys split over these servers as Redis Cluster places them "
                  "(CRC16 hash slots in even ranges); --connections counts one socket per server; no scans");
+  app.add_option("--redis-wait", cfg.t.redis_wait,
+                 "redis: N > 0: each request's writes are followed by WAIT N and count as done once N replicas "
+                 "acknowledge them; fewer within --redis-wait-timeout-ms: errors")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--redis-wait-timeout-ms", cfg.t.redis_wait_timeout_ms, "redis: WAIT's timeout (--redis-wait)")
+      ->check(CLI::Range(1, 3600000));
   app.add_option("--workload", cfg.workload, "YCSB core workload a..f")->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "A", "B", "C", "D", "E", "F"}));
   app.add_option("--phase", cfg.phase, "load | run | both")->check(CLI::IsMember({"load", "run", "both"}));
   app.add_option("--records", cfg.records, "recordcount");
@@ -560,6 +566,7 @@ int main(int argc, char** argv) {
       if (cfg.t.target != "redis") throw std::invalid_argument("--redis-shards goes with --target redis");
       cfg.t.redis_shards = parse_shards(redis_shards);
     }
+    if (cfg.t.redis_wait > 0 && cfg.t.target != "redis") throw std::invalid_argument("--redis-wait goes with --target redis");
     if (cfg.t.target != "cellar-embedded" && cfg.t.target != "cellar-cluster" && cfg.t.port == 0 &&
         cfg.t.redis_shards.empty())
       throw std::invalid_argument("--port is required");
@@ -596,7 +603,7 @@ int main(int argc, char** argv) {
                          {"threads", cfg.threads},   {"connections", cfg.connections}, {"depth", cfg.depth},
                          {"batch", cfg.batch},       {"target_rate", cfg.target_rate}, {"partitioning", cfg.t.partitioning}, {"protocol", cfg.t.protocol},
                          {"seed", cfg.t.seed}, {"field_length", cfg.t.field_length}, {"insert_order", cfg.insert_order},
-                         {"zero_padding", cfg.t.keys.zero_padding},
+                         {"zero_padding", cfg.t.keys.zero_padding}, {"redis_wait", cfg.t.redis_wait},
                          {"request_distribution", cfg.request_distribution.empty() ? "default" : cfg.request_distribution}};
     std::string cmd;
     for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);

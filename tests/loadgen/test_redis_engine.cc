@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "../shell/process.h"
+#include "../support/eventually.h"
 #include "engine.h"
 #include "redis_slots.h"
 #include "run_slots.h"
@@ -46,21 +48,25 @@ int free_port() {
 
 using reply_ptr = std::unique_ptr<redisReply, decltype(&freeReplyObject)>;
 
-// A redis-server child process on 127.0.0.1:port(), no persistence; killed by the destructor.
+// A redis-server child process on 127.0.0.1:port(), no persistence, with `extra` flags
+// (--replicaof ...), in a directory of its own (a replica writes the master's data there
+// when it syncs); killed by the destructor.
 class redis_server {
  public:
-  redis_server() {
+  explicit redis_server(const std::vector<std::string>& extra = {}) {
     for (int attempt = 0; attempt < 5 && pid_ < 0; ++attempt) {
       port_ = free_port();
       const std::string port = std::to_string(port_);
-      const char* argv[] = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-                            "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "warning",
-                            nullptr};
+      std::vector<const char*> argv = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+                                       "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel",
+                                       "warning", "--dir", dir_.path.c_str()};
+      for (const auto& x : extra) argv.push_back(x.c_str());
+      argv.push_back(nullptr);
       posix_spawn_file_actions_t fa;
       posix_spawn_file_actions_init(&fa);
       posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
       pid_t pid = -1;
-      const int e = posix_spawnp(&pid, "redis-server", &fa, nullptr, const_cast<char**>(argv), environ);
+      const int e = posix_spawnp(&pid, "redis-server", &fa, nullptr, const_cast<char**>(argv.data()), environ);
       posix_spawn_file_actions_destroy(&fa);
       if (e != 0) FAIL("cannot start redis-server (scripts/setup.sh installs it): " << std::strerror(e));
       // Ready when it answers PING; gone (the port was taken meanwhile): try another port.
@@ -109,6 +115,7 @@ class redis_server {
   }
 
  private:
+  testsupport::made_dir dir_{"loadgen-redis"};
   pid_t pid_ = -1;
   int port_ = 0;
   redisContext* ctx_ = nullptr;
@@ -319,4 +326,54 @@ TEST_CASE("the redis engine splits the records over shards as Redis Cluster woul
   // A scan cannot be split: refused, naming why.
   mix.assign(1, operation{op_kind::scan, 1, 0, 5});
   CHECK_THROWS_WITH(run_slots(*e, mix, 1, 1), Catch::Contains("scans need one server"));
+}
+
+TEST_CASE("loadgen --redis-wait: writes count once the replicas have them; too few replicas are errors, not a hang",
+          "[loadgen][redis][wait]") {
+  redis_server master;
+  redis_server replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
+  // The replica is attached once the master lists it online (its first full sync done).
+  REQUIRE(testsupport::eventually(
+      [&] {
+        auto r = master.cmd("INFO replication");
+        return std::string(r->str, r->len).find("state=online") != std::string::npos;
+      },
+      std::chrono::seconds(20)));
+  const std::string port = std::to_string(master.port());
+  auto loadgen = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv{CELLAR_LOADGEN, "--target", "redis", "--port", port, "--workload", "a",
+                                  "--threads", "1", "--connections", "2", "--depth", "4"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testproc::run(argv, "", true);
+  };
+
+  // WAIT 1 after each request's writes: every insert acknowledged by the replica, so it
+  // holds every record (and the scan index, _indices) as soon as the load phase is over.
+  constexpr int records = 1000;
+  auto load = loadgen({"--phase", "load", "--records", std::to_string(records), "--load-batch", "10",
+                       "--redis-wait", "1"});
+  INFO(load.out);
+  CHECK(load.exit_code == 0);
+  CHECK(load.out.find(std::to_string(records) + " ops in") != std::string::npos);
+  CHECK(load.out.find(", 0 errors") != std::string::npos);
+  CHECK(replica.cmd("DBSIZE")->integer == records + 1);
+  // Updates (workload a's half of the run) too; reads are as without WAIT.
+  auto run = loadgen({"--phase", "run", "--records", std::to_string(records), "--operations", "2000",
+                      "--redis-wait", "1"});
+  INFO(run.out);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find(", 0 errors") != std::string::npos);
+  CHECK(run.out.find("UPDATE") != std::string::npos);
+
+  // WAIT 2 with one replica: each write's WAIT answers 1 after its 100 ms timeout, and
+  // every insert counts as an error, named, instead of the load waiting forever.
+  const auto started = std::chrono::steady_clock::now();
+  auto short_of = loadgen({"--phase", "load", "--records", "40", "--load-batch", "5", "--redis-wait", "2",
+                           "--redis-wait-timeout-ms", "100"});
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(short_of.out);
+  CHECK(short_of.exit_code == 3);
+  CHECK(short_of.out.find("40 errors") != std::string::npos);
+  CHECK(short_of.out.find("WAIT: 1 of 2 replicas acknowledged within 100 ms") != std::string::npos);
+  CHECK(took < std::chrono::seconds(10));
 }
