@@ -3,6 +3,7 @@
 // SIGKILL while a client writes; what was acknowledged must survive.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -144,6 +145,28 @@ TEST_CASE("factor 3: every partition has three replicas on distinct nodes; descr
   }
   CHECK(leaders + followers == 6);
   CHECK(detailed.find("  r1/") == std::string::npos);
+
+  // Leadership settles where the placement put it (the first replica of each set), so each
+  // node leads its share, two of the six: whoever won the first elections hands over.
+  const auto sets = c.placement().tables.at("rt");
+  const auto leads_as_placed = [&](const std::string& status) {
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      const auto at = status.find("  rt/" + std::to_string(i) + " ");
+      if (at == std::string::npos) return false;
+      const auto line = status.substr(at, status.find('\n', at) - at);
+      const bool leads = line.find(" leader, term ") != std::string::npos;
+      if (leads != (sets[i].replicas.front() == "n1")) return false;
+    }
+    return true;
+  };
+  CHECK(eventually(
+      [&] {
+        detailed = testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out;
+        return leads_as_placed(detailed);
+      },
+      30s));
+  INFO(detailed);
+  CHECK(std::count_if(sets.begin(), sets.end(), [](const auto& s) { return s.replicas.front() == "n1"; }) == 2);
 }
 
 TEST_CASE("factor 3: kill -9 of a node during writes loses no acknowledged write, writes go on; it comes back and "

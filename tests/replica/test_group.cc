@@ -13,6 +13,7 @@
 #include "replica/caf_loop.h"
 #include "replica/group.h"
 #include "replica/storage.h"
+#include "../support/eventually.h"
 #include "../support/temp_dir.h"
 
 using namespace cellar;
@@ -24,12 +25,14 @@ using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using read_atom = caf::atom_constant<caf::atom("read")>;
 using await_count_atom = caf::atom_constant<caf::atom("awaitcount")>;
 using await_leader_atom = caf::atom_constant<caf::atom("awaitlead")>;
+using snapshots_atom = caf::atom_constant<caf::atom("snapshots")>;
 
 // The replicated state: the commands applied, in order.
 struct list_machine final : state_machine {
   std::vector<std::string> applied;
   std::uint64_t last_index = 0;
   bool out_of_order = false;  // an index applied twice or backwards
+  int snapshots = 0;          // snapshot() calls
   std::string apply(std::uint64_t index, std::string_view command) override {
     if (index <= last_index) out_of_order = true;
     last_index = index;
@@ -37,6 +40,7 @@ struct list_machine final : state_machine {
     return "applied " + std::string(command);
   }
   std::string snapshot() override {
+    ++snapshots;
     std::string out;
     detail::put_u64(out, last_index);
     for (const auto& a : applied) detail::put_bytes(out, a);
@@ -139,6 +143,7 @@ caf::behavior replica_actor(caf::stateful_actor<replica_state>* self, replica_se
         });
         return rp;
       },
+      [=](snapshots_atom) { return self->state.sm->snapshots; },
       [=](await_count_atom, std::uint64_t n) -> caf::result<std::string> {
         auto rp = self->make_response_promise();
         self->state.count_waiters.emplace_back(n, rp);
@@ -232,6 +237,14 @@ struct cluster {
       REQUIRE((r.first == code::not_leader || r.first == code::unavailable));
     }
     FAIL("no leader committed " << cmd);
+  }
+
+  int snapshots(std::uint64_t id) {
+    caf::scoped_actor self{sys};
+    int out = -1;
+    self->request(actors[id - 1], wait_limit, snapshots_atom::value)
+        .receive([&](int n) { out = n; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
   }
 
   std::string await_count(std::uint64_t id, std::size_t n) {
@@ -336,4 +349,46 @@ TEST_CASE("a replica cut off past a snapshot catches up by snapshot, and restart
   // A new leader commits what the log holds once it commits an entry of its own term.
   c.write("w41");
   for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 42) == expected(0, 42));
+}
+
+TEST_CASE("the interval between snapshots grows with the state, so a large state is not copied every few entries",
+          "[replica]") {
+  group_options opt;
+  opt.snapshot_threshold = 8;
+  opt.snapshot_trailing = 2;
+  cluster c(memory_storages(3), opt);
+  auto leader = c.await_leader(1);
+  // Each entry adds its 1,000 bytes to the state (the list of commands applied): with a
+  // fixed interval of 8 entries, 200 entries would take 25 snapshots; with the interval
+  // following the state (the log since a snapshot about as large as the snapshot) each
+  // interval about doubles: 8, 16, 32, 64, 128.
+  const std::string pad(996, 'x');
+  for (int i = 0; i < 200; ++i) c.write("w" + std::to_string(1000 + i) + pad, 0);
+  const int taken = c.snapshots(leader);
+  CHECK(taken >= 3);
+  CHECK(taken <= 6);
+  // The state is whole on every replica, snapshots and logs together.
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 200).size() == 200 * 1002);  // 1,001 bytes and a comma each
+}
+
+TEST_CASE("leadership goes to the preferred replica once it has the whole log, and back to it after it returns",
+          "[replica]") {
+  group_options opt;
+  opt.preferred_leader = 2;
+  cluster c(memory_storages(3), opt);
+  c.write("w0");
+  // Whoever won the first election hands over to replica 2.
+  CHECK(testsupport::eventually([&] { return c.await_leader(1) == 2 && c.await_leader(3) == 2; }, wait_limit));
+  c.write("w1");
+  CHECK(c.await_count(2, 2) == expected(0, 2));
+
+  // Replica 2 dies: another leads and takes writes; it returns, catches up and leads again.
+  c.kill(2);
+  const auto interim = c.await_leader(1, 2);
+  CHECK(interim != 2);
+  for (int i = 2; i < 10; ++i) c.write("w" + std::to_string(i), 2);
+  c.start(2);
+  CHECK(testsupport::eventually([&] { return c.await_leader(1) == 2 && c.await_leader(3) == 2; }, wait_limit));
+  c.write("w10");
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 11) == expected(0, 11));
 }

@@ -74,6 +74,7 @@ detail::partition_ref replica_host::place(const detail::schema_ptr& schema, std:
       c.group.address = opts_.self;
       c.group.election_timeout_ms = opts_.election_timeout_ms;
       c.group.heartbeat_timeout_ms = opts_.heartbeat_timeout_ms;
+      c.group.preferred_leader = 1;  // replicas.front(): where routed clients send first
       for (std::size_t i = 0; i < replicas.size(); ++i) c.members.push_back({i + 1, replicas[i]});
       c.storage = home->storage.get();
       c.net = home->net.get();

@@ -1,8 +1,12 @@
 #include "replica/group.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cellar::replica {
+
+// libraft's leadership transfer request (the function of the same name hides the struct).
+using transfer_request = struct raft_transfer;
 
 // A proposal or barrier libraft holds until it completes.
 struct replica_group::pending {
@@ -102,6 +106,29 @@ std::string leader_address_in(const status& s) {
 
 std::uint64_t replica_group::last_applied() const {
   return initialized_ ? raft_last_applied(const_cast<raft*>(&raft_)) : 0;
+}
+
+void replica_group::on_tick(std::uint64_t generation) {
+  io_.on_tick(generation);
+  hand_over_if_due();
+}
+
+void replica_group::hand_over_if_due() {
+  const auto to = opt_.preferred_leader;
+  if (to == 0 || to == opt_.id || !is_leader() || raft_.transfer != nullptr) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - handed_over_at_ < std::chrono::milliseconds(opt_.election_timeout_ms)) return;
+  if (raft_.leader_state.progress == nullptr) return;
+  const auto last = raft_last_index(&raft_);
+  for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+    if (raft_.configuration.servers[i].id != to) continue;
+    // Only to a replica that has the whole log: it then wins its election at once.
+    if (raft_.leader_state.progress[i].match_index != last) return;
+    handed_over_at_ = now;
+    auto* req = new transfer_request();
+    if (raft_transfer(&raft_, req, to, [](transfer_request* r) { delete r; }) != 0) delete req;
+    return;
+  }
 }
 
 group_status replica_group::report() const {
@@ -224,13 +251,29 @@ int replica_group::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** resul
   // Entries are applied in log order, so the one being applied follows the last applied.
   std::uint64_t index = raft_last_applied(&g->raft_) + 1;
   g->last_result_ = g->sm_.apply(index, std::string_view(static_cast<const char*>(buf->base), buf->len));
+  g->applied_bytes_ += buf->len;
   *result = &g->last_result_;
   return 0;
+}
+
+void replica_group::snapshot_taken(std::size_t state_bytes) {
+  // An entry's bytes in the log beyond its command; barriers and configuration changes are
+  // entries with no command.
+  constexpr std::uint64_t entry_overhead = 64;
+  constexpr std::uint64_t max_threshold = 1u << 22;
+  const std::uint64_t applied = raft_last_applied(&raft_);
+  const std::uint64_t entries = applied > snapshot_at_ ? applied - snapshot_at_ : 1;
+  const std::uint64_t per_entry = applied_bytes_ / entries + entry_overhead;
+  const std::uint64_t next = std::clamp<std::uint64_t>(state_bytes / per_entry, opt_.snapshot_threshold, max_threshold);
+  raft_set_snapshot_threshold(&raft_, static_cast<unsigned>(next));
+  applied_bytes_ = 0;
+  snapshot_at_ = applied;
 }
 
 int replica_group::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) {
   auto* g = static_cast<replica_group*>(fsm->data);
   std::string state = g->sm_.snapshot();
+  g->snapshot_taken(state.size());
   auto* out = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
   void* data = raft_malloc(state.empty() ? 1 : state.size());
   if (out == nullptr || data == nullptr) {

@@ -15,6 +15,7 @@
 
 #include "replica/raft_c.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -49,8 +50,16 @@ struct group_options {
   std::string address;
   unsigned election_timeout_ms = 1000;  // libraft randomises each election between 1x and 2x
   unsigned heartbeat_timeout_ms = 100;  // also the tick interval
-  unsigned snapshot_threshold = 1024;   // entries applied between two snapshots
+  // Entries applied between two snapshots, at least. A snapshot copies the whole state, so
+  // after each one the interval grows until the log written before the next is about as
+  // large as the snapshot was: each byte written then costs at most about one byte of
+  // snapshot, however large the state (the log kept in memory or on disk grows alike).
+  unsigned snapshot_threshold = 1024;
   unsigned snapshot_trailing = 128;     // entries kept after a snapshot, for followers close behind
+  // The replica that should lead (0: whichever wins the elections). Another replica that
+  // leads hands leadership to it (raft_transfer) once its log matches the leader's, at
+  // most once per election timeout, so that leaders sit where the placement put them.
+  std::uint64_t preferred_leader = 0;
 };
 
 // What a replica knows of its group, for operators (replica_group::report).
@@ -108,7 +117,7 @@ class replica_group {
   group_status report() const;
 
   // The owner's handlers (see above).
-  void on_tick(std::uint64_t generation) { io_.on_tick(generation); }
+  void on_tick(std::uint64_t generation);
   void on_flush() { io_.on_flush(); }
   void on_receive(std::string_view bytes) { io_.on_receive(bytes); }
 
@@ -121,6 +130,10 @@ class replica_group {
   struct pending;
   static int fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result);
   static int fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs);
+  // Hands leadership to the preferred replica when it is due (see preferred_leader).
+  void hand_over_if_due();
+  // Sets the interval to the next snapshot from the one just taken (see snapshot_threshold).
+  void snapshot_taken(std::size_t state_bytes);
   static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
   status failure(int rv) const;
 
@@ -134,6 +147,9 @@ class replica_group {
   bool closed_ = false;
   bool dying_ = false;          // in the destructor: callbacks are not run
   std::string last_result_;     // what the state machine answered for the entry just applied
+  std::uint64_t applied_bytes_ = 0;  // the commands' bytes applied since the last snapshot
+  std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
+  std::chrono::steady_clock::time_point handed_over_at_{};  // the last raft_transfer asked
   std::function<void()> on_closed_;
 };
 
