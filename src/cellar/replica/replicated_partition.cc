@@ -3,6 +3,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "partition/inspect.h"
 #include "persist/codec.h"
@@ -69,13 +71,13 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           if (stopping_) return failed(r.ops.size(), stopped_status());
           if (auto why = stale(r.schema_version)) return failed(r.ops.size(), *why);
           if (reads_only(r.ops)) return read(std::move(r));
-          return write(r);
+          return write(std::move(r));
         },
         [this](scan_request& r) -> caf::result<scan_reply> {
           if (stopping_) return scan_reply{stopped_status(), {}};
           if (auto why = stale(r.schema_version)) return scan_reply{*why, {}};
           auto rp = make_response_promise<scan_reply>();
-          group_->barrier([this, rp, r = std::move(r)](const status& st) mutable {
+          after_barrier([this, rp, r = std::move(r)](const status& st) mutable {
             if (!st) {
               rp.deliver(scan_reply{named(st), {}});
               return;
@@ -128,24 +130,31 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](replica_flush_atom) { group_->on_flush(); },
         [this](replica_msg_atom, const std::string& bytes) { group_->on_receive(bytes); },
         [this](replica_status_atom) { return group_->report(); },
+        [this](batch_flush_atom) { flush_batch(); },
     };
   }
 
   // --- state_machine: what a committed entry does, on every replica ----------------------
 
+  // An entry: the leader's clock, then the batches proposed together, each run as one unit
+  // in order; the answer is their replies in the same order.
   std::string apply(std::uint64_t, std::string_view command) override {
     detail::reader in(command);
     std::int64_t now = 0;
-    batch_request r;
-    batch_reply out;
-    if (!in.i64(now) || !deserialize(system(), in.rest(), r)) {
-      // Every replica refuses the same bytes the same way, so they stay equal.
-      out = failed(r.ops.size(), {code::corruption, "a replicated entry of partition " +
-                                                        std::to_string(cfg_.index) + " could not be decoded"});
-    } else if (!cfg_.schema) {
-      out = failed(r.ops.size(), {code::unavailable, "partition " + std::to_string(cfg_.index) + " has no schema yet"});
-    } else {
-      run_actions(*mem_, *cfg_.schema, r.ops, out.results, now);
+    std::vector<batch_request> batches;
+    std::vector<batch_reply> out;
+    if (!in.i64(now) || !deserialize(system(), in.rest(), batches)) {
+      // Every replica refuses the same bytes the same way, so they stay equal; the leader
+      // answers each waiting write with the error (the replies do not match its batches).
+      return {};
+    }
+    out.resize(batches.size());
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      if (!cfg_.schema)
+        out[b] = failed(batches[b].ops.size(),
+                        {code::unavailable, "partition " + std::to_string(cfg_.index) + " has no schema yet"});
+      else
+        run_actions(*mem_, *cfg_.schema, batches[b].ops, out[b].results, now);
     }
     // Only the leader answers a client; a follower's result is not wanted.
     return group_ && group_->is_leader() ? serialize(system(), out) : std::string();
@@ -187,7 +196,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   caf::result<batch_reply> read(batch_request r) {
     auto rp = make_response_promise<batch_reply>();
-    group_->barrier([this, rp, r = std::move(r)](const status& st) mutable {
+    after_barrier([this, rp, r = std::move(r)](const status& st) mutable {
       if (!st) {
         rp.deliver(failed(r.ops.size(), named(st)));
         return;
@@ -204,23 +213,80 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     return rp;
   }
 
-  caf::result<batch_reply> write(const batch_request& r) {
+  struct queued_write {
+    batch_request req;
+    caf::typed_response_promise<batch_reply> rp;
+  };
+
+  caf::result<batch_reply> write(batch_request r) {
     if (!group_->is_leader()) return failed(r.ops.size(), named(group_->not_leader()));
-    std::string entry;
-    put_u64(entry, static_cast<std::uint64_t>(cfg_.clock()));
-    entry += serialize(system(), r);
     auto rp = make_response_promise<batch_reply>();
-    group_->propose(std::move(entry), [this, rp, n = r.ops.size()](const status& st, std::string reply) mutable {
-      batch_reply out;
-      if (!st) {
-        out = failed(n, named(st));
-      } else if (!deserialize(system(), reply, out) || out.results.size() != n) {
-        out = failed(n, {code::internal, "partition " + std::to_string(cfg_.index) + " lost the reply of a write"});
-      }
-      rp.deliver(std::move(out));
-    });
+    writes_.push_back({std::move(r), rp});
+    queued();
     return rp;
   }
+
+  // Runs `served` once a read barrier shared with the reads queued beside it completes.
+  void after_barrier(std::function<void(const status&)> served) {
+    reads_.push_back(std::move(served));
+    queued();
+  }
+
+  // Writes and reads wait for the flush message this actor sends itself, which comes after
+  // every message already in its mailbox: the writes then go as one entry and the reads
+  // share one barrier, so concurrent requests cost one round of Raft messages, not one each.
+  void queued() {
+    if (writes_.size() + reads_.size() >= max_queued) return flush_batch();
+    if (!flush_posted_) {
+      flush_posted_ = true;
+      send(this, batch_flush_atom::value);
+    }
+  }
+
+  void flush_batch() {
+    flush_posted_ = false;
+    if (!writes_.empty()) propose_writes(std::exchange(writes_, {}));
+    if (!reads_.empty())
+      // After the writes' entry: the reads also see the writes queued beside them.
+      group_->barrier([reads = std::exchange(reads_, {})](const status& st) {
+        for (const auto& served : reads) served(st);
+      });
+  }
+
+  void propose_writes(std::vector<queued_write> ws) {
+    std::vector<batch_request> batches;
+    batches.reserve(ws.size());
+    for (auto& w : ws) batches.push_back(std::move(w.req));
+    std::string entry;
+    put_u64(entry, static_cast<std::uint64_t>(cfg_.clock()));
+    entry += serialize(system(), batches);
+    std::vector<std::pair<std::size_t, caf::typed_response_promise<batch_reply>>> waiting;
+    waiting.reserve(ws.size());
+    for (std::size_t i = 0; i < ws.size(); ++i) waiting.emplace_back(batches[i].ops.size(), ws[i].rp);
+    group_->propose(std::move(entry), [this, waiting = std::move(waiting)](const status& st, std::string reply) mutable {
+      std::vector<batch_reply> out;
+      const bool whole = st && deserialize(system(), reply, out) && out.size() == waiting.size();
+      for (std::size_t i = 0; i < waiting.size(); ++i) {
+        auto& [n, rp] = waiting[i];
+        if (!st)
+          rp.deliver(failed(n, named(st)));
+        else if (reply.empty())  // apply() could not decode the entry, on every replica alike
+          rp.deliver(failed(n, {code::corruption, "a replicated entry of partition " + std::to_string(cfg_.index) +
+                                                       " could not be decoded"}));
+        else if (!whole || out[i].results.size() != n)
+          rp.deliver(failed(n, {code::internal, "partition " + std::to_string(cfg_.index) + " lost the reply of a write"}));
+        else
+          rp.deliver(std::move(out[i]));
+      }
+    });
+  }
+
+  // A flush comes at the latest after this many queued requests, bounding an entry's size.
+  static constexpr std::size_t max_queued = 256;
+
+  std::vector<queued_write> writes_;
+  std::vector<std::function<void(const status&)>> reads_;
+  bool flush_posted_ = false;
 
   partition_config cfg_;
   replication_config rc_;

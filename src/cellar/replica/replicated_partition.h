@@ -5,14 +5,16 @@
 // replica's loop. What changes against a single partition (partition/partition.h):
 //  - A write (a batch with any action that is not a get) is refused on a replica that is
 //    not the leader: every action answers NOT_LEADER, naming the leader it knows. On the
-//    leader the batch becomes one log entry: the time it runs at (the leader's clock, so
-//    every replica assigns the same timestamps and expiries) and the batch_request in the
-//    partition protocol's serialised form. Every replica runs the batch when the entry is
-//    committed, in log order, as one unit exactly as a single partition does; the leader
-//    answers with what its run produced, after the commit.
+//    leader the batches that arrive together (those in the mailbox before the flush message
+//    the actor sends itself) become one log entry: the time they run at (the leader's
+//    clock, so every replica assigns the same timestamps and expiries) and the
+//    batch_requests in the partition protocol's serialised form. Every replica runs each
+//    batch when the entry is committed, in log order, as one unit exactly as a single
+//    partition does; the leader answers each with what its run produced, after the commit.
 //  - A read (a batch of gets, a scan page) is served by the leader only, after a read
-//    barrier (raft_barrier): it then sees every write acknowledged before it was asked
-//    (linearizable). A follower answers NOT_LEADER, naming the leader.
+//    barrier (raft_barrier) that the reads arriving together share: it then sees every
+//    write acknowledged before it was asked (linearizable). A follower answers NOT_LEADER,
+//    naming the leader.
 //  - The Raft log is the partition's log (no log_stream) and the Raft snapshot is the
 //    partition's cells; a replica that restarts rebuilds its cells from its storage's
 //    snapshot and log.
@@ -37,6 +39,10 @@
 
 namespace cellar::replica {
 
+// What a replicated partition sends itself to propose the writes and serve the reads queued
+// since the last one.
+using batch_flush_atom = caf::atom_constant<caf::atom("rbatch")>;
+
 // Asks a replica for what it knows of its group (replica_group::report).
 using replica_status_atom = caf::atom_constant<caf::atom("rstatus")>;
 
@@ -59,7 +65,8 @@ typename Inspector::result_type inspect(Inspector& f, group_status& x) {
 using replicated_partition_actor =
     detail::partition_actor::extend<caf::reacts_to<replica_tick_atom, std::uint64_t>, caf::reacts_to<replica_flush_atom>,
                                     caf::reacts_to<replica_msg_atom, std::string>,
-                                    caf::replies_to<replica_status_atom>::with<group_status>>;
+                                    caf::replies_to<replica_status_atom>::with<group_status>,
+                                    caf::reacts_to<batch_flush_atom>>;
 
 struct replication_config {
   group_options group;          // this replica's id and address, timeouts
