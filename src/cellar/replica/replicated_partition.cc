@@ -245,15 +245,20 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   void flush_batch() {
     flush_posted_ = false;
-    if (!writes_.empty()) propose_writes(std::exchange(writes_, {}));
-    if (!reads_.empty())
-      // After the writes' entry: the reads also see the writes queued beside them.
-      group_->barrier([reads = std::exchange(reads_, {})](const status& st) {
+    auto reads = std::exchange(reads_, {});
+    if (!writes_.empty())
+      // The writes' entry is the reads' barrier: once it is committed in this leader's term
+      // and applied, a read sees every write acknowledged before it was asked, and the
+      // writes queued beside it; one Raft round for both.
+      return propose_writes(std::exchange(writes_, {}), std::move(reads));
+    if (!reads.empty())
+      group_->barrier([reads = std::move(reads)](const status& st) {
         for (const auto& served : reads) served(st);
       });
   }
 
-  void propose_writes(std::vector<queued_write> ws) {
+  using queued_reads = std::vector<std::function<void(const status&)>>;
+  void propose_writes(std::vector<queued_write> ws, queued_reads reads) {
     std::vector<batch_request> batches;
     batches.reserve(ws.size());
     for (auto& w : ws) batches.push_back(std::move(w.req));
@@ -263,7 +268,8 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     std::vector<std::pair<std::size_t, caf::typed_response_promise<batch_reply>>> waiting;
     waiting.reserve(ws.size());
     for (std::size_t i = 0; i < ws.size(); ++i) waiting.emplace_back(batches[i].ops.size(), ws[i].rp);
-    group_->propose(std::move(entry), [this, waiting = std::move(waiting)](const status& st, std::string reply) mutable {
+    group_->propose(std::move(entry), [this, waiting = std::move(waiting), reads = std::move(reads)](
+                                          const status& st, std::string reply) mutable {
       std::vector<batch_reply> out;
       const bool whole = st && deserialize(system(), reply, out) && out.size() == waiting.size();
       for (std::size_t i = 0; i < waiting.size(); ++i) {
@@ -278,6 +284,12 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         else
           rp.deliver(std::move(out[i]));
       }
+      // A read was not served, whatever became of the entry: it may be asked again.
+      const status read_st = st || st.code() == code::not_leader
+                                 ? status(st)
+                                 : status{code::unavailable, "partition " + std::to_string(cfg_.index) +
+                                                                 ": leadership was lost before the read was served"};
+      for (const auto& served : reads) served(read_st);
     });
   }
 
@@ -285,7 +297,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   static constexpr std::size_t max_queued = 256;
 
   std::vector<queued_write> writes_;
-  std::vector<std::function<void(const status&)>> reads_;
+  queued_reads reads_;
   bool flush_posted_ = false;
 
   partition_config cfg_;
