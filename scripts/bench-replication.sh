@@ -62,7 +62,9 @@ command -v redis-server >/dev/null || { echo "redis-server is not installed: run
 
 work=$(mktemp -d /tmp/bench-replication.XXXXXX)
 pids=()
+# Servers started in a command substitution (a subshell) write their pids to $work/pids.
 cleanup() {
+  [ -f "$work/pids" ] && while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
@@ -123,6 +125,7 @@ start_redis() {
   taskset -c "$SERVER_CPUS" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 \
     --dir "$work/redis-$name" --daemonize no "$@" >"$work/redis-$name.log" 2>&1 &
   pids+=($!)
+  echo $! >>"$work/pids"
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   redis-cli -p "$port" ping >/dev/null 2>&1 || { echo "redis-server $name did not start:" >&2; cat "$work/redis-$name.log" >&2; exit 1; }
   echo "$port"
