@@ -40,6 +40,9 @@ struct cell {
   std::string qualifier;
   std::int64_t timestamp = 0;
   std::string value;
+  // The cell's own time-to-live in milliseconds (put::ttl), when the scan asked for it
+  // (scan::with_cell_ttls); 0 otherwise, and for a cell without one.
+  std::int64_t ttl_ms = 0;
 
   friend bool operator==(const cell&, const cell&) = default;
 };
@@ -89,6 +92,8 @@ struct read_options {
   // HBase's setFilter (cellar/filter.h): applied inside the partitions after versions and
   // the time range (R8), before the per-family limit and offset.
   std::optional<cellar::filter> filter;
+  // Scans only: fill each cell's ttl_ms (what a row export needs to write the cell back).
+  bool cell_ttls = false;
 };
 
 class put {
@@ -229,6 +234,8 @@ class scan {
   scan& offset_per_family(std::int64_t n) { options.offset_per_family = n; return *this; }
   // A PageFilter and a WhileMatchFilter hold for the whole scan, across partitions.
   scan& filter(cellar::filter f) { options.filter = std::move(f); return *this; }
+  // Each cell of the results carries its own TTL (cell::ttl_ms).
+  scan& with_cell_ttls(bool b = true) { options.cell_ttls = b; return *this; }
 
   std::string start;
   bool start_inclusive = true;

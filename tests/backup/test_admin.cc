@@ -1,6 +1,7 @@
 // cellar-admin (src/tools/cellar_admin.cc) and its library (admin/transfer.h): export and
 // import round trips, snapshot files, and bulk loads, embedded and through a server.
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -108,6 +109,42 @@ TEST_CASE("export then import round-trips binary rows, values and versions (tsv 
   CHECK(n > 0);
   std::remove(tsv.c_str());
   std::remove(jsonl.c_str());
+}
+
+TEST_CASE("export and import keep each cell's own TTL; files without TTLs still import", "[backup][admin]") {
+  auto s = open_store();
+  for (const char* t : {"src", "dst_tsv", "dst_jsonl", "old"})
+    REQUIRE(s->create_table({t, partition_spec::hash(2), {{"f", 3}}}, schema_origin::hbase_shell).is_ok());
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  constexpr std::int64_t ten_days = 864000000;
+  auto src = s->open_table("src").value();
+  REQUIRE(src.put(put("a").add("f", "q", now, "with").ttl(ten_days)).is_ok());
+  REQUIRE(src.put(put("b").add("f", "q", now, "without")).is_ok());
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path);
+  auto conn = connect_embedded(*s);
+  for (auto [format, table] : {std::pair{admin::row_format::tsv, "dst_tsv"}, std::pair{admin::row_format::jsonl, "dst_jsonl"}}) {
+    const std::string file = dir.path + (format == admin::row_format::tsv ? "/out.tsv" : "/out.jsonl");
+    admin::export_options eo;
+    eo.format = format;
+    REQUIRE(admin::export_table(*conn, "src", file, eo, nullptr).is_ok());
+    REQUIRE(admin::import_table(*conn, table, file, std::nullopt, nullptr).is_ok());
+    auto rows = s->open_table(table).value().scan(scan().with_cell_ttls()).value().all().value();
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].cells.at(0).value == "with");
+    CHECK(rows[0].cells.at(0).ttl_ms == ten_days);
+    CHECK(rows[1].cells.at(0).value == "without");
+    CHECK(rows[1].cells.at(0).ttl_ms == 0);
+  }
+  // Four fields (no TTL) as files had before; a TTL that has run out takes effect on import.
+  const std::string old = write_file(dir.path + "/old.tsv", "c\tf:q\t" + std::to_string(now) + "\tv\n" + "d\tf:q\t" +
+                                                               std::to_string(now - 100000) + "\tv\t1000\n");
+  REQUIRE(admin::import_table(*conn, "old", old, std::nullopt, nullptr).is_ok());
+  auto t = s->open_table("old").value();
+  CHECK(t.get(get("c")).value().exists);
+  CHECK_FALSE(t.get(get("d")).value().exists);
 }
 
 TEST_CASE("import refuses a bad line whole, naming it, with exit code 3", "[backup][admin]") {

@@ -61,6 +61,7 @@ result<transfer_stats> export_table(connection& c, const std::string& table, con
   else
     s.max_versions(o.versions);
   if (o.time_range) s.range(o.time_range->first, o.time_range->second);
+  s.with_cell_ttls();
   std::uint64_t total = 0;
   if (auto st = c.stats(table); st) total = st->cells;
   auto stream = c.scan(table, s);
@@ -129,7 +130,10 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
       ++stats.rows;
       last_row = cell->row;
     }
-    ops.push_back(put(cell->row).add(cell->family, cell->qualifier, cell->timestamp, cell->value));
+    put p(cell->row);
+    p.add(cell->family, cell->qualifier, cell->timestamp, cell->value);
+    if (cell->ttl_ms != 0) p.ttl(cell->ttl_ms);
+    ops.push_back(std::move(p));
     ++stats.cells;
     stats.bytes += line.size() + 1;
     if (ops.size() < import_batch) return status::ok();
