@@ -152,8 +152,8 @@ result<cell> parse_cell(std::string_view line, row_format f) {
     if (fields.size() == 5) {
       const auto* end = fields[4].data() + fields[4].size();
       auto [p, ec] = std::from_chars(fields[4].data(), end, c.ttl_ms);
-      if (ec != std::errc() || p != end || c.ttl_ms <= 0)
-        return bad("the cell TTL '" + std::string(fields[4]) + "' is not a positive number");
+      if (ec != std::errc() || p != end || c.ttl_ms == 0)
+        return bad("the cell TTL '" + std::string(fields[4]) + "' is not a non-zero number");
     }
     auto row = unescape(fields[0]);
     if (!row) return bad("a malformed escape in the row");
@@ -186,8 +186,8 @@ result<cell> parse_cell(std::string_view line, row_format f) {
     c.value = std::move(*v);
     c.timestamp = j["timestamp"].get<std::int64_t>();
     if (j.contains("ttl")) {
-      if (!j["ttl"].is_number_integer() || j["ttl"].get<std::int64_t>() <= 0)
-        return bad("the field \"ttl\" is not a positive integer");
+      if (!j["ttl"].is_number_integer() || j["ttl"].get<std::int64_t>() == 0)
+        return bad("the field \"ttl\" is not a non-zero integer");
       c.ttl_ms = j["ttl"].get<std::int64_t>();
     }
   }

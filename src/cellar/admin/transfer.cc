@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "persist/codec.h"
 
@@ -97,7 +98,11 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
   auto desc = c.describe(table);
   if (!desc) return desc.error();
   std::map<std::string, std::size_t> max_value;
-  for (const auto& fam : desc->families) max_value[fam.name] = fam.max_value_bytes;
+  std::set<std::string> time_series;  // families that refuse a cell TTL
+  for (const auto& fam : desc->families) {
+    max_value[fam.name] = fam.max_value_bytes;
+    if (fam.kind == family_kind::time_series) time_series.insert(fam.name);
+  }
   // First pass: every line checked, nothing written.
   auto check = [&](std::uint64_t n, std::string_view line) -> status {
     auto cell = parse_cell(line, f);
@@ -107,6 +112,9 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
       return at_line(n, {code::family_not_found, "table '" + table + "' has no family '" + cell->family + "'"});
     if (cell->row.size() > max_row_key_bytes) return at_line(n, {code::too_large, "the row key is over its limit"});
     if (cell->value.size() > it->second) return at_line(n, {code::too_large, "the value is over its family's limit"});
+    if (cell->ttl_ms != 0 && time_series.contains(cell->family))
+      return at_line(n, {code::unsupported,
+                         "a cell TTL is not supported on the time-series family '" + cell->family + "'"});
     return status::ok();
   };
   if (auto st = for_each_line(path, check, nullptr); !st) return st;

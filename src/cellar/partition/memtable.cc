@@ -453,7 +453,7 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
   if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
   row_result out;
   out.row = std::string(row);
-  into_row into{out};
+  into_row into{out, o.cell_ttls};  // a reversed scan reads its rows here
   read_row_into(schema, row, o, exists_only, now, into);
   return out;
 }
