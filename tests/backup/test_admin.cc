@@ -266,7 +266,7 @@ TEST_CASE("import: rows files without TTLs still read; a TTL that has run out hi
     CHECK(r.code() == code::invalid_argument);
     CHECK(r.error().message().rfind("line 2: ", 0) == 0);
   }
-  for (const std::string& bad : {R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":0})",
+  for (const std::string bad : {R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":0})",
                                  R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":"9"})"}) {
     INFO(bad);
     auto r = admin::import_table(*conn, "t", write_file(dir.path + "/bad.jsonl", bad + "\n"), std::nullopt, nullptr);
