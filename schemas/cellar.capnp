@@ -46,6 +46,7 @@ struct RowResult {
   cells @1 :List(Cell);
   exists @2 :Bool;
   partial @3 :Bool;
+  ttls @4 :List(Int64);              # ReadOptions.cellTtls: each cell's ttl_ms, in order
 }
 
 # ---- requests (mirror include/cellar/ops.h) ------------------------------------------
@@ -71,6 +72,7 @@ struct ReadOptions {
   maxVersionsGiven @5 :Bool;         # time-series families: limit versions only when set
   filter @6 :Filter;                 # no nodes: no filter
   filterText @7 :Text;               # or the filter in HBase's filter language (not both)
+  cellTtls @8 :Bool;                 # scans: fill RowResult.ttls
 }
 
 # ---- filters (include/cellar/filter.h) --------------------------------------------------

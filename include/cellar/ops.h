@@ -40,6 +40,11 @@ struct cell {
   std::string qualifier;
   std::int64_t timestamp = 0;
   std::string value;
+  // The cell's own time-to-live in milliseconds, as put::ttl (or increment::ttl,
+  // append::ttl) wrote it: the cell expires once now - timestamp > ttl_ms. Filled only by
+  // a scan that asks for it (scan::with_cell_ttls); 0 otherwise, and for a cell written
+  // without a TTL of its own. A family's TTL is part of the schema and never shows here.
+  std::int64_t ttl_ms = 0;
 
   friend bool operator==(const cell&, const cell&) = default;
 };
@@ -89,6 +94,9 @@ struct read_options {
   // HBase's setFilter (cellar/filter.h): applied inside the partitions after versions and
   // the time range (R8), before the per-family limit and offset.
   std::optional<cellar::filter> filter;
+  // Fill cell::ttl_ms in the results (scan::with_cell_ttls). Scans only: a get with it
+  // set is refused with INVALID_ARGUMENT.
+  bool cell_ttls = false;
 };
 
 class put {
@@ -229,6 +237,10 @@ class scan {
   scan& offset_per_family(std::int64_t n) { options.offset_per_family = n; return *this; }
   // A PageFilter and a WhileMatchFilter hold for the whole scan, across partitions.
   scan& filter(cellar::filter f) { options.filter = std::move(f); return *this; }
+  // Every cell of the results carries the TTL it was written with (cell::ttl_ms), so
+  // that it can be written back with the same expiry, as cellar-admin export does.
+  // Off by default: cells then have ttl_ms 0.
+  scan& with_cell_ttls(bool b = true) { options.cell_ttls = b; return *this; }
 
   std::string start;
   bool start_inclusive = true;

@@ -1,15 +1,19 @@
 // cellar-admin (src/tools/cellar_admin.cc) and its library (admin/transfer.h): export and
 // import round trips, snapshot files, and bulk loads, embedded and through a server.
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include "../shell/process.h"
+#include "../support/eventually.h"
 #include "admin/row_files.h"
 #include "admin/transfer.h"
 #include "backup_fixture.h"
 #include "cellar/client.h"
+#include "cellar/filter.h"
 
 using namespace cellar;
 using namespace backup_test;
@@ -48,6 +52,93 @@ void fill_binary(const std::string& dir, const std::string& table) {
 std::string write_file(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
   return path;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr std::int64_t ten_days_ms = 864000000;
+
+bool cell_order(const cell& a, const cell& b) {
+  return std::tie(a.row, a.family, a.qualifier, b.timestamp) < std::tie(b.row, b.family, b.qualifier, a.timestamp);
+}
+
+// Every cell of `table` that `s` gives through `c`, every version, in scan order.
+std::vector<cell> ttl_cells(connection& c, const std::string& table,
+                            const scan& s = scan().all_versions().with_cell_ttls()) {
+  std::vector<cell> out;
+  auto st = c.scan(table, s);
+  INFO(st.error().to_string());
+  REQUIRE(st.is_ok());
+  for (;;) {
+    auto rows = (*st)->next(100);
+    INFO(rows.error().to_string());
+    REQUIRE(rows.is_ok());
+    if (rows->empty()) return out;
+    for (auto& r : *rows)
+      for (auto& cl : r.cells) out.push_back(std::move(cl));
+  }
+}
+
+// Cells with and without TTLs of their own, at or before `t0`: "short" lives 2 s from t0;
+// "long" has an old version with a TTL counted from five seconds before t0 and a newer one
+// without; "none" has none; a binary row has a TTL of its own.
+void put_ttl_cells(connection& c, const std::string& table, std::int64_t t0) {
+  std::vector<batch_op> ops{
+      put("short").add("f", "q", t0, "2s").ttl(2000),
+      put("long").add("f", "q", t0 - 5000, "old").ttl(ten_days_ms),
+      put("long").add("f", "q", t0 - 4000, "new"),
+      put("none").add("f", "q", t0, "kept"),
+      put(binary_row(7)).add("f", std::string("\0\t", 2), t0 - 1, "bin").ttl(ten_days_ms + 1),
+  };
+  for (const auto& r : c.batch(table, std::move(ops))) REQUIRE(r.st.is_ok());
+}
+
+std::vector<cell> expected_ttl_cells(std::int64_t t0) {
+  return {
+      {"long", "f", "q", t0 - 4000, "new", 0},
+      {"long", "f", "q", t0 - 5000, "old", ten_days_ms},
+      {"none", "f", "q", t0, "kept", 0},
+      {binary_row(7), "f", std::string("\0\t", 2), t0 - 1, "bin", ten_days_ms + 1},
+      {"short", "f", "q", t0, "2s", 2000},
+  };
+}
+
+// "short" of each table is readable until 2 s after t0 and gone after; the others stay.
+void expect_short_cell_expires(connection& c, const std::vector<std::string>& tables, std::int64_t t0) {
+  auto has = [&](const std::string& table, const std::string& row) {
+    auto cells = ttl_cells(c, table);
+    return std::any_of(cells.begin(), cells.end(), [&](const cell& x) { return x.row == row; });
+  };
+  // Only while the clock says the cell is alive is it checked to be there.
+  bool checked = false;
+  for (const auto& t : tables) {
+    const bool alive = has(t, "short");
+    if (now_ms() < t0 + 2000) {
+      CHECK(alive);
+      checked = true;
+    }
+  }
+  auto gone = [&] {
+    for (const auto& t : tables)
+      if (has(t, "short")) return false;
+    return true;
+  };
+  if (!checked) WARN("the clock passed the short cell's end before it was looked at");
+  REQUIRE(testsupport::eventually(gone));
+  CHECK(now_ms() > t0 + 2000);  // not before its time
+  for (const auto& t : tables) {
+    INFO(t);
+    CHECK(has(t, "none"));
+    CHECK(has(t, "long"));
+  }
 }
 
 }  // namespace
@@ -108,6 +199,90 @@ TEST_CASE("export then import round-trips binary rows, values and versions (tsv 
   CHECK(n > 0);
   std::remove(tsv.c_str());
   std::remove(jsonl.c_str());
+}
+
+TEST_CASE("export and import keep each cell's own TTL, counted from its timestamp (tsv and jsonl)", "[backup][admin]") {
+  auto s = open_store();
+  for (const char* t : {"src", "dst_tsv", "dst_jsonl"})
+    REQUIRE(s->create_table({t, partition_spec::hash(2), {{"f", 3}}}, schema_origin::hbase_shell).is_ok());
+  auto conn = connect_embedded(*s);
+  const std::int64_t t0 = now_ms();
+  put_ttl_cells(*conn, "src", t0);
+  const auto want = ttl_cells(*conn, "src");
+  REQUIRE(want.size() == 5);
+  CHECK(want == expected_ttl_cells(t0));
+  // Without with_cell_ttls no cell carries one; a reversed and a filtered scan fill them too.
+  for (const auto& c : ttl_cells(*conn, "src", scan().all_versions())) CHECK(c.ttl_ms == 0);
+  auto reversed = ttl_cells(*conn, "src", scan().all_versions().with_cell_ttls().reversed());
+  std::sort(reversed.begin(), reversed.end(), cell_order);
+  CHECK(reversed == want);
+  CHECK(ttl_cells(*conn, "src",
+                  scan().all_versions().with_cell_ttls().filter(
+                      parse_filter("ValueFilter(!=, 'binary:none')").value())) == want);
+  // A get has no cell TTLs to give: asking is refused.
+  get g("short");
+  g.options.cell_ttls = true;
+  CHECK(conn->batch("src", {g}).at(0).st.code() == code::invalid_argument);
+
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path);
+  for (auto [format, table] :
+       {std::pair{admin::row_format::tsv, "dst_tsv"}, std::pair{admin::row_format::jsonl, "dst_jsonl"}}) {
+    INFO(table);
+    const std::string file = dir.path + (format == admin::row_format::tsv ? "/out.tsv" : "/out.jsonl");
+    admin::export_options eo;
+    eo.format = format;
+    eo.versions = 0;
+    REQUIRE(admin::export_table(*conn, "src", file, eo, nullptr).is_ok());
+    const std::string text = read_file(file);
+    CHECK(text.find(format == admin::row_format::tsv ? "\t2s\t2000\n" : R"("ttl":2000})") != std::string::npos);
+    REQUIRE(admin::import_table(*conn, table, file, std::nullopt, nullptr).is_ok());
+    CHECK(ttl_cells(*conn, table) == want);
+  }
+  expect_short_cell_expires(*conn, {"src", "dst_tsv", "dst_jsonl"}, t0);
+}
+
+TEST_CASE("import: rows files without TTLs still read; a TTL that has run out hides the cell; bad TTLs are refused",
+          "[backup][admin]") {
+  auto s = open_store();
+  REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"f", 3}}}, schema_origin::hbase_shell).is_ok());
+  auto conn = connect_embedded(*s);
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path);
+  const std::string now = std::to_string(now_ms());
+  // Four fields: no TTL. A TTL counted from a timestamp long past has run out on import.
+  const std::string file = write_file(dir.path + "/old.tsv", "c\tf:q\t" + now + "\tv\n" + "d\tf:q\t" +
+                                                                 std::to_string(now_ms() - 100000) + "\tv\t1000\n");
+  REQUIRE(admin::import_table(*conn, "t", file, std::nullopt, nullptr).is_ok());
+  auto t = s->open_table("t").value();
+  CHECK(t.get(get("c")).value().exists);
+  CHECK_FALSE(t.get(get("d")).value().exists);
+  // A TTL that is not a non-zero integer is a bad line; nothing is written.
+  for (const std::string& bad :
+       {"e\tf:q\t" + now + "\tv\t0\n", "e\tf:q\t" + now + "\tv\t2s\n", "e\tf:q\t" + now + "\tv\t1000\textra\n"}) {
+    INFO(bad);
+    auto r = admin::import_table(*conn, "t", write_file(dir.path + "/bad.tsv", "x\tf:q\t1\tv\n" + bad), std::nullopt,
+                                 nullptr);
+    CHECK(r.code() == code::invalid_argument);
+    CHECK(r.error().message().rfind("line 2: ", 0) == 0);
+  }
+  for (const std::string bad : {R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":0})",
+                                 R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":"9"})"}) {
+    INFO(bad);
+    auto r = admin::import_table(*conn, "t", write_file(dir.path + "/bad.jsonl", bad + "\n"), std::nullopt, nullptr);
+    CHECK(r.code() == code::invalid_argument);
+  }
+  CHECK_FALSE(t.get(get("x")).value().exists);
+  CHECK_FALSE(t.get(get("e")).value().exists);
+  // A time-series family has no cell TTLs: the import is refused before anything is written.
+  REQUIRE(s->create_table(
+               {"ts", partition_spec::single(), {family_descriptor{"s", 0, 0, 1 << 20, family_kind::time_series}}},
+               schema_origin::oceanbase_ddl)
+              .is_ok());
+  auto r = admin::import_table(*conn, "ts", write_file(dir.path + "/ts.tsv", "a\ts:\t5\t{}\nb\ts:\t5\t{}\t1000\n"),
+                               std::nullopt, nullptr);
+  CHECK(r.code() == code::unsupported);
+  CHECK(r.error().message().rfind("line 2: ", 0) == 0);
 }
 
 TEST_CASE("import refuses a bad line whole, naming it, with exit code 3", "[backup][admin]") {
@@ -267,6 +442,38 @@ TEST_CASE("cellar-admin over a server: snapshot files out and in, bulk load, exp
   // Bad usage and an unreachable store: exit code 2.
   CHECK(run_admin({"export", "t"}).exit_code == 2);
   CHECK(run_admin({"--connect", "127.0.0.1:1", "export", "t", "--to", "x"}).exit_code == 2);
+}
+
+TEST_CASE("cellar-admin over a server: export and import keep each cell's own TTL (tsv and jsonl)",
+          "[backup][admin][server]") {
+  temp_dir data, work;
+  std::filesystem::create_directories(work.path);
+  testproc::server srv(CELLAR_SERVER, data.path);
+  auto c = rpc::connect(srv.address()).value();
+  for (const char* t : {"src", "dst_tsv", "dst_jsonl"})
+    REQUIRE(c->create_table({t, partition_spec::hash(3), {{"f", 3}}}, schema_origin::hbase_shell).is_ok());
+  const std::int64_t t0 = now_ms();
+  put_ttl_cells(*c, "src", t0);
+  // Through the RPC scan: with_cell_ttls crosses to the server, the TTLs come back.
+  const auto want = ttl_cells(*c, "src");
+  CHECK(want == expected_ttl_cells(t0));
+  for (const auto& x : ttl_cells(*c, "src", scan().all_versions())) CHECK(x.ttl_ms == 0);
+  auto reversed = ttl_cells(*c, "src", scan().all_versions().with_cell_ttls().reversed());
+  std::sort(reversed.begin(), reversed.end(), cell_order);
+  CHECK(reversed == want);
+  for (const auto& [format, table] : {std::pair{"tsv", "dst_tsv"}, std::pair{"jsonl", "dst_jsonl"}}) {
+    INFO(format);
+    const std::string file = work.path + "/out." + format;
+    auto r =
+        run_admin({"--connect", srv.address(), "export", "src", "--to", file, "--format", format, "--versions", "0"});
+    INFO(r.out);
+    REQUIRE(r.exit_code == 0);
+    r = run_admin({"--connect", srv.address(), "import", table, file});
+    INFO(r.out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(ttl_cells(*c, table) == want);
+  }
+  expect_short_cell_expires(*c, {"src", "dst_tsv", "dst_jsonl"}, t0);
 }
 
 TEST_CASE("a named snapshot survives kill -9 of a log-sync server", "[backup][server]") {

@@ -176,6 +176,25 @@ TEST_CASE("a routed client scans each node's partitions straight from it and mer
   }
   for (int i = 1; i <= 3; ++i) CHECK(forwarded_to(c, i) == forwarded[i]);
 
+  // Each cell's own TTL comes back when the scan asks for it: through node 1, which has
+  // the other nodes' partitions forwarded to it, and through the routed merge.
+  constexpr std::int64_t ten_days_ms = 864000000;
+  std::vector<batch_op> with_ttls;
+  for (int i = 0; i < 30; ++i)
+    with_ttls.push_back(cellar::put("t" + row_name(i)).add("f", "t", "x").ttl(ten_days_ms + i));
+  for (auto& r : (*thin)->batch("rs", std::move(with_ttls))) REQUIRE(r.st.is_ok());
+  for (connection* via : {thin->get(), routed->get()}) {
+    for (bool asked : {true, false}) {
+      INFO((via == thin->get() ? "thin client" : "routed client") << (asked ? ", TTLs asked" : ""));
+      auto st = via->scan("rs", cellar::scan().start_row("t").with_cell_ttls(asked));
+      REQUIRE(st.is_ok());
+      auto rows = (*st)->next(100);
+      REQUIRE(rows.is_ok());
+      REQUIRE(rows->size() == 30);
+      for (int i = 0; i < 30; ++i) CHECK((*rows)[i].cells.at(0).ttl_ms == (asked ? ten_days_ms + i : 0));
+    }
+  }
+
   // Bad requests still get the node's answer.
   auto unknown = (*routed)->scan("nosuch", cellar::scan());
   CHECK(unknown.code() == code::table_not_found);

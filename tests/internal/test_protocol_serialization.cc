@@ -127,20 +127,23 @@ TEST_CASE("scan, admin and their replies round-trip", "[protocol]") {
   sr.page.reversed = true;
   sr.page.max_rows = 12;
   sr.page.options.max_versions = 2;
+  sr.page.options.cell_ttls = true;
   auto sb = s.round_trip(sr);
   CHECK(sb.page.from == std::optional<std::string>("from"));
   CHECK(sb.page.max_rows == 12);
+  CHECK(sb.page.options.cell_ttls);
   scan_request open{3, {}};
   CHECK(s.round_trip(open).page.from == std::nullopt);
 
   scan_reply rep;
   rep.st = {code::unavailable, "gone"};
-  rep.page.rows.push_back(row_result{"r", {{"r", "f", "q", 1, "v"}}, true, true});
+  rep.page.rows.push_back(row_result{"r", {{"r", "f", "q", 1, "v"}, {"r", "f", "q", 0, "w", 2500}}, true, true});
   rep.page.last_row = "r";
   rep.page.examined_any = true;
   auto rb = s.round_trip(rep);
   CHECK(rb.st.code() == code::unavailable);
   CHECK(rb.page.rows.at(0).partial);
+  CHECK(rb.page.rows.at(0).cells == rep.page.rows.at(0).cells);  // each cell's ttl_ms with it
 
   table_schema t;
   t.name = "g";

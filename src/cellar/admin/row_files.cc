@@ -126,15 +126,19 @@ std::optional<std::string> unbase64(std::string_view text) {
 }
 
 std::string format_cell(const cell& c, row_format f) {
-  if (f == row_format::tsv)
-    return escape(c.row) + "\t" + c.family + ":" + escape(c.qualifier) + "\t" + std::to_string(c.timestamp) + "\t" +
-           escape(c.value);
+  if (f == row_format::tsv) {
+    std::string out = escape(c.row) + "\t" + c.family + ":" + escape(c.qualifier) + "\t" +
+                      std::to_string(c.timestamp) + "\t" + escape(c.value);
+    if (c.ttl_ms != 0) out += "\t" + std::to_string(c.ttl_ms);
+    return out;
+  }
   nlohmann::ordered_json j;
   j["row"] = base64(c.row);
   j["family"] = c.family;
   j["qualifier"] = base64(c.qualifier);
   j["timestamp"] = c.timestamp;
   j["value"] = base64(c.value);
+  if (c.ttl_ms != 0) j["ttl"] = c.ttl_ms;
   return j.dump();
 }
 
@@ -142,9 +146,15 @@ result<cell> parse_cell(std::string_view line, row_format f) {
   cell c;
   if (f == row_format::tsv) {
     auto fields = split(line, '\t');
-    if (fields.size() != 4)
-      return bad("expected 4 tab-separated fields (row, family:qualifier, timestamp, value), found " +
+    if (fields.size() != 4 && fields.size() != 5)
+      return bad("expected 4 or 5 tab-separated fields (row, family:qualifier, timestamp, value[, ttl]), found " +
                  std::to_string(fields.size()));
+    if (fields.size() == 5) {
+      const auto* end = fields[4].data() + fields[4].size();
+      auto [p, ec] = std::from_chars(fields[4].data(), end, c.ttl_ms);
+      if (ec != std::errc() || p != end || c.ttl_ms == 0)
+        return bad("the cell TTL '" + std::string(fields[4]) + "' is not a non-zero number");
+    }
     auto row = unescape(fields[0]);
     if (!row) return bad("a malformed escape in the row");
     const auto colon = fields[1].find(':');
@@ -175,6 +185,11 @@ result<cell> parse_cell(std::string_view line, row_format f) {
     c.qualifier = std::move(*q);
     c.value = std::move(*v);
     c.timestamp = j["timestamp"].get<std::int64_t>();
+    if (j.contains("ttl")) {
+      if (!j["ttl"].is_number_integer() || j["ttl"].get<std::int64_t>() == 0)
+        return bad("the field \"ttl\" is not a non-zero integer");
+      c.ttl_ms = j["ttl"].get<std::int64_t>();
+    }
   }
   if (c.row.empty()) return bad("an empty row key");
   if (c.family.empty()) return bad("an empty family");

@@ -1,14 +1,16 @@
 // admin/row_files.h: the row file formats of cellar-admin's export and import
 // (docs/backup.md, "Export and import"), and ImportTsv's input lines for bulk loads.
 //
-// tsv: one cell per line, four fields separated by tabs:
-//   ROW  FAMILY:QUALIFIER  TIMESTAMP  VALUE
+// tsv: one cell per line, four fields separated by tabs, and a fifth for a cell with a
+// TTL of its own (cell::ttl_ms, milliseconds from TIMESTAMP; never 0, absent for a cell
+// without one):
+//   ROW  FAMILY:QUALIFIER  TIMESTAMP  VALUE  [TTL]
 // ROW, QUALIFIER and VALUE are escaped: a backslash as "\\", and every byte outside
 // printable ASCII (0x20-0x7e) as "\xHH" (two lower-case hex digits), so tabs and line
 // breaks never appear raw and any bytes round-trip.
 // jsonl: one JSON object per cell:
-//   {"row":B64,"family":"f","qualifier":B64,"timestamp":N,"value":B64}
-// with row, qualifier and value in base64 (RFC 4648, with padding).
+//   {"row":B64,"family":"f","qualifier":B64,"timestamp":N,"value":B64[,"ttl":N]}
+// with row, qualifier and value in base64 (RFC 4648, with padding), and "ttl" as TTL above.
 //
 // Thread safety: plain functions.
 #pragma once

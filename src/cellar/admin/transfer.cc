@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "persist/codec.h"
 
@@ -61,6 +62,7 @@ result<transfer_stats> export_table(connection& c, const std::string& table, con
   else
     s.max_versions(o.versions);
   if (o.time_range) s.range(o.time_range->first, o.time_range->second);
+  s.with_cell_ttls();
   std::uint64_t total = 0;
   if (auto st = c.stats(table); st) total = st->cells;
   auto stream = c.scan(table, s);
@@ -96,7 +98,11 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
   auto desc = c.describe(table);
   if (!desc) return desc.error();
   std::map<std::string, std::size_t> max_value;
-  for (const auto& fam : desc->families) max_value[fam.name] = fam.max_value_bytes;
+  std::set<std::string> time_series;  // families that refuse a cell TTL
+  for (const auto& fam : desc->families) {
+    max_value[fam.name] = fam.max_value_bytes;
+    if (fam.kind == family_kind::time_series) time_series.insert(fam.name);
+  }
   // First pass: every line checked, nothing written.
   auto check = [&](std::uint64_t n, std::string_view line) -> status {
     auto cell = parse_cell(line, f);
@@ -106,6 +112,9 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
       return at_line(n, {code::family_not_found, "table '" + table + "' has no family '" + cell->family + "'"});
     if (cell->row.size() > max_row_key_bytes) return at_line(n, {code::too_large, "the row key is over its limit"});
     if (cell->value.size() > it->second) return at_line(n, {code::too_large, "the value is over its family's limit"});
+    if (cell->ttl_ms != 0 && time_series.contains(cell->family))
+      return at_line(n, {code::unsupported,
+                         "a cell TTL is not supported on the time-series family '" + cell->family + "'"});
     return status::ok();
   };
   if (auto st = for_each_line(path, check, nullptr); !st) return st;
@@ -129,7 +138,10 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
       ++stats.rows;
       last_row = cell->row;
     }
-    ops.push_back(put(cell->row).add(cell->family, cell->qualifier, cell->timestamp, cell->value));
+    put p(cell->row);
+    p.add(cell->family, cell->qualifier, cell->timestamp, cell->value);
+    if (cell->ttl_ms != 0) p.ttl(cell->ttl_ms);
+    ops.push_back(std::move(p));
     ++stats.cells;
     stats.bytes += line.size() + 1;
     if (ops.size() < import_batch) return status::ok();

@@ -211,7 +211,7 @@ typename Inspector::result_type inspect(Inspector& f, partition_spec& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cell& x) {
-  return f(caf::meta::type_name("cell"), x.row, x.family, x.qualifier, x.timestamp, x.value);
+  return f(caf::meta::type_name("cell"), x.row, x.family, x.qualifier, x.timestamp, x.value, x.ttl_ms);
 }
 
 template <class Inspector>
@@ -237,7 +237,7 @@ typename Inspector::result_type inspect(Inspector& f, column_selection& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, read_options& x) {
   return f(caf::meta::type_name("read_options"), x.columns, x.max_versions, x.max_versions_given, x.range,
-           x.max_per_family, x.offset_per_family, wire_detail::opt(x.filter));
+           x.max_per_family, x.offset_per_family, wire_detail::opt(x.filter), x.cell_ttls);
 }
 
 template <class Inspector>

@@ -43,11 +43,13 @@ inline bool same_bytes(std::string_view a, std::string_view b) {
 // (memtable::read_row_views).
 struct into_row {
   row_result& r;
+  bool ttls = false;  // fill cell::ttl_ms
   bool& exists() { return r.exists; }
   void add(std::string_view row, const std::string& family, std::string_view q, std::int64_t ts,
-           std::string_view value) {
+           std::string_view value, std::int64_t expires_at) {
     if (r.cells.capacity() == 0) r.cells.reserve(16);
     r.cells.push_back(cell{std::string(row), family, std::string(q), ts, std::string(value)});
+    if (ttls && expires_at != latest_timestamp) r.cells.back().ttl_ms = expires_at - ts;
   }
 };
 
@@ -55,7 +57,8 @@ struct into_views {
   std::vector<read_cell_view>& cells;
   bool found = false;
   bool& exists() { return found; }
-  void add(std::string_view, const std::string& family, std::string_view q, std::int64_t ts, std::string_view value) {
+  void add(std::string_view, const std::string& family, std::string_view q, std::int64_t ts, std::string_view value,
+           std::int64_t) {
     cells.push_back(read_cell_view{&family, q, ts, value});
   }
 };
@@ -105,7 +108,7 @@ struct family_reader {
       ++family_emitted;
       out.exists() = true;
       if (exists_only) return end;
-      out.add(row, fam.desc.name, q, ts, it->second.value.view());
+      out.add(row, fam.desc.name, q, ts, it->second.value.view(), it->second.expires_at);
     }
     return it;
   }
@@ -450,7 +453,7 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
   if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
   row_result out;
   out.row = std::string(row);
-  into_row into{out};
+  into_row into{out, o.cell_ttls};  // a reversed scan reads its rows here
   read_row_into(schema, row, o, exists_only, now, into);
   return out;
 }
@@ -549,7 +552,7 @@ scan_page memtable::scan(const table_schema& schema, const scan_page_request& re
       for (auto& src : srcs) {
         if (src.it == src.map->end() || src.it.row() != row) continue;
         // src.it is the row's first cell: read the row's cells, then go on to the next row.
-        into_row into{rr};
+        into_row into{rr, req.options.cell_ttls};
         family_reader<into_row> r{*src.fam, row, req.options, now, false, into};
         if (src.qualifiers.empty())
           r.all_columns(src.it.row_cells_here());

@@ -120,6 +120,7 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
       if (o.max_per_family >= 0 && included > o.max_per_family + o.offset_per_family) return;
       if (included > o.offset_per_family) {
         cell c{std::string(row), desc.name, std::string(q), ts, std::string(v.value)};
+        if (o.cell_ttls && v.expires_at != latest_timestamp) c.ttl_ms = v.expires_at - ts;
         f.transform_cell(c);
         out.push_back(std::move(c));
       }

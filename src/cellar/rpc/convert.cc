@@ -365,6 +365,7 @@ void to_wire(const read_options& o, wire::ReadOptions::Builder b) {
   b.setMaxPerFamily(o.max_per_family);
   b.setOffsetPerFamily(o.offset_per_family);
   if (o.filter) filter_to_wire(*o.filter, b.initFilter());
+  b.setCellTtls(o.cell_ttls);
 }
 
 read_options from_wire(wire::ReadOptions::Reader r) {
@@ -380,6 +381,7 @@ read_options from_wire(wire::ReadOptions::Reader r) {
   o.max_per_family = r.getMaxPerFamily();
   o.offset_per_family = r.getOffsetPerFamily();
   o.filter = filter_from_wire(r.getFilter(), r.getFilterText());
+  o.cell_ttls = r.getCellTtls();
   return o;
 }
 
@@ -624,6 +626,13 @@ void to_wire(const row_result& r, wire::RowResult::Builder b) {
     out.setTimestamp(c.timestamp);
     out.setValue(data(c.value));
   }
+  // Only a scan that asked for them has cell TTLs; a list of zeros is not sent.
+  bool any_ttl = false;
+  for (const auto& c : r.cells) any_ttl = any_ttl || c.ttl_ms != 0;
+  if (any_ttl) {
+    auto ttls = b.initTtls(static_cast<unsigned>(r.cells.size()));
+    for (unsigned i = 0; i < ttls.size(); ++i) ttls.set(i, r.cells[i].ttl_ms);
+  }
 }
 
 row_result from_wire(wire::RowResult::Reader r) {
@@ -635,6 +644,8 @@ row_result from_wire(wire::RowResult::Reader r) {
   for (auto c : r.getCells())
     out.cells.push_back(cell{c.hasRow() ? str(c.getRow()) : out.row, str(c.getFamily()), str(c.getQualifier()),
                              c.getTimestamp(), str(c.getValue())});
+  const auto ttls = r.getTtls();
+  for (unsigned i = 0; i < ttls.size() && i < out.cells.size(); ++i) out.cells[i].ttl_ms = ttls[i];
   return out;
 }
 
@@ -643,7 +654,13 @@ std::uint64_t blob_words(std::size_t bytes) { return (bytes + 8) / 8; }  // room
 }  // namespace
 
 std::uint64_t wire_words(const row_result& r) {
-  std::uint64_t w = 4 + blob_words(r.row.size());  // RowResult: 1 data word, 2 pointers, + list tag
+  // RowResult: 1 data word, 3 pointers, + list tag; a TTL list: a word a cell.
+  std::uint64_t w = 5 + blob_words(r.row.size());
+  for (const auto& c : r.cells)
+    if (c.ttl_ms != 0) {
+      w += r.cells.size();
+      break;
+    }
   for (const auto& c : r.cells)
     w += 5 + blob_words(c.family.size()) + blob_words(c.qualifier.size()) + blob_words(c.value.size()) +
          (c.row == r.row ? 0 : blob_words(c.row.size()));
@@ -681,7 +698,7 @@ void get_views_to_wire(std::string_view row, bool exists, const std::vector<deta
 }
 
 std::uint64_t get_views_words(std::string_view row, const std::vector<detail::read_cell_view>& cells) {
-  std::uint64_t w = 8 + blob_words(0) + blob_words(16) + 4 + blob_words(row.size());
+  std::uint64_t w = 8 + blob_words(0) + blob_words(16) + 5 + blob_words(row.size());
   for (const auto& c : cells)
     w += 5 + blob_words(c.family->size()) + blob_words(c.qualifier.size()) + blob_words(c.value.size());
   return w;

@@ -165,7 +165,7 @@ bool append_get_reply(std::vector<unsigned char>& out, std::uint64_t id, std::st
                       const std::vector<detail::read_cell_view>& cells) {
   if (row.empty()) return false;
   const auto ok = code_name(code::ok);
-  std::size_t words = 1 + 6 + 2 * (3 + words_for(ok.size() + 1) + 1) + 4 + 3 + words_for(row.size()) + 1;
+  std::size_t words = 1 + 6 + 2 * (3 + words_for(ok.size() + 1) + 1) + 4 + 4 + words_for(row.size()) + 1;
   for (const auto& c : cells) {
     if (c.qualifier.empty() || c.value.empty()) return false;
     words += 5 + words_for(c.family->size() + 1) + words_for(c.qualifier.size()) + words_for(c.value.size());
@@ -183,8 +183,8 @@ bool append_get_reply(std::vector<unsigned char>& out, std::uint64_t id, std::st
   seg.set(tag, std::uint64_t{1} << 2 | std::uint64_t{1} << 32 | std::uint64_t{2} << 48);
   const auto result = tag + 1;
   seg.error(result + 1, 0, ok, {});
-  const auto rr = seg.allocate(3);  // exists, partial; row, cells
-  seg.set(result + 2, struct_pointer(result + 2, rr, 1, 2));
+  const auto rr = seg.allocate(4);  // exists, partial; row, cells, ttls (none: a get has no cell TTLs)
+  seg.set(result + 2, struct_pointer(result + 2, rr, 1, 3));
   seg.blob(rr + 1, row, false);
   seg.set(rr, exists ? 1 : 0);
   const auto n = static_cast<std::uint32_t>(cells.size());
