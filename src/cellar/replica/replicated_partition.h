@@ -53,7 +53,7 @@ typename Inspector::result_type inspect(Inspector& f, member& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_status::peer& x) {
-  return f(caf::meta::type_name("replica_peer"), x.who, x.match_index);
+  return f(caf::meta::type_name("replica_peer"), x.who, x.match_index, x.voter);
 }
 
 template <class Inspector>
