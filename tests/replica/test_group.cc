@@ -2,7 +2,8 @@
 // through replica_group (replica/group.h) on its own loop (replica/caf_loop.h): a leader is
 // elected, entries are applied on all replicas in one order, a killed leader is replaced
 // without losing a committed entry, a restarted replica catches up (from the log, or from
-// a snapshot when it missed too much), a follower refuses with NOT_LEADER naming the leader.
+// a snapshot when it missed too much), a follower refuses with NOT_LEADER naming the leader,
+// members join and leave while writes go on.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
