@@ -402,6 +402,19 @@ TEST_CASE("factor 3 on 4 nodes: a node dead past --dead-node-timeout has its rep
   check_all(*conn, acked);
   check_all(*conn, later);
   check_all_on(c.node(3), acked);
+
+  // Two live nodes for a factor of 3: nothing can replace n2's replicas, and the master's
+  // status says so.
+  std::string status;
+  CHECK(eventually(
+      [&] {
+        status = testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out +
+                 testproc::run({CELLAR_SHELL, "--connect", c.node(3).address()}, "status 'detailed'\n").out;
+        return status.find("keeps a replica on a dead node: only 2 live node(s)") != std::string::npos;
+      },
+      30s));
+  INFO(status);
+  CHECK(sets_within(c, {"n1", "n2", "n3"}));
 }
 
 TEST_CASE("factor 3 on 4 nodes: move of a replicated partition under writes is a membership change; nothing is lost",

@@ -248,8 +248,8 @@ std::string format_replica(const replica_report& r) {
   for (std::size_t i = 0; i < s.peers.size(); ++i) {
     const auto& p = s.peers[i];
     const auto behind = s.last_index > p.match_index ? s.last_index - p.match_index : 0;
-    out += (i == 0 ? "; " : ", ") + p.who.address + " matches " + std::to_string(p.match_index) + " (" +
-           std::to_string(behind) + " behind)";
+    out += (i == 0 ? "; " : ", ") + p.who.address + (p.voter ? "" : " (learner)") + " matches " +
+           std::to_string(p.match_index) + " (" + std::to_string(behind) + " behind)";
   }
   return out;
 }

@@ -129,8 +129,6 @@ class replica_group {
   void remove_member(std::uint64_t id, std::function<void(const status&)> done);
   // The replica that should lead from now on (group_options::preferred_leader; 0: none).
   void set_preferred_leader(std::uint64_t id) { opt_.preferred_leader = id; }
-  // The group's configuration as this replica knows it (the latest, committed or not).
-  std::vector<group_status::peer> configuration() const;
 
   bool is_leader() const;
   // The leader this replica knows (id 0: none).

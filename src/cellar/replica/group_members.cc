@@ -23,21 +23,6 @@ const raft_server* find_server(const raft_configuration& c, std::uint64_t id) {
 
 }  // namespace
 
-std::vector<group_status::peer> replica_group::configuration() const {
-  std::vector<group_status::peer> out;
-  if (!initialized_ || closing_) return out;
-  const bool leads = is_leader() && raft_.leader_state.progress != nullptr;
-  for (unsigned i = 0; i < raft_.configuration.n; ++i) {
-    const auto& s = raft_.configuration.servers[i];
-    group_status::peer p;
-    p.who = {s.id, s.address != nullptr ? s.address : ""};
-    p.voter = s.role == RAFT_VOTER;
-    p.match_index = leads ? raft_.leader_state.progress[i].match_index : 0;
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
 status replica_group::change_failure(int rv) const {
   if (rv == RAFT_NOTLEADER || rv == RAFT_LEADERSHIPLOST) {
     if (!is_leader() && rv == RAFT_NOTLEADER) return not_leader();
