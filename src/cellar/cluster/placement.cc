@@ -169,7 +169,7 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
   if (to.empty()) return status{code::invalid_argument, "a partition must move to a named node"};
   if (it->second[p.index].replicated())
     return status{code::unsupported, "partition " + std::to_string(p.index) + " of '" + p.table +
-                                         "' is replicated: moving a replica (a Raft membership change) is not supported"};
+                                         "' is replicated: its replicas move by Raft membership change, not by apply_move"};
   if (it->second[p.index].node == to) return m;
   placement_map out = m;
   out.epoch = m.epoch + 1;

@@ -15,8 +15,9 @@
 //  - plan_balance() brings the live nodes to within one partition of each other (counting
 //    only the partitions they hold) with the fewest moves: the nodes holding the most keep
 //    the larger shares, and only the excess moves, to the nodes short of their share.
-//    Replicated partitions stay where they are: moving a replica is a Raft membership
-//    change, which apply_move refuses (UNSUPPORTED).
+//    Replicated partitions stay where they are: a replica moves by Raft membership change
+//    (cluster/replica_mover.h), which writes its new set with replace_replica; apply_move
+//    refuses them (UNSUPPORTED). plan_replacements() places the replicas of dead nodes.
 //
 // Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
 // 1 MiB znode limit holds about 80,000 partitions.
