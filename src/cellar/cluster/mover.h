@@ -28,6 +28,7 @@
 #include <caf/all.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cellar/status.h"
@@ -46,6 +47,9 @@ struct move_options {
   // A membership change of a replicated partition (replica_mover.h): how long the leader may
   // take to add a replica (its catch-up) or remove one.
   std::chrono::milliseconds change_timeout{180000};
+  // Checked while a membership change waits: once true, the change gives up (UNAVAILABLE)
+  // and rolls back as far as it still can. Unset: never.
+  std::function<bool()> cancelled;
   // run_balance: moves running at once (at most one per source node).
   std::uint32_t parallel_moves = 4;
 };

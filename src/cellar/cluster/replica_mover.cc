@@ -30,6 +30,7 @@ struct replica_mover {
   std::int64_t session = 0;     // the ZooKeeper session that made the intent
 
   std::string where() const { return "partition " + std::to_string(index) + " of '" + table + "'"; }
+  bool cancelled() const { return o.cancelled && o.cancelled(); }
 
   node_member step(std::uint8_t what, std::uint64_t id = 0, std::string address = {}) const {
     return node_member{table, uid, index, what, id, std::move(address)};
@@ -60,8 +61,13 @@ struct replica_mover {
                 a->quit();
               });
     });
-    if (got.wait_for(timeout + std::chrono::seconds(5)) != std::future_status::ready)
-      return {status{code::unavailable, about + "got no answer: this node's actor system did not run the step"}, {}};
+    // In slices, so that a cancelled move does not wait for a long step (a catch-up).
+    const auto until = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
+    while (got.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (cancelled()) return {status{code::unavailable, about + "was still at it when the move was cancelled"}, {}};
+      if (std::chrono::steady_clock::now() >= until)
+        return {status{code::unavailable, about + "got no answer: this node's actor system did not run the step"}, {}};
+    }
     return got.get();
   }
 
@@ -82,7 +88,7 @@ struct replica_mover {
     const auto deadline = std::chrono::steady_clock::now() + budget;
     status last{code::unavailable, "no replica of " + where() + " could be asked"};
     std::size_t next = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline && !cancelled()) {
       const auto nodes = candidates();
       const std::string n = leader_hint.empty() ? nodes[next++ % nodes.size()] : leader_hint;
       auto r = ask(n, m, o.change_timeout);

@@ -13,7 +13,8 @@ namespace cellar::cluster {
 
 replica_warden::replica_warden(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
                                std::chrono::milliseconds dead_node_timeout, move_options moves)
-    : node_(node), peers_(peers), sys_(sys), timeout_(dead_node_timeout), moves_(moves) {
+    : node_(node), peers_(peers), sys_(sys), timeout_(dead_node_timeout), moves_(std::move(moves)) {
+  moves_.cancelled = [this] { return stopping(); };
   thread_ = std::thread([this] { run(); });
 }
 
@@ -87,8 +88,19 @@ std::vector<std::string> replica_warden::pass() {
     notes.push_back("partition " + std::to_string(p.index) + " of '" + p.table +
                     "' keeps a replica on a dead node: only " + std::to_string(live.size()) +
                     " live node(s), none outside its replica set");
+  const auto is_live = [&](const std::string& n) { return std::find(live.begin(), live.end(), n) != live.end(); };
   for (const auto& mv : plan) {
     if (stopping()) break;
+    // A group without a live majority commits no configuration either: it waits for its
+    // nodes to return.
+    const auto* o = map->owner(mv.partition);
+    const auto down = std::count_if(o->replicas.begin(), o->replicas.end(), [&](const auto& n) { return !is_live(n); });
+    if (2 * static_cast<std::size_t>(down) >= o->replicas.size()) {
+      notes.push_back("partition " + std::to_string(mv.partition.index) + " of '" + mv.partition.table + "' has " +
+                      std::to_string(down) + " of its " + std::to_string(o->replicas.size()) +
+                      " replicas on dead nodes: without a majority it cannot change its members");
+      continue;
+    }
     spdlog::info("cellar: node '{}' has been dead over {} s: its replica of partition {} of '{}' goes to '{}'",
                  mv.from, timeout_.count() / 1000.0, mv.partition.index, mv.partition.table, mv.to);
     auto st = run_replica_move(node_, peers_, sys_, mv.partition.table, mv.partition.index, mv.from, mv.to, moves_);

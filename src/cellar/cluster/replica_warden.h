@@ -8,10 +8,12 @@
 // plan_replacements (placement.h) balances, by the same membership change as a move
 // (replica_mover.h: the new replica joins and catches up, the dead one is removed, the map
 // is written). A replacement that fails is tried again on a later pass. When fewer live
-// nodes than a partition's factor remain, its dead replica stays and notes() says so. A
+// nodes than a partition's factor remain, or most of its replicas are dead (its group can
+// commit no change), its dead replicas stay and notes() says so. A
 // node that returns before the timeout keeps its replicas (Raft brings them up to date).
 //
-// Thread safety: its own thread runs the passes; notes() may be called from any thread.
+// Thread safety: its own thread runs the passes; notes() may be called from any thread. The
+// destructor cancels a replacement under way (move_options::cancelled).
 #pragma once
 
 #include <caf/all.hpp>
@@ -54,7 +56,7 @@ class replica_warden {
   peer_directory& peers_;
   caf::actor_system& sys_;
   const std::chrono::milliseconds timeout_;
-  const move_options moves_;
+  move_options moves_;  // set before the thread starts
   std::map<std::string, std::chrono::steady_clock::time_point> dead_since_;  // the thread's own
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
