@@ -83,6 +83,16 @@ struct group_status {
   std::vector<peer> peers;
 };
 
+// A membership change under way on a leader (replica_group::add_member, remove_member).
+struct membership_change {
+  bool adding = false;
+  member who;
+  std::function<void(const status&)> done;
+  bool in_flight = false;  // a libraft request of it has not completed yet
+  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point learning_since{};  // when `who` became a stand-by
+};
+
 class replica_group {
  public:
   replica_group(group_options opt, replica_storage& storage, transport& net, io_loop& loop, state_machine& sm);
@@ -164,14 +174,6 @@ class replica_group {
   status failure(int rv) const;
   // The membership change under way (add_member, remove_member): each step is one libraft
   // request; continue_change issues the next once the last one has completed.
-  struct change {
-    bool adding = false;
-    member who;
-    std::function<void(const status&)> done;
-    bool in_flight = false;  // a libraft request of it has not completed yet
-    std::chrono::steady_clock::time_point started;
-    std::chrono::steady_clock::time_point learning_since{};  // when `who` became a stand-by
-  };
   void begin_change(bool adding, member who, std::function<void(const status&)> done);
   void continue_change();
   void issue_change_step(const raft_server* s);
@@ -193,7 +195,7 @@ class replica_group {
   std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
   std::chrono::steady_clock::time_point handed_over_at_{};  // the last raft_transfer asked
   std::function<void()> on_closed_;
-  std::optional<change> change_;
+  std::optional<membership_change> change_;
 };
 
 // The address of the leader a NOT_LEADER status of replica_group::not_leader names, also
