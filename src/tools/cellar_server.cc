@@ -96,6 +96,7 @@ struct settings {
   std::int64_t zk_session_timeout_ms = 10000;
   std::int64_t replication_factor = 1;  // replicas of a new table's partitions (1, 3 or 5)
   std::int64_t election_timeout_ms = 1000;
+  std::int64_t dead_node_timeout = 600;  // seconds before a dead node's replicas are replaced
   // HBase's Thrift gateway (docs/thrift.md); empty: not served.
   std::string thrift_listen;   // thrift2 (THBaseService)
   std::string thrift1_listen;  // thrift1 (Hbase, happybase's)
@@ -178,6 +179,9 @@ class flag_set {
         "replicas (a Raft group) of each partition of a table created without REGION_REPLICATION: 1, 3 or 5");
     add("--election-timeout-ms", "election_timeout_ms", st.election_timeout_ms,
         "Raft election timeout of this node's replicas (an election waits 1x to 2x it)");
+    add("--dead-node-timeout", "dead_node_timeout", st.dead_node_timeout,
+        "seconds a node may be dead (its ZooKeeper membership gone) before the master replaces each of its "
+        "replicas on a live node");
     add("--thrift-listen", "thrift_listen", st.thrift_listen,
         "address:port of HBase's thrift2 gateway (THBaseService); empty = none");
     add("--thrift1-listen", "thrift1_listen", st.thrift1_listen,
@@ -355,6 +359,9 @@ problem cluster_settings(const settings& st, std::optional<std::pair<std::string
   if (st.election_timeout_ms < 50 || st.election_timeout_ms > 60000)
     return "--election-timeout-ms (election_timeout_ms) must be 50 to 60000, not " +
            std::to_string(st.election_timeout_ms);
+  if (st.dead_node_timeout < 1)
+    return "--dead-node-timeout (dead_node_timeout) must be at least 1 second, not " +
+           std::to_string(st.dead_node_timeout);
   if (!st.advertise.empty() && !cellar::rpc::split_host_port(st.advertise))
     return "--advertise (advertise) must be address:port, not " + st.advertise;
   if (!st.peer_listen.empty() && !(peer_at = cellar::rpc::split_host_port(st.peer_listen)))
@@ -373,6 +380,7 @@ std::unique_ptr<cellar::cluster::member> join(cellar::store& store, const settin
   mo.node_id = st.node_id;
   mo.replication_factor = static_cast<std::uint32_t>(st.replication_factor);
   mo.election_timeout = std::chrono::milliseconds(st.election_timeout_ms);
+  mo.dead_node_timeout = std::chrono::seconds(st.dead_node_timeout);
   mo.data_address = st.advertise.empty() ? ro.address + ":" + std::to_string(srv.port()) : st.advertise;
   auto advertised = cellar::rpc::split_host_port(mo.data_address);
   if (!advertised) std::_Exit(fail("--advertise must be address:port, not " + mo.data_address));

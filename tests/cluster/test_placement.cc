@@ -281,3 +281,71 @@ TEST_CASE("a placement map written before replicas existed is still read", "[pla
   CHECK(m->epoch == 5);
   CHECK(*m->owner({"t", 0}) == partition_owner{"a", 4});
 }
+
+TEST_CASE("replace_replica: the new member takes the old one's place with a fresh Raft id", "[placement]") {
+  auto m = assign_table({}, "r", 2, {"a", "b", "c"}, 3);
+  REQUIRE_OK(m);
+  const auto before = *m->owner({"r", 0});
+  CHECK(before.replica_id(0) == 1);
+  CHECK(before.replica_id(2) == 3);
+  CHECK(before.next_replica_id() == 4);
+  const std::string first = before.replicas[0];
+  auto moved = replace_replica(*m, {"r", 0}, first, "d", before.next_replica_id());
+  REQUIRE_OK(moved);
+  CHECK(moved->epoch == m->epoch + 1);
+  const auto& after = *moved->owner({"r", 0});
+  CHECK(after.replicas == strings{"d", before.replicas[1], before.replicas[2]});
+  CHECK(after.replica_ids == std::vector<std::uint64_t>{4, 2, 3});
+  CHECK(after.node == "d");  // the preferred leader follows the set's front
+  CHECK(after.epoch == moved->epoch);
+  CHECK(after.next_replica_id() == 5);
+  // Back to the first node: yet another id, never one the group had.
+  auto back = replace_replica(*moved, {"r", 0}, "d", first, after.next_replica_id());
+  REQUIRE_OK(back);
+  CHECK(back->owner({"r", 0})->replica_ids == std::vector<std::uint64_t>{5, 2, 3});
+  // The other partition is untouched; the ids survive the encoding.
+  CHECK(*back->owner({"r", 1}) == *m->owner({"r", 1}));
+  auto decoded = decode_placement(encode_placement(*back));
+  REQUIRE_OK(decoded);
+  CHECK(*decoded == *back);
+
+  REQUIRE_CODE(replace_replica(*m, {"r", 0}, "x", "d", 4), code::invalid_argument);
+  REQUIRE_CODE(replace_replica(*m, {"r", 0}, first, before.replicas[1], 4), code::invalid_argument);
+  REQUIRE_CODE(replace_replica(*m, {"r", 9}, first, "d", 4), code::invalid_argument);
+  REQUIRE_CODE(replace_replica(*m, {"nope", 0}, first, "d", 4), code::table_not_found);
+  auto plain = assign_table({}, "p", 1, {"a"});
+  REQUIRE_OK(plain);
+  REQUIRE_CODE(replace_replica(*plain, {"p", 0}, "a", "b", 2), code::invalid_argument);
+}
+
+TEST_CASE("plan_replacements: a dead node's replicas go to live nodes outside each set, balanced", "[placement]") {
+  auto m = assign_table({}, "r", 8, {"a", "b", "c", "d", "e"}, 3);
+  REQUIRE_OK(m);
+  const strings live{"a", "b", "c", "d"};
+  std::vector<partition_ref> stuck;
+  auto plan = plan_replacements(*m, live, {"e"}, &stuck);
+  CHECK(stuck.empty());
+  CHECK(plan.size() == m->load().at("e"));
+  placement_map after = *m;
+  for (const auto& mv : plan) {
+    CHECK(mv.from == "e");
+    CHECK(!after.owner(mv.partition)->holds(mv.to));
+    auto next = replace_replica(after, mv.partition, mv.from, mv.to, after.owner(mv.partition)->next_replica_id());
+    REQUIRE_OK(next);
+    after = *next;
+  }
+  CHECK(after.partitions_of("e").empty());
+  const auto loads = live_load(after, live);
+  std::string shown;
+  for (const auto& [n, c] : loads) shown += n + ":" + std::to_string(c) + " ";
+  INFO(shown);
+  CHECK(within_one(loads));
+  for (const auto& o : after.tables.at("r")) CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() == 3);
+
+  // Fewer live nodes than the factor: nothing can be replaced.
+  auto three = assign_table({}, "s", 2, {"a", "b", "c"}, 3);
+  REQUIRE_OK(three);
+  stuck.clear();
+  CHECK(plan_replacements(*three, {"a", "b"}, {"c"}, &stuck).empty());
+  CHECK(stuck.size() == 2);
+}

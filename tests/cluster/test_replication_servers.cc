@@ -1,10 +1,15 @@
-// Replication in a real cluster: the test ZooKeeper plus three cellar-server processes, each
-// partition of a table a Raft group of three replicas, one per node. Nodes are killed with
-// SIGKILL while a client writes; what was acknowledged must survive.
+// Replication in a real cluster: the test ZooKeeper plus three (or four) cellar-server
+// processes, each partition of a table a Raft group of three replicas, one per node. Nodes
+// are killed with SIGKILL while a client writes; what was acknowledged must survive. With
+// four nodes, replicas move by Raft membership change: by `move`, and to replace the
+// replicas of a node dead past --dead-node-timeout.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -289,4 +294,183 @@ TEST_CASE("factor 3: the routed client reaches a replicated table while its pref
     acked.insert(row);
   }
   check_all(conn, acked);
+}
+
+namespace {
+
+// Writes rows w<n>.. to 'rt' through a connection of its own to `s`, on a thread of its
+// own, until stopped; keeps the rows acknowledged and the errors seen.
+class writer {
+ public:
+  writer(testproc::server& s, std::string prefix) : address_(s.address()), prefix_(std::move(prefix)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~writer() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::size_t acknowledged() {
+    std::lock_guard<std::mutex> l(mu_);
+    return acked_.size();
+  }
+  std::set<std::string> acked() {
+    std::lock_guard<std::mutex> l(mu_);
+    return acked_;
+  }
+  std::vector<std::string> errors() {
+    std::lock_guard<std::mutex> l(mu_);
+    return errors_;
+  }
+
+ private:
+  void run() {
+    auto c = rpc::connect(address_);
+    if (!c.is_ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      errors_.push_back("connect: " + c.error().to_string());
+      return;
+    }
+    for (int i = 0; !stop_; ++i) {
+      char b[24];
+      std::snprintf(b, sizeof b, "%s%05d", prefix_.c_str(), i);
+      const std::string row = b;
+      auto st = (*c)->put("rt", cellar::put(row).add("f", "q", "v" + row));
+      std::lock_guard<std::mutex> l(mu_);
+      if (st.is_ok())
+        acked_.insert(row);
+      else
+        errors_.push_back(row + ": " + st.to_string());
+    }
+  }
+
+  std::string address_, prefix_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::set<std::string> acked_;
+  std::vector<std::string> errors_;
+  std::thread thread_;
+};
+
+// Whether every partition of 'rt' has three replicas, all on nodes of `allowed`.
+bool sets_within(cluster3& c, const std::set<std::string>& allowed) {
+  const auto map = c.placement();
+  for (const auto& o : map.tables.at("rt")) {
+    const std::set<std::string> s(o.replicas.begin(), o.replicas.end());
+    if (s.size() != 3 || o.node != o.replicas.front()) return false;
+    for (const auto& n : s)
+      if (!allowed.count(n)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("factor 3 on 4 nodes: a node dead past --dead-node-timeout has its replicas replaced on live nodes; "
+          "nothing acknowledged is lost, and the new replicas hold the data",
+          "[cluster][servers][replication][failure][membership]") {
+  auto args = replicated;
+  args.insert(args.end(), {"--dead-node-timeout", "2"});
+  cluster3 c(args, 4);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  REQUIRE(c.placement().partitions_of("n4").size() >= 1);
+  writer w(c.node(1), "a");
+  REQUIRE(eventually([&] { return w.acknowledged() >= 100; }, 60s));
+
+  // n4 dies; two seconds after its session expires the master replaces its replicas.
+  c.kill9(4);
+  CHECK(eventually([&] { return sets_within(c, {"n1", "n2", "n3"}); }, 90s));
+  const auto after_repair = w.acknowledged();
+  CHECK(eventually([&] { return w.acknowledged() >= after_repair + 50; }, 60s));
+  w.stop();
+  const auto acked = w.acked();
+  INFO(w.errors().size() << " failed writes, the first: " << (w.errors().empty() ? "" : w.errors().front()));
+  CHECK(w.errors().size() <= 6);
+  auto conn = connect_to(c.node(1));
+  check_all(*conn, acked);
+
+  // n2 dies too: every group keeps two of its three replicas, one of them possibly new. A
+  // write commits only once a majority's logs match the leader's, so writes that succeed
+  // now prove the new replicas hold the log (or a snapshot of it).
+  c.kill9(2);
+  std::set<std::string> later;
+  for (int i = 0; i < 60; ++i) {
+    const auto row = "b" + row_name(i);
+    REQUIRE(eventually([&] { return conn->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
+    later.insert(row);
+  }
+  check_all(*conn, acked);
+  check_all(*conn, later);
+  check_all_on(c.node(3), acked);
+
+  // Two live nodes for a factor of 3: nothing can replace n2's replicas, and the master's
+  // status says so.
+  std::string status;
+  CHECK(eventually(
+      [&] {
+        status = testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out +
+                 testproc::run({CELLAR_SHELL, "--connect", c.node(3).address()}, "status 'detailed'\n").out;
+        return status.find("keeps a replica on a dead node: only 2 live node(s)") != std::string::npos;
+      },
+      30s));
+  INFO(status);
+  CHECK(sets_within(c, {"n1", "n2", "n3"}));
+}
+
+TEST_CASE("factor 3 on 4 nodes: move of a replicated partition under writes is a membership change; nothing is lost",
+          "[cluster][servers][replication][membership]") {
+  cluster3 c(replicated, 4);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  const auto before = c.placement().tables.at("rt").at(0);
+  std::string outsider;
+  for (const auto& n : {"n1", "n2", "n3", "n4"})
+    if (!before.holds(n)) outsider = n;
+  REQUIRE(!outsider.empty());
+  const std::string leaving = before.node;
+  const int outsider_i = outsider.back() - '0';
+  writer w(c.node(outsider_i), "a");
+  REQUIRE(eventually([&] { return w.acknowledged() >= 100; }, 60s));
+
+  // The preferred leader's replica moves to the node outside the set, while writes go on.
+  const auto moved = shell(c.node(outsider_i), "move 'rt/0', '" + outsider + "'\n");
+  INFO(moved.out);
+  REQUIRE(lines(moved.out) == std::vector<std::string>{"{\"ok\":true}"});
+  const auto after = c.placement().tables.at("rt").at(0);
+  CHECK(after.node == outsider);
+  CHECK(after.replicas.front() == outsider);
+  CHECK(!after.holds(leaving));
+  CHECK(std::vector<std::string>(after.replicas.begin() + 1, after.replicas.end()) ==
+        std::vector<std::string>(before.replicas.begin() + 1, before.replicas.end()));
+  CHECK(after.replica_ids.at(0) == 4);  // an id the group never had
+  // Moving it again to a node that holds it is a no-op; other partitions kept their sets.
+  CHECK(lines(shell(c.node(1), "move 'rt/0', '" + outsider + "'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  const auto count = w.acknowledged();
+  CHECK(eventually([&] { return w.acknowledged() >= count + 50; }, 60s));
+  w.stop();
+  INFO(w.errors().size() << " failed writes, the first: " << (w.errors().empty() ? "" : w.errors().front()));
+  CHECK(w.errors().empty());
+  const auto acked = w.acked();
+  check_all_on(c.node(outsider_i), acked);
+
+  // The leaving node let go of its replica (status lists no rt/0 there), and one of the
+  // two replicas that stayed dies: partition 0 now commits only with the moved replica.
+  std::string detailed;
+  CHECK(eventually(
+      [&] {
+        detailed = testproc::run({CELLAR_SHELL, "--connect", c.node(leaving.back() - '0').address()},
+                                 "status 'detailed'\n").out;
+        return detailed.find("replicas on") != std::string::npos && detailed.find("  rt/0 ") == std::string::npos;
+      },
+      30s));
+  INFO(detailed);
+  c.kill9(after.replicas[1].back() - '0');
+  auto conn = connect_to(c.node(outsider_i));
+  std::set<std::string> later;
+  for (int i = 0; i < 40; ++i) {
+    const auto row = "b" + row_name(i);
+    REQUIRE(eventually([&] { return conn->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
+    later.insert(row);
+  }
+  check_all(*conn, acked);
+  check_all(*conn, later);
 }

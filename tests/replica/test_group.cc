@@ -2,12 +2,17 @@
 // through replica_group (replica/group.h) on its own loop (replica/caf_loop.h): a leader is
 // elected, entries are applied on all replicas in one order, a killed leader is replaced
 // without losing a committed entry, a restarted replica catches up (from the log, or from
-// a snapshot when it missed too much), a follower refuses with NOT_LEADER naming the leader.
+// a snapshot when it missed too much), a follower refuses with NOT_LEADER naming the leader,
+// members join and leave while writes go on.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "persist/codec.h"
@@ -27,6 +32,8 @@ using read_atom = caf::atom_constant<caf::atom("read")>;
 using await_count_atom = caf::atom_constant<caf::atom("awaitcount")>;
 using await_leader_atom = caf::atom_constant<caf::atom("awaitlead")>;
 using snapshots_atom = caf::atom_constant<caf::atom("snapshots")>;
+using add_member_atom = caf::atom_constant<caf::atom("addmember")>;
+using remove_member_atom = caf::atom_constant<caf::atom("rmmember")>;
 
 // The replicated state: the commands applied, in order.
 struct list_machine final : state_machine {
@@ -145,6 +152,20 @@ caf::behavior replica_actor(caf::stateful_actor<replica_state>* self, replica_se
         return rp;
       },
       [=](snapshots_atom) { return self->state.sm->snapshots; },
+      [=](add_member_atom, std::uint64_t id, std::string address) -> caf::result<std::uint16_t, std::string> {
+        auto rp = self->make_response_promise();
+        self->state.group->add_member({id, std::move(address)}, [rp](const status& st) mutable {
+          rp.deliver(static_cast<std::uint16_t>(st.code()), st.to_string());
+        });
+        return rp;
+      },
+      [=](remove_member_atom, std::uint64_t id) -> caf::result<std::uint16_t, std::string> {
+        auto rp = self->make_response_promise();
+        self->state.group->remove_member(id, [rp](const status& st) mutable {
+          rp.deliver(static_cast<std::uint16_t>(st.code()), st.to_string());
+        });
+        return rp;
+      },
       [=](await_count_atom, std::uint64_t n) -> caf::result<std::string> {
         auto rp = self->make_response_promise();
         self->state.count_waiters.emplace_back(n, rp);
@@ -183,12 +204,24 @@ struct cluster {
     for (std::uint64_t id = 1; id <= actors.size(); ++id) kill(id);
   }
 
-  void start(std::uint64_t id) {
+  // Starts replica `id`; a replica added after the group began (`joining`) starts empty,
+  // without a configuration of its own.
+  void start(std::uint64_t id, bool joining = false) {
     auto opt = base;
     opt.id = id;
-    opt.address = members[id - 1].address;
-    actors[id - 1] = sys.spawn(replica_actor, replica_setup{opt, storages[id - 1].get(), &net, members});
+    opt.address = "replica-" + std::to_string(id);
+    auto initial = joining ? std::vector<member>{} : members;
+    actors[id - 1] = sys.spawn(replica_actor, replica_setup{opt, storages[id - 1].get(), &net, initial});
     net.add(id, actors[id - 1]);
+  }
+
+  // A new replica, started empty; the group does not know it yet. Returns its id.
+  std::uint64_t spawn_joiner() {
+    storages.push_back(std::make_unique<memory_storage>());
+    actors.emplace_back();
+    const std::uint64_t id = actors.size();
+    start(id, true);
+    return id;
   }
 
   // Kills the replica's actor and waits until it is gone (its storage is then free).
@@ -238,6 +271,17 @@ struct cluster {
       REQUIRE((r.first == code::not_leader || r.first == code::unavailable));
     }
     FAIL("no leader committed " << cmd);
+  }
+
+  // Asks a membership change of the leader that `via` know, following NOT_LEADER, until
+  // one answers something else; returns that answer.
+  std::pair<code, std::string> change(caf::message msg, const std::vector<std::uint64_t>& via) {
+    std::pair<code, std::string> r{code::unavailable, "no attempt"};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      r = call(await_leader(via[attempt % via.size()]), msg);
+      if (r.first != code::not_leader && r.first != code::unavailable && r.first != code::conflict) return r;
+    }
+    return r;
   }
 
   int snapshots(std::uint64_t id) {
@@ -449,4 +493,146 @@ TEST_CASE("a handover to the preferred replica fails no write: writes in flight 
     for (const auto& w : acked) missing += all.second.find(w + ",") == std::string::npos;
     CHECK(missing == 0);
   }
+}
+
+namespace {
+
+// Writes w0, w1, ... one at a time to whichever of `via` leads, from a thread of its own,
+// until stopped; keeps the writes acknowledged.
+struct background_writer {
+  cluster& c;
+  std::mutex mu;
+  std::vector<std::uint64_t> via;  // the replicas it may ask (guarded by mu)
+  std::vector<int> acknowledged;   // guarded by mu
+  std::atomic<bool> stop{false};
+  std::thread t;
+
+  background_writer(cluster& cl, std::vector<std::uint64_t> v) : c(cl), via(std::move(v)) {
+    t = std::thread([this] { run(); });
+  }
+  ~background_writer() { finish(); }
+
+  void finish() {
+    stop = true;
+    if (t.joinable()) t.join();
+  }
+  void set_via(std::vector<std::uint64_t> v) {
+    std::lock_guard<std::mutex> l(mu);
+    via = std::move(v);
+  }
+  std::size_t count() {
+    std::lock_guard<std::mutex> l(mu);
+    return acknowledged.size();
+  }
+
+  void run() {
+    caf::scoped_actor self{c.sys};
+    for (int i = 0; !stop; ++i) {
+      const std::string cmd = "w" + std::to_string(i);
+      for (int attempt = 0; attempt < 200 && !stop; ++attempt) {
+        std::uint64_t to = 0;
+        {
+          std::lock_guard<std::mutex> l(mu);
+          to = via[static_cast<std::size_t>(attempt) % via.size()];
+        }
+        std::uint16_t got = 0;
+        self->request(c.actors[to - 1], std::chrono::seconds(5), propose_atom::value, cmd)
+            .receive([&](std::uint16_t code_, const std::string&) { got = code_; },
+                     [&](caf::error&) { got = static_cast<std::uint16_t>(code::unavailable); });
+        if (got == static_cast<std::uint16_t>(code::ok)) {
+          std::lock_guard<std::mutex> l(mu);
+          acknowledged.push_back(i);
+          break;
+        }
+      }
+    }
+  }
+};
+
+// The writes of `joined` (a list machine's "w0,w1,...,") as numbers.
+std::set<int> writes_in(const std::string& joined) {
+  std::set<int> out;
+  std::size_t at = 0;
+  while (at < joined.size()) {
+    const auto comma = joined.find(',', at);
+    out.insert(std::stoi(joined.substr(at + 1, comma - at - 1)));
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("membership: a replica added while writes go on catches up and votes; the leader removed hands over first",
+          "[replica]") {
+  group_options opt;
+  opt.snapshot_threshold = 16;  // the joiner catches up partly from a snapshot
+  opt.snapshot_trailing = 4;
+  cluster c(memory_storages(3), opt);
+  c.await_leader(1);
+  background_writer writer(c, {1, 2, 3});
+  CHECK(testsupport::eventually([&] { return writer.count() >= 40; }, wait_limit));
+
+  // A follower refuses a change, naming the leader.
+  const auto leader = c.await_leader(1);
+  const std::uint64_t follower = leader == 1 ? 2 : 1;
+  auto refused = c.call(follower, caf::make_message(add_member_atom::value, std::uint64_t{9}, std::string("replica-9")));
+  CHECK(refused.first == code::not_leader);
+
+  // A 4th replica joins, empty: it becomes a voter and gets the whole log.
+  const auto added = c.spawn_joiner();
+  auto r = c.change(caf::make_message(add_member_atom::value, added, "replica-" + std::to_string(added)), {1, 2, 3});
+  REQUIRE(r.first == code::ok);
+  // Adding it again is a no-op.
+  CHECK(c.change(caf::make_message(add_member_atom::value, added, "replica-" + std::to_string(added)), {1, 2, 3}).first ==
+        code::ok);
+  writer.set_via({1, 2, 3, added});
+
+  // The leader of the moment is removed: it hands leadership over, then leaves.
+  const auto gone = c.await_leader(1);
+  std::vector<std::uint64_t> rest;
+  for (std::uint64_t id : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, added})
+    if (id != gone) rest.push_back(id);
+  r = c.change(caf::make_message(remove_member_atom::value, gone), rest);
+  INFO(r.second);
+  REQUIRE(r.first == code::ok);
+  writer.set_via(rest);
+  CHECK(c.await_leader(rest.front(), gone) != gone);
+  const auto before = writer.count();
+  CHECK(testsupport::eventually([&] { return writer.count() >= before + 20; }, wait_limit));
+
+  // Another of the first three stops: the remaining two of three voters still commit.
+  const auto stopped = rest.front() == added ? rest[1] : rest.front();
+  c.kill(stopped);
+  c.kill(gone);
+  std::vector<std::uint64_t> alive;
+  for (auto id : rest)
+    if (id != stopped) alive.push_back(id);
+  writer.set_via(alive);
+  const auto before_kill = writer.count();
+  CHECK(testsupport::eventually([&] { return writer.count() >= before_kill + 20; }, wait_limit));
+  writer.finish();
+
+  // The new replica holds every acknowledged write (and no write twice).
+  std::vector<int> acked;
+  {
+    std::lock_guard<std::mutex> l(writer.mu);
+    acked = writer.acknowledged;
+  }
+  REQUIRE(!acked.empty());
+  // The leader's state after a barrier holds every acknowledged write; the new replica
+  // then holds as many entries, and the same.
+  std::string leader_state;
+  for (int attempt = 0; attempt < 50 && leader_state.empty(); ++attempt) {
+    auto rd = c.read(c.await_leader(alive.front(), stopped));
+    if (rd.first == code::ok) leader_state = rd.second;
+  }
+  REQUIRE(!leader_state.empty());
+  const auto entries = static_cast<std::size_t>(std::count(leader_state.begin(), leader_state.end(), ','));
+  const auto on_added = c.await_count(added, entries);
+  CHECK(on_added.substr(0, leader_state.size()) == leader_state);
+  const auto held = writes_in(on_added);
+  std::size_t missing = 0;
+  for (int w : acked) missing += held.count(w) == 0;
+  CHECK(missing == 0);
 }

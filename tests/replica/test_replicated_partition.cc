@@ -2,7 +2,7 @@
 // are answered by the leader after commit, followers refuse with NOT_LEADER naming the
 // leader, the leader's reads see every acknowledged write, a killed leader's successor has
 // every acknowledged write (timestamps and counters included), a restarted replica catches
-// up.
+// up, a replica joins and another leaves by membership change.
 #include <catch2/catch.hpp>
 
 #include <caf/all.hpp>
@@ -48,10 +48,29 @@ struct group_fixture {
     for (std::uint64_t id = 1; id <= 3; ++id) start(id);
   }
   ~group_fixture() {
-    for (std::uint64_t id = 1; id <= 3; ++id) kill(id);
+    for (std::uint64_t id = 1; id <= actors.size(); ++id) kill(id);
   }
 
-  void start(std::uint64_t id) {
+  // A replica for a new member: started empty, without a configuration of its own.
+  std::uint64_t spawn_joiner() {
+    const std::uint64_t id = actors.size() + 1;
+    members.push_back({id, "p0-replica-" + std::to_string(id)});
+    storages.push_back(std::make_unique<memory_storage>());
+    actors.emplace_back();
+    start(id, true);
+    return id;
+  }
+
+  // A membership change asked of replica `id`: its answer.
+  status change(std::uint64_t id, caf::message msg) {
+    caf::scoped_actor self{sys};
+    status out{code::internal, "no answer"};
+    self->request(caf::actor_cast<caf::actor>(actors[id - 1]), wait_limit, std::move(msg))
+        .receive([&](admin_reply& r) { out = r.st; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
+  }
+
+  void start(std::uint64_t id, bool joining = false) {
     partition_config pc;
     pc.schema = schema;
     pc.memory = &pool;
@@ -61,7 +80,7 @@ struct group_fixture {
     rc.group.address = members[id - 1].address;
     rc.group.election_timeout_ms = 400;
     rc.group.heartbeat_timeout_ms = 40;
-    rc.members = members;
+    if (!joining) rc.members = std::vector<member>(members.begin(), members.begin() + 3);
     rc.storage = storages[id - 1].get();
     rc.net = &net;
     actors[id - 1] = spawn_replicated_partition(sys, pc, rc);
@@ -108,7 +127,7 @@ struct group_fixture {
   std::uint64_t leader(std::uint64_t not_id = 0) {
     const auto deadline = std::chrono::steady_clock::now() + wait_limit;
     while (std::chrono::steady_clock::now() < deadline) {
-      for (std::uint64_t id = 1; id <= 3; ++id) {
+      for (std::uint64_t id = 1; id <= actors.size(); ++id) {
         if (id == not_id || !actors[id - 1]) continue;
         auto r = ask(id, {get("probe")});
         if (r.results.at(0).st.is_ok()) return id;
@@ -299,4 +318,60 @@ TEST_CASE("a schema change reaches every replica through the log, also one never
     CHECK(value_of(r.results[0]) == "g" + std::to_string(i));
   }
   CHECK(ask_v2(l2, {put("after").add("g", "q", "x")}).results.at(0).st.is_ok());
+}
+
+TEST_CASE("a replicated partition's membership: a joiner starts empty, is added through the leader and gets every "
+          "cell; the leader removed hands over first",
+          "[replica]") {
+  group_fixture g;
+  auto l = g.leader();
+  for (int i = 0; i < 30; ++i)
+    REQUIRE(g.ask(l, {put("r" + std::to_string(i)).add("f", "q", "v" + std::to_string(i))}).results.at(0).st.is_ok());
+
+  // The joiner makes no configuration of its own: an empty log, no leader, until added.
+  const auto j = g.spawn_joiner();
+  auto alone = g.status_of(j);
+  CHECK(alone.last_index == 0);
+  CHECK(alone.leader.id == 0);
+  const auto address = g.members[j - 1].address;
+  // A follower refuses the change, naming the leader; the leader adds it.
+  const std::uint64_t f = l == 1 ? 2 : 1;
+  auto refused = g.change(f, caf::make_message(replica_add_atom::value, j, address));
+  CHECK(refused.code() == code::not_leader);
+  CHECK(refused.message().find("partition 0 of 't'") != std::string::npos);
+  auto added = g.change(l, caf::make_message(replica_add_atom::value, j, address));
+  INFO(added.to_string());
+  REQUIRE(added.is_ok());
+  auto lead = g.status_of(l);
+  bool voter = false;
+  for (const auto& p : lead.peers)
+    if (p.who.id == j) voter = p.voter;
+  CHECK(voter);
+  CHECK(testsupport::eventually([&] { return g.stats(j).cells == g.stats(l).cells; }, wait_limit));
+
+  // The leader is removed: it hands leadership over and answers NOT_LEADER naming the new
+  // leader, which removes it.
+  auto handed = g.change(l, caf::make_message(replica_remove_atom::value, l));
+  REQUIRE(handed.code() == code::not_leader);
+  const auto l2 = g.leader(l);
+  CHECK(l2 != l);
+  auto removed = g.change(l2, caf::make_message(replica_remove_atom::value, l));
+  INFO(removed.to_string());
+  REQUIRE(removed.is_ok());
+  g.kill(l);
+
+  // Another original replica dies: the joiner and the last original are the majority.
+  const std::uint64_t other = [&] {
+    for (std::uint64_t id = 1; id <= 3; ++id)
+      if (id != l && id != l2) return id;
+    return std::uint64_t{0};
+  }();
+  g.kill(other);
+  const auto l3 = g.leader();
+  REQUIRE(g.ask(l3, {put("late").add("f", "q", "x")}).results.at(0).st.is_ok());
+  for (int i = 0; i < 30; ++i) {
+    auto r = g.ask(l3, {get("r" + std::to_string(i))});
+    REQUIRE(r.results.at(0).st.is_ok());
+    CHECK(value_of(r.results[0]) == "v" + std::to_string(i));
+  }
 }

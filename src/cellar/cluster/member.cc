@@ -15,6 +15,7 @@
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
+#include "cluster/replica_warden.h"
 #include "cluster/zk_state.h"
 #include "catalog/hbase_options.h"
 #include "store/access.h"
@@ -41,6 +42,7 @@ struct member::state final : detail::cluster_hooks {
   std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
   std::unique_ptr<cluster_node> node;  // set once at join, under move_mu
   std::unique_ptr<replica_host> replicas;  // set once at join, before the endpoint is published
+  std::unique_ptr<replica_warden> warden;  // set once at join, after `node`; goes before it
 
   // What ZooKeeper said last, and the catalog version this node has applied; waiters on
   // `applied` (ddl, catch_up) wait on mu.
@@ -286,10 +288,10 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
     return *prev;
   }
   if (placed.replicated()) {
-    // A Raft group: its replicas hold its cells, not the store's files (a move never
-    // changes a replica set, apply_move refuses).
+    // A Raft group: its replicas hold its cells, not the store's files. A replica that stays
+    // in a changed set keeps running: the new router shares it with the old one.
     if (prev) let_go(local, *prev, fx.stopped);
-    return stops_when_released(replicas->place(schema, i, placed.replicas));
+    return stops_when_released(replicas->place(schema, i, placed));
   }
   const std::string& owner = placed.node;
   const part_key key{name, i};
@@ -370,9 +372,12 @@ bool member::state::find(const std::string& table, std::uint32_t index, std::uin
   out = rt->partitions[index];
   // Another node's router sent it to this replica: the replica answers (NOT_LEADER names
   // the leader to that router), so that a request crosses the network at most once more.
-  if (out.replica_here)
-    if (auto r = replicas->replica(replica_host::group_name(*rt->schema), index))
-      out.actor = caf::actor_cast<detail::partition_actor>(r);
+  // So does a replica that joined the group before the placement names this node: it may
+  // lead already.
+  if (auto r = replicas->replica(replica_host::group_name(*rt->schema), index)) {
+    out.actor = caf::actor_cast<detail::partition_actor>(r);
+    out.replica_here = true;
+  }
   return true;
 }
 
@@ -696,6 +701,19 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     if (auto s = weak.lock()) s->guard_move(t, i, source);
   };
   ec.replica = [raw](const std::string& group, std::uint32_t i) { return raw->replicas->replica(group, i); };
+  ec.join_replica = [weak, leaving](const std::string& t, std::uint64_t uid, std::uint32_t i, std::uint64_t id) {
+    auto s = weak.lock();
+    if (!s) return leaving();
+    auto rt = s->local.lookup(t);
+    if (!rt || rt->schema->uid != uid)
+      return status{code::unavailable, "node '" + s->opts.node_id + "' has not applied this incarnation of '" + t + "' yet"};
+    if (i >= rt->partitions.size())
+      return status{code::not_found, "table '" + t + "' has no partition " + std::to_string(i)};
+    return s->replicas->join(rt->schema, i, id);
+  };
+  ec.leave_replica = [weak](const std::string& t, std::uint64_t uid, std::uint32_t i) {
+    if (auto s = weak.lock()) s->replicas->leave(replica_host::group_name(t, uid), i);
+  };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(seat.system(), std::move(ec));
   auto port = seat.system().middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
@@ -743,6 +761,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     absl::MutexLock lock(&st->move_mu);
     st->node = std::move(node.value());
   }
+  st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   {
     std::weak_ptr<state> w = st;
     st->node->zookeeper().add_session_listener([w](const session_event& ev) {
@@ -759,6 +778,7 @@ member::member(std::shared_ptr<state> st) : st_(std::move(st)) {}
 
 member::~member() {
   st_->seat.cluster().set_joined(false);
+  st_->warden.reset();
   {
     std::vector<std::pair<std::string, std::uint32_t>> copies;
     {
@@ -795,6 +815,7 @@ std::string member::state::report() const { return format_report(full_report());
 cluster_report member::state::full_report() const {
   auto r = make_report();
   if (replicas) r.replicas = replicas->report(std::chrono::seconds(2));
+  if (warden) r.replication_notes = warden->notes();
   return r;
 }
 
@@ -869,6 +890,7 @@ std::string format_report(const cluster_report& r) {
     }
     out += "\n";
   }
+  for (const auto& n : r.replication_notes) out += "replication: " + n + "\n";
   if (!r.replicas.empty()) {
     out += "replicas on " + r.self + ":\n";
     for (const auto& rep : r.replicas) out += "  " + format_replica(rep) + "\n";

@@ -57,6 +57,9 @@ struct member_options {
   // Raft's election timeout for this node's replicas (each election waits 1x to 2x it);
   // the heartbeat is a tenth of it.
   std::chrono::milliseconds election_timeout{1000};
+  // While this node is the master: a node dead (its ZooKeeper membership gone) this long
+  // has each of its replicas replaced on a live node (cluster/replica_warden.h).
+  std::chrono::milliseconds dead_node_timeout{600000};
 };
 
 // One node as `status 'detailed'` shows it.
@@ -77,6 +80,9 @@ struct cluster_report {
   std::uint64_t not_owner_answers = 0;
   std::vector<node_report> nodes;  // live members and every owner in the map, by id
   std::vector<replica_report> replicas;  // this node's replicas, by table and partition
+  // On the master: what it could not do to keep every partition's replication factor
+  // (cluster/replica_warden.h).
+  std::vector<std::string> replication_notes;
 };
 
 class member {

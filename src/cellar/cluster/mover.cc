@@ -16,6 +16,7 @@
 #include <absl/synchronization/mutex.h>
 
 #include "cluster/layout.h"
+#include "cluster/replica_mover.h"
 #include "cluster/zk_state.h"
 
 namespace cellar::cluster {
@@ -209,6 +210,11 @@ status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sy
   if (!live) return live.error();
   auto is_live = [&](const std::string& n) { return std::find(live->begin(), live->end(), n) != live->end(); };
   if (!is_live(to)) return {code::not_found, "node '" + to + "' is not a live member of the cluster"};
+  if (owner->replicated()) {
+    // Its preferred leader's replica moves, by Raft membership change.
+    if (owner->holds(to)) return status::ok();
+    return run_replica_move(node, peers, sys, table, index, owner->node, to, o);
+  }
   mover m{node, peers, sys, o, table, index, owner->node, to};
   if (m.from == to) return status::ok();
   if (!is_live(m.from))

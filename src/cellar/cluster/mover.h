@@ -28,6 +28,7 @@
 #include <caf/all.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cellar/status.h"
@@ -43,6 +44,12 @@ struct move_options {
   std::uint64_t chunk_bytes = 1 << 20;             // cells per chunk, about
   std::size_t small_delta = 256;                   // a cut this small is the last before the freeze
   int max_catch_up = 8;                            // cuts before freezing anyway
+  // A membership change of a replicated partition (replica_mover.h): how long the leader may
+  // take to add a replica (its catch-up) or remove one.
+  std::chrono::milliseconds change_timeout{180000};
+  // Checked while a membership change waits: once true, the change gives up (UNAVAILABLE)
+  // and rolls back as far as it still can. Unset: never.
+  std::function<bool()> cancelled;
   // run_balance: moves running at once (at most one per source node).
   std::uint32_t parallel_moves = 4;
 };
@@ -52,6 +59,8 @@ struct balance_stats {
   std::uint32_t most_at_once = 0;  // the most moves that ran at the same time
 };
 
+// A replicated partition's replica on its preferred leader moves to `to` instead, by Raft
+// membership change (replica_mover.h); OK at once when `to` holds a replica already.
 // Errors: TABLE_NOT_FOUND, NOT_FOUND (no such partition, `to` not a live member),
 // UNAVAILABLE (the owner is down or a node did not answer: the move was aborted),
 // CONFLICT (another move of the partition is running).

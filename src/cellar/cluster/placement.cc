@@ -1,6 +1,7 @@
 #include "cluster/placement.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "persist/codec.h"
@@ -16,6 +17,12 @@ const partition_owner* placement_map::owner(const partition_ref& p) const {
 bool partition_owner::holds(std::string_view n) const {
   if (replicas.empty()) return node == n;
   return std::find(replicas.begin(), replicas.end(), n) != replicas.end();
+}
+
+std::uint64_t partition_owner::next_replica_id() const {
+  std::uint64_t most = replicas.size();
+  for (auto id : replica_ids) most = std::max(most, id);
+  return most + 1;
 }
 
 std::map<std::string, std::uint32_t> placement_map::load() const {
@@ -162,7 +169,7 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
   if (to.empty()) return status{code::invalid_argument, "a partition must move to a named node"};
   if (it->second[p.index].replicated())
     return status{code::unsupported, "partition " + std::to_string(p.index) + " of '" + p.table +
-                                         "' is replicated: moving a replica (a Raft membership change) is not supported"};
+                                         "' is replicated: its replicas move by Raft membership change, not by apply_move"};
   if (it->second[p.index].node == to) return m;
   placement_map out = m;
   out.epoch = m.epoch + 1;
@@ -212,9 +219,148 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
   return out;
 }
 
+result<placement_map> replace_replica(const placement_map& m, const partition_ref& p, const std::string& from,
+                                      const std::string& to, std::uint64_t to_id) {
+  auto it = m.tables.find(p.table);
+  if (it == m.tables.end()) return status{code::table_not_found, "table '" + p.table + "' has no placement"};
+  const std::string where = "partition " + std::to_string(p.index) + " of '" + p.table + "'";
+  if (p.index >= it->second.size()) return status{code::invalid_argument, "there is no " + where};
+  const auto& o = it->second[p.index];
+  if (!o.replicated()) return status{code::invalid_argument, where + " is not replicated"};
+  auto at = std::find(o.replicas.begin(), o.replicas.end(), from);
+  if (at == o.replicas.end()) return status{code::invalid_argument, "node '" + from + "' holds no replica of " + where};
+  if (o.holds(to)) return status{code::invalid_argument, "node '" + to + "' holds a replica of " + where + " already"};
+  placement_map out = m;
+  out.epoch = m.epoch + 1;
+  auto& n = out.tables[p.table][p.index];
+  const auto pos = static_cast<std::size_t>(at - o.replicas.begin());
+  if (n.replica_ids.empty())
+    for (std::size_t i = 0; i < n.replicas.size(); ++i) n.replica_ids.push_back(i + 1);
+  n.replicas[pos] = to;
+  n.replica_ids[pos] = to_id;
+  n.node = n.replicas.front();
+  n.epoch = out.epoch;
+  return out;
+}
+
 namespace {
-// Format 2 adds each partition's replica set; format 1 (no replicas) is still read.
-constexpr std::uint32_t placement_format = 2;
+
+// A flow network small enough for adjacency lists and breadth-first augmenting paths.
+struct flow_net {
+  struct edge {
+    std::size_t to;
+    std::int64_t cap;
+  };
+  std::vector<edge> edges;  // edge i and its reverse i ^ 1
+  std::vector<std::vector<std::size_t>> out;
+  explicit flow_net(std::size_t n) : out(n) {}
+  std::size_t add(std::size_t a, std::size_t b, std::int64_t cap) {
+    out[a].push_back(edges.size());
+    edges.push_back({b, cap});
+    out[b].push_back(edges.size());
+    edges.push_back({a, 0});
+    return edges.size() - 2;
+  }
+  std::int64_t max_flow(std::size_t s, std::size_t t) {
+    std::int64_t total = 0;
+    for (;;) {
+      std::vector<std::size_t> via(out.size(), SIZE_MAX);
+      std::vector<std::size_t> queue{s};
+      via[s] = 0;
+      for (std::size_t q = 0; q < queue.size() && via[t] == SIZE_MAX; ++q)
+        for (auto e : out[queue[q]])
+          if (edges[e].cap > 0 && via[edges[e].to] == SIZE_MAX && edges[e].to != s) {
+            via[edges[e].to] = e;
+            queue.push_back(edges[e].to);
+          }
+      if (via[t] == SIZE_MAX) return total;
+      for (std::size_t v = t; v != s; v = edges[via[v] ^ 1].to) {
+        edges[via[v]].cap -= 1;
+        edges[via[v] ^ 1].cap += 1;
+      }
+      ++total;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<planned_move> plan_replacements(const placement_map& m, const std::vector<std::string>& live_in,
+                                            const std::vector<std::string>& dead, std::vector<partition_ref>* stuck) {
+  const auto live = unique_sorted(live_in);
+  const auto is_dead = [&](const std::string& n) { return std::find(dead.begin(), dead.end(), n) != dead.end(); };
+  struct part {
+    partition_ref ref;
+    const partition_owner* owner;
+    std::vector<std::size_t> slots;      // positions of dead replicas
+    std::vector<std::size_t> eligible;   // indices into `live` of nodes outside the set
+  };
+  std::vector<part> parts;
+  std::size_t wanted = 0;
+  for (const auto& [table, owners] : m.tables)
+    for (std::uint32_t i = 0; i < owners.size(); ++i) {
+      const auto& o = owners[i];
+      part p{{table, i}, &o, {}, {}};
+      for (std::size_t k = 0; k < o.replicas.size(); ++k)
+        if (is_dead(o.replicas[k])) p.slots.push_back(k);
+      if (p.slots.empty()) continue;
+      for (std::size_t n = 0; n < live.size(); ++n)
+        if (!o.holds(live[n])) p.eligible.push_back(n);
+      if (p.eligible.size() < p.slots.size() && stuck) stuck->push_back(p.ref);
+      wanted += std::min(p.slots.size(), p.eligible.size());
+      parts.push_back(std::move(p));
+    }
+  // The lowest ceiling on any live node's replicas that lets every replaceable replica find
+  // a node outside its set (a maximum flow: partitions -> eligible nodes -> ceiling).
+  auto load = m.load();
+  std::int64_t base_total = 0, ceiling = 0;
+  for (const auto& n : live) {
+    base_total += load[n];
+    ceiling = std::max<std::int64_t>(ceiling, load[n]);
+  }
+  if (!live.empty())
+    ceiling = std::max<std::int64_t>(ceiling, (base_total + static_cast<std::int64_t>(wanted) + live.size() - 1) /
+                                                  static_cast<std::int64_t>(live.size()));
+  const std::size_t source = 0, sink = 1, first_part = 2, first_node = 2 + parts.size();
+  for (;; ++ceiling) {
+    flow_net f(first_node + live.size());
+    std::vector<std::vector<std::size_t>> picks(parts.size());  // edge ids, per partition
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      f.add(source, first_part + p, static_cast<std::int64_t>(std::min(parts[p].slots.size(), parts[p].eligible.size())));
+      for (auto n : parts[p].eligible) picks[p].push_back(f.add(first_part + p, first_node + n, 1));
+    }
+    for (std::size_t n = 0; n < live.size(); ++n) f.add(first_node + n, sink, ceiling - load[live[n]]);
+    if (f.max_flow(source, sink) < static_cast<std::int64_t>(wanted)) continue;
+    auto leaders = m.leaders();
+    std::vector<planned_move> out;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      std::vector<std::string> chosen;
+      for (std::size_t e = 0; e < picks[p].size(); ++e)
+        if (f.edges[picks[p][e]].cap == 0) chosen.push_back(live[parts[p].eligible[e]]);
+      // The preferred leader's replacement: the chosen node leading the fewest.
+      std::stable_sort(chosen.begin(), chosen.end(),
+                       [&](const std::string& a, const std::string& b) { return leaders[a] < leaders[b]; });
+      for (std::size_t k = 0; k < chosen.size(); ++k) {
+        const auto slot = parts[p].slots[k];
+        if (slot == 0) ++leaders[chosen[k]];
+        out.push_back({parts[p].ref, parts[p].owner->replicas[slot], chosen[k]});
+      }
+    }
+    return out;
+  }
+}
+
+namespace {
+// Format 2 adds each partition's replica set, format 3 its replicas' Raft ids (written only
+// when some partition has them); formats 1 and 2 are still read.
+constexpr std::uint32_t placement_format = 3;
+
+bool has_replica_ids(const placement_map& m) {
+  for (const auto& [table, owners] : m.tables)
+    for (const auto& o : owners)
+      if (!o.replica_ids.empty()) return true;
+  return false;
+}
 }
 
 std::string encode_placement(const placement_map& m) {
@@ -229,7 +375,8 @@ std::string encode_placement(const placement_map& m) {
   std::sort(names.begin(), names.end());
   for (std::uint32_t i = 0; i < names.size(); ++i) index[names[i]] = i;
   std::string out;
-  detail::put_u32(out, placement_format);
+  const std::uint32_t format = has_replica_ids(m) ? placement_format : 2;
+  detail::put_u32(out, format);
   detail::put_u64(out, m.epoch);
   detail::put_u32(out, static_cast<std::uint32_t>(names.size()));
   for (const auto& n : names) detail::put_bytes(out, n);
@@ -242,6 +389,10 @@ std::string encode_placement(const placement_map& m) {
       detail::put_u64(out, o.epoch);
       detail::put_u32(out, static_cast<std::uint32_t>(o.replicas.size()));
       for (const auto& r : o.replicas) detail::put_u32(out, index[r]);
+      if (format >= 3) {
+        detail::put_u32(out, static_cast<std::uint32_t>(o.replica_ids.size()));
+        for (auto id : o.replica_ids) detail::put_u64(out, id);
+      }
     }
   }
   return out;
@@ -252,7 +403,7 @@ result<placement_map> decode_placement(std::string_view bytes) {
   detail::reader r(bytes);
   placement_map m;
   std::uint32_t format = 0, nnodes = 0, ntables = 0;
-  if (!r.u32(format) || (format != 1 && format != placement_format) || !r.u64(m.epoch) || !r.u32(nnodes)) return bad;
+  if (!r.u32(format) || format < 1 || format > placement_format || !r.u64(m.epoch) || !r.u32(nnodes)) return bad;
   std::vector<std::string> names(nnodes);
   for (auto& n : names)
     if (!r.bytes(n)) return bad;
@@ -274,6 +425,12 @@ result<placement_map> decode_placement(std::string_view bytes) {
         o.replicas.push_back(names[idx]);
       }
       if (o.replicated() && o.replicas.front() != o.node) return bad;
+      std::uint32_t nids = 0;
+      if (format >= 3 && !r.u32(nids)) return bad;
+      if (nids != 0 && nids != nreplicas) return bad;
+      o.replica_ids.resize(nids);
+      for (auto& id : o.replica_ids)
+        if (!r.u64(id) || id == 0) return bad;
     }
     m.tables[std::move(table)] = std::move(owners);
   }

@@ -15,8 +15,9 @@
 //  - plan_balance() brings the live nodes to within one partition of each other (counting
 //    only the partitions they hold) with the fewest moves: the nodes holding the most keep
 //    the larger shares, and only the excess moves, to the nodes short of their share.
-//    Replicated partitions stay where they are: moving a replica is a Raft membership
-//    change, which apply_move refuses (UNSUPPORTED).
+//    Replicated partitions stay where they are: a replica moves by Raft membership change
+//    (cluster/replica_mover.h), which writes its new set with replace_replica; apply_move
+//    refuses them (UNSUPPORTED). plan_replacements() places the replicas of dead nodes.
 //
 // Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
 // 1 MiB znode limit holds about 80,000 partitions.
@@ -48,8 +49,18 @@ struct partition_owner {
   // A replicated partition (a Raft group, replica/group.h): the nodes holding its replicas,
   // `node` (the replica that should lead) first. Empty: one copy, on `node`.
   std::vector<std::string> replicas;
+  // The Raft id (replica/group.h) of each replica, in `replicas`' order. Empty: the group's
+  // initial configuration, ids 1, 2, 3... by position, which every replica bootstraps alike
+  // (replica_group::start). A membership change (replace_replica) writes them out: a new
+  // member gets an id no replica of the group ever had, and a replica whose storage is
+  // empty then waits for the leader instead of bootstrapping a configuration of its own.
+  std::vector<std::uint64_t> replica_ids;
 
   bool replicated() const { return !replicas.empty(); }
+  std::uint64_t replica_id(std::size_t i) const { return replica_ids.empty() ? i + 1 : replica_ids[i]; }
+  // An id for a new replica: above every id the group has (ids only grow, so an id is
+  // never given to two replicas).
+  std::uint64_t next_replica_id() const;
   // Whether `n` holds the partition (its only copy or one of its replicas).
   bool holds(std::string_view n) const;
 
@@ -91,7 +102,7 @@ placement_map remove_table(const placement_map& m, const std::string& table);
 std::vector<planned_move> plan_balance(const placement_map& m, const std::vector<std::string>& live);
 // Gives partition `p` to `to` (epoch + 1; the partition's epoch becomes the new epoch).
 // Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition),
-// UNSUPPORTED for a replicated partition.
+// UNSUPPORTED for a replicated partition (its replicas move by replace_replica).
 result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to);
 
 // The replica sets of a table's `partitions` partitions when each is a Raft group
@@ -108,6 +119,22 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
                                                 const std::vector<std::string>& live,
                                                 const std::map<std::string, std::uint32_t>& load = {},
                                                 const std::map<std::string, std::uint32_t>& leaders = {});
+
+// The replica set of replicated partition `p` with `to` (Raft id `to_id`) in the place of
+// `from` (epoch + 1; the partition's epoch becomes the new epoch; `node` follows the set's
+// front). TABLE_NOT_FOUND; INVALID_ARGUMENT when `p` does not exist or is not replicated,
+// `from` holds no replica of it or `to` holds one already.
+result<placement_map> replace_replica(const placement_map& m, const partition_ref& p, const std::string& from,
+                                      const std::string& to, std::uint64_t to_id);
+
+// For each replica on a node of `dead`, a live node to hold it instead: one not in its set,
+// the fewest replicas first (then, when the dead node was the preferred leader, the fewest
+// preferred leaders; then node id), counting the replacements planned so far, as
+// place_replicas balances. A partition for which no live node is free keeps its replica
+// (it is in `stuck`).
+std::vector<planned_move> plan_replacements(const placement_map& m, const std::vector<std::string>& live,
+                                            const std::vector<std::string>& dead,
+                                            std::vector<partition_ref>* stuck = nullptr);
 
 std::string encode_placement(const placement_map& m);
 result<placement_map> decode_placement(std::string_view bytes);  // CORRUPTION

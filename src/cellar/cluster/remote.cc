@@ -15,6 +15,8 @@ void add_cluster_protocol(caf::actor_system_config& cfg) {
   cfg.add_message_type<node_scan>("cellar.node_scan");
   cfg.add_message_type<node_move>("cellar.node_move");
   cfg.add_message_type<node_replica>("cellar.node_replica");
+  cfg.add_message_type<node_member>("cellar.node_member");
+  cfg.add_message_type<node_member_reply>("cellar.node_member_reply");
 }
 
 namespace {
@@ -144,6 +146,55 @@ caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
   return move_failed({code::invalid_argument, "unknown move step " + std::to_string(m.step)});
 }
 
+node_member_reply member_failed(status st) {
+  node_member_reply r;
+  r.st = std::move(st);
+  return r;
+}
+
+// A step of a membership change (node_member) at this node.
+caf::result<node_member_reply> serve_member(endpoint_pointer self, node_member& m) {
+  auto& ctx = self->state.ctx;
+  const std::string where = "partition " + std::to_string(m.index) + " of '" + m.table + "'";
+  switch (m.step) {
+    case node_member::join:
+      if (!ctx.join_replica) return member_failed({code::unsupported, "this node holds no replicas"});
+      return member_failed(ctx.join_replica(m.table, m.uid, m.index, m.id));
+    case node_member::leave:
+      if (ctx.leave_replica) ctx.leave_replica(m.table, m.uid, m.index);
+      return node_member_reply{};
+    default: break;
+  }
+  // The replica's group is named as replica_host::group_name names it.
+  auto replica = ctx.replica ? ctx.replica(m.table + "#" + std::to_string(m.uid), m.index) : caf::actor{};
+  if (!replica) return member_failed({code::not_found, "node '" + ctx.self + "' holds no replica of " + where});
+  auto r = caf::actor_cast<replica::replicated_partition_actor>(replica);
+  if (m.step == node_member::prefer) {
+    caf::anon_send(r, replica::replica_prefer_atom::value, m.id);
+    return node_member_reply{};
+  }
+  auto rp = self->make_response_promise<node_member_reply>();
+  const auto failed = [self, rp, where](caf::error& e) mutable {
+    rp.deliver(member_failed({code::unavailable, "the replica of " + where + " did not answer: " + self->system().render(e)}));
+  };
+  // A change waits for the new replica's catch-up (replica_group: change_timeout_ms).
+  const auto timeout = std::chrono::minutes(3);
+  if (m.step == node_member::report) {
+    self->request(r, std::chrono::seconds(10), replica::replica_status_atom::value)
+        .then([rp](replica::group_status& s) mutable { rp.deliver(node_member_reply{status::ok(), std::move(s)}); },
+              failed);
+  } else if (m.step == node_member::add) {
+    self->request(r, timeout, replica::replica_add_atom::value, m.id, m.address)
+        .then([rp](admin_reply& a) mutable { rp.deliver(member_failed(std::move(a.st))); }, failed);
+  } else if (m.step == node_member::remove) {
+    self->request(r, timeout, replica::replica_remove_atom::value, m.id)
+        .then([rp](admin_reply& a) mutable { rp.deliver(member_failed(std::move(a.st))); }, failed);
+  } else {
+    rp.deliver(member_failed({code::invalid_argument, "unknown membership step " + std::to_string(m.step)}));
+  }
+  return rp;
+}
+
 void drain(endpoint_pointer self) {
   auto& q = self->state.queue;
   while (!q.empty() && q.front().serve(std::chrono::steady_clock::now() >= q.front().deadline)) q.pop_front();
@@ -208,6 +259,7 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
         });
       },
       [self](node_move& m) { return serve_move(self, m); },
+      [self](node_member& m) { return serve_member(self, m); },
       [self](node_replica& m) {
         const auto& find = self->state.ctx.replica;
         if (auto a = find ? find(m.table, m.index) : caf::actor{})

@@ -47,6 +47,7 @@
 #include "cellar/status.h"
 #include "cluster/membership.h"
 #include "partition/protocol.h"
+#include "replica/replicated_partition.h"
 #include "dispatch/dispatch.h"
 
 namespace cellar::cluster {
@@ -84,6 +85,40 @@ struct node_replica {
   std::string bytes;
 };
 
+// A step of a Raft membership change of partition (table, index) (cluster/replica_mover.h)
+// at this node, whose replica's group is the table's incarnation `uid`:
+//   join    start a replica with Raft id `id` that joins the group empty (it does not
+//           bootstrap), unless it runs already;
+//   leave   forget a replica `join` started that the placement does not name: stop it and
+//           delete its Raft state;
+//   add, remove, prefer   ask this node's replica (the leader, for add and remove) to add
+//           replica `id` at node `address`, remove replica `id`, prefer `id` as leader;
+//   report  what this node's replica knows of its group.
+struct node_member {
+  enum step_kind : std::uint8_t { join = 0, leave = 1, add = 2, remove = 3, prefer = 4, report = 5 };
+  std::string table;
+  std::uint64_t uid = 0;
+  std::uint32_t index = 0;
+  std::uint8_t step = report;
+  std::uint64_t id = 0;
+  std::string address;
+};
+
+struct node_member_reply {
+  status st;
+  replica::group_status report;  // for `report`
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_member& x) {
+  return f(caf::meta::type_name("node_member"), x.table, x.uid, x.index, x.step, x.id, x.address);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_member_reply& x) {
+  return f(caf::meta::type_name("node_member_reply"), x.st, x.report);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_replica& x) {
   return f(caf::meta::type_name("node_replica"), x.table, x.index, x.bytes);
@@ -109,6 +144,7 @@ using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
 using node_endpoint = caf::typed_actor<caf::replies_to<node_batch>::with<detail::batch_reply>,
                                        caf::replies_to<node_scan>::with<detail::scan_reply>,
                                        caf::replies_to<node_move>::with<detail::move_reply>,
+                                       caf::replies_to<node_member>::with<node_member_reply>,
                                        caf::reacts_to<node_replica>, caf::reacts_to<catch_up_atom>>;
 
 // Loads CAF's middleman and registers the node-to-node messages (with the partition
@@ -146,6 +182,10 @@ struct endpoint_context {
   // This node's replica of partition (table, index) (replica/replicated_partition.h), for
   // the Raft messages of its peers. Unset or null: the message is dropped.
   std::function<caf::actor(const std::string& table, std::uint32_t index)> replica;
+  // The join and leave steps of a membership change (node_member). Unset: UNSUPPORTED.
+  std::function<status(const std::string& table, std::uint64_t uid, std::uint32_t index, std::uint64_t id)>
+      join_replica;
+  std::function<void(const std::string& table, std::uint64_t uid, std::uint32_t index)> leave_replica;
   // Counts the batch parts and scan pages the endpoint has taken.
   std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
 };

@@ -13,24 +13,51 @@
 
 namespace cellar::cluster {
 
-namespace {
-
-// What a replica's actor uses by reference: the actor holds it (replication_config::keep).
-struct replica_home {
-  std::unique_ptr<replica::replica_storage> storage;
-  std::unique_ptr<replica::transport> net;
+// What holds a replica's actor running: the routers that reach it (and join() until a
+// placement takes it over) share one; the last to let go stops it.
+struct replica_host::lease {
+  caf::actor actor;
+  explicit lease(caf::actor a) : actor(std::move(a)) {}
+  lease(const lease&) = delete;
+  lease& operator=(const lease&) = delete;
+  ~lease() { caf::anon_send(actor, detail::stop_request{}); }
 };
 
+// What a replica's actor uses by reference: the actor holds it (replication_config::keep)
+// and drops it when it exits; its Raft files go then if the replica left its group.
+struct replica_host::home {
+  std::unique_ptr<replica::replica_storage> storage;
+  std::unique_ptr<replica::transport> net;
+  std::shared_ptr<std::atomic<bool>> discard = std::make_shared<std::atomic<bool>>(false);
+  std::string files;  // the storage's path without its suffix; empty in memory
+  ~home() {
+    storage.reset();
+    if (files.empty() || !discard->load()) return;
+    std::error_code ec;
+    std::filesystem::remove(files + ".raftlog", ec);
+    std::filesystem::remove(files + ".raftsnap", ec);
+  }
+};
+
+namespace {
+
+// The storage of partition `index`'s replica and the path of its files (empty in memory).
+// `fresh`: delete what an earlier replica left there first.
 result<std::unique_ptr<replica::replica_storage>> open_storage(const store_options& o, const detail::table_schema& schema,
-                                                               std::uint32_t index) {
+                                                               std::uint32_t index, bool fresh, std::string& files) {
   if (o.directory.empty() || o.durability == durability::snapshot)
     return std::unique_ptr<replica::replica_storage>(std::make_unique<replica::memory_storage>());
   const std::string dir = o.directory + "/raft";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return status{code::io_error, "cannot create " + dir + ": " + ec.message()};
-  auto f = replica::file_storage::open(dir, std::to_string(schema.uid) + "-" + std::to_string(index),
-                                       o.durability == durability::log_sync);
+  const std::string name = std::to_string(schema.uid) + "-" + std::to_string(index);
+  files = dir + "/" + name;
+  if (fresh) {
+    std::filesystem::remove(files + ".raftlog", ec);
+    std::filesystem::remove(files + ".raftsnap", ec);
+  }
+  auto f = replica::file_storage::open(dir, name, o.durability == durability::log_sync);
   if (!f) return f.error();
   return std::unique_ptr<replica::replica_storage>(std::move(*f));
 }
@@ -41,12 +68,67 @@ replica_host::replica_host(detail::cluster_seat& seat, std::shared_ptr<peer_dire
                            replica_host_options options)
     : seat_(seat), peers_(peers), opts_(std::move(options)), links_(seat.system(), std::move(peers)) {}
 
-std::string replica_host::group_name(const detail::table_schema& schema) {
-  return schema.name + "#" + std::to_string(schema.uid);
+replica_host::~replica_host() {
+  std::map<key, std::shared_ptr<lease>> joining;  // released after the lock
+  absl::MutexLock lock(&running_->mu);
+  joining.swap(running_->joining);
+}
+
+std::string replica_host::group_name(const detail::table_schema& schema) { return group_name(schema.name, schema.uid); }
+
+std::string replica_host::group_name(const std::string& table, std::uint64_t uid) {
+  return table + "#" + std::to_string(uid);
+}
+
+std::shared_ptr<replica_host::lease> replica_host::spawn(const detail::schema_ptr& schema, std::uint32_t index,
+                                                         std::uint64_t id, std::uint64_t preferred,
+                                                         std::vector<replica::member> members, bool fresh,
+                                                         status& why) {
+  const std::string group = group_name(*schema);
+  const auto& factory = seat_.partitions();
+  auto h = std::make_shared<home>();
+  auto storage = open_storage(factory.options(), *schema, index, fresh, h->files);
+  if (!storage) {
+    why = storage.error();
+    return nullptr;
+  }
+  h->storage = std::move(*storage);
+  h->net = links_.transport_for(group, index);
+  replica::replication_config c;
+  c.group.id = id;
+  c.group.address = opts_.self;
+  c.group.election_timeout_ms = opts_.election_timeout_ms;
+  c.group.heartbeat_timeout_ms = opts_.heartbeat_timeout_ms;
+  c.group.preferred_leader = preferred;  // the set's front: where routed clients send first
+  c.members = std::move(members);
+  c.storage = h->storage.get();
+  c.net = h->net.get();
+  auto discard = h->discard;
+  c.keep = std::move(h);
+  auto actor = caf::actor_cast<caf::actor>(
+      replica::spawn_replicated_partition(seat_.system(), factory.replica_config(schema, index), std::move(c)));
+  auto held = std::make_shared<lease>(actor);
+  {
+    absl::MutexLock lock(&running_->mu);
+    running_->replicas[{group, index}] = entry{actor, held, id, discard};
+  }
+  // After the insertion: on a replica that has stopped already, the functor runs at once.
+  actor->attach_functor([weak = std::weak_ptr<running>(running_), k = key(group, index), addr = actor.address()] {
+    auto r = weak.lock();
+    if (!r) return;
+    caf::actor gone;  // released after the lock
+    absl::MutexLock lock(&r->mu);
+    if (auto it = r->replicas.find(k); it != r->replicas.end() && it->second.actor.address() == addr) {
+      gone = std::move(it->second.actor);
+      r->replicas.erase(it);
+    }
+  });
+  return held;
 }
 
 detail::partition_ref replica_host::place(const detail::schema_ptr& schema, std::uint32_t index,
-                                          const std::vector<std::string>& replicas) {
+                                          const partition_owner& owner) {
+  const auto& replicas = owner.replicas;
   detail::partition_ref ref;
   ref.id = {schema->uid, index};
   replica_router_config rc;
@@ -56,59 +138,88 @@ detail::partition_ref replica_host::place(const detail::schema_ptr& schema, std:
   rc.replicas = replicas;
   rc.forward_timeout = opts_.forward_timeout;
   rc.deadline = opts_.forward_timeout;
-  const std::string group = group_name(*schema);
-  auto me = std::find(replicas.begin(), replicas.end(), opts_.self);
+  const key k{group_name(*schema), index};
+  const auto me = std::find(replicas.begin(), replicas.end(), opts_.self);
+  const std::uint64_t preferred = owner.replica_id(0);
+  std::shared_ptr<lease> held;
+  std::shared_ptr<lease> joined;  // released after the lock
+  {
+    absl::MutexLock lock(&running_->mu);
+    auto it = running_->replicas.find(k);
+    if (it != running_->replicas.end()) {
+      if (me == replicas.end()) {
+        // The placement dropped this node: its replica goes with the last router that
+        // holds it, and its state with it.
+        it->second.discard->store(true);
+      } else if (it->second.id == owner.replica_id(static_cast<std::size_t>(me - replicas.begin()))) {
+        held = it->second.shared.lock();
+      }
+    }
+    if (auto j = running_->joining.find(k); j != running_->joining.end() && (held || me == replicas.end())) {
+      joined = std::move(j->second);
+      running_->joining.erase(j);
+    }
+  }
   if (me != replicas.end()) {
     ref.replica_here = true;
-    const auto& factory = seat_.partitions();
-    auto storage = open_storage(factory.options(), *schema, index);
-    if (!storage) {
-      spdlog::error("cellar: the replica of partition {} of '{}' cannot start: {}", index, schema->name,
-                    storage.error().to_string());
+    if (held) {
+      caf::anon_send(held->actor, replica::replica_prefer_atom::value, preferred);
     } else {
-      auto home = std::make_shared<replica_home>();
-      home->storage = std::move(*storage);
-      home->net = links_.transport_for(group, index);
-      replica::replication_config c;
-      c.group.id = static_cast<std::uint64_t>(me - replicas.begin()) + 1;
-      c.group.address = opts_.self;
-      c.group.election_timeout_ms = opts_.election_timeout_ms;
-      c.group.heartbeat_timeout_ms = opts_.heartbeat_timeout_ms;
-      c.group.preferred_leader = 1;  // replicas.front(): where routed clients send first
-      for (std::size_t i = 0; i < replicas.size(); ++i) c.members.push_back({i + 1, replicas[i]});
-      c.storage = home->storage.get();
-      c.net = home->net.get();
-      c.keep = std::move(home);
-      auto actor = caf::actor_cast<caf::actor>(
-          replica::spawn_replicated_partition(seat_.system(), factory.replica_config(schema, index), std::move(c)));
-      rc.local = caf::actor_cast<detail::partition_actor>(actor);
-      {
-        absl::MutexLock lock(&running_->mu);
-        running_->replicas[{group, index}] = actor;
-      }
-      // After the insertion: on a replica that has stopped already, the functor runs at once.
-      actor->attach_functor([weak = std::weak_ptr<running>(running_), key = std::make_pair(group, index),
-                             addr = actor.address()] {
-        auto r = weak.lock();
-        if (!r) return;
-        caf::actor gone;  // released after the lock
-        absl::MutexLock lock(&r->mu);
-        if (auto it = r->replicas.find(key); it != r->replicas.end() && it->second.address() == addr) {
-          gone = std::move(it->second);
-          r->replicas.erase(it);
-        }
-      });
+      std::vector<replica::member> members;
+      // A pristine replica bootstraps the initial configuration, the same on every replica;
+      // after a membership change it waits for the leader instead.
+      if (owner.replica_ids.empty())
+        for (std::size_t i = 0; i < replicas.size(); ++i) members.push_back({i + 1, replicas[i]});
+      status why;
+      held = spawn(schema, index, owner.replica_id(static_cast<std::size_t>(me - replicas.begin())), preferred,
+                   std::move(members), false, why);
+      if (!held)
+        spdlog::error("cellar: the replica of partition {} of '{}' cannot start: {}", index, schema->name,
+                      why.to_string());
+    }
+    if (held) {
+      rc.local = caf::actor_cast<detail::partition_actor>(held->actor);
+      rc.local_lease = held;
     }
   }
   ref.actor = spawn_replica_router(seat_.system(), peers_, std::move(rc));
   return ref;
 }
 
-std::vector<replica_report> replica_host::report(std::chrono::milliseconds timeout) const {
-  std::map<std::pair<std::string, std::uint32_t>, caf::actor> replicas;
+status replica_host::join(const detail::schema_ptr& schema, std::uint32_t index, std::uint64_t id) {
+  const key k{group_name(*schema), index};
   {
     absl::MutexLock lock(&running_->mu);
-    replicas = running_->replicas;
+    if (auto it = running_->replicas.find(k); it != running_->replicas.end()) {
+      if (it->second.id == id && !it->second.discard->load()) return status::ok();
+      return {code::conflict, "node '" + opts_.self + "' still runs an earlier replica of partition " +
+                                  std::to_string(index) + " of '" + schema->name + "'; try again once it has stopped"};
+    }
+  }
+  status why;
+  auto held = spawn(schema, index, id, 0, {}, true, why);
+  if (!held) return why;
+  absl::MutexLock lock(&running_->mu);
+  running_->joining[k] = std::move(held);
+  return status::ok();
+}
+
+void replica_host::leave(const std::string& group, std::uint32_t index) {
+  std::shared_ptr<lease> gone;  // released after the lock: that stops the replica
+  absl::MutexLock lock(&running_->mu);
+  auto j = running_->joining.find({group, index});
+  if (j == running_->joining.end()) return;
+  gone = std::move(j->second);
+  running_->joining.erase(j);
+  if (auto it = running_->replicas.find({group, index}); it != running_->replicas.end())
+    it->second.discard->store(true);
+}
+
+std::vector<replica_report> replica_host::report(std::chrono::milliseconds timeout) const {
+  std::map<key, caf::actor> replicas;
+  {
+    absl::MutexLock lock(&running_->mu);
+    for (const auto& [k, e] : running_->replicas) replicas[k] = e.actor;
   }
   std::vector<replica_report> out;
   caf::scoped_actor self{seat_.system()};
@@ -137,8 +248,8 @@ std::string format_replica(const replica_report& r) {
   for (std::size_t i = 0; i < s.peers.size(); ++i) {
     const auto& p = s.peers[i];
     const auto behind = s.last_index > p.match_index ? s.last_index - p.match_index : 0;
-    out += (i == 0 ? "; " : ", ") + p.who.address + " matches " + std::to_string(p.match_index) + " (" +
-           std::to_string(behind) + " behind)";
+    out += (i == 0 ? "; " : ", ") + p.who.address + (p.voter ? "" : " (learner)") + " matches " +
+           std::to_string(p.match_index) + " (" + std::to_string(behind) + " behind)";
   }
   return out;
 }
@@ -146,7 +257,7 @@ std::string format_replica(const replica_report& r) {
 caf::actor replica_host::replica(const std::string& group, std::uint32_t index) const {
   absl::MutexLock lock(&running_->mu);
   auto it = running_->replicas.find({group, index});
-  return it == running_->replicas.end() ? caf::actor{} : it->second;
+  return it == running_->replicas.end() ? caf::actor{} : it->second.actor;
 }
 
 }  // namespace cellar::cluster

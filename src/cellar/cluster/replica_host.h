@@ -13,6 +13,13 @@
 //   log-sync  the same, fsynced before the replica counts toward the majority.
 // A memory-only store (no directory) keeps its replicas in memory.
 //
+// A replica's Raft id comes from the placement (partition_owner::replica_id). When the
+// replica set changes (a membership change, cluster/replica_mover.h) a replica that stays
+// keeps running: the routers of successive placements share it, and it stops when the last
+// of them goes. A replica started for a new member (join) serves once a placement names
+// its node; one whose node the placement no longer names stops, and its Raft state is
+// deleted.
+//
 // Thread safety: every method may be called from any thread.
 #pragma once
 
@@ -28,9 +35,13 @@
 
 #include <absl/synchronization/mutex.h>
 
+#include <atomic>
+
 #include "catalog/catalog.h"
 #include "cluster/remote.h"
+#include "cluster/placement.h"
 #include "cluster/replica_links.h"
+#include "replica/group.h"
 #include "dispatch/dispatch.h"
 #include "cluster/replica_report.h"
 #include "store/access.h"
@@ -50,13 +61,24 @@ class replica_host {
   replica_host(const replica_host&) = delete;
   replica_host& operator=(const replica_host&) = delete;
 
-  // The ref of partition `index` of `schema`, replicated on `replicas` (the preferred leader
-  // first): a replica router, and this node's replica started first when `replicas` names
-  // this node (resuming from its stored Raft state, if any). The router stops the replica
-  // with it. A replica that cannot open its storage is logged and left out: the router
-  // then reaches the other replicas only.
-  detail::partition_ref place(const detail::schema_ptr& schema, std::uint32_t index,
-                              const std::vector<std::string>& replicas);
+  // The ref of partition `index` of `schema`, replicated as `owner` says (replicas, the
+  // preferred leader first, and their Raft ids): a replica router, and this node's replica
+  // when `owner` names this node: the one running already, else one started now (resuming
+  // from its stored Raft state, if any; a pristine one bootstraps the group's initial
+  // configuration only when the set never changed). The router stops the replica when no
+  // other router shares it. A replica that cannot open its storage is logged and left out:
+  // the router then reaches the other replicas only.
+  detail::partition_ref place(const detail::schema_ptr& schema, std::uint32_t index, const partition_owner& owner);
+
+  // Starts this node's replica of partition `index` of `schema` with Raft id `id`, for a
+  // membership change that adds it: empty (Raft state left by an earlier replica here is
+  // deleted) and without a configuration of its own, waiting for the leader. OK if it runs
+  // already with that id; CONFLICT if a replica with another id still runs here (one the
+  // placement dropped, not stopped yet); IO_ERROR if its storage cannot be opened. It
+  // runs until a placement naming this node takes it over, or leave().
+  status join(const detail::schema_ptr& schema, std::uint32_t index, std::uint64_t id);
+  // Stops a replica join() started that no placement took over, and deletes its state.
+  void leave(const std::string& group, std::uint32_t index);
 
   // This node's replica of partition `index` of the group named `group` (group_name);
   // null when it holds none.
@@ -66,22 +88,43 @@ class replica_host {
   // not answer within `timeout` is reported "unreachable". Blocks: not for a CAF worker.
   std::vector<replica_report> report(std::chrono::milliseconds timeout) const;
 
+  // Stops every replica join() started (the node is leaving).
+  ~replica_host();
+
   // The name of a table's Raft groups: the table and its uid, so that a table dropped and
   // created again never takes its predecessor's messages.
   static std::string group_name(const detail::table_schema& schema);
+  static std::string group_name(const std::string& table, std::uint64_t uid);
 
  private:
   detail::cluster_seat& seat_;
   std::shared_ptr<peer_directory> peers_;
   const replica_host_options opts_;
   replica_links links_;
+  using key = std::pair<std::string, std::uint32_t>;
+  struct lease;
+  struct home;
+  // A running replica: its actor, the lease its routers share (it stops the replica when
+  // the last holder drops it), its Raft id and whether its state goes when it stops.
+  struct entry {
+    caf::actor actor;
+    std::weak_ptr<lease> shared;
+    std::uint64_t id = 0;
+    std::shared_ptr<std::atomic<bool>> discard;
+  };
   // This node's running replicas by group and partition. Shared with each replica, which
   // takes itself out when it stops, whether or not the host still exists.
   struct running {
     absl::Mutex mu;
-    std::map<std::pair<std::string, std::uint32_t>, caf::actor> replicas ABSL_GUARDED_BY(mu);
+    std::map<key, entry> replicas ABSL_GUARDED_BY(mu);
+    std::map<key, std::shared_ptr<lease>> joining ABSL_GUARDED_BY(mu);  // started by join()
   };
   std::shared_ptr<running> running_ = std::make_shared<running>();
+
+  // Starts a replica (members empty: it joins) and registers it; its lease, or null if its
+  // storage cannot be opened (`why` says so).
+  std::shared_ptr<lease> spawn(const detail::schema_ptr& schema, std::uint32_t index, std::uint64_t id,
+                               std::uint64_t preferred, std::vector<replica::member> members, bool fresh, status& why);
 };
 
 }  // namespace cellar::cluster

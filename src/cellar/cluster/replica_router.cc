@@ -41,11 +41,12 @@ void advance(router_pointer self) {
   st.target = (st.target + 1) % st.cfg.replicas.size();
 }
 
-// Points at `leader` if it is one of the replicas; false otherwise.
+// Points at `leader`, which a replica named; one not among the replicas joined the group
+// since the placement was read, and is added to them.
 bool point_at(router_pointer self, const std::string& leader) {
   auto& r = self->state.cfg.replicas;
   auto it = std::find(r.begin(), r.end(), leader);
-  if (it == r.end()) return false;
+  if (it == r.end()) it = r.insert(r.end(), leader);
   self->state.target = static_cast<std::size_t>(it - r.begin());
   return true;
 }
@@ -165,7 +166,10 @@ router_actor::behavior_type router_fn(router_pointer self, std::shared_ptr<peer_
       [](handoff_request&) { return admin_reply{}; },
       [self](stop_request&) {
         for (auto& [node, remote] : self->state.remotes) caf::anon_send(remote, stop_request{});
-        if (self->state.cfg.local) caf::anon_send(self->state.cfg.local, stop_request{});
+        if (self->state.cfg.local_lease)
+          self->state.cfg.local_lease.reset();
+        else if (self->state.cfg.local)
+          caf::anon_send(self->state.cfg.local, stop_request{});
         self->quit();
         return admin_reply{};
       },

@@ -6,7 +6,8 @@
 // protocol's type that sends each batch and scan page to the replica it believes leads
 // (this node's own replica, or another node's through a remote partition, remote.h) and
 // follows the answers:
-//  - NOT_LEADER naming a leader: sent again to that leader;
+//  - NOT_LEADER naming a leader: sent again to that leader (also one not in `replicas`: a
+//    replica that joined the group by a membership change the placement does not show yet);
 //  - NOT_LEADER naming none (an election is under way): sent again, after a pause, to the
 //    next replica in turn;
 //  - UNAVAILABLE from a node: a read goes to the next replica; a write only when the
@@ -17,7 +18,8 @@
 // answer is the reply (NOT_LEADER or UNAVAILABLE, naming the partition).
 //
 // Admin requests concern this node's replica: a schema to adopt and dropped families go to
-// it, stats come from it (zero without one), stop stops it with the router; cuts are empty
+// it, stats come from it (zero without one), stop stops it with the router (or lets go of
+// its lease, when the replica is shared with the routers of later placements); cuts are empty
 // (the Raft storage, not the store's snapshot, holds a replica's cells) and moves are
 // UNSUPPORTED.
 //
@@ -42,6 +44,9 @@ struct replica_router_config {
   std::string self;                   // this node's id
   std::vector<std::string> replicas;  // the nodes holding a replica, the preferred leader first
   detail::partition_actor local;      // this node's replica; null when it holds none
+  // What keeps `local` running (replica_host): held until the router stops; null: stop
+  // stops `local` itself.
+  std::shared_ptr<void> local_lease;
   std::chrono::milliseconds forward_timeout{10000};  // remote partitions' timeout
   std::chrono::milliseconds deadline{10000};         // how long a request is retried
   std::chrono::milliseconds pause{50};               // between tries while no leader is known

@@ -110,7 +110,10 @@ std::uint64_t replica_group::last_applied() const {
 
 void replica_group::on_tick(std::uint64_t generation) {
   io_.on_tick(generation);
-  hand_over_if_due();
+  if (change_)
+    continue_change();
+  else
+    hand_over_if_due();
   advance_handover();
 }
 
@@ -213,7 +216,8 @@ group_status replica_group::report() const {
     for (unsigned i = 0; i < raft_.configuration.n; ++i) {
       const auto& s = raft_.configuration.servers[i];
       if (s.id == opt_.id) continue;
-      out.peers.push_back({{s.id, s.address != nullptr ? s.address : ""}, raft_.leader_state.progress[i].match_index});
+      out.peers.push_back({{s.id, s.address != nullptr ? s.address : ""}, raft_.leader_state.progress[i].match_index,
+                           s.role == RAFT_VOTER});
     }
   return out;
 }
@@ -318,6 +322,8 @@ void replica_group::close(std::function<void()> done) {
     else
       h.read(not_leader());
   }
+  if (change_ && !change_->in_flight)
+    finish_change({code::unavailable, "replica " + std::to_string(opt_.id) + " closed during a membership change"});
   on_closed_ = std::move(done);
   raft_close(&raft_, [](raft* r) {
     auto* g = static_cast<replica_group*>(r->data);

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,9 @@ struct group_options {
   // holds new proposals and barriers; once another replica leads they are answered
   // NOT_LEADER (never proposed, so safe to send again), or run here if the transfer failed.
   std::uint64_t preferred_leader = 0;
+  // How long a membership change may take (add_member: the new replica's catch-up) before
+  // it fails and the next one may start.
+  unsigned change_timeout_ms = 120000;
 };
 
 // What a replica knows of its group, for operators (replica_group::report).
@@ -77,8 +81,19 @@ struct group_status {
   struct peer {
     member who;
     std::uint64_t match_index = 0;
+    bool voter = true;  // false: a learner (a replica being added, still catching up)
   };
   std::vector<peer> peers;
+};
+
+// A membership change under way on a leader (replica_group::add_member, remove_member).
+struct membership_change {
+  bool adding = false;
+  member who;
+  std::function<void(const status&)> done;
+  bool in_flight = false;  // a libraft request of it has not completed yet
+  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point learning_since{};  // when `who` became a stand-by
 };
 
 class replica_group {
@@ -106,6 +121,27 @@ class replica_group {
   // is still the leader: a read after it sees every write acknowledged before it was
   // asked (a read index). Errors as propose.
   void barrier(std::function<void(const status&)> done);
+
+  // Membership changes, on the leader only (else NOT_LEADER naming the leader), one at a
+  // time: while one runs (or a leadership transfer does) another is refused CONFLICT.
+  // `done` runs once with the outcome; UNAVAILABLE if leadership was lost or the replica
+  // closed meanwhile (the change may still take effect: ask the new leader again, as
+  // each change is idempotent).
+  //
+  // add_member: `m` joins as a learner (libraft's spare, then stand-by: it receives the log,
+  // or a snapshot when the log it missed is gone, but does not vote), and becomes a voter
+  // once its log matches the leader's. OK at once if it is a voter already; a learner
+  // already present goes on from where it is. `m`'s replica must be started empty (start
+  // with no members): the leader's entries bring it the configuration. UNAVAILABLE if it
+  // has not caught up within change_timeout_ms (it stays a learner: remove it or retry).
+  void add_member(member m, std::function<void(const status&)> done);
+  // remove_member: the replica `id` leaves the group once the configuration without it is
+  // committed; OK at once if it is not in it. When `id` is this replica (the leader), it
+  // first hands leadership to another voter (the preferred leader if it can) and answers
+  // NOT_LEADER naming the new leader, which is then asked again.
+  void remove_member(std::uint64_t id, std::function<void(const status&)> done);
+  // The replica that should lead from now on (group_options::preferred_leader; 0: none).
+  void set_preferred_leader(std::uint64_t id) { opt_.preferred_leader = id; }
 
   bool is_leader() const;
   // The leader this replica knows (id 0: none).
@@ -148,6 +184,14 @@ class replica_group {
   void snapshot_taken(std::size_t state_bytes);
   static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
   status failure(int rv) const;
+  // The membership change under way (add_member, remove_member): each step is one libraft
+  // request; continue_change issues the next once the last one has completed.
+  void begin_change(bool adding, member who, std::function<void(const status&)> done);
+  void continue_change();
+  void issue_change_step(const raft_server* s);
+  void change_step_done(int rv);
+  void finish_change(const status& st);
+  status change_failure(int rv) const;
 
   group_options opt_;
   state_machine& sm_;
@@ -167,6 +211,7 @@ class replica_group {
   std::vector<held_request> held_;  // proposals and barriers held during a handover, in order
   std::size_t in_flight_ = 0;       // proposals and barriers libraft holds
   std::function<void()> on_closed_;
+  std::optional<membership_change> change_;
 };
 
 // The address of the leader a NOT_LEADER status of replica_group::not_leader names, also

@@ -145,6 +145,13 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](replica_msg_atom, const std::string& bytes) { group_->on_receive(bytes); },
         [this](replica_status_atom) { return group_->report(); },
         [this](batch_flush_atom) { flush_batch(); },
+        [this](replica_add_atom, std::uint64_t id, std::string& address) -> caf::result<admin_reply> {
+          return change([&](auto done) { group_->add_member({id, std::move(address)}, std::move(done)); });
+        },
+        [this](replica_remove_atom, std::uint64_t id) -> caf::result<admin_reply> {
+          return change([&](auto done) { group_->remove_member(id, std::move(done)); });
+        },
+        [this](replica_prefer_atom, std::uint64_t id) { group_->set_preferred_leader(id); },
     };
   }
 
@@ -232,6 +239,15 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
  private:
   static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
+
+  // A membership change: `start` hands the group a callback that answers the request.
+  template <class Start>
+  caf::result<admin_reply> change(Start start) {
+    if (stopping_) return admin_reply{stopped_status()};
+    auto rp = make_response_promise<admin_reply>();
+    start([this, rp](const status& st) mutable { rp.deliver(admin_reply{st ? st : named(st)}); });
+    return rp;
+  }
 
   // `st` with the partition it is about: a client of several partitions learns which one
   // has no leader.

@@ -22,8 +22,13 @@
 //    log entries too: the replica told of one proposes it when it leads (now, or once
 //    elected), and every replica adopts it when applied, in log order with the writes, so
 //    every replica runs each write with the schema the leader checked it against.
-//  - No in-place path, no moves (a move of a replicated partition is a Raft membership
-//    change, not built yet): a move_request or handoff_request answers UNSUPPORTED.
+//  - No in-place path and no copying moves: a move_request or handoff_request answers
+//    UNSUPPORTED. A replicated partition moves by Raft membership change instead: its
+//    leader takes replica_add_atom (a new replica joins as a learner and becomes a voter
+//    once caught up) and replica_remove_atom (a replica leaves; the leader leaving hands
+//    leadership over first and answers NOT_LEADER naming the new leader), one change at a
+//    time (replica_group::add_member, remove_member). A replica started for a new member
+//    (replication_config::members empty) starts empty and waits for the leader.
 // The leader checks a write's schema version before proposing it: a write made against a
 // schema the log has not applied yet answers UNAVAILABLE, to be sent again.
 //
@@ -50,6 +55,14 @@ using batch_flush_atom = caf::atom_constant<caf::atom("rbatch")>;
 // Asks a replica for what it knows of its group (replica_group::report).
 using replica_status_atom = caf::atom_constant<caf::atom("rstatus")>;
 
+// Membership changes, on the leader (see above): (replica_add_atom, id, address) and
+// (replica_remove_atom, id) answer an admin_reply once the change is done or has failed;
+// (replica_prefer_atom, id) sets the replica that should lead (group_options::
+// preferred_leader; 0: none).
+using replica_add_atom = caf::atom_constant<caf::atom("radd")>;
+using replica_remove_atom = caf::atom_constant<caf::atom("rremove")>;
+using replica_prefer_atom = caf::atom_constant<caf::atom("rprefer")>;
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member& x) {
   return f(caf::meta::type_name("replica_member"), x.id, x.address);
@@ -57,7 +70,7 @@ typename Inspector::result_type inspect(Inspector& f, member& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_status::peer& x) {
-  return f(caf::meta::type_name("replica_peer"), x.who, x.match_index);
+  return f(caf::meta::type_name("replica_peer"), x.who, x.match_index, x.voter);
 }
 
 template <class Inspector>
@@ -70,11 +83,16 @@ using replicated_partition_actor =
     detail::partition_actor::extend<caf::reacts_to<replica_tick_atom, std::uint64_t>, caf::reacts_to<replica_flush_atom>,
                                     caf::reacts_to<replica_msg_atom, std::string>,
                                     caf::replies_to<replica_status_atom>::with<group_status>,
-                                    caf::reacts_to<batch_flush_atom>>;
+                                    caf::reacts_to<batch_flush_atom>,
+                                    caf::replies_to<replica_add_atom, std::uint64_t, std::string>::with<detail::admin_reply>,
+                                    caf::replies_to<replica_remove_atom, std::uint64_t>::with<detail::admin_reply>,
+                                    caf::reacts_to<replica_prefer_atom, std::uint64_t>>;
 
 struct replication_config {
   group_options group;          // this replica's id and address, timeouts
-  std::vector<member> members;  // the group's initial configuration (see replica_group::start)
+  // The group's initial configuration (see replica_group::start); empty for a replica that
+  // joins a running group (it must not make a configuration of its own).
+  std::vector<member> members;
   replica_storage* storage = nullptr;  // outlives the actor, or is held by `keep`
   transport* net = nullptr;            // outlives the actor, or is held by `keep`
   // Held by the actor until it exits (after its group is closed): what owns `storage` and

@@ -297,6 +297,7 @@ OceanBase, and do not split. Reads and writes go on meanwhile.
 )"},
     {"move", "tools", cmd_move,
      "Move a partition (a region) to another node of a cluster with its data, while it keeps serving.\n"
+     "Of a replicated partition, the replica on its preferred leader moves, by Raft membership change.\n"
      "Partitions are named TABLE/INDEX and nodes by id, as status 'detailed' shows them.\n"
      "  hbase> move 'blogtable/3', 'n2'\n"},
     {"balancer", "tools", cmd_balancer,
