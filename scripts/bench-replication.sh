@@ -5,9 +5,13 @@
 #   f1  cellar, 3 nodes, --replication-factor 1 (each partition on one node), in memory
 #   f3  cellar, 3 nodes, --replication-factor 3 (each partition a Raft group of a replica on
 #       every node), in memory: --data '' keeps the replicas' Raft logs in memory too
+#   f3l the same in log mode (--durability log, a data directory per node): each replica
+#       appends its Raft log to disk, synced on the log's interval
 #   r1  redis-server alone
 #   rw  redis-server master with 2 replicas (replicaof); the load generator sends
-#       WAIT 2 after each request's writes (--redis-wait 2) and counts them done when it answers
+#       WAIT N 0 after each request's writes (--redis-wait N, N = REDIS_WAIT, default 1: the
+#       master and one replica hold the write, as a Raft majority of three does) and counts
+#       them done when it answers
 # For each repetition and set-up: a YCSB load phase (the keys recreated: the cellar table
 # dropped and made again, FLUSHALL on redis), then workload a for SECONDS. The set-ups take
 # turns in an order that reverses every repetition, so the machine's noise hits all alike.
@@ -34,7 +38,7 @@
 #
 # Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
 # DEPTH (default 16), CONNECTIONS (default 4), THREADS (default 1), SETUPS (default
-# "f1 f3 r1 rw"), SERVER, SHELL_BIN, LOADGEN (binaries; default build/src/tools/...,
+# "f1 f3 f3l r1 rw"), REDIS_WAIT (default 1), SERVER, SHELL_BIN, LOADGEN (binaries; default build/src/tools/...,
 # build/examples/loadgen/...), SERVER_ARGS (more cellar-server flags for every node). Each
 # cellar node: --worker-threads 1 --event-loops 1. The table: range:6 (two partitions per node).
 set -euo pipefail
@@ -50,14 +54,17 @@ RECORDS=${RECORDS:-50000}
 DEPTH=${DEPTH:-16}
 CONNECTIONS=${CONNECTIONS:-4}
 THREADS=${THREADS:-1}
-SETUPS=${SETUPS:-f1 f3 r1 rw}
+SETUPS=${SETUPS:-f1 f3 f3l r1 rw}
+REDIS_WAIT=${REDIS_WAIT:-1}
 jar=/usr/share/java/zookeeper.jar
 [ -f "$jar" ] || { echo "ZooKeeper is not installed ($jar): run scripts/setup.sh" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "redis-server is not installed: run scripts/setup.sh" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/bench-replication.XXXXXX)
 pids=()
+# Servers started in a command substitution (a subshell) write their pids to $work/pids.
 cleanup() {
+  [ -f "$work/pids" ] && while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
@@ -87,14 +94,19 @@ for _ in $(seq 300); do
   sleep 0.2
 done
 
-# A 3-node cluster under chroot /NAME with replication factor F; each node's address in
-# $work/NAME-nI.addr.
+# A 3-node cluster under chroot /NAME with replication factor F, in memory or (DURABILITY
+# log) in log mode; each node's address in $work/NAME-nI.addr.
 start_cluster() {
-  local name=$1 factor=$2
+  local name=$1 factor=$2 durability=${3:-memory}
   for i in 1 2 3; do
-    local log="$work/$name-n$i.log"
+    local log="$work/$name-n$i.log" data=()
+    if [ "$durability" = log ]; then
+      data=(--data "$work/$name-n$i" --durability log)
+    else
+      data=(--data "")
+    fi
     taskset -c "$SERVER_CPUS" "$SERVER" --cluster "127.0.0.1:$zk_port/$name" --node-id "n$i" --listen 127.0.0.1:0 \
-      --data "" --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 --replication-factor "$factor" \
+      "${data[@]}" --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 --replication-factor "$factor" \
       ${SERVER_ARGS:-} >"$log" 2>&1 &
     pids+=($!)
     for _ in $(seq 300); do grep -q "^listening on" "$log" 2>/dev/null && break; sleep 0.1; done
@@ -113,6 +125,7 @@ start_redis() {
   taskset -c "$SERVER_CPUS" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 \
     --dir "$work/redis-$name" --daemonize no "$@" >"$work/redis-$name.log" 2>&1 &
   pids+=($!)
+  echo $! >>"$work/pids"
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   redis-cli -p "$port" ping >/dev/null 2>&1 || { echo "redis-server $name did not start:" >&2; cat "$work/redis-$name.log" >&2; exit 1; }
   echo "$port"
@@ -122,6 +135,7 @@ for s in $SETUPS; do
   case $s in
     f1) start_cluster f1 1 ;;
     f3) start_cluster f3 3 ;;
+    f3l) start_cluster f3l 3 log ;;
     r1) r1_port=$(start_redis r1) ;;
     rw)
       rw_port=$(start_redis rw-master)
@@ -135,7 +149,7 @@ for s in $SETUPS; do
       [ "$(redis-cli -p "$rw_port" info replication | grep -c 'state=online')" = 2 ] ||
         { echo "the redis replicas did not attach:" >&2; redis-cli -p "$rw_port" info replication >&2; exit 1; }
       ;;
-    *) echo "unknown set-up '$s' (f1 f3 r1 rw)" >&2; exit 1 ;;
+    *) echo "unknown set-up '$s' (f1 f3 f3l r1 rw)" >&2; exit 1 ;;
   esac
 done
 
@@ -161,9 +175,9 @@ lg() {
   local s=$1 phase=$2 json=$3 target
   shift 3
   case $s in
-    f1 | f3) target=(--cluster "127.0.0.1:$zk_port/$s" --partitioning range:6) ;;
+    f1 | f3 | f3l) target=(--cluster "127.0.0.1:$zk_port/$s" --partitioning range:6) ;;
     r1) target=(--target redis --port "$r1_port") ;;
-    rw) target=(--target redis --port "$rw_port" --redis-wait 2) ;;
+    rw) target=(--target redis --port "$rw_port" --redis-wait "$REDIS_WAIT") ;;
   esac
   taskset -c "$LOADGEN_CPUS" /usr/bin/time -f "%U %S" -o "$work/lg.time" "$LOADGEN" "${target[@]}" --workload a \
     --phase "$phase" --records "$RECORDS" --threads "$THREADS" --connections "$CONNECTIONS" --depth "$DEPTH" \
@@ -212,9 +226,9 @@ for phase in load a; do
     }
     $1 == phase { v[$2, ++n[$2]] = $3; if ($4 > 0) err[$2] = 1 }
     END {
-      split("f1 f3 r1 rw", order, " ")
+      split("f1 f3 f3l r1 rw", order, " ")
       line = phase ":"
-      for (i = 1; i <= 4; i++) {
+      for (i = 1; i <= 5; i++) {
         s = order[i]
         if (!(s in n)) continue
         k = n[s]
@@ -224,6 +238,8 @@ for phase in load a; do
       }
       print line
       if (("f1" in m) && ("f3" in m) && m["f1"] > 0) printf "  f3/f1 %.1f%%", 100 * m["f3"] / m["f1"]
+      if (("f3l" in m) && ("rw" in m) && m["rw"] > 0) printf "  f3l/rw %.1f%%", 100 * m["f3l"] / m["rw"]
+      if (("f3" in m) && ("rw" in m) && m["rw"] > 0) printf "  f3/rw %.1f%%", 100 * m["f3"] / m["rw"]
       if (("r1" in m) && ("rw" in m) && m["r1"] > 0) printf "  rw/r1 %.1f%%", 100 * m["rw"] / m["r1"]
       print ""
     }' "$work/runs"
@@ -232,7 +248,7 @@ done
 # The requests each cellar node took from another node (a factor-3 node passes a request
 # to its partition's leader when that is another node), over all the runs.
 if [ -x "$SHELL_BIN" ]; then
-  for s in f1 f3; do
+  for s in f1 f3 f3l; do
     case " $SETUPS " in *" $s "*) ;; *) continue ;; esac
     line="# $s: requests served for other nodes:"
     for i in 1 2 3; do

@@ -100,8 +100,9 @@ fi
 # cluster's in-process one (members, moves, ZooKeeper client; the test starts its
 # ZooKeeper server), the RPC and frames server in process (rpc), and the suites that start
 # cellar-server, cellar-shell and the load generator as processes, all built here.
-# cluster_servers (ZooKeeper and three nodes) is not in the default list: it takes minutes
-# under TSan (docs/hardening.md, "ThreadSanitizer"); TSAN_TESTS=cluster_servers runs it.
+# cluster_servers and replication_servers (ZooKeeper and three nodes) are not in the
+# default list: they take minutes under TSan (docs/hardening.md, "ThreadSanitizer");
+# TSAN_TESTS="cluster_servers replication_servers" runs them.
 programs=(src/tools/cellar-server src/tools/cellar-shell examples/loadgen/cellar-loadgen)
 declare -A program=([internal]=tests/internal/test_internal [persistence]=tests/persist/test_persistence
   [faults]=tests/persist/test_faults [semantics]=tests/test_semantics [partitions]=tests/test_partitions
@@ -110,9 +111,10 @@ declare -A program=([internal]=tests/internal/test_internal [persistence]=tests/
   [security]="tests/security/test_security ${programs[*]}" [loadgen]="tests/loadgen/test_loadgen ${programs[*]}"
   [shell]="tests/shell/test_shell ${programs[*]}" [shell_hbase]="tests/shell/test_shell_hbase ${programs[*]}"
   [filter_wire]=tests/filter/test_filter_wire [filter_shell]="tests/filter/test_shell_filter ${programs[*]}"
-  [cluster_servers]="tests/cluster/test_cluster_servers ${programs[*]}")
+  [cluster_servers]="tests/cluster/test_cluster_servers ${programs[*]}" [replica]=tests/replica/test_replica
+  [replication_servers]="tests/cluster/test_replication_servers ${programs[*]}")
 tests=(${TSAN_TESTS:-internal persistence faults semantics partitions table_state limits_errors timeseries cluster
-  rpc security loadgen shell shell_hbase filter_wire filter_shell})
+  replica rpc security loadgen shell shell_hbase filter_wire filter_shell})
 if [ $# -eq 0 ]; then
   targets=()
   for t in "${tests[@]}"; do targets+=(${program[$t]}); done

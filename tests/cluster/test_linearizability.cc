@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -131,7 +132,14 @@ TEST_CASE("factor 3: put, get and checkAndPut stay linearizable while nodes are 
           "[cluster][servers][replication][failure][linearizability]") {
   cluster3 c({"--durability", "log", "--replication-factor", "3", "--election-timeout-ms", "400"});
   REQUIRE(lines(shell(c.node(1), "create 'lin', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
-  const std::vector<std::string> keys{"k0", "k1", "k2"};
+  // CELLAR_LINEARIZABILITY_SECONDS lengthens the run (scripts/linearizability.sh): more
+  // rows, each with as many operations as the checker's search takes (at most 64).
+  const int seconds = [] {
+    const char* v = std::getenv("CELLAR_LINEARIZABILITY_SECONDS");
+    return v != nullptr && std::atoi(v) > 25 ? std::atoi(v) : 25;
+  }();
+  std::vector<std::string> keys;
+  for (int k = 0; k < 3 * seconds / 25; ++k) keys.push_back("k" + std::to_string(k));
   constexpr int per_key = 48;
   std::mutex mu;
   std::vector<std::vector<reg_op>> history(keys.size());
@@ -225,8 +233,8 @@ TEST_CASE("factor 3: put, get and checkAndPut stay linearizable while nodes are 
 
   // The nemesis: one node at a time, killed and restarted or paused and resumed.
   std::mt19937 rng(12345);
-  const auto end = std::chrono::steady_clock::now() + 25s;
-  for (int round = 0; std::chrono::steady_clock::now() < end && issued.load() < per_key * 3; ++round) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (int round = 0; std::chrono::steady_clock::now() < end && issued.load() < per_key * static_cast<int>(keys.size()); ++round) {
     const int victim = 1 + static_cast<int>(rng() % 3);
     if (round % 2 == 0) {
       c.kill9(victim);

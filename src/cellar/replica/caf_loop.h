@@ -68,6 +68,11 @@ class local_transport final : public transport {
     absl::MutexLock lock(&mu_);
     isolated_.erase(id);
   }
+  // Delivers every later message `d` after it is sent: a network's latency.
+  void set_latency(std::chrono::milliseconds d) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    latency_ = d;
+  }
 
   // A transport for the replica `from`, delivering through this one.
   class endpoint final : public transport {
@@ -89,20 +94,26 @@ class local_transport final : public transport {
  private:
   bool deliver_from(std::uint64_t from, raft_id to, const std::string&, std::string bytes) ABSL_LOCKS_EXCLUDED(mu_) {
     caf::actor dest;
+    std::chrono::milliseconds latency;
     {
       absl::MutexLock lock(&mu_);
       if (isolated_.contains(from) || isolated_.contains(to)) return false;
       auto it = actors_.find(to);
       if (it == actors_.end()) return false;
       dest = it->second;
+      latency = latency_;
     }
-    caf::anon_send(dest, replica_msg_atom::value, std::move(bytes));
+    if (latency.count() > 0)
+      caf::delayed_anon_send(dest, latency, replica_msg_atom::value, std::move(bytes));
+    else
+      caf::anon_send(dest, replica_msg_atom::value, std::move(bytes));
     return true;
   }
 
   absl::Mutex mu_;
   absl::flat_hash_map<std::uint64_t, caf::actor> actors_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::uint64_t> isolated_ ABSL_GUARDED_BY(mu_);
+  std::chrono::milliseconds latency_ ABSL_GUARDED_BY(mu_){0};
 };
 
 }  // namespace cellar::replica

@@ -110,15 +110,27 @@ std::uint64_t replica_group::last_applied() const {
 
 void replica_group::on_tick(std::uint64_t generation) {
   io_.on_tick(generation);
+  // A membership change holds the preferred leader's handover back until it is done.
   if (change_)
     continue_change();
   else
     hand_over_if_due();
+  advance_handover();
+}
+
+void replica_group::on_flush() {
+  io_.on_flush();
+  advance_handover();
+}
+
+void replica_group::on_receive(std::string_view bytes) {
+  io_.on_receive(bytes);
+  advance_handover();
 }
 
 void replica_group::hand_over_if_due() {
   const auto to = opt_.preferred_leader;
-  if (to == 0 || to == opt_.id || !is_leader() || raft_.transfer != nullptr) return;
+  if (to == 0 || to == opt_.id || !is_leader() || handover_ != handover::none || raft_.transfer != nullptr) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - handed_over_at_ < std::chrono::milliseconds(opt_.election_timeout_ms)) return;
   if (raft_.leader_state.progress == nullptr) return;
@@ -127,10 +139,58 @@ void replica_group::hand_over_if_due() {
     if (raft_.configuration.servers[i].id != to) continue;
     // Only to a replica that has the whole log: it then wins its election at once.
     if (raft_.leader_state.progress[i].match_index != last) return;
-    handed_over_at_ = now;
-    auto* req = new transfer_request();
-    if (raft_transfer(&raft_, req, to, [](transfer_request* r) { delete r; }) != 0) delete req;
+    handed_over_at_ = handover_step_at_ = now;
+    handover_ = handover::draining;
     return;
+  }
+}
+
+void replica_group::advance_handover() {
+  if (handover_ == handover::none || closing_ || closed_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool overdue = now - handover_step_at_ > std::chrono::milliseconds(opt_.election_timeout_ms);
+  switch (handover_) {
+    case handover::none:
+      return;
+    case handover::draining: {
+      // A leader that steps down with entries in flight fails them with their outcome
+      // unknown: they commit first.
+      if (!is_leader() || overdue) return finish_handover();
+      if (in_flight_ > 0) return;
+      auto* req = new transfer_request();
+      req->data = this;
+      const int rv = raft_transfer(&raft_, req, opt_.preferred_leader, [](transfer_request* r) {
+        auto* g = static_cast<replica_group*>(r->data);
+        delete r;
+        if (g->dying_) return;
+        g->handover_ = handover::handed;
+        g->handover_step_at_ = std::chrono::steady_clock::now();
+      });
+      if (rv != 0) {
+        delete req;
+        return finish_handover();
+      }
+      handover_ = handover::transferring;
+      handover_step_at_ = now;
+      return;
+    }
+    case handover::transferring:
+      return;  // until libraft completes the transfer, either way
+    case handover::handed:
+      // The held requests go where they can be served: to the new leader once this replica
+      // knows it (their NOT_LEADER names it), or here if the transfer failed.
+      if (is_leader() || leader().id != 0 || overdue) finish_handover();
+      return;
+  }
+}
+
+void replica_group::finish_handover() {
+  handover_ = handover::none;
+  for (auto& h : std::exchange(held_, {})) {
+    if (h.applied)
+      propose(std::move(h.command), std::move(h.applied));
+    else
+      barrier(std::move(h.read));
   }
 }
 
@@ -168,6 +228,10 @@ void replica_group::propose(std::string command, applied_fn done) {
     done(not_leader(), {});
     return;
   }
+  if (handover_ != handover::none) {
+    held_.push_back({std::move(command), std::move(done), {}});
+    return;
+  }
   raft_buffer buf;
   buf.len = command.size();
   buf.base = raft_malloc(buf.len > 0 ? buf.len : 1);
@@ -184,6 +248,7 @@ void replica_group::propose(std::string command, applied_fn done) {
     auto* p = static_cast<pending*>(req->data);
     auto* g = p->group;
     if (!g->dying_) {
+      --g->in_flight_;
       if (st == 0) {
         p->on_applied(status::ok(), result != nullptr ? std::move(*static_cast<std::string*>(result)) : std::string());
       } else if (st == RAFT_NOTLEADER) {
@@ -201,12 +266,18 @@ void replica_group::propose(std::string command, applied_fn done) {
     auto f = std::move(p->on_applied);
     delete p;
     f(rv == RAFT_NOTLEADER ? not_leader() : failure(rv), {});
+    return;
   }
+  ++in_flight_;
 }
 
 void replica_group::barrier(std::function<void(const status&)> done) {
   if (!is_leader()) {
     done(not_leader());
+    return;
+  }
+  if (handover_ != handover::none) {
+    held_.push_back({{}, {}, std::move(done)});
     return;
   }
   auto* p = new pending;
@@ -217,6 +288,7 @@ void replica_group::barrier(std::function<void(const status&)> done) {
     auto* p = static_cast<pending*>(req->data);
     auto* g = p->group;
     if (!g->dying_) {
+      --g->in_flight_;
       if (st == 0 && g->is_leader()) {
         p->on_barrier(status::ok());
       } else if (st == 0 || st == RAFT_NOTLEADER) {
@@ -232,7 +304,9 @@ void replica_group::barrier(std::function<void(const status&)> done) {
     auto f = std::move(p->on_barrier);
     delete p;
     f(rv == RAFT_NOTLEADER ? not_leader() : failure(rv));
+    return;
   }
+  ++in_flight_;
 }
 
 void replica_group::close(std::function<void()> done) {
@@ -244,6 +318,13 @@ void replica_group::close(std::function<void()> done) {
   closing_ = true;
   if (change_ && !change_->in_flight)
     finish_change({code::unavailable, "replica " + std::to_string(opt_.id) + " closed during a membership change"});
+  // Held requests were never proposed: whoever leads next can take them.
+  for (auto& h : std::exchange(held_, {})) {
+    if (h.applied)
+      h.applied(not_leader(), {});
+    else
+      h.read(not_leader());
+  }
   on_closed_ = std::move(done);
   raft_close(&raft_, [](raft* r) {
     auto* g = static_cast<replica_group*>(r->data);

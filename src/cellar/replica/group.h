@@ -60,6 +60,9 @@ struct group_options {
   // The replica that should lead (0: whichever wins the elections). Another replica that
   // leads hands leadership to it (raft_transfer) once its log matches the leader's, at
   // most once per election timeout, so that leaders sit where the placement put them.
+  // A handover fails no request: the leader first lets the entries in flight commit and
+  // holds new proposals and barriers; once another replica leads they are answered
+  // NOT_LEADER (never proposed, so safe to send again), or run here if the transfer failed.
   std::uint64_t preferred_leader = 0;
   // How long a membership change may take (add_member: the new replica's catch-up) before
   // it fails and the next one may start.
@@ -154,8 +157,8 @@ class replica_group {
 
   // The owner's handlers (see above).
   void on_tick(std::uint64_t generation);
-  void on_flush() { io_.on_flush(); }
-  void on_receive(std::string_view bytes) { io_.on_receive(bytes); }
+  void on_flush();
+  void on_receive(std::string_view bytes);
 
   // Stops the replica: pending proposals fail with UNAVAILABLE, and `done` runs from a
   // later on_flush once libraft has let go of everything.
@@ -166,8 +169,17 @@ class replica_group {
   struct pending;
   static int fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result);
   static int fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs);
-  // Hands leadership to the preferred replica when it is due (see preferred_leader).
+  // Hands leadership to the preferred replica when it is due (see preferred_leader): the
+  // steps of a handover, each taken from the owner's handlers, never inside libraft.
+  enum class handover { none, draining, transferring, handed };
+  struct held_request {
+    std::string command;
+    applied_fn applied;                      // a proposal,
+    std::function<void(const status&)> read; // or a barrier
+  };
   void hand_over_if_due();
+  void advance_handover();
+  void finish_handover();
   // Sets the interval to the next snapshot from the one just taken (see snapshot_threshold).
   void snapshot_taken(std::size_t state_bytes);
   static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
@@ -193,7 +205,11 @@ class replica_group {
   std::string last_result_;     // what the state machine answered for the entry just applied
   std::uint64_t applied_bytes_ = 0;  // the commands' bytes applied since the last snapshot
   std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
-  std::chrono::steady_clock::time_point handed_over_at_{};  // the last raft_transfer asked
+  std::chrono::steady_clock::time_point handed_over_at_{};  // the last handover begun
+  handover handover_ = handover::none;
+  std::chrono::steady_clock::time_point handover_step_at_{};  // when handover_ last changed
+  std::vector<held_request> held_;  // proposals and barriers held during a handover, in order
+  std::size_t in_flight_ = 0;       // proposals and barriers libraft holds
   std::function<void()> on_closed_;
   std::optional<membership_change> change_;
 };

@@ -15,6 +15,11 @@ namespace {
 
 using namespace cellar::detail;
 
+// The first byte of every log entry: what applying it does.
+constexpr char writes_entry = 'W';  // the leader's clock, then batches of writes
+constexpr char schema_entry = 'S';  // a table schema, adopted if newer than the replica's
+constexpr char drop_entry = 'D';    // family ids whose cells every replica drops
+
 bool reads_only(const std::vector<batch_op>& ops) {
   for (const auto& op : ops)
     if (!std::holds_alternative<get>(op)) return false;
@@ -88,13 +93,19 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           });
           return rp;
         },
+        // Schema changes go through the log, so that every replica applies each write with
+        // the schema the leader checked it against. Each node tells its own replica; the
+        // one leading (now, or once elected) proposes the change.
         [this](adopt_schema_request& r) -> admin_reply {
-          if (!cfg_.schema || r.schema.version > cfg_.schema->version)
-            cfg_.schema = std::make_shared<const table_schema>(std::move(r.schema));
+          const auto newest = pending_schema_ ? pending_schema_->version : 0;
+          if ((!cfg_.schema || r.schema.version > cfg_.schema->version) && r.schema.version > newest)
+            pending_schema_ = std::move(r.schema);
+          propose_pending();
           return {};
         },
         [this](drop_families_request& r) -> admin_reply {
-          for (auto id : r.family_ids) mem_->drop_family(id);
+          pending_drops_.insert(pending_drops_.end(), r.family_ids.begin(), r.family_ids.end());
+          propose_pending();
           return {};
         },
         [this](reclaim_request&) -> reclaim_reply {
@@ -126,7 +137,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           delayed_send(this, cfg_.maintenance_interval, tick_atom::value);
         },
         [](log_synced_atom) {},
-        [this](replica_tick_atom, std::uint64_t generation) { group_->on_tick(generation); },
+        [this](replica_tick_atom, std::uint64_t generation) {
+          group_->on_tick(generation);
+          propose_pending();
+        },
         [this](replica_flush_atom) { group_->on_flush(); },
         [this](replica_msg_atom, const std::string& bytes) { group_->on_receive(bytes); },
         [this](replica_status_atom) { return group_->report(); },
@@ -143,9 +157,34 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   // --- state_machine: what a committed entry does, on every replica ----------------------
 
-  // An entry: the leader's clock, then the batches proposed together, each run as one unit
-  // in order; the answer is their replies in the same order.
   std::string apply(std::uint64_t, std::string_view command) override {
+    if (command.empty()) return {};
+    const char kind = command[0];
+    command.remove_prefix(1);
+    if (kind == writes_entry) return apply_writes(command);
+    if (kind == schema_entry) {
+      table_schema schema;
+      if (!deserialize(system(), command, schema)) return {};
+      if (!cfg_.schema || schema.version > cfg_.schema->version)
+        cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
+      if (pending_schema_ && pending_schema_->version <= cfg_.schema->version) pending_schema_.reset();
+      return "ok";
+    }
+    if (kind == drop_entry) {
+      std::vector<std::uint32_t> ids;
+      if (!deserialize(system(), command, ids)) return {};
+      for (auto id : ids) {
+        mem_->drop_family(id);
+        std::erase(pending_drops_, id);
+      }
+      return "ok";
+    }
+    return {};  // an entry of a kind this build does not know: refused alike everywhere
+  }
+
+  // A writes entry: the leader's clock, then the batches proposed together, each run as one
+  // unit in order; the answer is their replies in the same order.
+  std::string apply_writes(std::string_view command) {
     detail::reader in(command);
     std::int64_t now = 0;
     std::vector<batch_request> batches;
@@ -167,17 +206,30 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     return group_ && group_->is_leader() ? serialize(system(), out) : std::string();
   }
 
+  // A snapshot: the schema the replica had adopted (empty if none), then the cells.
   std::string snapshot() override {
     delta_handle cells;
     std::string last;
     mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *cells.map, last);
-    return serialize(system(), cells);
+    std::string out;
+    put_bytes(out, cfg_.schema ? serialize(system(), *cfg_.schema) : std::string());
+    out += serialize(system(), cells);
+    return out;
   }
 
   status restore(std::string_view bytes) override {
+    const status damaged{code::corruption,
+                         "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
+    detail::reader in(bytes);
+    std::string schema_bytes;
+    if (!in.bytes(schema_bytes)) return damaged;
     delta_handle cells;
-    if (!deserialize(system(), bytes, cells)) {
-      return {code::corruption, "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
+    if (!deserialize(system(), in.rest(), cells)) return damaged;
+    if (!schema_bytes.empty()) {
+      table_schema schema;
+      if (!deserialize(system(), schema_bytes, schema)) return damaged;
+      if (!cfg_.schema || schema.version > cfg_.schema->version)
+        cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
     }
     auto fresh = std::make_unique<memtable>(cfg_.memory);
     fresh->apply_cells(*cells.map);
@@ -261,25 +313,31 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   void flush_batch() {
     flush_posted_ = false;
-    if (!writes_.empty()) propose_writes(std::exchange(writes_, {}));
-    if (!reads_.empty())
-      // After the writes' entry: the reads also see the writes queued beside them.
-      group_->barrier([reads = std::exchange(reads_, {})](const status& st) {
+    auto reads = std::exchange(reads_, {});
+    if (!writes_.empty())
+      // The writes' entry is the reads' barrier: once it is committed in this leader's term
+      // and applied, a read sees every write acknowledged before it was asked, and the
+      // writes queued beside it; one Raft round for both.
+      return propose_writes(std::exchange(writes_, {}), std::move(reads));
+    if (!reads.empty())
+      group_->barrier([reads = std::move(reads)](const status& st) {
         for (const auto& served : reads) served(st);
       });
   }
 
-  void propose_writes(std::vector<queued_write> ws) {
+  using queued_reads = std::vector<std::function<void(const status&)>>;
+  void propose_writes(std::vector<queued_write> ws, queued_reads reads) {
     std::vector<batch_request> batches;
     batches.reserve(ws.size());
     for (auto& w : ws) batches.push_back(std::move(w.req));
-    std::string entry;
+    std::string entry(1, writes_entry);
     put_u64(entry, static_cast<std::uint64_t>(cfg_.clock()));
     entry += serialize(system(), batches);
     std::vector<std::pair<std::size_t, caf::typed_response_promise<batch_reply>>> waiting;
     waiting.reserve(ws.size());
     for (std::size_t i = 0; i < ws.size(); ++i) waiting.emplace_back(batches[i].ops.size(), ws[i].rp);
-    group_->propose(std::move(entry), [this, waiting = std::move(waiting)](const status& st, std::string reply) mutable {
+    group_->propose(std::move(entry), [this, waiting = std::move(waiting), reads = std::move(reads)](
+                                          const status& st, std::string reply) mutable {
       std::vector<batch_reply> out;
       const bool whole = st && deserialize(system(), reply, out) && out.size() == waiting.size();
       for (std::size_t i = 0; i < waiting.size(); ++i) {
@@ -294,14 +352,42 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         else
           rp.deliver(std::move(out[i]));
       }
+      // A read was not served, whatever became of the entry: it may be asked again.
+      const status read_st = st || st.code() == code::not_leader
+                                 ? status(st)
+                                 : status{code::unavailable, "partition " + std::to_string(cfg_.index) +
+                                                                 ": leadership was lost before the read was served"};
+      for (const auto& served : reads) served(read_st);
     });
+  }
+
+  // On the leader, proposes the schema change and the family drops this replica was told
+  // of and the log has not applied yet, one of each in flight at a time; a follower keeps
+  // them until it leads (a leader that dies before they commit leaves them to the next).
+  void propose_pending() {
+    if (stopping_ || !group_ || !group_->is_leader()) return;
+    if (pending_schema_ && cfg_.schema && pending_schema_->version <= cfg_.schema->version) pending_schema_.reset();
+    if (pending_schema_ && !schema_in_flight_) {
+      schema_in_flight_ = true;
+      group_->propose(std::string(1, schema_entry) + serialize(system(), *pending_schema_),
+                      [this](const status&, std::string) { schema_in_flight_ = false; });
+    }
+    if (!pending_drops_.empty() && !drops_in_flight_) {
+      drops_in_flight_ = true;
+      group_->propose(std::string(1, drop_entry) + serialize(system(), pending_drops_),
+                      [this](const status&, std::string) { drops_in_flight_ = false; });
+    }
   }
 
   // A flush comes at the latest after this many queued requests, bounding an entry's size.
   static constexpr std::size_t max_queued = 256;
 
   std::vector<queued_write> writes_;
-  std::vector<std::function<void(const status&)>> reads_;
+  queued_reads reads_;
+  std::optional<table_schema> pending_schema_;  // told of, not yet applied from the log
+  std::vector<std::uint32_t> pending_drops_;
+  bool schema_in_flight_ = false;
+  bool drops_in_flight_ = false;
   bool flush_posted_ = false;
 
   partition_config cfg_;

@@ -12,12 +12,16 @@
 //    batch when the entry is committed, in log order, as one unit exactly as a single
 //    partition does; the leader answers each with what its run produced, after the commit.
 //  - A read (a batch of gets, a scan page) is served by the leader only, after a read
-//    barrier (raft_barrier) that the reads arriving together share: it then sees every
-//    write acknowledged before it was asked (linearizable). A follower answers NOT_LEADER,
-//    naming the leader.
+//    barrier (raft_barrier) that the reads arriving together share, or after the entry of
+//    the writes that arrived with them: it then sees every write acknowledged before it was
+//    asked (linearizable). A follower answers NOT_LEADER, naming the leader.
 //  - The Raft log is the partition's log (no log_stream) and the Raft snapshot is the
-//    partition's cells; a replica that restarts rebuilds its cells from its storage's
-//    snapshot and log.
+//    partition's schema and cells; a replica that restarts rebuilds them from its
+//    storage's snapshot and log.
+//  - Schema changes (adopt_schema_request) and family drops (drop_families_request) are
+//    log entries too: the replica told of one proposes it when it leads (now, or once
+//    elected), and every replica adopts it when applied, in log order with the writes, so
+//    every replica runs each write with the schema the leader checked it against.
 //  - No in-place path and no copying moves: a move_request or handoff_request answers
 //    UNSUPPORTED. A replicated partition moves by Raft membership change instead: its
 //    leader takes replica_add_atom (a new replica joins as a learner and becomes a voter
@@ -25,8 +29,8 @@
 //    leadership over first and answers NOT_LEADER naming the new leader), one change at a
 //    time (replica_group::add_member, remove_member). A replica started for a new member
 //    (replication_config::members empty) starts empty and waits for the leader.
-// Schema changes are adopted by each replica on its own (adopt_schema_request), as for a
-// single partition; the leader checks a write's schema version before proposing it.
+// The leader checks a write's schema version before proposing it: a write made against a
+// schema the log has not applied yet answers UNAVAILABLE, to be sent again.
 //
 // Thread safety: an actor; its storage and transport are used from it only (the transport
 // must be thread-safe if several replicas share it, as local_transport is).
