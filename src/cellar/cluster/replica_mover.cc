@@ -111,23 +111,33 @@ struct replica_mover {
     return last;
   }
 
-  // The Raft id for `to`: the one it has in the group already (an earlier attempt), else one
-  // above every id the map and the leader's configuration know.
-  void choose_id() {
-    to_id = owner.next_replica_id();
+  // What the leader's configuration says of `from` and `to` (from its report).
+  struct survey {
+    bool known = false;      // a leader answered
+    bool from_in = false;    // `from` is a member
+    std::uint64_t stale = 0; // `to`'s id, when it is a member already (an earlier attempt)
+    bool to_voter = false;
+  };
+  survey look() {
+    survey out;
     for (const auto& n : candidates()) {
       auto r = ask(n, step(node_member::report), o.step_timeout);
       if (!r.st || r.report.role != "leader") continue;
       leader_hint = n;
-      for (const auto& p : r.report.peers) {
-        if (p.who.address == to) {
-          to_id = p.who.id;
-          return;
-        }
+      out.known = true;
+      auto members = r.report.peers;
+      members.push_back({r.report.leader, r.report.last_index, true});
+      for (const auto& p : members) {
         to_id = std::max(to_id, p.who.id + 1);
+        if (p.who.address == from && p.who.id == from_id) out.from_in = true;
+        if (p.who.address == to) {
+          out.stale = p.who.id;
+          out.to_voter = p.voter;
+        }
       }
-      return;
+      return out;
     }
+    return out;
   }
 
   // Every replica (and `to`'s) prefers `id` as leader; a node that does not answer is skipped.
@@ -136,8 +146,21 @@ struct replica_mover {
   }
 
   // Steps 2-5 of replica_mover.h; any error leaves the rollback to the caller.
-  status change() {
-    if (auto j = ask(to, step(node_member::join, to_id), o.step_timeout); !j.st) return j.st;
+  status change(std::uint64_t stale) {
+    if (stale != 0) {
+      // A member on `to` that an earlier attempt left: its state may be gone, and a voter
+      // must not lose what it acknowledged, so it leaves and `to` joins afresh.
+      if (auto st = ask_leader(step(node_member::remove, stale), o.change_timeout); !st) return st;
+      (void)ask(to, step(node_member::leave), o.step_timeout);
+    }
+    // A replica stopping on `to` (left, or dropped by the map) answers CONFLICT until gone.
+    node_member_reply j;
+    for (int attempt = 0; attempt < 50 && !cancelled(); ++attempt) {
+      j = ask(to, step(node_member::join, to_id), o.step_timeout);
+      if (j.st.code() != code::conflict) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!j.st) return j.st;
     if (auto st = ask_leader(step(node_member::add, to_id, to), o.change_timeout); !st) return st;
     spdlog::info("cellar: the replica of {} on '{}' (Raft id {}) caught up and votes", where(), to, to_id);
     if (from == owner.node) prefer(to_id);
@@ -211,10 +234,19 @@ status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_sy
     if (auto now = zk.exists(intent); now && now->has_value() && (*now)->czxid == czxid)
       (void)zk.remove(intent, (*now)->version);
   };
-  m.choose_id();
-  spdlog::info("cellar: moving the replica of {} from '{}' to '{}' (Raft id {}) by membership change", m.where(), from,
-               to, m.to_id);
-  auto st = m.change();
+  m.to_id = owner->next_replica_id();
+  const auto seen = m.look();
+  status st;
+  if (seen.known && seen.stale != 0 && seen.to_voter && !seen.from_in) {
+    // An earlier run of this move changed the group but could not write the map: finish it.
+    m.to_id = seen.stale;
+    spdlog::info("cellar: the replica of {} moved from '{}' to '{}' in its group already: writing the map", m.where(),
+                 from, to);
+  } else {
+    spdlog::info("cellar: moving the replica of {} from '{}' to '{}' (Raft id {}) by membership change", m.where(),
+                 from, to, m.to_id);
+    st = m.change(seen.stale);
+  }
   if (st) {
     // `from` has left the group: rolling back now would leave it a replica short. Running
     // the same move again finishes it (each step finds itself done).

@@ -21,9 +21,13 @@
 // before A leaves, one replica down still leaves a majority), routers follow NOT_LEADER to
 // whichever replica leads, B's included before the map names it.
 // A failure before the flip rolls back: B is removed from the group (if it was added) and
-// its replica stopped and deleted, A stays the preferred leader, the intent goes. Should the
+// its replica stopped and deleted, A stays the preferred leader, the intent goes. A failure
+// to write the map once A has left is not rolled back (the group would be a replica short):
+// the same move run again finds B a voter and A gone, and only writes the map. Should the
 // node running the move die meanwhile, its intent goes with its session; B may stay in the
-// group without the map naming it, and a later move of the partition to B takes it over.
+// group without the map naming it: a later move of the partition to B removes that member
+// first (its state may be gone, and a voter must not lose what it acknowledged) and adds B
+// afresh with a new id.
 //
 // Threads: blocks (for the whole move); call it from a thread that is not a CAF worker.
 #pragma once

@@ -110,6 +110,7 @@ std::uint64_t replica_group::last_applied() const {
 
 void replica_group::on_tick(std::uint64_t generation) {
   io_.on_tick(generation);
+  // A membership change holds the preferred leader's handover back until it is done.
   if (change_)
     continue_change();
   else
@@ -315,6 +316,8 @@ void replica_group::close(std::function<void()> done) {
     return;
   }
   closing_ = true;
+  if (change_ && !change_->in_flight)
+    finish_change({code::unavailable, "replica " + std::to_string(opt_.id) + " closed during a membership change"});
   // Held requests were never proposed: whoever leads next can take them.
   for (auto& h : std::exchange(held_, {})) {
     if (h.applied)
@@ -322,8 +325,6 @@ void replica_group::close(std::function<void()> done) {
     else
       h.read(not_leader());
   }
-  if (change_ && !change_->in_flight)
-    finish_change({code::unavailable, "replica " + std::to_string(opt_.id) + " closed during a membership change"});
   on_closed_ = std::move(done);
   raft_close(&raft_, [](raft* r) {
     auto* g = static_cast<replica_group*>(r->data);

@@ -48,7 +48,8 @@ void replica_group::begin_change(bool adding, member who, std::function<void(con
   if (!is_leader()) return done(not_leader());
   if (who.id == 0) return done({code::invalid_argument, "a replica's id is not 0"});
   if (adding && who.address.empty()) return done({code::invalid_argument, "the new replica has no address"});
-  if (change_ || raft_.transfer != nullptr || raft_.configuration_uncommitted_index != 0)
+  if (change_ || handover_ != handover::none || raft_.transfer != nullptr ||
+      raft_.configuration_uncommitted_index != 0)
     return done({code::conflict, "replica " + std::to_string(opt_.id) +
                                      ": another membership change or a leadership transfer is under way"});
   change_.emplace();
