@@ -51,6 +51,18 @@ std::vector<std::string> missing(connection& conn, const std::set<std::string>& 
   return out;
 }
 
+// Writes rows b<row_name(0..n-1)> to 'rt', each retried until accepted (within 30 s);
+// returns them.
+std::set<std::string> write_until_accepted(connection& conn, int n) {
+  std::set<std::string> rows;
+  for (int i = 0; i < n; ++i) {
+    const auto row = "b" + row_name(i);
+    REQUIRE(eventually([&] { return conn.put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
+    rows.insert(row);
+  }
+  return rows;
+}
+
 void check_all(connection& conn, const std::set<std::string>& acked) { CHECK(missing(conn, acked) == std::vector<std::string>{}); }
 
 // `work` run with a connection of its own to `s`, on a thread of its own: a connection runs
@@ -393,12 +405,7 @@ TEST_CASE("factor 3 on 4 nodes: a node dead past --dead-node-timeout has its rep
   // write commits only once a majority's logs match the leader's, so writes that succeed
   // now prove the new replicas hold the log (or a snapshot of it).
   c.kill9(2);
-  std::set<std::string> later;
-  for (int i = 0; i < 60; ++i) {
-    const auto row = "b" + row_name(i);
-    REQUIRE(eventually([&] { return conn->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
-    later.insert(row);
-  }
+  const auto later = write_until_accepted(*conn, 60);
   check_all(*conn, acked);
   check_all(*conn, later);
   check_all_on(c.node(3), acked);
@@ -465,12 +472,7 @@ TEST_CASE("factor 3 on 4 nodes: move of a replicated partition under writes is a
   INFO(detailed);
   c.kill9(after.replicas[1].back() - '0');
   auto conn = connect_to(c.node(outsider_i));
-  std::set<std::string> later;
-  for (int i = 0; i < 40; ++i) {
-    const auto row = "b" + row_name(i);
-    REQUIRE(eventually([&] { return conn->put("rt", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
-    later.insert(row);
-  }
+  const auto later = write_until_accepted(*conn, 40);
   check_all(*conn, acked);
   check_all(*conn, later);
 }

@@ -313,6 +313,17 @@ std::vector<std::unique_ptr<replica_storage>> memory_storages(int n) {
   return out;
 }
 
+// Three replicas' files g1..g3 in `dir`, opened (or reopened); `sync`: fsync each change.
+std::vector<std::unique_ptr<replica_storage>> file_storages(const std::string& dir, bool sync) {
+  std::vector<std::unique_ptr<replica_storage>> out;
+  for (int i = 1; i <= 3; ++i) {
+    auto fs = file_storage::open(dir, "g" + std::to_string(i), sync);
+    REQUIRE(fs.is_ok());
+    out.push_back(std::move(fs).value());
+  }
+  return out;
+}
+
 // A fresh, empty directory, removed afterwards.
 struct temp_dir : testsupport::made_dir {
   temp_dir() : testsupport::made_dir("cellar-group") {}
@@ -360,16 +371,10 @@ TEST_CASE("a 3-replica group: election, replication, leader killed, restart catc
 
 TEST_CASE("a replica cut off past a snapshot catches up by snapshot, and restarts from its files", "[replica]") {
   temp_dir dir;
-  std::vector<std::unique_ptr<replica_storage>> st;
-  for (int i = 1; i <= 3; ++i) {
-    auto fs = file_storage::open(dir.path, "g" + std::to_string(i), false);
-    REQUIRE(fs.is_ok());
-    st.push_back(std::move(fs).value());
-  }
   group_options opt;
   opt.snapshot_threshold = 8;
   opt.snapshot_trailing = 2;
-  cluster c(std::move(st), opt);
+  cluster c(file_storages(dir.path, false), opt);
   auto leader = c.await_leader(1);
   std::uint64_t cut = leader == 3 ? 2 : 3;
   c.write("w0");
@@ -384,12 +389,7 @@ TEST_CASE("a replica cut off past a snapshot catches up by snapshot, and restart
 
   // Every replica restarts from its files: the state is the snapshot plus the log after it.
   for (std::uint64_t id = 1; id <= 3; ++id) c.kill(id);
-  c.storages.clear();
-  for (int i = 1; i <= 3; ++i) {
-    auto fs = file_storage::open(dir.path, "g" + std::to_string(i), false);
-    REQUIRE(fs.is_ok());
-    c.storages.push_back(std::move(fs).value());
-  }
+  c.storages = file_storages(dir.path, false);
   for (std::uint64_t id = 1; id <= 3; ++id) c.start(id);
   // A new leader commits what the log holds once it commits an entry of its own term.
   c.write("w41");
@@ -585,15 +585,9 @@ TEST_CASE("a handover to the preferred replica fails no write: writes in flight 
   // Logs synced to disk: a leader's own append then lags its followers' acknowledgements,
   // so entries are still uncommitted when the preferred replica has the whole log.
   temp_dir dir;
-  std::vector<std::unique_ptr<replica_storage>> st;
-  for (int i = 1; i <= 3; ++i) {
-    auto fs = file_storage::open(dir.path, "g" + std::to_string(i), true);
-    REQUIRE(fs.is_ok());
-    st.push_back(std::move(fs).value());
-  }
   group_options opt;
   opt.preferred_leader = 2;
-  cluster c(std::move(st), opt);
+  cluster c(file_storages(dir.path, true), opt);
   // Replica 2 is away while another leads, then returns and catches up: the handover then
   // happens while writes keep coming, 16 in flight at a time.
   c.kill(2);
