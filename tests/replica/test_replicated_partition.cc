@@ -33,6 +33,8 @@ struct group_fixture {
   std::vector<replicated_partition_actor> actors;
   std::vector<member> members;
   std::int64_t clock_ms = 1'000'000;  // the same clock for every replica's reads
+  unsigned snapshot_threshold = group_options{}.snapshot_threshold;  // for replicas started from now on
+  unsigned snapshot_trailing = group_options{}.snapshot_trailing;
 
   group_fixture() {
     schema->name = "t";
@@ -80,6 +82,8 @@ struct group_fixture {
     rc.group.address = members[id - 1].address;
     rc.group.election_timeout_ms = 400;
     rc.group.heartbeat_timeout_ms = 40;
+    rc.group.snapshot_threshold = snapshot_threshold;
+    rc.group.snapshot_trailing = snapshot_trailing;
     if (!joining) rc.members = std::vector<member>(members.begin(), members.begin() + 3);
     rc.storage = storages[id - 1].get();
     rc.net = &net;
@@ -374,4 +378,51 @@ TEST_CASE("a schema change reaches every replica through the log, also one never
     CHECK(value_of(r.results[0]) == "g" + std::to_string(i));
   }
   CHECK(ask_v2(l2, {put("after").add("g", "q", "x")}).results.at(0).st.is_ok());
+}
+
+TEST_CASE("a replica that missed a schema change and the entries after it catches up by snapshot, schema included",
+          "[replica]") {
+  group_fixture g;
+  g.snapshot_threshold = 8;
+  g.snapshot_trailing = 2;
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    g.kill(id);
+    g.start(id);
+  }
+  const auto l = g.leader();
+  const std::uint64_t away = l == 3 ? 2 : 3;
+  g.kill(away);
+
+  // Version 2 adds family 'g' while `away` is down; enough writes follow for the others to
+  // snapshot and drop the entries it missed, the schema entry among them.
+  table_schema v2 = *g.schema;
+  v2.version = 2;
+  v2.families.push_back({family_descriptor{"g", 0, 0}, 2});
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    if (id == away) continue;
+    caf::scoped_actor self{g.sys};
+    self->request(g.actors[id - 1], wait_limit, adopt_schema_request{v2})
+        .receive([](admin_reply&) {}, [&](caf::error& e) { FAIL(g.sys.render(e)); });
+  }
+  const auto ask_v2 = [&](std::uint64_t id, std::vector<batch_op> ops) {
+    caf::scoped_actor self{g.sys};
+    batch_reply out;
+    self->request(g.actors[id - 1], wait_limit, batch_request{2, std::move(ops)})
+        .receive([&](batch_reply& r) { out = std::move(r); }, [&](caf::error& e) { FAIL(g.sys.render(e)); });
+    return out;
+  };
+  CHECK(testsupport::eventually(
+      [&] { return ask_v2(l, {put("r0").add("g", "q", "g0")}).results.at(0).st.is_ok(); }, wait_limit));
+  for (int i = 1; i < 40; ++i)
+    REQUIRE(ask_v2(l, {put("r" + std::to_string(i)).add("g", "q", "g" + std::to_string(i))}).results.at(0).st.is_ok());
+
+  // `away` returns with the old schema and gets the snapshot: the same cells, and version 2
+  // (a replica checks a request's schema version before its role: one without version 2
+  // would answer UNAVAILABLE, a follower with it NOT_LEADER).
+  g.start(away);
+  const auto want = g.stats(l).cells;
+  CHECK(testsupport::eventually([&] { return g.stats(away).cells == want; }, wait_limit));
+  const auto probe = ask_v2(away, {put("probe").add("g", "q", "x")}).results.at(0).st;
+  CHECK(probe.code() == code::not_leader);
+  INFO(probe.to_string());
 }

@@ -206,31 +206,29 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     return group_ && group_->is_leader() ? serialize(system(), out) : std::string();
   }
 
-  // A snapshot: the schema the replica had adopted (empty if none), then the cells.
+  // A snapshot: whether the replica had adopted a schema, the schema, then the cells, in
+  // one serialisation (the cells, the state's bulk, are copied once into it).
   std::string snapshot() override {
     delta_handle cells;
     std::string last;
     mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *cells.map, last);
-    std::string out;
-    put_bytes(out, cfg_.schema ? serialize(system(), *cfg_.schema) : std::string());
-    out += serialize(system(), cells);
-    return out;
+    bool has_schema = cfg_.schema != nullptr;
+    table_schema schema = has_schema ? *cfg_.schema : table_schema{};
+    std::vector<char> buf;
+    caf::binary_serializer sink(system(), buf);
+    if (sink(has_schema, schema, cells)) return {};
+    return std::string(buf.begin(), buf.end());
   }
 
   status restore(std::string_view bytes) override {
-    const status damaged{code::corruption,
-                         "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
-    detail::reader in(bytes);
-    std::string schema_bytes;
-    if (!in.bytes(schema_bytes)) return damaged;
+    bool has_schema = false;
+    table_schema schema;
     delta_handle cells;
-    if (!deserialize(system(), in.rest(), cells)) return damaged;
-    if (!schema_bytes.empty()) {
-      table_schema schema;
-      if (!deserialize(system(), schema_bytes, schema)) return damaged;
-      if (!cfg_.schema || schema.version > cfg_.schema->version)
-        cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
-    }
+    caf::binary_deserializer source(system(), bytes.data(), bytes.size());
+    if (source(has_schema, schema, cells))
+      return {code::corruption, "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
+    if (has_schema && (!cfg_.schema || schema.version > cfg_.schema->version))
+      cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
     auto fresh = std::make_unique<memtable>(cfg_.memory);
     fresh->apply_cells(*cells.map);
     mem_ = std::move(fresh);
