@@ -9,12 +9,15 @@
 
 #include <future>
 
+#include "../support/eventually.h"
 #include "cluster/remote.h"
+#include "cluster/replica_router.h"
 #include "partition/ask.h"
 
 using namespace cellar;
 using namespace cellar::cluster;
 using namespace std::chrono_literals;
+using testsupport::eventually;
 
 namespace {
 
@@ -204,4 +207,95 @@ TEST_CASE("a peer that never completes the middleman's handshake: requests answe
   auto c = ask_async();
   unavailable_naming_n1(c);
   caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// A partition that answers its first batch with `first` and every later one with OK,
+// counting the stops it gets.
+detail::partition_actor::behavior_type electing_partition(detail::partition_actor::pointer, status first,
+                                                          std::shared_ptr<std::atomic<int>> batches,
+                                                          std::shared_ptr<std::atomic<int>> stops) {
+  return {
+      [first, batches](detail::batch_request& r) {
+        detail::batch_reply out;
+        out.results.resize(r.ops.size());
+        const status st = batches->fetch_add(1) == 0 ? first : status::ok();
+        for (auto& x : out.results) x.st = st;
+        return out;
+      },
+      [](detail::scan_request&) { return detail::scan_reply{}; },
+      [](detail::adopt_schema_request&) { return detail::admin_reply{}; },
+      [](detail::drop_families_request&) { return detail::admin_reply{}; },
+      [](detail::reclaim_request&) { return detail::reclaim_reply{}; },
+      [](detail::stats_request&) { return detail::stats_reply{}; },
+      [](detail::cut_request&) { return detail::cut_reply{}; },
+      [](detail::merge_delta_request&) { return detail::admin_reply{}; },
+      [stops](detail::stop_request&) {
+        ++*stops;
+        return detail::admin_reply{};
+      },
+      [](detail::move_request&) { return detail::move_reply{}; },
+      [](detail::handoff_request&) { return detail::admin_reply{}; },
+      [](detail::tick_atom) {},
+      [](detail::log_synced_atom) {},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a replica router stopped while a request waits for a leader answers it before it stops its replica",
+          "[remote][replica]") {
+  system_with_middleman s;
+  auto batches = std::make_shared<std::atomic<int>>(0);
+  auto stops = std::make_shared<std::atomic<int>>(0);
+  auto local = s.sys->spawn(electing_partition, status{code::not_leader, "an election is under way"}, batches, stops);
+  replica_router_config cfg;
+  cfg.table = "t";
+  cfg.self = "n1";
+  cfg.replicas = {"n1"};
+  cfg.local = local;
+  cfg.pause = 300ms;
+  auto router = spawn_replica_router(*s.sys, std::make_shared<peer_directory>(*s.sys), cfg);
+  auto reply = ask_batch_async(*s.sys, router);
+  // The first try was answered NOT_LEADER; the retry waits out its pause when the stop comes
+  // (a placement replaced the router).
+  REQUIRE(eventually([&] { return batches->load() >= 1; }, 5s));
+  caf::anon_send(router, detail::stop_request{});
+  REQUIRE(reply.wait_for(10s) == std::future_status::ready);
+  auto r = reply.get();
+  INFO(r.error().to_string());
+  REQUIRE(r.is_ok());
+  INFO(r->results[0].st.to_string());
+  CHECK(r->results[0].st.is_ok());
+  CHECK(batches->load() == 2);
+  CHECK(eventually([&] { return stops->load() == 1; }, 5s));
+  caf::anon_send_exit(local, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a replica router sends a write answered NOT_OWNER (a replica that left its node) on to a replica",
+          "[remote][replica]") {
+  system_with_middleman s;
+  auto batches = std::make_shared<std::atomic<int>>(0);
+  auto stops = std::make_shared<std::atomic<int>>(0);
+  auto local =
+      s.sys->spawn(electing_partition, status{code::not_owner, "node 'n1' does not own partition 0 of 't'"}, batches, stops);
+  replica_router_config cfg;
+  cfg.table = "t";
+  cfg.self = "n1";
+  cfg.replicas = {"n1"};
+  cfg.local = local;
+  auto router = spawn_replica_router(*s.sys, std::make_shared<peer_directory>(*s.sys), cfg);
+  detail::batch_request req;
+  req.ops.push_back(cellar::put("row").add("f", "q", "v"));
+  std::promise<result<detail::batch_reply>> got;
+  detail::ask<detail::batch_reply>(*s.sys, router, req, [&got](result<detail::batch_reply> r) { got.set_value(std::move(r)); });
+  auto r = got.get_future().get();
+  REQUIRE(r.is_ok());
+  INFO(r->results[0].st.to_string());
+  CHECK(r->results[0].st.is_ok());
+  CHECK(batches->load() == 2);
+  caf::anon_send(router, detail::stop_request{});
+  CHECK(eventually([&] { return stops->load() == 1; }, 5s));
+  caf::anon_send_exit(local, caf::exit_reason::user_shutdown);
 }

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -109,50 +110,82 @@ std::vector<std::string> statements(const std::string& block) {
   return out;
 }
 
-// Runs `script` both ways; every statement must answer {"ok":true}. Returns `list` output.
-void run_ddl_both_ways(const std::string& name, const std::string& script) {
-  INFO(name << ":\n" << script);
-  temp_dir data, emb;
-  testproc::server srv(CELLAR_SERVER, data.path);
-  auto rpc = shell_rpc(srv, script + "list\n");
-  auto local = shell_embedded(emb.path, script + "list\n");
-  INFO("rpc output:\n" << rpc.out);
-  CHECK(rpc.exit_code == 0);
-  CHECK(local.exit_code == 0);
-  auto out = lines(rpc.out);
-  REQUIRE(out.size() >= 2);
-  for (std::size_t i = 0; i + 1 < out.size(); ++i) CHECK(out[i] == "{\"ok\":true}");
-  CHECK(out.back().find("\"tables\":[\"") != std::string::npos);  // the statements made tables
-  CHECK(rpc.out == local.out);
+// The table groups the seed blocks make: dropped after each block, so that the next one
+// starts from an empty store.
+const char* const seed_groups[] = {"htable1", "htable2", "t1"};
+
+// After a block: `list` (the tables it made), every seed group dropped, `list` again.
+std::string block_trailer() {
+  std::string out = "list\n";
+  for (const char* g : seed_groups) out += std::string("DROP TABLEGROUP IF EXISTS ") + g + ";\n";
+  return out + "list\n";
+}
+
+// Checks the output of units made as block + block_trailer(), in order: each statement of a
+// block answers {"ok":true}, its `list` names tables, the drops answer {"ok":true} and the
+// last `list` is empty. `names` label the units.
+void check_units(const std::vector<std::string>& out, const std::vector<std::string>& names) {
+  std::size_t i = 0;
+  for (const auto& name : names) {
+    INFO("unit " << name << ", output line " << i);
+    std::size_t statements = 0;
+    while (i < out.size() && out[i].find("\"tables\":") == std::string::npos) {
+      CHECK(out[i] == "{\"ok\":true}");
+      ++statements, ++i;
+    }
+    CHECK(statements >= 1);
+    REQUIRE(i + std::size(seed_groups) + 1 < out.size());
+    CHECK(out[i++].find("\"tables\":[\"") != std::string::npos);  // the statements made tables
+    for (std::size_t g = 0; g < std::size(seed_groups); ++g) CHECK(out[i++] == "{\"ok\":true}");
+    CHECK(out[i++] == "{\"ok\":true,\"tables\":[]}");
+  }
+  CHECK(i == out.size());
 }
 
 }  // namespace
 
+// Each block (and each of seed 000's alternatives of one table) runs on a store the one
+// before left empty, through one server and one embedded store.
 TEST_CASE("every SQL block of seeds 000 and 001 runs through the shell, over RPC and embedded", "[shell][ddl]") {
   const std::string dir = CELLAR_SEED_SQL;
-  int blocks = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const auto name = e.path().filename().string();
-    const std::string block = read_file(e.path().string());
-    // Alternatives of one table (seed 000's three t1$cf1 statements) each get a fresh
-    // store; blocks that bind to TABLEGROUP htable1 get the CREATE TABLEGROUP the
-    // document says must come first.
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string script;
+  std::vector<std::string> units;
+  for (const auto& path : files) {
+    const auto name = path.filename().string();
+    const std::string block = read_file(path.string());
+    // Blocks that bind to TABLEGROUP htable1 get the CREATE TABLEGROUP the document says
+    // must come first.
     const bool binds = block.find("TABLEGROUP =") != std::string::npos &&
                        block.find("CREATE TABLEGROUP") == std::string::npos;
     const std::string prelude = binds ? "CREATE TABLEGROUP htable1;\n" : "";
-    auto stmts = statements(block);
-    const bool alternatives = name == "seed000_02.sql";
-    if (alternatives) {
-      for (auto& s : stmts) run_ddl_both_ways(name, prelude + s);
+    if (name == "seed000_02.sql") {
+      // Alternatives of one table (seed 000's three t1$cf1 statements).
+      for (auto& s : statements(block)) {
+        script += prelude + s + block_trailer();
+        units.push_back(name + " (" + std::to_string(units.size()) + ")");
+      }
     } else if (name == "seed001_02.sql") {
       // CREATE TABLE ... LIKE needs its template first.
-      run_ddl_both_ways(name, read_file(dir + "/seed001_01.sql") + block);
+      script += read_file(dir + "/seed001_01.sql") + block + block_trailer();
+      units.push_back(name);
     } else {
-      run_ddl_both_ways(name, prelude + block);
+      script += prelude + block + block_trailer();
+      units.push_back(name);
     }
-    ++blocks;
   }
-  CHECK(blocks == 14);
+  CHECK(files.size() == 14);
+  temp_dir data, emb;
+  testproc::server srv(CELLAR_SERVER, data.path);
+  auto rpc = shell_rpc(srv, script);
+  auto local = shell_embedded(emb.path, script);
+  INFO("rpc output:\n" << rpc.out);
+  CHECK(rpc.exit_code == 0);
+  CHECK(local.exit_code == 0);
+  check_units(lines(rpc.out), units);
+  CHECK(rpc.out == local.out);
 }
 
 TEST_CASE("invalid DDL and commands are refused with a clear error and change nothing", "[shell][ddl]") {

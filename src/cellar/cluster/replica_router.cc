@@ -23,6 +23,8 @@ struct router_state {
   std::map<std::string, partition_actor> remotes;
   std::uint64_t next_retry = 0;
   std::map<std::uint64_t, std::function<void()>> retries;  // waiting for their pause
+  std::size_t in_flight = 0;  // requests taken and not answered yet
+  bool stopping = false;      // a stop came: quit once `in_flight` is zero
 };
 
 using router_pointer = router_actor::stateful_pointer<router_state>;
@@ -51,6 +53,27 @@ bool point_at(router_pointer self, const std::string& leader) {
   return true;
 }
 
+// Stops the remotes and this node's replica (or lets go of its lease) and quits, once a
+// stop came and every request taken has its answer: a router replaced by a new placement
+// still holds requests waiting for a leader, and they must not be dropped.
+void quit_if_done(router_pointer self) {
+  auto& st = self->state;
+  if (!st.stopping || st.in_flight > 0) return;
+  for (auto& [node, remote] : st.remotes) caf::anon_send(remote, stop_request{});
+  if (st.cfg.local_lease)
+    st.cfg.local_lease.reset();
+  else if (st.cfg.local)
+    caf::anon_send(st.cfg.local, stop_request{});
+  self->quit();
+}
+
+template <class Reply>
+void answer(router_pointer self, caf::typed_response_promise<Reply>& rp, Reply r) {
+  rp.deliver(std::move(r));
+  --self->state.in_flight;
+  quit_if_done(self);
+}
+
 void after_pause(router_pointer self, std::function<void()> then) {
   auto& st = self->state;
   const auto id = ++st.next_retry;
@@ -58,16 +81,19 @@ void after_pause(router_pointer self, std::function<void()> then) {
   self->delayed_send(self, st.cfg.pause, router_retry_atom::value, id);
 }
 
-// The status of a reply that decides what happens next: the first NOT_LEADER or
-// UNAVAILABLE, else OK.
+// Whether `s` sends the request on to another replica: NOT_LEADER, UNAVAILABLE, or
+// NOT_OWNER (a node whose replica left the group: the request reached no replica).
+bool redirects(const status& s) {
+  return s.code() == code::not_leader || s.code() == code::unavailable || s.code() == code::not_owner;
+}
+
+// The status of a reply that decides what happens next: the first that redirects, else OK.
 status verdict(const batch_reply& r) {
   for (const auto& x : r.results)
-    if (x.st.code() == code::not_leader || x.st.code() == code::unavailable) return x.st;
+    if (redirects(x.st)) return x.st;
   return status::ok();
 }
-status verdict(const scan_reply& r) {
-  return r.st.code() == code::not_leader || r.st.code() == code::unavailable ? r.st : status::ok();
-}
+status verdict(const scan_reply& r) { return redirects(r.st) ? r.st : status::ok(); }
 
 batch_reply refusal(const batch_request& req, const status& s) {
   batch_reply out;
@@ -96,11 +122,8 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
       .then(
           [self, req, rp, deadline, node](Reply& r) mutable {
             const status v = verdict(r);
-            if (v.is_ok() || steady::now() >= deadline) {
-              rp.deliver(std::move(r));
-              return;
-            }
-            if (v.code() == code::not_leader) {
+            if (v.is_ok() || steady::now() >= deadline) return answer(self, rp, std::move(r));
+            if (v.code() == code::not_leader || v.code() == code::not_owner) {
               const std::string leader = replica::leader_address_in(v);
               if (!leader.empty() && leader != node && point_at(self, leader))
                 return attempt<Req, Reply>(self, req, rp, deadline);
@@ -109,15 +132,12 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
             }
             // UNAVAILABLE: the next request starts at the next replica either way.
             advance(self);
-            if (!reads_only(*req) && !never_sent(v)) {
-              rp.deliver(std::move(r));
-              return;
-            }
+            if (!reads_only(*req) && !never_sent(v)) return answer(self, rp, std::move(r));
             after_pause(self, [self, req, rp, deadline]() mutable { attempt<Req, Reply>(self, req, rp, deadline); });
           },
           [self, req, rp, node](caf::error& e) mutable {
             advance(self);
-            rp.deliver(refusal(*req, {code::unavailable, "partition " + std::to_string(self->state.cfg.index) + " of '" +
+            answer(self, rp, refusal(*req, {code::unavailable, "partition " + std::to_string(self->state.cfg.index) + " of '" +
                                                              self->state.cfg.table + "': its replica on node '" + node +
                                                              "' did not answer: " + self->system().render(e)}));
           });
@@ -126,6 +146,7 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
 template <class Reply, class Req>
 caf::result<Reply> route(router_pointer self, Req&& r) {
   auto rp = self->template make_response_promise<Reply>();
+  ++self->state.in_flight;
   attempt<std::decay_t<Req>, Reply>(self, std::make_shared<const std::decay_t<Req>>(std::move(r)), rp,
                                      steady::now() + self->state.cfg.deadline);
   return rp;
@@ -165,12 +186,8 @@ router_actor::behavior_type router_fn(router_pointer self, std::shared_ptr<peer_
       },
       [](handoff_request&) { return admin_reply{}; },
       [self](stop_request&) {
-        for (auto& [node, remote] : self->state.remotes) caf::anon_send(remote, stop_request{});
-        if (self->state.cfg.local_lease)
-          self->state.cfg.local_lease.reset();
-        else if (self->state.cfg.local)
-          caf::anon_send(self->state.cfg.local, stop_request{});
-        self->quit();
+        self->state.stopping = true;
+        quit_if_done(self);
         return admin_reply{};
       },
       [](tick_atom) {},

@@ -8,8 +8,9 @@
 // follows the answers:
 //  - NOT_LEADER naming a leader: sent again to that leader (also one not in `replicas`: a
 //    replica that joined the group by a membership change the placement does not show yet);
-//  - NOT_LEADER naming none (an election is under way): sent again, after a pause, to the
-//    next replica in turn;
+//  - NOT_LEADER naming none (an election is under way), or NOT_OWNER (a node whose replica
+//    left the group by a membership change): sent again, after a pause, to the next replica
+//    in turn;
 //  - UNAVAILABLE from a node: a read goes to the next replica; a write only when the
 //    request never left this node (remote.h: never_sent), because a write that reached a
 //    leader may have been committed and must not run twice; else the UNAVAILABLE is the
@@ -19,7 +20,8 @@
 //
 // Admin requests concern this node's replica: a schema to adopt and dropped families go to
 // it, stats come from it (zero without one), stop stops it with the router (or lets go of
-// its lease, when the replica is shared with the routers of later placements); cuts are empty
+// its lease, when the replica is shared with the routers of later placements) once every
+// request the router took has its answer, those waiting for a leader included; cuts are empty
 // (the Raft storage, not the store's snapshot, holds a replica's cells) and moves are
 // UNSUPPORTED.
 //
