@@ -38,5 +38,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq "${missing[@]}"
+  # Without recommends: they add what neither the build nor the tests use (llvm-14-dev and
+  # clang's runtimes come with `clang` otherwise), and a fresh machine installs in less time.
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
