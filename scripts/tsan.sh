@@ -13,7 +13,8 @@
 # capnp-rpc; Debian's patches applied) into build-tsan/capnp-tsan, both the versions
 # Debian ships, their sources from Debian's archive (`apt-get source`); then cellar
 # against them (CPLUS_INCLUDE_PATH, LIBRARY_PATH and LD_LIBRARY_PATH for CAF, the
-# pkg-config path for Cap'n Proto). WiredTiger and the ZooKeeper C client stay Debian's:
+# pkg-config path for Cap'n Proto), and Abseil likewise (its Mutex). WiredTiger and the
+# ZooKeeper C client stay Debian's:
 # TSan does not see inside them, and tests/tsan.supp names what is suppressed and why.
 # Not part of CI: the first build takes about 40 minutes on 2 cores. With no arguments it
 # builds and runs the suites in TSAN_TESTS (below: the embedded store, the cluster, the
@@ -84,9 +85,37 @@ if [ ! -f "$capnp_prefix/lib/libkj-async.so" ]; then
   cmake --install "$out/capnp-build" >/dev/null
 fi
 
+# Abseil: its Mutex waits on futexes of its own, which TSan does not see inside Debian's
+# build, so every hand-over under an absl::Mutex would look like a race. The same version
+# as Debian's, its patches applied (they fix its options to Debian's, so the headers stay
+# the ones cellar's objects were compiled with: a relink is enough).
+absl_version=20220623.1
+absl_revision=1+deb12u2
+absl_prefix=$root/$out/absl-tsan
+if [ ! -f "$absl_prefix/lib/libabsl_synchronization.so" ]; then
+  src=$root/$out/absl-src
+  fetch_source abseil $absl_version $absl_revision "$src"
+  tree=$src/abseil-$absl_version
+  if [ ! -d "$tree" ]; then
+    tar -C "$src" -xzf "$src/abseil_$absl_version.orig.tar.gz"
+    tar -C "$src" -xJf "$src/abseil_$absl_version-$absl_revision.debian.tar.xz"
+    while read -r p; do
+      case "$p" in ''|'#'*) continue ;; esac
+      patch -d "$tree" -p1 -s <"$src/debian/patches/$p"
+    done <"$src/debian/patches/series"
+  fi
+  cmake -S "$tree" -B "$out/absl-build" "${tsan_cmake[@]}" -DCMAKE_INSTALL_PREFIX="$absl_prefix" \
+    -DCMAKE_INSTALL_LIBDIR=lib -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=OFF -DABSL_PROPAGATE_CXX_STD=ON \
+    -DCMAKE_CXX_STANDARD=17 >/dev/null
+  cmake --build "$out/absl-build" -j "$(nproc)"
+  cmake --install "$out/absl-build" >/dev/null
+  # The programs linked against Debian's abseil are linked again.
+  [ -f "$out/build.ninja" ] && ninja -C "$out" -t clean -r cpp_LINKER >/dev/null
+fi
+
 export CPLUS_INCLUDE_PATH=$caf_prefix/include
-export LIBRARY_PATH=$caf_prefix/lib
-export LD_LIBRARY_PATH=$caf_prefix/lib:$capnp_prefix/lib
+export LIBRARY_PATH=$caf_prefix/lib:$absl_prefix/lib
+export LD_LIBRARY_PATH=$caf_prefix/lib:$capnp_prefix/lib:$absl_prefix/lib
 if [ ! -f "$out/build.ninja" ]; then
   meson setup "$out" --buildtype=debugoptimized -Db_ndebug=false -Db_sanitize=thread -Dexamples=true \
     -Dpkg_config_path="$capnp_prefix/lib/pkgconfig"
@@ -124,8 +153,8 @@ else
   ninja -C "$out"
 fi
 # Every test program must load the TSan CAF and kj, not Debian's.
-for lib in libcaf_core libkj-async; do
-  if ldd "$out/src/tools/cellar-server" | grep -q "/usr/lib/.*$lib"; then
+for lib in libcaf_core libkj-async libabsl_synchronization; do
+  if ldd "$out/src/tools/cellar-server" | grep -Eq "^\s*$lib\S* => (/usr)?/lib/"; then
     echo "tsan: cellar-server links Debian's $lib, not the TSan build"; exit 1
   fi
 done

@@ -441,16 +441,18 @@ TEST_CASE("leadership goes to the preferred replica once it has the whole log, a
 namespace {
 
 // Writes w0, w1, ... one at a time to whichever of `via` leads, from a thread of its own,
-// until stopped; keeps the writes acknowledged.
+// until stopped; keeps the writes acknowledged. It holds the handles of the replicas it asks,
+// taken on the caller's thread: the cluster's own list grows when a replica joins.
 struct background_writer {
-  cluster& c;
   std::mutex mu;
-  std::vector<std::uint64_t> via;  // the replicas it may ask (guarded by mu)
-  std::vector<int> acknowledged;   // guarded by mu
+  std::vector<caf::actor> via;    // the replicas it may ask (guarded by mu)
+  std::vector<int> acknowledged;  // guarded by mu
   std::atomic<bool> stop{false};
+  caf::actor_system& sys;
   std::thread t;
 
-  background_writer(cluster& cl, std::vector<std::uint64_t> v) : c(cl), via(std::move(v)) {
+  background_writer(cluster& c, const std::vector<std::uint64_t>& ids) : sys(c.sys) {
+    set_via(c, ids);
     t = std::thread([this] { run(); });
   }
   ~background_writer() { finish(); }
@@ -459,9 +461,11 @@ struct background_writer {
     stop = true;
     if (t.joinable()) t.join();
   }
-  void set_via(std::vector<std::uint64_t> v) {
+  void set_via(const cluster& c, const std::vector<std::uint64_t>& ids) {
+    std::vector<caf::actor> handles;
+    for (auto id : ids) handles.push_back(c.actors[id - 1]);
     std::lock_guard<std::mutex> l(mu);
-    via = std::move(v);
+    via = std::move(handles);
   }
   std::size_t count() {
     std::lock_guard<std::mutex> l(mu);
@@ -469,17 +473,17 @@ struct background_writer {
   }
 
   void run() {
-    caf::scoped_actor self{c.sys};
+    caf::scoped_actor self{sys};
     for (int i = 0; !stop; ++i) {
       const std::string cmd = "w" + std::to_string(i);
       for (int attempt = 0; attempt < 200 && !stop; ++attempt) {
-        std::uint64_t to = 0;
+        caf::actor to;
         {
           std::lock_guard<std::mutex> l(mu);
           to = via[static_cast<std::size_t>(attempt) % via.size()];
         }
         std::uint16_t got = 0;
-        self->request(c.actors[to - 1], std::chrono::seconds(5), propose_atom::value, cmd)
+        self->request(to, std::chrono::seconds(5), propose_atom::value, cmd)
             .receive([&](std::uint16_t code_, const std::string&) { got = code_; },
                      [&](caf::error&) { got = static_cast<std::uint16_t>(code::unavailable); });
         if (got == static_cast<std::uint16_t>(code::ok)) {
@@ -529,7 +533,7 @@ TEST_CASE("membership: a replica added while writes go on catches up and votes; 
   // Adding it again is a no-op.
   CHECK(c.change(caf::make_message(add_member_atom::value, added, "replica-" + std::to_string(added)), {1, 2, 3}).first ==
         code::ok);
-  writer.set_via({1, 2, 3, added});
+  writer.set_via(c, {1, 2, 3, added});
 
   // The leader of the moment is removed: it hands leadership over, then leaves.
   const auto gone = c.await_leader(1);
@@ -539,7 +543,7 @@ TEST_CASE("membership: a replica added while writes go on catches up and votes; 
   r = c.change(caf::make_message(remove_member_atom::value, gone), rest);
   INFO(r.second);
   REQUIRE(r.first == code::ok);
-  writer.set_via(rest);
+  writer.set_via(c, rest);
   CHECK(c.await_leader(rest.front(), gone) != gone);
   const auto before = writer.count();
   CHECK(testsupport::eventually([&] { return writer.count() >= before + 20; }, wait_limit));
@@ -551,7 +555,7 @@ TEST_CASE("membership: a replica added while writes go on catches up and votes; 
   std::vector<std::uint64_t> alive;
   for (auto id : rest)
     if (id != stopped) alive.push_back(id);
-  writer.set_via(alive);
+  writer.set_via(c, alive);
   const auto before_kill = writer.count();
   CHECK(testsupport::eventually([&] { return writer.count() >= before_kill + 20; }, wait_limit));
   writer.finish();
