@@ -137,9 +137,11 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
           },
           [self, req, rp, node](caf::error& e) mutable {
             advance(self);
-            answer(self, rp, refusal(*req, {code::unavailable, "partition " + std::to_string(self->state.cfg.index) + " of '" +
-                                                             self->state.cfg.table + "': its replica on node '" + node +
-                                                             "' did not answer: " + self->system().render(e)}));
+            const auto& cfg = self->state.cfg;
+            answer(self, rp,
+                   refusal(*req, {code::unavailable, "partition " + std::to_string(cfg.index) + " of '" + cfg.table +
+                                                         "': its replica on node '" + node +
+                                                         "' did not answer: " + self->system().render(e)}));
           });
 }
 
