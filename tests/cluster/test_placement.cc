@@ -227,7 +227,7 @@ TEST_CASE("replica sets: a factor above the live nodes or not 1, 3, 5 is refused
   CHECK(std::find((*sets)[0].begin(), (*sets)[0].end(), "a") == (*sets)[0].end());
 }
 
-TEST_CASE("a replicated table's map: replica sets on distinct nodes, kept by the encoding, never moved", "[placement]") {
+TEST_CASE("a replicated table's map: replica sets on distinct nodes, kept by the encoding, not moved by apply_move", "[placement]") {
   auto plain = assign_table({}, "p", 3, {"a", "b", "c"});
   REQUIRE_OK(plain);
   auto m = assign_table(*plain, "r", 4, {"a", "b", "c", "d"}, 3);
@@ -253,7 +253,8 @@ TEST_CASE("a replicated table's map: replica sets on distinct nodes, kept by the
   REQUIRE_OK(back);
   CHECK(*back == *m);
 
-  // Moving a replica is a membership change, not a move; the balancer leaves them be.
+  // Moving a replica is a membership change, not a move; plan_balance leaves them to
+  // plan_replica_balance.
   REQUIRE_CODE(apply_move(*m, {"r", 0}, "d"), code::unsupported);
   for (const auto& mv : plan_balance(*m, {"a", "b", "c", "d"})) CHECK(mv.partition.table != "r");
 
@@ -348,4 +349,236 @@ TEST_CASE("plan_replacements: a dead node's replicas go to live nodes outside ea
   stuck.clear();
   CHECK(plan_replacements(*three, {"a", "b"}, {"c"}, &stuck).empty());
   CHECK(stuck.size() == 2);
+}
+
+namespace {
+
+// Replicas (or preferred leaders) per live node, zero for a live node holding none.
+std::map<std::string, std::uint32_t> live_counts(const std::map<std::string, std::uint32_t>& of, const strings& live) {
+  std::map<std::string, std::uint32_t> out;
+  for (const auto& n : live) {
+    auto it = of.find(n);
+    out[n] = it == of.end() ? 0 : it->second;
+  }
+  return out;
+}
+
+std::string shown(const std::map<std::string, std::uint32_t>& counts) {
+  std::string out;
+  for (const auto& [n, c] : counts) out += n + ":" + std::to_string(c) + " ";
+  return out;
+}
+
+// `moves` applied in order as the replica mover applies them (replace_replica, a fresh
+// Raft id); each must take a replica `from` holds to a node holding none of its set.
+placement_map apply_replica_moves(placement_map m, const std::vector<planned_move>& moves) {
+  for (const auto& mv : moves) {
+    const auto* o = m.owner(mv.partition);
+    REQUIRE(o != nullptr);
+    INFO(mv.partition.table << "/" << mv.partition.index << " " << mv.from << " -> " << mv.to);
+    REQUIRE(o->holds(mv.from));
+    REQUIRE_FALSE(o->holds(mv.to));
+    auto next = replace_replica(m, mv.partition, mv.from, mv.to, o->next_replica_id());
+    REQUIRE_OK(next);
+    m = std::move(*next);
+  }
+  return m;
+}
+
+// Every replicated set holds `factor`-many distinct nodes, its front the owner.
+void check_sets(const placement_map& m) {
+  for (const auto& [table, owners] : m.tables)
+    for (const auto& o : owners) {
+      if (!o.replicated()) continue;
+      CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() == o.replicas.size());
+      CHECK(o.node == o.replicas.front());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("replica balance: a fourth node gets its share of replicas and leaders, all moves to it", "[placement]") {
+  auto plain = assign_table({}, "p", 6, {"a", "b", "c"});
+  REQUIRE_OK(plain);
+  auto m = assign_table(*plain, "r", 8, {"a", "b", "c"}, 3);
+  REQUIRE_OK(m);
+  auto m2 = assign_table(*m, "s", 4, {"a", "b", "c"}, 3);
+  REQUIRE_OK(m2);
+  const strings live{"a", "b", "c", "d"};
+  auto moves = plan_replica_balance(*m2, live);
+  for (const auto& mv : moves) {
+    CHECK(mv.to == "d");
+    CHECK(mv.partition.table != "p");
+  }
+  auto after = apply_replica_moves(*m2, moves);
+  check_sets(after);
+  // 36 replicas over 4 nodes, 12 leaders: d takes 9 and 3; nothing else moves.
+  const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
+  INFO("replicas " << shown(reps) << " leaders " << shown(leads));
+  CHECK(reps.at("d") == 9);
+  CHECK(moves.size() == 9);
+  CHECK(leads == std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  // The single-copy partitions are left to plan_balance, and both tables spread onto d.
+  CHECK(after.tables.at("p") == m2->tables.at("p"));
+  CHECK(after.partitions_of("d").size() == 9);
+  std::set<std::string> tables_on_d;
+  for (const auto& p : after.partitions_of("d")) tables_on_d.insert(p.table);
+  CHECK(tables_on_d == std::set<std::string>{"r", "s"});
+  // Balanced: nothing more to do.
+  CHECK(plan_replica_balance(after, live).empty());
+  CHECK(plan_replica_balance(*m2, {"a", "b", "c"}).empty());
+  // Within one but uneven (21 replicas: 6, 5, 5, 5; 7 leaders: 2, 2, 2, 1): nothing moves.
+  auto seven = assign_table({}, "u", 7, live, 3);
+  REQUIRE_OK(seven);
+  const auto seven_reps = live_counts(seven->load(), live);
+  INFO(shown(seven_reps));
+  CHECK(within_one(seven_reps));
+  CHECK(std::set<std::uint32_t>{seven_reps.at("a"), seven_reps.at("b"), seven_reps.at("c"), seven_reps.at("d")}.size() == 2);
+  CHECK(plan_replica_balance(*seven, live).empty());
+}
+
+TEST_CASE("replica balance: leaders are balanced too, even where the replicas are", "[placement]") {
+  // Four nodes each holding three replicas, but a leads all four sets.
+  placement_map m;
+  m.tables["r"] = {{"a", 1, {"a", "b", "c"}}, {"a", 1, {"a", "c", "d"}}, {"a", 1, {"a", "d", "b"}},
+                   {"a", 1, {"a", "b", "c"}}};
+  const strings live{"a", "b", "c", "d", "e", "f"};
+  // With e and f fresh: 12 replicas, 2 per node; 4 leaders, none of them left on a above 1.
+  auto moves = plan_replica_balance(m, live);
+  auto after = apply_replica_moves(m, moves);
+  check_sets(after);
+  const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
+  INFO("replicas " << shown(reps) << " leaders " << shown(leads));
+  CHECK(within_one(reps));
+  CHECK(within_one(leads));
+  for (const auto& [n, c] : reps) CHECK(c == 2);
+  // a sends its 3 extra leaders, one of them to b, c or d (e and f cannot take two), and b,
+  // c and the one that took a leader each send a replica on: 6 moves, no fewer will do.
+  CHECK(moves.size() == 6);
+  // The same four nodes only: the replicas are balanced (3 each), the leaders not.
+  const strings four{"a", "b", "c", "d"};
+  auto fix = plan_replica_balance(m, four);
+  auto fixed = apply_replica_moves(m, fix);
+  check_sets(fixed);
+  INFO("replicas " << shown(live_counts(fixed.load(), four)) << " leaders " << shown(live_counts(fixed.leaders(), four)));
+  CHECK(within_one(live_counts(fixed.load(), four)));
+  CHECK(live_counts(fixed.leaders(), four) == std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+  CHECK(fix.size() == 5);  // 3 leaders off a, and 2 replicas back to a
+
+  // Sets all on a, b and c, a leading them: b and c can take a leader only once their
+  // replica of the set has moved aside (to d).
+  placement_map abc;
+  abc.tables["r"] = {{"a", 1, {"a", "b", "c"}}, {"a", 1, {"a", "b", "c"}}, {"a", 1, {"a", "c", "b"}},
+                     {"a", 1, {"a", "b", "c"}}};
+  auto spread = plan_replica_balance(abc, four);
+  auto spread_after = apply_replica_moves(abc, spread);
+  check_sets(spread_after);
+  INFO("replicas " << shown(live_counts(spread_after.load(), four)) << " leaders "
+                   << shown(live_counts(spread_after.leaders(), four)));
+  CHECK(live_counts(spread_after.load(), four) == std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  CHECK(live_counts(spread_after.leaders(), four) == std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+}
+
+TEST_CASE("replica balance: replicas on dead nodes and their sets stay where they are", "[placement]") {
+  auto m = assign_table({}, "r", 6, {"a", "b", "c"}, 3);
+  REQUIRE_OK(m);
+  auto m2 = assign_table(*m, "s", 2, {"a", "b", "e"}, 3);
+  REQUIRE_OK(m2);
+  // e is dead and d has joined: the sets of 's' (each with a replica on e) wait for the warden.
+  const strings live{"a", "b", "c", "d"};
+  auto moves = plan_replica_balance(*m2, live);
+  CHECK(!moves.empty());
+  for (const auto& mv : moves) {
+    CHECK(mv.partition.table == "r");
+    CHECK(mv.to != "e");
+    CHECK(mv.from != "e");
+  }
+  auto after = apply_replica_moves(*m2, moves);
+  check_sets(after);
+  CHECK(after.tables.at("s") == m2->tables.at("s"));
+  const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
+  INFO("replicas " << shown(reps) << " leaders " << shown(leads));
+  CHECK(within_one(reps));
+  CHECK(within_one(leads));
+  // With a, b and c live only, the sets of 'r' hold all three and those of 's' wait for
+  // the warden: nothing can move, though c holds fewer.
+  CHECK(!within_one(live_counts(m2->load(), {"a", "b", "c"})));
+  CHECK(plan_replica_balance(*m2, {"a", "b", "c"}).empty());
+  CHECK(plan_replica_balance(*m2, {}).empty());
+}
+
+TEST_CASE("replica balance on random maps: within one replica and one leader, sets distinct, few moves",
+          "[placement]") {
+  std::mt19937 rng(4321);
+  const strings all{"a", "b", "c", "d", "e", "f", "g"};
+  int unbalanced_before = 0, all_live = 0;
+  for (int round = 0; round < 300; ++round) {
+    INFO("round " << round);
+    // Tables placed on random subsets of the nodes, then some replicas moved at random.
+    placement_map m;
+    const int tables = 1 + static_cast<int>(rng() % 3);
+    for (int t = 0; t < tables; ++t) {
+      strings on;
+      for (const auto& n : all)
+        if (rng() % 2) on.push_back(n);
+      const std::uint32_t factor = on.size() >= 5 && rng() % 3 == 0 ? 5 : 3;
+      if (on.size() < factor) continue;
+      auto next = assign_table(m, "t" + std::to_string(t), static_cast<std::uint32_t>(rng() % 16), on, factor);
+      REQUIRE_OK(next);
+      m = std::move(*next);
+    }
+    for (int k = 0; k < 5; ++k) {
+      auto parts = m.tables.empty() ? std::vector<partition_owner>{} : m.tables.begin()->second;
+      if (parts.empty()) break;
+      const partition_ref p{m.tables.begin()->first, static_cast<std::uint32_t>(rng() % parts.size())};
+      const auto& o = *m.owner(p);
+      const auto to = all[rng() % all.size()];
+      if (o.holds(to)) continue;
+      auto next = replace_replica(m, p, o.replicas[rng() % o.replicas.size()], to, o.next_replica_id());
+      REQUIRE_OK(next);
+      m = std::move(*next);
+    }
+    strings live;
+    for (const auto& n : all)
+      if (rng() % 5 != 0) live.push_back(n);
+    if (rng() % 3 == 0) live.push_back("fresh");
+    if (live.empty()) live.push_back("a");
+    bool any_dead_replica = false;
+    for (const auto& [t, owners] : m.tables)
+      for (const auto& o : owners)
+        for (const auto& r : o.replicas)
+          if (std::find(live.begin(), live.end(), r) == live.end()) any_dead_replica = true;
+
+    const auto reps0 = live_counts(m.load(), live), leads0 = live_counts(m.leaders(), live);
+    if (!within_one(reps0) || !within_one(leads0)) ++unbalanced_before;
+    auto moves = plan_replica_balance(m, live);
+    CHECK(moves == plan_replica_balance(m, live));  // deterministic
+    auto after = apply_replica_moves(m, moves);
+    check_sets(after);
+    const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
+    INFO("replicas " << shown(reps0) << "-> " << shown(reps) << "; leaders " << shown(leads0) << "-> " << shown(leads));
+    // Partitions with a replica on a node not live keep their sets; only live nodes receive.
+    for (const auto& mv : moves) {
+      CHECK(std::find(live.begin(), live.end(), mv.to) != live.end());
+      for (const auto& r : m.owner(mv.partition)->replicas)
+        CHECK(std::find(live.begin(), live.end(), r) != live.end());
+    }
+    if (!any_dead_replica) {
+      ++all_live;
+      CHECK(within_one(reps));
+      CHECK(within_one(leads));
+    }
+    // Moves: the replicas' excess (fewest_moves), plus for each leader above its share one
+    // move, or two when the receiver's replica must move aside first, and one more when that
+    // leaves a node a replica short or over.
+    std::vector<std::uint32_t> rc, lc;
+    for (const auto& [n, c] : reps0) rc.push_back(c);
+    for (const auto& [n, c] : leads0) lc.push_back(c);
+    CHECK(moves.size() <= fewest_moves(rc) + 3 * fewest_moves(lc));
+    if (!any_dead_replica) CHECK(moves.size() >= std::max(fewest_moves(rc), fewest_moves(lc)));
+    if (within_one(reps0) && within_one(leads0)) CHECK(moves.empty());
+  }
+  // The rounds test something.
+  CHECK(unbalanced_before > 100);
+  CHECK(all_live > 50);
 }

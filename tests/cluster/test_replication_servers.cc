@@ -1,8 +1,8 @@
 // Replication in a real cluster: the test ZooKeeper plus three (or four) cellar-server
 // processes, each partition of a table a Raft group of three replicas, one per node. Nodes
 // are killed with SIGKILL while a client writes; what was acknowledged must survive. With
-// four nodes, replicas move by Raft membership change: by `move`, and to replace the
-// replicas of a node dead past --dead-node-timeout.
+// four nodes, replicas move by Raft membership change: by `balancer` and `move`, and to
+// replace the replicas of a node dead past --dead-node-timeout.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -424,10 +424,52 @@ TEST_CASE("factor 3 on 4 nodes: a node dead past --dead-node-timeout has its rep
   CHECK(sets_within(c, {"n1", "n2", "n3"}));
 }
 
-TEST_CASE("factor 3 on 4 nodes: move of a replicated partition under writes is a membership change; nothing is lost",
+TEST_CASE("factor 3 on 4 nodes: balancer after a node joins, and move of a replicated partition, under writes are "
+          "membership changes; nothing is lost",
           "[cluster][servers][replication][membership]") {
-  cluster3 c(replicated, 4);
+  // The table is made on three nodes, so every node holds all six partitions; then n4 joins.
+  cluster3 c(replicated, 3);
   REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  c.start(4);
+  REQUIRE(eventually(
+      [&] {
+        return testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out.find("  n4") !=
+               std::string::npos;
+      },
+      30s));
+  REQUIRE(c.placement().partitions_of("n4").empty());
+  {
+    // The balancer gives n4 its share of the 18 replicas and 6 preferred leaders while a
+    // client writes.
+    writer w(c.node(1), "c");
+    REQUIRE(eventually([&] { return w.acknowledged() >= 100; }, 60s));
+    const auto bal = shell(c.node(2), "balancer\n");
+    INFO(bal.out);
+    REQUIRE(lines(bal.out).size() == 1);
+    CHECK(lines(bal.out)[0].find("\"ran\":true") != std::string::npos);
+    const auto map = c.placement();
+    std::map<std::string, std::uint32_t> reps, leads;
+    for (const auto& n : {"n1", "n2", "n3", "n4"}) reps[n] = leads[n] = 0;
+    for (const auto& [n, k] : map.load()) reps[n] = k;
+    for (const auto& [n, k] : map.leaders()) leads[n] = k;
+    for (const auto& [n, k] : reps) {
+      INFO(n << " holds " << k << " replicas and leads " << leads[n]);
+      CHECK((k == 4 || k == 5));
+      CHECK((leads[n] == 1 || leads[n] == 2));
+    }
+    CHECK(sets_within(c, {"n1", "n2", "n3", "n4"}));  // three distinct nodes each
+    const auto count = w.acknowledged();
+    CHECK(eventually([&] { return w.acknowledged() >= count + 50; }, 60s));
+    w.stop();
+    INFO(w.errors().size() << " failed writes, the first: " << (w.errors().empty() ? "" : w.errors().front()));
+    CHECK(w.errors().empty());
+    check_all_on(c.node(4), w.acked());
+    // Balanced: a second run moves nothing.
+    const auto epoch = c.placement().epoch;
+    CHECK(lines(shell(c.node(3), "balancer\n").out) == std::vector<std::string>{"{\"ok\":true,\"ran\":true}"});
+    CHECK(c.placement().epoch == epoch);
+  }
+
   const auto before = c.placement().tables.at("rt").at(0);
   std::string outsider;
   for (const auto& n : {"n1", "n2", "n3", "n4"})
@@ -448,7 +490,7 @@ TEST_CASE("factor 3 on 4 nodes: move of a replicated partition under writes is a
   CHECK(!after.holds(leaving));
   CHECK(std::vector<std::string>(after.replicas.begin() + 1, after.replicas.end()) ==
         std::vector<std::string>(before.replicas.begin() + 1, before.replicas.end()));
-  CHECK(after.replica_ids.at(0) == 4);  // an id the group never had
+  CHECK(after.replica_ids.at(0) == before.next_replica_id());  // an id the group never had
   // Moving it again to a node that holds it is a no-op; other partitions kept their sets.
   CHECK(lines(shell(c.node(1), "move 'rt/0', '" + outsider + "'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
   const auto count = w.acknowledged();

@@ -259,7 +259,10 @@ result<std::vector<planned_move>> cluster_node::plan_balance() const {
   if (st_->my_fence().empty()) return st_->not_master();
   auto pl = read_placement(*st_->zk);
   if (!pl) return pl.error();
-  return cellar::cluster::plan_balance(pl->map, st_->live_ids());
+  const auto live = st_->live_ids();
+  auto out = cellar::cluster::plan_balance(pl->map, live);
+  for (auto& mv : plan_replica_balance(pl->map, live)) out.push_back(std::move(mv));
+  return out;
 }
 
 }  // namespace cellar::cluster

@@ -84,7 +84,8 @@ class cluster_node {
   // `to`, a live member (NOT_FOUND otherwise); returns the map's new epoch. This is only
   // the flip of the map: shipping the partition's data comes before it.
   result<std::uint64_t> move(const partition_ref& p, const std::string& to);
-  // Master only: the moves that would balance the live nodes (see placement.h).
+  // Master only: the moves that would balance the live nodes: plan_balance's, then
+  // plan_replica_balance's (see placement.h).
   result<std::vector<planned_move>> plan_balance() const;
 
   struct state;

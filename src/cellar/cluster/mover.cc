@@ -252,29 +252,44 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
   if (!pl) return pl.error();
   auto live = zk.children(layout::nodes);
   if (!live) return live.error();
-  std::deque<planned_move> todo;
-  for (auto& mv : plan_balance(pl->map, *live)) todo.push_back(std::move(mv));
+  struct balance_move {
+    planned_move mv;
+    bool replica = false;  // one replica of a replicated partition (run_replica_move)
+  };
+  std::deque<balance_move> todo;
+  for (auto& mv : plan_balance(pl->map, *live)) todo.push_back({std::move(mv), false});
+  for (auto& mv : plan_replica_balance(pl->map, *live)) todo.push_back({std::move(mv), true});
   const std::size_t planned = todo.size();
 
-  // Up to o.parallel_moves at once, one per source node; after a failure none starts.
+  // Up to o.parallel_moves at once, one per source node, and the moves of one partition
+  // one after the other in the plan's order (a replica may move aside before a leader
+  // takes its place); after a failure none starts.
   struct slots {
     absl::Mutex mu;
     std::set<std::string> sources ABSL_GUARDED_BY(mu);  // the source nodes of the moves running
+    std::set<partition_ref> partitions ABSL_GUARDED_BY(mu);  // and their partitions
     std::uint32_t running ABSL_GUARDED_BY(mu) = 0;
     std::uint32_t done ABSL_GUARDED_BY(mu) = 0;
     std::optional<status> failed ABSL_GUARDED_BY(mu);
   } sl;
   std::vector<std::thread> threads;
   const std::uint32_t most = std::max<std::uint32_t>(1, o.parallel_moves);
-  // A move may start (one of `todo` has a free source and a slot is free), or none will.
+  // The first move of `todo` that may start now, or todo.end().
+  const auto startable = [&] {
+    sl.mu.AssertHeld();
+    std::set<partition_ref> earlier;  // the partitions of the moves before it
+    for (auto it = todo.begin(); it != todo.end(); ++it) {
+      const auto& mv = it->mv;
+      if (!sl.sources.count(mv.from) && !sl.partitions.count(mv.partition) && !earlier.count(mv.partition)) return it;
+      earlier.insert(mv.partition);
+    }
+    return todo.end();
+  };
+  // A move may start (one of `todo` is startable and a slot is free), or none will.
   const auto can_start = [&] {
     sl.mu.AssertHeld();
     if (sl.failed || todo.empty()) return true;
-    if (sl.running >= most) return false;
-    return std::any_of(todo.begin(), todo.end(), [&](const planned_move& mv) {
-      sl.mu.AssertHeld();
-      return !sl.sources.count(mv.from);
-    });
+    return sl.running < most && startable() != todo.end();
   };
   const auto all_ended = [&] {
     sl.mu.AssertHeld();
@@ -284,19 +299,20 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
   while (true) {
     sl.mu.Await(absl::Condition(&can_start));
     if (sl.failed || todo.empty()) break;
-    auto next = std::find_if(todo.begin(), todo.end(), [&](const planned_move& mv) {
-      sl.mu.AssertHeld();
-      return !sl.sources.count(mv.from);
-    });
-    planned_move mv = std::move(*next);
+    auto next = startable();
+    balance_move bm = std::move(*next);
     todo.erase(next);
-    sl.sources.insert(mv.from);
+    sl.sources.insert(bm.mv.from);
+    sl.partitions.insert(bm.mv.partition);
     ++sl.running;
     if (stats) stats->most_at_once = std::max(stats->most_at_once, sl.running);
-    threads.emplace_back([&, mv = std::move(mv)] {
-      auto st = run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o);
+    threads.emplace_back([&, bm = std::move(bm)] {
+      const auto& mv = bm.mv;
+      auto st = bm.replica ? run_replica_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.from, mv.to, o)
+                           : run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o);
       absl::MutexLock l(&sl.mu);
       sl.sources.erase(mv.from);
+      sl.partitions.erase(mv.partition);
       --sl.running;
       if (st)
         ++sl.done;

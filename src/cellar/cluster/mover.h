@@ -67,9 +67,12 @@ struct balance_stats {
 status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
                 std::uint32_t index, const std::string& to, const move_options& o = {});
 
-// Runs the moves plan_balance() finds, up to o.parallel_moves at once and at most one per
-// source node (so one node's freeze and copy-out at a time); returns how many ran. After a
-// move fails no further one starts; the running ones end, and the error (run_move's) says
+// Runs the moves plan_balance() and plan_replica_balance() find (placement.h): those of
+// single-copy partitions by run_move, those of replicas by run_replica_move (each from the
+// replica the plan names). Up to o.parallel_moves run at once, at most one per source node
+// (so one node's freeze and copy-out, or one replica leaving it, at a time), and the moves
+// of one partition one after the other in the plan's order; returns how many ran. After a
+// move fails no further one starts; the running ones end, and the error (the move's) says
 // how many of the planned moves were done. Blocks like run_move.
 result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
                                   const move_options& o = {}, balance_stats* stats = nullptr);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <tuple>
 
 #include "persist/codec.h"
 
@@ -159,6 +160,209 @@ std::vector<planned_move> plan_balance(const placement_map& m, const std::vector
   }
   return moves;
 }
+
+namespace {
+
+// The replica sets as the balancer plans them, and what each live node holds.
+struct replica_plan {
+  struct part {
+    partition_ref ref;
+    std::vector<std::string> set;  // as planned so far; the front is the preferred leader
+  };
+  using counts = std::map<std::string, std::int64_t>;
+  std::vector<std::string> live;  // sorted
+  std::vector<part> parts;        // the movable partitions: every replica on a live node
+  counts reps, leads;             // per live node, unmovable sets included
+  std::map<std::string, counts> of_table;  // node -> table -> replicas
+  std::vector<planned_move> moves;
+
+  static std::size_t position(const part& p, const std::string& n) {
+    return static_cast<std::size_t>(std::find(p.set.begin(), p.set.end(), n) - p.set.begin());
+  }
+  static bool holds(const part& p, const std::string& n) { return position(p, n) < p.set.size(); }
+
+  void move(part& p, std::size_t pos, const std::string& to) {
+    const std::string from = p.set[pos];
+    moves.push_back({p.ref, from, to});
+    --reps[from];
+    ++reps[to];
+    --of_table[from][p.ref.table];
+    ++of_table[to][p.ref.table];
+    if (pos == 0) {
+      --leads[from];
+      ++leads[to];
+    }
+    p.set[pos] = to;
+  }
+
+  // Each live node's share of what `count` sums to: the nodes holding the most take the
+  // larger shares, so only their excess moves (ties: the fewest of `other`, then node id).
+  counts shares(const counts& count, const counts& other) const {
+    std::int64_t total = 0;
+    for (const auto& n : live) total += count.at(n);
+    const auto n = static_cast<std::int64_t>(live.size());
+    const std::int64_t q = total / n, r = total % n;
+    std::vector<std::string> by_count = live;
+    std::stable_sort(by_count.begin(), by_count.end(), [&](const std::string& a, const std::string& b) {
+      return count.at(a) != count.at(b) ? count.at(a) > count.at(b) : other.at(a) < other.at(b);
+    });
+    counts out;
+    for (std::int64_t i = 0; i < n; ++i) out[by_count[static_cast<std::size_t>(i)]] = q + (i < r ? 1 : 0);
+    return out;
+  }
+
+  // How many more of `p`'s table `to` would hold than `from` (smaller spreads tables more).
+  std::int64_t table_gap(const part& p, const std::string& from, const std::string& to) {
+    return of_table[to][p.ref.table] - of_table[from][p.ref.table];
+  }
+
+  void balance_leaders();
+  void balance_replicas();
+  bool relay_replica(const counts& share);
+};
+
+// One leader at a time, from a node above its share (A) to one below it (B). When B holds
+// a replica of the set already, that replica first moves to a node outside the set (C),
+// then A's to B. Each option is costed in moves: its own, plus one for each node it leaves
+// a replica short or over (A or B, or A or C, against their replica shares), which a later
+// move must even out; the cheapest goes first (ties: the table spread, the receiver with the
+// fewest replicas, the first partition, then node id).
+void replica_plan::balance_leaders() {
+  const auto lead_share = shares(leads, reps);
+  const auto rep_share = shares(reps, leads);
+  const auto gives = [&](const std::string& n) { return reps[n] <= rep_share.at(n) ? 1 : 0; };
+  const auto takes = [&](const std::string& n) { return reps[n] >= rep_share.at(n) ? 1 : 0; };
+  for (;;) {
+    using key = std::tuple<int, std::int64_t, std::int64_t>;
+    part* best = nullptr;
+    key best_key{};
+    std::string best_to, best_aside;  // B, and C when B's replica moves aside first
+    for (auto& p : parts) {
+      const auto& a = p.set[0];
+      if (leads[a] <= lead_share.at(a)) continue;
+      // The node outside the set that the cheapest aside move would give B's replica to.
+      const std::string* aside = nullptr;
+      key aside_key{};
+      for (const auto& c : live) {
+        if (holds(p, c)) continue;
+        const key k{2 + gives(a) + takes(c), table_gap(p, a, c), reps[c]};
+        if (!aside || k < aside_key) {
+          aside = &c;
+          aside_key = k;
+        }
+      }
+      for (const auto& b : live) {
+        if (leads[b] >= lead_share.at(b)) continue;
+        const bool direct = !holds(p, b);
+        if (!direct && !aside) continue;
+        const key k = direct ? key{1 + gives(a) + takes(b), table_gap(p, a, b), reps[b]} : aside_key;
+        if (!best || k < best_key) {
+          best = &p;
+          best_key = k;
+          best_to = b;
+          best_aside = direct ? std::string() : *aside;
+        }
+      }
+    }
+    if (!best) return;
+    if (!best_aside.empty()) move(*best, position(*best, best_to), best_aside);
+    move(*best, 0, best_to);
+  }
+}
+
+// Then the other replicas, the leaders staying as they are: one at a time from a node above
+// its share to one below it (ties: the table spread, the receiver with the fewest, the first
+// partition, then node id). When no such move is open (each set the donor holds has a
+// replica on the receiver already), a replica goes to a node at its share that passes one
+// of its own on to the receiver.
+void replica_plan::balance_replicas() {
+  // The shares are counted again: the leaders' moves changed what each node holds.
+  const auto share = shares(reps, leads);
+  const auto over = [&](const std::string& n) { return reps[n] > share.at(n); };
+  const auto under = [&](const std::string& n) { return reps[n] < share.at(n); };
+  for (;;) {
+    using key = std::tuple<std::int64_t, std::int64_t>;
+    part* best = nullptr;
+    std::size_t best_pos = 0;
+    key best_key{};
+    std::string best_to;
+    for (auto& p : parts)
+      for (std::size_t pos = 1; pos < p.set.size(); ++pos) {
+        if (!over(p.set[pos])) continue;
+        for (const auto& b : live) {
+          if (!under(b) || holds(p, b)) continue;
+          const key k{table_gap(p, p.set[pos], b), reps[b]};
+          if (!best || k < best_key) {
+            best = &p;
+            best_pos = pos;
+            best_key = k;
+            best_to = b;
+          }
+        }
+      }
+    if (best) {
+      move(*best, best_pos, best_to);
+      continue;
+    }
+    if (!relay_replica(share)) return;
+  }
+}
+
+// A replica from a node above its share (A) to one at its share (C) outside its set, and one
+// of C's (not a leader) to a node below its share (B) outside that set: the first such pair
+// in order; false when there is none.
+bool replica_plan::relay_replica(const counts& share) {
+  for (auto& p : parts)
+    for (std::size_t pos = 1; pos < p.set.size(); ++pos) {
+      if (reps[p.set[pos]] <= share.at(p.set[pos])) continue;
+      for (const auto& c : live) {
+        if (reps[c] != share.at(c) || holds(p, c)) continue;
+        for (auto& q : parts) {
+          const auto at = position(q, c);
+          if (&q == &p || at == 0 || at >= q.set.size()) continue;
+          for (const auto& b : live) {
+            if (reps[b] >= share.at(b) || holds(q, b)) continue;
+            move(p, pos, c);
+            move(q, at, b);
+            return true;
+          }
+        }
+      }
+    }
+  return false;
+}
+
+}  // namespace
+
+std::vector<planned_move> plan_replica_balance(const placement_map& m, const std::vector<std::string>& live_in) {
+  replica_plan pl;
+  pl.live = unique_sorted(live_in);
+  if (pl.live.empty()) return {};
+  const std::set<std::string> is_live(pl.live.begin(), pl.live.end());
+  for (const auto& n : pl.live) pl.reps[n] = pl.leads[n] = 0;
+  for (const auto& [table, owners] : m.tables)
+    for (std::uint32_t i = 0; i < owners.size(); ++i) {
+      const auto& o = owners[i];
+      if (!o.replicated()) continue;
+      bool all_live = true;
+      for (std::size_t k = 0; k < o.replicas.size(); ++k) {
+        const auto& n = o.replicas[k];
+        if (!is_live.count(n)) {
+          all_live = false;
+          continue;
+        }
+        ++pl.reps[n];
+        ++pl.of_table[n][table];
+        if (k == 0) ++pl.leads[n];
+      }
+      // A set with a replica on a dead node waits for the warden (replica_warden.h).
+      if (all_live) pl.parts.push_back({{table, i}, o.replicas});
+    }
+  pl.balance_leaders();
+  pl.balance_replicas();
+  return std::move(pl.moves);
+}
+
 
 result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to) {
   auto it = m.tables.find(p.table);

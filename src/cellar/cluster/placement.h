@@ -15,9 +15,11 @@
 //  - plan_balance() brings the live nodes to within one partition of each other (counting
 //    only the partitions they hold) with the fewest moves: the nodes holding the most keep
 //    the larger shares, and only the excess moves, to the nodes short of their share.
-//    Replicated partitions stay where they are: a replica moves by Raft membership change
-//    (cluster/replica_mover.h), which writes its new set with replace_replica; apply_move
-//    refuses them (UNSUPPORTED). plan_replacements() places the replicas of dead nodes.
+//    Replicated partitions are not counted there: a replica moves by Raft membership
+//    change (cluster/replica_mover.h), which writes its new set with replace_replica
+//    (apply_move refuses them, UNSUPPORTED), and plan_replica_balance() balances them, the
+//    replicas and the preferred leaders apart from the single-copy partitions.
+//    plan_replacements() places the replicas of dead nodes.
 //
 // Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
 // 1 MiB znode limit holds about 80,000 partitions.
@@ -98,8 +100,21 @@ result<placement_map> assign_table(const placement_map& m, const std::string& ta
                                    const std::vector<std::string>& live, std::uint32_t factor = 1);
 // The map without `table` (epoch + 1), or `m` unchanged when it has no such table.
 placement_map remove_table(const placement_map& m, const std::string& table);
-// The fewest moves that leave every live node within one partition of the others.
+// The fewest moves that leave every live node within one partition of the others,
+// counting single-copy partitions only.
 std::vector<planned_move> plan_balance(const placement_map& m, const std::vector<std::string>& live);
+// Moves of single replicas of replicated partitions (each to apply with replace_replica, in
+// the order given: a partition may move twice) that leave every live node within one
+// replica and within one preferred leader of the others, never two replicas of a partition
+// on one node. A move whose `from` is the set's front makes `to` the preferred leader.
+// First the leaders move, from the nodes above their share to those below (preferring a
+// move that also takes a replica from a node above its replica share to one below), then
+// other replicas, from the nodes above their share to those below: a node joining a
+// balanced cluster receives its share and nothing else moves. Sets with a replica on a node
+// not in `live` do not move (the replica warden replaces that replica first), though their
+// live replicas count; should they, or the sets, leave no move to a node below its share,
+// the plan stops there.
+std::vector<planned_move> plan_replica_balance(const placement_map& m, const std::vector<std::string>& live);
 // Gives partition `p` to `to` (epoch + 1; the partition's epoch becomes the new epoch).
 // Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition),
 // UNSUPPORTED for a replicated partition (its replicas move by replace_replica).

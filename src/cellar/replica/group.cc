@@ -139,10 +139,14 @@ void replica_group::hand_over_if_due() {
     if (raft_.configuration.servers[i].id != to) continue;
     // Only to a replica that has the whole log: it then wins its election at once.
     if (raft_.leader_state.progress[i].match_index != last) return;
-    handed_over_at_ = handover_step_at_ = now;
-    handover_ = handover::draining;
-    return;
+    return begin_handover(to);
   }
+}
+
+void replica_group::begin_handover(std::uint64_t to) {
+  handed_over_at_ = handover_step_at_ = std::chrono::steady_clock::now();
+  handover_to_ = to;
+  handover_ = handover::draining;
 }
 
 void replica_group::advance_handover() {
@@ -159,7 +163,7 @@ void replica_group::advance_handover() {
       if (in_flight_ > 0) return;
       auto* req = new transfer_request();
       req->data = this;
-      const int rv = raft_transfer(&raft_, req, opt_.preferred_leader, [](transfer_request* r) {
+      const int rv = raft_transfer(&raft_, req, handover_to_, [](transfer_request* r) {
         auto* g = static_cast<replica_group*>(r->data);
         delete r;
         if (g->dying_) return;

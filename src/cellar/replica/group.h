@@ -137,8 +137,9 @@ class replica_group {
   void add_member(member m, std::function<void(const status&)> done);
   // remove_member: the replica `id` leaves the group once the configuration without it is
   // committed; OK at once if it is not in it. When `id` is this replica (the leader), it
-  // first hands leadership to another voter (the preferred leader if it can) and answers
-  // NOT_LEADER naming the new leader, which is then asked again.
+  // first hands leadership to another voter (the preferred leader if it can) as a handover
+  // to the preferred leader does, failing no request (group_options::preferred_leader),
+  // and answers NOT_LEADER naming the new leader, which is then asked again.
   void remove_member(std::uint64_t id, std::function<void(const status&)> done);
   // The replica that should lead from now on (group_options::preferred_leader; 0: none).
   void set_preferred_leader(std::uint64_t id) { opt_.preferred_leader = id; }
@@ -178,6 +179,7 @@ class replica_group {
     std::function<void(const status&)> read; // or a barrier
   };
   void hand_over_if_due();
+  void begin_handover(std::uint64_t to);  // to replica `to` (0: whichever voter libraft picks)
   void advance_handover();
   void finish_handover();
   // Sets the interval to the next snapshot from the one just taken (see snapshot_threshold).
@@ -207,6 +209,7 @@ class replica_group {
   std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
   std::chrono::steady_clock::time_point handed_over_at_{};  // the last handover begun
   handover handover_ = handover::none;
+  std::uint64_t handover_to_ = 0;  // the replica the handover under way is for (0: any voter)
   std::chrono::steady_clock::time_point handover_step_at_{};  // when handover_ last changed
   std::vector<held_request> held_;  // proposals and barriers held during a handover, in order
   std::size_t in_flight_ = 0;       // proposals and barriers libraft holds

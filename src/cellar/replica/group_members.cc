@@ -5,13 +5,9 @@ namespace cellar::replica {
 
 namespace {
 
-// libraft's leadership transfer request (the function of the same name hides the struct).
-using transfer_request = struct raft_transfer;
-
-// A libraft configuration change or transfer under way, for the group that asked it.
+// A libraft configuration change under way, for the group that asked it.
 struct change_request {
   struct raft_change req {};
-  transfer_request transfer{};
   replica_group* group = nullptr;
 };
 
@@ -75,8 +71,9 @@ void replica_group::continue_change() {
     return finish_change({code::unavailable, "replica " + std::to_string(change_->who.id) + " at " +
                                                  change_->who.address + " did not catch up within " +
                                                  std::to_string(opt_.change_timeout_ms) + " ms; it stays a learner"});
-  // A leadership transfer (the preferred leader's) blocks configuration changes: wait for it.
-  if (raft_.transfer != nullptr) return;
+  // A leadership transfer blocks configuration changes: wait for it (a handover, the
+  // preferred leader's or this change's, ends with finish_handover).
+  if (raft_.transfer != nullptr || handover_ != handover::none) return;
   issue_change_step(find_server(raft_.configuration, change_->who.id));
 }
 
@@ -125,28 +122,21 @@ void replica_group::issue_change_step(const raft_server* s) {
       return finish_change(status::ok());
     }
     if (c.who.id == opt_.id) {
-      // The leader leaves: another voter leads first, and is asked again.
+      // The leader leaves: another voter leads first, by a handover (a step down with
+      // entries in flight would fail them with their outcome unknown), and is asked again;
+      // continue_change waits for it.
+      delete req;
+      bool other_voter = false;
+      for (unsigned i = 0; i < raft_.configuration.n; ++i)
+        other_voter |= raft_.configuration.servers[i].id != opt_.id && raft_.configuration.servers[i].role == RAFT_VOTER;
+      if (!other_voter)
+        return finish_change({code::invalid_argument, "replica " + std::to_string(opt_.id) +
+                                                          " is the group's only voter: it cannot leave"});
       std::uint64_t to = 0;
       if (const auto* p = find_server(raft_.configuration, opt_.preferred_leader);
           p != nullptr && p->id != opt_.id && p->role == RAFT_VOTER)
         to = p->id;
-      const auto on_transfer = [](transfer_request* t) {
-        auto* req = static_cast<change_request*>(t->data);
-        auto* g = req->group;
-        delete req;
-        if (g->dying_ || !g->change_) return;
-        g->change_->in_flight = false;
-        if (!g->is_leader()) return g->finish_change(g->not_leader());
-        // Still the leader (the transfer timed out): the next tick tries again.
-      };
-      req->transfer.data = req;
-      rv = raft_transfer(&raft_, &req->transfer, to, on_transfer);
-      if (rv == RAFT_BADID && to != 0) rv = raft_transfer(&raft_, &req->transfer, 0, on_transfer);
-      if (rv == RAFT_NOTFOUND) {
-        delete req;
-        return finish_change({code::invalid_argument, "replica " + std::to_string(opt_.id) +
-                                                          " is the group's only voter: it cannot leave"});
-      }
+      return begin_handover(to);
     } else {
       rv = raft_remove(&raft_, &req->req, c.who.id, on_change);
     }
