@@ -49,7 +49,9 @@ now() { date +%s.%N; }
 # start: a fresh cellar-server; sets pid and port.
 start() {
   rm -rf "$work/data"
-  on "$server" --listen 127.0.0.1:0 --data "$work/data" --snapshot-interval-ms 0 >"$work/server.log" 2>&1 &
+  # taskset directly, not through on(): a backgrounded function is a subshell, and $! would
+  # be its pid, not the server's.
+  taskset -c "$cpu" "$server" --listen 127.0.0.1:0 --data "$work/data" --snapshot-interval-ms 0 >"$work/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 200); do
     port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/server.log" | head -n 1)

@@ -325,7 +325,13 @@ void memtable::apply_cells(const delta_map& cells) {
 
 delta_map memtable::take_delta() { return std::move(delta_); }
 
-void memtable::merge_delta(delta_map older) { delta_.merge_older(older); }
+void memtable::merge_delta(delta_map older, std::vector<loaded_layer> older_loaded) {
+  // `older` goes under the changes recorded before this memtable's first load, if any.
+  (loaded_.empty() ? delta_ : *loaded_.front().before).merge_older(older);
+  if (older_loaded.empty()) return;
+  for (auto& l : loaded_) older_loaded.push_back(std::move(l));
+  loaded_ = std::move(older_loaded);
+}
 
 void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   auto& m = ensure(fid);
