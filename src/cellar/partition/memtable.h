@@ -210,9 +210,10 @@ class memtable {
   // its value. Returns false, having changed nothing, when those conditions do not hold.
   bool replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
                             std::int64_t now);
-  // Writes the cell; returns where it is now.
+  // Writes the cell; returns where it is now. `hint`: finds a row written just before
+  // without the index (cell_map::row_hint).
   family_map::iterator write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v,
-                                  std::string_view encoded = {});
+                                  std::string_view encoded = {}, family_map::row_hint* hint = nullptr);
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
   // After a write to a column: removes the versions no read can return any more (beyond
   // the family's MaxVersions, or expired), as the background reclaim would later (R18).

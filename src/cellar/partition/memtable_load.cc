@@ -30,12 +30,14 @@ void memtable::load_cells(std::shared_ptr<const loaded_cells> cells) {
   std::string row_scratch, qualifier_scratch, encoded;
   std::uint32_t last_file_id = 0, fid = 0;
   family_map* m = nullptr;
+  family_map::row_hint hint;  // the cells of a row come one after the other
   while (in.next(key, expires, value)) {
     if (!decode_cell_key(key, k, row_scratch, qualifier_scratch)) continue;
     if (k.family != last_file_id || m == nullptr) {
       last_file_id = k.family;
       fid = cells->table_id(k.family);
       m = fid == 0 || dropped(fid) ? nullptr : &ensure(fid);
+      hint = {};
       if (m == nullptr) continue;
     }
     // The key as a move delta records it: the file's, with the table's family id.
@@ -46,7 +48,8 @@ void memtable::load_cells(std::shared_ptr<const loaded_cells> cells) {
       encoded.append(key.substr(4));
       as_recorded = encoded;
     }
-    write_cell(fid, *m, key_view{k.row, k.qualifier, k.ts}, cell_value{short_bytes(value), expires}, as_recorded);
+    write_cell(fid, *m, key_view{k.row, k.qualifier, k.ts}, cell_value{short_bytes(value), expires}, as_recorded,
+               &hint);
   }
 }
 
