@@ -152,6 +152,7 @@ struct column_plan {
     std::size_t field;
     std::string qualifier;
     std::size_t order;  // its place in --columns: of two equal cells the later one wins
+    std::string escaped;  // the qualifier as a cell key holds it (encode_cell_key_qualifier)
   };
   std::vector<std::vector<column>> by_family;  // index: family id - 1
   bool repeats = false;                        // a family:qualifier named twice
@@ -166,9 +167,14 @@ void append_row(std::string& file, std::string& key, std::uint32_t fid, const st
   constexpr std::int64_t no_ttl = std::numeric_limits<std::int64_t>::max();
   if (last - first == 1 && !repeats) {
     starts.of(*first, fields);
+    // The family and row are the same for every cell, so they are encoded once.
+    key.clear();
+    encode_cell_key_row(key, fid, first->row);
+    const std::size_t row_end = key.size();
     for (const auto& c : cols) {
-      key.clear();
-      encode_cell_key(key, fid, first->row, c.qualifier, first->ts);
+      key.resize(row_end);
+      key += c.escaped;
+      encode_cell_key_ts(key, first->ts);
       append_cell(file, key, no_ttl, fields[c.field]);
       ++*cells;
     }
@@ -234,7 +240,9 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
       return status{code::too_large, "the qualifier of --columns entry '" + col.family + ":" + col.qualifier +
                                          "' is over its limit"};
     column_family.push_back(it->second);
-    plan.by_family[it->second - 1].push_back({col.field, col.qualifier, k});
+    std::string escaped;
+    encode_cell_key_qualifier(escaped, col.qualifier);
+    plan.by_family[it->second - 1].push_back({col.field, col.qualifier, k, std::move(escaped)});
   }
   for (auto& f : plan.by_family) {
     std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.qualifier < b.qualifier; });
