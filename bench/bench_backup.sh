@@ -4,8 +4,11 @@
 # disk's sequential write rate, and the time and bytes of a named snapshot.
 # docs/benchmarks.md ("Bulk load, import, export and named snapshots") has the figures.
 #
-#   bench/bench_backup.sh [--records N] [--build DIR] [--cpu C]
+#   bench/bench_backup.sh [--records N] [--runs R] [--build DIR] [--cpu C]
 #
+# The row-by-row load and the bulk load alternate R times (default 3), each on a fresh
+# server; their rows give the median and the range [min, max] of the R runs. The named
+# snapshot, export and import are timed once, on the last run's table.
 # Every server is started here on 127.0.0.1 with a fresh data directory under a temporary
 # directory, pinned with the load generator or cellar-admin to CPU C (default 0) so all
 # three loads use the same core. Records are YCSB's: key "user" + FNV-1a hash of the
@@ -14,14 +17,16 @@
 set -euo pipefail
 
 records=100000
+runs=3
 build=build
 cpu=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --records) records=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --cpu) cpu=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bench_backup: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -44,7 +49,9 @@ now() { date +%s.%N; }
 # start: a fresh cellar-server; sets pid and port.
 start() {
   rm -rf "$work/data"
-  on "$server" --listen 127.0.0.1:0 --data "$work/data" --snapshot-interval-ms 0 >"$work/server.log" 2>&1 &
+  # taskset directly, not through on(): a backgrounded function is a subshell, and $! would
+  # be its pid, not the server's.
+  taskset -c "$cpu" "$server" --listen 127.0.0.1:0 --data "$work/data" --snapshot-interval-ms 0 >"$work/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 200); do
     port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/server.log" | head -n 1)
@@ -78,24 +85,34 @@ PY
 columns=HBASE_ROW_KEY$(for k in $(seq 0 9); do printf ',family:field%d' "$k"; done)
 bytes=$(stat -c %s "$work/in.tsv")
 
-# 1. Row by row: the load generator's YCSB load phase over the frames protocol.
-start
-on "$loadgen" --target cellar-rpc --protocol frames --port "$port" --workload a --phase load \
-  --records "$records" --partitioning hash:8 --quiet --json "$work/load.json" >/dev/null
-puts_s=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); p=j.get('load', j); print(p['seconds'])" "$work/load.json")
-# The same records made durable: the persistence snapshot a bulk load ends with.
-t0=$(now)
-echo "snapshot" | "$shell" --connect "127.0.0.1:$port" --quiet >/dev/null
-t1=$(now)
-puts_snap_s=$(echo "$puts_s + $t1 - $t0" | bc -l)
-stop
+puts_all=(); puts_snap_all=(); bulk_all=()
+for run in $(seq "$runs"); do
+  echo "run $run of $runs" >&2
+  # 1. Row by row: the load generator's YCSB load phase over the frames protocol.
+  start
+  on "$loadgen" --target cellar-rpc --protocol frames --port "$port" --workload a --phase load \
+    --records "$records" --partitioning hash:8 --quiet --json "$work/load.json" >/dev/null
+  puts_s=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); p=j.get('load', j); print(p['seconds'])" "$work/load.json")
+  # The same records made durable: the persistence snapshot a bulk load ends with.
+  t0=$(now)
+  echo "snapshot" | "$shell" --connect "127.0.0.1:$port" --quiet >/dev/null
+  t1=$(now)
+  puts_all+=("$puts_s"); puts_snap_all+=("$(echo "$puts_s + $t1 - $t0" | bc -l)")
+  stop
 
-# 2. Bulk load of the same records.
-start; create
-t0=$(now)
-on "$admin" --connect "127.0.0.1:$port" bulkload usertable --tsv "$work/in.tsv" --columns "$columns" >/dev/null
-t1=$(now)
-bulk_s=$(echo "$t1 - $t0" | bc -l)
+  # 2. Bulk load of the same records.
+  start; create
+  t0=$(now)
+  on "$admin" --connect "127.0.0.1:$port" bulkload usertable --tsv "$work/in.tsv" --columns "$columns" >/dev/null
+  t1=$(now)
+  bulk_all+=("$(echo "$t1 - $t0" | bc -l)")
+  if [ "$run" -lt "$runs" ]; then stop; fi
+done
+# stats V...: "median min max" of the values.
+stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; print m, v[1], v[NR]}'; }
+read -r puts_s puts_min puts_max < <(stats "${puts_all[@]}")
+read -r puts_snap_s puts_snap_min puts_snap_max < <(stats "${puts_snap_all[@]}")
+read -r bulk_s bulk_min bulk_max < <(stats "${bulk_all[@]}")
 
 # 3. A named snapshot of the loaded table: time and bytes.
 t0=$(now)
@@ -123,11 +140,18 @@ t1=$(now)
 import_s=$(echo "$t1 - $t0" | bc -l)
 stop
 
-printf '| what | seconds | records/s |\n|---|---|---|\n'
-printf '| row-by-row puts (loadgen load phase, frames), in memory | %.2f | %.0f |\n' "$puts_s" "$(echo "$records / $puts_s" | bc -l)"
-printf '| row-by-row puts, then the persistence snapshot (durable) | %.2f | %.0f |\n' "$puts_snap_s" "$(echo "$records / $puts_snap_s" | bc -l)"
-printf '| cellar-admin bulkload (durable when it returns) | %.2f | %.0f |\n' "$bulk_s" "$(echo "$records / $bulk_s" | bc -l)"
-printf '| cellar-admin import (of the export) | %.2f | %.0f |\n' "$import_s" "$(echo "$records / $import_s" | bc -l)"
+rate() { echo "$records / $1" | bc -l; }
+printf '%d runs; seconds as median [min, max]\n\n' "$runs"
+printf '| what | seconds | records/s (median) | against row-by-row puts |\n|---|---|---|---|\n'
+printf '| row-by-row puts (loadgen load phase, frames), in memory | %.2f [%.2f, %.2f] | %.0f | 1x |\n' \
+  "$puts_s" "$puts_min" "$puts_max" "$(rate "$puts_s")"
+printf '| row-by-row puts, then the persistence snapshot (durable) | %.2f [%.2f, %.2f] | %.0f | |\n' \
+  "$puts_snap_s" "$puts_snap_min" "$puts_snap_max" "$(rate "$puts_snap_s")"
+printf '| cellar-admin bulkload (durable when it returns) | %.2f [%.2f, %.2f] | %.0f | %.2fx (%.2fx the durable puts) |\n' \
+  "$bulk_s" "$bulk_min" "$bulk_max" "$(rate "$bulk_s")" "$(echo "$puts_s / $bulk_s" | bc -l)" \
+  "$(echo "$puts_snap_s / $bulk_s" | bc -l)"
+printf '| cellar-admin import (of the export), one run | %.2f | %.0f | %.2fx |\n' "$import_s" "$(rate "$import_s")" \
+  "$(echo "$puts_s / $import_s" | bc -l)"
 echo
 printf 'input: %d records, %d bytes of TSV\n' "$records" "$bytes"
 printf 'named snapshot: %.2f s, %d bytes (data directory without snapshots: %d bytes)\n' "$snap_s" "$snap_bytes" "$table_bytes"

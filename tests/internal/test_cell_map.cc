@@ -125,6 +125,30 @@ TEST_CASE("cell_map keeps R1 order and agrees with a model under random changes"
   CHECK(m.begin() == m.end());
 }
 
+TEST_CASE("cell_map: inserts through a row hint, in order and not, agree with the model", "[cell_map]") {
+  const auto rows = rows_pool();
+  const std::vector<std::string> quals = {"", "a", "b", std::string(30, 'q')};
+  std::mt19937_64 rng(20261206);
+  cell_map m;
+  model mo;
+  cell_map::row_hint hint;
+  // Runs of cells of one row (as a bulk load brings them), the rows in and out of order, and
+  // rows that already hold cells.
+  for (int run = 0; run < 3000; ++run) {
+    const std::string& row = rows[run < 1500 ? run % rows.size() : rng() % rows.size()];
+    for (std::uint64_t n = 1 + rng() % 4; n > 0; --n) {
+      const model_key k{row, quals[rng() % quals.size()], static_cast<std::int64_t>(rng() % 3)};
+      const std::string v = "v" + std::to_string(run);
+      auto [it, inserted] = m.try_emplace(key_view{std::get<0>(k), std::get<1>(k), std::get<2>(k)}, hint);
+      auto [mi, minserted] = mo.insert_or_assign(k, v);
+      REQUIRE(inserted == minserted);
+      REQUIRE(at_of(it) == at_of(mi));
+      it.value().value = v;
+    }
+  }
+  check_same(m, mo);
+}
+
 TEST_CASE("cell_map: a row's cells are found by hash after rows come and go around it", "[cell_map]") {
   cell_map m;
   for (int i = 0; i < 1000; ++i) {

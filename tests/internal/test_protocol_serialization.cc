@@ -177,6 +177,21 @@ TEST_CASE("scan, admin and their replies round-trip", "[protocol]") {
   CHECK_FALSE(std::next(first)->second.present);
   auto mb = s.round_trip(merge_delta_request{cut.delta});
   CHECK(mb.delta.map->size() == 2);
+
+  // A cut with a bulk load crosses as the one delta it makes (loaded_cells.h: materialize).
+  std::string records;
+  put_bytes(records, encode_cell_key(1, "r", "q", 5));
+  put_u64(records, 7);
+  put_bytes(records, "loaded");
+  cut.delta.loaded.push_back({std::make_shared<delta_map>(),
+                              std::make_shared<const loaded_cells>(records, loaded_cells::id_map{{1, 1}}, 1)});
+  cut.delta.map = std::make_shared<delta_map>();
+  cut.delta.map->put(encode_cell_key(1, "s", "q", 5), 0, "after");
+  auto lb = s.round_trip(cut);
+  CHECK(lb.delta.loaded.empty());
+  REQUIRE(lb.delta.map->size() == 2);
+  CHECK(lb.delta.map->begin()->second.value() == "loaded");
+  CHECK(std::next(lb.delta.map->begin())->second.value() == "after");
 }
 
 TEST_CASE("filters cross as their text; refused ones as their refusal", "[protocol][filter]") {

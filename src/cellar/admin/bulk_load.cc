@@ -1,10 +1,10 @@
 // admin/bulk_load.cc: cellar-admin's bulk load (admin/transfer.h: bulk_load_tsv).
 //
 // Each cell is copied once on this side: from the input (mapped, not read into strings)
-// into its partition's file. Parsing keeps a reference per line, not per cell; each
-// partition's lines are sorted once by row, and the file is then written in key order
-// (family, row, qualifier, newest timestamp first) straight from the sorted lines, one
-// partition at a time through one reused buffer.
+// into its partition's file. Parsing keeps a reference per line, not per cell, and where
+// its fields start; each partition's lines are sorted once by row, and the file is then
+// written in key order (family, row, qualifier, newest timestamp first) straight from the
+// sorted lines, one partition at a time through one reused buffer.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -88,11 +88,61 @@ void split_into(std::string_view line, char sep, std::vector<std::string_view>& 
   }
 }
 
-// One input line, routed to its partition.
+// One input line, routed to its partition. The row's first 16 bytes are kept here too,
+// as two big-endian words (zero-padded), so that sorting rarely reads the input itself:
+// each read there would be a cache and TLB miss on a line far from the last. Where its
+// fields start is kept from the parse (field_starts), so the line is not split again.
 struct line_ref {
+  std::uint64_t head[2];
   std::string_view row;
   std::string_view line;
   std::int64_t ts;
+  std::uint32_t index;  // among the lines kept, in input order
+
+  line_ref(std::string_view r, std::string_view l, std::int64_t t, std::uint32_t i)
+      : head{word(r, 0), word(r, 8)}, row(r), line(l), ts(t), index(i) {}
+  static std::uint64_t word(std::string_view r, std::size_t at) {
+    std::uint64_t w = 0;
+    for (std::size_t i = 0; i < 8; ++i) w = w << 8 | (at + i < r.size() ? static_cast<unsigned char>(r[at + i]) : 0);
+    return w;
+  }
+  // The rows' byte order (std::string_view's).
+  friend bool operator<(const line_ref& a, const line_ref& b) {
+    if (a.head[0] != b.head[0]) return a.head[0] < b.head[0];
+    if (a.head[1] != b.head[1]) return a.head[1] < b.head[1];
+    // The first 16 bytes agree, a shorter row read as zero-padded: the rest decides, then
+    // the length.
+    const std::string_view ra = a.row.size() > 16 ? a.row.substr(16) : std::string_view{};
+    const std::string_view rb = b.row.size() > 16 ? b.row.substr(16) : std::string_view{};
+    if (const int c = ra.compare(rb); c != 0) return c < 0;
+    return a.row.size() < b.row.size();
+  }
+  bool same_row(const line_ref& o) const { return head[0] == o.head[0] && head[1] == o.head[1] && row == o.row; }
+};
+
+// By row; lines of one row in input order.
+bool row_then_input(const line_ref& a, const line_ref& b) {
+  if (a < b) return true;
+  return !(b < a) && a.index < b.index;
+}
+
+// Where the fields of every line kept start, `fields` per line, as offsets into the line.
+struct field_starts {
+  std::size_t fields = 0;
+  std::vector<std::uint32_t> at;
+
+  void add(std::string_view line, const std::vector<std::string_view>& f) {
+    for (const auto& x : f) at.push_back(static_cast<std::uint32_t>(x.data() - line.data()));
+  }
+  // The fields of `l` into `out`.
+  void of(const line_ref& l, std::vector<std::string_view>& out) const {
+    out.clear();
+    const std::uint32_t* s = at.data() + std::size_t{l.index} * fields;
+    for (std::size_t k = 0; k < fields; ++k) {
+      const std::size_t end = k + 1 < fields ? s[k + 1] - 1 : l.line.size();
+      out.push_back(l.line.substr(s[k], end - s[k]));
+    }
+  }
 };
 
 // The --columns spec as the files need it: for each family id (1, 2, ... in the table's
@@ -102,6 +152,7 @@ struct column_plan {
     std::size_t field;
     std::string qualifier;
     std::size_t order;  // its place in --columns: of two equal cells the later one wins
+    std::string escaped;  // the qualifier as a cell key holds it (encode_cell_key_qualifier)
   };
   std::vector<std::vector<column>> by_family;  // index: family id - 1
   bool repeats = false;                        // a family:qualifier named twice
@@ -111,14 +162,19 @@ struct column_plan {
 // key order; counts them into *cells. Of two cells with the same key the one of the later
 // line (then the later column) wins.
 void append_row(std::string& file, std::string& key, std::uint32_t fid, const std::vector<column_plan::column>& cols,
-                bool repeats, const line_ref* first, const line_ref* last, char sep,
+                bool repeats, const line_ref* first, const line_ref* last, const field_starts& starts,
                 std::vector<std::string_view>& fields, std::uint64_t* cells) {
   constexpr std::int64_t no_ttl = std::numeric_limits<std::int64_t>::max();
   if (last - first == 1 && !repeats) {
-    split_into(first->line, sep, fields);
+    starts.of(*first, fields);
+    // The family and row are the same for every cell, so they are encoded once.
+    key.clear();
+    encode_cell_key_row(key, fid, first->row);
+    const std::size_t row_end = key.size();
     for (const auto& c : cols) {
-      key.clear();
-      encode_cell_key(key, fid, first->row, c.qualifier, first->ts);
+      key.resize(row_end);
+      key += c.escaped;
+      encode_cell_key_ts(key, first->ts);
       append_cell(file, key, no_ttl, fields[c.field]);
       ++*cells;
     }
@@ -132,7 +188,7 @@ void append_row(std::string& file, std::string& key, std::uint32_t fid, const st
   };
   std::vector<cand> all;
   for (const line_ref* l = first; l != last; ++l) {
-    split_into(l->line, sep, fields);
+    starts.of(*l, fields);
     for (const auto& c : cols)
       all.push_back({&c, l->ts, static_cast<std::size_t>(l - first) * 1024 + c.order, std::string(fields[c.field])});
   }
@@ -184,7 +240,9 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
       return status{code::too_large, "the qualifier of --columns entry '" + col.family + ":" + col.qualifier +
                                          "' is over its limit"};
     column_family.push_back(it->second);
-    plan.by_family[it->second - 1].push_back({col.field, col.qualifier, k});
+    std::string escaped;
+    encode_cell_key_qualifier(escaped, col.qualifier);
+    plan.by_family[it->second - 1].push_back({col.field, col.qualifier, k, std::move(escaped)});
   }
   for (auto& f : plan.by_family) {
     std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.qualifier < b.qualifier; });
@@ -202,6 +260,8 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
   // Every line checked and routed; a reference kept per line.
   std::vector<std::vector<line_ref>> parts(m.partitions);
   std::vector<std::string_view> fields;
+  field_starts starts;
+  starts.fields = cols->fields;
   std::uint64_t rows = 0, n = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const void* nl = std::memchr(text.data() + pos, '\n', text.size() - pos);
@@ -233,7 +293,10 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
         return at_line(n, {code::too_large, "the value of " + col.family + ":" + col.qualifier +
                                                 " is over its family's limit"});
     }
-    parts[partition_of(desc->partitioning, row)].push_back({row, line, ts});
+    if (rows >= std::numeric_limits<std::uint32_t>::max())
+      return at_line(n, {code::too_large, "over 4,294,967,295 lines to load at once"});
+    parts[partition_of(desc->partitioning, row)].emplace_back(row, line, ts, static_cast<std::uint32_t>(rows));
+    starts.add(line, fields);
     ++rows;
     if (on_progress && (rows & 0xffff) == 0) on_progress(pos, total);
   }
@@ -252,17 +315,16 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
     std::string file, key;
     for (std::uint32_t p = 0; p < m.partitions; ++p) {
       auto& lines = parts[p];
-      // By row; lines of one row keep their input order.
-      std::stable_sort(lines.begin(), lines.end(), [](const line_ref& a, const line_ref& b) { return a.row < b.row; });
+      std::sort(lines.begin(), lines.end(), row_then_input);
       file = cell_file_header();
       std::uint64_t cells = 0;
       for (std::uint32_t f = 0; f < plan.by_family.size(); ++f) {
         if (plan.by_family[f].empty()) continue;
         for (std::size_t i = 0; i < lines.size();) {
           std::size_t j = i + 1;
-          while (j < lines.size() && lines[j].row == lines[i].row) ++j;
-          append_row(file, key, f + 1, plan.by_family[f], plan.repeats, lines.data() + i, lines.data() + j,
-                     o.separator, fields, &cells);
+          while (j < lines.size() && lines[j].same_row(lines[i])) ++j;
+          append_row(file, key, f + 1, plan.by_family[f], plan.repeats, lines.data() + i, lines.data() + j, starts,
+                     fields, &cells);
           i = j;
         }
       }

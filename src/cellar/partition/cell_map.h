@@ -241,7 +241,28 @@ class cell_map {
   // The cell `k`, inserted with a default value if absent; true if inserted.
   std::pair<iterator, bool> try_emplace(const key_view& k) {
     row_node* n = find_row(k.row);
-    if (n == nullptr) n = add_row(k.row);
+    return emplace_in(n ? n : add_row(k.row), k);
+  }
+  // The row of the last try_emplace(k, hint) that was given it: the next cell of the same
+  // row (a bulk load's cells come row by row) is placed without the hash index. It stays
+  // valid while no row is removed from the map.
+  class row_hint {
+   private:
+    friend class cell_map;
+    row_node* node_ = nullptr;
+  };
+  std::pair<iterator, bool> try_emplace(const key_view& k, row_hint& hint) {
+    row_node* n = hint.node_;
+    if (n == nullptr || n->row.view() != k.row) {
+      n = find_row(k.row);
+      if (n == nullptr) n = add_row(k.row);
+      hint.node_ = n;
+    }
+    return emplace_in(n, k);
+  }
+
+ private:
+  std::pair<iterator, bool> emplace_in(row_node* n, const key_view& k) {
     auto in = n->cells.lower_bound(column_view{k.qualifier, k.ts});
     if (in != n->cells.end() && !column_less{}(column_view{k.qualifier, k.ts}, in->first))
       return {iterator{this, n, in}, false};
@@ -255,6 +276,7 @@ class cell_map {
     return {iterator{this, n, in}, true};
   }
 
+ public:
   // The newest cell of column (row, q), or end() when the row has no cell of it.
   iterator newest_of(std::string_view row, std::string_view q) const {
     row_node* n = find_row(row);
@@ -314,7 +336,8 @@ class cell_map {
     auto owned = std::make_unique<row_node>();
     owned->row = key_bytes(row);
     const std::string_view key = owned->row.view();  // in the node: stable
-    auto pos = order_.lower_bound(key);
+    // Past the last row (rows arriving in order): the end, without a descent.
+    auto pos = tail_ != nullptr && tail_->row.view() < key ? order_.end() : order_.lower_bound(key);
     row_node* next = pos == order_.end() ? nullptr : pos->second;
     order_.emplace_hint(pos, key, owned.get());
     try {

@@ -172,10 +172,10 @@ void memtable::account(std::int64_t delta) {
 status memtable::reserve(std::int64_t bytes) const { return account_.reserve(bytes); }
 
 family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v,
-                                          std::string_view encoded) {
+                                          std::string_view encoded, family_map::row_hint* hint) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
   // The row by hash, then one descent inside it: the cell itself or a new one there.
-  auto [it, inserted] = m.try_emplace(key);
+  auto [it, inserted] = hint ? m.try_emplace(key, *hint) : m.try_emplace(key);
   try {
     if (track_delta_ || track_redo_ || move_delta_) record(fid, key, &v, inserted, encoded);
     if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value())});
@@ -325,7 +325,13 @@ void memtable::apply_cells(const delta_map& cells) {
 
 delta_map memtable::take_delta() { return std::move(delta_); }
 
-void memtable::merge_delta(delta_map older) { delta_.merge_older(older); }
+void memtable::merge_delta(delta_map older, std::vector<loaded_layer> older_loaded) {
+  // `older` goes under the changes recorded before this memtable's first load, if any.
+  (loaded_.empty() ? delta_ : *loaded_.front().before).merge_older(older);
+  if (older_loaded.empty()) return;
+  for (auto& l : loaded_) older_loaded.push_back(std::move(l));
+  loaded_ = std::move(older_loaded);
+}
 
 void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   auto& m = ensure(fid);

@@ -138,10 +138,14 @@ class memtable {
     track_redo_ = redo;
   }
   // The changes since the last cut; starts a new delta. O(1): this is the snapshot cut.
+  // With bulk loads since the last cut, the delta holds only the changes after the last
+  // of them; take_loaded() has the loads and the changes before each.
   delta_map take_delta();
+  std::vector<loaded_layer> take_loaded() { return std::move(loaded_); }
   std::size_t delta_size() const { return delta_.size(); }
-  // Puts back the changes of a cut whose snapshot failed; newer changes win.
-  void merge_delta(delta_map older);
+  // Puts back the changes of a cut whose snapshot failed (its delta and its loaded
+  // layers); newer changes win.
+  void merge_delta(delta_map older, std::vector<loaded_layer> older_loaded = {});
   // Redo entries of the changes since the last clear, in order:
   //   u8 1 (put) | bytes key | i64 expires_at | bytes value,  or  u8 0 (erase) | bytes key
   const std::string& redo() const { return redo_; }
@@ -171,8 +175,10 @@ class memtable {
   void apply_cells(const delta_map& cells);
   // Writes every cell of `cells` (a bulk load, a restore or a clone; malformed records and
   // cells of families the file does not map or this partition dropped are skipped: the
-  // store checked them before), tracked in the snapshot delta as apply_cells.
-  void load_cells(const loaded_cells& cells);
+  // store checked them before). While the snapshot delta is tracked, the cells are not
+  // copied into it: the load becomes a loaded layer over the delta recorded so far, which
+  // the next cut hands over (take_loaded) and the snapshot writes from `cells` itself.
+  void load_cells(std::shared_ptr<const loaded_cells> cells);
 
  private:
   template <class Out>
@@ -204,9 +210,10 @@ class memtable {
   // its value. Returns false, having changed nothing, when those conditions do not hold.
   bool replace_sole_version(const family_schema& f, family_map& m, const key_view& key, cell_value& v,
                             std::int64_t now);
-  // Writes the cell; returns where it is now.
+  // Writes the cell; returns where it is now. `hint`: finds a row written just before
+  // without the index (cell_map::row_hint).
   family_map::iterator write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v,
-                                  std::string_view encoded = {});
+                                  std::string_view encoded = {}, family_map::row_hint* hint = nullptr);
   family_map::iterator erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it);
   // After a write to a column: removes the versions no read can return any more (beyond
   // the family's MaxVersions, or expired), as the background reclaim would later (R18).
@@ -234,6 +241,7 @@ class memtable {
   bool track_delta_ = false;
   bool track_redo_ = false;
   delta_map delta_;
+  std::vector<loaded_layer> loaded_;  // bulk loads since the last cut, oldest first
   std::unique_ptr<delta_map> move_delta_;  // null: no move is tracking this partition
   std::string redo_;
   std::string key_scratch_;  // record(), rollback(): a cell key encoded for the delta and the log

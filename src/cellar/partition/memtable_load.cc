@@ -4,36 +4,53 @@
 
 namespace cellar::detail {
 
-void memtable::load_cells(const loaded_cells& cells) {
-  // Loaded cells are in the snapshot delta, not the redo: the store takes a snapshot next.
-  const bool saved_redo = track_redo_;
+void memtable::load_cells(std::shared_ptr<const loaded_cells> cells) {
+  if (!cells) return;
+  // Loaded cells are in no redo: the store takes a snapshot next. Nor are they copied into
+  // the snapshot delta: the layer recorded here stands for them, before a cell is written.
+  const bool saved_redo = track_redo_, saved_delta = track_delta_;
+  if (saved_delta) {
+    loaded_.push_back({std::make_shared<delta_map>(std::move(delta_)), cells});
+    delta_ = delta_map();
+  }
   track_redo_ = false;
-  cell_record_reader in(cells.records());
+  track_delta_ = false;
+  struct restore {
+    memtable* m;
+    bool redo, delta;
+    ~restore() {
+      m->track_redo_ = redo;
+      m->track_delta_ = delta;
+    }
+  } restore_tracking{this, saved_redo, saved_delta};
+  cell_record_reader in(cells->records());
   std::string_view key, value;
   std::int64_t expires = 0;
   key_parts k;
   std::string row_scratch, qualifier_scratch, encoded;
   std::uint32_t last_file_id = 0, fid = 0;
   family_map* m = nullptr;
+  family_map::row_hint hint;  // the cells of a row come one after the other
   while (in.next(key, expires, value)) {
     if (!decode_cell_key(key, k, row_scratch, qualifier_scratch)) continue;
     if (k.family != last_file_id || m == nullptr) {
       last_file_id = k.family;
-      fid = cells.table_id(k.family);
+      fid = cells->table_id(k.family);
       m = fid == 0 || dropped(fid) ? nullptr : &ensure(fid);
+      hint = {};
       if (m == nullptr) continue;
     }
-    // The key as the delta records it: the file's, with the table's family id.
+    // The key as a move delta records it: the file's, with the table's family id.
     std::string_view as_recorded = key;
-    if (fid != k.family) {
+    if (fid != k.family && move_delta_) {
       encoded.clear();
       put_u32(encoded, fid);
       encoded.append(key.substr(4));
       as_recorded = encoded;
     }
-    write_cell(fid, *m, key_view{k.row, k.qualifier, k.ts}, cell_value{short_bytes(value), expires}, as_recorded);
+    write_cell(fid, *m, key_view{k.row, k.qualifier, k.ts}, cell_value{short_bytes(value), expires}, as_recorded,
+               &hint);
   }
-  track_redo_ = saved_redo;
 }
 
 }  // namespace cellar::detail

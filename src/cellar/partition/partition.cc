@@ -201,11 +201,12 @@ void partition::reclaim_slice() {
 delta_handle partition::cut() {
   delta_handle d;
   *d.map = mem_->take_delta();
+  d.loaded = mem_->take_loaded();
   return d;
 }
 
 void partition::merge(delta_handle older) {
-  if (older.map) mem_->merge_delta(std::move(*older.map));
+  mem_->merge_delta(older.map ? std::move(*older.map) : delta_map(), std::move(older.loaded));
 }
 
 move_reply partition::move(move_request& r) {
@@ -234,7 +235,7 @@ move_reply partition::move(move_request& r) {
       if (r.cells.map) mem_->apply_cells(*r.cells.map);
       break;
     case move_request::load:
-      if (r.loaded.cells) mem_->load_cells(*r.loaded.cells);
+      mem_->load_cells(std::move(r.loaded.cells));
       break;
     default:
       out.st = {code::invalid_argument, "unknown move step " + std::to_string(r.what)};

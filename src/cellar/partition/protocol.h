@@ -96,9 +96,11 @@ struct stats_reply {
 struct cut_request {};
 
 // A delta travels by pointer inside one process (a cut of a large partition is never
-// copied); serialized, it is its entries.
+// copied); serialized, it is its entries. A snapshot cut after bulk loads also carries the
+// loads (memtable::take_loaded): `map` then holds the changes after the last of them.
 struct delta_handle {
   std::shared_ptr<delta_map> map = std::make_shared<delta_map>();
+  std::vector<loaded_layer> loaded;
 };
 
 // A bulk load's cells for one partition travel by pointer inside one process; serialized,
@@ -207,24 +209,25 @@ typename Inspector::result_type inspect(Inspector& f, memtable_stats& x) {
   return f(caf::meta::type_name("memtable_stats"), x.cells, x.bytes);
 }
 
-// A delta's entries, in key order: key, present, fresh, expires_at, value.
+// A delta's entries, in key order: key, present, fresh, expires_at, value. Loaded layers
+// travel as the entries they make with the delta (materialize).
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delta_handle& x) {
-  struct entry {
-    std::string key;
-    bool present = false;
-    bool fresh = false;
-    std::int64_t expires_at = 0;
-    std::string value;
-  };
   if constexpr (Inspector::reads_state) {
-    std::uint64_t n = x.map ? x.map->size() : 0;
+    delta_map merged;
+    const delta_map* m = x.map.get();
+    if (!x.loaded.empty()) {
+      const delta_map none;
+      merged = materialize(x.loaded, m ? *m : none);
+      m = &merged;
+    }
+    std::uint64_t n = m ? m->size() : 0;
     if constexpr (std::is_same_v<typename Inspector::result_type, void>) {
       f(caf::meta::type_name("delta"), n);
     } else {
       if (auto err = f(caf::meta::type_name("delta"), n)) return err;
-      if (x.map)
-        for (auto it = x.map->begin(); it != x.map->end(); ++it) {
+      if (m)
+        for (auto it = m->begin(); it != m->end(); ++it) {
           std::string key(it->first.bytes);
           bool present = it->second.present;
           bool fresh = it->second.fresh;
@@ -238,6 +241,7 @@ typename Inspector::result_type inspect(Inspector& f, delta_handle& x) {
     std::uint64_t n = 0;
     if (auto err = f(caf::meta::type_name("delta"), n)) return err;
     x.map = std::make_shared<delta_map>();
+    x.loaded.clear();
     for (std::uint64_t i = 0; i < n; ++i) {
       std::string key;
       bool present = false;

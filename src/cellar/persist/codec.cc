@@ -88,12 +88,22 @@ bool reader::string_map(std::map<std::string, std::string>& m) {
   return true;
 }
 
-void encode_cell_key(std::string& out, std::uint32_t family, std::string_view row, std::string_view qualifier,
-                     std::int64_t ts) {
+void encode_cell_key_row(std::string& out, std::uint32_t family, std::string_view row) {
   put_u32(out, family);
   put_escaped(out, row);
-  put_escaped(out, qualifier);
+}
+
+void encode_cell_key_qualifier(std::string& out, std::string_view qualifier) { put_escaped(out, qualifier); }
+
+void encode_cell_key_ts(std::string& out, std::int64_t ts) {
   put_u64(out, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() - ts));
+}
+
+void encode_cell_key(std::string& out, std::uint32_t family, std::string_view row, std::string_view qualifier,
+                     std::int64_t ts) {
+  encode_cell_key_row(out, family, row);
+  encode_cell_key_qualifier(out, qualifier);
+  encode_cell_key_ts(out, ts);
 }
 
 std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier,

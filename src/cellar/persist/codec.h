@@ -32,6 +32,11 @@ void encode_cell_key(std::string& out, std::uint32_t family, std::string_view ro
                      std::int64_t ts);
 std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier,
                             std::int64_t ts);
+// encode_cell_key in three parts, for many keys of one row: the family and the row, the
+// escaped qualifier (which a caller may keep and append as it is), the timestamp.
+void encode_cell_key_row(std::string& out, std::uint32_t family, std::string_view row);
+void encode_cell_key_qualifier(std::string& out, std::string_view qualifier);
+void encode_cell_key_ts(std::string& out, std::int64_t ts);
 // nullopt if the bytes are not a well-formed key.
 std::optional<decoded_key> decode_cell_key(std::string_view in);
 // A key's parts as views: into `in`, or into a scratch string for a row or qualifier that

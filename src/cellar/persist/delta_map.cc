@@ -159,6 +159,15 @@ void delta_map::merge_older(const delta_map& older) {
   }
 }
 
+void delta_map::apply_newer(const delta_map& newer) {
+  for (const auto& [key, c] : newer) {
+    if (c.present)
+      put(key.bytes, c.expires_at, c.value(), c.fresh);
+    else
+      erase(key.bytes);
+  }
+}
+
 void delta_map::forget(std::string_view from, std::string_view to) {
   has_last_ = false;
   map_.erase(map_.lower_bound(delta_key(from)), map_.lower_bound(delta_key(to)));

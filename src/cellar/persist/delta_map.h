@@ -90,6 +90,9 @@ class delta_map {
   // a change recorded here is newer. Keys of both are no longer fresh here (the files may
   // hold what `older` did not get to write).
   void merge_older(const delta_map& older);
+  // Applies the changes of `newer` (recorded after this map's) on top, in order: a put
+  // replaces, an erase erases (delta_map::erase). A key new here keeps newer's freshness.
+  void apply_newer(const delta_map& newer);
   // Drops the changes of the keys in [from, to).
   void forget(std::string_view from, std::string_view to);
   void clear();

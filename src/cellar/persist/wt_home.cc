@@ -554,10 +554,83 @@ status wt_home::finish_load(pending_load_ptr load) {
   return finish(*load);
 }
 
+status wt_home::bulk_if_empty(std::uint64_t uid, std::uint32_t partition, const cell_source& cells,
+                              std::uint64_t* bytes, std::uint64_t* base_bytes, pending_load_ptr* pending,
+                              bool* written) {
+  *written = false;
+  const auto uri = partition_uri(uid, partition);
+  {
+    session s(conn_);
+    if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
+    cursor probe(s.get(), uri);
+    if (probe.error()) return wt_error(probe.error(), "open " + uri);
+    const int r = probe->next(probe.get());
+    if (r != 0 && r != WT_NOTFOUND) return wt_error(r, "read " + uri);
+    if (r == 0) return status::ok();
+  }
+  pending_load_ptr load(new pending_load(conn_, uri, file_of(uid, partition), *env_, &pending_loads_));
+  if (load->s.error()) return wt_error(load->s.error(), "open a WiredTiger session");
+  load->bulk.emplace(load->s.get(), uri, "bulk");
+  if (load->bulk->error() != 0) return status::ok();  // EBUSY and the like: the caller writes otherwise
+  WT_CURSOR* bulk = load->bulk->get();
+  std::string run, first;
+  auto flush = [&]() -> int {
+    if (run.empty()) return 0;
+    WT_ITEM ki = item(first), vi = item(run);
+    bulk->set_key(bulk, &ki);
+    bulk->set_value(bulk, &vi);
+    const int ret = bulk->insert(bulk);
+    load->writeback.wrote(run.size());
+    if (base_bytes) *base_bytes += first.size() + run.size();
+    run.clear();
+    return ret;
+  };
+  std::string_view family;
+  const int ret = cells([&](std::string_view key, std::int64_t expires_at, std::string_view value) -> int {
+    const std::string_view f = key.substr(0, 4);
+    if (!run.empty() && (run.size() >= run_target_bytes || f != family))
+      if (int r = flush(); r != 0) return r;
+    if (run.empty()) {
+      first = key;
+      family = std::string_view(first).substr(0, 4);
+    }
+    append_run_cell(run, key, expires_at, value);
+    // Bytes of the cells written, as the cell format counts them (key, expiry, value).
+    if (bytes) *bytes += key.size() + 8 + value.size();
+    background_yield(8);
+    return 0;
+  });
+  if (ret != 0) return wt_error(ret, "bulk load " + uri);
+  if (int r = flush(); r != 0) return wt_error(r, "bulk load " + uri);
+  *written = true;
+  if (pending) {
+    *pending = std::move(load);
+    return status::ok();
+  }
+  return finish(*load);
+}
+
+status wt_home::write_cells(std::uint64_t uid, std::uint32_t partition, const cell_source& cells,
+                            std::uint64_t* bytes, std::uint64_t* base_bytes, pending_load_ptr* pending,
+                            bool* written) {
+  std::shared_lock guard(conn_mu_);
+  return bulk_if_empty(uid, partition, cells, bytes, base_bytes, pending, written);
+}
+
 status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta,
                             std::uint64_t* bytes, std::uint64_t* base_bytes, pending_load_ptr* pending) {
   if (delta.empty()) return status::ok();
   std::shared_lock guard(conn_mu_);
+  // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
+  // straight into new pages, several times faster than inserts. The delta is sorted.
+  bool loaded = false;
+  auto each = [&delta](const cell_visitor& visit) -> int {
+    for (const auto& [key, val] : delta)
+      if (val.present)
+        if (int r = visit(key, val.expires_at, val.value()); r != 0) return r;
+    return 0;
+  };
+  if (auto st = bulk_if_empty(uid, partition, each, bytes, base_bytes, pending, &loaded); !st || loaded) return st;
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
@@ -572,57 +645,6 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
   auto base_came = [base_bytes](std::size_t n) {
     if (base_bytes) *base_bytes += n;
   };
-  // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
-  // straight into new pages, several times faster than inserts. The delta is sorted.
-  bool empty = false;
-  {
-    cursor probe(s.get(), uri);
-    if (probe.error()) return wt_error(probe.error(), "open " + uri);
-    const int r = probe->next(probe.get());
-    if (r != 0 && r != WT_NOTFOUND) return wt_error(r, "read " + uri);
-    empty = r == WT_NOTFOUND;
-  }
-  if (empty) {
-    pending_load_ptr load(new pending_load(conn_, uri, file_of(uid, partition), *env_, &pending_loads_));
-    if (load->s.error()) return wt_error(load->s.error(), "open a WiredTiger session");
-    load->bulk.emplace(load->s.get(), uri, "bulk");
-    if (load->bulk->error() == 0) {
-      WT_CURSOR* bulk = load->bulk->get();
-      std::string run, first;
-      auto flush = [&]() -> int {
-        if (run.empty()) return 0;
-        WT_ITEM ki = item(first), vi = item(run);
-        bulk->set_key(bulk, &ki);
-        bulk->set_value(bulk, &vi);
-        const int ret = bulk->insert(bulk);
-        load->writeback.wrote(run.size());
-        base_came(first.size() + run.size());
-        run.clear();
-        return ret;
-      };
-      std::string_view family;
-      for (const auto& [key, val] : delta) {
-        if (!val.present) continue;
-        const std::string_view f = std::string_view(key).substr(0, 4);
-        if (!run.empty() && (run.size() >= run_target_bytes || f != family))
-          if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
-        if (run.empty()) {
-          first = key;
-          family = std::string_view(first).substr(0, 4);
-        }
-        append_run_cell(run, key, val.expires_at, val.value());
-        count(key, val);
-        background_yield(8);
-      }
-      if (int ret = flush(); ret != 0) return wt_error(ret, "bulk load " + uri);
-      if (pending) {
-        *pending = std::move(load);
-        return status::ok();
-      }
-      return finish(*load);
-    }
-    // EBUSY and the like: fall back to the merge below.
-  }
 
   // Merge the delta into the runs it falls in. Each round takes the run holding the
   // first pending change (or, before a family's first run, none), applies every change

@@ -94,6 +94,16 @@ class wt_home {
   // before reopen() or drop_cache(), which refuse (code::internal) while one is pending.
   status write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta, std::uint64_t* bytes,
                      std::uint64_t* base_bytes = nullptr, pending_load_ptr* pending = nullptr);
+  // Cells in key order, as a source: calls `visit` for each until one returns nonzero,
+  // and returns that (0 after the last).
+  using cell_visitor = std::function<int(std::string_view key, std::int64_t expires_at, std::string_view value)>;
+  using cell_source = std::function<int(const cell_visitor& visit)>;
+  // If the partition's base is empty, bulk-loads the cells of `source` into it, as
+  // write_delta does a delta (with `pending` likewise), and sets *written. A base that is
+  // not empty, or a table WiredTiger cannot bulk-load now, is left as it was: *written is
+  // false.
+  status write_cells(std::uint64_t uid, std::uint32_t partition, const cell_source& source, std::uint64_t* bytes,
+                     std::uint64_t* base_bytes, pending_load_ptr* pending, bool* written);
   // Syncs the load's file and closes its bulk cursor.
   status finish_load(pending_load_ptr load);
   // Appends `delta` to the partition's changes as the change runs of `generation`, after
@@ -148,6 +158,9 @@ class wt_home {
  private:
   struct events;
   wt_home() = default;
+  // write_cells' work; the caller holds conn_mu_ shared.
+  status bulk_if_empty(std::uint64_t uid, std::uint32_t partition, const cell_source& cells, std::uint64_t* bytes,
+                       std::uint64_t* base_bytes, pending_load_ptr* pending, bool* written);
   status connect();  // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
   std::shared_mutex conn_mu_;  // shared by every call, exclusive for reopen
   std::atomic<int> pending_loads_{0};  // pending_load objects alive

@@ -94,22 +94,29 @@ std::vector<work_item> plan_writes(const std::map<std::pair<std::uint64_t, std::
     auto families = std::make_shared<std::set<std::uint32_t>>();
     for (const auto& f : c.rt->schema->families) families->insert(f.id);
     for (std::uint32_t i = 0; i < c.rt->partitions.size(); ++i) {
-      out.changes += c.deltas[i].map->size();
-      if (c.deltas[i].map->empty()) continue;
+      const delta_handle& d = c.deltas[i];
+      std::uint64_t bytes = d.map->arena_bytes();
+      out.changes += d.map->size();
+      for (const auto& l : d.loaded) {
+        out.changes += l.before->size() + (l.cells ? l.cells->cells() : 0);
+        bytes += l.before->arena_bytes() + (l.cells ? l.cells->records().size() : 0);
+      }
+      if (d.map->empty() && d.loaded.empty()) continue;
       stored_bytes now;
       if (auto it = sizes.find({c.rt->schema->uid, i}); it != sizes.end()) now = it->second;
-      const bool merge = merge_into_base_now(now.runs, c.deltas[i].map->arena_bytes(), now.base);
+      const bool merge = merge_into_base_now(now.runs, bytes, now.base);
       work.push_back({&c, i, merge, now.runs, now.base, families});
     }
   }
   return work;
 }
 
-// The changes of `w` merged into its base: its change runs, oldest first, then its delta
-// on top, written as one delta. Cells of families dropped since are left out (their ids
+// The changes of `w` merged into its base: its change runs, oldest first, then `delta` (its
+// cut's) on top, written as one delta. Cells of families dropped since are left out (their ids
 // are never used again). Adds the delta's bytes to `bytes`; updates base_bytes as
 // wt_home::write_delta does.
-status merge_into_base(wt_home& wt, const work_item& w, std::uint64_t& bytes, std::uint64_t& base_bytes) {
+status merge_into_base(wt_home& wt, const work_item& w, const delta_map& delta, std::uint64_t& bytes,
+                       std::uint64_t& base_bytes) {
   const std::uint64_t uid = w.c->rt->schema->uid;
   delta_map all;
   auto st = wt.scan_changes(uid, w.partition, [&](std::string_view key, std::string_view stored) -> status {
@@ -127,7 +134,7 @@ status merge_into_base(wt_home& wt, const work_item& w, std::uint64_t& bytes, st
     return status::ok();
   });
   if (!st) return st;
-  for (const auto& [key, change] : *w.c->deltas[w.partition].map) {
+  for (const auto& [key, change] : delta) {
     if (change.present) {
       all.put(key, change.expires_at, change.value());
       bytes += std::string_view(key).size() + 8 + change.size;
@@ -180,11 +187,20 @@ class snapshot_writers {
   status write_partition(std::size_t k, wt_home::pending_load_ptr* pending) {
     const auto& w = work_[k];
     const std::uint64_t uid = w.c->rt->schema->uid;
-    const delta_map& delta = *w.c->deltas[w.partition].map;
+    const delta_handle& cut = w.c->deltas[w.partition];
     std::uint64_t b = 0;
     status st;
     stored_bytes& now = new_sizes_[k];
     now = {w.run_bytes, w.base_bytes};
+    if (write_loaded(w, cut, &b, &now.base, pending, &st)) {
+      ++merged_;
+      written_ += b;
+      return st;
+    }
+    // Bulk loads that cannot go straight into an empty base become one delta.
+    delta_map materialized;
+    if (!cut.loaded.empty()) materialized = materialize(cut.loaded, *cut.map);
+    const delta_map& delta = cut.loaded.empty() ? *cut.map : materialized;
     if (!w.merge) {
       std::uint64_t run_bytes = 0;
       st = s_.wt_->write_changes(uid, w.partition, generation_, delta, &b, &run_bytes);
@@ -193,10 +209,28 @@ class snapshot_writers {
       ++merged_;
       now.runs = 0;
       st = w.run_bytes == 0 ? s_.wt_->write_delta(uid, w.partition, delta, &b, &now.base, pending)
-                            : merge_into_base(*s_.wt_, w, b, now.base);
+                            : merge_into_base(*s_.wt_, w, delta, b, now.base);
     }
     written_ += b;
     return st;
+  }
+
+  // A partition whose cut is one bulk load and nothing else, into an empty base: its
+  // cells go from their records into the base (wt_home::write_cells), of the families of
+  // the schema now. Returns whether that was the case and done (then *st is its status).
+  bool write_loaded(const work_item& w, const delta_handle& cut, std::uint64_t* bytes, std::uint64_t* base_bytes,
+                    wt_home::pending_load_ptr* pending, status* st) {
+    if (!w.merge || w.run_bytes != 0 || w.base_bytes != 0 || !cut.map->empty() || cut.loaded.size() != 1 ||
+        !cut.loaded[0].before->empty() || !cut.loaded[0].cells)
+      return false;
+    const loaded_cells& cells = *cut.loaded[0].cells;
+    const auto& families = *w.families;
+    auto source = [&](const wt_home::cell_visitor& visit) {
+      return visit_cells(cells, [&](std::uint32_t id) { return families.count(id) != 0; }, visit);
+    };
+    bool written = false;
+    *st = s_.wt_->write_cells(w.c->rt->schema->uid, w.partition, source, bytes, base_bytes, pending, &written);
+    return !st->is_ok() || written;
   }
 
   // The first writer always works. The others are helpers: they take a partition only
@@ -268,8 +302,10 @@ status store_persistence::finish_snapshot(std::vector<table_cut>& cuts, std::uin
     finish = wt_->checkpoint();
     if (finish) {
       for (auto& c : cuts)
-        for (auto& d : c.deltas)
+        for (auto& d : c.deltas) {
           if (d.map) d.map->clear();
+          d.loaded.clear();  // unmaps the loads' files
+        }
       releaser_.request();
     }
   });
