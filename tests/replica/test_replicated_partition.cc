@@ -269,7 +269,7 @@ TEST_CASE("a replica reports its role, term, log positions and, on the leader, e
   CHECK(follower.peers.empty());
 
   // A follower that is down falls behind in the leader's report by the writes it missed.
-  const auto down = l == 3 ? 2 : 3;
+  const std::uint64_t down = l == 3 ? 2 : 3;
   g.kill(down);
   const auto before = g.status_of(l).last_index;
   for (int i = 0; i < 5; ++i)
