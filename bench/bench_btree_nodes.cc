@@ -106,13 +106,17 @@ int main() {
   std::vector<std::string_view> keys(owned.begin(), owned.end()), probes;
   for (std::size_t i = 0; i < keys.size(); ++i) probes.push_back(keys[rng() % keys.size()]);
 
-  std::printf("| map | nodes | insert (rows: build a row) | find (rows: read a row) | in-order walk per key | bytes per key (row) |\n");
+  std::printf(
+      "| map | nodes | insert (rows: build a row) | find (rows: read a row) | in-order walk per key | bytes per key "
+      "(row) |\n");
   std::printf("|---|---|--:|--:|--:|--:|\n");
   rows<sized_btree_map<column, pad<56>, std::less<column>, 1024>>("1 KB (cellar)");
   rows<absl::btree_map<column, pad<56>>>("256 B (absl::btree_map)");
-  keyed<sized_btree_map<std::string_view, pad<40>, std::less<std::string_view>, 2048>>("delta", "2 KB (cellar)", keys, probes);
+  keyed<sized_btree_map<std::string_view, pad<40>, std::less<std::string_view>, 2048>>("delta", "2 KB (cellar)", keys,
+                                                                                       probes);
   keyed<absl::btree_map<std::string_view, pad<40>>>("delta", "256 B (absl::btree_map)", keys, probes);
-  keyed<sized_btree_map<std::string_view, void*, std::less<std::string_view>, 1024>>("row order", "1 KB (cellar)", keys, probes);
+  keyed<sized_btree_map<std::string_view, void*, std::less<std::string_view>, 1024>>("row order", "1 KB (cellar)", keys,
+                                                                                     probes);
   keyed<absl::btree_map<std::string_view, void*>>("row order", "256 B (absl::btree_map)", keys, probes);
   std::printf("(checksum %zu)\n", sink % 7);
 }

@@ -71,9 +71,9 @@ struct bench_options {
   bool async = true;
   bool server_ts = false;
   bool bare = true;
-  long spin_polls = -1;    // -1: the library's default
+  long spin_polls = -1;     // -1: the library's default
   long idle_sleep_us = -1;  // -1: the library's default
-  std::string only;  // comma-separated phase names; empty = all
+  std::string only;         // comma-separated phase names; empty = all
 };
 
 constexpr std::size_t key_bytes = 16;
@@ -270,8 +270,7 @@ std::uint32_t elapsed_ns(clock_type::time_point t0, clock_type::time_point t1) {
 
 // Runs `op(rng&)` on `threads` threads for `seconds`, timing every call.
 // `op` returns false on a failed call.
-sample run_sync(int threads, double seconds, std::uint64_t seed,
-                const std::function<bool(rng&)>& op) {
+sample run_sync(int threads, double seconds, std::uint64_t seed, const std::function<bool(rng&)>& op) {
   std::atomic<bool> go{false};
   std::atomic<bool> stop{false};
   std::vector<std::vector<std::uint32_t>> lat(threads);
@@ -331,8 +330,7 @@ sample run_async(cellar::table& t, int inflight, double seconds, std::uint64_t s
   rng r{seed * 31337 + 17};
   auto start = clock_type::now();
   double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
-  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
-                              std::chrono::duration<double>(seconds));
+  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   while (clock_type::now() < deadline) {
     slots.acquire();
     auto ops = make(r);
@@ -366,8 +364,7 @@ sample run_bare(double seconds, std::uint64_t seed, const std::function<void(rng
   rng r{seed * 7919 + 1};
   auto start = clock_type::now();
   double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
-                              std::chrono::duration<double>(seconds));
+  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t n = 0;
   for (;;) {
     for (int i = 0; i < 64; ++i) op(r);
@@ -510,7 +507,8 @@ struct cellar_ops {
       return false;
     }
     if (res->size() != multi_get_rows) {
-      errors.add("multi-get: " + std::to_string(res->size()) + " results for " + std::to_string(multi_get_rows) + " gets");
+      errors.add("multi-get: " + std::to_string(res->size()) + " results for " + std::to_string(multi_get_rows) +
+                 " gets");
       return false;
     }
     for (std::size_t j = 0; j < multi_get_rows; ++j) {
@@ -636,13 +634,15 @@ std::vector<figure_row> chosen_phases(const bench_options& o) {
 
 // The medians of `rows` as one markdown table.
 void print_figures(const std::vector<figure_row>& rows, const bench_options& o, bool with_stdmap) {
-  std::printf("\nmedian of %d repetitions x %.1f s; cellar: %d client threads (async: 1 issuing "
-              "thread) + CAF workers; bare maps: 1 thread\n\n",
-              o.reps, o.seconds, o.threads);
-  std::printf("| operation | rows/op | cellar ops/s | cellar rows/s | btree_map ops/s |%s "
-              "ratio btree/cellar | cellar p50 us | cellar p99 us | cellar CPU us/op | "
-              "btree CPU us/op |\n",
-              with_stdmap ? " std::map ops/s |" : "");
+  std::printf(
+      "\nmedian of %d repetitions x %.1f s; cellar: %d client threads (async: 1 issuing "
+      "thread) + CAF workers; bare maps: 1 thread\n\n",
+      o.reps, o.seconds, o.threads);
+  std::printf(
+      "| operation | rows/op | cellar ops/s | cellar rows/s | btree_map ops/s |%s "
+      "ratio btree/cellar | cellar p50 us | cellar p99 us | cellar CPU us/op | "
+      "btree CPU us/op |\n",
+      with_stdmap ? " std::map ops/s |" : "");
   std::printf("|---|--:|--:|--:|--:|%s--:|--:|--:|--:|--:|\n", with_stdmap ? "--:|" : "");
   for (auto& fr : rows) {
     std::vector<double> c_ops, c_p50, c_p99, b_ops, s_ops, c_cpu, b_cpu;
@@ -675,9 +675,8 @@ void print_figures(const std::vector<figure_row>& rows, const bench_options& o, 
       std::snprintf(bcpu, sizeof bcpu, "%.2f", median(b_cpu));
     }
     std::string smap = with_stdmap ? " " + fmt_rate(median(s_ops)) + " |" : "";
-    std::printf("| %s | %zu | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", fr.name.c_str(),
-                fr.rows_per_op, fmt_rate(c).c_str(),
-                fmt_rate(c * static_cast<double>(fr.rows_per_op)).c_str(), fmt_rate(b).c_str(),
+    std::printf("| %s | %zu | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", fr.name.c_str(), fr.rows_per_op,
+                fmt_rate(c).c_str(), fmt_rate(c * static_cast<double>(fr.rows_per_op)).c_str(), fmt_rate(b).c_str(),
                 smap.c_str(), ratio, p50, p99, ccpu, bcpu);
   }
 }
@@ -702,11 +701,12 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  std::printf("bench_embedded: rows=%" PRIu64 " (16 B keys, 100 B values), partitions=%u (KEY hash), "
+  std::printf("bench_embedded: rows=%" PRIu64
+              " (16 B keys, 100 B values), partitions=%u (KEY hash), "
               "client threads=%d, CAF workers=%zu%s, seconds/phase=%.1f, reps=%d, inflight=%d, "
               "hardware threads=%u, loadavg %s\n",
-              o.rows, o.partitions, o.threads, o.workers, o.workers == 0 ? " (one per core)" : "",
-              o.seconds, o.reps, o.inflight, std::thread::hardware_concurrency(), loadavg().c_str());
+              o.rows, o.partitions, o.threads, o.workers, o.workers == 0 ? " (one per core)" : "", o.seconds, o.reps,
+              o.inflight, std::thread::hardware_concurrency(), loadavg().c_str());
   std::fflush(stdout);
 
   // --- cellar: open, create, load -------------------------------------------------
@@ -715,8 +715,8 @@ int main(int argc, char** argv) {
   cellar::detail::scheduler_tuning tune;
   if (o.spin_polls >= 0) tune.spin_polls = static_cast<std::size_t>(o.spin_polls);
   if (o.idle_sleep_us >= 0) tune.idle_sleep = std::chrono::microseconds(o.idle_sleep_us);
-  std::printf("CAF workers spin %zu polls before sleeping, then sleep up to %lld us\n",
-              tune.spin_polls, static_cast<long long>(tune.idle_sleep.count()));
+  std::printf("CAF workers spin %zu polls before sleeping, then sleep up to %lld us\n", tune.spin_polls,
+              static_cast<long long>(tune.idle_sleep.count()));
   auto opened = cellar::detail::open_store(std::move(so), tune);
   if (!opened) die("store::open", opened.error());
   auto& store = *opened.value();
@@ -783,12 +783,12 @@ int main(int argc, char** argv) {
         fr.cellar.push_back(run_sync(o.threads, o.seconds, seed, sync_op(&cellar_ops::scan)));
         bare(fr, [&](auto& m, rng& r) { m.scan(N, r); });
       } else if (ph == "async-get") {
-        fr.cellar.push_back(run_async(table, o.inflight, o.seconds, seed, [&](rng& r) { return ops.get_batch(r); },
-                                      cellar_ops::check_get_batch));
+        fr.cellar.push_back(run_async(
+            table, o.inflight, o.seconds, seed, [&](rng& r) { return ops.get_batch(r); }, cellar_ops::check_get_batch));
         bare(fr, [&](auto& m, rng& r) { m.multi_get(N, r); });
       } else if (ph == "async-put") {
-        fr.cellar.push_back(run_async(table, o.inflight, o.seconds, seed, [&](rng& r) { return ops.put_batch(r); },
-                                      cellar_ops::check_put_batch));
+        fr.cellar.push_back(run_async(
+            table, o.inflight, o.seconds, seed, [&](rng& r) { return ops.put_batch(r); }, cellar_ops::check_put_batch));
         bare(fr, [&](auto& m, rng& r) { m.put_batch(N, r, salt.fetch_add(1, std::memory_order_relaxed)); });
       }
     }
@@ -801,8 +801,8 @@ int main(int argc, char** argv) {
   std::printf("\n(sink %" PRIu64 ")\n", (btree ? btree->sink : 0) + (stdmap ? stdmap->sink : 0));
 
   if (errors.count.load() > 0) {
-    std::fprintf(stderr, "bench_embedded: %" PRIu64 " failed calls; first: %s\n",
-                 errors.count.load(), errors.first.c_str());
+    std::fprintf(stderr, "bench_embedded: %" PRIu64 " failed calls; first: %s\n", errors.count.load(),
+                 errors.first.c_str());
     return 1;
   }
   return 0;

@@ -126,8 +126,7 @@ result<std::vector<std::string>> find_leaders(connection& conn, const std::strin
     std::map<std::string, std::int64_t> before;
     for (const auto& [id, a] : address) before[id] = served_for_others(a);
     for (int i = 0; i < probe_writes; ++i)
-      if (auto st = conn.put(table_name, cellar::put(rows[p][static_cast<std::size_t>(i)]).add("f", "q", "probe"));
-          !st)
+      if (auto st = conn.put(table_name, cellar::put(rows[p][static_cast<std::size_t>(i)]).add("f", "q", "probe")); !st)
         return st;
     leader[p] = via;
     for (const auto& [id, a] : address) {

@@ -118,14 +118,20 @@ int main(int argc, char** argv) {
       }
       return std::atoi(argv[++i]);
     };
-    if (a == "--rows") o.rows = next();
-    else if (a == "--partitions") o.partitions = next();
-    else if (a == "--reps") o.reps = next();
-    else if (a == "--page") o.page = next();
-    else if (a == "--workers") o.workers = next();
+    if (a == "--rows")
+      o.rows = next();
+    else if (a == "--partitions")
+      o.partitions = next();
+    else if (a == "--reps")
+      o.reps = next();
+    else if (a == "--page")
+      o.page = next();
+    else if (a == "--workers")
+      o.workers = next();
     else {
-      std::printf("usage: bench_filters [--rows N (1000000)] [--partitions P (8)] [--reps R (3)]\n"
-                  "                     [--page ROWS per remote call (1000)] [--workers CAF threads (0: one per core)]\n");
+      std::printf(
+          "usage: bench_filters [--rows N (1000000)] [--partitions P (8)] [--reps R (3)]\n"
+          "                     [--page ROWS per remote call (1000)] [--workers CAF threads (0: one per core)]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -162,8 +168,8 @@ int main(int argc, char** argv) {
   // 1. A filter that matches nothing against no filter.
   {
     const auto none = cellar::scan().caching(1000);
-    const auto nomatch =
-        cellar::scan().caching(1000).filter(cellar::value_filter{cellar::compare_op::equal, cellar::comparator::binary("none")});
+    const auto nomatch = cellar::scan().caching(1000).filter(
+        cellar::value_filter{cellar::compare_op::equal, cellar::comparator::binary("none")});
     std::vector<double> with, without;
     for (int r = 0; r < o.reps; ++r) {
       std::size_t n = 0, m = 0;
@@ -192,8 +198,8 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    out.push_back({"100 of the rows by prefix: seek vs walk", "PrefixFilter('row00042')", "RowFilter(=, regexstring:^row00042)",
-                   median(with), median(without), 100, false});
+    out.push_back({"100 of the rows by prefix: seek vs walk", "PrefixFilter('row00042')",
+                   "RowFilter(=, regexstring:^row00042)", median(with), median(without), 100, false});
   }
   // 3. Over the wire: a 1% ValueFilter in the server against every cell to the client.
   {
@@ -218,8 +224,8 @@ int main(int argc, char** argv) {
       }
     }
     out.push_back({"1% of the cells over the wire: filter in the server vs in the client",
-                   "ValueFilter(=, binaryprefix:HIT)", "every cell, filtered in the client", median(with), median(without),
-                   5, false});
+                   "ValueFilter(=, binaryprefix:HIT)", "every cell, filtered in the client", median(with),
+                   median(without), 5, false});
   }
 
   std::printf("rows: %d, partitions: %d, reps: %d (medians)\n\n", o.rows, o.partitions, o.reps);

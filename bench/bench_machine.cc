@@ -77,8 +77,10 @@ double round_trip_us(bool threads) {
   for (long i = 0; i < round_trips; ++i)
     if (::write(to_echo[1], &c, 1) != 1 || ::read(from_echo[0], &c, 1) != 1) break;
   const double us = (seconds_now() - t0) * 1e6 / round_trips;
-  if (threads) pthread_join(t, nullptr);
-  else ::waitpid(child, nullptr, 0);
+  if (threads)
+    pthread_join(t, nullptr);
+  else
+    ::waitpid(child, nullptr, 0);
   for (int fd : {to_echo[0], to_echo[1], from_echo[0], from_echo[1]}) ::close(fd);
   return us;
 }
@@ -122,8 +124,10 @@ int main(int argc, char** argv) {
   int cpu = 1;
   std::size_t mb = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--cpu") == 0) cpu = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--mb") == 0) mb = static_cast<std::size_t>(std::atol(argv[i + 1]));
+    if (std::strcmp(argv[i], "--cpu") == 0)
+      cpu = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--mb") == 0)
+      mb = static_cast<std::size_t>(std::atol(argv[i + 1]));
     else {
       std::fprintf(stderr, "usage: bench_machine [--cpu N] [--mb MB]\n");
       return 2;
@@ -149,8 +153,8 @@ int main(int argc, char** argv) {
   const double alone = read_ns(buf, size, 0, sink);
   const double with = read_ns(buf, size, 16, sink);
   const double call = syscall_ns(1000000);
-  std::printf("random reads over %zu MB of 4 KB pages: %.1f ns each; with a system call every 16: %.1f ns\n", mb,
-              alone, with);
+  std::printf("random reads over %zu MB of 4 KB pages: %.1f ns each; with a system call every 16: %.1f ns\n", mb, alone,
+              with);
   std::printf("  a system call costs this reader %.0f ns: %.0f ns the call, %.0f ns after it (sink %llu)\n",
               (with - alone) * 16, call, (with - alone) * 16 - call, static_cast<unsigned long long>(sink % 10));
   ::munmap(p, size);

@@ -54,14 +54,22 @@ args parse(int argc, char** argv) {
   args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--dir") a.dir = v;
-    else if (k == "--cells") a.cells = std::stol(v);
-    else if (k == "--value") a.value = std::stoi(v);
-    else if (k == "--seconds") a.seconds = std::stod(v);
-    else if (k == "--spin-polls") a.spin_polls = std::stol(v);
-    else if (k == "--reps") a.reps = std::max(1, std::stoi(v));
-    else if (k == "--snapshot-threads") a.snapshot_threads = std::stol(v);
-    else if (k == "--max-amortised") a.max_amortised = std::max(1, std::stoi(v));
+    if (k == "--dir")
+      a.dir = v;
+    else if (k == "--cells")
+      a.cells = std::stol(v);
+    else if (k == "--value")
+      a.value = std::stoi(v);
+    else if (k == "--seconds")
+      a.seconds = std::stod(v);
+    else if (k == "--spin-polls")
+      a.spin_polls = std::stol(v);
+    else if (k == "--reps")
+      a.reps = std::max(1, std::stoi(v));
+    else if (k == "--snapshot-threads")
+      a.snapshot_threads = std::stol(v);
+    else if (k == "--max-amortised")
+      a.max_amortised = std::max(1, std::stoi(v));
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       std::exit(2);
@@ -182,8 +190,7 @@ void load_all(table& t, const args& a) {
 // measured against the changed cells' bytes (snapshot_stats::bytes); the constant is what
 // a snapshot of nothing writes (a checkpoint of the metadata).
 void scattered_changes(store& s, table& t, const args& a) {
-  std::printf("\nsnapshot of scattered changes to the %ld-cell store (goal: disk <= 4x changed + constant)\n",
-              a.cells);
+  std::printf("\nsnapshot of scattered changes to the %ld-cell store (goal: disk <= 4x changed + constant)\n", a.cells);
   const long long e0 = io_write_bytes();
   s.snapshot().value();
   const long long constant = io_write_bytes() - e0;
@@ -220,10 +227,11 @@ void scattered_changes(store& s, table& t, const args& a) {
     merged = small.merged_partitions > 0;
     ++snaps;
   }
-  std::printf("  amortised over %d snapshots of 10000 changes up to and with a merge into the base%s:\n"
-              "    %.1f MB written for %.1f MB changed: ratio %.2f, (disk-constant)/changed %.2f (goal <= 4)\n",
-              snaps, merged ? "" : " (no merge came)", disk / 1e6, changed / 1e6, disk / changed,
-              (disk - constant * snaps) / changed);
+  std::printf(
+      "  amortised over %d snapshots of 10000 changes up to and with a merge into the base%s:\n"
+      "    %.1f MB written for %.1f MB changed: ratio %.2f, (disk-constant)/changed %.2f (goal <= 4)\n",
+      snaps, merged ? "" : " (no merge came)", disk / 1e6, changed / 1e6, disk / changed,
+      (disk - constant * snaps) / changed);
 }
 
 // 3. Put latency with and without a snapshot running.
@@ -345,9 +353,9 @@ int main(int argc, char** argv) {
     const snapshot_stats snap = s->snapshot().value();
     const double snap_mbs = snap.bytes / 1e6 / snap.seconds;
     const double raw_mbs = raw_write_mbs(a.dir, std::max<std::size_t>(64, snap.bytes >> 20));
-    std::printf("  %7llu  %6.1f  %5.2f  %7.1f  %8.1f  %5.2f   (%.2f, %.2f)\n", static_cast<unsigned long long>(snap.changes),
-                snap.bytes / 1e6, snap.seconds, snap_mbs, raw_mbs, snap_mbs / raw_mbs, snap.write_seconds,
-                snap.finish_seconds);
+    std::printf("  %7llu  %6.1f  %5.2f  %7.1f  %8.1f  %5.2f   (%.2f, %.2f)\n",
+                static_cast<unsigned long long>(snap.changes), snap.bytes / 1e6, snap.seconds, snap_mbs, raw_mbs,
+                snap_mbs / raw_mbs, snap.write_seconds, snap.finish_seconds);
     std::fflush(stdout);
     if (child_rep) {
       const double out[2] = {snap_mbs, raw_mbs};

@@ -58,10 +58,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> modes;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--cells" && i + 1 < argc) cells = std::atol(argv[++i]);
-    else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-    else if (a == "none" || a == "spin" || a.rfind("yield", 0) == 0) modes.push_back(a);
+    if (a == "--cells" && i + 1 < argc)
+      cells = std::atol(argv[++i]);
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (a == "--rounds" && i + 1 < argc)
+      rounds = std::atoi(argv[++i]);
+    else if (a == "none" || a == "spin" || a.rfind("yield", 0) == 0)
+      modes.push_back(a);
     else {
       std::fprintf(stderr, "usage: bench_yield [--cells N] [--seconds S] [--rounds R] [none|spin|yieldN ...]\n");
       return 2;

@@ -48,8 +48,7 @@ std::string to_string_binary(std::string_view bytes) {
 }
 
 [[noreturn]] void fail(std::string_view what, const cellar::status& st) {
-  std::fprintf(stderr, "blog: %.*s failed: %s\n", static_cast<int>(what.size()), what.data(),
-               st.to_string().c_str());
+  std::fprintf(stderr, "blog: %.*s failed: %s\n", static_cast<int>(what.size()), what.data(), st.to_string().c_str());
   std::exit(1);
 }
 
@@ -146,8 +145,7 @@ int main() {
   auto& store = *opened.value();
 
   // create 'blogtable', 'info','text','comment_title','comment_author','comment_text'
-  std::printf(
-      "hbase> create 'blogtable', 'info','text','comment_title','comment_author','comment_text'\n");
+  std::printf("hbase> create 'blogtable', 'info','text','comment_title','comment_author','comment_text'\n");
   cellar::table_descriptor desc;
   desc.name = "blogtable";
   for (const char* f : {"info", "text", "comment_title", "comment_author", "comment_text"}) {
@@ -178,8 +176,8 @@ int main() {
       {"2", "comment_text", "", "this is nice blog"},
   };
   for (const auto& p : puts) {
-    std::string command = std::string("put 'blogtable', '") + p.row + "', '" + p.family + ":" +
-                          p.qualifier + "', '" + p.value + "'";
+    std::string command =
+        std::string("put 'blogtable', '") + p.row + "', '" + p.family + ":" + p.qualifier + "', '" + p.value + "'";
     std::printf("hbase> %s\n", command.c_str());
     check(t.put(cellar::put(p.row).add(p.family, p.qualifier, p.value)), command);
   }

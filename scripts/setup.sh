@@ -15,7 +15,8 @@
 # Debian's WiredTiger has no compressor built in.
 # The server's batched reads and sends (rpc/io_ring.h): `liburing-dev`.
 # `clang`: the thread-safety check (scripts/check-thread-safety.sh) parses the sources with
-# clang's analysis of the lock annotations, which GCC does not check.
+# clang's analysis of the lock annotations, which GCC does not check; `clang-format`: the lint
+# test that the tree follows .clang-format (scripts/check-format.sh).
 # The HBase Thrift gateway: `thrift-compiler` generates the C++ server and load-generator code and
 # the Python test stubs from the project's .thrift files at build time, `libthrift-dev` is the C++
 # runtime the gateway links (its headers include Boost's, hence `libboost-dev`), `python3-thrift`
@@ -27,7 +28,7 @@ pkgs=(build-essential meson ninja-build pkg-config
       libcaf-dev libcapnp-dev capnproto libwiredtiger-dev libsnappy-dev zlib1g-dev
       libspdlog-dev libfmt-dev catch2 libabsl-dev
       libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libedit-dev libhiredis-dev libjemalloc-dev libre2-dev
-      redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang
+      redis-server zookeeper libzookeeper-mt-dev openssl libssl-dev liburing-dev clang clang-format
       thrift-compiler libthrift-dev libboost-dev python3-thrift libraft-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "cellar/store.h"
-#include "status_checks.h"
 #include "printable.h"
+#include "status_checks.h"
 
 namespace semantics_test {
 
@@ -109,9 +109,7 @@ inline row_result get_ok(cellar::table& t, const cellar::get& g) {
   return r.value();
 }
 
-inline std::vector<std::string> get_cells(cellar::table& t, const cellar::get& g) {
-  return cells_of(get_ok(t, g));
-}
+inline std::vector<std::string> get_cells(cellar::table& t, const cellar::get& g) { return cells_of(get_ok(t, g)); }
 
 inline std::vector<row_result> scan_all(cellar::table& t, const cellar::scan& s) {
   auto sc = t.scan(s);

@@ -21,7 +21,9 @@ namespace test_util {
 
 inline std::string describe_status(const cellar::status& s) { return s.to_string(); }
 template <class T>
-inline std::string describe_status(const cellar::result<T>& r) { return r.error().to_string(); }
+inline std::string describe_status(const cellar::result<T>& r) {
+  return r.error().to_string();
+}
 
 inline std::string be64(std::int64_t v) {
   std::string s(8, '\0');
@@ -35,16 +37,16 @@ inline std::string be64(std::int64_t v) {
 
 }  // namespace test_util
 
-#define REQUIRE_OK(expr)                                \
-  do {                                                  \
-    const auto& req_ok_v_ = (expr);                     \
-    INFO(::test_util::describe_status(req_ok_v_));      \
-    REQUIRE(req_ok_v_.is_ok());                         \
+#define REQUIRE_OK(expr)                           \
+  do {                                             \
+    const auto& req_ok_v_ = (expr);                \
+    INFO(::test_util::describe_status(req_ok_v_)); \
+    REQUIRE(req_ok_v_.is_ok());                    \
   } while (0)
 
-#define REQUIRE_CODE(expr, c)                         \
-  do {                                                \
-    const auto& req_code_v_ = (expr);                 \
-    INFO(::test_util::describe_status(req_code_v_));  \
-    REQUIRE(req_code_v_.code() == (c));               \
+#define REQUIRE_CODE(expr, c)                        \
+  do {                                               \
+    const auto& req_code_v_ = (expr);                \
+    INFO(::test_util::describe_status(req_code_v_)); \
+    REQUIRE(req_code_v_.code() == (c));              \
   } while (0)

@@ -123,8 +123,9 @@ TEST_CASE("MIN_VERSIONS: checked as HBase checks it, and altered", "[hbase][min_
 TEST_CASE("family settings: kept in their shown form, or refused by name", "[hbase][options]") {
   fixture fx;
   family_descriptor f = fam("f", 1);
-  f.attributes = {{"BLOOMFILTER", "row"}, {"IN_MEMORY", "TRUE"}, {"BLOCKSIZE", "65536"},
-                  {"KEEP_DELETED_CELLS", "false"}, {"NEW_VERSION_BEHAVIOR", "true"}, {"team", "search"}};
+  f.attributes = {{"BLOOMFILTER", "row"},           {"IN_MEMORY", "TRUE"},
+                  {"BLOCKSIZE", "65536"},           {"KEEP_DELETED_CELLS", "false"},
+                  {"NEW_VERSION_BEHAVIOR", "true"}, {"team", "search"}};
   REQUIRE_OK(fx.store->create_table({"kept", cellar::partition_spec::single(), {f}}, schema_origin::hbase_shell));
   const auto got = fx.store->describe("kept")->families[0].attributes;
   CHECK(got == std::map<std::string, std::string>{{"BLOCKSIZE", "65536"},
@@ -197,9 +198,13 @@ TEST_CASE("READONLY => true refuses every write with TABLE_READ_ONLY; reads go o
 TEST_CASE("table attributes: kept, checked, unset; unknown names are METADATA", "[hbase][options]") {
   fixture fx;
   fx.make("a", {fam("f", 1)}, schema_origin::hbase_shell);
-  REQUIRE_OK(fx.store->alter_table("a", {{"MAX_FILESIZE", "134217728"}, {"OWNER", "ops"}, {"owner-note", "x"},
-                                         {"REGION_REPLICATION", "1"}, {"DURABILITY", "skip_wal"},
-                                         {"SPLIT_POLICY", "org.apache.hadoop.hbase.regionserver.SteppingSplitPolicy"}},
+  REQUIRE_OK(fx.store->alter_table("a",
+                                   {{"MAX_FILESIZE", "134217728"},
+                                    {"OWNER", "ops"},
+                                    {"owner-note", "x"},
+                                    {"REGION_REPLICATION", "1"},
+                                    {"DURABILITY", "skip_wal"},
+                                    {"SPLIT_POLICY", "org.apache.hadoop.hbase.regionserver.SteppingSplitPolicy"}},
                                    {}));
   CHECK(fx.store->describe("a")->attributes ==
         std::map<std::string, std::string>{{"DURABILITY", "SKIP_WAL"},

@@ -120,10 +120,9 @@ TEST_CASE("row key limits: empty is INVALID_ARGUMENT, above 1024 bytes TOO_LARGE
   REQUIRE_CODE(t.increment_column_value("", "f", "n", 1), code::invalid_argument);
   REQUIRE_CODE(t.append(cellar::append("").add("f", "s", "x")), code::invalid_argument);
   REQUIRE_CODE(t.append(cellar::append(long_row).add("f", "s", "x")), code::too_large);
-  REQUIRE_CODE(t.mutate_row(cellar::row_mutations("").add(cellar::put("").add("f", "q", "v"))),
-               code::invalid_argument);
-  REQUIRE_CODE(t.check_and_mutate(cellar::check_and_mutate("", "f", "q").if_not_exists().then(
-                   cellar::put("").add("f", "q", "v"))),
+  REQUIRE_CODE(t.mutate_row(cellar::row_mutations("").add(cellar::put("").add("f", "q", "v"))), code::invalid_argument);
+  REQUIRE_CODE(t.check_and_mutate(
+                   cellar::check_and_mutate("", "f", "q").if_not_exists().then(cellar::put("").add("f", "q", "v"))),
                code::invalid_argument);
   REQUIRE(dump(t) == before);
 
@@ -184,8 +183,7 @@ TEST_CASE("unknown table is TABLE_NOT_FOUND", "[errors]") {
   REQUIRE_CODE(fx.store->truncate_table("nope"), code::table_not_found);
   REQUIRE_CODE(fx.store->drop_table("nope"), code::table_not_found);
   REQUIRE_CODE(fx.store->alter_family("nope", fam("f")), code::table_not_found);
-  REQUIRE_CODE(fx.store->add_family("nope", fam("f"), cellar::partition_spec::single()),
-               code::table_not_found);
+  REQUIRE_CODE(fx.store->add_family("nope", fam("f"), cellar::partition_spec::single()), code::table_not_found);
   REQUIRE_FALSE(fx.store->table_exists("nope"));
 }
 
@@ -205,9 +203,10 @@ TEST_CASE("unknown family is FAMILY_NOT_FOUND and changes nothing", "[errors]") 
   REQUIRE_CODE(t.remove(cellar::deletion("r").columns("f", "q").family("nope")), code::family_not_found);
   REQUIRE_CODE(t.increment(cellar::increment("r").add("nope", "n", 1)), code::family_not_found);
   REQUIRE_CODE(t.append(cellar::append("r").add("nope", "s", "x")), code::family_not_found);
-  REQUIRE_CODE(t.check_and_mutate(cellar::check_and_mutate("r", "nope", "q").if_not_exists().then(
-                   cellar::put("r").add("nope", "q", "v"))),
-               code::family_not_found);
+  REQUIRE_CODE(
+      t.check_and_mutate(
+          cellar::check_and_mutate("r", "nope", "q").if_not_exists().then(cellar::put("r").add("nope", "q", "v"))),
+      code::family_not_found);
   REQUIRE_CODE(t.mutate_row(cellar::row_mutations("r")
                                 .add(cellar::put("r").add("f", "x", "v"))
                                 .add(cellar::put("r").add("nope", "q", "v"))),
@@ -317,12 +316,12 @@ TEST_CASE("multi-partition batch: per-op results, atomic per partition", "[batch
   REQUIRE_OK(t.put(cellar::put("b").add("f", "s", 1, "abc")));
   REQUIRE_OK(t.put(cellar::put("y").add("f", "n", 1, be64(41))));
   std::vector<cellar::batch_op> ops;
-  ops.emplace_back(cellar::put("a").add("f", "q", 2, "A"));      // p0
-  ops.emplace_back(cellar::put("n").add("f", "q", 2, "N"));      // p1
-  ops.emplace_back(cellar::increment("b").add("f", "s", 1));     // p0, fails
-  ops.emplace_back(cellar::increment("y").add("f", "n", 1));     // p1
-  ops.emplace_back(cellar::put("c").add("f", "q", 2, "C"));      // p0
-  ops.emplace_back(cellar::put("z").add("f", "q", 2, "Z"));      // p1
+  ops.emplace_back(cellar::put("a").add("f", "q", 2, "A"));   // p0
+  ops.emplace_back(cellar::put("n").add("f", "q", 2, "N"));   // p1
+  ops.emplace_back(cellar::increment("b").add("f", "s", 1));  // p0, fails
+  ops.emplace_back(cellar::increment("y").add("f", "n", 1));  // p1
+  ops.emplace_back(cellar::put("c").add("f", "q", 2, "C"));   // p0
+  ops.emplace_back(cellar::put("z").add("f", "q", 2, "Z"));   // p1
   auto res = t.batch(std::move(ops));
   REQUIRE(res.size() == 6);
   CHECK(res[0].st.code() == code::aborted);

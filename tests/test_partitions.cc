@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <future>
 #include <map>
 #include <memory>
@@ -16,11 +17,10 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include <cstdio>
 
 #include "cellar/store.h"
-#include "status_checks.h"
 #include "printable.h"
+#include "status_checks.h"
 
 namespace {
 
@@ -116,8 +116,8 @@ bool selected(const scan_case& c, const std::string& fq) {
 }
 
 std::string describe(const scan_case& c) {
-  return "start='" + printable(c.start) + "'" + (c.start_incl ? "[incl]" : "[excl]") + " stop='" +
-         printable(c.stop) + "'" + (c.stop_incl ? "[incl]" : "[excl]") + (c.reversed ? " reversed" : "") +
+  return "start='" + printable(c.start) + "'" + (c.start_incl ? "[incl]" : "[excl]") + " stop='" + printable(c.stop) +
+         "'" + (c.stop_incl ? "[incl]" : "[excl]") + (c.reversed ? " reversed" : "") +
          " limit=" + std::to_string(c.limit) + " caching=" + std::to_string(c.caching) +
          " batch=" + std::to_string(c.batch) + " max_result_size=" + std::to_string(c.max_result_size) +
          (c.allow_partial ? " partial" : "") + " selection=" + std::to_string(c.selection);
@@ -317,8 +317,7 @@ void model_test(fixture& fx, const std::string& name, partition_spec spec, std::
   auto st = fx.stats(name);
   REQUIRE(st.cells_per_partition.size() == spec.count());
   REQUIRE(st.cells == model_cells(m));
-  REQUIRE(std::accumulate(st.cells_per_partition.begin(), st.cells_per_partition.end(), std::uint64_t{0}) ==
-          st.cells);
+  REQUIRE(std::accumulate(st.cells_per_partition.begin(), st.cells_per_partition.end(), std::uint64_t{0}) == st.cells);
 
   in_place_pages = 0;
   check_against_model(t, m, rng, 150);
@@ -383,8 +382,8 @@ TEST_CASE("global scan order matches a model: KEY prefix partitions", "[partitio
 
 TEST_CASE("global scan order matches a model: RANGE COLUMNS partitions", "[partitions][model]") {
   fixture fx;
-  model_test(fx, "ranged", partition_spec::range_bounds({std::string("\x00", 1) + "x", "b", "m", "z", std::string("\x80", 1)}),
-             44);
+  model_test(fx, "ranged",
+             partition_spec::range_bounds({std::string("\x00", 1) + "x", "b", "m", "z", std::string("\x80", 1)}), 44);
 }
 
 TEST_CASE("scans stay globally ordered while rows are being written", "[partitions][concurrency]") {
@@ -446,7 +445,7 @@ TEST_CASE("hash partitions spread rows", "[partitions][placement]") {
   REQUIRE(st.cells == 700);
   REQUIRE(st.cells_per_partition.size() == 7);
   for (auto c : st.cells_per_partition) {
-    CHECK(c > 40);   // expected 100 each
+    CHECK(c > 40);  // expected 100 each
     CHECK(c < 200);
   }
   // Placement is a function of the key: rewriting the same rows changes nothing.
@@ -468,8 +467,8 @@ TEST_CASE("key-prefix partitions keep a prefix in one partition", "[partitions][
   auto all = sc->all();
   REQUIRE_OK(all);
   REQUIRE(all->size() == 20);
-  REQUIRE(std::is_sorted(all->begin(), all->end(),
-                         [](const row_result& a, const row_result& b) { return a.row < b.row; }));
+  REQUIRE(
+      std::is_sorted(all->begin(), all->end(), [](const row_result& a, const row_result& b) { return a.row < b.row; }));
 }
 
 TEST_CASE("range partitions place rows by bounds; a row equal to a bound goes to the next partition",
@@ -486,8 +485,8 @@ TEST_CASE("range partitions place rows by bounds; a row equal to a bound goes to
   REQUIRE_OK(f);
   REQUIRE(rows_of(f.value()) == std::vector<std::string>{"d", "g", "h"});
   // Multi-get answers in request order, duplicates and absent rows included.
-  auto mg = t.get(std::vector<cellar::get>{cellar::get("z"), cellar::get("a"), cellar::get("zz"),
-                                           cellar::get("a"), cellar::get("h")});
+  auto mg = t.get(std::vector<cellar::get>{cellar::get("z"), cellar::get("a"), cellar::get("zz"), cellar::get("a"),
+                                           cellar::get("h")});
   REQUIRE_OK(mg);
   REQUIRE(mg->size() == 5);
   CHECK(mg.value()[0].cells.at(0).value == "z");

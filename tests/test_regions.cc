@@ -100,9 +100,8 @@ void read_until(cellar::table t, std::atomic<bool>& stop, std::atomic<int>& acke
     std::vector<std::string> got;
     for (const auto& r : rows.value()) got.push_back(r.row);
     if (reversed) std::reverse(got.begin(), got.end());
-    bool fine = std::adjacent_find(got.begin(), got.end(), [](const std::string& a, const std::string& b) {
-                  return !(a < b);
-                }) == got.end();
+    bool fine = std::adjacent_find(got.begin(), got.end(),
+                                   [](const std::string& a, const std::string& b) { return !(a < b); }) == got.end();
     for (int i = 0; fine && i < before; ++i) fine = std::binary_search(got.begin(), got.end(), row(i));
     if (!fine) ++bad;
     ++scans;
@@ -111,8 +110,7 @@ void read_until(cellar::table t, std::atomic<bool>& stop, std::atomic<int>& acke
 
 }  // namespace
 
-TEST_CASE("split and merge under a writer and a reader: nothing lost, nothing twice, scans in order",
-          "[regions]") {
+TEST_CASE("split and merge under a writer and a reader: nothing lost, nothing twice, scans in order", "[regions]") {
   for (bool persistent : {false, true}) {
     temp_dir dir;
     auto s = open_store(persistent ? dir.path : "");
@@ -135,7 +133,8 @@ TEST_CASE("split and merge under a writer and a reader: nothing lost, nothing tw
     REQUIRE_OK(s->split_region("rg", "r00050"));
     REQUIRE_OK(s->merge_regions("rg", 1));
     const int scans_before = scans.load();
-    while (scans.load() < scans_before + 3 && bad.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (scans.load() < scans_before + 3 && bad.load() == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     stop = true;
     writer.join();
     reader.join();

@@ -17,8 +17,7 @@ TEST_CASE("R1 cell order: row asc, family asc, qualifier asc, timestamp desc", "
   // Across families: family asc first, whatever the write order.
   put_ok(t, cellar::put("r").add("g", "a", 9, "g1"));
   REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) ==
-          std::vector<std::string>{cs("f:a", 3, "z"), cs("f:a", 2, "y"), cs("f:b", 1, "x"),
-                                   cs("g:a", 9, "g1")});
+          std::vector<std::string>{cs("f:a", 3, "z"), cs("f:a", 2, "y"), cs("f:b", 1, "x"), cs("g:a", 9, "g1")});
 
   // Rows ascending in a scan, cells in R1 order inside each row.
   put_ok(t, cellar::put("q").add("g", "z", 1, "1").add("f", "z", 1, "2"));
@@ -50,8 +49,7 @@ TEST_CASE("R3 same coordinates overwrite", "[R3]") {
   auto t = fx.make("r3", {fam("f")});
   put_ok(t, cellar::put("r").add("f", "q", 5, "a"));
   put_ok(t, cellar::put("r").add("f", "q", 5, "b"));
-  REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) ==
-          std::vector<std::string>{cs("f:q", 5, "b")});
+  REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) == std::vector<std::string>{cs("f:q", 5, "b")});
   REQUIRE(fx.cells("r3") == 1);
 }
 
@@ -61,19 +59,16 @@ TEST_CASE("R4 server timestamps", "[R4]") {
   const auto now = fx.t();
   // All cells of one put without timestamp share the server's time.
   put_ok(t, cellar::put("r").add("f", "a", "1").add("f", "b", "2"));
-  REQUIRE(get_cells(t, cellar::get("r")) ==
-          std::vector<std::string>{cs("f:a", now, "1"), cs("f:b", now, "2")});
+  REQUIRE(get_cells(t, cellar::get("r")) == std::vector<std::string>{cs("f:a", now, "1"), cs("f:b", now, "2")});
 
   // The put's own timestamp applies to entries without one; an entry's own wins.
   put_ok(t, cellar::put("r2", 77).add("f", "a", "x").add("f", "b", 88, "y"));
-  REQUIRE(get_cells(t, cellar::get("r2")) ==
-          std::vector<std::string>{cs("f:a", 77, "x"), cs("f:b", 88, "y")});
+  REQUIRE(get_cells(t, cellar::get("r2")) == std::vector<std::string>{cs("f:a", 77, "x"), cs("f:b", 88, "y")});
 
   // Two puts without timestamp in the same millisecond collide (R3).
   put_ok(t, cellar::put("r3").add("f", "q", "v1"));
   put_ok(t, cellar::put("r3").add("f", "q", "v2"));
-  REQUIRE(get_cells(t, cellar::get("r3").all_versions()) ==
-          std::vector<std::string>{cs("f:q", now, "v2")});
+  REQUIRE(get_cells(t, cellar::get("r3").all_versions()) == std::vector<std::string>{cs("f:q", now, "v2")});
   fx.advance(1);
   put_ok(t, cellar::put("r3").add("f", "q", "v3"));
   REQUIRE(get_cells(t, cellar::get("r3").all_versions()) ==
@@ -92,8 +87,7 @@ TEST_CASE("R4 server timestamps come from the real clock by default", "[R4]") {
   auto t = s.value()->open_table("r4c");
   REQUIRE_OK(t);
   auto ms = [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
   const std::int64_t before = ms();
@@ -112,8 +106,7 @@ TEST_CASE("R5 default get returns the newest version only", "[R5]") {
   fixture fx;
   auto t = fx.make("r5", {fam("f")});
   for (int ts = 3; ts <= 5; ++ts) put_ok(t, cellar::put("r").add("f", "q", ts, std::to_string(ts)));
-  REQUIRE(get_cells(t, cellar::get("r").column("f", "q")) ==
-          std::vector<std::string>{cs("f:q", 5, "5")});
+  REQUIRE(get_cells(t, cellar::get("r").column("f", "q")) == std::vector<std::string>{cs("f:q", 5, "5")});
   auto rs = scan_all(t, cellar::scan());
   REQUIRE(rs.size() == 1);
   REQUIRE(cells_of(rs[0]) == std::vector<std::string>{cs("f:q", 5, "5")});
@@ -134,8 +127,7 @@ TEST_CASE("R6 effective versions = min(request, family MaxVersions)", "[R6]") {
   REQUIRE(rs[0].cells.size() == 3);
   // Versions beyond MaxVersions stay invisible to a time range that selects only them.
   REQUIRE(get_cells(t, cellar::get("r").range(0, 3).max_versions(10)).empty());
-  REQUIRE(get_cells(t, cellar::get("r").range(0, 4).max_versions(10)) ==
-          std::vector<std::string>{cs("f:q", 3, "3")});
+  REQUIRE(get_cells(t, cellar::get("r").range(0, 4).max_versions(10)) == std::vector<std::string>{cs("f:q", 3, "3")});
 
   // Background reclaim: compact trims the versions beyond MaxVersions.
   REQUIRE(fx.cells("r6") >= 3);
@@ -177,7 +169,10 @@ TEST_CASE("R6 holds while background maintenance runs", "[R6][concurrency]") {
     while (!done.load() || n < 20) {
       ++n;
       auto r = rd.get(cellar::get("r").max_versions(10));
-      if (!r.is_ok()) { errors.fetch_add(1); continue; }
+      if (!r.is_ok()) {
+        errors.fetch_add(1);
+        continue;
+      }
       const auto& c = r->cells;
       if (c.size() > 2) bad.fetch_add(1);
       if (c.empty()) continue;
@@ -204,8 +199,7 @@ TEST_CASE("R7 default MaxVersions depends on schema origin", "[R7]") {
   SECTION("hbase shell create without VERSIONS keeps 1") {
     auto t = fx.make("r7s", {fam("f", 0)}, schema_origin::hbase_shell);
     for (int ts = 1; ts <= 5; ++ts) put_ok(t, cellar::put("r").add("f", "q", ts, std::to_string(ts)));
-    REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) ==
-            std::vector<std::string>{cs("f:q", 5, "5")});
+    REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) == std::vector<std::string>{cs("f:q", 5, "5")});
     REQUIRE_OK(fx.store->compact("r7s"));
     REQUIRE(fx.cells("r7s") == 1);
   }
@@ -216,8 +210,7 @@ TEST_CASE("R7 default MaxVersions depends on schema origin", "[R7]") {
   }
   SECTION("oceanbase DDL without MaxVersions keeps all (101 versions)") {
     auto t = fx.make("r7o", {fam("f", 0)}, schema_origin::oceanbase_ddl);
-    for (int ts = 1; ts <= 101; ++ts)
-      put_ok(t, cellar::put("r").add("f", "q", ts, std::to_string(ts)));
+    for (int ts = 1; ts <= 101; ++ts) put_ok(t, cellar::put("r").add("f", "q", ts, std::to_string(ts)));
     auto cells = get_ok(t, cellar::get("r").all_versions()).cells;
     REQUIRE(cells.size() == 101);
     REQUIRE(cells.front().timestamp == 101);
@@ -254,8 +247,7 @@ TEST_CASE("R9 time range is [min, max)", "[R9]") {
           std::vector<std::string>{cs("f:q", 5, "five")});
   REQUIRE(get_cells(t, cellar::get("r").timestamp(10).max_versions(10)) ==
           std::vector<std::string>{cs("f:q", 10, "ten")});
-  REQUIRE(get_cells(t, cellar::get("r").range(0, 10)) ==
-          std::vector<std::string>{cs("f:q", 5, "five")});
+  REQUIRE(get_cells(t, cellar::get("r").range(0, 10)) == std::vector<std::string>{cs("f:q", 5, "five")});
   REQUIRE(get_cells(t, cellar::get("r").range(6, 10)).empty());
   REQUIRE(get_cells(t, cellar::get("r").range(0, 11).max_versions(10)).size() == 2);
   auto rs = scan_all(t, cellar::scan().range(5, 10).max_versions(10));
@@ -318,8 +310,7 @@ TEST_CASE("R12 delete column with ts removes exactly that version", "[R12]") {
           std::vector<std::string>{cs("f:q", 5, "v5"), cs("f:q", 3, "v3")});
   // The deletion's own timestamp with column(f, q) means that exact version too.
   REQUIRE_OK(t.remove(cellar::deletion("r", 3).column("f", "q")));
-  REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) ==
-          std::vector<std::string>{cs("f:q", 5, "v5")});
+  REQUIRE(get_cells(t, cellar::get("r").max_versions(10)) == std::vector<std::string>{cs("f:q", 5, "v5")});
   // A version that does not exist: no-op.
   REQUIRE_OK(t.remove(cellar::deletion("r").column("f", "q", 42)));
   REQUIRE(get_cells(t, cellar::get("r").max_versions(10)).size() == 1);
@@ -353,18 +344,15 @@ TEST_CASE("R14 delete family / family <= ts / family version", "[R14]") {
 
   REQUIRE_OK(t.remove(cellar::deletion("r1").family("f", t0 + 1)));
   REQUIRE(get_cells(t, cellar::get("r1").max_versions(10)) ==
-          std::vector<std::string>{cs("f:q1", t0 + 2, "a"), cs("f:q2", t0 + 2, "b"),
-                                   cs("g:x", t0, "g")});
+          std::vector<std::string>{cs("f:q1", t0 + 2, "a"), cs("f:q2", t0 + 2, "b"), cs("g:x", t0, "g")});
 
   REQUIRE_OK(t.remove(cellar::deletion("r2").family_version("f", t0 + 1)));
   REQUIRE(get_cells(t, cellar::get("r2").max_versions(10)) ==
-          std::vector<std::string>{cs("f:q1", t0 + 2, "a"), cs("f:q1", t0, "a"),
-                                   cs("f:q2", t0 + 2, "b"), cs("f:q2", t0, "b"),
-                                   cs("g:x", t0, "g")});
+          std::vector<std::string>{cs("f:q1", t0 + 2, "a"), cs("f:q1", t0, "a"), cs("f:q2", t0 + 2, "b"),
+                                   cs("f:q2", t0, "b"), cs("g:x", t0, "g")});
 
   REQUIRE_OK(t.remove(cellar::deletion("r3").family("f")));
-  REQUIRE(get_cells(t, cellar::get("r3").max_versions(10)) ==
-          std::vector<std::string>{cs("g:x", t0, "g")});
+  REQUIRE(get_cells(t, cellar::get("r3").max_versions(10)) == std::vector<std::string>{cs("g:x", t0, "g")});
 }
 
 TEST_CASE("R15 delete row removes every family (<= ts)", "[R15]") {
@@ -379,8 +367,7 @@ TEST_CASE("R15 delete row removes every family (<= ts)", "[R15]") {
   REQUIRE_FALSE(get_ok(t, cellar::get("a")).exists);
 
   REQUIRE_OK(t.remove(cellar::deletion("b", 2)));
-  REQUIRE(get_cells(t, cellar::get("b").max_versions(10)) ==
-          std::vector<std::string>{cs("g:q", 3, "3")});
+  REQUIRE(get_cells(t, cellar::get("b").max_versions(10)) == std::vector<std::string>{cs("g:q", 3, "3")});
 }
 
 TEST_CASE("R16 deletes are physical: a later put with an older timestamp is visible", "[R16]") {
@@ -419,8 +406,7 @@ TEST_CASE("R17 delete without ts also deletes future-dated cells", "[R17]") {
   REQUIRE(get_cells(t, cellar::get("a")) == std::vector<std::string>{cs("g:q", future, "g")});
 
   REQUIRE_OK(t.remove(cellar::deletion("b").columns("f", "q")));
-  REQUIRE(get_cells(t, cellar::get("b")) ==
-          std::vector<std::string>{cs("f:p", 1, "old"), cs("g:q", future, "g")});
+  REQUIRE(get_cells(t, cellar::get("b")) == std::vector<std::string>{cs("f:p", 1, "old"), cs("g:q", future, "g")});
 
   REQUIRE_OK(t.remove(cellar::deletion("c")));
   REQUIRE(get_cells(t, cellar::get("c")).empty());
@@ -446,8 +432,7 @@ TEST_CASE("R18 compaction may change results; deterministic after compact", "[R1
   // After compaction t1 is physically gone, so deleting t3 leaves exactly t2.
   REQUIRE_OK(fx.store->compact("r18"));
   REQUIRE_OK(t.remove(cellar::deletion("b").column("f", "q", 3)));
-  REQUIRE(get_cells(t, cellar::get("b").max_versions(10)) ==
-          std::vector<std::string>{cs("f:q", 2, "2")});
+  REQUIRE(get_cells(t, cellar::get("b").max_versions(10)) == std::vector<std::string>{cs("f:q", 2, "2")});
 }
 
 // ---------------------------------------------------------------- TTL
@@ -493,14 +478,12 @@ TEST_CASE("R19 family TTL: visible iff ts >= now - ttl*1000", "[R19]") {
     REQUIRE(get_cells(t, cellar::get("app")) == std::vector<std::string>{cs("f:s", fx.t(), "_x")});
   }
   SECTION("checkAndMutate after expiry sees an absent column") {
-    auto no = t.check_and_mutate(cellar::check_and_mutate("cam", "f", "c")
-                                     .if_equals("v")
-                                     .then(cellar::put("cam").add("f", "m", "1")));
+    auto no = t.check_and_mutate(
+        cellar::check_and_mutate("cam", "f", "c").if_equals("v").then(cellar::put("cam").add("f", "m", "1")));
     REQUIRE_OK(no);
     REQUIRE_FALSE(no.value());
-    auto yes = t.check_and_mutate(cellar::check_and_mutate("cam", "f", "c")
-                                      .if_not_exists()
-                                      .then(cellar::put("cam").add("f", "m", "2")));
+    auto yes = t.check_and_mutate(
+        cellar::check_and_mutate("cam", "f", "c").if_not_exists().then(cellar::put("cam").add("f", "m", "2")));
     REQUIRE_OK(yes);
     REQUIRE(yes.value());
     REQUIRE(get_cells(t, cellar::get("cam")) == std::vector<std::string>{cs("f:m", fx.t(), "2")});
@@ -512,8 +495,7 @@ TEST_CASE("R19 family TTL: compact reclaims expired cells", "[R19][reclaim]") {
   auto t = fx.make("r19c", {fam("f", 0, 3)});
   const auto T = fx.t();
   for (int i = 0; i < 10; ++i) put_ok(t, cellar::put("r" + std::to_string(i)).add("f", "q", T, "v"));
-  for (int i = 0; i < 5; ++i)
-    put_ok(t, cellar::put("s" + std::to_string(i)).add("f", "q", T + 3500, "v"));
+  for (int i = 0; i < 5; ++i) put_ok(t, cellar::put("s" + std::to_string(i)).add("f", "q", T + 3500, "v"));
   REQUIRE(fx.cells("r19c") == 15);
   fx.advance(4000);  // T expired (T < T+1000), T+3500 alive
   REQUIRE(scan_all(t, cellar::scan()).size() == 5);
@@ -532,13 +514,12 @@ TEST_CASE("R19 family TTL applies to each version", "[R19]") {
   fx.advance(1500);  // T - 2000 < now - 3000
   REQUIRE(get_cells(t, cellar::get("r").all_versions()) == std::vector<std::string>{cs("f:q", T, "newer")});
   // checkAndMutate sees the newest visible version only.
-  auto r = t.check_and_mutate(cellar::check_and_mutate("r", "f", "q").if_equals("newer").then(
-      cellar::put("r").add("f", "m", "1")));
+  auto r = t.check_and_mutate(
+      cellar::check_and_mutate("r", "f", "q").if_equals("newer").then(cellar::put("r").add("f", "m", "1")));
   REQUIRE_OK(r);
   REQUIRE(r.value());
   fx.advance(2000);  // T < now - 3000: q is gone; the marker written at T + 1500 is not
-  REQUIRE(get_cells(t, cellar::get("r").all_versions()) ==
-          std::vector<std::string>{cs("f:m", T + 1500, "1")});
+  REQUIRE(get_cells(t, cellar::get("r").all_versions()) == std::vector<std::string>{cs("f:m", T + 1500, "1")});
 }
 
 TEST_CASE("R20 cell TTL set by increment and append", "[R20]") {
@@ -550,8 +531,7 @@ TEST_CASE("R20 cell TTL set by increment and append", "[R20]") {
   auto a1 = t.append(cellar::append("r").add("f", "s", "abc").ttl(1000));
   REQUIRE_OK(a1);
   fx.advance(1000);
-  REQUIRE(get_cells(t, cellar::get("r")) ==
-          std::vector<std::string>{cs("f:n", T, be64(5)), cs("f:s", T, "abc")});
+  REQUIRE(get_cells(t, cellar::get("r")) == std::vector<std::string>{cs("f:n", T, be64(5)), cs("f:s", T, "abc")});
   fx.advance(1);
   REQUIRE(get_cells(t, cellar::get("r")).empty());
   auto v = t.increment_column_value("r", "f", "n", 1);

@@ -8,9 +8,8 @@
 namespace {
 bool cam(cellar::table& t, const std::string& row, compare_op op, const std::string& expected,
          const std::string& marker) {
-  auto r = t.check_and_mutate(cellar::check_and_mutate(row, "f", "c")
-                                  .if_matches(op, expected)
-                                  .then(cellar::put(row).add("f", marker, "1")));
+  auto r = t.check_and_mutate(
+      cellar::check_and_mutate(row, "f", "c").if_matches(op, expected).then(cellar::put(row).add("f", marker, "1")));
   REQUIRE_OK(r);
   auto applied = get_ok(t, cellar::get(row).column("f", marker)).cells.size() == 1;
   REQUIRE(applied == r.value());  // the mutation ran iff the check passed
@@ -92,54 +91,47 @@ TEST_CASE("R24 checkAndMutate applies RowMutations in order; wrong family/row re
   put_ok(t, cellar::put("r").add("f", "c1", "11").ttl(5000));
   fx.advance(1);
 
-  auto ok = t.check_and_mutate(
-      cellar::check_and_mutate("r", "f", "c1")
-          .if_equals("11")
-          .then(cellar::row_mutations("r")
-                    .add(cellar::put("r").add("f", "c1", "22").add("f", "c2", "33"))
-                    .add(cellar::deletion("r").column("f", "c1"))));
+  auto ok = t.check_and_mutate(cellar::check_and_mutate("r", "f", "c1")
+                                   .if_equals("11")
+                                   .then(cellar::row_mutations("r")
+                                             .add(cellar::put("r").add("f", "c1", "22").add("f", "c2", "33"))
+                                             .add(cellar::deletion("r").column("f", "c1"))));
   REQUIRE_OK(ok);
   REQUIRE(ok.value());
-  REQUIRE(get_cells(t, cellar::get("r")) ==
-          std::vector<std::string>{cs("f:c1", T, "11"), cs("f:c2", T + 1, "33")});
+  REQUIRE(get_cells(t, cellar::get("r")) == std::vector<std::string>{cs("f:c1", T, "11"), cs("f:c2", T + 1, "33")});
   fx.advance(5000);  // c1's cell TTL is over
   REQUIRE(get_cells(t, cellar::get("r")) == std::vector<std::string>{cs("f:c2", T + 1, "33")});
 
   put_ok(t, cellar::put("w").add("f", "c1", "11"));
   SECTION("mutation on another family than the checked one") {
-    auto bad = t.check_and_mutate(cellar::check_and_mutate("w", "f", "c1")
-                                      .if_equals("11")
-                                      .then(cellar::put("w").add("g", "x", "1")));
-    REQUIRE(bad.code() == code::invalid_argument);
-    auto bad2 = t.check_and_mutate(
-        cellar::check_and_mutate("w", "f", "c1")
-            .if_equals("11")
-            .then(cellar::row_mutations("w")
-                      .add(cellar::put("w").add("f", "c3", "3"))
-                      .add(cellar::put("w").add("g", "x", "1"))));
-    REQUIRE(bad2.code() == code::invalid_argument);
-  }
-  SECTION("mutation on another row") {
-    auto bad = t.check_and_mutate(cellar::check_and_mutate("w", "f", "c1")
-                                      .if_equals("11")
-                                      .then(cellar::put("other").add("f", "x", "1")));
+    auto bad = t.check_and_mutate(
+        cellar::check_and_mutate("w", "f", "c1").if_equals("11").then(cellar::put("w").add("g", "x", "1")));
     REQUIRE(bad.code() == code::invalid_argument);
     auto bad2 = t.check_and_mutate(cellar::check_and_mutate("w", "f", "c1")
                                        .if_equals("11")
-                                       .then(cellar::row_mutations("other").add(
-                                           cellar::put("other").add("f", "x", "1"))));
+                                       .then(cellar::row_mutations("w")
+                                                 .add(cellar::put("w").add("f", "c3", "3"))
+                                                 .add(cellar::put("w").add("g", "x", "1"))));
+    REQUIRE(bad2.code() == code::invalid_argument);
+  }
+  SECTION("mutation on another row") {
+    auto bad = t.check_and_mutate(
+        cellar::check_and_mutate("w", "f", "c1").if_equals("11").then(cellar::put("other").add("f", "x", "1")));
+    REQUIRE(bad.code() == code::invalid_argument);
+    auto bad2 =
+        t.check_and_mutate(cellar::check_and_mutate("w", "f", "c1")
+                               .if_equals("11")
+                               .then(cellar::row_mutations("other").add(cellar::put("other").add("f", "x", "1"))));
     REQUIRE(bad2.code() == code::invalid_argument);
     REQUIRE(get_cells(t, cellar::get("other")).empty());
   }
   // Nothing applied.
-  REQUIRE(get_cells(t, cellar::get("w").max_versions(10)) ==
-          std::vector<std::string>{cs("f:c1", fx.t(), "11")});
+  REQUIRE(get_cells(t, cellar::get("w").max_versions(10)) == std::vector<std::string>{cs("f:c1", fx.t(), "11")});
 
   // A passing check can run a delete.
   put_ok(t, cellar::put("d").add("f", "c1", 1, "x").add("f", "c2", 1, "y"));
-  auto del = t.check_and_mutate(cellar::check_and_mutate("d", "f", "c1")
-                                    .if_equals("x")
-                                    .then(cellar::deletion("d").columns("f", "c2")));
+  auto del = t.check_and_mutate(
+      cellar::check_and_mutate("d", "f", "c1").if_equals("x").then(cellar::deletion("d").columns("f", "c2")));
   REQUIRE_OK(del);
   REQUIRE(del.value());
   REQUIRE(get_cells(t, cellar::get("d")) == std::vector<std::string>{cs("f:c1", 1, "x")});
@@ -177,8 +169,7 @@ TEST_CASE("R25 increment: 8-byte big-endian, writes a new version", "[R25]") {
   // Each increment is a new version.
   REQUIRE(get_cells(t, cellar::get("r").all_versions()) ==
           std::vector<std::string>{cs("f:q", ts + 13, be64(4)), cs("f:q", ts + 12, be64(3)),
-                                   cs("f:q", ts + 11, be64(2)), cs("f:q", ts + 10, be64(1)),
-                                   cs("f:q", ts, be64(1))});
+                                   cs("f:q", ts + 11, be64(2)), cs("f:q", ts + 10, be64(1)), cs("f:q", ts, be64(1))});
 
   // Absent cell counts as 0; several columns in one increment; negative amounts.
   auto m = t.increment(cellar::increment("n").add("f", "a", 5).add("f", "b", -3));
@@ -331,12 +322,10 @@ TEST_CASE("R30 reversed scan: start is the higher key", "[R30]") {
   REQUIRE(rows_of(scan_all(t, cellar::scan().reversed())) == V{"d", "c", "b", "a"});
   // Non-existent start row.
   REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("cc").stop_row("a").reversed())) == V{"c", "b"});
-  REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("c").stop_row("a", true).reversed())) ==
-          V{"c", "b", "a"});
+  REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("c").stop_row("a", true).reversed())) == V{"c", "b", "a"});
   REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("c", false).reversed())) == V{"b", "a"});
   // Like PageFilter(2): two rows.
-  REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("d").stop_row("a").reversed().limit(2))) ==
-          V{"d", "c"});
+  REQUIRE(rows_of(scan_all(t, cellar::scan().start_row("d").stop_row("a").reversed().limit(2))) == V{"d", "c"});
 
   // Cells inside a row keep R1 order.
   put_ok(t, cellar::put("c").add("f", "a", 2, "x").add("f", "a", 1, "y").add("f", "z", 1, "z"));
@@ -350,8 +339,12 @@ namespace {
 // Row getKey1 of OBKV testFilter: abc v1@t3,v2@t2,v1@t1; def v2@t7,v1@t6,v2@t5,v1@t4.
 void fill_getkey(cellar::table& t) {
   put_ok(t, cellar::put("getKey1")
-                .add("f", "abc", 3, "value1").add("f", "abc", 2, "value2").add("f", "abc", 1, "value1")
-                .add("f", "def", 7, "value2").add("f", "def", 6, "value1").add("f", "def", 5, "value2")
+                .add("f", "abc", 3, "value1")
+                .add("f", "abc", 2, "value2")
+                .add("f", "abc", 1, "value1")
+                .add("f", "def", 7, "value2")
+                .add("f", "def", 6, "value1")
+                .add("f", "def", 5, "value2")
                 .add("f", "def", 4, "value1"));
   put_ok(t, cellar::put("getKey2").add("f", "abc", 1, "value1").add("f", "def", 1, "value2"));
 }
@@ -452,8 +445,7 @@ TEST_CASE("R33 per-family limit and offset count versions", "[R33]") {
 TEST_CASE("R34 scan limit caps the number of rows", "[R34]") {
   fixture fx;
   auto t = fx.make("r34", {fam("f")});
-  for (const char* r : {"a", "b", "c", "d", "e"})
-    put_ok(t, cellar::put(r).add("f", "q", 1, r).add("f", "p", 1, r));
+  for (const char* r : {"a", "b", "c", "d", "e"}) put_ok(t, cellar::put(r).add("f", "q", 1, r).add("f", "p", 1, r));
   using V = std::vector<std::string>;
   REQUIRE(rows_of(scan_all(t, cellar::scan().limit(3))) == V{"a", "b", "c"});
   REQUIRE(rows_of(scan_all(t, cellar::scan().limit(2).reversed())) == V{"e", "d"});
@@ -512,9 +504,15 @@ TEST_CASE("R48 a multi-family row put is never observed half-applied", "[R48][co
     while (!done.load() || n < 50) {
       ++n;
       auto sc = rd.scan(cellar::scan());
-      if (!sc.is_ok()) { bad.fetch_add(1); continue; }
+      if (!sc.is_ok()) {
+        bad.fetch_add(1);
+        continue;
+      }
       auto all = sc->all();
-      if (!all.is_ok() || all->size() > 1) { bad.fetch_add(1); continue; }
+      if (!all.is_ok() || all->size() > 1) {
+        bad.fetch_add(1);
+        continue;
+      }
       for (auto& r : all.value())
         if (!check_row(r)) bad.fetch_add(1);
     }
@@ -557,11 +555,17 @@ TEST_CASE("R48 rows of one partition change together (store contract)", "[R48][c
     while (!done.load() || reads.load() < 50) {
       auto rs = rd.get(std::vector<cellar::get>{cellar::get("r1"), cellar::get("r2"), cellar::get("r3")});
       reads.fetch_add(1);
-      if (!rs.is_ok() || rs->size() != 3) { bad.fetch_add(1); continue; }
+      if (!rs.is_ok() || rs->size() != 3) {
+        bad.fetch_add(1);
+        continue;
+      }
       std::set<std::string> values;
       std::size_t cells = 0;
       for (auto& r : rs.value())
-        for (auto& c : r.cells) { values.insert(c.value); ++cells; }
+        for (auto& c : r.cells) {
+          values.insert(c.value);
+          ++cells;
+        }
       if (!(cells == 0 || (cells == 4 && values.size() == 1))) bad.fetch_add(1);
     }
   });
@@ -583,8 +587,10 @@ TEST_CASE("R49 batches report one result per action, in order", "[R49]") {
   ops.emplace_back(cellar::put("a").add("f", "q", 1, "A"));
   ops.emplace_back(cellar::get("pre"));
   ops.emplace_back(cellar::increment("cnt").add("f", "n", 5));
-  ops.emplace_back(cellar::check_and_mutate("pre", "f", "q").if_equals("v").then(cellar::put("pre").add("f", "m", 1, "M")));
-  ops.emplace_back(cellar::check_and_mutate("pre", "f", "q").if_equals("nope").then(cellar::put("pre").add("f", "x", 1, "X")));
+  ops.emplace_back(
+      cellar::check_and_mutate("pre", "f", "q").if_equals("v").then(cellar::put("pre").add("f", "m", 1, "M")));
+  ops.emplace_back(
+      cellar::check_and_mutate("pre", "f", "q").if_equals("nope").then(cellar::put("pre").add("f", "x", 1, "X")));
   ops.emplace_back(cellar::deletion("a").column("f", "q", 1));
   ops.emplace_back(cellar::append("app").add("f", "s", "zz"));
   auto res = t.batch(std::move(ops));
@@ -632,16 +638,25 @@ TEST_CASE("R50 increment results never decrease for a reader", "[R50][concurrenc
         std::int64_t v = 0;
         if (r == 0) {
           auto g = h.get(cellar::get("c"));
-          if (!g.is_ok()) { errors.fetch_add(1); continue; }
+          if (!g.is_ok()) {
+            errors.fetch_add(1);
+            continue;
+          }
           if (g->cells.empty()) continue;
-          if (g->cells[0].value.size() != 8) { errors.fetch_add(1); continue; }
+          if (g->cells[0].value.size() != 8) {
+            errors.fetch_add(1);
+            continue;
+          }
           std::uint64_t u = 0;
           for (unsigned char ch : g->cells[0].value) u = (u << 8) | ch;
           v = static_cast<std::int64_t>(u);
         } else {
           // A reader that itself increments by 0 also observes a monotone counter.
           auto g = h.increment_column_value("c", "f", "n", 0);
-          if (!g.is_ok()) { errors.fetch_add(1); continue; }
+          if (!g.is_ok()) {
+            errors.fetch_add(1);
+            continue;
+          }
           v = g.value();
         }
         if (v < last) decreases.fetch_add(1);

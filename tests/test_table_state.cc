@@ -17,9 +17,7 @@ namespace {
 
 using testsupport::open_store;
 
-table_descriptor two_families(const std::string& name) {
-  return {name, partition_spec::hash(3), {{"f"}, {"g"}}};
-}
+table_descriptor two_families(const std::string& name) { return {name, partition_spec::hash(3), {{"f"}, {"g"}}}; }
 
 }  // namespace
 

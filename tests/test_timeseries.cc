@@ -40,7 +40,8 @@ TEST_CASE("TS1/TS2: one put of several qualifiers reads back per qualifier; newe
   CHECK(show(t.get(get("k").family("f")).value()) == std::vector<std::string>{"q1@100=v1b", "q2@100=v2"});
 }
 
-TEST_CASE("TS3: a get returns every version without max versions; an explicit max versions or a timestamp picks", "[ts]") {
+TEST_CASE("TS3: a get returns every version without max versions; an explicit max versions or a timestamp picks",
+          "[ts]") {
   fixture fx;
   auto t = fx.t();
   REQUIRE(t.put(put("k").add("f", "q", 100, "a")).is_ok());
@@ -64,8 +65,7 @@ TEST_CASE("TS4: column deletes remove every version of the qualifier; family del
   for (std::int64_t ts : {100, 101, 102})
     REQUIRE(t.put(put("k").add("f", "q1", ts, "x").add("f", "q2", ts, "y")).is_ok());
   REQUIRE(t.remove(deletion("k").column("f", "q1")).is_ok());
-  CHECK(show(t.get(get("k").family("f")).value()) ==
-        std::vector<std::string>{"q2@102=y", "q2@101=y", "q2@100=y"});
+  CHECK(show(t.get(get("k").family("f")).value()) == std::vector<std::string>{"q2@102=y", "q2@101=y", "q2@100=y"});
   REQUIRE(t.remove(deletion("k").family("f", 101)).is_ok());
   CHECK(show(t.get(get("k").family("f")).value()) == std::vector<std::string>{"q2@102=y"});
   CHECK(t.remove(deletion("k").family("f").family("g")).code() == code::unsupported);
@@ -88,7 +88,7 @@ TEST_CASE("TS5: what OBKV refuses on time-series families is UNSUPPORTED and cha
   CHECK(t.scan(scan().family("f").max_result_size(10).allow_partial_results()).code() == code::unsupported);
   CHECK(t.increment(increment("k").add("f", "n", 1)).code() == code::unsupported);
   CHECK(t.append(append("k").add("f", "q", "x")).code() == code::unsupported);
-  CHECK(t.check_and_mutate(check_and_mutate("k", "f", "q").if_equals("v").then(put("k").add("f", "q", "w")))
-            .code() == code::unsupported);
+  CHECK(t.check_and_mutate(check_and_mutate("k", "f", "q").if_equals("v").then(put("k").add("f", "q", "w"))).code() ==
+        code::unsupported);
   CHECK(show(t.get(get("k").family("f")).value()) == std::vector<std::string>{"q@100=v"});
 }

@@ -58,21 +58,21 @@ class engine {
 // (prepare_cellar_cluster). A map that changes during a run costs forwards at the nodes,
 // not errors.
 struct cluster_route {
-  cellar::partition_spec spec;          // the table's partition rule
-  std::vector<std::uint32_t> owner;     // per partition, its node's index in `addresses`
-  std::vector<std::string> addresses;   // the owner nodes' data addresses (host:port)
+  cellar::partition_spec spec;         // the table's partition rule
+  std::vector<std::uint32_t> owner;    // per partition, its node's index in `addresses`
+  std::vector<std::string> addresses;  // the owner nodes' data addresses (host:port)
 };
 
 struct target_options {
-  std::string target;   // cellar-rpc | cellar-cluster | cellar-embedded | redis | thrift2
+  std::string target;               // cellar-rpc | cellar-cluster | cellar-embedded | redis | thrift2
   std::string protocol = "frames";  // cellar-rpc: frames (rpc/frames.h) | capnp (Cap'n Proto RPC)
   std::string host = "127.0.0.1";
   int port = 0;
   std::string table = "usertable";
   std::string family = "family";
-  std::string partitioning = "range:8";  // cellar: none | hash:N | range:N
-  int connections = 1;   // for this engine
-  key_format keys;        // YCSB insertorder and zeropadding
+  std::string partitioning = "range:8";      // cellar: none | hash:N | range:N
+  int connections = 1;                       // for this engine
+  key_format keys;                           // YCSB insertorder and zeropadding
   int field_length = loadgen::field_length;  // bytes of each field's value (YCSB fieldlength)
   std::uint64_t seed = 1;
   std::string token;   // cellar: the login token

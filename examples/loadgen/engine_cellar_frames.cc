@@ -40,7 +40,7 @@ capnp::Data::Reader bytes(const std::string& s) { return {reinterpret_cast<const
 struct frame_conn {
   int fd = -1;
   std::unique_ptr<cellar::rpc::tls_socket> tls;  // null: plain TCP
-  std::vector<unsigned char> out;  // requests not yet written, from out_pos
+  std::vector<unsigned char> out;                // requests not yet written, from out_pos
   std::size_t out_pos = 0;
   std::vector<capnp::word> in;  // replies read, from byte in_pos to in_end
   std::size_t in_pos = 0, in_end = 0;
@@ -128,19 +128,21 @@ class cellar_frames_engine final : public engine {
   void start(slot& s) override {
     if (nodes_ == 1) {
       auto& c = *conns_[static_cast<std::size_t>(s.conn)];
-      start_slot(s, [&](std::size_t i) { send_scan(c, s, i); },
-                 [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
+      start_slot(
+          s, [&](std::size_t i) { send_scan(c, s, i); },
+          [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
       return;
     }
-    start_slot(s, [&](std::size_t i) { send_scan(conn_of(s, i), s, i); },
-               [&](std::vector<std::size_t> batched) {
-                 // One part per owner node, in batch order within each.
-                 for (auto& p : parts_) p.clear();
-                 for (auto i : batched) parts_[node_of(s.ops[i].keynum)].push_back(i);
-                 for (std::size_t n = 0; n < nodes_; ++n)
-                   if (!parts_[n].empty())
-                     send_batch(*conns_[static_cast<std::size_t>(s.conn) * nodes_ + n], s, parts_[n], false);
-               });
+    start_slot(
+        s, [&](std::size_t i) { send_scan(conn_of(s, i), s, i); },
+        [&](std::vector<std::size_t> batched) {
+          // One part per owner node, in batch order within each.
+          for (auto& p : parts_) p.clear();
+          for (auto i : batched) parts_[node_of(s.ops[i].keynum)].push_back(i);
+          for (std::size_t n = 0; n < nodes_; ++n)
+            if (!parts_[n].empty())
+              send_batch(*conns_[static_cast<std::size_t>(s.conn) * nodes_ + n], s, parts_[n], false);
+        });
   }
 
   const char* io() const override { return ring_ ? "io_uring" : "epoll"; }
@@ -305,8 +307,9 @@ class cellar_frames_engine final : public engine {
       const std::size_t size = cellar::rpc::frame_size(b + c.in_pos, c.in_end - c.in_pos, ro_);
       if (size == 0) break;
       {
-        capnp::FlatArrayMessageReader reader(
-            kj::arrayPtr(c.in.data() + c.in_pos / sizeof(capnp::word), size / sizeof(capnp::word)), ro_);
+        capnp::FlatArrayMessageReader reader(kj::arrayPtr(c.in.data() + c.in_pos / sizeof(capnp::word),
+                                                          size / sizeof(capnp::word)),
+                                             ro_);
         on(reader.getRoot<cellar::wire::Reply>());
       }
       c.in_pos += size;
@@ -326,9 +329,9 @@ class cellar_frames_engine final : public engine {
   batch_writer batch_;
   int epfd_;
   std::vector<std::unique_ptr<frame_conn>> conns_;
-  std::size_t nodes_ = 1;  // sockets per connection: one per node (cluster target)
+  std::size_t nodes_ = 1;                        // sockets per connection: one per node (cluster target)
   std::vector<std::vector<std::size_t>> parts_;  // per node: the ops of a batch being split
-  std::string key_;  // scratch for node_of
+  std::string key_;                              // scratch for node_of
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, call> calls_;
   std::vector<slot*> completed_;

@@ -7,9 +7,9 @@
 #include <stdexcept>
 
 #include "cellar.capnp.h"
+#include "cellar/client.h"
 #include "cellar_batch.h"
 #include "engine.h"
-#include "cellar/client.h"
 #include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
@@ -18,9 +18,7 @@ namespace loadgen {
 
 namespace {
 
-capnp::Data::Reader bytes(const std::string& s) {
-  return {reinterpret_cast<const kj::byte*>(s.data()), s.size()};
-}
+capnp::Data::Reader bytes(const std::string& s) { return {reinterpret_cast<const kj::byte*>(s.data()), s.size()}; }
 
 struct rpc_conn {
   kj::Own<cellar::rpc::client_channel> channel;
@@ -29,12 +27,12 @@ struct rpc_conn {
 
 class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler {
  public:
-  explicit cellar_rpc_engine(const target_options& o)
-      : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), batch_(o) {
+  explicit cellar_rpc_engine(const target_options& o) : o_(o), io_(kj::setupAsyncIo()), tasks_(*this), batch_(o) {
     for (int i = 0; i < o.connections; ++i) {
       auto c = std::make_unique<rpc_conn>();
-      kj::Own<kj::AsyncIoStream> stream = kj::heap<cellar::rpc::socket_stream>(
-          io_.unixEventPort, cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)));
+      kj::Own<kj::AsyncIoStream> stream =
+          kj::heap<cellar::rpc::socket_stream>(io_.unixEventPort,
+                                               cellar::rpc::connect_socket(o.host, static_cast<std::uint16_t>(o.port)));
       if (!o.tls_ca.empty()) {
         if (!tls_) {
           auto ca = cellar::rpc::load_ca(o.tls_ca);
@@ -48,7 +46,8 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
       auto req = login.loginRequest();
       req.setToken(o.token);
       auto res = req.send().wait(io_.waitScope);
-      if (res.getError().getCode() != 0) throw std::runtime_error(std::string("login: ") + res.getError().getMessage().cStr());
+      if (res.getError().getCode() != 0)
+        throw std::runtime_error(std::string("login: ") + res.getError().getMessage().cStr());
       c->cellar = res.getCellar();
       conns_.push_back(std::move(c));
     }
@@ -58,8 +57,9 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
 
   void start(slot& s) override {
     auto& c = *conns_[static_cast<std::size_t>(s.conn)];
-    start_slot(s, [&](std::size_t i) { send_scan(c, s, i); },
-               [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
+    start_slot(
+        s, [&](std::size_t i) { send_scan(c, s, i); },
+        [&](std::vector<std::size_t> batched) { send_batch(c, s, std::move(batched), false); });
   }
 
   const char* io() const override { return "kj"; }
@@ -81,7 +81,10 @@ class cellar_rpc_engine final : public engine, private kj::TaskSet::ErrorHandler
   }
 
  private:
-  void taskFailed(kj::Exception&& e) override { failures_++; (void)e; }
+  void taskFailed(kj::Exception&& e) override {
+    failures_++;
+    (void)e;
+  }
 
   void call_done(slot& s) {
     if (--s.calls_pending > 0) return;

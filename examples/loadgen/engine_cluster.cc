@@ -11,8 +11,8 @@
 #include "cluster/membership.h"
 #include "cluster/routed_connection.h"
 #include "cluster/zk_state.h"
-#include "route/router.h"
 #include "engine.h"
+#include "route/router.h"
 #include "ycsb.h"
 
 namespace loadgen {
@@ -44,8 +44,10 @@ void prepare_cellar_cluster(target_options& o, const std::string& zookeeper, boo
   auto pm = cl::read_placement(*zk.value());
   auto ids = zk.value()->children(cl::layout::nodes);
   if (!cat || !pm || !ids)
-    throw std::runtime_error("reading the cluster: " +
-                             (!cat ? cat.error() : !pm ? pm.error() : ids.error()).to_string());
+    throw std::runtime_error("reading the cluster: " + (!cat  ? cat.error()
+                                                        : !pm ? pm.error()
+                                                              : ids.error())
+                                                           .to_string());
   const auto* schema = cat->catalog.find(o.table);
   auto owners = pm->map.tables.find(o.table);
   if (!schema || !schema->partitioned || owners == pm->map.tables.end() ||

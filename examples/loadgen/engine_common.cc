@@ -22,8 +22,7 @@ std::vector<std::string> ycsb_range_bounds(int n) {
   // [1e18, 2^63) therefore split the key space about evenly.
   std::vector<std::string> b;
   const long double lo = 1e18L, hi = 9223372036854775807.0L;
-  for (int i = 1; i < n; ++i)
-    b.push_back("user" + std::to_string(static_cast<std::uint64_t>(lo + (hi - lo) * i / n)));
+  for (int i = 1; i < n; ++i) b.push_back("user" + std::to_string(static_cast<std::uint64_t>(lo + (hi - lo) * i / n)));
   return b;
 }
 

@@ -79,7 +79,8 @@ class embedded_engine final : public engine {
       }
       cellar::put p(std::move(key));
       if (op.kind == op_kind::insert) {
-        for (int f = 0; f < field_count; ++f) p.add(o_.family, fields_[static_cast<std::size_t>(f)], values_.pick(rng_));
+        for (int f = 0; f < field_count; ++f)
+          p.add(o_.family, fields_[static_cast<std::size_t>(f)], values_.pick(rng_));
       } else {
         p.add(o_.family, fields_[static_cast<std::size_t>(op.field)], values_.pick(rng_));
       }
@@ -87,13 +88,14 @@ class embedded_engine final : public engine {
     }
     ++s.calls_pending;
     auto* sp = &s;
-    table_.batch_async(std::move(ops), [this, sp, idx = std::move(idx), second](std::vector<cellar::op_result> r) mutable {
-      {
-        std::lock_guard l(mu_);
-        answers_.push_back({sp, std::move(idx), second, std::move(r)});
-      }
-      cv_.notify_one();
-    });
+    table_.batch_async(std::move(ops),
+                       [this, sp, idx = std::move(idx), second](std::vector<cellar::op_result> r) mutable {
+                         {
+                           std::lock_guard l(mu_);
+                           answers_.push_back({sp, std::move(idx), second, std::move(r)});
+                         }
+                         cv_.notify_one();
+                       });
   }
 
   void handle(answer& a) {
@@ -119,7 +121,8 @@ class embedded_engine final : public engine {
 
   void run_scan(slot& s, std::size_t i) {
     const operation& op = s.ops[i];
-    auto sc = table_.scan(cellar::scan().start_row(build_key_name(op.keynum, o_.keys)).limit(op.scan_length).caching(op.scan_length));
+    auto sc = table_.scan(
+        cellar::scan().start_row(build_key_name(op.keynum, o_.keys)).limit(op.scan_length).caching(op.scan_length));
     if (!sc) {
       s.ok[i] = 0;
       return;

@@ -42,8 +42,8 @@
 #include "epoll_out.h"
 #include "redis_slots.h"
 #include "resp.h"
-#include "uring_io.h"
 #include "rpc/socket_stream.h"
+#include "uring_io.h"
 
 namespace loadgen {
 
@@ -195,7 +195,8 @@ class redis_engine final : public engine {
         push(c, s, i, pending::final_reply);
         char score[16];
         const auto end = std::to_chars(score, score + sizeof score, java_string_hash(key)).ptr;
-        resp::append_command(c.out, {"ZADD", index_key, std::string_view(score, static_cast<std::size_t>(end - score)), key});
+        resp::append_command(c.out,
+                             {"ZADD", index_key, std::string_view(score, static_cast<std::size_t>(end - score)), key});
         push(c, s, i, pending::final_reply);
         break;
       }
@@ -205,8 +206,9 @@ class redis_engine final : public engine {
         char score[16], limit[16];
         const auto se = std::to_chars(score, score + sizeof score, java_string_hash(key)).ptr;
         const auto le = std::to_chars(limit, limit + sizeof limit, op.scan_length).ptr;
-        resp::append_command(c.out, {"ZRANGEBYSCORE", index_key, std::string_view(score, static_cast<std::size_t>(se - score)),
-                                     "+inf", "LIMIT", "0", std::string_view(limit, static_cast<std::size_t>(le - limit))});
+        resp::append_command(c.out,
+                             {"ZRANGEBYSCORE", index_key, std::string_view(score, static_cast<std::size_t>(se - score)),
+                              "+inf", "LIMIT", "0", std::string_view(limit, static_cast<std::size_t>(le - limit))});
         push(c, s, i, pending::scan_keys);
         break;
       }

@@ -49,8 +49,7 @@ inline int wait_ms(std::int64_t left_ns) { return left_ns <= 0 ? 0 : static_cast
 // more before it returns (the writes those replies queued: rmw's second requests, scans'
 // next pages). Throws when epoll_wait fails.
 template <class Conn, class Now, class Flush, class Done, class OnReady>
-void epoll_wait_loop(int epfd, std::int64_t deadline_ns, Now now_ns, Flush flush_all, Done any_done,
-                     OnReady on_ready) {
+void epoll_wait_loop(int epfd, std::int64_t deadline_ns, Now now_ns, Flush flush_all, Done any_done, OnReady on_ready) {
   for (;;) {
     flush_all();
     if (any_done()) return;

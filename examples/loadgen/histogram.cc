@@ -12,8 +12,8 @@ constexpr std::uint64_t linear_limit = histogram::sub_buckets * 2;  // values be
 
 std::size_t histogram::index_of(std::uint64_t v) {
   if (v < linear_limit) return static_cast<std::size_t>(v);
-  const int msb = 63 - std::countl_zero(v);         // >= precision_bits + 1
-  const int shift = msb - precision_bits;            // >= 1
+  const int msb = 63 - std::countl_zero(v);  // >= precision_bits + 1
+  const int shift = msb - precision_bits;    // >= 1
   return static_cast<std::size_t>(shift + 1) * sub_buckets + static_cast<std::size_t>((v >> shift) - sub_buckets);
 }
 

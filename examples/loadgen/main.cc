@@ -35,7 +35,7 @@ namespace {
 struct config {
   target_options t;
   std::string workload = "a";
-  std::string phase = "both";  // load | run | both
+  std::string phase = "both";           // load | run | both
   std::string insert_order = "hashed";  // YCSB insertorder: hashed | ordered
   std::string request_distribution;     // YCSB requestdistribution; empty: the workload's
   std::int64_t records = 100000;
@@ -107,7 +107,8 @@ void drive(const config& cfg, bool load, workload_state& ws, const workload_spec
   std::vector<std::int64_t> next_at(slots.size(), sr.start_ns);
   if (paced)
     for (std::size_t i = 0; i < slots.size(); ++i)
-      next_at[i] = sr.start_ns + static_cast<std::int64_t>(period * (first_slot + static_cast<double>(i)) / total_slots);
+      next_at[i] =
+          sr.start_ns + static_cast<std::int64_t>(period * (first_slot + static_cast<double>(i)) / total_slots);
   std::vector<char> busy(slots.size(), 0), stopped(slots.size(), 0);
   std::size_t in_flight = 0, live = slots.size();
   std::vector<slot*> done;
@@ -149,7 +150,8 @@ void drive(const config& cfg, bool load, workload_state& ws, const workload_spec
       }
       rec(op.kind, total, s.end_ns - s.intended_ns);
       out.total.service.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, total)));
-      if (op.kind == op_kind::scan) out.ops[static_cast<std::size_t>(op_kind::scan)].rows += static_cast<std::uint64_t>(s.rows[i]);
+      if (op.kind == op_kind::scan)
+        out.ops[static_cast<std::size_t>(op_kind::scan)].rows += static_cast<std::uint64_t>(s.rows[i]);
       if (op.kind == op_kind::insert && !load) ws.inserts.acknowledge(op.keynum);
       if (!s.ok[i]) sr.errors.fetch_add(1, std::memory_order_relaxed);
     }
@@ -323,7 +325,8 @@ nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const
         const std::uint64_t n = sr.done_ops.load();
         std::printf("\r%s %s: %6.1f s  %10llu ops  %9.0f ops/s  %llu errors   ", load ? "load" : "run",
                     cfg.t.target.c_str(), static_cast<double>(t - sr.start_ns) / 1e9,
-                    static_cast<unsigned long long>(n), static_cast<double>(n - prev) * 1e9 / static_cast<double>(t - prev_t),
+                    static_cast<unsigned long long>(n),
+                    static_cast<double>(n - prev) * 1e9 / static_cast<double>(t - prev_t),
                     static_cast<unsigned long long>(sr.errors.load()));
         std::fflush(stdout);
         prev = n;
@@ -362,7 +365,8 @@ nlohmann::json run_phase(const config& cfg, bool load, workload_state& ws, const
     }
     o["ops_per_s"] = static_cast<double>(st.service.count()) / secs;
     o["errors"] = st.errors;
-    if (static_cast<op_kind>(k) == op_kind::scan) o["rows_per_scan"] = static_cast<double>(st.rows) / static_cast<double>(st.service.count());
+    if (static_cast<op_kind>(k) == op_kind::scan)
+      o["rows_per_scan"] = static_cast<double>(st.rows) / static_cast<double>(st.service.count());
     ops[op_name(static_cast<op_kind>(k))] = o;
     // rmw's READ and UPDATE parts are counted within READ-MODIFY-WRITE, not again.
     errs += st.errors;
@@ -478,7 +482,9 @@ std::vector<std::pair<std::string, int>> parse_shards(const std::string& list) {
 int main(int argc, char** argv) {
   config cfg;
   CLI::App app{"loadgen: YCSB core workloads A-F against cellar (RPC or embedded) and redis"};
-  app.add_option("--target", cfg.t.target, "cellar-rpc | cellar-cluster | cellar-embedded | redis | thrift2 (cellar's HBase Thrift gateway)")->required()
+  app.add_option("--target", cfg.t.target,
+                 "cellar-rpc | cellar-cluster | cellar-embedded | redis | thrift2 (cellar's HBase Thrift gateway)")
+      ->required()
       ->check(CLI::IsMember({"cellar-rpc", "cellar-cluster", "cellar-embedded", "redis", "thrift2"}));
   std::string cluster;
   app.add_option("--cluster", cluster,
@@ -499,7 +505,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   app.add_option("--redis-wait-timeout-ms", cfg.t.redis_wait_timeout_ms, "redis: WAIT's timeout (--redis-wait)")
       ->check(CLI::Range(1, 3600000));
-  app.add_option("--workload", cfg.workload, "YCSB core workload a..f")->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "A", "B", "C", "D", "E", "F"}));
+  app.add_option("--workload", cfg.workload, "YCSB core workload a..f")
+      ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "A", "B", "C", "D", "E", "F"}));
   app.add_option("--phase", cfg.phase, "load | run | both")->check(CLI::IsMember({"load", "run", "both"}));
   app.add_option("--records", cfg.records, "recordcount");
   app.add_option("--operations", cfg.operations, "operationcount (0: bounded by --duration)");
@@ -547,7 +554,8 @@ int main(int argc, char** argv) {
   plot->add_option("--title", plot_title, "title");
   plot->add_option("inputs", plot_inputs, "result files")->required();
   std::string summary_in;
-  auto* summary = app.add_subcommand("summary", "print '<ops/s> <p99 us> <errors> <operations> <seconds>' of a result file");
+  auto* summary =
+      app.add_subcommand("summary", "print '<ops/s> <p99 us> <errors> <operations> <seconds>' of a result file");
   summary->add_option("file", summary_in, "result file")->required();
   // --target is only required without the plot subcommand.
   app.get_option("--target")->required(false);
@@ -559,14 +567,16 @@ int main(int argc, char** argv) {
     if (!cluster.empty() && cfg.t.target.empty()) cfg.t.target = "cellar-cluster";
     if (cfg.t.target.empty()) throw std::invalid_argument("--target is required");
     if ((cfg.t.target == "cellar-cluster") != !cluster.empty())
-      throw std::invalid_argument("--cluster ZK goes with --target cellar-cluster (which it implies), and only with it");
+      throw std::invalid_argument(
+          "--cluster ZK goes with --target cellar-cluster (which it implies), and only with it");
     if (cfg.t.target == "cellar-cluster" && cfg.t.protocol != "frames")
       throw std::invalid_argument("the cluster target speaks frames only (not --protocol " + cfg.t.protocol + ")");
     if (!redis_shards.empty()) {
       if (cfg.t.target != "redis") throw std::invalid_argument("--redis-shards goes with --target redis");
       cfg.t.redis_shards = parse_shards(redis_shards);
     }
-    if (cfg.t.redis_wait > 0 && cfg.t.target != "redis") throw std::invalid_argument("--redis-wait goes with --target redis");
+    if (cfg.t.redis_wait > 0 && cfg.t.target != "redis")
+      throw std::invalid_argument("--redis-wait goes with --target redis");
     if (cfg.t.target != "cellar-embedded" && cfg.t.target != "cellar-cluster" && cfg.t.port == 0 &&
         cfg.t.redis_shards.empty())
       throw std::invalid_argument("--port is required");
@@ -599,12 +609,23 @@ int main(int argc, char** argv) {
     result["label"] = cfg.label.empty() ? cfg.t.target : cfg.label;
     result["target"] = cfg.t.target;
     result["workload"] = w.name;
-    result["options"] = {{"records", cfg.records},   {"operations", cfg.operations},   {"duration_s", cfg.duration},
-                         {"threads", cfg.threads},   {"connections", cfg.connections}, {"depth", cfg.depth},
-                         {"batch", cfg.batch},       {"target_rate", cfg.target_rate}, {"partitioning", cfg.t.partitioning}, {"protocol", cfg.t.protocol},
-                         {"seed", cfg.t.seed}, {"field_length", cfg.t.field_length}, {"insert_order", cfg.insert_order},
-                         {"zero_padding", cfg.t.keys.zero_padding}, {"redis_wait", cfg.t.redis_wait},
-                         {"request_distribution", cfg.request_distribution.empty() ? "default" : cfg.request_distribution}};
+    result["options"] = {{"records", cfg.records},
+                         {"operations", cfg.operations},
+                         {"duration_s", cfg.duration},
+                         {"threads", cfg.threads},
+                         {"connections", cfg.connections},
+                         {"depth", cfg.depth},
+                         {"batch", cfg.batch},
+                         {"target_rate", cfg.target_rate},
+                         {"partitioning", cfg.t.partitioning},
+                         {"protocol", cfg.t.protocol},
+                         {"seed", cfg.t.seed},
+                         {"field_length", cfg.t.field_length},
+                         {"insert_order", cfg.insert_order},
+                         {"zero_padding", cfg.t.keys.zero_padding},
+                         {"redis_wait", cfg.t.redis_wait},
+                         {"request_distribution",
+                          cfg.request_distribution.empty() ? "default" : cfg.request_distribution}};
     std::string cmd;
     for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
     result["command"] = cmd;

@@ -17,8 +17,7 @@ inline std::uint16_t crc16_xmodem(std::string_view data) {
   std::uint16_t crc = 0;
   for (unsigned char b : data) {
     crc = static_cast<std::uint16_t>(crc ^ (b << 8));
-    for (int i = 0; i < 8; ++i)
-      crc = static_cast<std::uint16_t>((crc & 0x8000) ? (crc << 1) ^ 0x1021 : crc << 1);
+    for (int i = 0; i < 8; ++i) crc = static_cast<std::uint16_t>((crc & 0x8000) ? (crc << 1) ^ 0x1021 : crc << 1);
   }
   return crc;
 }

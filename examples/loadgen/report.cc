@@ -21,9 +21,14 @@ double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 }  // namespace
 
 nlohmann::json summary_json(const histogram& h) {
-  return {{"count", h.count()},         {"avg_us", h.mean() / 1000.0},  {"min_us", us(h.min())},
-          {"p50_us", us(h.percentile(50))}, {"p95_us", us(h.percentile(95))}, {"p99_us", us(h.percentile(99))},
-          {"p999_us", us(h.percentile(99.9))}, {"max_us", us(h.max())}};
+  return {{"count", h.count()},
+          {"avg_us", h.mean() / 1000.0},
+          {"min_us", us(h.min())},
+          {"p50_us", us(h.percentile(50))},
+          {"p95_us", us(h.percentile(95))},
+          {"p99_us", us(h.percentile(99))},
+          {"p999_us", us(h.percentile(99.9))},
+          {"max_us", us(h.max())}};
 }
 
 nlohmann::json spectrum_json(const histogram& h) {
@@ -43,17 +48,22 @@ nlohmann::json spectrum_json(const histogram& h) {
 
 namespace {
 
-const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                         "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                         "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
 std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -66,9 +76,12 @@ std::string num(double v) {
 
 std::string us_label(double v) {
   char b[32];
-  if (v >= 1e6) std::snprintf(b, sizeof b, "%gs", v / 1e6);
-  else if (v >= 1e3) std::snprintf(b, sizeof b, "%gms", v / 1e3);
-  else std::snprintf(b, sizeof b, "%gµs", v);
+  if (v >= 1e6)
+    std::snprintf(b, sizeof b, "%gs", v / 1e6);
+  else if (v >= 1e3)
+    std::snprintf(b, sizeof b, "%gms", v / 1e3);
+  else
+    std::snprintf(b, sizeof b, "%gµs", v);
   return b;
 }
 
@@ -114,7 +127,8 @@ std::string render(const std::string& title, const std::string& xlabel, const st
   }
   o << "<rect x=\"" << x0 << "\" y=\"" << y1 << "\" width=\"" << x1 - x0 << "\" height=\"" << y0 - y1
     << "\" fill=\"none\" stroke=\"black\"/>\n";
-  o << "<text x=\"" << (x0 + x1) / 2 << "\" y=\"" << H - 15 << "\" text-anchor=\"middle\">" << esc(xlabel) << "</text>\n";
+  o << "<text x=\"" << (x0 + x1) / 2 << "\" y=\"" << H - 15 << "\" text-anchor=\"middle\">" << esc(xlabel)
+    << "</text>\n";
   o << "<text transform=\"translate(20," << (y0 + y1) / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << esc(ylabel)
     << "</text>\n";
   double ly = y1 + 10;
@@ -155,8 +169,10 @@ std::string svg_plot(const std::string& kind, const std::string& title,
       if (kind == "cdf") {
         for (const char* which : {"service", "intended"}) {
           if (!st.contains(which) || st[which].at("cdf").empty()) continue;
-          line l{label + " " + op + (std::string(which) == "intended" ? " (from intended)" : ""), c,
-                 std::string(which) == "intended", {}};
+          line l{label + " " + op + (std::string(which) == "intended" ? " (from intended)" : ""),
+                 c,
+                 std::string(which) == "intended",
+                 {}};
           for (auto& p : st[which]["cdf"]) {
             const double pct = p[0].get<double>(), v = p[1].get<double>();
             const double x = 1.0 / std::max(1e-7, 1.0 - pct / 100.0);

@@ -8,7 +8,7 @@ namespace loadgen::resp {
 
 namespace {
 
-constexpr std::size_t max_line = 64 * 1024;           // status and error lines, headers
+constexpr std::size_t max_line = 64 * 1024;             // status and error lines, headers
 constexpr std::int64_t max_bulk = 512ll * 1024 * 1024;  // redis-server's proto-max-bulk-len
 constexpr int max_depth = 16;
 
@@ -50,12 +50,8 @@ const char* element(const char* p, const char* end, reply& r, std::vector<std::s
   r.n = 0;
   switch (*p) {
     case '+':
-    case '-':
-      r.text = {p + 1, static_cast<std::size_t>(le - p - 1)};
-      return le + 2;
-    case ':':
-      r.n = integer(p + 1, le);
-      return le + 2;
+    case '-': r.text = {p + 1, static_cast<std::size_t>(le - p - 1)}; return le + 2;
+    case ':': r.n = integer(p + 1, le); return le + 2;
     case '$': {
       r.n = integer(p + 1, le);
       if (r.n == -1) return le + 2;

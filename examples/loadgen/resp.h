@@ -19,8 +19,8 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
 void append_command(std::string& out, const std::string_view* args, std::size_t n);
 
 struct reply {
-  char type = 0;       // '+' status, '-' error, ':' integer, '$' bulk string, '*' array
-  std::int64_t n = 0;  // ':' the integer; '$' the length; '*' the element count; -1: nil
+  char type = 0;          // '+' status, '-' error, ':' integer, '$' bulk string, '*' array
+  std::int64_t n = 0;     // ':' the integer; '$' the length; '*' the element count; -1: nil
   std::string_view text;  // '+', '-', '$': the text (a view into the parsed buffer)
 };
 

@@ -31,7 +31,8 @@ std::string build_key_name(std::int64_t keynum, key_format f) {
   if (f.hashed) keynum = fnvhash64(keynum);
   std::string digits = std::to_string(keynum);
   std::string key = "user";
-  if (static_cast<int>(digits.size()) < f.zero_padding) key.append(static_cast<std::size_t>(f.zero_padding) - digits.size(), '0');
+  if (static_cast<int>(digits.size()) < f.zero_padding)
+    key.append(static_cast<std::size_t>(f.zero_padding) - digits.size(), '0');
   return key + digits;
 }
 
@@ -128,13 +129,27 @@ workload_spec core_workload(const std::string& name) {
   for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   w.name = n;
   // YCSB workloads/workloada .. workloadf
-  if (n == "a") { w.read = 0.5; w.update = 0.5; }
-  else if (n == "b") { w.read = 0.95; w.update = 0.05; }
-  else if (n == "c") { w.read = 1.0; }
-  else if (n == "d") { w.read = 0.95; w.insert = 0.05; w.request = distribution::latest; }
-  else if (n == "e") { w.scan = 0.95; w.insert = 0.05; w.max_scan_length = 100; }
-  else if (n == "f") { w.read = 0.5; w.rmw = 0.5; }
-  else throw std::invalid_argument("unknown workload '" + name + "' (a to f)");
+  if (n == "a") {
+    w.read = 0.5;
+    w.update = 0.5;
+  } else if (n == "b") {
+    w.read = 0.95;
+    w.update = 0.05;
+  } else if (n == "c") {
+    w.read = 1.0;
+  } else if (n == "d") {
+    w.read = 0.95;
+    w.insert = 0.05;
+    w.request = distribution::latest;
+  } else if (n == "e") {
+    w.scan = 0.95;
+    w.insert = 0.05;
+    w.max_scan_length = 100;
+  } else if (n == "f") {
+    w.read = 0.5;
+    w.rmw = 0.5;
+  } else
+    throw std::invalid_argument("unknown workload '" + name + "' (a to f)");
   return w;
 }
 
@@ -161,10 +176,12 @@ std::int64_t op_chooser::next_keynum() {
   switch (w_.request) {
     case distribution::latest: return latest_.next(rng_);
     case distribution::uniform:
-      do k = uniform_keys_.next(rng_); while (k > last);
+      do k = uniform_keys_.next(rng_);
+      while (k > last);
       return k;
     default:
-      do k = zipf_.next(rng_); while (k > last);
+      do k = zipf_.next(rng_);
+      while (k > last);
       return k;
   }
 }

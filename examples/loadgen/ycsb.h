@@ -143,8 +143,8 @@ workload_spec core_workload(const std::string& name);
 struct workload_state {
   workload_state(std::int64_t recordcount, std::int64_t operationcount, const workload_spec& w);
   std::int64_t recordcount;
-  std::int64_t key_space_max;  // last key number the zipfian chooser covers
-  acknowledged_counter inserts;       // run phase: transactioninsertkeysequence
+  std::int64_t key_space_max;              // last key number the zipfian chooser covers
+  acknowledged_counter inserts;            // run phase: transactioninsertkeysequence
   std::atomic<std::int64_t> load_next{0};  // load phase: keysequence
 };
 
@@ -177,7 +177,7 @@ class op_chooser {
 
 inline constexpr int field_count = 10;
 inline constexpr int field_length = 100;  // YCSB's fieldlength default
-std::string field_name(int i);  // "field0".."field9"
+std::string field_name(int i);            // "field0".."field9"
 // A printable value of `length` bytes (YCSB's RandomByteIterator draws from the same range).
 void fill_value(rng& r, std::string& out, int length = field_length);
 

@@ -37,18 +37,18 @@ namespace cellar {
 // One named snapshot, as listed.
 struct snapshot_info {
   std::string name;
-  std::string table;             // the table it was taken of
+  std::string table;  // the table it was taken of
   std::int64_t created_unix_ms = 0;
   std::uint32_t partitions = 0;
-  std::uint64_t cells = 0;       // cells copied
-  std::uint64_t bytes = 0;       // bytes of its files
+  std::uint64_t cells = 0;  // cells copied
+  std::uint64_t bytes = 0;  // bytes of its files
 };
 
 // What a bulk load attached.
 struct bulk_load_stats {
   std::uint32_t partitions = 0;  // partitions that received cells
   std::uint64_t cells = 0;
-  std::uint64_t bytes = 0;       // bytes of the files read
+  std::uint64_t bytes = 0;  // bytes of the files read
 };
 
 }  // namespace cellar

@@ -239,7 +239,7 @@ struct random_row_filter {
 struct row_range {
   std::string start;  // empty: from the first row
   bool start_inclusive = true;
-  std::string stop;   // empty: to the last row
+  std::string stop;  // empty: to the last row
   bool stop_inclusive = false;
   friend bool operator==(const row_range&, const row_range&) = default;
 };

@@ -55,7 +55,7 @@ struct cell {
 struct row_result {
   std::string row;
   std::vector<cell> cells;
-  bool exists = false;   // any cell matched (the only output of get::exists_only)
+  bool exists = false;  // any cell matched (the only output of get::exists_only)
   bool partial = false;
 };
 
@@ -84,13 +84,13 @@ struct column_selection {
 // Options shared by get and scan.
 struct read_options {
   column_selection columns;
-  std::uint32_t max_versions = 1;        // R5, R6: capped by the family's MaxVersions
+  std::uint32_t max_versions = 1;  // R5, R6: capped by the family's MaxVersions
   // Set by max_versions() / all_versions(). Time-series families return every version of
   // a column unless the read gave max versions explicitly (TS3; an explicit 1 is honoured).
   bool max_versions_given = false;
-  time_range range;                      // R9
-  std::int64_t max_per_family = -1;      // setMaxResultsPerColumnFamily, -1 = unlimited (R33)
-  std::int64_t offset_per_family = 0;    // setRowOffsetPerColumnFamily (R33)
+  time_range range;                    // R9
+  std::int64_t max_per_family = -1;    // setMaxResultsPerColumnFamily, -1 = unlimited (R33)
+  std::int64_t offset_per_family = 0;  // setRowOffsetPerColumnFamily (R33)
   // HBase's setFilter (cellar/filter.h): applied inside the partitions after versions and
   // the time range (R8), before the per-family limit and offset.
   std::optional<cellar::filter> filter;
@@ -122,7 +122,10 @@ class put {
     return *this;
   }
   // Cell TTL in milliseconds (R20): each cell expires when now - timestamp > ttl.
-  put& ttl(std::int64_t ttl_ms) { ttl_ms_ = ttl_ms; return *this; }
+  put& ttl(std::int64_t ttl_ms) {
+    ttl_ms_ = ttl_ms;
+    return *this;
+  }
 
   std::string row;
   std::int64_t timestamp;  // latest: server time, shared by all cells of this put (R4)
@@ -153,21 +156,16 @@ class deletion {
       : row(std::move(row)), timestamp(timestamp) {}
   deletion& family(std::string f) { return add(scope::family, std::move(f), {}, timestamp); }
   deletion& family(std::string f, std::int64_t ts) { return add(scope::family, std::move(f), {}, ts); }
-  deletion& family_version(std::string f, std::int64_t ts) {
-    return add(scope::family_version, std::move(f), {}, ts);
-  }
+  deletion& family_version(std::string f, std::int64_t ts) { return add(scope::family_version, std::move(f), {}, ts); }
   // Newest version, or exactly the deletion's timestamp when one was given.
   deletion& column(std::string f, std::string q) {
-    return timestamp == latest_timestamp
-               ? add(scope::column_latest, std::move(f), std::move(q), timestamp)
-               : add(scope::column_version, std::move(f), std::move(q), timestamp);
+    return timestamp == latest_timestamp ? add(scope::column_latest, std::move(f), std::move(q), timestamp)
+                                         : add(scope::column_version, std::move(f), std::move(q), timestamp);
   }
   deletion& column(std::string f, std::string q, std::int64_t ts) {
     return add(scope::column_version, std::move(f), std::move(q), ts);
   }
-  deletion& columns(std::string f, std::string q) {
-    return add(scope::columns, std::move(f), std::move(q), timestamp);
-  }
+  deletion& columns(std::string f, std::string q) { return add(scope::columns, std::move(f), std::move(q), timestamp); }
   deletion& columns(std::string f, std::string q, std::int64_t ts) {
     return add(scope::columns, std::move(f), std::move(q), ts);
   }
@@ -187,20 +185,45 @@ class get {
  public:
   get() = default;
   explicit get(std::string row) : row(std::move(row)) {}
-  get& family(std::string f) { options.columns.add_family(std::move(f)); return *this; }
+  get& family(std::string f) {
+    options.columns.add_family(std::move(f));
+    return *this;
+  }
   get& column(std::string f, std::string q) {
     options.columns.add_column(std::move(f), std::move(q));
     return *this;
   }
-  get& max_versions(std::uint32_t n) { options.max_versions = n; options.max_versions_given = true; return *this; }
+  get& max_versions(std::uint32_t n) {
+    options.max_versions = n;
+    options.max_versions_given = true;
+    return *this;
+  }
   get& all_versions() { return max_versions(std::numeric_limits<std::uint32_t>::max()); }
-  get& range(std::int64_t min, std::int64_t max) { options.range = {min, max}; return *this; }
-  get& timestamp(std::int64_t ts) { options.range = time_range::at(ts); return *this; }
-  get& max_per_family(std::int64_t n) { options.max_per_family = n; return *this; }
-  get& offset_per_family(std::int64_t n) { options.offset_per_family = n; return *this; }
-  get& filter(cellar::filter f) { options.filter = std::move(f); return *this; }
+  get& range(std::int64_t min, std::int64_t max) {
+    options.range = {min, max};
+    return *this;
+  }
+  get& timestamp(std::int64_t ts) {
+    options.range = time_range::at(ts);
+    return *this;
+  }
+  get& max_per_family(std::int64_t n) {
+    options.max_per_family = n;
+    return *this;
+  }
+  get& offset_per_family(std::int64_t n) {
+    options.offset_per_family = n;
+    return *this;
+  }
+  get& filter(cellar::filter f) {
+    options.filter = std::move(f);
+    return *this;
+  }
   // Only report whether any cell matches (R10); no cells are returned.
-  get& exists_only(bool b = true) { exists_only_ = b; return *this; }
+  get& exists_only(bool b = true) {
+    exists_only_ = b;
+    return *this;
+  }
 
   std::string row;
   read_options options;
@@ -213,34 +236,81 @@ class scan {
   // Rows from `start` (inclusive unless said otherwise) to `stop` (exclusive unless said
   // otherwise, R29). Empty means unbounded. Reversed scans start at the higher key (R30).
   scan& start_row(std::string r, bool inclusive = true) {
-    start = std::move(r); start_inclusive = inclusive; return *this;
+    start = std::move(r);
+    start_inclusive = inclusive;
+    return *this;
   }
   scan& stop_row(std::string r, bool inclusive = false) {
-    stop = std::move(r); stop_inclusive = inclusive; return *this;
+    stop = std::move(r);
+    stop_inclusive = inclusive;
+    return *this;
   }
-  scan& reversed(bool b = true) { reversed_ = b; return *this; }
-  scan& limit(std::int64_t rows) { limit_ = rows; return *this; }
-  scan& batch(std::int64_t cells) { batch_ = cells; return *this; }
-  scan& max_result_size(std::int64_t bytes) { max_result_size_ = bytes; return *this; }
-  scan& allow_partial_results(bool b = true) { allow_partial_ = b; return *this; }
-  scan& caching(std::int64_t rows) { caching_ = rows; return *this; }
-  scan& family(std::string f) { options.columns.add_family(std::move(f)); return *this; }
+  scan& reversed(bool b = true) {
+    reversed_ = b;
+    return *this;
+  }
+  scan& limit(std::int64_t rows) {
+    limit_ = rows;
+    return *this;
+  }
+  scan& batch(std::int64_t cells) {
+    batch_ = cells;
+    return *this;
+  }
+  scan& max_result_size(std::int64_t bytes) {
+    max_result_size_ = bytes;
+    return *this;
+  }
+  scan& allow_partial_results(bool b = true) {
+    allow_partial_ = b;
+    return *this;
+  }
+  scan& caching(std::int64_t rows) {
+    caching_ = rows;
+    return *this;
+  }
+  scan& family(std::string f) {
+    options.columns.add_family(std::move(f));
+    return *this;
+  }
   scan& column(std::string f, std::string q) {
     options.columns.add_column(std::move(f), std::move(q));
     return *this;
   }
-  scan& max_versions(std::uint32_t n) { options.max_versions = n; options.max_versions_given = true; return *this; }
+  scan& max_versions(std::uint32_t n) {
+    options.max_versions = n;
+    options.max_versions_given = true;
+    return *this;
+  }
   scan& all_versions() { return max_versions(std::numeric_limits<std::uint32_t>::max()); }
-  scan& range(std::int64_t min, std::int64_t max) { options.range = {min, max}; return *this; }
-  scan& timestamp(std::int64_t ts) { options.range = time_range::at(ts); return *this; }
-  scan& max_per_family(std::int64_t n) { options.max_per_family = n; return *this; }
-  scan& offset_per_family(std::int64_t n) { options.offset_per_family = n; return *this; }
+  scan& range(std::int64_t min, std::int64_t max) {
+    options.range = {min, max};
+    return *this;
+  }
+  scan& timestamp(std::int64_t ts) {
+    options.range = time_range::at(ts);
+    return *this;
+  }
+  scan& max_per_family(std::int64_t n) {
+    options.max_per_family = n;
+    return *this;
+  }
+  scan& offset_per_family(std::int64_t n) {
+    options.offset_per_family = n;
+    return *this;
+  }
   // A PageFilter and a WhileMatchFilter hold for the whole scan, across partitions.
-  scan& filter(cellar::filter f) { options.filter = std::move(f); return *this; }
+  scan& filter(cellar::filter f) {
+    options.filter = std::move(f);
+    return *this;
+  }
   // Every cell of the results carries the TTL it was written with (cell::ttl_ms), so
   // that it can be written back with the same expiry, as cellar-admin export does.
   // Off by default: cells then have ttl_ms 0.
-  scan& with_cell_ttls(bool b = true) { options.cell_ttls = b; return *this; }
+  scan& with_cell_ttls(bool b = true) {
+    options.cell_ttls = b;
+    return *this;
+  }
 
   std::string start;
   bool start_inclusive = true;
@@ -251,7 +321,7 @@ class scan {
   std::int64_t batch_ = -1;            // cells per result (R31)
   std::int64_t max_result_size_ = -1;  // bytes per fetched page (R32)
   bool allow_partial_ = false;
-  std::int64_t caching_ = 256;         // rows fetched per partition round trip
+  std::int64_t caching_ = 256;  // rows fetched per partition round trip
   read_options options;
 };
 
@@ -269,8 +339,14 @@ class increment {
     entries.push_back({std::move(f), std::move(q), amount});
     return *this;
   }
-  increment& ttl(std::int64_t ttl_ms) { ttl_ms_ = ttl_ms; return *this; }
-  increment& return_results(bool b) { return_results_ = b; return *this; }
+  increment& ttl(std::int64_t ttl_ms) {
+    ttl_ms_ = ttl_ms;
+    return *this;
+  }
+  increment& return_results(bool b) {
+    return_results_ = b;
+    return *this;
+  }
 
   std::string row;
   std::vector<entry> entries;
@@ -292,8 +368,14 @@ class append {
     entries.push_back({std::move(f), std::move(q), std::move(v)});
     return *this;
   }
-  append& ttl(std::int64_t ttl_ms) { ttl_ms_ = ttl_ms; return *this; }
-  append& return_results(bool b) { return_results_ = b; return *this; }
+  append& ttl(std::int64_t ttl_ms) {
+    ttl_ms_ = ttl_ms;
+    return *this;
+  }
+  append& return_results(bool b) {
+    return_results_ = b;
+    return *this;
+  }
 
   std::string row;
   std::vector<entry> entries;
@@ -306,8 +388,14 @@ class row_mutations {
  public:
   row_mutations() = default;
   explicit row_mutations(std::string row) : row(std::move(row)) {}
-  row_mutations& add(cellar::put p) { mutations.emplace_back(std::move(p)); return *this; }
-  row_mutations& add(cellar::deletion d) { mutations.emplace_back(std::move(d)); return *this; }
+  row_mutations& add(cellar::put p) {
+    mutations.emplace_back(std::move(p));
+    return *this;
+  }
+  row_mutations& add(cellar::deletion d) {
+    mutations.emplace_back(std::move(d));
+    return *this;
+  }
 
   std::string row;
   std::vector<std::variant<cellar::put, cellar::deletion>> mutations;
@@ -325,14 +413,36 @@ class check_and_mutate {
   check_and_mutate(std::string row, std::string family, std::string qualifier)
       : row(std::move(row)), family(std::move(family)), qualifier(std::move(qualifier)) {}
   explicit check_and_mutate(std::string row) : row(std::move(row)) {}
-  check_and_mutate& if_matches(compare_op o, std::string v) { op = o; expected = std::move(v); return *this; }
-  check_and_mutate& if_matches(cellar::filter f) { filter = std::move(f); return *this; }
+  check_and_mutate& if_matches(compare_op o, std::string v) {
+    op = o;
+    expected = std::move(v);
+    return *this;
+  }
+  check_and_mutate& if_matches(cellar::filter f) {
+    filter = std::move(f);
+    return *this;
+  }
   check_and_mutate& if_equals(std::string v) { return if_matches(compare_op::equal, std::move(v)); }
-  check_and_mutate& if_not_exists() { expected.reset(); return *this; }
-  check_and_mutate& time_range(std::int64_t min, std::int64_t max) { range = {min, max}; return *this; }
-  check_and_mutate& then(cellar::put p) { mutation = row_mutations(row).add(std::move(p)); return *this; }
-  check_and_mutate& then(cellar::deletion d) { mutation = row_mutations(row).add(std::move(d)); return *this; }
-  check_and_mutate& then(row_mutations m) { mutation = std::move(m); return *this; }
+  check_and_mutate& if_not_exists() {
+    expected.reset();
+    return *this;
+  }
+  check_and_mutate& time_range(std::int64_t min, std::int64_t max) {
+    range = {min, max};
+    return *this;
+  }
+  check_and_mutate& then(cellar::put p) {
+    mutation = row_mutations(row).add(std::move(p));
+    return *this;
+  }
+  check_and_mutate& then(cellar::deletion d) {
+    mutation = row_mutations(row).add(std::move(d));
+    return *this;
+  }
+  check_and_mutate& then(row_mutations m) {
+    mutation = std::move(m);
+    return *this;
+  }
 
   std::string row;
   std::string family;

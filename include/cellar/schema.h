@@ -60,8 +60,8 @@ struct partition_spec {
     range,       // PARTITION BY RANGE COLUMNS(K): partition i holds keys < bounds[i]
   };
   method how = method::none;
-  std::uint32_t partitions = 1;     // for key and key_prefix
-  std::uint32_t prefix_bytes = 0;   // for key_prefix
+  std::uint32_t partitions = 1;    // for key and key_prefix
+  std::uint32_t prefix_bytes = 0;  // for key_prefix
   // For range: ascending exclusive upper bounds of every partition but the last, whose
   // bound is MAXVALUE. bounds.size() + 1 partitions.
   std::vector<std::string> bounds;

@@ -40,7 +40,8 @@ enum class code : std::uint16_t {
   conflict = 17,         // a compare-and-set lost: the object changed since it was read (version, epoch)
   not_owner = 18,        // cluster: this node does not own the partition; the message names the map's epoch
   table_read_only = 19,  // a write to a table whose READONLY attribute is true
-  not_leader = 20,       // cluster: this replica of the partition is not its Raft leader; the message names the leader it knows
+  not_leader =
+      20,  // cluster: this replica of the partition is not its Raft leader; the message names the leader it knows
   table_not_disabled = 21,  // the call needs the table disabled (HBase's TableNotDisabledException)
 };
 // The highest code in use (a reader of the wire refuses numbers above it).
@@ -63,9 +64,7 @@ class [[nodiscard]] status {
   // "TABLE_NOT_FOUND: table 'x' does not exist"
   std::string to_string() const;
 
-  friend bool operator==(const status& a, const status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
-  }
+  friend bool operator==(const status& a, const status& b) { return a.code_ == b.code_ && a.message_ == b.message_; }
 
  private:
   cellar::code code_ = cellar::code::ok;
@@ -93,9 +92,7 @@ class [[nodiscard]] result {
 
   // The error; status::ok() when there is a value.
   status error() const { return is_ok() ? status::ok() : std::get<1>(v_); }
-  cellar::code code() const noexcept {
-    return is_ok() ? cellar::code::ok : std::get<1>(v_).code();
-  }
+  cellar::code code() const noexcept { return is_ok() ? cellar::code::ok : std::get<1>(v_).code(); }
 
  private:
   std::variant<T, status> v_;

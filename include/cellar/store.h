@@ -113,8 +113,8 @@ struct snapshot_stats {
   std::uint64_t changes = 0;  // cells written or erased: the changes since the last snapshot
   std::uint64_t bytes = 0;    // bytes written to WiredTiger
   double seconds = 0;
-  double cut_seconds = 0;     // time from the first to the last partition cut
-  double write_seconds = 0;   // of `seconds`: the snapshot threads writing the partitions
+  double cut_seconds = 0;    // time from the first to the last partition cut
+  double write_seconds = 0;  // of `seconds`: the snapshot threads writing the partitions
   // Of `seconds`: the checkpoint that makes the snapshot durable, then freeing the
   // written deltas (their pages go back to the OS after the call, on a thread of its own).
   double finish_seconds = 0;
@@ -125,15 +125,15 @@ struct snapshot_stats {
 };
 
 struct recovery_stats {
-  std::uint64_t cells_loaded = 0;   // from the last snapshot (its bases with their change runs applied)
+  std::uint64_t cells_loaded = 0;  // from the last snapshot (its bases with their change runs applied)
   // Cells read from the change runs of the snapshots since each base was last merged
   // (docs/storage.md), applied on top of the base: written, replaced or erased.
   std::uint64_t change_cells = 0;
-  std::uint64_t log_records = 0;    // replayed from the log
+  std::uint64_t log_records = 0;  // replayed from the log
   // A torn tail of the log (a record cut by a crash while it was written, never
   // acknowledged in log-sync mode): its bytes were not replayed. Also logged.
   std::uint64_t log_bytes_dropped = 0;
-  std::string log_torn_file;        // the file that ended in it; empty if none
+  std::string log_torn_file;          // the file that ended in it; empty if none
   std::uint32_t tables_salvaged = 0;  // partition tables rebuilt (store_options::salvage)
   std::uint32_t partitions = 0;       // partitions read from the last snapshot
   std::uint32_t threads = 0;          // threads that read them
@@ -145,16 +145,16 @@ struct recovery_stats {
 struct store_info {
   std::string directory;  // empty: memory only
   cellar::durability durability = cellar::durability::snapshot;
-  std::uint64_t memory_used_bytes = 0;   // cell data held now, as memory_limit_bytes counts it
-  std::uint64_t memory_limit_bytes = 0;  // 0: unlimited
-  std::uint64_t snapshots = 0;           // snapshots completed since open
+  std::uint64_t memory_used_bytes = 0;          // cell data held now, as memory_limit_bytes counts it
+  std::uint64_t memory_limit_bytes = 0;         // 0: unlimited
+  std::uint64_t snapshots = 0;                  // snapshots completed since open
   std::optional<snapshot_stats> last_snapshot;  // the last one completed since open
   std::int64_t last_snapshot_unix_ms = 0;       // when it completed (wall clock)
-  std::uint64_t log_generation = 0;  // the redo log file being written; 0 without a log
-  std::uint64_t log_records = 0;     // records written to the log since open
-  std::uint64_t log_bytes = 0;       // bytes written to the log since open
-  std::uint64_t log_syncs = 0;       // fdatasync calls since open
-  recovery_stats recovery;           // what the open found on disk
+  std::uint64_t log_generation = 0;             // the redo log file being written; 0 without a log
+  std::uint64_t log_records = 0;                // records written to the log since open
+  std::uint64_t log_bytes = 0;                  // bytes written to the log since open
+  std::uint64_t log_syncs = 0;                  // fdatasync calls since open
+  recovery_stats recovery;                      // what the open found on disk
   // A cluster member (docs/cluster.md): its nodes, their partitions and the master, as
   // the shell's `status 'detailed'` prints them. Empty: not a cluster member.
   std::string cluster;
@@ -200,8 +200,8 @@ class table {
   status put(const std::vector<cellar::put>& puts);
   status remove(const cellar::deletion& d);  // HBase's delete
   result<row_result> increment(const cellar::increment& inc);
-  result<std::int64_t> increment_column_value(std::string row, std::string family,
-                                              std::string qualifier, std::int64_t amount);
+  result<std::int64_t> increment_column_value(std::string row, std::string family, std::string qualifier,
+                                              std::int64_t amount);
   result<row_result> append(const cellar::append& app);
   status mutate_row(const row_mutations& m);
   result<bool> check_and_mutate(const cellar::check_and_mutate& c);
@@ -298,8 +298,7 @@ class store {
   // OceanBase-style: CREATE TABLEGROUP, then one CREATE TABLE `group$family` per family.
   // A group's partitioning is fixed by its first family; later families must match.
   status create_table_group(std::string name);
-  status add_family(const std::string& table, family_descriptor family,
-                    const partition_spec& partitioning);
+  status add_family(const std::string& table, family_descriptor family, const partition_spec& partitioning);
   // HBase alter: change a family's MaxVersions/TTL/size/attributes, or add it when
   // missing. The family is replaced as given (attributes included).
   status alter_family(const std::string& table, family_descriptor family);

@@ -124,9 +124,7 @@ class embedded_connection final : public connection {
   status clone_snapshot(const std::string& n, const std::string& t) override { return s_.clone_snapshot(n, t); }
   status export_snapshot(const std::string& n, const std::string& d) override { return s_.export_snapshot(n, d); }
   result<snapshot_info> import_snapshot(const std::string& d) override { return s_.import_snapshot(d); }
-  result<bulk_load_stats> bulk_load(const std::string& t, const std::string& d) override {
-    return s_.bulk_load(t, d);
-  }
+  result<bulk_load_stats> bulk_load(const std::string& t, const std::string& d) override { return s_.bulk_load(t, d); }
 
  private:
   store& s_;

@@ -8,11 +8,11 @@ status check_part(std::string_view what, std::string_view part, std::string_view
   if (part.empty() || part.size() > 128)
     return {code::invalid_argument, std::string(what) + " name in '" + std::string(whole) + "' must be 1 to 128 bytes"};
   for (unsigned char c : part) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok)
-      return {code::invalid_argument, std::string(what) + " name '" + std::string(part) +
-                                          "' may only hold letters, digits, '_', '-' and '.'"};
+      return {code::invalid_argument,
+              std::string(what) + " name '" + std::string(part) + "' may only hold letters, digits, '_', '-' and '.'"};
   }
   return status::ok();
 }

@@ -95,8 +95,8 @@ struct scan_state {
     cursor* best = nullptr;
     for (auto& c : cursors) {
       if (c.rows.empty()) continue;
-      if (!best || (spec.reversed_ ? c.rows.front().row > best->rows.front().row
-                                   : c.rows.front().row < best->rows.front().row))
+      if (!best ||
+          (spec.reversed_ ? c.rows.front().row > best->rows.front().row : c.rows.front().row < best->rows.front().row))
         best = &c;
     }
     return best;
@@ -184,7 +184,8 @@ struct scan_state {
         rq.max_rows = static_cast<std::size_t>(want);
         const auto& ref = st.rt->partitions[c.partition];
         scan_reply page;
-        if (st.ctx.in_place && ref.local && st.ctx.order->may_run_now(ref.id, false) && ref.local->try_scan(req, page)) {
+        if (st.ctx.in_place && ref.local && st.ctx.order->may_run_now(ref.id, false) &&
+            ref.local->try_scan(req, page)) {
           st.ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
           if (!page.st) {
             error = page.st;

@@ -15,8 +15,8 @@
 #include "cellar/names.h"
 #include "partition/ask.h"
 #include "partition/memtable.h"
-#include "store/scheduler_tuning.h"
 #include "store/reshape.h"
+#include "store/scheduler_tuning.h"
 #include "store/store_impl.h"
 
 namespace cellar {
@@ -47,8 +47,7 @@ store_impl::store_impl(store_options o, const scheduler_tuning& tuning,
     : options(std::move(o)), memory(options.memory_limit_bytes), cluster(member) {
   if (!options.clock)
     options.clock = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
     };
   if (!options.env) options.env = env::posix();
@@ -113,8 +112,7 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
 void store_impl::run_split_checks() {
   split_mu.Lock();
   while (!split_stop) {
-    split_mu.AwaitWithTimeout(absl::Condition(&split_stop),
-                              absl::Milliseconds(options.split_check_interval.count()));
+    split_mu.AwaitWithTimeout(absl::Condition(&split_stop), absl::Milliseconds(options.split_check_interval.count()));
     if (split_stop) break;
     split_mu.Unlock();
     for (const auto& [name, rt] : *catalog->current())
@@ -238,7 +236,6 @@ const store_options& store::options() const { return impl_->options; }
 
 result<snapshot_stats> store::snapshot() { return impl_->snapshot(); }
 
-
 recovery_stats store::recovery() const {
   return impl_->persistence ? impl_->persistence->recovered() : recovery_stats{};
 }
@@ -326,8 +323,9 @@ status check_replication_kept(store& s, const std::string& table, const attribut
   for (const auto& u : unset) after.erase(u);
   for (const auto& [k, v] : set) after[k] = v;
   if (replication_factor(after) == replication_factor(d->attributes)) return status::ok();
-  return {code::unsupported, "REGION_REPLICATION is fixed when the table is created: changing the number of a "
-                             "partition's replicas (a Raft membership change) is not supported"};
+  return {code::unsupported,
+          "REGION_REPLICATION is fixed when the table is created: changing the number of a "
+          "partition's replicas (a Raft membership change) is not supported"};
 }
 
 }  // namespace
@@ -521,14 +519,14 @@ result<std::vector<region_info>> store::list_regions(const std::string& table_in
 
 status store::split_region(const std::string& table, const std::string& key) {
   if (cluster_of(*impl_))
-    return {code::unsupported, "split: a cluster's partitions do not split yet (split the table on one node, or "
-                               "create it with its SPLITS)"};
+    return {code::unsupported,
+            "split: a cluster's partitions do not split yet (split the table on one node, or "
+            "create it with its SPLITS)"};
   return impl_->catalog->split_region(canonical_table_name(table), key);
 }
 
 status store::merge_regions(const std::string& table, std::uint32_t index) {
-  if (cluster_of(*impl_))
-    return {code::unsupported, "merge_region: a cluster's partitions do not merge yet"};
+  if (cluster_of(*impl_)) return {code::unsupported, "merge_region: a cluster's partitions do not merge yet"};
   return impl_->catalog->merge_regions(canonical_table_name(table), index);
 }
 

@@ -16,10 +16,10 @@
 // loaded).
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -59,8 +59,8 @@ class progress {
     if (total > done && rate > 0) eta = std::to_string(static_cast<long>((total - done) / rate)) + "s";
     if (total > 0 && done >= total) eta = "0s";
     std::fprintf(stderr, "\r%s: %llu / %s %s, %.0f %s/s, ETA %s   ", what_.c_str(),
-                 static_cast<unsigned long long>(done), total ? std::to_string(total).c_str() : "?", unit_.c_str(), rate,
-                 unit_.c_str(), eta.c_str());
+                 static_cast<unsigned long long>(done), total ? std::to_string(total).c_str() : "?", unit_.c_str(),
+                 rate, unit_.c_str(), eta.c_str());
     std::fflush(stderr);
   }
   double seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
@@ -75,8 +75,9 @@ class progress {
 int report_error(const status& st, bool as_json) {
   const bool input = st.message().rfind("line ", 0) == 0;
   if (as_json)
-    std::cout << json{{"ok", false}, {"error", std::string(cellar::code_name(st.code()))}, {"message", st.message()}}.dump()
-              << "\n";
+    std::cout
+        << json{{"ok", false}, {"error", std::string(cellar::code_name(st.code()))}, {"message", st.message()}}.dump()
+        << "\n";
   else
     std::fprintf(stderr, "cellar-admin: %s\n", st.to_string().c_str());
   return input ? bad_input : failed;

@@ -8,9 +8,9 @@
 // accepting, takes a final snapshot and exits 0.
 #include <signal.h>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <toml++/toml.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -26,8 +26,8 @@
 #include "rpc/server.h"
 #include "rpc/socket_stream.h"
 #include "rpc/status_http.h"
-#include "store/scheduler_tuning.h"
 #include "rpc/tls.h"
+#include "store/scheduler_tuning.h"
 #include "thrift/gateway.h"
 
 namespace {
@@ -170,7 +170,8 @@ class flag_set {
     add("--tls-key", "tls_key", st.tls_key, "PEM private key (unencrypted) of --tls-cert");
     add("--cluster", "cluster", st.cluster, "join the cluster coordinated by ZooKeeper at HOST:PORT[,...][/chroot]");
     add("--node-id", "node_id", st.node_id, "this node's id in the cluster ([A-Za-z0-9_.-], up to 128)");
-    add("--advertise", "advertise", st.advertise, "HOST:PORT where clients reach this node (default: the listen address)");
+    add("--advertise", "advertise", st.advertise,
+        "HOST:PORT where clients reach this node (default: the listen address)");
     add("--peer-listen", "peer_listen", st.peer_listen,
         "HOST:PORT for node-to-node messages (default: advertised host, any port)");
     add("--zk-session-timeout-ms", "zk_session_timeout_ms", st.zk_session_timeout_ms,
@@ -242,8 +243,10 @@ class flag_set {
                          field = *got;
                          return {};
                        }
-                       return std::is_same_v<T, bool> ? "a boolean" : std::is_same_v<T, std::string> ? "a string"
-                                                      : std::is_floating_point_v<T> ? "a number" : "an integer";
+                       return std::is_same_v<T, bool>          ? "a boolean"
+                              : std::is_same_v<T, std::string> ? "a string"
+                              : std::is_floating_point_v<T>    ? "a number"
+                                                               : "an integer";
                      }});
     return option;
   }
@@ -288,7 +291,8 @@ problem store_settings(const settings& st, cellar::store_options& so, cellar::de
   // instead of napping 50 us at a time (--worker-nap-polls 0): each nap is a timer wake-up,
   // which costs more than the work it looks for.
   const std::int64_t cores = hardware_cores();
-  so.worker_threads = static_cast<std::size_t>(st.worker_threads > 0 ? st.worker_threads : std::max<std::int64_t>(1, cores / 2));
+  so.worker_threads =
+      static_cast<std::size_t>(st.worker_threads > 0 ? st.worker_threads : std::max<std::int64_t>(1, cores / 2));
   if (st.worker_spin_polls < 0) return "--worker-spin-polls must be >= 0";
   tune.spin_polls = static_cast<std::size_t>(st.worker_spin_polls);
   if (st.worker_nap_polls < 0) return "--worker-nap-polls must be >= 0";
@@ -410,7 +414,7 @@ problem thrift_settings(const settings& st) {
 // The Thrift gateways `st` asks for, serving `store`; exits the process if one cannot
 // listen (the store is open: it ends rather than unwind, as main does).
 std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store& store, const settings& st,
-                                                                  const cellar::rpc::server_options& ro) {
+                                                                   const cellar::rpc::server_options& ro) {
   std::vector<std::unique_ptr<cellar::thrift::gateway>> out;
   const std::pair<const std::string*, cellar::thrift::service> wanted[] = {
       {&st.thrift_listen, cellar::thrift::service::thrift2}, {&st.thrift1_listen, cellar::thrift::service::thrift1}};
@@ -434,7 +438,8 @@ std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store
     if (!g) std::_Exit(fail(std::string(flag) + ": " + g.error().to_string()));
     spdlog::info("cellar-server: {} gateway on {}:{} ({}, {}{})",
                  which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1", o.address, g.value()->port(),
-                 o.framed ? "framed" : "buffered", o.compact ? "compact" : "binary", o.tls_cert_file.empty() ? "" : ", TLS");
+                 o.framed ? "framed" : "buffered", o.compact ? "compact" : "binary",
+                 o.tls_cert_file.empty() ? "" : ", TLS");
     std::printf("%s on %s:%u\n", which == cellar::thrift::service::thrift2 ? "thrift2" : "thrift1", o.address.c_str(),
                 g.value()->port());
     out.push_back(std::move(g.value()));
@@ -473,7 +478,8 @@ int main(int argc, char** argv) {
 
   std::optional<std::pair<std::string, std::uint16_t>> peer_at;
   if (auto p = cluster_settings(st, peer_at); !p.empty()) return fail(p);
-  auto opened = st.cluster.empty() ? cellar::detail::open_store(so, tune) : cellar::cluster::member::open_store(so, tune);
+  auto opened =
+      st.cluster.empty() ? cellar::detail::open_store(so, tune) : cellar::cluster::member::open_store(so, tune);
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
   auto store = std::move(opened.value());
   auto srv = cellar::rpc::server::start(*store, ro);
@@ -502,10 +508,12 @@ int main(int argc, char** argv) {
   auto thrift_gateways = start_thrift(*store, st, ro);
   if (st.data.empty())
     spdlog::info("cellar-server listening on {}:{} (in memory: no data directory, nothing persists{}{})", ro.address,
-                 srv.value()->port(), st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
+                 srv.value()->port(), st.token.empty() ? "" : ", token required",
+                 ro.tls_cert_file.empty() ? "" : ", TLS");
   else
-    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{}{})", ro.address, srv.value()->port(), st.data,
-                 st.durability, st.token.empty() ? "" : ", token required", ro.tls_cert_file.empty() ? "" : ", TLS");
+    spdlog::info("cellar-server listening on {}:{} (data {}, durability {}{}{})", ro.address, srv.value()->port(),
+                 st.data, st.durability, st.token.empty() ? "" : ", token required",
+                 ro.tls_cert_file.empty() ? "" : ", TLS");
   std::printf("listening on %s:%u\n", ro.address.c_str(), srv.value()->port());
   std::fflush(stdout);
 
@@ -515,7 +523,7 @@ int main(int argc, char** argv) {
   if (http) http->stop();
   for (auto& g : thrift_gateways) g->stop();
   srv.value()->stop();
-  member.reset();  // leaves the cluster before the store closes
+  member.reset();                // leaves the cluster before the store closes
   auto closed = store->close();  // final snapshot, log and WiredTiger closed
   if (!closed) {
     spdlog::error("cellar-server: closing the store: {}", closed.to_string());

@@ -14,16 +14,16 @@
 // libedit's readline.h uses FILE, so <cstdio> comes first.
 #include <editline/readline.h>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
-#include "cellar/connection.h"
 #include "cellar/client.h"
+#include "cellar/connection.h"
 #include "cluster/routed_connection.h"
 #include "shell/session.h"
 
@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
   auto* c = app.add_option("--connect", connect_to, "HOST:PORT of a cellar-server");
   auto* e = app.add_option("--embedded", embedded, "open the store in this directory in-process");
   c->excludes(e);
-  auto* cl = app.add_option("--cluster", cluster,
-                            "ZooKeeper HOST:PORT[/chroot] of a cellar cluster: each batch goes to the nodes owning its rows");
+  auto* cl =
+      app.add_option("--cluster", cluster,
+                     "ZooKeeper HOST:PORT[/chroot] of a cellar cluster: each batch goes to the nodes owning its rows");
   cl->excludes(c);
   cl->excludes(e);
   app.add_option("--token", token, "login token of the server (shows in ps: prefer --token-file or CELLAR_TOKEN)");

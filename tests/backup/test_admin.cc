@@ -163,7 +163,8 @@ TEST_CASE("export then import round-trips binary rows, values and versions (tsv 
   fill_binary(dir.path, "src");
   const std::string tsv = dir.path + "-out.tsv", jsonl = dir.path + "-out.jsonl";
   for (const auto& [file, format] : {std::pair{tsv, "tsv"}, std::pair{jsonl, "jsonl"}}) {
-    auto e = run_admin({"--embedded", dir.path, "--json", "export", "src", "--to", file, "--format", format, "--versions", "0"});
+    auto e = run_admin(
+        {"--embedded", dir.path, "--json", "export", "src", "--to", file, "--format", format, "--versions", "0"});
     INFO(e.out);
     REQUIRE(e.exit_code == 0);
     CHECK(e.out.find(R"("cells":1200)") != std::string::npos);
@@ -182,8 +183,8 @@ TEST_CASE("export then import round-trips binary rows, values and versions (tsv 
     CHECK(all_cells(*s, "dst_jsonl") == want);
   }
   // A range and one version: only those cells.
-  auto e = run_admin({"--embedded", dir.path, "--json", "export", "src", "--to", tsv, "--start", admin::escape(binary_row(10)),
-                      "--stop", admin::escape(binary_row(20)), "--time-range", "11,12"});
+  auto e = run_admin({"--embedded", dir.path, "--json", "export", "src", "--to", tsv, "--start",
+                      admin::escape(binary_row(10)), "--stop", admin::escape(binary_row(20)), "--time-range", "11,12"});
   REQUIRE(e.exit_code == 0);
   std::ifstream in(tsv);
   std::string line;
@@ -267,7 +268,7 @@ TEST_CASE("import: rows files without TTLs still read; a TTL that has run out hi
     CHECK(r.error().message().rfind("line 2: ", 0) == 0);
   }
   for (const std::string bad : {R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":0})",
-                                 R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":"9"})"}) {
+                                R"({"row":"ZQ==","family":"f","qualifier":"","timestamp":1,"value":"","ttl":"9"})"}) {
     INFO(bad);
     auto r = admin::import_table(*conn, "t", write_file(dir.path + "/bad.jsonl", bad + "\n"), std::nullopt, nullptr);
     CHECK(r.code() == code::invalid_argument);
@@ -323,7 +324,8 @@ TEST_CASE("bulkload of 100k rows reads back equal to its input; a bad line loads
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("FAMILY_NOT_FOUND") != std::string::npos);
 
-  r = run_admin({"--embedded", dir.path, "--json", "bulkload", "t", "--tsv", file, "--columns", "HBASE_ROW_KEY,f:a,g:b"});
+  r = run_admin(
+      {"--embedded", dir.path, "--json", "bulkload", "t", "--tsv", file, "--columns", "HBASE_ROW_KEY,f:a,g:b"});
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find(R"("rows":100000)") != std::string::npos);
@@ -355,7 +357,7 @@ TEST_CASE("bulk load: versions in timestamp order, the later line and column win
   // f:a is named twice: of the two, the later column wins; line 3 repeats line 1's key and
   // timestamp, so it wins over line 1.
   const std::string file = write_file(dir.path + "/in.csv", k + ",10,B1,A1,G1,A1b\n" + k + ",20,B2,A2,G2,A2b\n" + k +
-                                                                 ",10,B3,A3,G3,A3b\nm,5,B4,A4,G4,A4b\n");
+                                                                ",10,B3,A3,G3,A3b\nm,5,B4,A4,G4,A4b\n");
   auto conn = connect_embedded(*s);
   admin::bulk_options o;
   o.columns = "HBASE_ROW_KEY,HBASE_TS_KEY,f:b,f:a,g,f:a";
@@ -368,7 +370,7 @@ TEST_CASE("bulk load: versions in timestamp order, the later line and column win
     got.push_back(c.row + "/" + c.family + ":" + c.qualifier + "@" + std::to_string(c.timestamp) + "=" + c.value);
   std::sort(got.begin(), got.end());
   std::vector<std::string> want{k + "/f:a@10=A3b", k + "/f:a@20=A2b", k + "/f:b@10=B3", k + "/f:b@20=B2",
-                                k + "/g:@20=G2",   "m/f:a@5=A4b",       "m/f:b@5=B4",  "m/g:@5=G4"};
+                                k + "/g:@20=G2",   "m/f:a@5=A4b",     "m/f:b@5=B4",     "m/g:@5=G4"};
   std::sort(want.begin(), want.end());
   CHECK(got == want);
 }
@@ -440,7 +442,7 @@ TEST_CASE("cellar-admin over a server: snapshot files out and in, bulk load, exp
   REQUIRE(c->create_table({"t", partition_spec::hash(3), {{"f", 2}}}, schema_origin::hbase_shell).is_ok());
   const std::string tsv = write_file(work.path + "/in.tsv", "r1,1,2\nr2,3,4\nr3,5,6\n");
   auto r = run_admin({"--connect", srv.address(), "bulkload", "t", "--tsv", tsv, "--columns", "HBASE_ROW_KEY,f:a,f:b",
-                  "--separator", ","});
+                      "--separator", ","});
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   REQUIRE(c->snapshot_table("t", "s").is_ok());
@@ -508,7 +510,8 @@ TEST_CASE("a named snapshot survives kill -9 of a log-sync server", "[backup][se
     auto c = rpc::connect(srv.address()).value();
     REQUIRE(c->create_table({"t", partition_spec::hash(4), {{"f", 2}}}, schema_origin::hbase_shell).is_ok());
     for (int i = 0; i < 500; ++i)
-      REQUIRE(c->put("t", put(binary_row(i)).add("f", "q", 1, "old").add("f", "q", 2, "v" + std::to_string(i))).is_ok());
+      REQUIRE(
+          c->put("t", put(binary_row(i)).add("f", "q", 1, "old").add("f", "q", 2, "v" + std::to_string(i))).is_ok());
     auto stream = c->scan("t", scan().all_versions()).value();
     for (;;) {
       auto rows = stream->next(1000).value();

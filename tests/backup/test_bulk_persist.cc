@@ -55,9 +55,10 @@ std::vector<std::string> names(const std::string& prefix, int n) {
 
 }  // namespace
 
-TEST_CASE("a bulk load over unsnapshotted writes and into a non-empty base: after a restart, the load wins where it "
-          "overlaps and the rest stays",
-          "[backup][bulk]") {
+TEST_CASE(
+    "a bulk load over unsnapshotted writes and into a non-empty base: after a restart, the load wins where it "
+    "overlaps and the rest stays",
+    "[backup][bulk]") {
   temp_dir dir;
   const std::string file = dir.path + "-in.tsv";
   std::map<std::string, std::string> want;

@@ -137,7 +137,8 @@ TEST_CASE("a snapshot taken while batches run holds each partition's batches who
   std::thread writer([&] {
     for (int round = 1; !stop.load(); ++round) {
       std::vector<put> batch;
-      for (int r = 0; r < rows; ++r) batch.push_back(put("row" + std::to_string(r)).add("f", "n", std::to_string(round)));
+      for (int r = 0; r < rows; ++r)
+        batch.push_back(put("row" + std::to_string(r)).add("f", "n", std::to_string(round)));
       REQUIRE(t.put(batch).is_ok());
       rounds = round;
     }

@@ -51,8 +51,7 @@ void check_session(const std::vector<std::string>& l, bool persistent) {
   CHECK(has(l[14], R"("error":"ALREADY_EXISTS")"));
   CHECK(has(l[16], R"("snapshots":[])"));
   // The store's own snapshot still works (and needs a directory).
-  if (persistent)
-    CHECK(has(l[17], R"("ok":true)"));
+  if (persistent) CHECK(has(l[17], R"("ok":true)"));
   CHECK(has(l[18], R"("error":"INVALID_ARGUMENT")"));
   CHECK(has(l[19], "persistence snapshot"));
 }

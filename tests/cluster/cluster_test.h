@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "../status_checks.h"
 #include "cluster/placement.h"
 #include "cluster/zk_client.h"
-#include "../status_checks.h"
 #include "zk_server.h"
 
 namespace zktest {
@@ -29,8 +29,8 @@ inline std::uint32_t first_partition_on(const cellar::cluster::placement_map& m,
 }
 
 // A client of the shared server under `chroot`, with a short session timeout.
-inline std::unique_ptr<cellar::cluster::zk_client> connect(const std::string& chroot,
-                                                            std::chrono::milliseconds session = std::chrono::milliseconds(4000)) {
+inline std::unique_ptr<cellar::cluster::zk_client> connect(
+    const std::string& chroot, std::chrono::milliseconds session = std::chrono::milliseconds(4000)) {
   cellar::cluster::zk_options o;
   o.connect = zk_server::shared().connect(chroot);
   o.session_timeout = session;

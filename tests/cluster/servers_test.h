@@ -45,9 +45,18 @@ class cluster3 {
   }
 
   void start(int i) {
-    std::vector<std::string> args{"--cluster", zktest::zk_server::shared().connect(chroot_), "--node-id", id(i),
-                                  "--zk-session-timeout-ms", "4000", "--default-partitions", "6",
-                                  "--worker-threads", "1", "--event-loops", "1"};
+    std::vector<std::string> args{"--cluster",
+                                  zktest::zk_server::shared().connect(chroot_),
+                                  "--node-id",
+                                  id(i),
+                                  "--zk-session-timeout-ms",
+                                  "4000",
+                                  "--default-partitions",
+                                  "6",
+                                  "--worker-threads",
+                                  "1",
+                                  "--event-loops",
+                                  "1"};
     for (auto& e : extra_) args.push_back(e);
     nodes_[i] = std::make_unique<testproc::server>(CELLAR_SERVER, dirs_.of(i), args);
   }
@@ -109,7 +118,8 @@ inline node_counts counts_of(cluster3& c, int i) {
 inline std::uint64_t forwarded_to(cluster3& c, int i) { return counts_of(c, i).forwarded; }
 
 // Rows r000.. r<n-1> of `table` with f:q = "v" + row (and f:pad, `value_bytes` bytes).
-inline std::vector<std::string> preload(connection& conn, const std::string& table, int n, std::size_t value_bytes = 0) {
+inline std::vector<std::string> preload(connection& conn, const std::string& table, int n,
+                                        std::size_t value_bytes = 0) {
   std::vector<std::string> rows;
   for (int at = 0; at < n; at += 100) {
     std::vector<batch_op> puts;

@@ -13,7 +13,8 @@ family_descriptor fam(const std::string& name) {
   return f;
 }
 
-table_descriptor table(const std::string& name, std::vector<std::string> families, partition_spec p = partition_spec::hash(4)) {
+table_descriptor table(const std::string& name, std::vector<std::string> families,
+                       partition_spec p = partition_spec::hash(4)) {
   table_descriptor d;
   d.name = name;
   d.partitioning = p;
@@ -43,7 +44,7 @@ TEST_CASE("DDL on the cluster catalog follows the store's rules", "[catalog]") {
   CHECK(t->version == 1);
   CHECK(t->uid == 1);
   REQUIRE(t->families.size() == 2);
-  CHECK(t->families[0].desc.name == "a");  // sorted by name
+  CHECK(t->families[0].desc.name == "a");        // sorted by name
   CHECK(t->families[0].desc.max_versions == 1);  // R7: the HBase shell keeps one version
   CHECK(t->families[0].id != t->families[1].id);
   CHECK(c.next_family_id == 3);

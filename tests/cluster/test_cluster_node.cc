@@ -30,7 +30,8 @@ struct test_node {
   std::atomic<int> mastership_events{0};
   std::atomic<bool> master_flag{false};
 
-  test_node(const std::string& root, const std::string& id, std::chrono::milliseconds session = std::chrono::milliseconds(4000)) {
+  test_node(const std::string& root, const std::string& id,
+            std::chrono::milliseconds session = std::chrono::milliseconds(4000)) {
     cluster_options o;
     o.zookeeper.connect = zk_server::shared().connect(root);
     o.zookeeper.session_timeout = session;

@@ -46,7 +46,8 @@ std::vector<std::string> rows_of(const std::string& json_line) {
 
 }  // namespace
 
-TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read back through node 3", "[cluster][servers]") {
+TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read back through node 3",
+          "[cluster][servers]") {
   cluster3 c;
   auto w = shell(c.node(1), blog_writes);
   INFO(w.out);
@@ -66,9 +67,9 @@ TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read 
   REQUIRE(r.exit_code == 0);
   auto out = lines(r.out);
   REQUIRE(out.size() == 6);
-  CHECK(cells_of(out[0]) == std::vector<std::string>{"1 info:title = this is doc title", "1 text: = what is this doc context ?",
-                                                     "2 info:title = this is doc title2",
-                                                     "2 text: = what is this doc context2?"});
+  CHECK(cells_of(out[0]) ==
+        std::vector<std::string>{"1 info:title = this is doc title", "1 text: = what is this doc context ?",
+                                 "2 info:title = this is doc title2", "2 text: = what is this doc context2?"});
   CHECK(cells_of(out[1]) == std::vector<std::string>{"2 info:url = http://www.javabloger.com/index.html"});
   CHECK(cells_of(out[2]) ==
         std::vector<std::string>{"1 comment_author: = javabloger", "1 comment_text: = this is nice doc",
@@ -88,9 +89,10 @@ TEST_CASE("seed 003 through node 1 with the partitions on all three nodes, read 
   std::vector<batch_op> puts;
   for (int i = 0; i < 40; ++i) puts.push_back(cellar::put(row_name(i)).add("info", "n", std::to_string(i)));
   for (auto& res : (*conn)->batch("blogtable", std::move(puts))) CHECK(res.st.is_ok());
-  auto s = shell(c.node(3), "scan 'blogtable', {COLUMNS => 'info:n'}\n"
-                            "scan 'blogtable', {COLUMNS => 'info:n', REVERSED => true, LIMIT => 5}\n"
-                            "scan 'blogtable', {COLUMNS => 'info:n', STARTROW => 'r010', LIMIT => 3}\n");
+  auto s = shell(c.node(3),
+                 "scan 'blogtable', {COLUMNS => 'info:n'}\n"
+                 "scan 'blogtable', {COLUMNS => 'info:n', REVERSED => true, LIMIT => 5}\n"
+                 "scan 'blogtable', {COLUMNS => 'info:n', STARTROW => 'r010', LIMIT => 3}\n");
   INFO(s.out);
   auto sl = lines(s.out);
   REQUIRE(sl.size() == 3);
@@ -188,11 +190,11 @@ TEST_CASE("a routed client sends each batch straight to its owner nodes; a thin 
   std::uint64_t refused = 0;
   for (int i = 1; i <= 3; ++i) {
     auto now = counts_of(c, i);
-    CHECK(now.forwarded == was[i].forwarded);  // nothing was forwarded
+    CHECK(now.forwarded == was[i].forwarded);      // nothing was forwarded
     CHECK(now.not_owner - was[i].not_owner <= 2);  // once per partition it was asked for
     refused += now.not_owner - was[i].not_owner;
   }
-  CHECK(refused == 6);  // every partition of 'st' was sent to its old owner once
+  CHECK(refused == 6);               // every partition of 'st' was sent to its old owner once
   for (int i = 0; i < 60; i += 7) {  // at the new owners, read through any node
     auto gs = (*thin)->get("st", cellar::get(row_name(i)));
     REQUIRE(gs.is_ok());
@@ -201,8 +203,9 @@ TEST_CASE("a routed client sends each batch straight to its owner nodes; a thin 
   }
 }
 
-TEST_CASE("kill -9 of a node during writes: only its partitions fail, UNAVAILABLE; after restart every acked row is back",
-          "[cluster][servers][failure]") {
+TEST_CASE(
+    "kill -9 of a node during writes: only its partitions fail, UNAVAILABLE; after restart every acked row is back",
+    "[cluster][servers][failure]") {
   cluster3 c({"--durability", "log-sync"});
   {
     auto w = shell(c.node(1), "create 'kt', 'f'\n");
@@ -288,8 +291,9 @@ TEST_CASE("cellar-server takes the cluster settings from its TOML file and refus
     return path;
   };
   {
-    const auto cfg = write("good.toml", "node_id = \"t1\"\nadvertise = \"127.0.0.1:1\"\n"
-                                        "peer_listen = \"127.0.0.1:0\"\nzk_session_timeout_ms = 4000\n");
+    const auto cfg = write("good.toml",
+                           "node_id = \"t1\"\nadvertise = \"127.0.0.1:1\"\n"
+                           "peer_listen = \"127.0.0.1:0\"\nzk_session_timeout_ms = 4000\n");
     testproc::server srv(CELLAR_SERVER, dirs.of(1), {"--config", cfg});
     // It joined as t1, advertising the address of the file, its peer port on 127.0.0.1.
     auto zk = zktest::connect(chroot);
@@ -329,9 +333,30 @@ TEST_CASE("YCSB A through the load generator's cluster target: every request to 
   std::uint64_t before[4];
   for (int i = 1; i <= 3; ++i) before[i] = forwarded_to(c, i);
   const auto json = fs::temp_directory_path() / ("cellar-cluster-ycsb-" + std::to_string(getpid()) + ".json");
-  auto r = testproc::run({CELLAR_LOADGEN, "--cluster", c.zk_connect(), "--workload", "a", "--phase", "both",
-                          "--records", "600", "--duration", "2", "--threads", "1", "--connections", "2", "--depth",
-                          "4", "--partitioning", "range:6", "--field-length", "20", "--quiet", "--json", json.string()},
+  auto r = testproc::run({CELLAR_LOADGEN,
+                          "--cluster",
+                          c.zk_connect(),
+                          "--workload",
+                          "a",
+                          "--phase",
+                          "both",
+                          "--records",
+                          "600",
+                          "--duration",
+                          "2",
+                          "--threads",
+                          "1",
+                          "--connections",
+                          "2",
+                          "--depth",
+                          "4",
+                          "--partitioning",
+                          "range:6",
+                          "--field-length",
+                          "20",
+                          "--quiet",
+                          "--json",
+                          json.string()},
                          "", true);
   INFO(r.out);
   REQUIRE(r.exit_code == 0);  // 3: some operation failed
@@ -371,7 +396,8 @@ TEST_CASE("YCSB A through the load generator's cluster target: every request to 
 namespace {
 
 // The rows of `rows` that `conn` does not read back as "v" + row (with why), in batches.
-std::vector<std::string> missing_rows(connection& conn, const std::string& table, const std::vector<std::string>& rows) {
+std::vector<std::string> missing_rows(connection& conn, const std::string& table,
+                                      const std::vector<std::string>& rows) {
   std::vector<std::string> missing;
   for (std::size_t at = 0; at < rows.size(); at += 200) {
     std::vector<batch_op> gets;
@@ -481,7 +507,6 @@ std::uint32_t partition_of_row(connection& conn, const std::string& table, const
   return detail::partition_of(d->partitioning, row);
 }
 
-
 }  // namespace
 
 TEST_CASE("a partition moves to another node under write load: no acknowledged write is lost",
@@ -578,7 +603,8 @@ TEST_CASE("a node joins a cluster of two; the balancer gives every node its shar
   CHECK(c.placement().epoch == epoch);
 
   // Bad requests name what was wrong and change nothing.
-  auto bad = lines(shell(c.node(1), "move 'bt/9', 'n1'\nmove 'nosuch/0', 'n1'\nmove 'bt/0', 'n9'\nmove 'bt', 'n1'\n").out);
+  auto bad =
+      lines(shell(c.node(1), "move 'bt/9', 'n1'\nmove 'nosuch/0', 'n1'\nmove 'bt/0', 'n9'\nmove 'bt', 'n1'\n").out);
   REQUIRE(bad.size() == 4);
   CHECK(bad[0].find("\"error\":\"NOT_FOUND\"") != std::string::npos);
   CHECK(bad[0].find("has no partition 9") != std::string::npos);
@@ -693,8 +719,9 @@ bool has(const std::string& line, const std::string& part) { return line.find(pa
 TEST_CASE("disable, enable, truncate and table attributes in a cluster behave as on one node",
           "[cluster][servers][admin]") {
   cluster3 c;
-  auto w = through(c, 1, "create 'x', 'f'\nput 'x', 'a', 'f:q', 'v', 1\nput 'x', 'b', 'f:q', 'w', 1\n"
-                         "disable 'x'\ndisable 'x'\nis_disabled 'x'\nget 'x', 'a'\n");
+  auto w = through(c, 1,
+                   "create 'x', 'f'\nput 'x', 'a', 'f:q', 'v', 1\nput 'x', 'b', 'f:q', 'w', 1\n"
+                   "disable 'x'\ndisable 'x'\nis_disabled 'x'\nget 'x', 'a'\n");
   REQUIRE(w.size() == 7);
   for (int i = 0; i < 5; ++i) CHECK(w[static_cast<std::size_t>(i)] == R"({"ok":true})");
   CHECK(w[5] == R"({"ok":true,"disabled":true})");
@@ -709,8 +736,9 @@ TEST_CASE("disable, enable, truncate and table attributes in a cluster behave as
   // prints what one node prints.
   auto t = testproc::run({CELLAR_SHELL, "--connect", c.node(2).address(), "--quiet"}, "truncate 'x'\n");
   CHECK(t.out == "Truncating 'x' table (it may take a while):\nTruncating table...\n");
-  auto n2 = through(c, 2, "is_enabled 'x'\ncount 'x'\nput 'x', 'c', 'f:q', 'z', 1\nenable 'x'\n"
-                          "alter 'x', READONLY => true\nput 'x', 'd', 'f:q', 'no'\nalter 'x', 'delete' => 'f'\n");
+  auto n2 = through(c, 2,
+                    "is_enabled 'x'\ncount 'x'\nput 'x', 'c', 'f:q', 'z', 1\nenable 'x'\n"
+                    "alter 'x', READONLY => true\nput 'x', 'd', 'f:q', 'no'\nalter 'x', 'delete' => 'f'\n");
   REQUIRE(n2.size() == 7);
   CHECK(n2[0] == R"({"ok":true,"enabled":true})");
   CHECK(has(n2[1], R"("count":0)"));
@@ -720,9 +748,10 @@ TEST_CASE("disable, enable, truncate and table attributes in a cluster behave as
   CHECK(has(n2[5], R"("error":"TABLE_READ_ONLY")"));
   CHECK(has(n2[6], "is the only column family in the table, so it cannot be deleted"));
   // Node 1 sees all of it once a DDL through it returns.
-  auto n1 = through(c, 1, "create 'barrier1', 'f'\nget 'x', 'c'\nput 'x', 'e', 'f:q', 'no'\ndescribe 'x'\n"
-                          "create 'y', 'f', 'g'\nput 'y', 'r', 'f:q', '1', 1\nput 'y', 'r', 'g:q', '2', 1\n"
-                          "TRUNCATE TABLE y$f;\nget 'y', 'r'\n");
+  auto n1 = through(c, 1,
+                    "create 'barrier1', 'f'\nget 'x', 'c'\nput 'x', 'e', 'f:q', 'no'\ndescribe 'x'\n"
+                    "create 'y', 'f', 'g'\nput 'y', 'r', 'f:q', '1', 1\nput 'y', 'r', 'g:q', '2', 1\n"
+                    "TRUNCATE TABLE y$f;\nget 'y', 'r'\n");
   REQUIRE(n1.size() == 9);
   CHECK(has(n1[1], R"("value":"z")"));
   CHECK(has(n1[2], R"("error":"TABLE_READ_ONLY")"));
@@ -738,14 +767,16 @@ TEST_CASE("namespaces in a cluster: made through one node, used and listed throu
   auto n1 = through(c, 1, "create_namespace 'app', {'owner' => 'ops'}\ncreate 'app:t', 'f'\n");
   REQUIRE(n1.size() == 2);
   CHECK(n1[0] == R"({"ok":true,"namespace":"app"})");
-  auto n2 = through(c, 2, "create 'barrier2', 'f'\nput 'app:t', 'r', 'f:q', 'v', 1\ndrop_namespace 'app'\n"
-                          "create 'nope:t', 'f'\n");
+  auto n2 = through(c, 2,
+                    "create 'barrier2', 'f'\nput 'app:t', 'r', 'f:q', 'v', 1\ndrop_namespace 'app'\n"
+                    "create 'nope:t', 'f'\n");
   REQUIRE(n2.size() == 4);
   CHECK(n2[1] == R"({"ok":true})");
   CHECK(has(n2[2], "Only empty namespaces can be removed. Namespace app has 1 tables"));
   CHECK(has(n2[3], R"("error":"NOT_FOUND")"));
-  auto n3 = through(c, 3, "create 'barrier3', 'f'\nlist_namespace\ndescribe_namespace 'app'\n"
-                          "list_namespace_tables 'app'\nget 'app:t', 'r'\nsplit 'barrier3', 'k'\n");
+  auto n3 = through(c, 3,
+                    "create 'barrier3', 'f'\nlist_namespace\ndescribe_namespace 'app'\n"
+                    "list_namespace_tables 'app'\nget 'app:t', 'r'\nsplit 'barrier3', 'k'\n");
   REQUIRE(n3.size() == 6);
   CHECK(has(n3[1], R"("namespaces":["app","default","hbase"])"));
   CHECK(has(n3[2], R"("properties":{"owner":"ops"})"));

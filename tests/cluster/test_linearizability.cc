@@ -35,7 +35,7 @@ struct reg_op {
   enum kind_t { read, write, cas } kind = read;
   std::int64_t invoked = 0, completed = 0;  // nanoseconds; completed: INT64_MAX when unknown
   bool known = true;
-  std::optional<std::string> value;  // read: what it saw (none: absent); write/cas: what it writes
+  std::optional<std::string> value;     // read: what it saw (none: absent); write/cas: what it writes
   std::optional<std::string> expected;  // cas: the value it compared with (none: absent)
   bool processed = false;               // cas, known: whether it wrote
 };
@@ -59,11 +59,8 @@ class register_checker {
   // Applies op `o` to `state`; false when its answer contradicts it.
   static bool step(const reg_op& o, std::optional<std::string>& state) {
     switch (o.kind) {
-      case reg_op::read:
-        return o.value == state;
-      case reg_op::write:
-        state = o.value;
-        return true;
+      case reg_op::read: return o.value == state;
+      case reg_op::write: state = o.value; return true;
       case reg_op::cas: {
         const bool matches = state == o.expected;
         if (o.known && matches != o.processed) return false;
@@ -114,8 +111,8 @@ TEST_CASE("the register checker accepts linearizable histories and finds anomali
   // A read after a completed write must see it (a stale read).
   CHECK_FALSE(register_checker({w(0, 10, "a"), r(20, 30, std::nullopt)}).linearizable());
   // Two reads that see the writes in opposite orders.
-  CHECK_FALSE(register_checker({w(0, 10, "a"), w(0, 10, "b"), r(20, 30, "a"), r(40, 50, "b"), r(60, 70, "a")})
-                  .linearizable());
+  CHECK_FALSE(
+      register_checker({w(0, 10, "a"), w(0, 10, "b"), r(20, 30, "a"), r(40, 50, "b"), r(60, 70, "a")}).linearizable());
   // An unknown write may have happened, late...
   reg_op lost = w(0, INT64_MAX, "x");
   lost.known = false;
@@ -234,7 +231,8 @@ TEST_CASE("factor 3: put, get and checkAndPut stay linearizable while nodes are 
   // The nemesis: one node at a time, killed and restarted or paused and resumed.
   std::mt19937 rng(12345);
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  for (int round = 0; std::chrono::steady_clock::now() < end && issued.load() < per_key * static_cast<int>(keys.size()); ++round) {
+  for (int round = 0; std::chrono::steady_clock::now() < end && issued.load() < per_key * static_cast<int>(keys.size());
+       ++round) {
     const int victim = 1 + static_cast<int>(rng() % 3);
     if (round % 2 == 0) {
       c.kill9(victim);

@@ -45,7 +45,8 @@ cluster::member_options member_options_for(const std::string& chroot, const std:
 
 TEST_CASE("a member store refuses data and DDL until it has joined, then serves the cluster's tables", "[member]") {
   // A directory that holds a table of its own (written as a single store).
-  const auto dir = (std::filesystem::temp_directory_path() / ("cellar-member-test-" + std::to_string(getpid()))).string();
+  const auto dir =
+      (std::filesystem::temp_directory_path() / ("cellar-member-test-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(dir);
   store_options so;
   so.directory = dir;
@@ -196,7 +197,6 @@ joined_node join_node(const std::string& chroot, const std::string& id, store_op
   return n;
 }
 
-
 // Nodes m1 and m2 under a fresh chroot, each seeing the other and table `table` (family
 // f, `partitions` hash partitions, created through m1).
 struct two_nodes {
@@ -212,8 +212,7 @@ two_nodes join_two(const std::string& chroot_name, store_options m2_options = {}
   t.chroot = zktest::fresh_chroot(chroot_name);
   t.n1 = join_node(t.chroot, "m1");
   t.n2 = join_node(t.chroot, "m2", std::move(m2_options));
-  REQUIRE(zktest::eventually(
-      [&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
+  REQUIRE(zktest::eventually([&] { return t.n1.m->report().nodes.size() == 2 && t.n2.m->report().nodes.size() == 2; }));
   return t;
 }
 
@@ -290,7 +289,10 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
     m.req.max_bytes = 1 << 20;
     status out = status{code::unavailable, "no answer"};
     self->request(*ep, std::chrono::seconds(10), std::move(m))
-        .receive([&](detail::move_reply& r) { out = r.st; }, [&](caf::error& e) { out = {code::internal, sys.render(e)}; });
+        .receive([&](detail::move_reply& r) { out = r.st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
     return out;
   };
   REQUIRE_OK(step("m2", cluster::node_move::prepare));
@@ -314,7 +316,8 @@ TEST_CASE("a move whose mover dies before the flip: the source runs what it held
   CHECK(g->cells[0].value == "held");
   REQUIRE_OK(conn->put("gt", cellar::put(row).add("f", "q", "after")));
   // m2 dropped its copy.
-  REQUIRE(zktest::eventually([&] { return step("m2", cluster::node_move::apply, detail::move_request::apply).code() == code::not_found; }));
+  REQUIRE(zktest::eventually(
+      [&] { return step("m2", cluster::node_move::apply, detail::move_request::apply).code() == code::not_found; }));
   // Nothing moved.
   auto after = cluster::read_placement(*zk);
   REQUIRE(after.is_ok());
@@ -391,8 +394,10 @@ TEST_CASE("a runtime loaded just before a move still reaches the partition after
   for (auto* which : {&old1, &old2}) {
     auto& s = which == &old1 ? s1 : s2;
     auto r = get_through(s, *which);
-    INFO((which == &old1 ? "m1's old runtime: " : "m2's old runtime: ") +
-         (!r ? r.error().to_string() : r->results.empty() ? std::string("no result") : r->results[0].st.to_string()));
+    INFO((which == &old1 ? "m1's old runtime: " : "m2's old runtime: ") + (!r ? r.error().to_string()
+                                                                           : r->results.empty()
+                                                                               ? std::string("no result")
+                                                                               : r->results[0].st.to_string()));
     REQUIRE(r.is_ok());
     REQUIRE(r->results.size() == 1);
     REQUIRE(r->results[0].st.is_ok());
@@ -441,8 +446,7 @@ TEST_CASE("a scan paging through a partition that moves reads every row once", "
     REQUIRE(take(20) == 20);
     // Partition 0 moves between pages.
     REQUIRE_OK(cluster_admin::of(*(conn == &c1 ? n1 : n2).s)->move_partition("sm/0", to));
-    while (take(13) > 0) {
-    }
+    while (take(13) > 0) {}
     CHECK(rows == all.size());
     CHECK(seen == all);
   }
@@ -466,19 +470,20 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
   peer_system fake_process;
   auto& fake_sys = fake_process.sys;
   auto steps = std::make_shared<std::atomic<int>>(0);
-  auto fake_ep = fake_sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
-    return {
-        [](cluster::node_batch&) { return detail::batch_reply{}; },
-        [](cluster::node_scan&) { return detail::scan_reply{}; },
-        [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
-          ++*steps;
-          return self->make_response_promise<detail::move_reply>();  // never answered
-        },
-        [](cluster::node_member&) { return cluster::node_member_reply{}; },
-        [](cluster::node_replica&) {},
-        [](cluster::catch_up_atom) {},
-    };
-  });
+  auto fake_ep =
+      fake_sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
+        return {
+            [](cluster::node_batch&) { return detail::batch_reply{}; },
+            [](cluster::node_scan&) { return detail::scan_reply{}; },
+            [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
+              ++*steps;
+              return self->make_response_promise<detail::move_reply>();  // never answered
+            },
+            [](cluster::node_member&) { return cluster::node_member_reply{}; },
+            [](cluster::node_replica&) {},
+            [](cluster::catch_up_atom) {},
+        };
+      });
   auto port = fake_sys->middleman().publish(fake_ep, 0, "127.0.0.1", true);
   REQUIRE(port);
   const cluster::node_info fake{"fake", "127.0.0.1:1", "127.0.0.1:" + std::to_string(*port)};
@@ -492,7 +497,8 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
   peers.set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()}, fake});
   cluster::move_options o;
   o.step_timeout = std::chrono::seconds(120);  // not what ends the move below
-  auto move = std::async(std::launch::async, [&] { return cluster::run_move(n1.m->node(), peers, sys, "dt", 0, "fake", o); });
+  auto move =
+      std::async(std::launch::async, [&] { return cluster::run_move(n1.m->node(), peers, sys, "dt", 0, "fake", o); });
   REQUIRE(zktest::eventually([&] { return steps->load() == 1; }));
 
   // The target's process dies: its connections close.
@@ -568,7 +574,8 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
   // waits for every partition's cut, which needs a worker; the test holds that lock as a
   // snapshot would, sends m2 a prepare step (which takes the lock) and asks one of m2's
   // partitions for its stats: with the step on the worker, the partition cannot answer.
-  const auto dir = (std::filesystem::temp_directory_path() / ("cellar-member-worker-" + std::to_string(getpid()))).string();
+  const auto dir =
+      (std::filesystem::temp_directory_path() / ("cellar-member-worker-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(dir);
   store_options so;
   so.directory = dir;
@@ -601,7 +608,10 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
     caf::scoped_actor self{*ps.sys};
     status out{code::unavailable, "no answer"};
     self->request(*ep, std::chrono::seconds(30), cluster::node_move{"wk", on_m1, cluster::node_move::prepare, {}})
-        .receive([&](detail::move_reply& r) { out = r.st; }, [&](caf::error& e) { out = {code::internal, ps.sys->render(e)}; });
+        .receive([&](detail::move_reply& r) { out = r.st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, ps.sys->render(e)};
+                 });
     return out;
   });
   // Once the step has reached the lock, the thread it runs on waits there, whichever it is.
@@ -623,7 +633,8 @@ TEST_CASE("a move's steps on the target's files wait for a snapshot without hold
 
   caf::scoped_actor self{*ps.sys};
   self->request(*ep, std::chrono::seconds(30), cluster::node_move{"wk", on_m1, cluster::node_move::drop, {}})
-      .receive([](detail::move_reply& r) { CHECK(r.st.is_ok()); }, [](caf::error&) { FAIL("the drop step got no answer"); });
+      .receive([](detail::move_reply& r) { CHECK(r.st.is_ok()); },
+               [](caf::error&) { FAIL("the drop step got no answer"); });
   shut_down({&t.n2, &t.n1});
   std::filesystem::remove_all(dir);
 }

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "cluster/placement.h"
-#include "persist/codec.h"
 #include "cluster_test.h"
+#include "persist/codec.h"
 
 using namespace cellar;
 using namespace cellar::cluster;
@@ -227,7 +227,8 @@ TEST_CASE("replica sets: a factor above the live nodes or not 1, 3, 5 is refused
   CHECK(std::find((*sets)[0].begin(), (*sets)[0].end(), "a") == (*sets)[0].end());
 }
 
-TEST_CASE("a replicated table's map: replica sets on distinct nodes, kept by the encoding, not moved by apply_move", "[placement]") {
+TEST_CASE("a replicated table's map: replica sets on distinct nodes, kept by the encoding, not moved by apply_move",
+          "[placement]") {
   auto plain = assign_table({}, "p", 3, {"a", "b", "c"});
   REQUIRE_OK(plain);
   auto m = assign_table(*plain, "r", 4, {"a", "b", "c", "d"}, 3);
@@ -341,7 +342,8 @@ TEST_CASE("plan_replacements: a dead node's replicas go to live nodes outside ea
   for (const auto& [n, c] : loads) shown += n + ":" + std::to_string(c) + " ";
   INFO(shown);
   CHECK(within_one(loads));
-  for (const auto& o : after.tables.at("r")) CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() == 3);
+  for (const auto& o : after.tables.at("r"))
+    CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() == 3);
 
   // Fewer live nodes than the factor: nothing can be replaced.
   auto three = assign_table({}, "s", 2, {"a", "b", "c"}, 3);
@@ -433,14 +435,18 @@ TEST_CASE("replica balance: a fourth node gets its share of replicas and leaders
   const auto seven_reps = live_counts(seven->load(), live);
   INFO(shown(seven_reps));
   CHECK(within_one(seven_reps));
-  CHECK(std::set<std::uint32_t>{seven_reps.at("a"), seven_reps.at("b"), seven_reps.at("c"), seven_reps.at("d")}.size() == 2);
+  CHECK(
+      std::set<std::uint32_t>{seven_reps.at("a"), seven_reps.at("b"), seven_reps.at("c"), seven_reps.at("d")}.size() ==
+      2);
   CHECK(plan_replica_balance(*seven, live).empty());
 }
 
 TEST_CASE("replica balance: leaders are balanced too, even where the replicas are", "[placement]") {
   // Four nodes each holding three replicas, but a leads all four sets.
   placement_map m;
-  m.tables["r"] = {{"a", 1, {"a", "b", "c"}}, {"a", 1, {"a", "c", "d"}}, {"a", 1, {"a", "d", "b"}},
+  m.tables["r"] = {{"a", 1, {"a", "b", "c"}},
+                   {"a", 1, {"a", "c", "d"}},
+                   {"a", 1, {"a", "d", "b"}},
                    {"a", 1, {"a", "b", "c"}}};
   const strings live{"a", "b", "c", "d", "e", "f"};
   // With e and f fresh: 12 replicas, 2 per node; 4 leaders, none of them left on a above 1.
@@ -460,23 +466,29 @@ TEST_CASE("replica balance: leaders are balanced too, even where the replicas ar
   auto fix = plan_replica_balance(m, four);
   auto fixed = apply_replica_moves(m, fix);
   check_sets(fixed);
-  INFO("replicas " << shown(live_counts(fixed.load(), four)) << " leaders " << shown(live_counts(fixed.leaders(), four)));
+  INFO("replicas " << shown(live_counts(fixed.load(), four)) << " leaders "
+                   << shown(live_counts(fixed.leaders(), four)));
   CHECK(within_one(live_counts(fixed.load(), four)));
-  CHECK(live_counts(fixed.leaders(), four) == std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+  CHECK(live_counts(fixed.leaders(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
   CHECK(fix.size() == 5);  // 3 leaders off a, and 2 replicas back to a
 
   // Sets all on a, b and c, a leading them: b and c can take a leader only once their
   // replica of the set has moved aside (to d).
   placement_map abc;
-  abc.tables["r"] = {{"a", 1, {"a", "b", "c"}}, {"a", 1, {"a", "b", "c"}}, {"a", 1, {"a", "c", "b"}},
+  abc.tables["r"] = {{"a", 1, {"a", "b", "c"}},
+                     {"a", 1, {"a", "b", "c"}},
+                     {"a", 1, {"a", "c", "b"}},
                      {"a", 1, {"a", "b", "c"}}};
   auto spread = plan_replica_balance(abc, four);
   auto spread_after = apply_replica_moves(abc, spread);
   check_sets(spread_after);
   INFO("replicas " << shown(live_counts(spread_after.load(), four)) << " leaders "
                    << shown(live_counts(spread_after.leaders(), four)));
-  CHECK(live_counts(spread_after.load(), four) == std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
-  CHECK(live_counts(spread_after.leaders(), four) == std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+  CHECK(live_counts(spread_after.load(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  CHECK(live_counts(spread_after.leaders(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
 }
 
 TEST_CASE("replica balance: replicas on dead nodes and their sets stay where they are", "[placement]") {
@@ -560,8 +572,7 @@ TEST_CASE("replica balance on random maps: within one replica and one leader, se
     // Partitions with a replica on a node not live keep their sets; only live nodes receive.
     for (const auto& mv : moves) {
       CHECK(std::find(live.begin(), live.end(), mv.to) != live.end());
-      for (const auto& r : m.owner(mv.partition)->replicas)
-        CHECK(std::find(live.begin(), live.end(), r) != live.end());
+      for (const auto& r : m.owner(mv.partition)->replicas) CHECK(std::find(live.begin(), live.end(), r) != live.end());
     }
     if (!any_dead_replica) {
       ++all_live;

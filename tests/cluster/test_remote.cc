@@ -58,7 +58,8 @@ detail::batch_reply ask_batch(caf::actor_system& sys, const detail::partition_ac
 
 }  // namespace
 
-TEST_CASE("an endpoint answers NOT_OWNER, naming the placement epoch, for a partition its node does not own", "[remote]") {
+TEST_CASE("an endpoint answers NOT_OWNER, naming the placement epoch, for a partition its node does not own",
+          "[remote]") {
   system_with_middleman s;
   endpoint_context ec;
   ec.self = "n1";
@@ -278,8 +279,8 @@ TEST_CASE("a replica router sends a write answered NOT_OWNER (a replica that lef
   system_with_middleman s;
   auto batches = std::make_shared<std::atomic<int>>(0);
   auto stops = std::make_shared<std::atomic<int>>(0);
-  auto local =
-      s.sys->spawn(electing_partition, status{code::not_owner, "node 'n1' does not own partition 0 of 't'"}, batches, stops);
+  auto local = s.sys->spawn(electing_partition, status{code::not_owner, "node 'n1' does not own partition 0 of 't'"},
+                            batches, stops);
   replica_router_config cfg;
   cfg.table = "t";
   cfg.self = "n1";
@@ -289,7 +290,8 @@ TEST_CASE("a replica router sends a write answered NOT_OWNER (a replica that lef
   detail::batch_request req;
   req.ops.push_back(cellar::put("row").add("f", "q", "v"));
   std::promise<result<detail::batch_reply>> got;
-  detail::ask<detail::batch_reply>(*s.sys, router, req, [&got](result<detail::batch_reply> r) { got.set_value(std::move(r)); });
+  detail::ask<detail::batch_reply>(*s.sys, router, req,
+                                   [&got](result<detail::batch_reply> r) { got.set_value(std::move(r)); });
   auto r = got.get_future().get();
   REQUIRE(r.is_ok());
   INFO(r->results[0].st.to_string());

@@ -12,10 +12,10 @@
 #include <memory>
 #include <thread>
 
+#include "../support/eventually.h"
 #include "cluster/remote.h"
 #include "cluster/replica_links.h"
 #include "replica/replicated_partition.h"
-#include "../support/eventually.h"
 
 using namespace cellar;
 using namespace cellar::cluster;

@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "../support/eventually.h"
 #include "cellar/client.h"
 #include "cluster/routed_connection.h"
 #include "servers_test.h"
-#include "../support/eventually.h"
 
 using namespace cellar;
 using namespace clustertest;
@@ -28,7 +28,7 @@ using testsupport::eventually;
 
 namespace {
 
-const std::vector<std::string> replicated{"--durability", "log", "--replication-factor", "3",
+const std::vector<std::string> replicated{"--durability",          "log", "--replication-factor", "3",
                                           "--election-timeout-ms", "400"};
 
 std::unique_ptr<connection> connect_to(testproc::server& s) {
@@ -63,7 +63,9 @@ std::set<std::string> write_until_accepted(connection& conn, int n) {
   return rows;
 }
 
-void check_all(connection& conn, const std::set<std::string>& acked) { CHECK(missing(conn, acked) == std::vector<std::string>{}); }
+void check_all(connection& conn, const std::set<std::string>& acked) {
+  CHECK(missing(conn, acked) == std::vector<std::string>{});
+}
 
 // `work` run with a connection of its own to `s`, on a thread of its own: a connection runs
 // a kj event loop on the thread that made it, and a thread holds one loop at a time. `work`
@@ -89,9 +91,7 @@ void check_all_on(testproc::server& s, const std::set<std::string>& acked) {
   CHECK(with_connection(s, [&](connection& c) { return missing(c, acked); }) == std::vector<std::string>{});
 }
 
-bool is_failover_error(const status& st) {
-  return st.code() == code::unavailable || st.code() == code::not_leader;
-}
+bool is_failover_error(const status& st) { return st.code() == code::unavailable || st.code() == code::not_leader; }
 
 }  // namespace
 
@@ -186,9 +186,10 @@ TEST_CASE("factor 3: every partition has three replicas on distinct nodes; descr
   CHECK(std::count_if(sets.begin(), sets.end(), [](const auto& s) { return s.replicas.front() == "n1"; }) == 2);
 }
 
-TEST_CASE("factor 3: kill -9 of a node during writes loses no acknowledged write, writes go on; it comes back and "
-          "catches up",
-          "[cluster][servers][replication][failure]") {
+TEST_CASE(
+    "factor 3: kill -9 of a node during writes loses no acknowledged write, writes go on; it comes back and "
+    "catches up",
+    "[cluster][servers][replication][failure]") {
   cluster3 c(replicated);
   REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
   auto conn = connect_to(c.node(1));
@@ -255,9 +256,10 @@ TEST_CASE("factor 3: kill -9 of a node during writes loses no acknowledged write
   check_all_on(c.node(2), acked);
 }
 
-TEST_CASE("factor 3: with two of three nodes dead writes fail with a clear error, no hang; a node back and they "
-          "work again",
-          "[cluster][servers][replication][failure]") {
+TEST_CASE(
+    "factor 3: with two of three nodes dead writes fail with a clear error, no hang; a node back and they "
+    "work again",
+    "[cluster][servers][replication][failure]") {
   cluster3 c(replicated);
   REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
   auto conn = connect_to(c.node(1));
@@ -378,9 +380,10 @@ bool sets_within(cluster3& c, const std::set<std::string>& allowed) {
 
 }  // namespace
 
-TEST_CASE("factor 3 on 4 nodes: a node dead past --dead-node-timeout has its replicas replaced on live nodes; "
-          "nothing acknowledged is lost, and the new replicas hold the data",
-          "[cluster][servers][replication][failure][membership]") {
+TEST_CASE(
+    "factor 3 on 4 nodes: a node dead past --dead-node-timeout has its replicas replaced on live nodes; "
+    "nothing acknowledged is lost, and the new replicas hold the data",
+    "[cluster][servers][replication][failure][membership]") {
   auto args = replicated;
   args.insert(args.end(), {"--dead-node-timeout", "2"});
   cluster3 c(args, 4);
@@ -424,17 +427,18 @@ TEST_CASE("factor 3 on 4 nodes: a node dead past --dead-node-timeout has its rep
   CHECK(sets_within(c, {"n1", "n2", "n3"}));
 }
 
-TEST_CASE("factor 3 on 4 nodes: balancer after a node joins, and move of a replicated partition, under writes are "
-          "membership changes; nothing is lost",
-          "[cluster][servers][replication][membership]") {
+TEST_CASE(
+    "factor 3 on 4 nodes: balancer after a node joins, and move of a replicated partition, under writes are "
+    "membership changes; nothing is lost",
+    "[cluster][servers][replication][membership]") {
   // The table is made on three nodes, so every node holds all six partitions; then n4 joins.
   cluster3 c(replicated, 3);
   REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
   c.start(4);
   REQUIRE(eventually(
       [&] {
-        return testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n").out.find("  n4") !=
-               std::string::npos;
+        return testproc::run({CELLAR_SHELL, "--connect", c.node(1).address()}, "status 'detailed'\n")
+                   .out.find("  n4") != std::string::npos;
       },
       30s));
   REQUIRE(c.placement().partitions_of("n4").empty());
@@ -506,8 +510,9 @@ TEST_CASE("factor 3 on 4 nodes: balancer after a node joins, and move of a repli
   std::string detailed;
   CHECK(eventually(
       [&] {
-        detailed = testproc::run({CELLAR_SHELL, "--connect", c.node(leaving.back() - '0').address()},
-                                 "status 'detailed'\n").out;
+        detailed =
+            testproc::run({CELLAR_SHELL, "--connect", c.node(leaving.back() - '0').address()}, "status 'detailed'\n")
+                .out;
         return detailed.find("replicas on") != std::string::npos && detailed.find("  rt/0 ") == std::string::npos;
       },
       30s));

@@ -104,8 +104,9 @@ TEST_CASE("a routed client scans each node's partitions straight from it and mer
           "[cluster][servers][routing]") {
   cluster3 c;
   // A KEY (hash) table and a RANGE table, six partitions each, two per node.
-  REQUIRE(lines(shell(c.node(1), "create 'rs', 'f'\n"
-                                 "create 'rr', 'f', SPLITS => ['r050', 'r100', 'r150', 'r200', 'r250']\n")
+  REQUIRE(lines(shell(c.node(1),
+                      "create 'rs', 'f'\n"
+                      "create 'rr', 'f', SPLITS => ['r050', 'r100', 'r150', 'r200', 'r250']\n")
                     .out) == std::vector<std::string>{"{\"ok\":true}", "{\"ok\":true}"});
   CHECK(c.placement().load() == std::map<std::string, std::uint32_t>{{"n1", 4}, {"n2", 4}, {"n3", 4}});
   auto thin = rpc::connect(c.node(1).address());
@@ -160,11 +161,10 @@ TEST_CASE("a routed client scans each node's partitions straight from it and mer
 
   // RANGE partitions: a scan inside one range is one node's stream; the others merge
   // ranges of several nodes.
-  const std::vector<cellar::scan> ranged{
-      cellar::scan().start_row(row_name(105)).stop_row(row_name(140)).batch(3),
-      cellar::scan().start_row(row_name(30)).limit(180).caching(16),
-      cellar::scan().start_row(row_name(230)).reversed().limit(80),
-      cellar::scan().reversed().filter(cellar::page_filter{120})};
+  const std::vector<cellar::scan> ranged{cellar::scan().start_row(row_name(105)).stop_row(row_name(140)).batch(3),
+                                         cellar::scan().start_row(row_name(30)).limit(180).caching(16),
+                                         cellar::scan().start_row(row_name(230)).reversed().limit(80),
+                                         cellar::scan().reversed().filter(cellar::page_filter{120})};
   std::vector<std::vector<std::string>> ranged_expected;
   for (const auto& x : ranged) ranged_expected.push_back(scan_all(**thin, "rr", x));
   CHECK(rows_in(ranged_expected[0]).size() == 35);
@@ -256,7 +256,6 @@ TEST_CASE("a routed client with a stale map scans through NOT_OWNER: it re-reads
   auto again = shell(c.node(2), "move 'ms/" + std::to_string(q) + "', 'n2'\n");
   INFO(again.out);
   REQUIRE(lines(again.out) == std::vector<std::string>{"{\"ok\":true}"});
-  while (take(7) > 0) {
-  }
+  while (take(7) > 0) {}
   CHECK(seen == rows);
 }

@@ -25,7 +25,8 @@ struct thrift2_client {
   std::shared_ptr<at::transport::TTransport> transport;
   std::unique_ptr<t2::THBaseServiceClient> c;
   explicit thrift2_client(int port) {
-    transport = std::make_shared<at::transport::TBufferedTransport>(std::make_shared<at::transport::TSocket>("127.0.0.1", port));
+    transport = std::make_shared<at::transport::TBufferedTransport>(
+        std::make_shared<at::transport::TSocket>("127.0.0.1", port));
     c = std::make_unique<t2::THBaseServiceClient>(std::make_shared<at::protocol::TBinaryProtocol>(transport));
     transport->open();
   }
@@ -93,5 +94,6 @@ TEST_CASE("thrift2 through node 1 writes, through node 3 reads, the partitions o
   CHECK(ports.size() == 3);
   t2::THRegionLocation one_region;
   one.c->getRegionLocation(one_region, "t", "row137", false);
-  CHECK(one_region.serverName.port == data_port_of(owners.at(static_cast<std::size_t>(one_region.regionInfo.regionId)).node));
+  CHECK(one_region.serverName.port ==
+        data_port_of(owners.at(static_cast<std::size_t>(one_region.regionInfo.regionId)).node));
 }

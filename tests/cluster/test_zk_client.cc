@@ -155,8 +155,8 @@ TEST_CASE("watches fire once, on the event thread, and may call the client", "[z
 TEST_CASE("multi applies every op or none", "[zk]") {
   auto zk = connect(fresh_chroot("multi"));
   REQUIRE_OK(zk->create("/v", "0"));
-  auto ok = zk->multi({zk_op::check("/v", 0), zk_op::set("/v", "1", 0), zk_op::create("/s_", "x", create_mode::persistent_sequential),
-                       zk_op::create("/plain", "")});
+  auto ok = zk->multi({zk_op::check("/v", 0), zk_op::set("/v", "1", 0),
+                       zk_op::create("/s_", "x", create_mode::persistent_sequential), zk_op::create("/plain", "")});
   REQUIRE_OK(ok);
   REQUIRE(ok->size() == 4);
   CHECK((*ok)[1].stat.version == 1);

@@ -15,13 +15,13 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include <atomic>
 #include <chrono>
@@ -81,8 +81,8 @@ class zk_server {
  public:
   zk_server() {
     if (!std::filesystem::exists(zookeeper_jar) || !std::filesystem::exists(java_binary))
-      throw std::runtime_error(std::string("ZooKeeper is not installed (") + zookeeper_jar +
-                               " or " + java_binary + " missing): run scripts/setup.sh");
+      throw std::runtime_error(std::string("ZooKeeper is not installed (") + zookeeper_jar + " or " + java_binary +
+                               " missing): run scripts/setup.sh");
     char tmpl[] = "/tmp/cellar-zk-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
@@ -135,8 +135,8 @@ class zk_server {
         ::dup2(fd, 1);
         ::dup2(fd, 2);
       }
-      ::execl(java_binary, "java", "-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-              "-cp", zookeeper_jar, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg.c_str(),
+      ::execl(java_binary, "java", "-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true", "-cp",
+              zookeeper_jar, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg.c_str(),
               static_cast<char*>(nullptr));
       ::_exit(127);
     }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "../printable.h"
 #include "cellar/filter.h"
 #include "cellar/store.h"
-#include "../printable.h"
 
 namespace filter_test {
 
@@ -56,8 +56,8 @@ inline std::string kv(const cellar::cell& c, bool with_ts = false) {
 }
 
 struct scan_result {
-  std::vector<std::string> kvs;                // every cell in order
-  std::vector<std::size_t> cells_per_row;      // one per result row
+  std::vector<std::string> kvs;            // every cell in order
+  std::vector<std::size_t> cells_per_row;  // one per result row
   std::vector<std::string> rows;
   std::size_t cells() const { return kvs.size(); }
 };

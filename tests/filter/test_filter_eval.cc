@@ -84,23 +84,28 @@ TEST_CASE("TestFilterList: MUST_PASS_ONE with one PrefixFilter, and hints", "[fi
   CHECK(cell_rc(f, "Row2") == filter_rc::skip);  // NEXT_ROW merged as the minimal step
 
   // MUST_PASS_ALL takes the largest hint, MUST_PASS_ONE the smallest (testHintPassThru).
-  auto all = compile_filter(filter_list::all({column_prefix_filter{"d"}, column_range_filter{"b", true, "", false}}), false);
+  auto all =
+      compile_filter(filter_list::all({column_prefix_filter{"d"}, column_range_filter{"b", true, "", false}}), false);
   CHECK(cell_rc(*all.root, "r", "a") == filter_rc::seek_next_using_hint);
   auto h = all.root->next_cell_hint(cell_view{"r", "f", "a", 1, "v"});
   REQUIRE(h);
   CHECK(h->qualifier == "d");
-  auto one = compile_filter(filter_list::one({column_prefix_filter{"d"}, column_range_filter{"b", true, "", false}}), false);
+  auto one =
+      compile_filter(filter_list::one({column_prefix_filter{"d"}, column_range_filter{"b", true, "", false}}), false);
   CHECK(cell_rc(*one.root, "r", "a") == filter_rc::seek_next_using_hint);
   h = one.root->next_cell_hint(cell_view{"r", "f", "a", 1, "v"});
   REQUIRE(h);
   CHECK(h->qualifier == "b");
   // MUST_PASS_ONE: no hint when one filter has none.
-  auto mixed = compile_filter(filter_list::one({column_prefix_filter{"d"}, value_filter{compare_op::equal, comparator::binary("x")}}), false);
+  auto mixed = compile_filter(filter_list::one({column_prefix_filter{"d"},
+                                                value_filter{compare_op::equal, comparator::binary("x")}}),
+                              false);
   CHECK(cell_rc(*mixed.root, "r", "a") == filter_rc::skip);
   CHECK_FALSE(mixed.root->next_cell_hint(cell_view{"r", "f", "a", 1, "v"}));
 }
 
-TEST_CASE("TestFilterList: a filter that asked for the next column is not asked again in it", "[filter][TestFilterList]") {
+TEST_CASE("TestFilterList: a filter that asked for the next column is not asked again in it",
+          "[filter][TestFilterList]") {
   // HBASE-17678: OR of ColumnCountGetFilter(1) and a ValueFilter; the count filter says
   // NEXT_COL for the second version, so the OR is SKIP, and the count filter is not asked
   // about the third version (its count stays).
@@ -224,7 +229,8 @@ TEST_CASE("TestFuzzyRowFilter: satisfies and the next row (forward)", "[filter][
 TEST_CASE("TestMultiRowRangeFilter: sort and merge", "[filter][TestMultiRowRangeFilter]") {
   auto k = [](int i) {
     std::string s(4, '\0');
-    for (int b = 0; b < 4; ++b) s[static_cast<std::size_t>(b)] = static_cast<char>(static_cast<unsigned>(i) >> (24 - 8 * b));
+    for (int b = 0; b < 4; ++b)
+      s[static_cast<std::size_t>(b)] = static_cast<char>(static_cast<unsigned>(i) >> (24 - 8 * b));
     return s;
   };
   using v = std::vector<row_range>;
@@ -248,7 +254,8 @@ TEST_CASE("TestMultiRowRangeFilter: sort and merge", "[filter][TestMultiRowRange
         v{{k(10), true, k(20), false}, {k(20), false, "", false}});
   CHECK(merge_row_ranges(v{{k(10), true, k(20), true}, {k(20), false, "", false}}) == v{{k(10), true, "", false}});
   // testRanges / testOutOfOrderScannerNextException
-  auto c = compile_filter(multi_row_range_filter{{{"\xfd", true, "\xfe", false}, {"\x05", true, "\x06", false}}}, false);
+  auto c =
+      compile_filter(multi_row_range_filter{{{"\xfd", true, "\xfe", false}, {"\x05", true, "\x06", false}}}, false);
   CHECK(c.root->filter_row_key("\xf6"));
   auto bc = compile_filter(multi_row_range_filter{{{"b", true, "c", true}, {"d", true, "e", true}}}, false);
   CHECK(bc.root->filter_row_key("a"));
@@ -289,7 +296,8 @@ TEST_CASE("seeks: what a filter knows about rows before reading them", "[filter]
   is(sk(multi_row_range_filter{{{"c", false, "d", true}, {"x", true, "y", false}}}, "e", true), row_seek::what::skip_to,
      "d", true);
   // Lists: AND jumps to the furthest, OR to the nearest; a WhileMatchFilter anywhere stops seeking.
-  is(sk(filter_list::all({prefix_filter{"b"}, row_filter{compare_op::greater_or_equal, comparator::binary("b5")}}), "a"),
+  is(sk(filter_list::all({prefix_filter{"b"}, row_filter{compare_op::greater_or_equal, comparator::binary("b5")}}),
+        "a"),
      row_seek::what::skip_to, "b5");
   is(sk(filter_list::one({prefix_filter{"b"}, prefix_filter{"d"}}), "c"), row_seek::what::skip_to, "d");
   is(sk(filter_list::one({prefix_filter{"b"}, prefix_filter{"d"}}), "e"), row_seek::what::end);
@@ -355,7 +363,7 @@ TEST_CASE("a PrefixFilter seeks: one page finds rows at the end of 20000", "[fil
   CHECK(p.rows.size() == 10);
   CHECK(p.exhausted);
   CHECK(p.filter_done);
-  CHECK(p.last_row == "row19000");  // the first row past the prefix ends the scan
+  CHECK(p.last_row == "row19000");       // the first row past the prefix ends the scan
   p = t.page(prefix_filter{"row1999"});  // the last rows: the map ends first
   CHECK(p.rows.size() == 10);
   CHECK(p.exhausted);
@@ -423,8 +431,7 @@ TEST_CASE("filter state carries across pages; the page says where the filter end
   CHECK_FALSE(p.examined_any);
 }
 
-TEST_CASE("ColumnCountGetFilter ends its family for the rest of the scan, as HBase's DONE_SCAN",
-          "[filter][memtable]") {
+TEST_CASE("ColumnCountGetFilter ends its family for the rest of the scan, as HBase's DONE_SCAN", "[filter][memtable]") {
   filled t(5);
   auto s = one_family();
   REQUIRE(t.m.apply(s, put(key(1)).add("f", "a", 1, "x").add("f", "b", 1, "x"), 10).is_ok());

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "../printable.h"
 #include "cellar/filter.h"
 #include "every_filter.h"
 #include "model/filter_text.h"
-#include "../printable.h"
 
 namespace {
 
@@ -106,20 +106,22 @@ TEST_CASE("TestParseFilter: compare filters and comparators", "[filter][parse]")
   auto cr = as<column_range_filter>(parse_ok("ColumnRangeFilter('abc', true, 'xyz', false)"));
   CHECK(cr == column_range_filter{"abc", true, "xyz", false});
 
-  auto dc = as<dependent_column_filter>(parse_ok("DependentColumnFilter('family', 'qualifier', true, =, 'binary:abc')"));
+  auto dc =
+      as<dependent_column_filter>(parse_ok("DependentColumnFilter('family', 'qualifier', true, =, 'binary:abc')"));
   CHECK(dc.family == "family");
   CHECK(dc.qualifier == "qualifier");
   CHECK(dc.drop_dependent_column);
   CHECK(dc.op == compare_op::equal);
   CHECK(dc.cmp == comparator::binary("abc"));
 
-  auto scvf =
-      as<single_column_value_filter>(parse_ok("SingleColumnValueFilter ('family', 'qualifier', >=, 'binary:a', true, false)"));
+  auto scvf = as<single_column_value_filter>(
+      parse_ok("SingleColumnValueFilter ('family', 'qualifier', >=, 'binary:a', true, false)"));
   CHECK(scvf.op == compare_op::greater_or_equal);
   CHECK(scvf.cmp == comparator::binary("a"));
   CHECK(scvf.filter_if_missing);
   CHECK_FALSE(scvf.latest_version_only);
-  scvf = as<single_column_value_filter>(parse_ok("SingleColumnValueFilter ('family', 'qualifier', >, 'binaryprefix:a')"));
+  scvf =
+      as<single_column_value_filter>(parse_ok("SingleColumnValueFilter ('family', 'qualifier', >, 'binaryprefix:a')"));
   CHECK(scvf.op == compare_op::greater);
   CHECK(scvf.cmp == comparator::binary_prefix("a"));
   CHECK_FALSE(scvf.filter_if_missing);
@@ -161,7 +163,8 @@ TEST_CASE("TestParseFilter: SKIP, WHILE, compound filters and precedence", "[fil
   as<first_key_only_filter>(l.filters[1]);
 
   // testCompoundFilter2
-  l = as<filter_list>(parse_ok("(PrefixFilter('realtime') AND QualifierFilter (>=, 'binary:e'))"
+  l =
+      as<filter_list>(parse_ok("(PrefixFilter('realtime') AND QualifierFilter (>=, 'binary:e'))"
                                "OR FamilyFilter (=, 'binary:qualifier') "));
   CHECK(l.operation == filter_list::op::must_pass_one);
   REQUIRE(l.filters.size() == 2);
@@ -240,7 +243,8 @@ TEST_CASE("R44-R46: syntax and precedence", "[filter][parse][R44][R45][R46]") {
   // R46
   l = as<filter_list>(parse_ok("PrefixFilter('row') AND ValueFilter(=,'binary:x')"));
   CHECK(as<value_filter>(l.filters[1]).cmp == comparator::binary("x"));
-  l = as<filter_list>(parse_ok("(RowFilter(=,'binary:Row 1') AND TimestampsFilter(74689, 89734)) OR "
+  l =
+      as<filter_list>(parse_ok("(RowFilter(=,'binary:Row 1') AND TimestampsFilter(74689, 89734)) OR "
                                "ColumnRangeFilter('abc', true, 'xyz', false)"));
   CHECK(as<timestamps_filter>(as<filter_list>(l.filters[0]).filters[1]).timestamps ==
         std::vector<std::int64_t>{74689, 89734});
@@ -440,7 +444,8 @@ TEST_CASE("random bytes in every string survive the text form", "[filter][text]"
         {single_column_value_filter{a, b, op, comparator::binary(b), (rng() & 1) != 0, (rng() & 1) != 0},
          skip_filter{value_filter{op, comparator::binary_prefix(a)}},
          column_range_filter{a, (rng() & 1) != 0, a + b + "x", (rng() & 1) != 0}, column_pagination_filter{1, 0, b},
-         fuzzy_row_filter{{{a, std::string(a.size(), '\1')}}}, dependent_column_filter{a, b, true, op, comparator::bit_or(a)}});
+         fuzzy_row_filter{{{a, std::string(a.size(), '\1')}}},
+         dependent_column_filter{a, b, true, op, comparator::bit_or(a)}});
     auto p = parse_filter(to_string(f));
     INFO(test_util::printable(to_string(f)));
     REQUIRE(p.is_ok());
@@ -479,9 +484,12 @@ TEST_CASE("the printed form of what the language cannot say", "[filter][text]") 
 TEST_CASE("random filter strings never crash the parser", "[filter][parse][fuzz]") {
   std::mt19937 rng(11);
   const std::string alphabet = "()' ,=<>!&|PrefixFilterRowANDORSKIPWHILEbinary:0123456789-truefalse\t\x01\xff";
-  const char* seeds[] = {"PrefixFilter('a') AND ValueFilter(=, 'binary:x')", "SKIP (A OR B)",
-                         "MultiRowRangeFilter('a', true, 'b', false)", "FuzzyRowFilter('a', '0')",
-                         "TimestampsFilter(1, 2, true)", "RowFilter(=, 'regexstring:a.*')"};
+  const char* seeds[] = {"PrefixFilter('a') AND ValueFilter(=, 'binary:x')",
+                         "SKIP (A OR B)",
+                         "MultiRowRangeFilter('a', true, 'b', false)",
+                         "FuzzyRowFilter('a', '0')",
+                         "TimestampsFilter(1, 2, true)",
+                         "RowFilter(=, 'regexstring:a.*')"};
   for (int i = 0; i < 50000; ++i) {
     std::string s;
     if (i % 2 == 0) {

@@ -31,8 +31,8 @@ const char* V1 = "testValueTwo";
 
 struct hbase_test_filter {
   std::unique_ptr<store> s = open_store();
-  table t = make_table(*s, "TestFilter",
-                       {"testFamilyOne", "testFamilyTwo", "testFamilyThree", "testFamilyFour", "f1", "f2"});
+  table t =
+      make_table(*s, "TestFilter", {"testFamilyOne", "testFamilyTwo", "testFamilyThree", "testFamilyFour", "f1", "f2"});
   std::int64_t ts = 1000;
   std::size_t num_rows = 8, cols_per_row = 8;
 
@@ -126,7 +126,8 @@ TEST_CASE("TestFilter: QualifierFilter", "[filter][TestFilter]") {
   verify_scan(h.t, scan().filter(qf(compare_op::less, comparator::binary(q1(2)))), h.num_rows / 2, 2);
   verify_scan(h.t, scan().filter(qf(compare_op::less_or_equal, comparator::binary(q1(2)))), h.num_rows / 2, 4);
   const std::string stop = "testRowTwo";
-  verify_scan(h.t, scan().stop_row(stop).filter(qf(compare_op::not_equal, comparator::binary(q1(2)))), h.num_rows / 2, 4);
+  verify_scan(h.t, scan().stop_row(stop).filter(qf(compare_op::not_equal, comparator::binary(q1(2)))), h.num_rows / 2,
+              4);
   verify_scan(h.t, scan().stop_row(stop).filter(qf(compare_op::greater_or_equal, comparator::binary(q1(2)))),
               h.num_rows / 2, 4);
   verify_scan(h.t, scan().stop_row(stop).filter(qf(compare_op::greater, comparator::binary(q1(2)))), h.num_rows / 2, 2);
@@ -150,9 +151,10 @@ TEST_CASE("TestFilter: FamilyFilter", "[filter][TestFilter]") {
   verify_scan(h.t, scan().stop_row(stop).filter(ff(compare_op::not_equal, F0)), h.num_rows / 2, h.cols_per_row / 2);
   verify_scan(h.t, scan().stop_row(stop).filter(ff(compare_op::greater_or_equal, F0)), h.num_rows / 2, h.cols_per_row);
   verify_scan(h.t, scan().stop_row(stop).filter(ff(compare_op::greater, F0)), h.num_rows / 2, h.cols_per_row / 2);
-  CHECK(run_scan(h.t, scan().filter(ff(compare_op::not_equal, F1))).kvs == h.all({0, 2, 3}, {0, 2, 3}, {F0}, {0, 2, 3}));
-  CHECK(run_scan(h.t, scan().filter(family_filter{compare_op::not_equal, comparator::regex("test.*One")}))
-            .kvs == h.all({0, 2, 3}, {0, 2, 3}, {F1}, {0, 2, 3}));
+  CHECK(run_scan(h.t, scan().filter(ff(compare_op::not_equal, F1))).kvs ==
+        h.all({0, 2, 3}, {0, 2, 3}, {F0}, {0, 2, 3}));
+  CHECK(run_scan(h.t, scan().filter(family_filter{compare_op::not_equal, comparator::regex("test.*One")})).kvs ==
+        h.all({0, 2, 3}, {0, 2, 3}, {F1}, {0, 2, 3}));
 }
 
 TEST_CASE("TestFilter: RowFilter", "[filter][TestFilter]") {
@@ -162,15 +164,15 @@ TEST_CASE("TestFilter: RowFilter", "[filter][TestFilter]") {
   verify_scan(h.t, scan().filter(rf(compare_op::equal, comparator::regex("testRow.+-2"))), 2, h.cols_per_row);
   verify_scan(h.t, scan().filter(rf(compare_op::less, comparator::binary(row1(2)))), 1, h.cols_per_row);
   verify_scan(h.t, scan().filter(rf(compare_op::less_or_equal, comparator::binary(row1(2)))), 2, h.cols_per_row);
-  verify_scan(h.t, scan().filter(rf(compare_op::not_equal, comparator::binary(row1(2)))), h.num_rows - 1, h.cols_per_row);
+  verify_scan(h.t, scan().filter(rf(compare_op::not_equal, comparator::binary(row1(2)))), h.num_rows - 1,
+              h.cols_per_row);
   verify_scan(h.t, scan().filter(rf(compare_op::greater_or_equal, comparator::binary(row1(2)))), h.num_rows - 1,
               h.cols_per_row);
   verify_scan(h.t, scan().filter(rf(compare_op::greater, comparator::binary(row1(2)))), h.num_rows - 2, h.cols_per_row);
-  CHECK(run_scan(h.t, scan().filter(rf(compare_op::not_equal, comparator::binary(row1(2))))).kvs ==
-        [&] {
-          auto a = h.all({0, 3}, {0, 2, 3}, {F0, F1}, {0, 2, 3});
-          return a;
-        }());
+  CHECK(run_scan(h.t, scan().filter(rf(compare_op::not_equal, comparator::binary(row1(2))))).kvs == [&] {
+    auto a = h.all({0, 3}, {0, 2, 3}, {F0, F1}, {0, 2, 3});
+    return a;
+  }());
   CHECK(run_scan(h.t, scan().filter(rf(compare_op::equal, comparator::regex(".+-2")))).kvs ==
         h.all({2}, {2}, {F0, F1}, {0, 2, 3}));
 }
@@ -232,9 +234,9 @@ TEST_CASE("TestFilter: SingleColumnValueFilter in lists", "[filter][TestFilter][
   auto s = scan().start_row(row1(0)).stop_row(row2(0)).family(F0).filter(two);
   verify_scan(h.t, s, 1, 3);
   CHECK(run_scan(h.t, s).kvs == expect);
-  auto skipped = filter_list::all(
-      {skip_filter{single_column_value_filter{F0, q1(0), compare_op::equal, comparator::binary(V0)}},
-       skip_filter{single_column_value_filter{F0, q1(2), compare_op::equal, comparator::binary(V1)}}});
+  auto skipped =
+      filter_list::all({skip_filter{single_column_value_filter{F0, q1(0), compare_op::equal, comparator::binary(V0)}},
+                        skip_filter{single_column_value_filter{F0, q1(2), compare_op::equal, comparator::binary(V1)}}});
   s = scan().start_row(row1(0)).stop_row(row2(0)).family(F0).filter(skipped);
   CHECK(run_scan(h.t, s).kvs == expect);
 
@@ -244,7 +246,9 @@ TEST_CASE("TestFilter: SingleColumnValueFilter in lists", "[filter][TestFilter][
   REQUIRE(h.t.put(put(r3[1]).add(F0, q1(0), V1)));
   REQUIRE(h.t.put(put(r3[2]).add(F0, q1(1), V0)));
   REQUIRE(h.t.put(put(r3[3]).add(F0, q1(1), V1)));
-  auto in3 = [&](filter f) { return run_scan(h.t, scan().start_row(r3[0]).stop_row("rowThree-4").family(F0).filter(f)).rows; };
+  auto in3 = [&](filter f) {
+    return run_scan(h.t, scan().start_row(r3[0]).stop_row("rowThree-4").family(F0).filter(f)).rows;
+  };
   single_column_value_filter scvf{F0, q1(0), compare_op::equal, comparator::binary(V0)};
   CHECK(in3(scvf) == std::vector<std::string>{r3[0], r3[2], r3[3]});
   scvf.filter_if_missing = true;
@@ -305,7 +309,10 @@ struct t_base {
     // getKey1: abc v1@t3 v2@t2 v1@t1; def v2@t7 v1@t6 v2@t5 v1@t4
     put p("getKey1");
     p.add("f", "abc", 3, "value1").add("f", "abc", 2, "value2").add("f", "abc", 1, "value1");
-    p.add("f", "def", 7, "value2").add("f", "def", 6, "value1").add("f", "def", 5, "value2").add("f", "def", 4, "value1");
+    p.add("f", "def", 7, "value2")
+        .add("f", "def", 6, "value1")
+        .add("f", "def", 5, "value2")
+        .add("f", "def", 4, "value1");
     REQUIRE(t.put(p));
   }
   std::size_t count(filter f, const char* row = "getKey1") {
@@ -324,7 +331,8 @@ TEST_CASE("R35: SingleColumnValueFilter and its Exclude variant", "[filter][R35]
   CHECK(b.count(single_column_value_exclude_filter{"f", "abc", compare_op::equal, comparator::binary("value1")}) == 4);
   CHECK(b.count(single_column_value_filter{"f", "abc", compare_op::equal, comparator::binary("value2")}) == 0);
   // latestVersionOnly = false: any version matches.
-  CHECK(b.count(single_column_value_filter{"f", "abc", compare_op::equal, comparator::binary("value2"), false, false}) == 7);
+  CHECK(b.count(single_column_value_filter{"f", "abc", compare_op::equal, comparator::binary("value2"), false,
+                                           false}) == 7);
   // A missing column: the row unless filterIfMissing.
   CHECK(b.count(single_column_value_filter{"f", "xyz", compare_op::equal, comparator::binary("v")}) == 7);
   CHECK(b.count(single_column_value_filter{"f", "xyz", compare_op::equal, comparator::binary("v"), true, true}) == 0);
@@ -344,8 +352,12 @@ TEST_CASE("R36: ColumnPrefixFilter and lists of them", "[filter][R36]") {
 
 TEST_CASE("R37: ColumnPaginationFilter with offsets and column offsets", "[filter][R37]") {
   t_base b;
-  auto cp = [](std::int32_t limit, std::int32_t off) { return filter(column_pagination_filter{limit, off, std::nullopt}); };
-  auto cpo = [](std::int32_t limit, std::string off) { return filter(column_pagination_filter{limit, 0, std::move(off)}); };
+  auto cp = [](std::int32_t limit, std::int32_t off) {
+    return filter(column_pagination_filter{limit, off, std::nullopt});
+  };
+  auto cpo = [](std::int32_t limit, std::string off) {
+    return filter(column_pagination_filter{limit, 0, std::move(off)});
+  };
   CHECK(b.count(cp(8, 0)) == 2);
   REQUIRE(b.t.put(put("getKey1").add("f", "ggg", 8, "value1")));
   CHECK(b.count(cp(8, 0)) == 3);
@@ -365,7 +377,8 @@ TEST_CASE("R38 and TestDependentColumnFilter", "[filter][R38][TestDependentColum
   CHECK(b.count(dependent_column_filter{"f", "abc", false, compare_op::no_op, std::nullopt}) == 3);
   CHECK(b.count(dependent_column_filter{"f", "abc", true, compare_op::no_op, std::nullopt}) == 0);
   REQUIRE(b.t.put(put("getKey2").add("f", "def", 10, "value2").add("f", "def", 11, "value1").add("f", "abc", 12, "x")));
-  CHECK(b.count(dependent_column_filter{"f", "def", false, compare_op::equal, comparator::binary("value2")}, "getKey2") == 1);
+  CHECK(b.count(dependent_column_filter{"f", "def", false, compare_op::equal, comparator::binary("value2")},
+                "getKey2") == 1);
 
   // TestDependentColumnFilter's data set: two families, three stamps.
   auto s = open_store();
@@ -402,8 +415,8 @@ TEST_CASE("R39: SkipFilter and WhileMatchFilter", "[filter][R39]") {
   // WHILE stops at the first failing cell: the cells before it come back, nothing after.
   REQUIRE(t.put(put("c").add("f", "q1", 1, "v1").add("f", "q2", 1, "v2").add("f", "q3", 1, "v1")));
   REQUIRE(t.put(put("d").add("f", "q1", 1, "v1")));
-  auto r = run_scan(t, scan().start_row("c").filter(while_match_filter{value_filter{compare_op::not_equal,
-                                                                                  comparator::binary("v2")}}));
+  auto r = run_scan(t, scan().start_row("c").filter(
+                           while_match_filter{value_filter{compare_op::not_equal, comparator::binary("v2")}}));
   CHECK(r.kvs == std::vector<std::string>{"c/f:q1=v1"});
   CHECK(r.rows == std::vector<std::string>{"c"});
 }
@@ -412,7 +425,8 @@ TEST_CASE("R40-R42: RandomRowFilter, KeyOnlyFilter, FirstKeyOnly, Timestamps, In
           "[filter][R40][R41][R42]") {
   auto s = open_store();
   auto t = make_table(*s, "r40", {"f"});
-  for (int i = 0; i < 50; ++i) REQUIRE(t.put(put("r" + std::to_string(100 + i)).add("f", "q", 5, "value").add("f", "z", 6, "v")));
+  for (int i = 0; i < 50; ++i)
+    REQUIRE(t.put(put("r" + std::to_string(100 + i)).add("f", "q", 5, "value").add("f", "z", 6, "v")));
   CHECK(run_scan(t, scan().filter(random_row_filter{-1})).rows.empty());
   CHECK(run_scan(t, scan().filter(random_row_filter{2})).rows.size() == 50);
   auto half = run_scan(t, scan().filter(random_row_filter{0.5f})).rows.size();
@@ -449,7 +463,8 @@ TEST_CASE("R43: comparators", "[filter][R43]") {
         std::vector<std::string>{"m", std::string("\x80", 1)});
   CHECK(rows(value_filter{compare_op::not_equal, comparator::substring("ABC")}).size() == 3);
   CHECK(rows(value_filter{compare_op::equal, comparator::regex("^a.c")}) == std::vector<std::string>{"m"});
-  CHECK(rows(value_filter{compare_op::equal, comparator::regex("(?i)XA")}) == std::vector<std::string>{std::string("\x80", 1)});
+  CHECK(rows(value_filter{compare_op::equal, comparator::regex("(?i)XA")}) ==
+        std::vector<std::string>{std::string("\x80", 1)});
   CHECK(rows(value_filter{compare_op::equal, comparator::long_value(42)}) == std::vector<std::string>{"n"});
   CHECK(rows(value_filter{compare_op::less, comparator::long_value(43)}) == std::vector<std::string>{"n"});
   CHECK(rows(value_filter{compare_op::not_equal, comparator::long_value(43)}) == std::vector<std::string>{"n"});
@@ -457,7 +472,8 @@ TEST_CASE("R43: comparators", "[filter][R43]") {
         std::vector<std::string>{"o"});
   CHECK(rows(value_filter{compare_op::equal, comparator::bit_and(std::string("\xf0\x0f", 2))}).empty());
   CHECK(rows(value_filter{compare_op::equal, comparator::bit_xor(std::string("\x0f\xf0", 2))}).empty());
-  CHECK(rows(value_filter{compare_op::equal, comparator::bit_or(std::string("\x00\x00", 2))}) == std::vector<std::string>{"o"});
+  CHECK(rows(value_filter{compare_op::equal, comparator::bit_or(std::string("\x00\x00", 2))}) ==
+        std::vector<std::string>{"o"});
   CHECK(rows(value_filter{compare_op::equal, comparator::null()}).empty());
   CHECK(rows(value_filter{compare_op::not_equal, comparator::null()}).size() == 5);
   CHECK(rows(value_filter{compare_op::no_op, comparator::binary("x")}).empty());
@@ -487,7 +503,8 @@ TEST_CASE("TestMultiRowRangeFilter: scans over ranges", "[filter][TestMultiRowRa
   auto t = make_table(*s, "mrr", {"f"});
   auto key = [](int i) {
     std::string k(4, '\0');
-    for (int b = 0; b < 4; ++b) k[static_cast<std::size_t>(b)] = static_cast<char>(static_cast<unsigned>(i) >> (24 - 8 * b));
+    for (int b = 0; b < 4; ++b)
+      k[static_cast<std::size_t>(b)] = static_cast<char>(static_cast<unsigned>(i) >> (24 - 8 * b));
     return k;
   };
   for (int i = 0; i < 100; ++i) REQUIRE(t.put(put(key(i)).add("f", "q", 1, "v")));
@@ -497,23 +514,29 @@ TEST_CASE("TestMultiRowRangeFilter: scans over ranges", "[filter][TestMultiRowRa
   auto between = [&](int a, int b) {  // rows in [a, b), b < 0: unbounded
     return run_scan(t, scan().start_row(key(a)).stop_row(b < 0 ? std::string() : key(b))).rows.size();
   };
-  CHECK(count({{key(10), true, key(20), false}, {key(15), true, key(40), false}, {key(65), true, key(75), false},
-               {key(60), true, "", false}, {key(60), true, key(80), false}}) == between(10, 40) + between(60, -1));
+  CHECK(count({{key(10), true, key(20), false},
+               {key(15), true, key(40), false},
+               {key(65), true, key(75), false},
+               {key(60), true, "", false},
+               {key(60), true, key(80), false}}) == between(10, 40) + between(60, -1));
   CHECK(count({{key(30), true, key(40), false}, {key(10), true, key(20), false}, {key(60), true, key(70), false}}) ==
         between(10, 20) + between(30, 40) + between(60, 70));
   CHECK(count({{"", true, key(10), false}, {key(30), true, key(40), false}}) == 10 + between(30, 40));
   CHECK(count({{key(10), true, "", false}, {key(30), true, key(40), false}}) == between(10, -1));
-  CHECK(count({{key(10), true, key(20), false}, {key(20), true, key(40), false}, {key(65), true, key(75), false},
-               {key(60), true, "", false}, {key(60), true, key(80), false}}) == between(10, 40) + between(60, -1));
+  CHECK(count({{key(10), true, key(20), false},
+               {key(20), true, key(40), false},
+               {key(65), true, key(75), false},
+               {key(60), true, "", false},
+               {key(60), true, key(80), false}}) == between(10, 40) + between(60, -1));
   CHECK(count({{key(10), true, key(20), false}, {key(20), false, key(40), false}, {key(65), true, key(75), false}}) ==
         between(10, 40) - 1 + between(65, 75));
   // With a list (AND of two range sets: their intersection; OR: their union).
   std::vector<row_range> a{{key(10), true, key(20), false}, {key(30), true, key(40), false}};
   std::vector<row_range> b{{key(15), true, key(35), false}, {key(90), true, key(95), false}};
-  CHECK(run_scan(t, scan().filter(filter_list::all({multi_row_range_filter{a}, multi_row_range_filter{b}}))).rows.size() ==
-        10);
-  CHECK(run_scan(t, scan().filter(filter_list::one({multi_row_range_filter{a}, multi_row_range_filter{b}}))).rows.size() ==
-        35);
+  CHECK(run_scan(t, scan().filter(filter_list::all({multi_row_range_filter{a}, multi_row_range_filter{b}})))
+            .rows.size() == 10);
+  CHECK(run_scan(t, scan().filter(filter_list::one({multi_row_range_filter{a}, multi_row_range_filter{b}})))
+            .rows.size() == 35);
   // Reversed: the same rows, backwards.
   auto fwd = run_scan(t, scan().filter(multi_row_range_filter{a})).rows;
   auto rev = run_scan(t, scan().reversed().filter(multi_row_range_filter{a})).rows;
@@ -566,10 +589,10 @@ TEST_CASE("checkAndMutate with a filter (HBase 2.4 ifMatches)", "[filter][checkA
   auto t = make_table(*s, "cam", {"f", "g"});
   REQUIRE(t.put(put("r").add("f", "a", 1, "one").add("g", "b", 1, "two")));
   // Passes: a cell of the row matches; the mutation may touch another family.
-  auto ok = t.check_and_mutate(check_and_mutate("r")
-                                   .if_matches(single_column_value_filter{"f", "a", compare_op::equal,
-                                                                          comparator::binary("one"), true, true})
-                                   .then(put("r").add("g", "c", 2, "new")));
+  auto ok = t.check_and_mutate(
+      check_and_mutate("r")
+          .if_matches(single_column_value_filter{"f", "a", compare_op::equal, comparator::binary("one"), true, true})
+          .then(put("r").add("g", "c", 2, "new")));
   INFO(ok.error().to_string());
   REQUIRE(ok);
   CHECK(ok.value());
@@ -589,11 +612,13 @@ TEST_CASE("checkAndMutate with a filter (HBase 2.4 ifMatches)", "[filter][checkA
   REQUIRE(tr);
   CHECK_FALSE(tr.value());
   // A bad filter is refused before anything happens.
-  auto bad = t.check_and_mutate(
-      check_and_mutate("r").if_matches(value_filter{compare_op::equal, comparator::regex("(a)\\1")}).then(put("r").add("f", "x", 2, "bad")));
+  auto bad = t.check_and_mutate(check_and_mutate("r")
+                                    .if_matches(value_filter{compare_op::equal, comparator::regex("(a)\\1")})
+                                    .then(put("r").add("f", "x", 2, "bad")));
   CHECK(bad.code() == code::invalid_argument);
   // Without a filter, NO_OP is refused.
-  auto noop = t.check_and_mutate(check_and_mutate("r", "f", "a").if_matches(compare_op::no_op, "one").then(put("r").add("f", "x", 2, "bad")));
+  auto noop = t.check_and_mutate(
+      check_and_mutate("r", "f", "a").if_matches(compare_op::no_op, "one").then(put("r").add("f", "x", 2, "bad")));
   CHECK(noop.code() == code::invalid_argument);
 }
 
@@ -650,7 +675,9 @@ TEST_CASE("filters over several partitions: per partition as HBase per region", 
   CHECK(r.rows.size() == 20);
   CHECK(std::is_sorted(r.rows.begin(), r.rows.end()));
   CHECK(run_scan(t, scan().filter(prefix_filter{"k15"})).rows.size() == 10);
-  CHECK(run_scan(t, scan().filter(parsed("RowFilter(>=, 'binary:k190') AND RowFilter(<, 'binary:k195')"))).rows.size() == 5);
+  CHECK(
+      run_scan(t, scan().filter(parsed("RowFilter(>=, 'binary:k190') AND RowFilter(<, 'binary:k195')"))).rows.size() ==
+      5);
   // A get with a filter runs in its row's partition.
   CHECK(get_kvs(t, get("k010").filter(value_filter{compare_op::equal, comparator::binary("hit")})).size() == 1);
   CHECK(get_kvs(t, get("k011").filter(value_filter{compare_op::equal, comparator::binary("hit")})).empty());
@@ -668,17 +695,35 @@ TEST_CASE("random filter trees never crash or hang, and never change data", "[fi
     REQUIRE(t.put(p));
   }
   const auto before = run_scan(t, scan().all_versions(), true).kvs;
-  const char* atoms[] = {
-      "RowFilter(<, 'binary:r4')", "RowFilter(=, 'binaryprefix:r2')", "FamilyFilter(!=, 'binary:f')",
-      "QualifierFilter(>=, 'binary:c')", "ValueFilter(=, 'regexstring:v[12]')", "ValueFilter(!=, 'substring:X')",
-      "PrefixFilter('r3')", "ColumnPrefixFilter('b')", "MultipleColumnPrefixFilter('a', 'd')",
-      "ColumnRangeFilter('b', false, 'd', true)", "ColumnCountGetFilter(2)", "ColumnPaginationFilter(2, 1)",
-      "ColumnPaginationFilter(1, 'c')", "PageFilter(3)", "SingleColumnValueFilter('f', 'a', =, 'binary:v1')",
-      "SingleColumnValueExcludeFilter('g', 'b', !=, 'binary:x', true, false)", "ColumnValueFilter('f', 'c', >, 'binary:v0')",
-      "DependentColumnFilter('f', 'b', true)", "DependentColumnFilter('g', 'c', false, =, 'binary:xx')",
-      "FirstKeyOnlyFilter()", "KeyOnlyFilter(true)", "InclusiveStopFilter('r5')", "TimestampsFilter(1, 3, true)",
-      "TimestampsFilter(2)", "RandomRowFilter(1056964608)", "MultiRowRangeFilter('r1', true, 'r3', false)",
-      "FuzzyRowFilter('r?1', '010')", "ValueFilter(<, 'long:3')", "ValueFilter(=, 'bitor:\x01')"};
+  const char* atoms[] = {"RowFilter(<, 'binary:r4')",
+                         "RowFilter(=, 'binaryprefix:r2')",
+                         "FamilyFilter(!=, 'binary:f')",
+                         "QualifierFilter(>=, 'binary:c')",
+                         "ValueFilter(=, 'regexstring:v[12]')",
+                         "ValueFilter(!=, 'substring:X')",
+                         "PrefixFilter('r3')",
+                         "ColumnPrefixFilter('b')",
+                         "MultipleColumnPrefixFilter('a', 'd')",
+                         "ColumnRangeFilter('b', false, 'd', true)",
+                         "ColumnCountGetFilter(2)",
+                         "ColumnPaginationFilter(2, 1)",
+                         "ColumnPaginationFilter(1, 'c')",
+                         "PageFilter(3)",
+                         "SingleColumnValueFilter('f', 'a', =, 'binary:v1')",
+                         "SingleColumnValueExcludeFilter('g', 'b', !=, 'binary:x', true, false)",
+                         "ColumnValueFilter('f', 'c', >, 'binary:v0')",
+                         "DependentColumnFilter('f', 'b', true)",
+                         "DependentColumnFilter('g', 'c', false, =, 'binary:xx')",
+                         "FirstKeyOnlyFilter()",
+                         "KeyOnlyFilter(true)",
+                         "InclusiveStopFilter('r5')",
+                         "TimestampsFilter(1, 3, true)",
+                         "TimestampsFilter(2)",
+                         "RandomRowFilter(1056964608)",
+                         "MultiRowRangeFilter('r1', true, 'r3', false)",
+                         "FuzzyRowFilter('r?1', '010')",
+                         "ValueFilter(<, 'long:3')",
+                         "ValueFilter(=, 'bitor:\x01')"};
   std::mt19937 rng(7);
   std::function<std::string(int)> gen = [&](int depth) -> std::string {
     const unsigned pick = rng() % (depth > 3 ? 1 : 5);

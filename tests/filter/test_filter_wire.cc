@@ -259,16 +259,20 @@ TEST_CASE("the server takes a filter as text, and refuses bad ones on both proto
     o.frames = fr;
     auto cc = rpc::connect(sv.address, o);
     REQUIRE(cc);
-    auto res = cc.value()->batch(
-        "t", {check_and_mutate("r02").if_matches(column_value_filter{"g", "c", compare_op::equal, comparator::long_value(2)})
-                  .then(put("r02").add("f", "z", 9, fr ? "frames" : "rpc"))});
+    auto res =
+        cc.value()->batch("t",
+                          {check_and_mutate("r02")
+                               .if_matches(column_value_filter{"g", "c", compare_op::equal, comparator::long_value(2)})
+                               .then(put("r02").add("f", "z", 9, fr ? "frames" : "rpc"))});
     REQUIRE(res.size() == 1);
     INFO(res[0].st.to_string());
     REQUIRE(res[0].st);
     CHECK(res[0].processed);
-    auto no = cc.value()->batch(
-        "t", {check_and_mutate("r02").if_matches(column_value_filter{"g", "c", compare_op::equal, comparator::long_value(3)})
-                  .then(put("r02").add("f", "z", 9, "never"))});
+    auto no =
+        cc.value()->batch("t",
+                          {check_and_mutate("r02")
+                               .if_matches(column_value_filter{"g", "c", compare_op::equal, comparator::long_value(3)})
+                               .then(put("r02").add("f", "z", 9, "never"))});
     REQUIRE(no[0].st);
     CHECK_FALSE(no[0].processed);
   }

@@ -98,7 +98,8 @@ TEST_CASE("FILTER on scan, get and count: every kind, embedded and through a ser
   CHECK(scan_out(4) == v{"r01 f:a=v2", "r01 f:b=V1", "r01 g:c=x", "r02 f:a=v2", "r02 f:b=xx"});
   // PageFilter(2) holds for the whole scan across partitions: the first two rows in order.
   CHECK(scan_out(11) == v{"r01 f:a=v2", "r01 f:b=V1", "r01 g:c=x", "r02 f:a=v2", "r02 f:b=xx"});
-  CHECK(scan_out(17) == v{"r01 f:a=", "r01 f:b=", "r01 g:c=", "r02 f:a=", "r02 f:b=", "r10 f:a=", "r11 g:c=", "r21 f:b="});
+  CHECK(scan_out(17) ==
+        v{"r01 f:a=", "r01 f:b=", "r01 g:c=", "r02 f:a=", "r02 f:b=", "r10 f:a=", "r11 g:c=", "r21 f:b="});
   CHECK(scan_out(18) == v{"r01 f:a=v2", "r01 f:b=V1", "r01 g:c=x", "r02 f:a=v2", "r02 f:b=xx"});
   CHECK(scan_out(22) == v{"r01 f:a=v2", "r01 f:b=V1", "r01 g:c=x", "r02 f:a=v2", "r02 f:b=xx"});
   CHECK(scan_out(25) == v{"r01 f:a=v2", "r01 f:b=V1", "r01 g:c=x", "r11 g:c=y", "r21 f:b=V1"});
@@ -121,8 +122,10 @@ TEST_CASE("FILTER on scan, get and count: every kind, embedded and through a ser
 
 TEST_CASE("FILTER in the human output", "[filter][shell]") {
   temp_dir emb;
-  auto r = testproc::run({CELLAR_SHELL, "--embedded", emb.path},
-                         std::string(setup) + "scan 't', FILTER => \"PrefixFilter('r1')\"\ncount 't', FILTER => \"PrefixFilter('r')\"\n");
+  auto r =
+      testproc::run({CELLAR_SHELL, "--embedded", emb.path},
+                    std::string(setup) +
+                        "scan 't', FILTER => \"PrefixFilter('r1')\"\ncount 't', FILTER => \"PrefixFilter('r')\"\n");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find(" r10                             column=f:a, timestamp=1, value=v3") != std::string::npos);
   CHECK(r.out.find("2 row(s)") != std::string::npos);

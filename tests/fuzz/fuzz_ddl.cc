@@ -8,8 +8,8 @@
 
 #include "catalog/ddl.h"
 #include "cellar/store.h"
-#include "store/ddl_apply.h"
 #include "fuzz_target.h"
+#include "store/ddl_apply.h"
 
 namespace {
 

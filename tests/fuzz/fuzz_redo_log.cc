@@ -20,19 +20,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> payloads;
   log_replay_stats stats;
-  auto st = redo_log::replay_bytes(bytes, "fuzz-log", true,
-                                   [&](std::string_view payload) {
-                                     payloads.emplace_back(payload);
-                                     auto h = decode_log_header(payload);
-                                     if (!h) return status{code::corruption, "malformed log record header"};
-                                     return for_each_log_entry(h->entries, [&](log_entry& e) {
-                                       fuzz_check(decode_cell_key(encode_cell_key(e.key.family, e.key.row,
-                                                                                  e.key.qualifier, e.key.ts))
-                                                      .has_value(),
-                                                  "an entry's key re-encodes");
-                                     });
-                                   },
-                                   &stats);
+  auto st = redo_log::replay_bytes(
+      bytes, "fuzz-log", true,
+      [&](std::string_view payload) {
+        payloads.emplace_back(payload);
+        auto h = decode_log_header(payload);
+        if (!h) return status{code::corruption, "malformed log record header"};
+        return for_each_log_entry(h->entries, [&](log_entry& e) {
+          fuzz_check(decode_cell_key(encode_cell_key(e.key.family, e.key.row, e.key.qualifier, e.key.ts)).has_value(),
+                     "an entry's key re-encodes");
+        });
+      },
+      &stats);
   if (!st) {
     fuzz_check(st.code() == code::corruption, "a bad log is CORRUPTION");
     return 0;
@@ -42,13 +41,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz_check(stats.dropped_bytes == 0 || stats.torn_offset == stats.bytes, "the torn tail follows the records");
   // The same bytes as an earlier file: a torn tail is damage there.
   std::size_t n = 0;
-  auto middle = redo_log::replay_bytes(bytes, "fuzz-log", false,
-                                       [&](std::string_view payload) {
-                                         fuzz_check(n < payloads.size() && payload == payloads[n], "same records");
-                                         ++n;
-                                         return status::ok();
-                                       },
-                                       nullptr);
+  auto middle = redo_log::replay_bytes(
+      bytes, "fuzz-log", false,
+      [&](std::string_view payload) {
+        fuzz_check(n < payloads.size() && payload == payloads[n], "same records");
+        ++n;
+        return status::ok();
+      },
+      nullptr);
   fuzz_check(middle.is_ok() == (stats.dropped_bytes == 0), "a torn tail is damage in an earlier file");
   fuzz_check(n == payloads.size(), "the same records before it");
   return 0;

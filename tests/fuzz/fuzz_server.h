@@ -22,11 +22,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <thread>
-#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "cellar/store.h"
 #include "fuzz_target.h"

@@ -17,10 +17,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
 // Aborts (a crash libFuzzer reports, and a failed replay) when `ok` is false.
-#define fuzz_check(ok, what)                                                               \
-  do {                                                                                     \
-    if (!(ok)) {                                                                           \
+#define fuzz_check(ok, what)                                                              \
+  do {                                                                                    \
+    if (!(ok)) {                                                                          \
       std::fprintf(stderr, "fuzz_check failed at %s:%d: %s\n", __FILE__, __LINE__, what); \
-      std::abort();                                                                        \
-    }                                                                                      \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (0)

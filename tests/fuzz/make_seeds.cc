@@ -295,8 +295,9 @@ std::vector<std::string> rpc_seeds() {
     (void)c.alter_family("x", {"a", 5, 100});
     (void)c.truncate_table("x");
     (void)c.drop_family("x", "b");
-    (void)c.ddl("CREATE TABLEGROUP y; CREATE TABLE y$f (K varbinary(1024), Q varbinary(256), T bigint, "
-                "V varbinary(1048576), PRIMARY KEY(K, Q, T)) TABLEGROUP = y PARTITION BY KEY(K) PARTITIONS 2;");
+    (void)c.ddl(
+        "CREATE TABLEGROUP y; CREATE TABLE y$f (K varbinary(1024), Q varbinary(256), T bigint, "
+        "V varbinary(1048576), PRIMARY KEY(K, Q, T)) TABLEGROUP = y PARTITION BY KEY(K) PARTITIONS 2;");
     (void)c.drop_table("x");
   }));
   out.push_back(session(cellar_fuzz::token, [](connection& c) {

@@ -25,7 +25,7 @@ TEST_CASE("a call runs in place unless something of its caller waits ahead of it
     CHECK_FALSE(c.may_run_now(t1, true));   // writes stay in order
     CHECK(c.may_run_now(t0, false));        // other partitions are independent
     CHECK(c.may_run_now(t2, true));
-    CHECK(c.may_run_now(u1, true));         // and so are other tables
+    CHECK(c.may_run_now(u1, true));  // and so are other tables
     c.leave(t1, true);
     CHECK(c.may_run_now(t1, false));
     CHECK(c.may_run_now(t1, true));
@@ -33,12 +33,12 @@ TEST_CASE("a call runs in place unless something of its caller waits ahead of it
   }
   SECTION("a read waiting at a partition") {
     c.enter(t1, false);
-    CHECK(c.may_run_now(t1, false));        // reads may pass reads
-    CHECK_FALSE(c.may_run_now(t1, true));   // a write must not pass the read
+    CHECK(c.may_run_now(t1, false));       // reads may pass reads
+    CHECK_FALSE(c.may_run_now(t1, true));  // a write must not pass the read
     CHECK(c.may_run_now(t2, true));
     c.enter(t1, false);
     c.leave(t1, false);
-    CHECK_FALSE(c.may_run_now(t1, true));   // one read still waits
+    CHECK_FALSE(c.may_run_now(t1, true));  // one read still waits
     c.leave(t1, false);
     CHECK(c.may_run_now(t1, true));
     CHECK(c.pending() == 0);

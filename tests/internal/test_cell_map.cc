@@ -31,9 +31,21 @@ using model_key = std::tuple<std::string, std::string, std::int64_t>;
 using model = std::map<model_key, std::string, model_less>;
 
 std::vector<std::string> rows_pool() {
-  std::vector<std::string> r = {"", "a", "ab", "abc", "b", std::string(1, '\0'), std::string(2, '\xff'),
-                                "\xff", "a\xff", std::string(28, 'r'), std::string(29, 'r'), std::string(40, 'r') + "x",
-                                "user1", "user10", "user2"};
+  std::vector<std::string> r = {"",
+                                "a",
+                                "ab",
+                                "abc",
+                                "b",
+                                std::string(1, '\0'),
+                                std::string(2, '\xff'),
+                                "\xff",
+                                "a\xff",
+                                std::string(28, 'r'),
+                                std::string(29, 'r'),
+                                std::string(40, 'r') + "x",
+                                "user1",
+                                "user10",
+                                "user2"};
   return r;
 }
 

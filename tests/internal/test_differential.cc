@@ -172,7 +172,8 @@ class caller {
       issue(std::move(ops), rng_() % 3 != 0, [this, tag, expect](const std::vector<op_result>& res) {
         for (std::size_t k = 0; k < expect.size(); ++k) {
           const auto& o = res.at(k);
-          if (!o.st) sh_.fail(tag + ": get failed: " + o.st.to_string());
+          if (!o.st)
+            sh_.fail(tag + ": get failed: " + o.st.to_string());
           else if (render(o.row) != expect[k])
             sh_.fail(tag + ": get #" + std::to_string(k) + " = " + render(o.row) + ", model " + expect[k]);
         }
@@ -198,7 +199,8 @@ void run_differential(const store_options& o, std::uint64_t seed) {
   shared_state sh;
   std::vector<std::unique_ptr<caller>> callers;
   for (int c = 0; c < 4; ++c)
-    callers.push_back(std::make_unique<caller>(data, sh, c, /*queued_only=*/c == 3, seed * 31 + static_cast<std::uint64_t>(c)));
+    callers.push_back(
+        std::make_unique<caller>(data, sh, c, /*queued_only=*/c == 3, seed * 31 + static_cast<std::uint64_t>(c)));
   std::vector<std::thread> threads;
   for (auto& c : callers) threads.emplace_back([&c] { c->run(2500); });
   for (auto& t : threads) t.join();

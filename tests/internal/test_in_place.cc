@@ -11,12 +11,12 @@
 #include <set>
 #include <thread>
 
+#include "../support/eventually.h"
 #include "cellar/store.h"
 #include "route/router.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/data_path.h"
-#include "../support/eventually.h"
 
 using namespace cellar;
 using cellar::detail::call_order;
@@ -112,8 +112,9 @@ TEST_CASE("a write batch runs in place as its partitions would", "[in_place]") {
   CHECK(t.get(get("a4")).value().cells.empty());
 
   // Over two partitions: each part in place, each its own unit.
-  auto two = run_here_retrying(*s, "t", {put("a5").add("f", "q", "v"), increment("n1").add("f", "q", 1),
-                                         put("n2").add("f", "q", "w")});
+  auto two =
+      run_here_retrying(*s, "t",
+                        {put("a5").add("f", "q", "v"), increment("n1").add("f", "q", 1), put("n2").add("f", "q", "w")});
   REQUIRE(two.here);
   CHECK(two.results[0].st.is_ok());
   CHECK(two.results[1].st.is_ok());
@@ -150,7 +151,8 @@ TEST_CASE("batches run in place and through the actors agree", "[in_place]") {
   for (int i = 0; i < 3000; ++i) {
     std::vector<batch_op> ops;
     for (int n = 1 + pick(3); n > 0; --n) ops.push_back(action());
-    if (auto* cm = std::get_if<check_and_mutate>(&ops[0])) cm->mutation = row_mutations(cm->row).add(put(cm->row).add("g", "c", "y"));
+    if (auto* cm = std::get_if<check_and_mutate>(&ops[0]))
+      cm->mutation = row_mutations(cm->row).add(put(cm->row).add("g", "c", "y"));
     auto a = run_here(*s, "direct", ops);
     if (a.here) ++in_place;
     std::promise<std::vector<op_result>> p;

@@ -9,8 +9,8 @@
 #include "partition/memtable.h"
 
 using cellar::detail::cell_map;
-using cellar::detail::key_view;
 using cellar::detail::key_bytes;
+using cellar::detail::key_view;
 
 TEMPLATE_TEST_CASE("key_bytes holds any length, in place up to its capacity", "[key_bytes]", key_bytes,
                    cellar::detail::short_bytes) {
@@ -87,9 +87,14 @@ TEST_CASE("a cell's qualifier and value of any length read back through the map"
 }
 
 TEST_CASE("cell keys order bytes unsigned across the in-place/heap boundary", "[key_bytes]") {
-  std::vector<std::string> rows = {std::string(28, 'a'), std::string(29, 'a'), std::string(27, 'a') + "\xff",
-                                   std::string(28, 'a') + std::string(1, '\0'), "b", std::string("\x01", 1),
-                                   std::string("\xff\xff", 2), ""};
+  std::vector<std::string> rows = {std::string(28, 'a'),
+                                   std::string(29, 'a'),
+                                   std::string(27, 'a') + "\xff",
+                                   std::string(28, 'a') + std::string(1, '\0'),
+                                   "b",
+                                   std::string("\x01", 1),
+                                   std::string("\xff\xff", 2),
+                                   ""};
   // The order a memtable keeps them in (cell_map: rows ordered, then cells within a row).
   cell_map m;
   for (auto& r : rows) m.try_emplace(key_view{r, "q", 1});

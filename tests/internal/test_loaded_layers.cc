@@ -64,9 +64,9 @@ TEST_CASE("a tracked bulk load is a layer over the changes before it; cut, merge
   REQUIRE(m.apply(s, put("r2").add("a", "q", 5, "kept"), 100).is_ok());
   REQUIRE(m.apply(s, deletion("r4").columns("a", "q"), 100).is_ok());
   // The file's family 7 is the table's 1 ("a"), its 9 the table's 2 ("b").
-  m.load_cells(records({{key(7, "r1"), "loaded"}, {key(7, "r3"), "loaded"}, {key(7, "r4"), "back"},
-                        {key(9, "r1"), "b-loaded"}},
-                       {{7, 1}, {9, 2}}));
+  m.load_cells(
+      records({{key(7, "r1"), "loaded"}, {key(7, "r3"), "loaded"}, {key(7, "r4"), "back"}, {key(9, "r1"), "b-loaded"}},
+              {{7, 1}, {9, 2}}));
   CHECK(m.delta_size() == 0);  // the load is not copied into the delta
   REQUIRE(m.apply(s, put("r3").add("a", "q", 5, "after"), 100).is_ok());
   CHECK(value_of(m, s, "r1") == "loaded");
@@ -78,8 +78,10 @@ TEST_CASE("a tracked bulk load is a layer over the changes before it; cut, merge
   REQUIRE(layers.size() == 1);
   CHECK(layers[0].before->size() == 3);  // r1, r2, and r4's erasure
   CHECK(m.take_loaded().empty());
-  const std::map<std::string, std::string> want{{key(1, "r1"), "loaded"}, {key(1, "r2"), "kept"},
-                                                {key(1, "r3"), "after"},  {key(1, "r4"), "back"},
+  const std::map<std::string, std::string> want{{key(1, "r1"), "loaded"},
+                                                {key(1, "r2"), "kept"},
+                                                {key(1, "r3"), "after"},
+                                                {key(1, "r4"), "back"},
                                                 {key(2, "r1"), "b-loaded"}};
   CHECK(entries(materialize(layers, tail)) == want);
 
@@ -129,10 +131,11 @@ TEST_CASE("a loaded file's families come in the order of the table's ids", "[bul
   CHECK(cells->families()[0].table_id == 3);
   CHECK(cells->families()[1].table_id == 5);
   std::vector<std::string> keys;
-  visit_cells(*cells, [](std::uint32_t id) { return id != 0; },
-              [&](std::string_view k, std::int64_t, std::string_view v) {
-                keys.push_back(std::string(k) + "=" + std::string(v));
-                return 0;
-              });
+  visit_cells(
+      *cells, [](std::uint32_t id) { return id != 0; },
+      [&](std::string_view k, std::int64_t, std::string_view v) {
+        keys.push_back(std::string(k) + "=" + std::string(v));
+        return 0;
+      });
   CHECK(keys == std::vector<std::string>{key(3, "a") + "=z", key(5, "a") + "=x", key(5, "b") + "=y"});
 }

@@ -90,7 +90,8 @@ TEST_CASE("a write removes the versions of its column that no read can return an
   auto s = schema_with(2);
   read_options o;
   o.max_versions = 10;
-  for (std::int64_t ts = 1; ts <= 5; ++ts) REQUIRE(m.apply(s, put("r").add("a", "q", ts, "v" + std::to_string(ts)), 100).is_ok());
+  for (std::int64_t ts = 1; ts <= 5; ++ts)
+    REQUIRE(m.apply(s, put("r").add("a", "q", ts, "v" + std::to_string(ts)), 100).is_ok());
   CHECK(m.stats().cells == 2);
   auto r = m.read_row(s, "r", o, false, 100);
   REQUIRE(r.cells.size() == 2);
@@ -122,12 +123,13 @@ namespace {
 
 // Every stored cell of `row` (all versions), as (family, qualifier, timestamp, value).
 std::vector<std::tuple<std::string, std::string, std::int64_t, std::string>> stored(const memtable& m,
-                                                                                   const table_schema& s,
-                                                                                   const std::string& row) {
+                                                                                    const table_schema& s,
+                                                                                    const std::string& row) {
   read_options all;
   all.max_versions = 1000;
   std::vector<std::tuple<std::string, std::string, std::int64_t, std::string>> out;
-  for (auto& c : m.read_row(s, row, all, false, 100).cells) out.emplace_back(c.family, c.qualifier, c.timestamp, c.value);
+  for (auto& c : m.read_row(s, row, all, false, 100).cells)
+    out.emplace_back(c.family, c.qualifier, c.timestamp, c.value);
   return out;
 }
 
@@ -138,7 +140,7 @@ TEST_CASE("a family of one version: a newer put takes its column's place, as a w
   // last put's value (R4); an older put than the cell kept is dropped at once.
   memory_pool pool;
   memtable m(&pool);
-  memtable replica(&pool);     // fed the snapshot delta
+  memtable replica(&pool);      // fed the snapshot delta
   memtable from_redo(nullptr);  // fed the redo
   m.track(true, true);
   auto s = schema_with(1);
@@ -238,7 +240,8 @@ TEST_CASE("a family of one version: a put in place is undone with its unit", "[m
 
   m.begin();
   REQUIRE(m.apply(s, put("r").add("a", "q", 9, "new"), 100).is_ok());
-  REQUIRE(stored(m, s, "r")[1] == std::make_tuple(std::string("a"), std::string("q"), std::int64_t{9}, std::string("new")));
+  REQUIRE(stored(m, s, "r")[1] ==
+          std::make_tuple(std::string("a"), std::string("q"), std::int64_t{9}, std::string("new")));
   CHECK(m.stats().cells == before.cells);
   m.rollback();
 

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <thread>
 
+#include "../support/temp_dir.h"
+#include "dispatch/dispatch.h"
 #include "partition/ask.h"
 #include "partition/partition.h"
-#include "dispatch/dispatch.h"
 #include "persist/codec.h"
 #include "persist/redo_log.h"
-#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::detail;

@@ -183,8 +183,8 @@ TEST_CASE("scan, admin and their replies round-trip", "[protocol]") {
   put_bytes(records, encode_cell_key(1, "r", "q", 5));
   put_u64(records, 7);
   put_bytes(records, "loaded");
-  cut.delta.loaded.push_back({std::make_shared<delta_map>(),
-                              std::make_shared<const loaded_cells>(records, loaded_cells::id_map{{1, 1}}, 1)});
+  cut.delta.loaded.push_back(
+      {std::make_shared<delta_map>(), std::make_shared<const loaded_cells>(records, loaded_cells::id_map{{1, 1}}, 1)});
   cut.delta.map = std::make_shared<delta_map>();
   cut.delta.map->put(encode_cell_key(1, "s", "q", 5), 0, "after");
   auto lb = s.round_trip(cut);

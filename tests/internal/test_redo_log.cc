@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.h"
 #include "persist/codec.h"
 #include "persist/redo_log.h"
-#include "../support/temp_dir.h"
 
 namespace {
 
@@ -41,19 +41,24 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 std::vector<std::string> replay_all(const std::string& dir, cellar::status* st = nullptr) {
   std::vector<std::string> out;
-  auto s = redo_log::replay(*cellar::env::posix(), dir, 0, [&](std::string_view p) {
-    out.emplace_back(p);
-    return cellar::status::ok();
-  }, nullptr);
-  if (st) *st = s;
-  else REQUIRE(s.is_ok());
+  auto s = redo_log::replay(
+      *cellar::env::posix(), dir, 0,
+      [&](std::string_view p) {
+        out.emplace_back(p);
+        return cellar::status::ok();
+      },
+      nullptr);
+  if (st)
+    *st = s;
+  else
+    REQUIRE(s.is_ok());
   return out;
 }
 
 // Two records as the software table wrote them (big-endian length, big-endian CRC-32C,
 // payload); the CRCs were computed by that implementation.
 const std::string first_payload = "written by cellar 0.1 before crc32c came from WiredTiger";  // 56 bytes
-const std::string second_payload = "second record";                                             // 13 bytes
+const std::string second_payload = "second record";                                            // 13 bytes
 std::string old_log() {
   std::string log;
   log += std::string("\x00\x00\x00\x38", 4) + "\x86\x0e\x6a\xf6" + first_payload;

@@ -16,7 +16,9 @@ TEST_CASE("MurmurHash64A seed 0 matches an independent implementation", "[route]
   CHECK(murmur_hash64a("a") == 0x071717d2d36b6b11ULL);
   CHECK(murmur_hash64a("hello") == 0x1e68d17c457bf117ULL);
   CHECK(murmur_hash64a("user1234567890") == 0xc81f740b68691336ULL);
-  CHECK(murmur_hash64a(std::string_view("\x00\xff\x80" "abcdefgh", 11)) == 0xb623d4339efb6512ULL);
+  CHECK(murmur_hash64a(std::string_view("\x00\xff\x80"
+                                        "abcdefgh",
+                                        11)) == 0xb623d4339efb6512ULL);
 }
 
 TEST_CASE("KEY partitioning spreads rows and is hash % n", "[route]") {

@@ -41,8 +41,8 @@ long wakeups_after_a_write(std::size_t nap_polls, std::chrono::milliseconds idle
   tune.nap_polls = nap_polls;
   tune.idle_sleep = idle_sleep;
   auto s = cellar::detail::open_store(o, tune).value();
-  REQUIRE(s->create_table({"t", cellar::partition_spec::single(), {{"f"}}}, cellar::schema_origin::oceanbase_ddl)
-              .is_ok());
+  REQUIRE(
+      s->create_table({"t", cellar::partition_spec::single(), {{"f"}}}, cellar::schema_origin::oceanbase_ddl).is_ok());
   auto t = s->open_table("t").value();
   REQUIRE(t.put(cellar::put("r").add("f", "q", "v")).is_ok());
   const long before = voluntary_switches();

@@ -1,8 +1,8 @@
 // tests/loadgen: drives an engine as the load generator's driver does, for the engine tests.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <liburing.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <vector>

@@ -20,13 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "../rpc/test_certs.h"
+#include "../shell/process.h"
 #include "cellar/store.h"
 #include "engine.h"
 #include "rpc/frames.h"
 #include "rpc/server.h"
 #include "run_slots.h"
-#include "../rpc/test_certs.h"
-#include "../shell/process.h"
 
 using namespace loadgen;
 
@@ -54,7 +54,8 @@ TEST_CASE("the cellar engines run YCSB operations against cellar-server", "[engi
   o.io_uring = ring;
   prepare_cellar_rpc(o, true);
   auto e = protocol == "capnp" ? make_cellar_rpc_engine(o) : make_cellar_frames_engine(o);
-  if (protocol == "frames") CHECK(std::string(e->io()) == (ring && loadgen::testing::kernel_has_io_uring() ? "io_uring" : "epoll"));
+  if (protocol == "frames")
+    CHECK(std::string(e->io()) == (ring && loadgen::testing::kernel_has_io_uring() ? "io_uring" : "epoll"));
 
   constexpr int records = 300;
   std::vector<operation> load;
@@ -161,10 +162,10 @@ void on_usr2(int) {}
 // engine waits for its login replies must not fail the connection: a server that answers
 // only after the waiting client thread has had 50 SIGUSR2s still logs it in.
 TEST_CASE("the frames engine waits out interruptions for its login reply", "[engines]") {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_usr2;  // a handler, so the signal interrupts (epoll_wait never restarts)
   sigemptyset(&sa.sa_mask);
-  struct sigaction old{};
+  struct sigaction old {};
   REQUIRE(::sigaction(SIGUSR2, &sa, &old) == 0);
 
   const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -180,8 +181,8 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
   REQUIRE(::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
 
   constexpr int connections = 2;
-  std::atomic<int> signals{0};             // SIGUSR2s sent to the client thread so far
-  std::atomic<bool> engine_done{false};    // the engine has logged in, or failed
+  std::atomic<int> signals{0};           // SIGUSR2s sent to the client thread so far
+  std::atomic<bool> engine_done{false};  // the engine has logged in, or failed
   std::thread server([lfd, &signals, &engine_done] {
     std::vector<int> fds;
     for (int i = 0; i < connections; ++i)
@@ -195,7 +196,8 @@ TEST_CASE("the frames engine waits out interruptions for its login reply", "[eng
     const int from = signals.load();
     for (int seen = from; seen < from + 50; seen = signals.load()) signals.wait(seen);
     for (int fd : fds) {
-      std::vector<unsigned char> out(cellar::rpc::frame_magic, cellar::rpc::frame_magic + sizeof cellar::rpc::frame_magic);
+      std::vector<unsigned char> out(cellar::rpc::frame_magic,
+                                     cellar::rpc::frame_magic + sizeof cellar::rpc::frame_magic);
       capnp::MallocMessageBuilder m;
       m.initRoot<cellar::wire::Reply>().setId(0);
       cellar::rpc::append_frame(out, m);

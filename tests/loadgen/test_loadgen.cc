@@ -28,7 +28,9 @@ TEST_CASE("keys are 'user' + YCSB's FNV-1a 64 of the record number") {
   CHECK(build_key_name(42, {false, 1}) == "user42");  // insertorder=ordered
   // zeropadding pads the number; 12 digits is how redis-benchmark names "user__rand_int__".
   CHECK(build_key_name(42, {false, 12}) == "user000000000042");
-  CHECK(build_key_name(0, {true, 25}) == "user000000" "6284781860667377211");
+  CHECK(build_key_name(0, {true, 25}) ==
+        "user000000"
+        "6284781860667377211");
   CHECK(build_key_name(123456, {false, 3}) == "user123456");  // longer than the padding
   // Always non-negative except Java's Math.abs(Long.MIN_VALUE) corner.
   for (std::int64_t i = 0; i < 100000; ++i) REQUIRE(fnvhash64(i) >= 0);
@@ -37,8 +39,8 @@ TEST_CASE("keys are 'user' + YCSB's FNV-1a 64 of the record number") {
 TEST_CASE("java_string_hash is Java's String.hashCode") {
   CHECK(java_string_hash("") == 0);
   CHECK(java_string_hash("a") == 97);
-  CHECK(java_string_hash("hello") == 99162322);        // "hello".hashCode()
-  CHECK(java_string_hash("user0") == 111578565);       // s[0]*31^(n-1) + ... in int32, by Python
+  CHECK(java_string_hash("hello") == 99162322);   // "hello".hashCode()
+  CHECK(java_string_hash("user0") == 111578565);  // s[0]*31^(n-1) + ... in int32, by Python
 }
 
 TEST_CASE("zeta matches the direct sum and YCSB's ZETAN constant") {

@@ -2,7 +2,6 @@
 // loopback port without persistence and stopped at the end of each test. What the engine
 // did is checked through hiredis, a RESP implementation of its own.
 // redis-server comes from Debian's redis-server package (scripts/setup.sh).
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
@@ -11,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstring>
@@ -57,9 +57,9 @@ class redis_server {
     for (int attempt = 0; attempt < 5 && pid_ < 0; ++attempt) {
       port_ = free_port();
       const std::string port = std::to_string(port_);
-      std::vector<const char*> argv = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-                                       "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--loglevel",
-                                       "warning", "--dir", dir_.path.c_str()};
+      std::vector<const char*> argv = {
+          "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",  "--save",  "",      "--appendonly",   "no",
+          "--daemonize",  "no",     "--logfile",  "",       "--loglevel", "warning", "--dir", dir_.path.c_str()};
       for (const auto& x : extra) argv.push_back(x.c_str());
       argv.push_back(nullptr);
       posix_spawn_file_actions_t fa;
@@ -214,7 +214,8 @@ TEST_CASE("the redis engine stores records as YCSB's Redis binding and runs ever
   CHECK(srv.cmd("HLEN %s", build_key_name(0).c_str())->integer == field_count);
 }
 
-TEST_CASE("the redis engine takes replies larger than its read buffer, and many commands per slot", "[engines][redis]") {
+TEST_CASE("the redis engine takes replies larger than its read buffer, and many commands per slot",
+          "[engines][redis]") {
   const bool ring = GENERATE(true, false);
   redis_server srv;
   auto o = options_for(srv, 1, ring);
@@ -247,8 +248,11 @@ TEST_CASE("the redis engine reports an error reply as a failed operation", "[eng
     for (char ok : s.ok) REQUIRE(ok);
   // Record 5 becomes a string: HGETALL and HSET on it answer WRONGTYPE.
   srv.cmd("SET %s plain", build_key_name(5).c_str());
-  std::vector<operation> ops = {{op_kind::read, 4, 0, 0}, {op_kind::read, 5, 0, 0}, {op_kind::update, 5, 1, 0},
-                                {op_kind::rmw, 5, 1, 0},  {op_kind::update, 6, 1, 0}};
+  std::vector<operation> ops = {{op_kind::read, 4, 0, 0},
+                                {op_kind::read, 5, 0, 0},
+                                {op_kind::update, 5, 1, 0},
+                                {op_kind::rmw, 5, 1, 0},
+                                {op_kind::update, 6, 1, 0}};
   auto done = run_slots(*e, ops, 1, 5, 1);
   CHECK(done[0].ok[0]);
   CHECK(!done[1].ok[0]);
@@ -267,7 +271,8 @@ TEST_CASE("the redis engine reports an error reply as a failed operation", "[eng
   CHECK(done[0].rows[0] == 0);
 }
 
-TEST_CASE("redis hash slots are Redis Cluster's: CRC16 XMODEM of the key or its hash tag, mod 16384", "[redis][slots]") {
+TEST_CASE("redis hash slots are Redis Cluster's: CRC16 XMODEM of the key or its hash tag, mod 16384",
+          "[redis][slots]") {
   CHECK(crc16_xmodem("123456789") == 0x31C3);  // the check value of CRC-16/XMODEM
   // Slots redis-cli reports for these keys (the Redis Cluster tutorial).
   CHECK(redis_slot("foo") == 12182);
@@ -341,8 +346,8 @@ TEST_CASE("loadgen --redis-wait: writes count once the replicas have them; too f
       std::chrono::seconds(20)));
   const std::string port = std::to_string(master.port());
   auto loadgen = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv{CELLAR_LOADGEN, "--target", "redis", "--port", port, "--workload", "a",
-                                  "--threads", "1", "--connections", "2", "--depth", "4"};
+    std::vector<std::string> argv{CELLAR_LOADGEN, "--target", "redis",         "--port", port,      "--workload", "a",
+                                  "--threads",    "1",        "--connections", "2",      "--depth", "4"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return testproc::run(argv, "", true);
   };
@@ -350,16 +355,16 @@ TEST_CASE("loadgen --redis-wait: writes count once the replicas have them; too f
   // WAIT 1 after each request's writes: every insert acknowledged by the replica, so it
   // holds every record (and the scan index, _indices) as soon as the load phase is over.
   constexpr int records = 1000;
-  auto load = loadgen({"--phase", "load", "--records", std::to_string(records), "--load-batch", "10",
-                       "--redis-wait", "1"});
+  auto load =
+      loadgen({"--phase", "load", "--records", std::to_string(records), "--load-batch", "10", "--redis-wait", "1"});
   INFO(load.out);
   CHECK(load.exit_code == 0);
   CHECK(load.out.find(std::to_string(records) + " ops in") != std::string::npos);
   CHECK(load.out.find(", 0 errors") != std::string::npos);
   CHECK(replica.cmd("DBSIZE")->integer == records + 1);
   // Updates (workload a's half of the run) too; reads are as without WAIT.
-  auto run = loadgen({"--phase", "run", "--records", std::to_string(records), "--operations", "2000",
-                      "--redis-wait", "1"});
+  auto run =
+      loadgen({"--phase", "run", "--records", std::to_string(records), "--operations", "2000", "--redis-wait", "1"});
   INFO(run.out);
   CHECK(run.exit_code == 0);
   CHECK(run.out.find(", 0 errors") != std::string::npos);

@@ -91,12 +91,12 @@ TEST_CASE("a reply cut anywhere is not there yet, and leaves the elements as the
 
 TEST_CASE("bytes that are not RESP2 are refused", "[resp]") {
   resp::reply r;
-  for (std::string bad : {std::string("%1\r\n"),            // RESP3 map: not asked for
-                          std::string(":12x\r\n"),          // not an integer
-                          std::string(":\r\n"),             // no integer at all
-                          std::string("+OK\rX"),            // '\r' without '\n'
-                          std::string("$3\r\nabcd\r\n"),    // bulk longer than it says
-                          std::string("$-2\r\n"),           // negative length other than nil
+  for (std::string bad : {std::string("%1\r\n"),          // RESP3 map: not asked for
+                          std::string(":12x\r\n"),        // not an integer
+                          std::string(":\r\n"),           // no integer at all
+                          std::string("+OK\rX"),          // '\r' without '\n'
+                          std::string("$3\r\nabcd\r\n"),  // bulk longer than it says
+                          std::string("$-2\r\n"),         // negative length other than nil
                           std::string("*-5\r\n")}) {
     INFO(bad);
     CHECK_THROWS_AS(resp::parse(bad.data(), bad.size(), r), std::runtime_error);

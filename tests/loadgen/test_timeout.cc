@@ -37,8 +37,7 @@ class silent_server {
         if (c < 0) return;  // the listening socket was shut down
         readers_.emplace_back([c] {
           char buf[4096];
-          while (::read(c, buf, sizeof buf) > 0) {
-          }
+          while (::read(c, buf, sizeof buf) > 0) {}
           ::close(c);
         });
       }
@@ -64,9 +63,27 @@ class silent_server {
 TEST_CASE("loadgen: requests without a reply count as errors once past --request-timeout", "[loadgen]") {
   silent_server server;
   const auto started = std::chrono::steady_clock::now();
-  auto r = testproc::run({CELLAR_LOADGEN, "--target", "redis", "--port", std::to_string(server.port()), "--workload",
-                          "c", "--phase", "run", "--records", "100", "--duration", "30", "--request-timeout", "1",
-                          "--threads", "2", "--connections", "4", "--depth", "2"},
+  auto r = testproc::run({CELLAR_LOADGEN,
+                          "--target",
+                          "redis",
+                          "--port",
+                          std::to_string(server.port()),
+                          "--workload",
+                          "c",
+                          "--phase",
+                          "run",
+                          "--records",
+                          "100",
+                          "--duration",
+                          "30",
+                          "--request-timeout",
+                          "1",
+                          "--threads",
+                          "2",
+                          "--connections",
+                          "4",
+                          "--depth",
+                          "2"},
                          "", true);
   const auto took = std::chrono::steady_clock::now() - started;
   INFO(r.out);

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <stdexcept>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -63,7 +63,6 @@ const std::string seed001_prefix_partition = seed_block("seed001_04.sql");
 
 const std::string seed001_range_partition = seed_block("seed001_05.sql");
 
-
 std::unique_ptr<store> fresh() {
   store_options o;
   o.worker_threads = 2;
@@ -86,8 +85,8 @@ table_descriptor desc(const store& s, const std::string& table) {
 }
 
 const family_descriptor& family(const table_descriptor& d, const std::string& name) {
-  auto it = std::find_if(d.families.begin(), d.families.end(),
-                         [&](const family_descriptor& f) { return f.name == name; });
+  auto it =
+      std::find_if(d.families.begin(), d.families.end(), [&](const family_descriptor& f) { return f.name == name; });
   INFO(d.name + "$" + name);
   REQUIRE(it != d.families.end());
   return *it;
@@ -140,8 +139,9 @@ void expect_refused(store& s, std::string_view sql, code c) {
 std::unique_ptr<store> populated() {
   auto s = fresh();
   run(*s, seed000_normal_tables);
-  run(*s, "CREATE TABLE other$f (K varbinary(1024), Q varbinary(256), T bigint, V varbinary(100), "
-          "PRIMARY KEY(K, Q, T))");
+  run(*s,
+      "CREATE TABLE other$f (K varbinary(1024), Q varbinary(256), T bigint, V varbinary(100), "
+      "PRIMARY KEY(K, Q, T))");
   return s;
 }
 
@@ -286,7 +286,8 @@ TEST_CASE("seed 000: range partitions route rows by their bounds", "[ddl][seed]"
   run(*s, seed000_tablegroup);
   run(*s, seed000_range_partition);
   auto t = s->open_table("htable1").value();
-  for (std::string row : {"A", "apple", "zebra", "m"}) REQUIRE(t.put(cellar::put(row).add("family1", "q", "v")).is_ok());
+  for (std::string row : {"A", "apple", "zebra", "m"})
+    REQUIRE(t.put(cellar::put(row).add("family1", "q", "v")).is_ok());
   auto st = s->stats("htable1");
   REQUIRE(st.is_ok());
   // 'A' < 'a' | 'a' <= apple, m < 'w' | zebra
@@ -340,12 +341,13 @@ TEST_CASE("seed 001: partitioning alternatives, each in a fresh store", "[ddl][s
 
 TEST_CASE("CREATE TABLE LIKE copies kv_attributes, V size and partitioning", "[ddl]") {
   auto s = fresh();
-  run(*s, "CREATE TABLE src$f (K varbinary(1024), Q varbinary(256), T bigint, V longblob, PRIMARY KEY(K, Q, T)) "
-          "kv_attributes = '{\"HBase\": {\"TimeToLive\": 60, \"MaxVersions\": 2}}' "
-          "PARTITION BY KEY(K) PARTITIONS 7;"
-          "CREATE TABLE `dst$g` LIKE `src$f`;"
-          "CREATE TABLE src$h LIKE src$f;"
-          "CREATE TABLE IF NOT EXISTS src$h LIKE src$f;");
+  run(*s,
+      "CREATE TABLE src$f (K varbinary(1024), Q varbinary(256), T bigint, V longblob, PRIMARY KEY(K, Q, T)) "
+      "kv_attributes = '{\"HBase\": {\"TimeToLive\": 60, \"MaxVersions\": 2}}' "
+      "PARTITION BY KEY(K) PARTITIONS 7;"
+      "CREATE TABLE `dst$g` LIKE `src$f`;"
+      "CREATE TABLE src$h LIKE src$f;"
+      "CREATE TABLE IF NOT EXISTS src$h LIKE src$f;");
   auto d = desc(*s, "dst");
   CHECK(d.partitioning == partition_spec::hash(7));
   REQUIRE(d.families.size() == 1);
@@ -403,14 +405,14 @@ TEST_CASE("comments, case, backquotes and separators", "[ddl]") {
 }
 
 TEST_CASE("range bounds: hex literals, (MAXVALUE), byte order", "[ddl]") {
-  auto parsed = parse_ddl(table_sql("g$f", kqtv,
-                                    "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (X'00FF'),"
-                                    " PARTITION p1 VALUES LESS THAN ('a\\'b'), PARTITION p2 VALUES LESS THAN ('a''c'),"
-                                    " PARTITION p3 VALUES LESS THAN (0x7F), PARTITION p4 VALUES LESS THAN (MAXVALUE))"));
+  auto parsed =
+      parse_ddl(table_sql("g$f", kqtv,
+                          "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (X'00FF'),"
+                          " PARTITION p1 VALUES LESS THAN ('a\\'b'), PARTITION p2 VALUES LESS THAN ('a''c'),"
+                          " PARTITION p3 VALUES LESS THAN (0x7F), PARTITION p4 VALUES LESS THAN (MAXVALUE))"));
   INFO(parsed.error().to_string());
   REQUIRE(parsed.is_ok());
-  CHECK((*parsed)[0].partitioning ==
-        partition_spec::range_bounds({std::string("\x00\xFF", 2), "a'b", "a'c", "\x7F"}));
+  CHECK((*parsed)[0].partitioning == partition_spec::range_bounds({std::string("\x00\xFF", 2), "a'b", "a'c", "\x7F"}));
   // Unsigned byte order: 0x80 sorts after 0x7F.
   auto hi = parse_ddl(table_sql("g$f", kqtv,
                                 "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (0x7F),"
@@ -418,7 +420,8 @@ TEST_CASE("range bounds: hex literals, (MAXVALUE), byte order", "[ddl]") {
   REQUIRE(hi.is_ok());
   CHECK((*hi)[0].partitioning.bounds == std::vector<std::string>{"\x7F", "\x80"});
   // A single MAXVALUE partition.
-  auto one = parse_ddl(table_sql("g$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN MAXVALUE)"));
+  auto one =
+      parse_ddl(table_sql("g$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN MAXVALUE)"));
   REQUIRE(one.is_ok());
   CHECK((*one)[0].partitioning == partition_spec::range_bounds({}));
 }
@@ -434,8 +437,9 @@ TEST_CASE("DROP TABLE, DROP TABLEGROUP and IF [NOT] EXISTS", "[ddl]") {
   expect_refused(*s, "DROP TABLEGROUP nosuch", code::table_not_found);
   expect_refused(*s, "DROP TABLE htable1", code::invalid_argument);  // not group$family
   run(*s, "DROP TABLE IF EXISTS htable1$family2; DROP TABLE IF EXISTS nosuch$x; DROP TABLEGROUP IF EXISTS nosuch");
-  run(*s, "CREATE TABLE IF NOT EXISTS htable1$family1 (" + std::string(kqtv) + ") TABLEGROUP = htable1 "
-          "PARTITION BY KEY(K) PARTITIONS 97");
+  run(*s, "CREATE TABLE IF NOT EXISTS htable1$family1 (" + std::string(kqtv) +
+              ") TABLEGROUP = htable1 "
+              "PARTITION BY KEY(K) PARTITIONS 97");
   expect_refused(*s, "CREATE TABLE htable1$family1 (" + std::string(kqtv) + ") PARTITION BY KEY(K) PARTITIONS 97",
                  code::already_exists);
   run(*s, "DROP TABLEGROUP htable1");
@@ -475,8 +479,9 @@ TEST_CASE("describe_ddl", "[ddl]") {
   CHECK(one(seed000_prefix_partition).find("KEY(substring(K, 1, 4)) PARTITIONS 97") != std::string::npos);
   CHECK(one(seed000_range_partition).find("RANGE COLUMNS(K) LESS THAN ('a', 'w', MAXVALUE)") != std::string::npos);
   CHECK(one(seed001_like) == "CREATE TABLE htable2$family2 LIKE htable1$family1");
-  CHECK(one(table_sql("g$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (X'00FF'), "
-                                   "PARTITION p1 VALUES LESS THAN ('it''s'), PARTITION p2 VALUES LESS THAN MAXVALUE)"))
+  CHECK(one(table_sql("g$f", kqtv,
+                      "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (X'00FF'), "
+                      "PARTITION p1 VALUES LESS THAN ('it''s'), PARTITION p2 VALUES LESS THAN MAXVALUE)"))
             .find("RANGE COLUMNS(K) LESS THAN (X'00FF', X'69742773', MAXVALUE)") != std::string::npos);
   CHECK(one("drop table if exists a$b") == "DROP TABLE IF EXISTS a$b");
   CHECK(one("drop tablegroup a") == "DROP TABLEGROUP a");
@@ -489,43 +494,86 @@ TEST_CASE("refused: renamed, missing and extra columns", "[ddl][refuse]") {
   auto s = populated();
   const auto inv = code::invalid_argument;
   // Renamed K, Q, T or V.
-  expect_refused(*s, table_sql("n$f", "ROWKEY varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), "
-                                      "PRIMARY KEY(ROWKEY, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), QUAL varbinary(256), T bigint, V varbinary(10), "
-                                      "PRIMARY KEY(K, QUAL, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), TS bigint, V varbinary(10), "
-                                      "PRIMARY KEY(K, Q, TS)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, VAL varbinary(10), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "ROWKEY varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), "
+                           "PRIMARY KEY(ROWKEY, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), QUAL varbinary(256), T bigint, V varbinary(10), "
+                           "PRIMARY KEY(K, QUAL, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), TS bigint, V varbinary(10), "
+                           "PRIMARY KEY(K, Q, TS)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T bigint, VAL varbinary(10), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
   // Missing V.
   expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, PRIMARY KEY(K, Q, T)"), inv);
   // Extra plain column; two prefix columns.
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), X bigint, "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), "
-                                      "P1 varbinary(4) GENERATED ALWAYS AS (substring(K, 1, 4)), "
-                                      "P2 varbinary(8) GENERATED ALWAYS AS (substring(K, 1, 8)), "
-                                      "PRIMARY KEY(K, Q, T)", "PARTITION BY KEY(P1) PARTITIONS 3"), inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), X bigint, "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), "
+                           "P1 varbinary(4) GENERATED ALWAYS AS (substring(K, 1, 4)), "
+                           "P2 varbinary(8) GENERATED ALWAYS AS (substring(K, 1, 8)), "
+                           "PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(P1) PARTITIONS 3"),
+                 inv);
   // A prefix column that is not the partition key.
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), "
-                                      "P1 varbinary(4) GENERATED ALWAYS AS (substring(K, 1, 4)), PRIMARY KEY(K, Q, T)",
-                               "PARTITION BY KEY(K) PARTITIONS 3"), inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), "
+                           "P1 varbinary(4) GENERATED ALWAYS AS (substring(K, 1, 4)), PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(K) PARTITIONS 3"),
+                 inv);
   // Duplicate column.
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), k varbinary(1024), Q varbinary(256), T bigint, "
-                                      "V varbinary(10), PRIMARY KEY(K, Q, T)"), inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), k varbinary(1024), Q varbinary(256), T bigint, "
+                           "V varbinary(10), PRIMARY KEY(K, Q, T)"),
+                 inv);
   // Wrong types and sizes.
-  expect_refused(*s, table_sql("n$f", "K varbinary(2048), Q varbinary(256), T bigint, V varbinary(10), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(257), T bigint, V varbinary(10), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T int, V varbinary(10), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(1048577), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varbinary(1024), Q varbinary(256), T bigint, V varchar(10), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
-  expect_refused(*s, table_sql("n$f", "K varchar(1024), Q varbinary(256), T bigint, V varbinary(10), "
-                                      "PRIMARY KEY(K, Q, T)"), inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(2048), Q varbinary(256), T bigint, V varbinary(10), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(257), T bigint, V varbinary(10), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T int, V varbinary(10), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(1048577), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varbinary(1024), Q varbinary(256), T bigint, V varchar(10), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           "K varchar(1024), Q varbinary(256), T bigint, V varbinary(10), "
+                           "PRIMARY KEY(K, Q, T)"),
+                 inv);
   // Not named group$family.
   expect_refused(*s, table_sql("plain", kqtv), inv);
   expect_refused(*s, table_sql("a$b$c", kqtv), inv);
@@ -562,7 +610,8 @@ TEST_CASE("refused: bad kv_attributes", "[ddl][refuse]") {
       R"({"Redis": {}})",
       R"({"HBase": 3})",
       R"({"HBase": []})",
-      R"({"HBase": {}})" " x",
+      R"({"HBase": {}})"
+      " x",
       R"([])",
       R"(not json)",
       R"({"HBase": {"MaxVersions": 3,}})",
@@ -577,7 +626,8 @@ TEST_CASE("refused: bad kv_attributes", "[ddl][refuse]") {
                  code::invalid_argument);
 
   // Names are case-insensitive; whitespace and escapes are JSON's.
-  auto p = parse_ddl(table_sql("n$f", kqtv, R"(kv_attributes='{ "hbase" : { "timetolive" : 86400 , "MAXVERSIONS":7 } }')"));
+  auto p =
+      parse_ddl(table_sql("n$f", kqtv, R"(kv_attributes='{ "hbase" : { "timetolive" : 86400 , "MAXVERSIONS":7 } }')"));
   INFO(p.error().to_string());
   REQUIRE(p.is_ok());
   CHECK((*p)[0].descriptor.ttl_seconds == 86400);
@@ -602,26 +652,47 @@ TEST_CASE("refused: partitioning", "[ddl][refuse]") {
   // Two-level partitioning.
   expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY KEY(K) PARTITIONS 3 SUBPARTITION BY KEY(K) SUBPARTITIONS 2"),
                  uns);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) SUBPARTITION BY KEY(K) SUBPARTITIONS 2 "
-                                            "(PARTITION p0 VALUES LESS THAN MAXVALUE)"), uns);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('m') "
-                                            "(SUBPARTITION s0, SUBPARTITION s1), PARTITION p1 VALUES LESS THAN MAXVALUE)"),
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) SUBPARTITION BY KEY(K) SUBPARTITIONS 2 "
+                           "(PARTITION p0 VALUES LESS THAN MAXVALUE)"),
+                 uns);
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('m') "
+                           "(SUBPARTITION s0, SUBPARTITION s1), PARTITION p1 VALUES LESS THAN MAXVALUE)"),
                  uns);
   // Range bounds.
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('w'), "
-                                            "PARTITION p1 VALUES LESS THAN ('a'), PARTITION p2 VALUES LESS THAN MAXVALUE)"),
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('w'), "
+                           "PARTITION p1 VALUES LESS THAN ('a'), PARTITION p2 VALUES LESS THAN MAXVALUE)"),
                  inv);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), "
-                                            "PARTITION p1 VALUES LESS THAN ('a'), PARTITION p2 VALUES LESS THAN MAXVALUE)"),
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), "
+                           "PARTITION p1 VALUES LESS THAN ('a'), PARTITION p2 VALUES LESS THAN MAXVALUE)"),
                  inv);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), "
-                                            "PARTITION p1 VALUES LESS THAN ('w'))"), inv);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN MAXVALUE, "
-                                            "PARTITION p1 VALUES LESS THAN ('w'))"), inv);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (''), "
-                                            "PARTITION p1 VALUES LESS THAN MAXVALUE)"), inv);
-  expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), "
-                                            "PARTITION P0 VALUES LESS THAN MAXVALUE)"), inv);
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), "
+                           "PARTITION p1 VALUES LESS THAN ('w'))"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN MAXVALUE, "
+                           "PARTITION p1 VALUES LESS THAN ('w'))"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN (''), "
+                           "PARTITION p1 VALUES LESS THAN MAXVALUE)"),
+                 inv);
+  expect_refused(*s,
+                 table_sql("n$f", kqtv,
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN ('a'), "
+                           "PARTITION P0 VALUES LESS THAN MAXVALUE)"),
+                 inv);
   expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE(K) (PARTITION p0 VALUES LESS THAN MAXVALUE)"), inv);
   expect_refused(*s, table_sql("n$f", kqtv, "PARTITION BY RANGE COLUMNS(Q) (PARTITION p0 VALUES LESS THAN MAXVALUE)"),
                  inv);
@@ -635,18 +706,31 @@ TEST_CASE("refused: partitioning", "[ddl][refuse]") {
 TEST_CASE("refused: generated columns", "[ddl][refuse]") {
   auto s = populated();
   const std::string cols = "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), ";
-  expect_refused(*s, table_sql("n$f", cols + "H bigint GENERATED ALWAYS AS (crc32(K)), PRIMARY KEY(K, Q, T)",
-                               "PARTITION BY KEY(H) PARTITIONS 3"), code::unsupported);
-  expect_refused(*s, table_sql("n$f", cols + "P varbinary(4) GENERATED ALWAYS AS (substring(K, 2, 4)), "
-                                             "PRIMARY KEY(K, Q, T)", "PARTITION BY KEY(P) PARTITIONS 3"),
+  expect_refused(*s,
+                 table_sql("n$f", cols + "H bigint GENERATED ALWAYS AS (crc32(K)), PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(H) PARTITIONS 3"),
                  code::unsupported);
-  expect_refused(*s, table_sql("n$f", cols + "P varbinary(4) GENERATED ALWAYS AS (substring(Q, 1, 4)), "
-                                             "PRIMARY KEY(K, Q, T)", "PARTITION BY KEY(P) PARTITIONS 3"),
+  expect_refused(*s,
+                 table_sql("n$f",
+                           cols + "P varbinary(4) GENERATED ALWAYS AS (substring(K, 2, 4)), "
+                                  "PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(P) PARTITIONS 3"),
                  code::unsupported);
-  expect_refused(*s, table_sql("n$f", cols + "P varbinary(4) AS (concat(K, 'x')) VIRTUAL, PRIMARY KEY(K, Q, T)",
-                               "PARTITION BY KEY(P) PARTITIONS 3"), code::unsupported);
-  expect_refused(*s, table_sql("n$f", cols + "P varbinary(4) GENERATED ALWAYS AS (substring(K, 1, 0)), "
-                                             "PRIMARY KEY(K, Q, T)", "PARTITION BY KEY(P) PARTITIONS 3"),
+  expect_refused(*s,
+                 table_sql("n$f",
+                           cols + "P varbinary(4) GENERATED ALWAYS AS (substring(Q, 1, 4)), "
+                                  "PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(P) PARTITIONS 3"),
+                 code::unsupported);
+  expect_refused(*s,
+                 table_sql("n$f", cols + "P varbinary(4) AS (concat(K, 'x')) VIRTUAL, PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(P) PARTITIONS 3"),
+                 code::unsupported);
+  expect_refused(*s,
+                 table_sql("n$f",
+                           cols + "P varbinary(4) GENERATED ALWAYS AS (substring(K, 1, 0)), "
+                                  "PRIMARY KEY(K, Q, T)",
+                           "PARTITION BY KEY(P) PARTITIONS 3"),
                  code::invalid_argument);
   // substr and the short AS form are the same thing.
   auto p = parse_ddl(table_sql("n$f", cols + "P varbinary(8) AS (substr(K,1,8)) STORED, PRIMARY KEY(K, Q, T)",
@@ -658,22 +742,29 @@ TEST_CASE("refused: generated columns", "[ddl][refuse]") {
 
 TEST_CASE("refused: time-series tables outside the model", "[ddl][refuse]") {
   auto s = populated();
-  const std::string ts = "K varbinary(1024) NOT NULL, T bigint NOT NULL, S bigint NOT NULL, V json NOT NULL, "
-                         "G bigint GENERATED ALWAYS AS (ABS(T)), ";
+  const std::string ts =
+      "K varbinary(1024) NOT NULL, T bigint NOT NULL, S bigint NOT NULL, V json NOT NULL, "
+      "G bigint GENERATED ALWAYS AS (ABS(T)), ";
   run(*s, table_sql("ts$a", ts + "PRIMARY KEY(K, T, S)"));
   CHECK(family(desc(*s, "ts"), "a").kind == family_kind::time_series);
   expect_refused(*s, table_sql("ts2$a", ts + "PRIMARY KEY(K, T, S)", "PARTITION BY KEY(G) PARTITIONS 3"),
                  code::unsupported);
-  expect_refused(*s, table_sql("ts2$a", ts + "PRIMARY KEY(K, T, S)",
-                               "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN MAXVALUE)"),
+  expect_refused(*s,
+                 table_sql("ts2$a", ts + "PRIMARY KEY(K, T, S)",
+                           "PARTITION BY RANGE COLUMNS(K) (PARTITION p0 VALUES LESS THAN MAXVALUE)"),
                  code::unsupported);
   expect_refused(*s, table_sql("ts2$a", ts + "PRIMARY KEY(K, S, T)"), code::invalid_argument);
   expect_refused(*s, table_sql("ts2$a", "K varbinary(1024), T bigint, S bigint, V json, PRIMARY KEY(K, T, S)"),
                  code::invalid_argument);  // no G
-  expect_refused(*s, table_sql("ts2$a", "K varbinary(1024), T bigint, S bigint, V json, G bigint, "
-                                        "PRIMARY KEY(K, T, S)"), code::invalid_argument);  // G not generated
-  expect_refused(*s, table_sql("ts2$a", "K varbinary(1024), T bigint, S bigint, V varbinary(10), "
-                                        "G bigint GENERATED ALWAYS AS (ABS(T)), PRIMARY KEY(K, T, S)"),
+  expect_refused(*s,
+                 table_sql("ts2$a",
+                           "K varbinary(1024), T bigint, S bigint, V json, G bigint, "
+                           "PRIMARY KEY(K, T, S)"),
+                 code::invalid_argument);  // G not generated
+  expect_refused(*s,
+                 table_sql("ts2$a",
+                           "K varbinary(1024), T bigint, S bigint, V varbinary(10), "
+                           "G bigint GENERATED ALWAYS AS (ABS(T)), PRIMARY KEY(K, T, S)"),
                  code::invalid_argument);  // V not json
   expect_refused(*s, table_sql("ts2$a", ts + "Q varbinary(256), PRIMARY KEY(K, T, S)"), code::invalid_argument);
 }
@@ -713,7 +804,8 @@ TEST_CASE("refused: syntax errors name the line and column", "[ddl][refuse]") {
       "CREATE TABLEGROUP g; CREATE TABLEGROUP h CREATE TABLEGROUP i",
       "CREATE TABLEGROUP g --comment without a space is not a comment",
       "DROP TABLE IF g$f",
-      "CREATE TABLE n$f (" "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), PRIMARY KEY(K, Q, T)"
+      "CREATE TABLE n$f ("
+      "K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), PRIMARY KEY(K, Q, T)"
       ") PARTITION BY KEY(K) PARTITIONS 3 extra",
       "CREATE TABLE n$f (K varbinary(1024), Q varbinary(256), T bigint, V varbinary(10), PRIMARY KEY(K, Q, T)) @",
   };
@@ -786,7 +878,9 @@ TEST_CASE("SHOW, DESC, TRUNCATE TABLE and ALTER TABLE kv_attributes parse", "[dd
   CHECK(a.what == k::alter_table);
   CHECK(a.descriptor.ttl_seconds == 60);
   CHECK(a.descriptor.max_versions == 0);  // left out: all versions
-  CHECK(one(R"(alter table htable1$family1 set KV_ATTRIBUTES '{"hbase": {"maxversions": 2}}')").descriptor.max_versions == 2);
+  CHECK(
+      one(R"(alter table htable1$family1 set KV_ATTRIBUTES '{"hbase": {"maxversions": 2}}')").descriptor.max_versions ==
+      2);
   CHECK(describe_ddl(a) == "ALTER TABLE htable1$family1: MaxVersions all, TimeToLive 60s");
 
   auto bad = parse_ddl(R"(ALTER TABLE htable1$family1 kv_attributes = '{"HBase": {"Bogus": 1}}')");

@@ -59,11 +59,13 @@ TEST_CASE("seed 003: create and put lines", "[shell][seed]") {
     std::vector<shell_value> args;
   };
   const line puts[] = {
-      {"put 'blogtable', '1', 'info:title', 'this is doc title'", {"blogtable", "1", "info:title", "this is doc title"}},
+      {"put 'blogtable', '1', 'info:title', 'this is doc title'",
+       {"blogtable", "1", "info:title", "this is doc title"}},
       {"put 'blogtable', '1', 'info:author', 'javabloger'", {"blogtable", "1", "info:author", "javabloger"}},
       {"put 'blogtable', '1', 'info:url', 'http://www.javabloger.com/index.php'",
        {"blogtable", "1", "info:url", "http://www.javabloger.com/index.php"}},
-      {"put 'blogtable', '2', 'info:title', 'this is doc title2'", {"blogtable", "2", "info:title", "this is doc title2"}},
+      {"put 'blogtable', '2', 'info:title', 'this is doc title2'",
+       {"blogtable", "2", "info:title", "this is doc title2"}},
       {"put 'blogtable', '2', 'info:author', 'H.E.'", {"blogtable", "2", "info:author", "H.E."}},
       {"put 'blogtable', '2', 'info:url', 'http://www.javabloger.com/index.html'",
        {"blogtable", "2", "info:url", "http://www.javabloger.com/index.html"}},
@@ -74,11 +76,13 @@ TEST_CASE("seed 003: create and put lines", "[shell][seed]") {
       {"put 'blogtable', '1', 'comment_title:', 'this is doc comment_title '",
        {"blogtable", "1", "comment_title:", "this is doc comment_title "}},
       {"put 'blogtable', '1', 'comment_author:', 'javabloger'", {"blogtable", "1", "comment_author:", "javabloger"}},
-      {"put 'blogtable', '1', 'comment_text:', 'this is nice doc'", {"blogtable", "1", "comment_text:", "this is nice doc"}},
+      {"put 'blogtable', '1', 'comment_text:', 'this is nice doc'",
+       {"blogtable", "1", "comment_text:", "this is nice doc"}},
       {"put 'blogtable', '2', 'comment_title:', 'this is blog comment_title '",
        {"blogtable", "2", "comment_title:", "this is blog comment_title "}},
       {"put 'blogtable', '2', 'comment_author:', 'H.E.'", {"blogtable", "2", "comment_author:", "H.E."}},
-      {"put 'blogtable', '2', 'comment_text:', 'this is nice blog'", {"blogtable", "2", "comment_text:", "this is nice blog"}},
+      {"put 'blogtable', '2', 'comment_text:', 'this is nice blog'",
+       {"blogtable", "2", "comment_text:", "this is nice blog"}},
   };
   for (const auto& p : puts) CHECK(parse_ok(p.text) == shell_command{"put", p.args});
 }
@@ -141,7 +145,9 @@ TEST_CASE("double-quoted strings: escapes", "[shell][literal]") {
   CHECK(value_of(R"("a#b")") == shell_value("a#b"));
   CHECK(value_of(R"("\#{x}")") == shell_value("#{x}"));
   CHECK(value_of(R"("\q")") == shell_value("q"));  // unknown escapes stand for the character
-  CHECK(value_of(R"("row\x001")") == shell_value(std::string("row\x00" "1", 5)));
+  CHECK(value_of(R"("row\x001")") == shell_value(std::string("row\x00"
+                                                             "1",
+                                                             5)));
 }
 
 TEST_CASE("integers", "[shell][literal]") {
@@ -187,20 +193,23 @@ TEST_CASE("booleans, nil and constants", "[shell][literal]") {
 // Structure
 
 TEST_CASE("nested hashes and arrays", "[shell]") {
-  auto cmd = parse_ok("create 't1', {NAME => 'f1', VERSIONS => 5, TTL => 86_400, "
-                      "CONFIGURATION => {'hbase.hstore.blockingStoreFiles' => '10'}}, {NAME => \"f2\"}, "
-                      "{SPLITS => ['10', '20', \"\\x30\"]}");
+  auto cmd = parse_ok(
+      "create 't1', {NAME => 'f1', VERSIONS => 5, TTL => 86_400, "
+      "CONFIGURATION => {'hbase.hstore.blockingStoreFiles' => '10'}}, {NAME => \"f2\"}, "
+      "{SPLITS => ['10', '20', \"\\x30\"]}");
   CHECK(cmd.name == "create");
   REQUIRE(cmd.args.size() == 4);
-  CHECK(cmd.args[1] == shell_value(shell_hash{{"NAME", "f1"},
-                                              {"VERSIONS", 5},
-                                              {"TTL", 86400},
-                                              {"CONFIGURATION", shell_hash{{"hbase.hstore.blockingStoreFiles", "10"}}}}));
+  CHECK(cmd.args[1] ==
+        shell_value(shell_hash{{"NAME", "f1"},
+                               {"VERSIONS", 5},
+                               {"TTL", 86400},
+                               {"CONFIGURATION", shell_hash{{"hbase.hstore.blockingStoreFiles", "10"}}}}));
   CHECK(cmd.args[2] == shell_value(shell_hash{{"NAME", "f2"}}));
   CHECK(cmd.args[3] == shell_value(shell_hash{{"SPLITS", shell_array{"10", "20", "0"}}}));
 
-  auto sc = parse_ok("scan 't', {COLUMNS => ['a', ['b', []], {}], TIMERANGE => [1, 2], REVERSED => true, "
-                     "LIMIT => 10, FILTER => nil, METHOD => DELETE}");
+  auto sc = parse_ok(
+      "scan 't', {COLUMNS => ['a', ['b', []], {}], TIMERANGE => [1, 2], REVERSED => true, "
+      "LIMIT => 10, FILTER => nil, METHOD => DELETE}");
   REQUIRE(sc.args.size() == 2);
   CHECK(sc.args[1] == shell_value(shell_hash{
                           {"COLUMNS", shell_array{"a", shell_array{"b", shell_array{}}, shell_hash{}}},
@@ -307,15 +316,15 @@ TEST_CASE("format_shell_value round-trips through the parser", "[shell]") {
 }
 
 TEST_CASE("starts_sql: SQL statements versus HBase shell commands of the same name", "[shell]") {
-  for (std::string_view sql : {"CREATE TABLEGROUP g;", "create table g$f (K varbinary(1024))", "DROP TABLE g$f;",
-                               "drop tablegroup g", "ALTER TABLE g$f kv_attributes = '{}';", "TRUNCATE TABLE g$f;",
-                               "truncate g$f;", "DESC g$f;", "describe `g$f`", "SHOW TABLES;", "show tablegroups",
-                               "SHOW;", "SELECT * FROM g$f;", "select 1", "  INSERT INTO x VALUES (1);",
-                               "DELETE FROM g$f;", "CREATE INDEX i ON g$f (Q);", "USE test;", "create database x;"})
+  for (std::string_view sql :
+       {"CREATE TABLEGROUP g;", "create table g$f (K varbinary(1024))", "DROP TABLE g$f;", "drop tablegroup g",
+        "ALTER TABLE g$f kv_attributes = '{}';", "TRUNCATE TABLE g$f;", "truncate g$f;", "DESC g$f;", "describe `g$f`",
+        "SHOW TABLES;", "show tablegroups", "SHOW;", "SELECT * FROM g$f;", "select 1", "  INSERT INTO x VALUES (1);",
+        "DELETE FROM g$f;", "CREATE INDEX i ON g$f (Q);", "USE test;", "create database x;"})
     CHECK(cellar::starts_sql(sql));
-  for (std::string_view cmd : {"create 't', 'f'", "drop 't'", "alter 't', NAME => 'f'", "truncate 't'", "desc 't'",
-                               "describe 't'", "delete 't', 'r', 'f:q'", "get 't', 'r'", "put 't', 'r', 'f:q', 'v'",
-                               "list", "status 'simple'", "show_filters", "describe('t')", "help 'get'", "", "   ",
-                               "# comment", "deleteall 't', 'r'"})
+  for (std::string_view cmd :
+       {"create 't', 'f'", "drop 't'", "alter 't', NAME => 'f'", "truncate 't'", "desc 't'", "describe 't'",
+        "delete 't', 'r', 'f:q'", "get 't', 'r'", "put 't', 'r', 'f:q', 'v'", "list", "status 'simple'", "show_filters",
+        "describe('t')", "help 'get'", "", "   ", "# comment", "deleteall 't', 'r'"})
     CHECK_FALSE(cellar::starts_sql(cmd));
 }

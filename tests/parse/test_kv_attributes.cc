@@ -78,7 +78,7 @@ TEST_CASE("kv_attributes: values must be positive integers that fit", "[ddl][kv_
 }
 
 TEST_CASE("kv_attributes: anything but one HBase object is the wrong shape", "[ddl][kv_attributes]") {
-  for (std::string_view kv : {R"([])", R"({"Redis": {}})", R"({"HBase": 3})", R"({"HBase": []})",
-                              R"({"HBase": {}, "Redis": {}})"})
+  for (std::string_view kv :
+       {R"([])", R"({"Redis": {}})", R"({"HBase": 3})", R"({"HBase": []})", R"({"HBase": {}, "Redis": {}})"})
     CHECK(contains(refusal(kv), "kv_attributes must be of the form"));
 }

@@ -22,13 +22,13 @@ namespace crash {
 inline constexpr long snapshot_every = 200;
 inline constexpr long ddl_every = 150;
 
-inline cellar::table_descriptor table() {
-  return {"crash", cellar::partition_spec::hash_prefix(4, 2), {{"f"}, {"g"}}};
-}
+inline cellar::table_descriptor table() { return {"crash", cellar::partition_spec::hash_prefix(4, 2), {{"f"}, {"g"}}}; }
 
 inline std::string row_a(long i) { return "g" + std::to_string(i % 4) + "a" + std::to_string(i); }
 inline std::string row_b(long i) { return "g" + std::to_string(i % 4) + "b" + std::to_string(i); }
-inline std::string value(long i) { return "value-" + std::to_string(i) + std::string(static_cast<std::size_t>(i % 50), 'x'); }
+inline std::string value(long i) {
+  return "value-" + std::to_string(i) + std::string(static_cast<std::size_t>(i % 50), 'x');
+}
 
 inline std::vector<cellar::batch_op> write(long i) {
   std::vector<cellar::batch_op> ops;

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <future>
+#include <optional>
 #include <string>
 
 #include "crash_workload.h"
@@ -58,9 +58,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "write %ld: %s\n", i, r.st.to_string().c_str());
         return 1;
       }
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     say(std::to_string(i) + " " + std::to_string(ms) + "\n");
     if (i % crash::snapshot_every == crash::snapshot_every - 1) {
       say("snap-begin " + std::to_string(i) + "\n");

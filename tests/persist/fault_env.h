@@ -25,8 +25,8 @@ struct rule {
   op what;
   std::string path_contains;
   int err = EIO;
-  int after = 0;        // matching calls that pass first
-  int times = -1;       // then this many fail; -1: all
+  int after = 0;            // matching calls that pass first
+  int times = -1;           // then this many fail; -1: all
   std::size_t partial = 0;  // writes: bytes written before failing (at most the request)
 };
 
@@ -80,9 +80,7 @@ class fault_env final : public cellar::env {
     if (should_fail(op::rename, from, &err, nullptr)) return err;
     return base_->rename(from, to);
   }
-  int children(const std::string& dir, std::vector<std::string>* names) override {
-    return base_->children(dir, names);
-  }
+  int children(const std::string& dir, std::vector<std::string>* names) override { return base_->children(dir, names); }
   int create_dir(const std::string& dir) override { return base_->create_dir(dir); }
 
  private:

@@ -114,8 +114,9 @@ TEST_CASE("a log replayed over a compressed snapshot is exact", "[persist][compr
   if (pid == 0) {
     auto s = store::open(opts(dir.path, compression::snappy, durability::log));
     if (!s.is_ok()) _exit(3);
-    if (!s.value()->create_table({"t", partition_spec::range_bounds({"row100500"}), {{"a", 3}, {"b", 0, 3600}}},
-                                 schema_origin::hbase_shell)
+    if (!s.value()
+             ->create_table({"t", partition_spec::range_bounds({"row100500"}), {{"a", 3}, {"b", 0, 3600}}},
+                            schema_origin::hbase_shell)
              .is_ok())
       _exit(4);
     auto t = s.value()->open_table("t").value();
@@ -196,8 +197,10 @@ TEST_CASE("the merge of change runs into the base does not depend on compression
       }
       auto t = s->open_table("t").value();
       for (int i = 0; i < 300; ++i)
-        REQUIRE(t.put(put(row((i * 7919 + round * 131) % 5000)).add("f", "q", std::to_string(round) + std::string(100, 'w')))
-                    .is_ok());
+        REQUIRE(
+            t.put(
+                 put(row((i * 7919 + round * 131) % 5000)).add("f", "q", std::to_string(round) + std::string(100, 'w')))
+                .is_ok());
       auto snap = s->snapshot();
       REQUIRE(snap.is_ok());
       if (snap->merged_partitions == 1) break;

@@ -35,18 +35,17 @@ namespace fs = std::filesystem;
 namespace {
 
 std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 struct acks {
   bool ready = false;
   long last = -1;
-  long snapshot = -1;             // every write <= snapshot is in a completed snapshot
-  bool in_snapshot = false;       // the last line is a snap-begin: killed during it
+  long snapshot = -1;        // every write <= snapshot is in a completed snapshot
+  bool in_snapshot = false;  // the last line is a snap-begin: killed during it
   std::set<long> ddl_begun, ddl_done;
-  std::vector<std::int64_t> at;   // ack time of write i
+  std::vector<std::int64_t> at;  // ack time of write i
 };
 
 acks read_acks(const std::string& path) {
@@ -119,8 +118,7 @@ run_result crash_once(const std::string& dir, const std::string& mode, int delay
   // Wait until the child is writing, then let it run for the random delay; for a kill in
   // a snapshot or a DDL step, then wait for the child to begin one (polling its ack file)
   // and give it `extra_us` more.
-  for (int i = 0; i < 3000 && !read_acks(ackfile).ready; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 3000 && !read_acks(ackfile).ready; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   if (when != moment::random) {
     const std::string prefix = when == moment::snapshot ? "snap-begin " : "ddl-begin ";
@@ -141,9 +139,9 @@ run_result crash_once(const std::string& dir, const std::string& mode, int delay
 struct totals {
   long kills = 0, in_snapshot = 0, in_ddl = 0;
   long acknowledged = 0, recovered = 0;
-  long lost = 0;    // acknowledged writes missing after the restart
-  long beyond = 0;  // of those, the ones the mode does not allow to lose (must stay 0)
-  long partial = 0;       // half rows or half batches (must stay 0)
+  long lost = 0;     // acknowledged writes missing after the restart
+  long beyond = 0;   // of those, the ones the mode does not allow to lose (must stay 0)
+  long partial = 0;  // half rows or half batches (must stay 0)
   long ddl_checked = 0;
   long early = 0;  // kills that came before the child acknowledged anything (nothing to check)
 };
@@ -255,8 +253,8 @@ void crash_test(const std::string& mode, int iterations) {
   totals t;
   const auto t0 = std::chrono::steady_clock::now();
   for (int it = 0; it < iterations; ++it) {
-    const auto dir = (fs::temp_directory_path() / ("cellar-crash-" + mode + "-" + std::to_string(getpid()) + "-" +
-                                                   std::to_string(it)))
+    const auto dir = (fs::temp_directory_path() /
+                      ("cellar-crash-" + mode + "-" + std::to_string(getpid()) + "-" + std::to_string(it)))
                          .string();
     fs::remove_all(dir);
     // One kill in three lands at random, one just after a snapshot began, one just after
@@ -287,8 +285,8 @@ void crash_test(const std::string& mode, int iterations) {
       "crash-loop: mode %s: %ld kills (%ld during a snapshot, %ld during DDL) in %.0f s; %ld writes acknowledged, "
       "%ld recovered; acknowledged writes lost: %ld (%ld of them beyond what the mode allows); partial rows or "
       "batches: %ld; DDL tables checked: %ld; kills before the first write (not counted): %ld\n",
-      mode.c_str(), t.kills, t.in_snapshot, t.in_ddl, secs, t.acknowledged, t.recovered, t.lost, t.beyond,
-      t.partial, t.ddl_checked, t.early);
+      mode.c_str(), t.kills, t.in_snapshot, t.in_ddl, secs, t.acknowledged, t.recovered, t.lost, t.beyond, t.partial,
+      t.ddl_checked, t.early);
   std::fflush(stdout);
   // Most kills must find writes to check (an early kill is rare: a loaded machine).
   CHECK(t.kills > t.early);

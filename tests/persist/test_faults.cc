@@ -346,8 +346,7 @@ TEST_CASE("a store closes promptly, its final snapshot written, while every core
     std::vector<std::thread> busy;
     for (unsigned i = 0; i < std::thread::hardware_concurrency() + 1; ++i)
       busy.emplace_back([&stop] {
-        while (!stop.load(std::memory_order_relaxed)) {
-        }
+        while (!stop.load(std::memory_order_relaxed)) {}
       });
     const auto t0 = std::chrono::steady_clock::now();
     const auto closed = s->close();

@@ -5,20 +5,20 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <functional>
+#include <map>
 #include <random>
 #include <thread>
-#include <atomic>
 
 #include <wiredtiger.h>
 
 #include "../support/store_fixture.h"
 #include "cellar/store.h"
-#include "damage.h"
 #include "crash_copy.h"
+#include "damage.h"
 
 namespace fs = std::filesystem;
 using namespace cellar;
@@ -45,7 +45,8 @@ TEST_CASE("a clean close and reopen keeps everything, in every mode", "[persist]
       auto t = s->open_table("t").value();
       for (int i = 0; i < 300; ++i) {
         std::string row = "row" + std::to_string(i);
-        REQUIRE(t.put(put(row).add("a", "q", 10, "v1").add("a", "q", 20, "v2").add("b", std::string("\0x", 2), "bin")).is_ok());
+        REQUIRE(t.put(put(row).add("a", "q", 10, "v1").add("a", "q", 20, "v2").add("b", std::string("\0x", 2), "bin"))
+                    .is_ok());
       }
       REQUIRE(t.remove(deletion("row7")).is_ok());
       REQUIRE(t.remove(deletion("row8").column("a", "q", 20)).is_ok());
@@ -155,9 +156,9 @@ TEST_CASE("incremental snapshots merge changes into runs exactly", "[persist]") 
   for (int cycle = 0; cycle < 4; ++cycle) {
     auto s = open_ok(opts(dir.path, durability::snapshot));
     if (cycle == 0)
-      REQUIRE(s->create_table({"t", partition_spec::hash(2), {{"a", 2}, {"b", 1}, {"c", 3}}},
-                              schema_origin::oceanbase_ddl)
-                  .is_ok());
+      REQUIRE(
+          s->create_table({"t", partition_spec::hash(2), {{"a", 2}, {"b", 1}, {"c", 3}}}, schema_origin::oceanbase_ddl)
+              .is_ok());
     else
       REQUIRE(all_cells(*s, "t") == expect);
     auto t = s->open_table("t").value();
@@ -226,14 +227,16 @@ TEST_CASE("recovery applies the base, several change runs and the log", "[persis
           case 0: REQUIRE(t.remove(deletion(row(r))).is_ok()); break;
           case 1: REQUIRE(t.remove(deletion(row(r)).column(fam, "q")).is_ok()); break;
           default:
-            REQUIRE(t.put(put(row(r)).add(fam, "q" + std::to_string(pick(2)), std::to_string(round) + "-" + big))
-                        .is_ok());
+            REQUIRE(
+                t.put(put(row(r)).add(fam, "q" + std::to_string(pick(2)), std::to_string(round) + "-" + big)).is_ok());
         }
       }
       // The same rows again: a later run replaces and erases cells of an earlier one.
       REQUIRE(t.put(put(row(7)).add("a", "q", "round" + std::to_string(round))).is_ok());
-      if (round % 2) REQUIRE(t.remove(deletion(row(8))).is_ok());
-      else REQUIRE(t.put(put(row(8)).add("b", "q", "back")).is_ok());
+      if (round % 2)
+        REQUIRE(t.remove(deletion(row(8))).is_ok());
+      else
+        REQUIRE(t.put(put(row(8)).add("b", "q", "back")).is_ok());
       if (round < 2) REQUIRE(t.put(put(row(round)).add("x", "q", "in a run")).is_ok());
       if (round == 2) REQUIRE(s->drop_family("t", "x").is_ok());  // its cells stay in older runs
       auto snap = s->snapshot();
@@ -285,8 +288,12 @@ TEST_CASE("change runs are merged into the base once they grow", "[persist]") {
       REQUIRE(round < 60);
       for (int i = 0; i < 300; ++i) {
         const int r = (i * 7919 + round * 131) % 5000;
-        if (i % 10 == 0) REQUIRE(t.remove(deletion(row(r))).is_ok());
-        else REQUIRE(t.put(put(row(r)).add(i % 3 || round > 2 ? "f" : "g", "q", std::to_string(round) + std::string(100, 'w'))).is_ok());
+        if (i % 10 == 0)
+          REQUIRE(t.remove(deletion(row(r))).is_ok());
+        else
+          REQUIRE(
+              t.put(put(row(r)).add(i % 3 || round > 2 ? "f" : "g", "q", std::to_string(round) + std::string(100, 'w')))
+                  .is_ok());
       }
       if (round == 2) REQUIRE(s->drop_family("t", "g").is_ok());
       auto snap = s->snapshot();

@@ -15,12 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "../support/eventually.h"
+#include "../support/temp_dir.h"
 #include "persist/codec.h"
 #include "replica/caf_loop.h"
 #include "replica/group.h"
 #include "replica/storage.h"
-#include "../support/eventually.h"
-#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::replica;
@@ -249,8 +249,11 @@ struct cluster {
     caf::scoped_actor self{sys};
     std::pair<code, std::string> out{code::internal, ""};
     self->request(actors[id - 1], wait_limit, std::move(msg))
-        .receive([&](std::uint16_t c, std::string text) { out = {static_cast<code>(c), std::move(text)}; },
-                 [&](caf::error& e) { FAIL(sys.render(e)); });
+        .receive(
+            [&](std::uint16_t c, std::string text) {
+              out = {static_cast<code>(c), std::move(text)};
+            },
+            [&](caf::error& e) { FAIL(sys.render(e)); });
     return out;
   }
   std::pair<code, std::string> propose(std::uint64_t id, std::string cmd) {
@@ -413,7 +416,8 @@ TEST_CASE("the interval between snapshots grows with the state, so a large state
   CHECK(taken >= 3);
   CHECK(taken <= 6);
   // The state is whole on every replica, snapshots and logs together.
-  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 200).size() == 200 * 1002);  // 1,001 bytes and a comma each
+  for (std::uint64_t id = 1; id <= 3; ++id)
+    CHECK(c.await_count(id, 200).size() == 200 * 1002);  // 1,001 bytes and a comma each
 }
 
 TEST_CASE("leadership goes to the preferred replica once it has the whole log, and back to it after it returns",
@@ -523,7 +527,8 @@ TEST_CASE("membership: a replica added while writes go on catches up and votes; 
   // A follower refuses a change, naming the leader.
   const auto leader = c.await_leader(1);
   const std::uint64_t follower = leader == 1 ? 2 : 1;
-  auto refused = c.call(follower, caf::make_message(add_member_atom::value, std::uint64_t{9}, std::string("replica-9")));
+  auto refused =
+      c.call(follower, caf::make_message(add_member_atom::value, std::uint64_t{9}, std::string("replica-9")));
   CHECK(refused.first == code::not_leader);
 
   // A 4th replica joins, empty: it becomes a voter and gets the whole log.
@@ -531,8 +536,9 @@ TEST_CASE("membership: a replica added while writes go on catches up and votes; 
   auto r = c.change(caf::make_message(add_member_atom::value, added, "replica-" + std::to_string(added)), {1, 2, 3});
   REQUIRE(r.first == code::ok);
   // Adding it again is a no-op.
-  CHECK(c.change(caf::make_message(add_member_atom::value, added, "replica-" + std::to_string(added)), {1, 2, 3}).first ==
-        code::ok);
+  CHECK(
+      c.change(caf::make_message(add_member_atom::value, added, "replica-" + std::to_string(added)), {1, 2, 3}).first ==
+      code::ok);
   writer.set_via(c, {1, 2, 3, added});
 
   // The leader of the moment is removed: it hands leadership over, then leaves.
@@ -608,17 +614,18 @@ TEST_CASE("a handover to the preferred replica fails no write: writes in flight 
     const auto leader = c.await_leader(1);
     if (leader == 2) ++rounds_led_by_2;
     constexpr int in_flight = 16;
-    for (int i = 0; i < in_flight; ++i) self->send(c.actors[leader - 1], propose_atom::value, "w" + std::to_string(next++));
+    for (int i = 0; i < in_flight; ++i)
+      self->send(c.actors[leader - 1], propose_atom::value, "w" + std::to_string(next++));
     for (int i = 0; i < in_flight; ++i)
       self->receive(
           [&](std::uint16_t code_value, const std::string& text) {
-        const auto got = static_cast<code>(code_value);
-        if (got == code::ok)
-          acked.insert(text.substr(std::string("applied ").size()));
-        else if (got == code::unavailable)
-          ++unavailable;  // its outcome unknown: what a handover must not cause
-        else
-          CHECK(got == code::not_leader);
+            const auto got = static_cast<code>(code_value);
+            if (got == code::ok)
+              acked.insert(text.substr(std::string("applied ").size()));
+            else if (got == code::unavailable)
+              ++unavailable;  // its outcome unknown: what a handover must not cause
+            else
+              CHECK(got == code::not_leader);
           },
           caf::after(wait_limit) >> [&] { FAIL("a write was never answered"); });
   }

@@ -12,8 +12,8 @@
 #include <optional>
 #include <thread>
 
-#include "replica/replicated_partition.h"
 #include "../support/eventually.h"
+#include "replica/replicated_partition.h"
 
 using namespace cellar;
 using namespace cellar::detail;
@@ -32,7 +32,7 @@ struct group_fixture {
   std::vector<std::unique_ptr<memory_storage>> storages;
   std::vector<replicated_partition_actor> actors;
   std::vector<member> members;
-  std::int64_t clock_ms = 1'000'000;  // the same clock for every replica's reads
+  std::int64_t clock_ms = 1'000'000;                                 // the same clock for every replica's reads
   unsigned snapshot_threshold = group_options{}.snapshot_threshold;  // for replicas started from now on
   unsigned snapshot_trailing = group_options{}.snapshot_trailing;
 
@@ -233,8 +233,7 @@ TEST_CASE("a replicated partition with 2 of 3 replicas dead refuses writes at on
   CHECK(g.ask(l2, {put("c").add("f", "q", "2")}).results.at(0).st.is_ok());
 }
 
-TEST_CASE("a replica reports its role, term, log positions and, on the leader, each follower's progress",
-          "[replica]") {
+TEST_CASE("a replica reports its role, term, log positions and, on the leader, each follower's progress", "[replica]") {
   group_fixture g;
   auto l = g.leader();
   for (int i = 0; i < 10; ++i)
@@ -280,9 +279,10 @@ TEST_CASE("a replica reports its role, term, log positions and, on the leader, e
     if (p.who.id == down) CHECK(p.match_index <= before);
 }
 
-TEST_CASE("a replicated partition's membership: a joiner starts empty, is added through the leader and gets every "
-          "cell; the leader removed hands over first",
-          "[replica]") {
+TEST_CASE(
+    "a replicated partition's membership: a joiner starts empty, is added through the leader and gets every "
+    "cell; the leader removed hands over first",
+    "[replica]") {
   group_fixture g;
   auto l = g.leader();
   for (int i = 0; i < 30; ++i)
@@ -336,8 +336,7 @@ TEST_CASE("a replicated partition's membership: a joiner starts empty, is added 
   }
 }
 
-TEST_CASE("a schema change reaches every replica through the log, also one never told of it directly",
-          "[replica]") {
+TEST_CASE("a schema change reaches every replica through the log, also one never told of it directly", "[replica]") {
   group_fixture g;
   const auto l = g.leader();
   REQUIRE(g.ask(l, {put("before").add("f", "q", "1")}).results.at(0).st.is_ok());
@@ -360,8 +359,8 @@ TEST_CASE("a schema change reaches every replica through the log, also one never
     return out;
   };
   // The leader takes version-2 writes once the change is committed.
-  CHECK(testsupport::eventually(
-      [&] { return ask_v2(l, {put("r0").add("g", "q", "g0")}).results.at(0).st.is_ok(); }, wait_limit));
+  CHECK(testsupport::eventually([&] { return ask_v2(l, {put("r0").add("g", "q", "g0")}).results.at(0).st.is_ok(); },
+                                wait_limit));
   for (int i = 1; i < 10; ++i)
     REQUIRE(ask_v2(l, {put("r" + std::to_string(i)).add("g", "q", "g" + std::to_string(i))}).results.at(0).st.is_ok());
 
@@ -411,8 +410,8 @@ TEST_CASE("a replica that missed a schema change and the entries after it catche
         .receive([&](batch_reply& r) { out = std::move(r); }, [&](caf::error& e) { FAIL(g.sys.render(e)); });
     return out;
   };
-  CHECK(testsupport::eventually(
-      [&] { return ask_v2(l, {put("r0").add("g", "q", "g0")}).results.at(0).st.is_ok(); }, wait_limit));
+  CHECK(testsupport::eventually([&] { return ask_v2(l, {put("r0").add("g", "q", "g0")}).results.at(0).st.is_ok(); },
+                                wait_limit));
   for (int i = 1; i < 40; ++i)
     REQUIRE(ask_v2(l, {put("r" + std::to_string(i)).add("g", "q", "g" + std::to_string(i))}).results.at(0).st.is_ok());
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.h"
 #include "replica/actor_io.h"
 #include "replica/storage.h"
 #include "replica/wire.h"
-#include "../support/temp_dir.h"
 
 using namespace cellar;
 using namespace cellar::replica;
@@ -360,7 +360,8 @@ TEST_CASE("actor_io: writes land at once, callbacks wait for the owner's flush",
   // Ticks: start asks for one; each tick asks for the next; a close makes older ones stale.
   static int ticked = 0;
   ticked = 0;
-  REQUIRE(io->start(io, 50, [](raft_io*) { ++ticked; }, [](raft_io*, raft_message*) {}) == 0);
+  REQUIRE(io->start(
+              io, 50, [](raft_io*) { ++ticked; }, [](raft_io*, raft_message*) {}) == 0);
   REQUIRE(loop.ticks.size() == 1);
   aio.on_tick(loop.ticks[0]);
   CHECK(ticked == 1);

@@ -42,7 +42,8 @@ inline response request(std::uint16_t port, const std::string& path, const std::
   for (;;) {
     if (header_end == std::string::npos && (header_end = in.find("\r\n\r\n")) != std::string::npos) {
       std::string lower;
-      for (std::size_t i = 0; i < header_end; ++i) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(in[i])));
+      for (std::size_t i = 0; i < header_end; ++i)
+        lower += static_cast<char>(std::tolower(static_cast<unsigned char>(in[i])));
       auto cl = lower.find("content-length:");
       want = cl == std::string::npos ? 0 : header_end + 4 + std::stoull(lower.substr(cl + 15));
       if (method == "HEAD") want = header_end + 4;
@@ -56,7 +57,8 @@ inline response request(std::uint16_t port, const std::string& path, const std::
   if (header_end == std::string::npos) throw std::runtime_error("no HTTP response: " + in);
   response r;
   r.status = std::stoi(in.substr(in.find(' ') + 1, 3));
-  for (std::size_t i = 0; i < header_end; ++i) r.headers += static_cast<char>(std::tolower(static_cast<unsigned char>(in[i])));
+  for (std::size_t i = 0; i < header_end; ++i)
+    r.headers += static_cast<char>(std::tolower(static_cast<unsigned char>(in[i])));
   r.body = in.substr(header_end + 4);
   return r;
 }

@@ -8,16 +8,16 @@
 
 #include <atomic>
 #include <cstdio>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cellar.capnp.h"
 #include "cellar/store.h"
+#include "rpc/convert.h"
 #include "rpc/message_stream.h"
 #include "rpc/server.h"
-#include "rpc/convert.h"
 #include "rpc/socket_stream.h"
 
 inline std::string row_name(int i) {
@@ -79,7 +79,8 @@ struct rpc_client {
 
   explicit rpc_client(const served_store& s) {
     channel = kj::heap<cellar::rpc::client_channel>(
-        kj::heap<cellar::rpc::socket_stream>(io.unixEventPort, cellar::rpc::connect_socket("127.0.0.1", s.server->port())));
+        kj::heap<cellar::rpc::socket_stream>(io.unixEventPort,
+                                             cellar::rpc::connect_socket("127.0.0.1", s.server->port())));
     auto login = channel->login().loginRequest().send().wait(io.waitScope);
     REQUIRE(login.getError().getCode() == 0);
     cellar = login.getCellar();

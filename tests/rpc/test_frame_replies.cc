@@ -158,8 +158,7 @@ TEST_CASE("frames: gets of one connection with different options each read with 
     CHECK(cells(cellar::get("r2").column("f", "b")) == v{"r2:b"});
     CHECK(cells(cellar::get("r2").range(0, 3)).empty());  // before both cells
     CHECK(cells(cellar::get("r2")) == v{"r2:a", "r2:b"});
-    CHECK(cells(cellar::get("r1").filter(cellar::parse_filter("QualifierFilter(=, 'binary:b')").value())) ==
-          v{"r1:b"});
+    CHECK(cells(cellar::get("r1").filter(cellar::parse_filter("QualifierFilter(=, 'binary:b')").value())) == v{"r1:b"});
     CHECK(cells(cellar::get("r1")) == v{"r1:a", "r1:b"});
   }
 }

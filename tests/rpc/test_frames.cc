@@ -8,22 +8,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <fcntl.h>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <map>
-#include <thread>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "cellar/store.h"
 #include "cellar/client.h"
+#include "cellar/store.h"
 #include "rpc/frames.h"
 #include "rpc/socket_stream.h"
 #include "served_store.h"
@@ -147,7 +147,9 @@ TEST_CASE("frames: a batch gives the results the embedded API gives", "[frames]"
       const std::string row = "k" + std::to_string(rng() % 12);
       const std::int64_t ts = 1 + static_cast<std::int64_t>(rng() % 5);
       switch (rng() % 4) {
-        case 0: ops.emplace_back(cellar::put(row).add("f", "q" + std::to_string(rng() % 3), ts, "v" + std::to_string(rng()))); break;
+        case 0:
+          ops.emplace_back(cellar::put(row).add("f", "q" + std::to_string(rng() % 3), ts, "v" + std::to_string(rng())));
+          break;
         case 1: ops.emplace_back(cellar::get(row)); break;
         case 2: ops.emplace_back(cellar::deletion(row).column("f", "q" + std::to_string(rng() % 3))); break;
         default: ops.emplace_back(cellar::increment(row).add("f", "n", 1)); break;
@@ -326,7 +328,8 @@ TEST_CASE("frames: pipelined calls keep their order per partition", "[frames]") 
   // while later ones of this connection could run in place and overtake them.
   busy_connection busy(s);
   for (int round = 0; round < 5; ++round) {
-    auto gets = pipelined_pairs(*c, round, [&](const std::string& row) { return c->send_batch("t", {cellar::get(row)}); });
+    auto gets =
+        pipelined_pairs(*c, round, [&](const std::string& row) { return c->send_batch("t", {cellar::get(row)}); });
     for (int i = 0; i < 100; ++i) {
       auto g = frame_client::batch_results(gets[static_cast<std::size_t>(i)]->get());
       REQUIRE(g);
@@ -592,7 +595,10 @@ TEST_CASE("connect(): batches over frames give the RPC path's results", "[frames
     for (int i = 0; i < n; ++i) {
       const std::string row = "k" + std::to_string(rng() % 10);
       switch (rng() % 3) {
-        case 0: ops.emplace_back(cellar::put(row).add("f", "q" + std::to_string(rng() % 3), 1 + round, "v" + std::to_string(rng()))); break;
+        case 0:
+          ops.emplace_back(
+              cellar::put(row).add("f", "q" + std::to_string(rng() % 3), 1 + round, "v" + std::to_string(rng())));
+          break;
         case 1: ops.emplace_back(cellar::get(row)); break;
         default: ops.emplace_back(cellar::deletion(row).column("f", "q" + std::to_string(rng() % 3))); break;
       }

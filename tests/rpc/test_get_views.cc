@@ -35,9 +35,9 @@ TEST_CASE("a get answered from views of the cells is the message read_row's resu
   const std::int64_t now = 1'000'000;
   const std::string row = "user000000000000000000042";  // longer than a short string
   for (std::int64_t ts = 1; ts <= 4; ++ts)
-    REQUIRE(m.apply(s, put(row).add("a", "q1", ts, "v" + std::to_string(ts)).add("a", "q2", ts, std::string(300, 'x')),
-                    now)
-                .is_ok());
+    REQUIRE(
+        m.apply(s, put(row).add("a", "q1", ts, "v" + std::to_string(ts)).add("a", "q2", ts, std::string(300, 'x')), now)
+            .is_ok());
   REQUIRE(m.apply(s, put(row).add("bb", "", 7, "").add("bb", std::string("\0z", 2), 8, "binary\0v"), now).is_ok());
   REQUIRE(m.apply(s, put("other").add("a", "q1", 1, "not this row"), now).is_ok());
 

@@ -5,13 +5,13 @@
 // max_batch, max_in_flight and max_message_bytes. Both protocols.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
 #include <capnp/message.h>
 #include <capnp/serialize.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
-#include <spdlog/spdlog.h>
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -23,11 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "../support/eventually.h"
 #include "cellar/client.h"
 #include "rpc/connection_guard.h"
 #include "rpc/frames.h"
 #include "served_store.h"
-#include "../support/eventually.h"
 
 namespace {
 
@@ -54,7 +54,8 @@ using testsupport::eventually;
 // A raw blocking socket to `s` (for bytes the clients would not send).
 struct raw_socket {
   int fd;
-  explicit raw_socket(const served_store& s) : fd(cellar::rpc::connect_socket("127.0.0.1", s.server->port()).release()) {
+  explicit raw_socket(const served_store& s)
+      : fd(cellar::rpc::connect_socket("127.0.0.1", s.server->port()).release()) {
     ::fcntl(fd, F_SETFL, 0);
     timeval tv{30, 0};  // a server that never closes fails the test instead of hanging it
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -190,7 +191,8 @@ TEST_CASE("rpc: three wrong tokens close the connection", "[rpc][guard]") {
   {
     kj::AsyncIoContext io = kj::setupAsyncIo();
     auto channel = kj::heap<cellar::rpc::client_channel>(
-        kj::heap<cellar::rpc::socket_stream>(io.unixEventPort, cellar::rpc::connect_socket("127.0.0.1", s.server->port())));
+        kj::heap<cellar::rpc::socket_stream>(io.unixEventPort,
+                                             cellar::rpc::connect_socket("127.0.0.1", s.server->port())));
     auto login = channel->login();
     auto attempt = [&](const char* token) {
       auto req = login.loginRequest();

@@ -23,8 +23,8 @@
 
 #include "cellar.capnp.h"
 #include "rpc/frames.h"
-#include "rpc/message_stream.h"
 #include "rpc/io_ring.h"
+#include "rpc/message_stream.h"
 #include "rpc/socket_stream.h"
 #include "served_store.h"
 
@@ -58,8 +58,10 @@ void fill(capnp::MallocMessageBuilder& b, unsigned code, std::size_t n) {
 // Reads one message and checks it is fill(code, n)'s.
 void expect(kj::AsyncIoContext& io, buffered_message_stream& reader, unsigned code, std::size_t n) {
   auto r = reader.readMessage()
-               .exclusiveJoin(io.provider->getTimer().afterDelay(30 * kj::SECONDS).then(
-                   []() -> kj::Own<capnp::MessageReader> { KJ_FAIL_REQUIRE("timed out"); }))
+               .exclusiveJoin(
+                   io.provider->getTimer().afterDelay(30 * kj::SECONDS).then([]() -> kj::Own<capnp::MessageReader> {
+                     KJ_FAIL_REQUIRE("timed out");
+                   }))
                .wait(io.waitScope);
   auto e = r->getRoot<cellar::wire::Error>();
   CHECK(e.getCode() == code);
@@ -128,8 +130,7 @@ TEST_CASE("io ring: a turn with more calls than the ring holds submits them in s
   for (unsigned i = 0; i < 10; ++i) expect(io, *links[i]->reader, i, 20 + i);
 }
 
-TEST_CASE("io ring: what a full socket does not take follows as the peer reads, whole and in order",
-          "[rpc][ring]") {
+TEST_CASE("io ring: what a full socket does not take follows as the peer reads, whole and in order", "[rpc][ring]") {
   auto io = kj::setupAsyncIo();
   auto ring = io_ring::open();
   REQUIRE(ring.get() != nullptr);
@@ -204,7 +205,7 @@ TEST_CASE("io ring: the reads asked for in one turn are made in one io_uring_ent
   auto rb = ring->recv(pairs[1].first.get(), b, sizeof b);
   auto rc = ring->recv(pairs[2].first.get(), c, sizeof c);
   auto rd = ring->recv(pairs[0].first.get(), d, sizeof d);  // after ra took the bytes: nothing
-  CHECK(ring->enters() == 0);  // made at the end of the turn
+  CHECK(ring->enters() == 0);                               // made at the end of the turn
   CHECK(ra.wait(io.waitScope) == 4);
   CHECK(ring->enters() == 1);
   CHECK(ring->recvs() == 4);

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "rpc/frames.h"
 #include "../support/eventually.h"
+#include "rpc/frames.h"
 #include "served_store.h"
 
 namespace {
@@ -70,7 +70,8 @@ std::string cpus_allowed_of(const std::string& name) {
 
 // Table "t" served by `loops` event loops, with or without loop affinity.
 struct served : served_store {
-  served(std::size_t loops, bool affinity) : served_store(cellar::partition_spec::hash(2), 0, options(loops, affinity)) {}
+  served(std::size_t loops, bool affinity)
+      : served_store(cellar::partition_spec::hash(2), 0, options(loops, affinity)) {}
   static cellar::rpc::server_options options(std::size_t loops, bool affinity) {
     auto so = loopback_options();
     so.event_loops = loops;

@@ -75,7 +75,8 @@ TEST_CASE("messages written in one turn arrive intact and leave in one write", "
   kj::Vector<kj::Promise<void>> writes;
   for (unsigned i = 0; i < n; ++i) {
     // Tiny first segments make the longer messages multi-segment.
-    builders.push_back(kj::heap<capnp::MallocMessageBuilder>(i % 2 ? 8u : 1024u, capnp::AllocationStrategy::FIXED_SIZE));
+    builders.push_back(
+        kj::heap<capnp::MallocMessageBuilder>(i % 2 ? 8u : 1024u, capnp::AllocationStrategy::FIXED_SIZE));
     fill(*builders.back(), i, size_of(i));
     writes.add(writer.writeMessage(*builders.back()));
   }
@@ -116,7 +117,9 @@ TEST_CASE("a clean end of stream reads as no message; an end inside a message is
     writer.end().wait(io.waitScope);
     auto first = reader.tryReadMessage().wait(io.waitScope);
     REQUIRE(first != nullptr);
-    KJ_IF_MAYBE(m, first) { check(**m, 1, 10); }
+    KJ_IF_MAYBE (m, first) {
+      check(**m, 1, 10);
+    }
     CHECK(reader.tryReadMessage().wait(io.waitScope) == nullptr);
   }
   SECTION("truncated") {
@@ -148,13 +151,16 @@ TEST_CASE("malformed and oversized messages are refused", "[rpc]") {
     auto flat = capnp::messageToFlatArray(b);
     std::vector<unsigned char> bytes(flat.asBytes().begin(), flat.asBytes().end());
     const std::uint32_t bad[2] = {100000, 1};
-    bytes.insert(bytes.end(), reinterpret_cast<const unsigned char*>(bad), reinterpret_cast<const unsigned char*>(bad) + 8);
+    bytes.insert(bytes.end(), reinterpret_cast<const unsigned char*>(bad),
+                 reinterpret_cast<const unsigned char*>(bad) + 8);
     pipe.ends[0]->write(bytes.data(), bytes.size()).wait(io.waitScope);
     check(*reader.readMessage().wait(io.waitScope), 6, 10);
     // The second header is already buffered: the refusal must still come as a promise.
     kj::Maybe<kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>>> next;
     CHECK_NOTHROW(next = reader.tryReadMessage(nullptr, capnp::ReaderOptions(), nullptr));
-    KJ_IF_MAYBE(p, next) { CHECK_THROWS(p->wait(io.waitScope)); }
+    KJ_IF_MAYBE (p, next) {
+      CHECK_THROWS(p->wait(io.waitScope));
+    }
   }
   SECTION("over the traversal limit") {
     buffered_message_stream writer(*pipe.ends[0]);
@@ -214,7 +220,7 @@ TEST_CASE("queue() makes a promise only when writers must wait", "[rpc]") {
   CHECK_FALSE(writer.queue([](std::vector<unsigned char>&) { return false; }, held));
   CHECK(held == nullptr);
   CHECK(writer.queue(append(big), held));
-  KJ_IF_MAYBE(p, held) {
+  KJ_IF_MAYBE (p, held) {
     CHECK_FALSE(p->poll(io.waitScope));  // over it: held until the queue drains
   } else {
     FAIL("a write over the bound made no promise");

@@ -23,7 +23,7 @@
 namespace {
 
 kj::Promise<capnp::Response<cellar::wire::Cellar::BatchResults>> send(cellar::wire::Cellar::Client& c,
-                                                                       const cellar::batch_op& op) {
+                                                                      const cellar::batch_op& op) {
   auto req = c.batchRequest();
   req.setTable("t");
   cellar::rpc::to_wire(op, req.initActions(1)[0]);
@@ -66,7 +66,8 @@ TEST_CASE("a read sees the writes its connection sent before it, pipelined or no
   }
   // One at a time (the reads take the in-place path).
   for (int i = 0; i < 100; ++i) {
-    REQUIRE(send(c, cellar::put("s").add("f", "q", "w" + std::to_string(i))).wait(io.waitScope).getError().getCode() == 0);
+    REQUIRE(send(c, cellar::put("s").add("f", "q", "w" + std::to_string(i))).wait(io.waitScope).getError().getCode() ==
+            0);
     CHECK(value_of(send(c, cellar::get("s")).wait(io.waitScope)) == "w" + std::to_string(i));
   }
 }
@@ -91,7 +92,8 @@ TEST_CASE("a write does not overtake the reads its connection sent before it", "
       puts.push_back(send(c, cellar::put("x").add("f", "q", "v" + std::to_string(version + i))));
     }
     for (int i = 1; i <= 100; ++i) {
-      CHECK(value_of(gets[static_cast<std::size_t>(i - 1)].wait(io.waitScope)) == "v" + std::to_string(version + i - 1));
+      CHECK(value_of(gets[static_cast<std::size_t>(i - 1)].wait(io.waitScope)) ==
+            "v" + std::to_string(version + i - 1));
       REQUIRE(puts[static_cast<std::size_t>(i - 1)].wait(io.waitScope).getError().getCode() == 0);
     }
     version += 100;
@@ -99,7 +101,8 @@ TEST_CASE("a write does not overtake the reads its connection sent before it", "
   busy.reset();
   // One at a time (both take the in-place path): each write is seen by the next read.
   for (int i = 0; i < 100; ++i) {
-    REQUIRE(send(c, cellar::put("x").add("f", "q", "w" + std::to_string(i))).wait(io.waitScope).getError().getCode() == 0);
+    REQUIRE(send(c, cellar::put("x").add("f", "q", "w" + std::to_string(i))).wait(io.waitScope).getError().getCode() ==
+            0);
     CHECK(value_of(send(c, cellar::get("x")).wait(io.waitScope)) == "w" + std::to_string(i));
   }
 }

@@ -25,9 +25,7 @@
 
 namespace {
 
-capnp::Data::Reader bytes(const std::string& s) {
-  return {reinterpret_cast<const capnp::byte*>(s.data()), s.size()};
-}
+capnp::Data::Reader bytes(const std::string& s) { return {reinterpret_cast<const capnp::byte*>(s.data()), s.size()}; }
 
 std::string str(capnp::Data::Reader d) { return {reinterpret_cast<const char*>(d.begin()), d.size()}; }
 
@@ -71,7 +69,8 @@ TEST_CASE("pipelined next calls on one scanner return every row once, in order",
   for (std::size_t i = 0; i < calls.size(); ++i) {
     auto r = calls[i].wait(io.waitScope);
     REQUIRE(r.getError().getCode() == 0);
-    for (auto rr : r.getResults()) rows.emplace_back(reinterpret_cast<const char*>(rr.getRow().begin()), rr.getRow().size());
+    for (auto rr : r.getResults())
+      rows.emplace_back(reinterpret_cast<const char*>(rr.getRow().begin()), rr.getRow().size());
     CHECK(r.getDone() == (i == calls.size() - 1));  // 1000 rows: the 8th call comes up short
   }
   REQUIRE(rows.size() == 1000);
@@ -231,12 +230,13 @@ TEST_CASE("a scan over chosen partitions visits only those; a partition the tabl
   }
 }
 
-TEST_CASE("the last page of a scan a filter ended says where: the scanner, RPC and frames", "[rpc][scan][cluster-wire]") {
+TEST_CASE("the last page of a scan a filter ended says where: the scanner, RPC and frames",
+          "[rpc][scan][cluster-wire]") {
   served_store s(cellar::partition_spec::hash(4));
   // Each partition stops at its first row past row00500 (in scan direction); the scan ends
   // at the earliest of them, row00500 itself.
-  const cellar::filter before_500 =
-      cellar::while_match_filter{cellar::row_filter{cellar::compare_op::less, cellar::comparator::binary(row_name(500))}};
+  const cellar::filter before_500 = cellar::while_match_filter{
+      cellar::row_filter{cellar::compare_op::less, cellar::comparator::binary(row_name(500))}};
   const cellar::filter after_500 = cellar::while_match_filter{
       cellar::row_filter{cellar::compare_op::greater, cellar::comparator::binary(row_name(500))}};
 

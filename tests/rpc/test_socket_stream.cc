@@ -39,16 +39,18 @@ struct socket_pair {
   }
 };
 
-void send_all(int fd, const std::string& s) { REQUIRE(::write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size())); }
+void send_all(int fd, const std::string& s) {
+  REQUIRE(::write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size()));
+}
 
 // Waits for `p`, failing instead of hanging if it does not resolve within 30 s: generous,
 // since a busy machine with MALLOC_PERTURB_ set (as meson test sets it) can take seconds
 // for a few MB.
 template <typename T>
 T wait_briefly(kj::AsyncIoContext& io, kj::Promise<T> p) {
-  return p.exclusiveJoin(io.provider->getTimer().afterDelay(30 * kj::SECONDS).then([]() -> T {
-              KJ_FAIL_REQUIRE("timed out");
-            }))
+  return p
+      .exclusiveJoin(
+          io.provider->getTimer().afterDelay(30 * kj::SECONDS).then([]() -> T { KJ_FAIL_REQUIRE("timed out"); }))
       .wait(io.waitScope);
 }
 
@@ -120,8 +122,9 @@ TEST_CASE("a read for more bytes than one write gathers several writes", "[rpc]"
   // Each piece arrives in its own turn of the loop.
   kj::Promise<void> feed = kj::READY_NOW;
   for (const char* piece : {"abcd", "efgh", "ijkl"})
-    feed = feed.then([&io] { return io.provider->getTimer().afterDelay(2 * kj::MILLISECONDS); })
-               .then([&sp, piece] { send_all(sp.peer.get(), piece); });
+    feed = feed.then([&io] { return io.provider->getTimer().afterDelay(2 * kj::MILLISECONDS); }).then([&sp, piece] {
+      send_all(sp.peer.get(), piece);
+    });
   feed = feed.eagerlyEvaluate(nullptr);
   REQUIRE(wait_briefly(io, kj::mv(read)) == sizeof buf);
   feed.wait(io.waitScope);
@@ -288,8 +291,8 @@ TEST_CASE("addresses split into host and port: host:port or [v6]:port, the port 
   CHECK(split_host_port("[::1]:65535") == hp{"::1", 65535});
   CHECK(split_host_port("a:b:80") == hp{"a:b", 80});  // the last colon
   CHECK(split_host_port(":80") == hp{"", 80});
-  for (const char* bad : {"", "host", "host:", "host:65536", "host:8x", "host:-1", "host: 80", "[::1]9090", "[::1",
-                          "[::1]:"}) {
+  for (const char* bad :
+       {"", "host", "host:", "host:65536", "host:8x", "host:-1", "host: 80", "[::1]9090", "[::1", "[::1]:"}) {
     INFO(bad);
     CHECK(split_host_port(bad) == std::nullopt);
   }

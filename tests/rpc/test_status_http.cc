@@ -12,9 +12,9 @@
 #include <string>
 #include <thread>
 
+#include "../support/temp_dir.h"
 #include "cellar/client.h"
 #include "cellar/summary.h"
-#include "../support/temp_dir.h"
 #include "http_get.h"
 #include "rpc/metrics.h"
 #include "rpc/status_http.h"

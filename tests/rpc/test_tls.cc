@@ -161,7 +161,8 @@ TEST_CASE("tls: the server refuses to start without a matching certificate and k
   r = cellar::rpc::server::start(*store.value(), mismatched);
   REQUIRE(!r);
   CHECK(r.error().code() == code::invalid_argument);
-  CHECK(r.error().message() == "the key in " + certs.other_key + " does not belong to the certificate in " + certs.server_cert);
+  CHECK(r.error().message() ==
+        "the key in " + certs.other_key + " does not belong to the certificate in " + certs.server_cert);
   auto not_pem = loopback_options();
   not_pem.tls_cert_file = certs.dir + "/ext.cnf";
   not_pem.tls_key_file = certs.server_key;

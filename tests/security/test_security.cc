@@ -38,7 +38,8 @@ struct env_token {
   ~env_token() { ::unsetenv("CELLAR_TOKEN"); }
 };
 
-testproc::output shell(const testproc::server& srv, std::vector<std::string> extra, const std::string& script = "whoami\n") {
+testproc::output shell(const testproc::server& srv, std::vector<std::string> extra,
+                       const std::string& script = "whoami\n") {
   std::vector<std::string> argv{CELLAR_SHELL, "--connect", srv.address(), "--json"};
   for (auto& e : extra) argv.push_back(e);
   return testproc::run(argv, script, /*with_stderr=*/true);
@@ -139,10 +140,30 @@ TEST_CASE("over TLS: the shell and the load generator with --tls-ca; without it,
   CHECK(has(other.out, "certificate is not trusted"));
   // The load generator, over both protocols.
   for (const char* protocol : {"frames", "capnp"}) {
-    auto lg = testproc::run({CELLAR_LOADGEN, "--target", "cellar-rpc", "--protocol", protocol, "--port",
-                             std::to_string(srv.port()), "--token-file", token, "--tls-ca", certs.ca, "--workload", "a",
-                             "--phase", "both", "--records", "200", "--operations", "400", "--connections", "2",
-                             "--quiet", "--json", dir.path + "/lg.json"},
+    auto lg = testproc::run({CELLAR_LOADGEN,
+                             "--target",
+                             "cellar-rpc",
+                             "--protocol",
+                             protocol,
+                             "--port",
+                             std::to_string(srv.port()),
+                             "--token-file",
+                             token,
+                             "--tls-ca",
+                             certs.ca,
+                             "--workload",
+                             "a",
+                             "--phase",
+                             "both",
+                             "--records",
+                             "200",
+                             "--operations",
+                             "400",
+                             "--connections",
+                             "2",
+                             "--quiet",
+                             "--json",
+                             dir.path + "/lg.json"},
                             "", /*with_stderr=*/true);
     INFO(lg.out);
     CHECK(lg.exit_code == 0);
@@ -194,7 +215,8 @@ TEST_CASE("the server's token from its TOML file; a token flag wins over both to
   for (std::size_t i = 0; i < bad.size(); ++i) {
     const auto cfg = write_file(dir.path + "/bad" + std::to_string(i) + ".toml", bad[i].first);
     // (Under `timeout`: a server that took the file for good would serve until stopped.)
-    auto r = testproc::run({"/usr/bin/timeout", "20", CELLAR_SERVER, "--config", cfg, "--listen", "127.0.0.1:0", "--data", ""},
+    auto r = testproc::run({"/usr/bin/timeout", "20", CELLAR_SERVER, "--config", cfg, "--listen", "127.0.0.1:0",
+                            "--data", ""},
                            "", /*with_stderr=*/true);
     INFO(bad[i].first << r.out);
     CHECK(r.exit_code == 2);

@@ -8,7 +8,8 @@
 
 namespace testproc {
 
-inline constexpr const char* blog_writes = R"(create 'blogtable', 'info','text','comment_title','comment_author','comment_text'
+inline constexpr const char* blog_writes =
+    R"(create 'blogtable', 'info','text','comment_title','comment_author','comment_text'
 put 'blogtable', '1', 'info:title', 'this is doc title'
 put 'blogtable', '1', 'info:author', 'javabloger'
 put 'blogtable', '1', 'info:url', 'http://www.javabloger.com/index.php'

@@ -27,7 +27,8 @@ using testproc::lines;
 // The whole of seed 003's session: its writes, then its reads.
 const std::string blog_session = std::string(testproc::blog_writes) + testproc::blog_reads;
 
-testproc::output shell_rpc(const testproc::server& srv, const std::string& script, std::vector<std::string> extra = {}) {
+testproc::output shell_rpc(const testproc::server& srv, const std::string& script,
+                           std::vector<std::string> extra = {}) {
   std::vector<std::string> argv{CELLAR_SHELL, "--connect", srv.address(), "--json"};
   for (auto& e : extra) argv.push_back(e);
   return testproc::run(argv, script);
@@ -61,9 +62,9 @@ TEST_CASE("seed 003: the blog session gives HBase's results over RPC and embedde
   auto out = lines(rpc.out);
   REQUIRE(out.size() == 21);  // one JSON object per command
   for (int i = 0; i < 15; ++i) CHECK(out[static_cast<std::size_t>(i)] == "{\"ok\":true}");
-  CHECK(cells_of(out[15]) == std::vector<std::string>{"1 info:title = this is doc title", "1 text: = what is this doc context ?",
-                                                      "2 info:title = this is doc title2",
-                                                      "2 text: = what is this doc context2?"});
+  CHECK(cells_of(out[15]) ==
+        std::vector<std::string>{"1 info:title = this is doc title", "1 text: = what is this doc context ?",
+                                 "2 info:title = this is doc title2", "2 text: = what is this doc context2?"});
   CHECK(cells_of(out[16]) == std::vector<std::string>{"2 info:url = http://www.javabloger.com/index.html"});
   CHECK(cells_of(out[17]) ==
         std::vector<std::string>{"1 comment_author: = javabloger", "1 comment_text: = this is nice doc",
@@ -80,8 +81,8 @@ TEST_CASE("seed 003: the blog session gives HBase's results over RPC and embedde
 
 TEST_CASE("the human output looks like the HBase shell's", "[shell]") {
   temp_dir emb;
-  auto r = testproc::run({CELLAR_SHELL, "--embedded", emb.path},
-                         std::string(blog_session) + "count 'blogtable'\nlist\n");
+  auto r =
+      testproc::run({CELLAR_SHELL, "--embedded", emb.path}, std::string(blog_session) + "count 'blogtable'\nlist\n");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Created table blogtable") != std::string::npos);
   CHECK(r.out.find("ROW                              COLUMN+CELL") != std::string::npos);
@@ -158,8 +159,8 @@ TEST_CASE("every SQL block of seeds 000 and 001 runs through the shell, over RPC
     const std::string block = read_file(path.string());
     // Blocks that bind to TABLEGROUP htable1 get the CREATE TABLEGROUP the document says
     // must come first.
-    const bool binds = block.find("TABLEGROUP =") != std::string::npos &&
-                       block.find("CREATE TABLEGROUP") == std::string::npos;
+    const bool binds =
+        block.find("TABLEGROUP =") != std::string::npos && block.find("CREATE TABLEGROUP") == std::string::npos;
     const std::string prelude = binds ? "CREATE TABLEGROUP htable1;\n" : "";
     if (name == "seed000_02.sql") {
       // Alternatives of one table (seed 000's three t1$cf1 statements).
@@ -191,9 +192,10 @@ TEST_CASE("every SQL block of seeds 000 and 001 runs through the shell, over RPC
 TEST_CASE("invalid DDL and commands are refused with a clear error and change nothing", "[shell][ddl]") {
   temp_dir data;
   testproc::server srv(CELLAR_SERVER, data.path);
-  const std::string setup = "CREATE TABLEGROUP g;\nCREATE TABLE g$f (K varbinary(1024), Q varbinary(256), T bigint, "
-                            "V varbinary(1048576), PRIMARY KEY(K, Q, T)) TABLEGROUP = g PARTITION BY KEY(K) PARTITIONS 3;\n"
-                            "put 'g', 'r1', 'f:q', 'v1'\n";
+  const std::string setup =
+      "CREATE TABLEGROUP g;\nCREATE TABLE g$f (K varbinary(1024), Q varbinary(256), T bigint, "
+      "V varbinary(1048576), PRIMARY KEY(K, Q, T)) TABLEGROUP = g PARTITION BY KEY(K) PARTITIONS 3;\n"
+      "put 'g', 'r1', 'f:q', 'v1'\n";
   REQUIRE(shell_rpc(srv, setup).exit_code == 0);
   struct refusal {
     std::string script;
@@ -264,8 +266,8 @@ TEST_CASE("the server survives malformed and oversized messages", "[shell][serve
     (void)read(fd, buf, sizeof buf);
     close(fd);
   };
-  raw(std::string(64, '\xff'));                                    // garbage
-  raw(std::string("\x00\x00\x00\x00\x00\x00\x00\x10", 8));          // one segment of 2^28 words
+  raw(std::string(64, '\xff'));                                                     // garbage
+  raw(std::string("\x00\x00\x00\x00\x00\x00\x00\x10", 8));                          // one segment of 2^28 words
   raw(std::string("\x00\x00\x00\x00\x02\x00\x00\x00", 8) + std::string(100, 'x'));  // truncated
   REQUIRE(srv.alive());
   auto r = shell_rpc(srv, "create 't', 'f'\nput 't', 'r', 'f:q', 'v'\nget 't', 'r'\n");

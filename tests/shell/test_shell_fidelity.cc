@@ -59,7 +59,8 @@ describe 'mv'
 }
 
 TEST_CASE("create and alter: every HBase option is kept and shown, or refused by name", "[shell][fidelity]") {
-  const std::string script = R"(create 'o', {NAME => 'f', BLOOMFILTER => 'row', COMPRESSION => 'SNAPPY', IN_MEMORY => true, BLOCKSIZE => 65536, KEEP_DELETED_CELLS => false, DATA_BLOCK_ENCODING => 'FAST_DIFF', REPLICATION_SCOPE => 0, METADATA => {'team' => 'search'}}, MAX_FILESIZE => '134217728', OWNER => 'ops', DURABILITY => 'SKIP_WAL', METADATA => {'purpose' => 'test'}
+  const std::string script =
+      R"(create 'o', {NAME => 'f', BLOOMFILTER => 'row', COMPRESSION => 'SNAPPY', IN_MEMORY => true, BLOCKSIZE => 65536, KEEP_DELETED_CELLS => false, DATA_BLOCK_ENCODING => 'FAST_DIFF', REPLICATION_SCOPE => 0, METADATA => {'team' => 'search'}}, MAX_FILESIZE => '134217728', OWNER => 'ops', DURABILITY => 'SKIP_WAL', METADATA => {'purpose' => 'test'}
 describe 'o'
 create 'k', {NAME => 'f', KEEP_DELETED_CELLS => true}
 create 'k', {NAME => 'f', KEEP_DELETED_CELLS => 'TTL'}
@@ -124,7 +125,9 @@ create 'nope', 'f', {NUMREGIONS => 4, SPLITALGO => 'MySplit'}
 
 TEST_CASE("alter 't', MAX_FILESIZE => ... sets a table attribute; describe shows it", "[shell][fidelity]") {
   temp_dir emb;
-  auto text = human(emb.path, R"(create 't', {NAME => 'f', MIN_VERSIONS => 1, TTL => 60, BLOOMFILTER => 'ROW', METADATA => {'k' => 'v'}}
+  auto text =
+      human(emb.path,
+            R"(create 't', {NAME => 'f', MIN_VERSIONS => 1, TTL => 60, BLOOMFILTER => 'ROW', METADATA => {'k' => 'v'}}
 alter 't', MAX_FILESIZE => '134217728'
 describe 't'
 )");
@@ -161,9 +164,10 @@ get 'ro', 'r'
 
 TEST_CASE("table attributes, family settings and MIN_VERSIONS survive a server restart", "[shell][fidelity]") {
   temp_dir data;
-  const std::string setup = "create 'p', {NAME => 'f', MIN_VERSIONS => 1, TTL => 1, VERSIONS => 2, "
-                            "COMPRESSION => 'GZ'}, OWNER => 'ops'\nput 'p', 'r', 'f:q', 'kept', 1\n"
-                            "alter 'p', READONLY => true\n";
+  const std::string setup =
+      "create 'p', {NAME => 'f', MIN_VERSIONS => 1, TTL => 1, VERSIONS => 2, "
+      "COMPRESSION => 'GZ'}, OWNER => 'ops'\nput 'p', 'r', 'f:q', 'kept', 1\n"
+      "alter 'p', READONLY => true\n";
   const std::string probe = "describe 'p'\nget 'p', 'r'\nput 'p', 'r', 'f:q', 'no'\n";
   {
     testproc::server srv(CELLAR_SERVER, data.path);
@@ -188,16 +192,18 @@ TEST_CASE("create takes SPLITS_FILE, one split per line", "[shell][fidelity]") {
   std::filesystem::create_directories(files.path);
   const std::string path = files.path + "/splits.txt";
   std::ofstream(path) << "m\nc\n";
-  auto o = testproc::run({CELLAR_SHELL, "--embedded", emb.path, "--json"},
-                         "create 's', 'f', SPLITS_FILE => '" + path + "'\nget_splits 's'\n"
-                         "create 'n', 'f', SPLITS_FILE => '" + files.path + "/none'\n");
+  auto o = testproc::run({CELLAR_SHELL, "--embedded", emb.path, "--json"}, "create 's', 'f', SPLITS_FILE => '" + path +
+                                                                               "'\nget_splits 's'\n"
+                                                                               "create 'n', 'f', SPLITS_FILE => '" +
+                                                                               files.path + "/none'\n");
   auto l = lines(o.out);
   REQUIRE(l.size() == 3);
   CHECK(json::parse(l[1])["splits"] == json::parse(R"(["c","m"])"));
   check_error(json::parse(l[2]), "INVALID_ARGUMENT", "doesn't exist");
 }
 
-TEST_CASE("alter 't', 'delete' => 'f' keeps a table's last family, as HBase; SQL DROP TABLE drops it", "[shell][fidelity]") {
+TEST_CASE("alter 't', 'delete' => 'f' keeps a table's last family, as HBase; SQL DROP TABLE drops it",
+          "[shell][fidelity]") {
   const std::string script = R"(create 'a1', 'f'
 put 'a1', 'r', 'f:q', 'v', 1
 alter 'a1', 'delete' => 'f'
@@ -250,8 +256,7 @@ TEST_CASE("a directory a server holds: the embedded shell and a second server na
 TEST_CASE("a port another server holds: a second cellar-server exits with 'address already in use'",
           "[shell][fidelity][listen]") {
   temp_dir first_data, second_data;
-  testproc::server first(CELLAR_SERVER, first_data.path,
-                         {"--event-loops", "2", "--metrics-listen", "127.0.0.1:0"});
+  testproc::server first(CELLAR_SERVER, first_data.path, {"--event-loops", "2", "--metrics-listen", "127.0.0.1:0"});
   std::smatch m;
   REQUIRE(std::regex_search(first.banner(), m, std::regex("metrics on 127\\.0\\.0\\.1:([0-9]+)")));
   const std::string metrics = "127.0.0.1:" + m[1].str();
@@ -259,7 +264,7 @@ TEST_CASE("a port another server holds: a second cellar-server exits with 'addre
   // `timeout` only bounds a failure of this test: a server that wrongly started would run
   // until killed (exit 124).
   auto second = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv{"/usr/bin/timeout", "20", CELLAR_SERVER, "--data", second_data.path,
+    std::vector<std::string> argv{"/usr/bin/timeout",       "20", CELLAR_SERVER, "--data", second_data.path,
                                   "--snapshot-interval-ms", "0"};
     for (auto& e : extra) argv.push_back(e);
     return testproc::run(argv, "", true);

@@ -53,11 +53,12 @@ delete 't', 'r', 'f:q', {VISIBILITY => 'secret'}
 )";
   auto out = run_both(script);
   REQUIRE(out.size() == 24);
-  for (int i : {0, 1, 2, 3, 4, 5, 6, 8, 10, 11, 13, 16, 17, 18, 19, 21}) CHECK(out[static_cast<std::size_t>(i)] == ok());
+  for (int i : {0, 1, 2, 3, 4, 5, 6, 8, 10, 11, 13, 16, 17, 18, 19, 21})
+    CHECK(out[static_cast<std::size_t>(i)] == ok());
   CHECK(out[7] == cells({cell("r", "f:q", 2, "v2"), cell("r", "f:q", 1, "v1")}, 1));  // newest (v3) gone
-  CHECK(out[9] == cells({cell("r", "f:q", 2, "v2")}, 1));                              // exactly version 1 gone
-  CHECK(out[12] == cells({}, 0));                                                       // every version gone
-  CHECK(out[14] == cells({cell("r", "f:p", 1, "p1")}, 1));                             // family at ts 2 gone
+  CHECK(out[9] == cells({cell("r", "f:q", 2, "v2")}, 1));                             // exactly version 1 gone
+  CHECK(out[12] == cells({}, 0));                                                     // every version gone
+  CHECK(out[14] == cells({cell("r", "f:p", 1, "p1")}, 1));                            // family at ts 2 gone
   check_error(out[15], "INVALID_ARGUMENT", "give the timestamp");
   CHECK(out[20] == cells({cell("b1", "f:q", 1, "x"), cell("r", "f:p", 1, "p1")}, 2));  // a1, a2 gone
   CHECK(out[22] == json{{"ok", true}, {"count", 1}});
@@ -143,15 +144,15 @@ get 's', 'a1', ['f:r'], {TIMERANGE => [0, 11]}
 
   // count's INTERVAL and CACHE, and MAXLENGTH, as the HBase shell prints them.
   temp_dir emb;
-  auto text = human(emb.path, data + "count 's', INTERVAL => 2, CACHE => 1\ncount 's', 3\n"
-                                     "scan 's', {COLUMNS => 'f:q', LIMIT => 1, MAXLENGTH => 12}\n");
+  auto text = human(emb.path, data +
+                                  "count 's', INTERVAL => 2, CACHE => 1\ncount 's', 3\n"
+                                  "scan 's', {COLUMNS => 'f:q', LIMIT => 1, MAXLENGTH => 12}\n");
   CHECK(text.find("Current count: 2, row: a2\nCurrent count: 4, row: b2\n5 row(s)\n") != std::string::npos);
   CHECK(text.find("Current count: 3, row: b1\n5 row(s)\n") != std::string::npos);
   CHECK(text.find(" a1" + std::string(30, ' ') + "column=f:q, timestamp=11\n1 row(s)\n") != std::string::npos);
 }
 
-TEST_CASE("SH3: disable and enable take effect; drop needs disable; SQL DROP TABLEGROUP does not",
-          "[shell][hbase]") {
+TEST_CASE("SH3: disable and enable take effect; drop needs disable; SQL DROP TABLEGROUP does not", "[shell][hbase]") {
   const std::string script = R"(create 'd', 'f'
 put 'd', 'r', 'f:q', 'v', 5
 is_enabled 'd'
@@ -205,7 +206,8 @@ exists 'g2'
   CHECK(out[28] == json({{"ok", true}, {"exists", false}}));
 
   temp_dir emb;
-  auto text = human(emb.path, "create 'd', 'f'\ndisable 'd'\ndescribe 'd'\nis_disabled 'd'\nis_enabled 'd'\nget 'd', 'r'\n");
+  auto text =
+      human(emb.path, "create 'd', 'f'\ndisable 'd'\ndescribe 'd'\nis_disabled 'd'\nis_enabled 'd'\nget 'd', 'r'\n");
   CHECK(text.find("Table d is DISABLED\n") != std::string::npos);
   CHECK(text.find("\ntrue\nfalse\nERROR: TABLE_DISABLED: ") != std::string::npos);
 }
@@ -311,8 +313,9 @@ get_counter 'h', 'x', 'f:n'
   CHECK(out[30] == json({{"ok", true}, {"counter", nullptr}}));
 
   temp_dir emb;
-  auto text = human(emb.path, "create 'r', 'f', SPLITS => ['b', 'd']\nget_splits 'r'\nstatus\nversion\ntruncate 'r'\n"
-                              "help\nget_counter 'r', 'x', 'f:n'\n");
+  auto text = human(emb.path,
+                    "create 'r', 'f', SPLITS => ['b', 'd']\nget_splits 'r'\nstatus\nversion\ntruncate 'r'\n"
+                    "help\nget_counter 'r', 'x', 'f:n'\n");
   CHECK(text.find("Total number of splits = 3\nb\nd\n") != std::string::npos);
   CHECK(text.find("1 active master, 0 backup masters, 1 servers, 0 dead, 3.0000 average load\n") != std::string::npos);
   CHECK(std::regex_search(text, std::regex("\n0\\.1\\.0, r([0-9a-f]+|unknown), ")));
@@ -350,7 +353,8 @@ exists 'nosuch'
 }
 
 TEST_CASE("time-series families: an explicit VERSIONS => 1 is honoured", "[shell][hbase][ts]") {
-  const std::string script = R"(CREATE TABLE ts$f (K varbinary(1024) NOT NULL, T bigint(20) NOT NULL, S bigint(20) NOT NULL, V json NOT NULL, G bigint(20) GENERATED ALWAYS AS (ABS(T)), PRIMARY KEY (K, T, S)) PARTITION BY KEY(K) PARTITIONS 3;
+  const std::string script =
+      R"(CREATE TABLE ts$f (K varbinary(1024) NOT NULL, T bigint(20) NOT NULL, S bigint(20) NOT NULL, V json NOT NULL, G bigint(20) GENERATED ALWAYS AS (ABS(T)), PRIMARY KEY (K, T, S)) PARTITION BY KEY(K) PARTITIONS 3;
 put 'ts', 'k', 'f:q', 'a', 100
 put 'ts', 'k', 'f:q', 'b', 101
 get 'ts', 'k', {COLUMN => 'f:q'}
@@ -370,11 +374,13 @@ scan 'ts', {VERSIONS => 1}
 
 TEST_CASE("OceanBase statements: SHOW TABLEGROUPS, SHOW TABLES, DESC, TRUNCATE TABLE, ALTER TABLE; others by name",
           "[shell][hbase][ddl]") {
-  const std::string table_sql = "(K varbinary(1024), Q varbinary(256), T bigint, V varbinary(1048576) NOT NULL, "
-                                "PRIMARY KEY(K, Q, T)) TABLEGROUP = htable1 ";
+  const std::string table_sql =
+      "(K varbinary(1024), Q varbinary(256), T bigint, V varbinary(1048576) NOT NULL, "
+      "PRIMARY KEY(K, Q, T)) TABLEGROUP = htable1 ";
   const std::string script = "CREATE TABLEGROUP htable1;\nCREATE TABLE htable1$family1 " + table_sql +
                              "kv_attributes = '{\"HBase\": {\"MaxVersions\": 3}}' PARTITION BY KEY(K) PARTITIONS 3;\n"
-                             "CREATE TABLE htable1$family2 " + table_sql + "PARTITION BY KEY(K) PARTITIONS 3;\n" +
+                             "CREATE TABLE htable1$family2 " +
+                             table_sql + "PARTITION BY KEY(K) PARTITIONS 3;\n" +
                              R"(CREATE TABLEGROUP empty;
 SHOW TABLEGROUPS;
 SHOW TABLEGROUPS LIKE 'h%';
@@ -406,7 +412,9 @@ list
   const json want3 = json::parse(R"({"ok":true,"tablegroups":[{"name":"empty","tables":[]},
       {"name":"htable1","tables":["htable1$family1","htable1$family2"]}]})");
   CHECK(out[4] == want3);
-  CHECK(out[5] == json::parse(R"({"ok":true,"tablegroups":[{"name":"htable1","tables":["htable1$family1","htable1$family2"]}]})"));
+  CHECK(
+      out[5] ==
+      json::parse(R"({"ok":true,"tablegroups":[{"name":"htable1","tables":["htable1$family1","htable1$family2"]}]})"));
   CHECK(out[6] == json({{"ok", true}, {"tables", {"htable1$family1", "htable1$family2"}}}));
   CHECK(out[7] == json({{"ok", true}, {"tables", {"htable1$family2"}}}));
   CHECK(out[8]["table"] == "htable1$family1");
@@ -424,8 +432,8 @@ list
   CHECK(fams[1]["ttl_seconds"] == 3600);
   check_error(out[16], "FAMILY_NOT_FOUND", "htable1$nosuch");
   check_error(out[17], "TABLE_NOT_FOUND", "nosuch");
-  const std::vector<std::string> names = {"SELECT",           "CREATE INDEX",      "SHOW GRANTS",    "ALTER TABLEGROUP",
-                                          "ALTER TABLE ... ADD", "INSERT",         "RENAME",         "DELETE"};
+  const std::vector<std::string> names = {
+      "SELECT", "CREATE INDEX", "SHOW GRANTS", "ALTER TABLEGROUP", "ALTER TABLE ... ADD", "INSERT", "RENAME", "DELETE"};
   for (std::size_t i = 0; i < names.size(); ++i) {
     const json& e = out[18 + i];
     check_error(e, "UNSUPPORTED", names[i] + " is not supported");
@@ -448,8 +456,8 @@ TEST_CASE("a server with a token: without one the shell says a token is required
   testproc::server srv(CELLAR_SERVER, data.path, {"--token", "s3cret"});
   auto none = testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, "list\n", /*with_stderr=*/true);
   CHECK(none.exit_code == 2);
-  CHECK(none.out.find("PERMISSION_DENIED: this server requires a token; none was given (give it with --token-file or CELLAR_TOKEN)") !=
-        std::string::npos);
+  CHECK(none.out.find("PERMISSION_DENIED: this server requires a token; none was given (give it with --token-file or "
+                      "CELLAR_TOKEN)") != std::string::npos);
   CHECK(none.out.find("wrong token") == std::string::npos);
   auto wrong = testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json", "--token", "guess"}, "list\n", true);
   CHECK(wrong.exit_code == 2);

@@ -203,9 +203,8 @@ TEST_CASE("thrift2: scanners page to the end") {
     f.__set_filterString("PrefixFilter('row01') AND ValueFilter(!=, 'binary:v12')");
     std::vector<t2::TResult> got;
     c->getScannerResults(got, "t", f, 100);
-    CHECK(rows_of(got) == std::vector<std::string>{row_name(10), row_name(11), row_name(13), row_name(14),
-                                                  row_name(15), row_name(16), row_name(17), row_name(18),
-                                                  row_name(19)});
+    CHECK(rows_of(got) == std::vector<std::string>{row_name(10), row_name(11), row_name(13), row_name(14), row_name(15),
+                                                   row_name(16), row_name(17), row_name(18), row_name(19)});
     auto gf = tget(row_name(5));
     gf.__set_filterString("ValueFilter(=, 'binary:nope')");
     CHECK_FALSE(c->exists("t", gf));
@@ -224,8 +223,9 @@ TEST_CASE("thrift2: errors carry cellar's status and leave the store as it was")
   CHECK(io_error_of([&] { c->put("t", tput("r", {column_value("nofam", "q", "v")})); }).rfind("FAMILY_NOT_FOUND", 0) ==
         0);
   // A put with a good and a bad column writes neither.
-  CHECK(io_error_of([&] { c->put("t", tput("r", {column_value("f", "q", "v"), column_value("x", "q", "v")})); })
-            .rfind("FAMILY_NOT_FOUND", 0) == 0);
+  CHECK(io_error_of([&] {
+          c->put("t", tput("r", {column_value("f", "q", "v"), column_value("x", "q", "v")}));
+        }).rfind("FAMILY_NOT_FOUND", 0) == 0);
   CHECK_FALSE(c->exists("t", tget("r")));
   CHECK(io_error_of([&] { c->put("t", tput("", {column_value("f", "q", "v")})); }).rfind("INVALID_ARGUMENT", 0) == 0);
   auto fb = tget("r");

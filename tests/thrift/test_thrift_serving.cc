@@ -64,8 +64,7 @@ bool closed_after(std::uint16_t port, const std::string& bytes) {
   REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
   char buf[256];
   ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) {
-  }
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) {}
   ::close(fd);
   return n == 0;
 }
@@ -120,7 +119,8 @@ TEST_CASE("TLS on the gateway's port") {
   auto tls = std::make_shared<at::transport::TSSLSocketFactory>(at::transport::SSLProtocol::TLSv1_2);
   tls->loadTrustedCertificates(certs.ca.c_str());
   tls->authenticate(true);
-  auto transport = std::make_shared<at::transport::TBufferedTransport>(tls->createSocket("127.0.0.1", g.gateway->port()));
+  auto transport =
+      std::make_shared<at::transport::TBufferedTransport>(tls->createSocket("127.0.0.1", g.gateway->port()));
   transport->open();
   t2::THBaseServiceClient c(std::make_shared<at::protocol::TBinaryProtocol>(transport));
   CHECK_FALSE(c.tableExists(tname("t")));
@@ -153,7 +153,8 @@ TEST_CASE("requests and replies larger than a socket's buffers cross in many rea
   create_table2(c, "t", {"f"});
   std::vector<t2::TColumnValue> values;
   for (int i = 0; i < 12; ++i)
-    values.push_back(column_value("f", std::string(1, static_cast<char>('a' + i)), std::string(1000 * 1000, static_cast<char>('a' + i))));
+    values.push_back(column_value("f", std::string(1, static_cast<char>('a' + i)),
+                                  std::string(1000 * 1000, static_cast<char>('a' + i))));
   c->put("t", tput("r", values));
   t2::TResult r;
   c->get(r, "t", tget("r"));

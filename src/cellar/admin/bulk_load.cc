@@ -151,7 +151,7 @@ struct column_plan {
   struct column {
     std::size_t field;
     std::string qualifier;
-    std::size_t order;  // its place in --columns: of two equal cells the later one wins
+    std::size_t order;    // its place in --columns: of two equal cells the later one wins
     std::string escaped;  // the qualifier as a cell key holds it (encode_cell_key_qualifier)
   };
   std::vector<std::vector<column>> by_family;  // index: family id - 1
@@ -237,8 +237,8 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
     if (it == family_ids.end())
       return status{code::family_not_found, "table '" + table + "' has no family '" + col.family + "'"};
     if (col.qualifier.size() > max_qualifier_bytes)
-      return status{code::too_large, "the qualifier of --columns entry '" + col.family + ":" + col.qualifier +
-                                         "' is over its limit"};
+      return status{code::too_large,
+                    "the qualifier of --columns entry '" + col.family + ":" + col.qualifier + "' is over its limit"};
     column_family.push_back(it->second);
     std::string escaped;
     encode_cell_key_qualifier(escaped, col.qualifier);
@@ -248,9 +248,9 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
     std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.qualifier < b.qualifier; });
     for (std::size_t i = 1; i < f.size(); ++i) plan.repeats = plan.repeats || f[i].qualifier == f[i - 1].qualifier;
   }
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
 
   auto in = open_input(path);
   if (!in) return in.error();
@@ -290,8 +290,8 @@ result<transfer_stats> bulk_load_tsv(connection& c, const std::string& table, co
     for (std::size_t k = 0; k < cols->columns.size(); ++k) {
       const auto& col = cols->columns[k];
       if (fields[col.field].size() > max_value[column_family[k] - 1])
-        return at_line(n, {code::too_large, "the value of " + col.family + ":" + col.qualifier +
-                                                " is over its family's limit"});
+        return at_line(n, {code::too_large,
+                           "the value of " + col.family + ":" + col.qualifier + " is over its family's limit"});
     }
     if (rows >= std::numeric_limits<std::uint32_t>::max())
       return at_line(n, {code::too_large, "over 4,294,967,295 lines to load at once"});

@@ -116,8 +116,8 @@ std::optional<std::string> unbase64(std::string_view text) {
         if (v[k] < 0) return std::nullopt;
       }
     }
-    const std::uint32_t x = (std::uint32_t(v[0]) << 18) | (std::uint32_t(v[1]) << 12) | (std::uint32_t(v[2]) << 6) |
-                            std::uint32_t(v[3]);
+    const std::uint32_t x =
+        (std::uint32_t(v[0]) << 18) | (std::uint32_t(v[1]) << 12) | (std::uint32_t(v[2]) << 6) | std::uint32_t(v[3]);
     out.push_back(static_cast<char>(x >> 16));
     if (pad < 2) out.push_back(static_cast<char>((x >> 8) & 255));
     if (pad < 1) out.push_back(static_cast<char>(x & 255));
@@ -127,8 +127,8 @@ std::optional<std::string> unbase64(std::string_view text) {
 
 std::string format_cell(const cell& c, row_format f) {
   if (f == row_format::tsv) {
-    std::string out = escape(c.row) + "\t" + c.family + ":" + escape(c.qualifier) + "\t" +
-                      std::to_string(c.timestamp) + "\t" + escape(c.value);
+    std::string out = escape(c.row) + "\t" + c.family + ":" + escape(c.qualifier) + "\t" + std::to_string(c.timestamp) +
+                      "\t" + escape(c.value);
     if (c.ttl_ms != 0) out += "\t" + std::to_string(c.ttl_ms);
     return out;
   }

@@ -45,8 +45,8 @@ result<cell> parse_cell(std::string_view line, row_format f);
 // ImportTsv's column spec: "HBASE_ROW_KEY,f:a,f:b" (one HBASE_ROW_KEY; HBASE_TS_KEY
 // optional; any other entry is FAMILY:QUALIFIER, or FAMILY for an empty qualifier).
 struct tsv_columns {
-  std::size_t row = 0;                 // the field holding the row key
-  std::optional<std::size_t> ts;       // the field holding the timestamp, if any
+  std::size_t row = 0;            // the field holding the row key
+  std::optional<std::size_t> ts;  // the field holding the timestamp, if any
   struct column {
     std::size_t field;
     std::string family;

@@ -25,10 +25,10 @@ using progress_fn = std::function<void(std::uint64_t done, std::uint64_t total)>
 
 struct export_options {
   row_format format = row_format::tsv;
-  std::string start;  // first row (inclusive); empty: the first
-  std::string stop;   // end row (exclusive); empty: the last
+  std::string start;                                                // first row (inclusive); empty: the first
+  std::string stop;                                                 // end row (exclusive); empty: the last
   std::optional<std::pair<std::int64_t, std::int64_t>> time_range;  // [min, max)
-  std::uint32_t versions = 1;  // versions per column; 0: all
+  std::uint32_t versions = 1;                                       // versions per column; 0: all
 };
 
 struct transfer_stats {
@@ -49,7 +49,7 @@ result<transfer_stats> import_table(connection& c, const std::string& table, con
                                     std::optional<row_format> format, const progress_fn& on_progress);
 
 struct bulk_options {
-  std::string columns;    // ImportTsv's spec
+  std::string columns;  // ImportTsv's spec
   char separator = '\t';
   // Where the per-partition files are written before the store attaches them; it must be
   // readable by the store at the same path (a server: on its machine). Empty: a new

@@ -36,11 +36,11 @@ status check_name(std::string_view what, std::string_view name) {
   if (name.empty() || name.size() > 128)
     return {code::invalid_argument, std::string(what) + " name must be 1 to 128 bytes"};
   for (unsigned char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok)
-      return {code::invalid_argument, std::string(what) + " name '" + std::string(name) +
-                                          "' may only hold letters, digits, '_', '-' and '.'"};
+      return {code::invalid_argument,
+              std::string(what) + " name '" + std::string(name) + "' may only hold letters, digits, '_', '-' and '.'"};
   }
   return status::ok();
 }
@@ -54,17 +54,18 @@ status check_family(const family_descriptor& f) {
     return {code::invalid_argument, "value size must be 1 byte to 512 MiB"};
   // HBase's TableDescriptorChecker, with its words.
   if (f.max_versions != 0 && f.min_versions > f.max_versions)
-    return {code::invalid_argument, "Min versions for column family " + f.name + " must be less than the Max versions."};
+    return {code::invalid_argument,
+            "Min versions for column family " + f.name + " must be less than the Max versions."};
   if (f.min_versions > 0 && f.kind == family_kind::time_series)
-    return {code::unsupported, "MIN_VERSIONS is not supported for the time-series family " + f.name +
-                                   " (OBKV refuses it, TS5)"};
+    return {code::unsupported,
+            "MIN_VERSIONS is not supported for the time-series family " + f.name + " (OBKV refuses it, TS5)"};
   return status::ok();
 }
 
 status check_family_drop(const table_schema& t, std::string_view family, schema_origin origin) {
   if (origin == schema_origin::hbase_shell && t.families.size() == 1 && t.families[0].desc.name == family)
-    return {code::invalid_argument, "Family '" + std::string(family) +
-                                        "' is the only column family in the table, so it cannot be deleted"};
+    return {code::invalid_argument,
+            "Family '" + std::string(family) + "' is the only column family in the table, so it cannot be deleted"};
   return status::ok();
 }
 
@@ -85,8 +86,7 @@ status check_partitioning(const partition_spec& p) {
     case m::range:
       if (p.partitions != p.bounds.size() + 1)
         return {code::invalid_argument, "a range rule has one partition more than bounds"};
-      if (p.partitions > max_partitions)
-        return {code::invalid_argument, "too many range partitions"};
+      if (p.partitions > max_partitions) return {code::invalid_argument, "too many range partitions"};
       for (std::size_t i = 0; i < p.bounds.size(); ++i) {
         if (p.bounds[i].empty()) return {code::invalid_argument, "a range bound must not be empty"};
         if (i > 0 && !(p.bounds[i - 1] < p.bounds[i]))
@@ -105,7 +105,7 @@ namespace {
 constexpr std::uint32_t schema_format = 3;
 constexpr std::uint8_t flag_disabled = 1;
 
-}
+}  // namespace
 
 std::string encode_schema(const table_schema& t) {
   std::string out;

@@ -26,7 +26,7 @@ struct family_schema {
 
 struct table_schema {
   std::string name;
-  std::uint64_t uid = 0;      // unique for the life of the store directory (names of WT tables)
+  std::uint64_t uid = 0;  // unique for the life of the store directory (names of WT tables)
   std::uint64_t version = 0;
   bool partitioned = false;  // false until the group's first family fixes its rule
   // HBase's disable (SH3): reads and writes are refused with TABLE_DISABLED while set.

@@ -30,13 +30,13 @@ struct generated_expr {
   std::string column;       // the argument column, upper case
   std::uint64_t start = 0;  // substring
   std::uint64_t length = 0;
-  std::string text;         // as written, for messages
+  std::string text;  // as written, for messages
 };
 
 struct column_def {
-  token name;          // as written (position for messages)
-  std::string key;     // upper-case name
-  std::string type;    // lower-case type name
+  token name;        // as written (position for messages)
+  std::string key;   // upper-case name
+  std::string type;  // lower-case type name
   std::optional<std::uint64_t> length;
   bool not_null = false;
   std::optional<generated_expr> generated;
@@ -63,8 +63,7 @@ class parser {
   result<std::vector<ddl_statement>> statements() {
     std::vector<ddl_statement> out;
     for (;;) {
-      while (accept(";")) {
-      }
+      while (accept(";")) {}
       if (peek().t == token::type::end) return out;
       if (auto s = statement(out); !s) return s;
       if (!accept(";") && peek().t != token::type::end)
@@ -74,9 +73,7 @@ class parser {
 
  private:
   // Token helpers.
-  const token& peek(std::size_t ahead = 0) const {
-    return tk_[std::min(pos_ + ahead, tk_.size() - 1)];
-  }
+  const token& peek(std::size_t ahead = 0) const { return tk_[std::min(pos_ + ahead, tk_.size() - 1)]; }
   const token& next() {
     const token& t = tk_[pos_];
     if (pos_ + 1 < tk_.size()) ++pos_;
@@ -181,9 +178,10 @@ class parser {
     return verb;
   }
   static status unsupported_statement(const std::string& name) {
-    return {code::unsupported, name + " is not supported; cellar runs CREATE/DROP TABLEGROUP, CREATE/DROP TABLE, "
-                                      "ALTER TABLE ... kv_attributes, TRUNCATE TABLE, SHOW TABLEGROUPS, SHOW TABLES, "
-                                      "DESC, CREATE/DROP DATABASE, USE and SHOW DATABASES"};
+    return {code::unsupported, name +
+                                   " is not supported; cellar runs CREATE/DROP TABLEGROUP, CREATE/DROP TABLE, "
+                                   "ALTER TABLE ... kv_attributes, TRUNCATE TABLE, SHOW TABLEGROUPS, SHOW TABLES, "
+                                   "DESC, CREATE/DROP DATABASE, USE and SHOW DATABASES"};
   }
 
   status statement(std::vector<ddl_statement>& out) {
@@ -217,9 +215,9 @@ class parser {
       return unsupported_statement(statement_name("SHOW"));
     }
     if (accept_word("USE")) return database(out, ddl_statement::kind::use_database);
-    for (std::string_view verb : {"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "RENAME", "SET", "GRANT",
-                                  "REVOKE", "EXPLAIN", "BEGIN", "START", "COMMIT", "ROLLBACK", "LOCK", "UNLOCK",
-                                  "CALL", "LOAD", "ANALYZE", "OPTIMIZE", "PURGE", "FLUSH", "KILL", "WITH"})
+    for (std::string_view verb : {"SELECT", "INSERT",  "UPDATE",  "DELETE",   "REPLACE", "RENAME",   "SET",  "GRANT",
+                                  "REVOKE", "EXPLAIN", "BEGIN",   "START",    "COMMIT",  "ROLLBACK", "LOCK", "UNLOCK",
+                                  "CALL",   "LOAD",    "ANALYZE", "OPTIMIZE", "PURGE",   "FLUSH",    "KILL", "WITH"})
       if (is_word(first, verb)) return unsupported_statement(upper(verb));
     return invalid(first, "a DDL statement expected, found " + show(first));
   }
@@ -288,7 +286,8 @@ class parser {
     ddl_statement st;
     st.what = k;
     if (accept_word("LIKE")) {
-      if (peek().t != token::type::string) return invalid(peek(), "a quoted pattern expected after LIKE, found " + show(peek()));
+      if (peek().t != token::type::string)
+        return invalid(peek(), "a quoted pattern expected after LIKE, found " + show(peek()));
       st.pattern = next().text;
     } else if (at_word("FROM") || at_word("IN") || at_word("WHERE")) {
       return unsupported(peek(), upper(peek().text) + " is not supported here; USE the database first (SHOW " +
@@ -309,7 +308,8 @@ class parser {
     if (auto s = table_name(*n, st.group, st.family); !s) return s;
     accept_word("SET");
     if (!accept_word("KV_ATTRIBUTES"))
-      return unsupported_statement("ALTER TABLE ... " + (peek().t == token::type::ident ? upper(peek().text) : show(peek())));
+      return unsupported_statement("ALTER TABLE ... " +
+                                   (peek().t == token::type::ident ? upper(peek().text) : show(peek())));
     accept("=");
     if (peek().t != token::type::string)
       return invalid(peek(), "a quoted JSON string expected after kv_attributes, found " + show(peek()));
@@ -329,8 +329,7 @@ class parser {
     if (auto s = if_not_exists(st); !s) return s;
     auto n = name("a table group name");
     if (!n) return n.error();
-    if (n->text.find('$') != std::string::npos)
-      return invalid(*n, "a table group name must not contain '$'");
+    if (n->text.find('$') != std::string::npos) return invalid(*n, "a table group name must not contain '$'");
     auto g = group_name(*n);
     if (!g) return g.error();
     st.group = std::move(*g);
@@ -432,8 +431,9 @@ class parser {
       }
       for (std::string_view w : {"KEY", "INDEX", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN", "CHECK"})
         if (at_word(w) && peek().t == token::type::ident)
-          return unsupported(peek(), "indexes and constraints other than the primary key are not "
-                                     "supported (OBKV-HBase has no secondary indexes)");
+          return unsupported(peek(),
+                             "indexes and constraints other than the primary key are not "
+                             "supported (OBKV-HBase has no secondary indexes)");
       auto c = column(columns);
       if (!c) return c.error();
       columns.push_back(std::move(*c));
@@ -480,8 +480,7 @@ class parser {
         next();
         continue;
       }
-      if (opt.t == token::type::punct)
-        return invalid(opt, "unexpected '" + opt.text + "' after the column list");
+      if (opt.t == token::type::punct) return invalid(opt, "unexpected '" + opt.text + "' after the column list");
       return unsupported(opt, "table option " + show(opt) + " is not supported");
     }
 
@@ -491,8 +490,9 @@ class parser {
     }
     if (!at_statement_end()) {
       if (at_word("SUBPARTITION"))
-        return unsupported(peek(), "two-level partitioning (SUBPARTITION) is not supported; OBKV-HBase "
-                                   "supports one level only");
+        return unsupported(peek(),
+                           "two-level partitioning (SUBPARTITION) is not supported; OBKV-HBase "
+                           "supports one level only");
       return invalid(peek(), "unexpected " + show(peek()) + " after the table definition");
     }
 
@@ -553,8 +553,8 @@ class parser {
         next();
       } else if (at_word("PRIMARY") || at_word("UNIQUE") || at_word("KEY")) {
         return invalid(at, "declare the primary key as PRIMARY KEY(K, Q, T) after the columns");
-      } else if (at_word("DEFAULT") || at_word("AUTO_INCREMENT") || at_word("ON") ||
-                 at_word("COLLATE") || at_word("CHARACTER") || at_word("CHARSET") || at_word("UNSIGNED")) {
+      } else if (at_word("DEFAULT") || at_word("AUTO_INCREMENT") || at_word("ON") || at_word("COLLATE") ||
+                 at_word("CHARACTER") || at_word("CHARSET") || at_word("UNSIGNED")) {
         return unsupported(at, "column attribute " + upper(at.text) + " is not supported in an OBKV-HBase table");
       } else {
         break;
@@ -630,8 +630,7 @@ class parser {
       }
     } else if (accept_word("RANGE")) {
       p.t = partition_clause::type::range;
-      if (!accept_word("COLUMNS"))
-        return invalid(peek(), "partition a varbinary row key with RANGE COLUMNS(K)");
+      if (!accept_word("COLUMNS")) return invalid(peek(), "partition a varbinary row key with RANGE COLUMNS(K)");
       if (auto s = expect("("); !s) return s;
       auto c = name("a partition column");
       if (!c) return c.error();
@@ -680,8 +679,9 @@ class parser {
     return status::ok();
   }
   status subpartition_error() {
-    return unsupported(peek(), "two-level partitioning (SUBPARTITION) is not supported; OBKV-HBase supports one "
-                               "level only");
+    return unsupported(peek(),
+                       "two-level partitioning (SUBPARTITION) is not supported; OBKV-HBase supports one "
+                       "level only");
   }
 
   // Checks the columns, key and partitioning against the OBKV-HBase model and fills the
@@ -706,8 +706,8 @@ class parser {
                                        "table) are supported");
 
     const bool time_series = find("S") != nullptr || (find("V") && find("V")->type == "json");
-    const std::vector<std::string_view> model =
-        time_series ? std::vector<std::string_view>{"K", "T", "S", "V", "G"} : std::vector<std::string_view>{"K", "Q", "T", "V"};
+    const std::vector<std::string_view> model = time_series ? std::vector<std::string_view>{"K", "T", "S", "V", "G"}
+                                                            : std::vector<std::string_view>{"K", "Q", "T", "V"};
     const std::string model_text = time_series ? "K, T, S, V json, G (time series)" : "K, Q, T, V";
     for (auto m : model)
       if (!find(m))
@@ -722,7 +722,8 @@ class parser {
         continue;
       }
       return invalid(c.name, "column " + c.name.text + " is not part of the OBKV-HBase model: columns are " +
-                                 model_text + (time_series ? "" : ", plus one generated substring(K, 1, n) partition column"));
+                                 model_text +
+                                 (time_series ? "" : ", plus one generated substring(K, 1, n) partition column"));
     }
 
     // Types.
@@ -792,8 +793,9 @@ class parser {
           st.partitioning = partition_spec::hash(static_cast<std::uint32_t>(part.partitions));
         } else if (part.column == "K") {
           if (prefix)
-            return invalid(prefix->name, "generated column " + prefix->name.text +
-                                             " is only allowed as the partition key, but the table is partitioned by KEY(K)");
+            return invalid(prefix->name,
+                           "generated column " + prefix->name.text +
+                               " is only allowed as the partition key, but the table is partitioned by KEY(K)");
           st.partitioning = partition_spec::hash(static_cast<std::uint32_t>(part.partitions));
         } else if (prefix && part.column == prefix->key) {
           st.partitioning = partition_spec::hash_prefix(static_cast<std::uint32_t>(part.partitions),
@@ -804,13 +806,13 @@ class parser {
         }
         break;
       case partition_clause::type::range: {
-        if (time_series)
-          return unsupported(part.at, "a time-series table can only be partitioned by KEY(K)");
+        if (time_series) return unsupported(part.at, "a time-series table can only be partitioned by KEY(K)");
         if (part.column != "K")
           return invalid(part.column_tok, "RANGE COLUMNS partitions on the row key: RANGE COLUMNS(K)");
         if (prefix)
-          return invalid(prefix->name, "generated column " + prefix->name.text +
-                                           " is only allowed as the partition key, but the table is partitioned by RANGE COLUMNS(K)");
+          return invalid(prefix->name,
+                         "generated column " + prefix->name.text +
+                             " is only allowed as the partition key, but the table is partitioned by RANGE COLUMNS(K)");
         std::vector<std::string> bounds;
         for (std::size_t i = 0; i < part.parts.size(); ++i) {
           const auto& pp = part.parts[i];
@@ -821,8 +823,9 @@ class parser {
             continue;
           }
           if (last)
-            return invalid(pp.name, "the last partition must be VALUES LESS THAN MAXVALUE, so that every row key "
-                                    "has a partition");
+            return invalid(pp.name,
+                           "the last partition must be VALUES LESS THAN MAXVALUE, so that every row key "
+                           "has a partition");
           if (pp.bound->empty()) return invalid(pp.name, "partition " + pp.name.text + " has an empty bound");
           if (!bounds.empty() && !(bounds.back() < *pp.bound))
             return invalid(pp.name, "range bounds must be strictly increasing: the bound of partition " + pp.name.text +

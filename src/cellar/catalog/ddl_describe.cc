@@ -17,9 +17,8 @@ std::string partitioning_text(const partition_spec& p) {
     case partition_spec::method::range: {
       std::string out = "RANGE COLUMNS(K) LESS THAN (";
       for (const auto& b : p.bounds) {
-        const bool plain = std::all_of(b.begin(), b.end(), [](char c) {
-          return c >= 0x20 && c <= 0x7E && c != '\'' && c != '\\';
-        });
+        const bool plain =
+            std::all_of(b.begin(), b.end(), [](char c) { return c >= 0x20 && c <= 0x7E && c != '\'' && c != '\\'; });
         if (plain) {
           out += "'" + b + "', ";
           continue;
@@ -88,10 +87,8 @@ std::string describe_ddl(const ddl_statement& st) {
              (st.pattern ? " LIKE '" + *st.pattern + "'" : "");
     case k::create_table_group:
       return std::string("CREATE TABLEGROUP ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + st.group;
-    case k::drop_table_group:
-      return std::string("DROP TABLEGROUP ") + (st.if_exists ? "IF EXISTS " : "") + st.group;
-    case k::drop_table:
-      return std::string("DROP TABLE ") + (st.if_exists ? "IF EXISTS " : "") + table;
+    case k::drop_table_group: return std::string("DROP TABLEGROUP ") + (st.if_exists ? "IF EXISTS " : "") + st.group;
+    case k::drop_table: return std::string("DROP TABLE ") + (st.if_exists ? "IF EXISTS " : "") + table;
     case k::create_table_like:
       return std::string("CREATE TABLE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + table + " LIKE " +
              st.source_group + "$" + st.source_family;

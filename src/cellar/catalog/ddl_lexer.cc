@@ -17,8 +17,8 @@ std::string upper(std::string_view s) {
 namespace {
 
 bool is_ident_char(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '$' || c >= 0x80;
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+         c >= 0x80;
 }
 
 int hex_value(char c) {
@@ -58,8 +58,8 @@ class lexer {
           if (hi < 0 || lo < 0) return error(tk, "X'...' holds a character that is not a hex digit");
           tk.text += static_cast<char>(hi * 16 + lo);
         }
-      } else if (c == '0' && i_ + 1 < in_.size() && (in_[i_ + 1] == 'x' || in_[i_ + 1] == 'X') &&
-                 i_ + 2 < in_.size() && hex_value(in_[i_ + 2]) >= 0) {
+      } else if (c == '0' && i_ + 1 < in_.size() && (in_[i_ + 1] == 'x' || in_[i_ + 1] == 'X') && i_ + 2 < in_.size() &&
+                 hex_value(in_[i_ + 2]) >= 0) {
         // 0x4142: also a byte string in MySQL.
         advance(2);
         std::string hex;
@@ -128,13 +128,13 @@ class lexer {
 
   status skip_blanks() {
     for (;;) {
-      while (i_ < in_.size() && (in_[i_] == ' ' || in_[i_] == '\t' || in_[i_] == '\n' ||
-                                 in_[i_] == '\r' || in_[i_] == '\f' || in_[i_] == '\v'))
+      while (i_ < in_.size() && (in_[i_] == ' ' || in_[i_] == '\t' || in_[i_] == '\n' || in_[i_] == '\r' ||
+                                 in_[i_] == '\f' || in_[i_] == '\v'))
         advance(1);
       if (i_ >= in_.size()) return status::ok();
-      const bool dash_comment = in_.substr(i_, 2) == "--" &&
-                                (i_ + 2 >= in_.size() || in_[i_ + 2] == ' ' || in_[i_ + 2] == '\t' ||
-                                 in_[i_ + 2] == '\n' || in_[i_ + 2] == '\r');
+      const bool dash_comment =
+          in_.substr(i_, 2) == "--" && (i_ + 2 >= in_.size() || in_[i_ + 2] == ' ' || in_[i_ + 2] == '\t' ||
+                                        in_[i_ + 2] == '\n' || in_[i_ + 2] == '\r');
       if (dash_comment || in_[i_] == '#') {
         while (i_ < in_.size() && in_[i_] != '\n') advance(1);
         continue;

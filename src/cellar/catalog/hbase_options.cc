@@ -22,14 +22,15 @@ struct setting {
   std::string_view name;
   value_kind kind;
   std::int64_t min = 0, max = std::numeric_limits<std::int64_t>::max();  // integer
-  std::vector<std::string_view> values = {};  // enumeration (upper case), text (known names)
+  std::vector<std::string_view> values = {};                             // enumeration (upper case), text (known names)
   // Returns the refusal of a value (in its shown form) cellar cannot honour; ok when it
   // keeps it.
   status (*refuse)(std::string_view shown) = nullptr;
 };
 
 status unsupported(std::string_view name, std::string_view shown, std::string_view why) {
-  return {code::unsupported, std::string(name) + " => '" + std::string(shown) + "' is not supported: " + std::string(why)};
+  return {code::unsupported,
+          std::string(name) + " => '" + std::string(shown) + "' is not supported: " + std::string(why)};
 }
 
 const std::vector<setting>& family_settings() {
@@ -37,7 +38,8 @@ const std::vector<setting>& family_settings() {
     const auto b = value_kind::boolean;
     const auto e = value_kind::enumeration;
     const auto i = value_kind::integer;
-    const std::vector<std::string_view> compression{"NONE", "LZO", "GZ", "SNAPPY", "LZ4", "BZIP2", "ZSTD", "LZMA", "BROTLI"};
+    const std::vector<std::string_view> compression{"NONE",  "LZO",  "GZ",   "SNAPPY", "LZ4",
+                                                    "BZIP2", "ZSTD", "LZMA", "BROTLI"};
     std::vector<setting> v{
         {"BLOCKCACHE", b},
         {"BLOCKSIZE", i, 1024, 16 << 20},
@@ -49,26 +51,43 @@ const std::vector<setting>& family_settings() {
         {"COMPRESSION_COMPACT", e, 0, 0, compression},
         {"COMPRESS_TAGS", b},
         {"DATA_BLOCK_ENCODING", e, 0, 0, {"NONE", "PREFIX", "DIFF", "FAST_DIFF", "ROW_INDEX_V1"}},
-        {"DFS_REPLICATION", i, 0, 32767, {},
+        {"DFS_REPLICATION",
+         i,
+         0,
+         32767,
+         {},
          [](std::string_view v) {
            return v == "0" || v == "1" ? status::ok()
                                        : unsupported("DFS_REPLICATION", v,
                                                      "cellar keeps one copy of a store's files, on the disk of the "
                                                      "node that serves it");
          }},
-        {"ENCRYPTION", value_kind::text, 0, 0, {},
+        {"ENCRYPTION",
+         value_kind::text,
+         0,
+         0,
+         {},
          [](std::string_view v) {
            return unsupported("ENCRYPTION", v, "cellar does not encrypt the files it writes");
          }},
-        {"ENCRYPTION_KEY", value_kind::text, 0, 0, {},
+        {"ENCRYPTION_KEY",
+         value_kind::text,
+         0,
+         0,
+         {},
          [](std::string_view) {
-           return status{code::unsupported, "ENCRYPTION_KEY is not supported: cellar does not encrypt the files it writes"};
+           return status{code::unsupported,
+                         "ENCRYPTION_KEY is not supported: cellar does not encrypt the files it writes"};
          }},
         {"EVICT_BLOCKS_ON_CLOSE", b},
         {"IN_MEMORY", b},
         {"IN_MEMORY_COMPACTION", e, 0, 0, {"NONE", "BASIC", "EAGER", "ADAPTIVE"}},
         {"IS_MOB", b},
-        {"KEEP_DELETED_CELLS", e, 0, 0, {"FALSE", "TRUE", "TTL"},
+        {"KEEP_DELETED_CELLS",
+         e,
+         0,
+         0,
+         {"FALSE", "TRUE", "TTL"},
          [](std::string_view v) {
            return v == "FALSE" ? status::ok()
                                : unsupported("KEEP_DELETED_CELLS", v,
@@ -77,7 +96,11 @@ const std::vector<setting>& family_settings() {
          }},
         {"MOB_COMPACT_PARTITION_POLICY", e, 0, 0, {"DAILY", "WEEKLY", "MONTHLY"}},
         {"MOB_THRESHOLD", i},
-        {"NEW_VERSION_BEHAVIOR", b, 0, 0, {},
+        {"NEW_VERSION_BEHAVIOR",
+         b,
+         0,
+         0,
+         {},
          [](std::string_view v) {
            return v == "true" ? status::ok()
                               : unsupported("NEW_VERSION_BEHAVIOR", v,
@@ -85,12 +108,20 @@ const std::vector<setting>& family_settings() {
                                             "version behaviour: a delete never masks a later put");
          }},
         {"PREFETCH_BLOCKS_ON_OPEN", b},
-        {"REPLICATION_SCOPE", i, 0, 1, {},
+        {"REPLICATION_SCOPE",
+         i,
+         0,
+         1,
+         {},
          [](std::string_view v) {
            return v == "0" ? status::ok()
                            : unsupported("REPLICATION_SCOPE", v, "cellar does not replicate to peer clusters");
          }},
-        {"STORAGE_POLICY", e, 0, 0, {"HOT", "WARM", "COLD", "ALL_SSD", "ONE_SSD", "LAZY_PERSIST", "ALL_NVDIMM", "PROVIDED"}},
+        {"STORAGE_POLICY",
+         e,
+         0,
+         0,
+         {"HOT", "WARM", "COLD", "ALL_SSD", "ONE_SSD", "LAZY_PERSIST", "ALL_NVDIMM", "PROVIDED"}},
     };
     return v;
   }();
@@ -105,8 +136,16 @@ const std::vector<setting>& table_settings() {
     std::vector<setting> v{
         {"COMPACTION_ENABLED", b},
         // Checked against the store's durability in check_table_attributes.
-        {"DURABILITY", value_kind::enumeration, 0, 0, {"USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"}},
-        {"FLUSH_POLICY", t, 0, 0, {"FlushAllStoresPolicy", "FlushAllLargeStoresPolicy", "FlushNonSloppyStoresFirstPolicy"}},
+        {"DURABILITY",
+         value_kind::enumeration,
+         0,
+         0,
+         {"USE_DEFAULT", "SKIP_WAL", "ASYNC_WAL", "SYNC_WAL", "FSYNC_WAL"}},
+        {"FLUSH_POLICY",
+         t,
+         0,
+         0,
+         {"FlushAllStoresPolicy", "FlushAllLargeStoresPolicy", "FlushNonSloppyStoresFirstPolicy"}},
         // HBase's sanity checks refuse a MAX_FILESIZE below 2 MiB and a MEMSTORE_FLUSHSIZE
         // below 1 MiB (TableDescriptorChecker).
         {"MAX_FILESIZE", i, 2 << 20},
@@ -122,7 +161,11 @@ const std::vector<setting>& table_settings() {
         {"REGION_MEMSTORE_REPLICATION", b},
         // Each partition a Raft group of this many voting replicas on distinct nodes
         // (docs/cluster.md §9); the cluster's master refuses more than its live nodes.
-        {"REGION_REPLICATION", i, 1, 5, {},
+        {"REGION_REPLICATION",
+         i,
+         1,
+         5,
+         {},
          [](std::string_view v) {
            return v == "1" || v == "3" || v == "5"
                       ? status::ok()
@@ -131,7 +174,10 @@ const std::vector<setting>& table_settings() {
                                    "': a partition has 1, 3 or 5 replicas (a Raft group needs an odd number)"};
          }},
         {"SPLIT_ENABLED", b},
-        {"SPLIT_POLICY", t, 0, 0,
+        {"SPLIT_POLICY",
+         t,
+         0,
+         0,
          {"ConstantSizeRegionSplitPolicy", "IncreasingToUpperBoundRegionSplitPolicy", "SteppingSplitPolicy",
           "DisabledRegionSplitPolicy", "KeyPrefixRegionSplitPolicy", "DelimitedKeyPrefixRegionSplitPolicy",
           "BusyRegionSplitPolicy"}},
@@ -194,8 +240,10 @@ status check_value(const setting& s, std::string_view where, std::string& value)
     }
     case value_kind::text:
       if (!s.values.empty() && !known_class(s.values, value))
-        return {code::invalid_argument, name + " must be one of HBase's " + joined(s.values) + " (by its simple "
-                                               "or qualified name), not '" + value + "'"};
+        return {code::invalid_argument, name + " must be one of HBase's " + joined(s.values) +
+                                            " (by its simple "
+                                            "or qualified name), not '" +
+                                            value + "'"};
       break;
   }
   if (s.refuse != nullptr)
@@ -212,11 +260,11 @@ status check_sizes(const attribute_map& a, std::string_view where) {
     return {code::invalid_argument, std::string(where) + "at most " + std::to_string(max_attributes) + " attributes"};
   for (const auto& [k, v] : a) {
     if (k.empty() || k.size() > max_name_bytes)
-      return {code::invalid_argument, std::string(where) + "an attribute name must be 1 to " +
-                                          std::to_string(max_name_bytes) + " bytes"};
+      return {code::invalid_argument,
+              std::string(where) + "an attribute name must be 1 to " + std::to_string(max_name_bytes) + " bytes"};
     if (v.size() > max_value_bytes)
-      return {code::invalid_argument, std::string(where) + "the value of " + k + " is over " +
-                                          std::to_string(max_value_bytes) + " bytes"};
+      return {code::invalid_argument,
+              std::string(where) + "the value of " + k + " is over " + std::to_string(max_value_bytes) + " bytes"};
   }
   return status::ok();
 }
@@ -281,7 +329,7 @@ status check_table_attributes(attribute_map& a, durability store) {
     if (s == nullptr) continue;  // the user's METADATA
     if (auto st = check_value(*s, "", v); !st) return st;
     if (k == "DURABILITY" && v != "USE_DEFAULT") {
-      const durability wants = v == "SKIP_WAL" ? durability::snapshot
+      const durability wants = v == "SKIP_WAL"    ? durability::snapshot
                                : v == "ASYNC_WAL" ? durability::log
                                                   : durability::log_sync;
       if (strength(wants) > strength(store))

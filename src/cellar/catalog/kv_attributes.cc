@@ -37,7 +37,7 @@ status apply_kv_attributes(std::string_view text, family_descriptor& f) {
   // nlohmann-json keeps the last of two equal keys; a key given twice is an error here,
   // so the parse callback watches the keys of each object (names compare as given; the
   // same name in another case is caught below).
-  std::vector<std::vector<std::string>> keys;  // per open object
+  std::vector<std::vector<std::string>> keys;        // per open object
   std::optional<std::pair<int, std::string>> twice;  // depth, key
   json doc;
   try {
@@ -56,8 +56,8 @@ status apply_kv_attributes(std::string_view text, family_descriptor& f) {
     // e.what(): "[json.exception.parse_error.101] parse error at line 1, column 6: <why>".
     std::string why = e.what();
     if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
-    return {code::invalid_argument, "kv_attributes is not valid JSON at offset " +
-                                        std::to_string(e.byte > 0 ? e.byte - 1 : 0) + ": " + why};
+    return {code::invalid_argument,
+            "kv_attributes is not valid JSON at offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0) + ": " + why};
   } catch (const json::exception& e) {
     // Not a syntax error: a number out of range (out_of_range.406, as 1e999) and the like.
     std::string why = e.what();
@@ -74,18 +74,20 @@ status apply_kv_attributes(std::string_view text, family_descriptor& f) {
     const bool is_ttl = ascii_iequal(key, "TimeToLive");
     const bool is_versions = ascii_iequal(key, "MaxVersions");
     if (!is_ttl && !is_versions)
-      return {code::invalid_argument, "kv_attributes: unknown HBase setting \"" + key +
-                                          "\"; only TimeToLive and MaxVersions are supported"};
+      return {code::invalid_argument,
+              "kv_attributes: unknown HBase setting \"" + key + "\"; only TimeToLive and MaxVersions are supported"};
     bool& seen = is_ttl ? seen_ttl : seen_versions;
     if (seen) return {code::invalid_argument, "kv_attributes: \"" + key + "\" is given twice"};
     seen = true;
     const char* name = is_ttl ? "TimeToLive" : "MaxVersions";
     // Integers JSON writes without a fraction or exponent; nlohmann-json reads those above
     // 2^64 - 1 as floating point.
-    const bool positive = (v.is_number_unsigned() && v.get<std::uint64_t>() > 0 &&
-                           v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+    const bool positive =
+        (v.is_number_unsigned() && v.get<std::uint64_t>() > 0 &&
+         v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
     if (!positive)
-      return {code::invalid_argument, std::string("kv_attributes: ") + name + " must be a positive integer, not " + shown(v)};
+      return {code::invalid_argument,
+              std::string("kv_attributes: ") + name + " must be a positive integer, not " + shown(v)};
     const auto n = static_cast<std::int64_t>(v.get<std::uint64_t>());
     if (is_ttl) {
       f.ttl_seconds = n;

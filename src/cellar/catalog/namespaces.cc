@@ -84,8 +84,8 @@ status check_drop_namespace(const namespace_map& all, std::string_view ns, const
 }
 
 status alter_namespace_properties(const namespace_map& all, std::string_view ns,
-                                  const std::map<std::string, std::string>& set,
-                                  const std::vector<std::string>& unset, std::map<std::string, std::string>& out) {
+                                  const std::map<std::string, std::string>& set, const std::vector<std::string>& unset,
+                                  std::map<std::string, std::string>& out) {
   auto it = all.find(ns);
   if (it == all.end()) return not_found(ns);
   auto props = it->second;
@@ -102,15 +102,18 @@ status check_table_namespace(const namespace_map& all, std::string_view table, s
                              const namespace_usage& used) {
   const auto ns = namespace_of(table);
   if (ns == system_namespace)
-    return {code::invalid_argument, "table '" + std::string(table) + "': the hbase namespace is the system "
-                                    "namespace and takes no user table"};
+    return {code::invalid_argument, "table '" + std::string(table) +
+                                        "': the hbase namespace is the system "
+                                        "namespace and takes no user table"};
   auto it = all.find(ns);
   if (it == all.end()) return not_found(ns);
   const auto tables = quota(it->second, max_tables);
   if (used.tables + 1 > tables)
-    return {code::invalid_argument, "The table " + std::string(table) + " cannot be created as it would exceed "
-                                    "maximum number of tables allowed in the namespace. The total number of tables "
-                                    "permitted is " + std::to_string(tables)};
+    return {code::invalid_argument, "The table " + std::string(table) +
+                                        " cannot be created as it would exceed "
+                                        "maximum number of tables allowed in the namespace. The total number of tables "
+                                        "permitted is " +
+                                        std::to_string(tables)};
   return check_namespace_regions(all, ns, partitions, used);
 }
 

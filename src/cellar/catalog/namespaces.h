@@ -44,8 +44,8 @@ status check_drop_namespace(const namespace_map& all, std::string_view ns, const
 // ALTER: removes each of `unset` (one not set: INVALID_ARGUMENT), then sets `set`, checked.
 // NOT_FOUND when the namespace does not exist.
 status alter_namespace_properties(const namespace_map& all, std::string_view ns,
-                                  const std::map<std::string, std::string>& set,
-                                  const std::vector<std::string>& unset, std::map<std::string, std::string>& out);
+                                  const std::map<std::string, std::string>& set, const std::vector<std::string>& unset,
+                                  std::map<std::string, std::string>& out);
 // A new table `table` with `partitions` partitions: its namespace exists, is not the system
 // one, and its quotas allow it. NOT_FOUND; INVALID_ARGUMENT (also a quota, in HBase's words).
 status check_table_namespace(const namespace_map& all, std::string_view table, std::uint32_t partitions,

@@ -112,9 +112,7 @@ ddl_request ddl_request::alter_namespace(std::string name, std::map<std::string,
 
 namespace {
 
-status table_not_found(const std::string& t) {
-  return {code::table_not_found, "table '" + t + "' does not exist"};
-}
+status table_not_found(const std::string& t) { return {code::table_not_found, "table '" + t + "' does not exist"}; }
 
 status family_not_found(const std::string& t, const std::string& f) {
   return {code::family_not_found, "family '" + f + "' does not exist in table '" + t + "'"};
@@ -170,8 +168,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
     case k::create_table_group: {
       if (auto s = detail::check_table_name(r.table); !s) return s;
       if (old) return {code::already_exists, "table group '" + r.table + "' already exists"};
-      if (auto s = detail::check_table_namespace(c.namespaces, r.table, 0, usage(c, detail::namespace_of(r.table)));
-          !s)
+      if (auto s = detail::check_table_namespace(c.namespaces, r.table, 0, usage(c, detail::namespace_of(r.table))); !s)
         return s;
       table_schema t;
       t.name = r.table;
@@ -279,8 +276,8 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
     }
     case k::alter_namespace: {
       std::map<std::string, std::string> props;
-      if (auto s = detail::alter_namespace_properties(c.namespaces, r.ns.name, r.set_attributes, r.unset_attributes,
-                                                      props);
+      if (auto s =
+              detail::alter_namespace_properties(c.namespaces, r.ns.name, r.set_attributes, r.unset_attributes, props);
           !s)
         return s;
       c.namespaces[r.ns.name] = std::move(props);
@@ -419,8 +416,8 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
     for (auto& f : q.descriptor.families)
       if (!r.u32(f.min_versions) || !r.string_map(f.attributes)) return bad;
     std::uint32_t n = 0;
-    if (!r.u32(q.family.min_versions) || !r.string_map(q.family.attributes) ||
-        !r.string_map(q.descriptor.attributes) || !r.string_map(q.set_attributes) || !r.u32(n))
+    if (!r.u32(q.family.min_versions) || !r.string_map(q.family.attributes) || !r.string_map(q.descriptor.attributes) ||
+        !r.string_map(q.set_attributes) || !r.u32(n))
       return bad;
     for (std::uint32_t i = 0; i < n; ++i) {
       std::string name;

@@ -95,8 +95,8 @@ struct ddl_request {
 struct ddl_outcome {
   cluster_catalog catalog;  // the whole catalog after the DDL (version + 1)
   std::string table;
-  bool dropped = false;         // the table group is gone
-  bool new_partitions = false;  // its partitions are new (created, or a new partition rule)
+  bool dropped = false;              // the table group is gone
+  bool new_partitions = false;       // its partitions are new (created, or a new partition rule)
   bool old_partitions_gone = false;  // partitions it had before are retired (dropped, new rule)
 };
 

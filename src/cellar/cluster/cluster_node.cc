@@ -25,7 +25,7 @@ struct cluster_node::state : std::enable_shared_from_this<state> {
   std::shared_ptr<const cluster_catalog> catalog = std::make_shared<cluster_catalog>();
   std::shared_ptr<const placement_map> placement = std::make_shared<placement_map>();
   bool catalog_reported = false, placement_reported = false;  // event thread
-  std::string fence;  // the master's election znode while master
+  std::string fence;                                          // the master's election znode while master
 
   std::weak_ptr<state> weak() { return weak_from_this(); }
 

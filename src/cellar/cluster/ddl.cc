@@ -48,7 +48,8 @@ result<std::uint64_t> submit_ddl(zk_client& zk, const ddl_request& r, std::chron
     return status{code::invalid_argument, "submit_ddl cannot wait on the ZooKeeper event thread"};
   if (auto st = zk.ensure_path(layout::ddl_requests); !st) return st;
   if (auto st = zk.ensure_path(layout::ddl_results); !st) return st;
-  auto made = zk.create(join_path(layout::ddl_requests, "r_"), encode_ddl_request(r), create_mode::persistent_sequential);
+  auto made =
+      zk.create(join_path(layout::ddl_requests, "r_"), encode_ddl_request(r), create_mode::persistent_sequential);
   if (!made) return made.error();
   const std::string name = made->substr(made->rfind('/') + 1);
   const std::string answer = join_path(layout::ddl_results, name);
@@ -148,8 +149,7 @@ status serve_one(zk_client& zk, const std::string& fence, const std::string& nam
     }
     // Lost the fence: another node is master now.
     auto f = zk.exists(fence);
-    if (!f || !f->has_value())
-      return status{code::unavailable, "no longer the master: " + done.error().to_string()};
+    if (!f || !f->has_value()) return status{code::unavailable, "no longer the master: " + done.error().to_string()};
     if (done.code() != code::conflict && done.code() != code::not_found && done.code() != code::already_exists)
       return done.error();
     // The catalog or the map moved under us (a master that has not heard yet that it was
@@ -161,9 +161,9 @@ status serve_one(zk_client& zk, const std::string& fence, const std::string& nam
 void remove_stale_results(zk_client& zk) {
   auto names = zk.children(layout::ddl_results);
   if (!names) return;
-  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   for (const auto& name : *names) {
     const std::string path = join_path(layout::ddl_results, name);
     auto st = zk.exists(path);
@@ -173,7 +173,8 @@ void remove_stale_results(zk_client& zk) {
 
 }  // namespace
 
-status serve_ddl_requests(zk_client& zk, const std::string& fence, const std::function<std::vector<std::string>()>& live) {
+status serve_ddl_requests(zk_client& zk, const std::string& fence,
+                          const std::function<std::vector<std::string>()>& live) {
   if (auto st = zk.ensure_path(layout::ddl_requests); !st) return st;
   if (auto st = zk.ensure_path(layout::ddl_results); !st) return st;
   auto names = zk.children(layout::ddl_requests);

@@ -44,7 +44,8 @@ result<std::uint64_t> submit_ddl(zk_client& zk, const ddl_request& r,
 // The master's side: applies every waiting request, in order, fenced by `fence` (the
 // master's election znode); `live` gives the nodes new partitions may go to. Returns OK
 // when none is left, UNAVAILABLE when the fence broke (no longer master) or ZooKeeper failed.
-status serve_ddl_requests(zk_client& zk, const std::string& fence, const std::function<std::vector<std::string>()>& live);
+status serve_ddl_requests(zk_client& zk, const std::string& fence,
+                          const std::function<std::vector<std::string>()>& live);
 
 std::string encode_ddl_result(const status& st, std::uint64_t version);
 result<std::uint64_t> decode_ddl_result(std::string_view bytes);

@@ -11,13 +11,13 @@
 #include <absl/synchronization/mutex.h>
 #include <absl/time/time.h>
 
+#include "catalog/hbase_options.h"
 #include "cluster/layout.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
 #include "cluster/replica_warden.h"
 #include "cluster/zk_state.h"
-#include "catalog/hbase_options.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/cluster_state.h"
@@ -39,10 +39,10 @@ struct member::state final : detail::cluster_hooks {
   node_endpoint endpoint;
   std::string peer_address;
   std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
-  std::atomic<std::uint64_t> refused{0};  // client requests answered NOT_OWNER (not_owner)
-  std::unique_ptr<cluster_node> node;  // set once at join, under move_mu
-  std::unique_ptr<replica_host> replicas;  // set once at join, before the endpoint is published
-  std::unique_ptr<replica_warden> warden;  // set once at join, after `node`; goes before it
+  std::atomic<std::uint64_t> refused{0};               // client requests answered NOT_OWNER (not_owner)
+  std::unique_ptr<cluster_node> node;                  // set once at join, under move_mu
+  std::unique_ptr<replica_host> replicas;              // set once at join, before the endpoint is published
+  std::unique_ptr<replica_warden> warden;              // set once at join, after `node`; goes before it
 
   // What ZooKeeper said last, and the catalog version this node has applied; waiters on
   // `applied` (ddl, catch_up) wait on mu.
@@ -84,7 +84,7 @@ struct member::state final : detail::cluster_hooks {
   bool guards_open ABSL_GUARDED_BY(move_mu) = true;
   void guard_move(const std::string& table, std::uint32_t index, bool source);  // any thread
   void arm_guard(const part_key& key);                                          // event thread
-  void settle_move(const part_key& key, std::int64_t czxid);                   // event thread
+  void settle_move(const part_key& key, std::int64_t czxid);                    // event thread
 
   status prepare_incoming(const std::string& table, std::uint32_t index);
   status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
@@ -105,11 +105,11 @@ struct member::state final : detail::cluster_hooks {
   void reconcile();
   // What reconcile() does after it has published the new catalog, gathered while it builds it.
   struct reconcile_effects {
-    std::vector<runtime_ptr> retired;                         // replaced wholesale: stop, drop local tables
-    std::vector<detail::partition_actor> stopped;             // replaced partitions to stop now (let_go)
+    std::vector<runtime_ptr> retired;              // replaced wholesale: stop, drop local tables
+    std::vector<detail::partition_actor> stopped;  // replaced partitions to stop now (let_go)
     std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
-    std::vector<detail::partition_id> moved_out_here;         // local partitions that moved away
-    std::vector<part_key> adopted;                            // incoming copies that serve here from now on
+    std::vector<detail::partition_id> moved_out_here;  // local partitions that moved away
+    std::vector<part_key> adopted;                     // incoming copies that serve here from now on
   };
   // The runtime of table `name` as `cs` and the owners `want` say, built from `old` (the
   // one published now, if any) whose owners as applied are `*was` (null: not applied yet
@@ -172,7 +172,9 @@ void let_go(detail::catalog_service& c, const detail::partition_ref& r, std::vec
 }
 
 // Whether two placements of a partition put it on the same node(s).
-bool same_place(const partition_owner& a, const partition_owner& b) { return a.node == b.node && a.replicas == b.replicas; }
+bool same_place(const partition_owner& a, const partition_owner& b) {
+  return a.node == b.node && a.replicas == b.replicas;
+}
 
 bool same_places(const std::vector<partition_owner>& a, const std::vector<partition_owner>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_place);
@@ -355,8 +357,10 @@ void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effec
   // Here, on the ZooKeeper event thread, not a CAF worker: the snapshot's cuts need one.
   if (persistence != nullptr && persistence->log() != nullptr && !fx.moved_out_here.empty())
     if (auto r = seat.snapshot(); !r)
-      spdlog::warn("cellar: the snapshot after a move away failed ({}): the moved partitions' old log records "
-                   "stay until the next snapshot", r.error().to_string());
+      spdlog::warn(
+          "cellar: the snapshot after a move away failed ({}): the moved partitions' old log records "
+          "stay until the next snapshot",
+          r.error().to_string());
 }
 
 bool member::state::find(const std::string& table, std::uint32_t index, std::uint64_t version,
@@ -397,12 +401,13 @@ status member::state::not_owner(const std::string& table, std::uint32_t index) {
 
 status member::state::prepare_incoming(const std::string& table, std::uint32_t index) {
   auto rt = local.lookup(table);
-  if (!rt || !rt->schema->partitioned) return {code::table_not_found, "node '" + opts.node_id + "' has no table '" + table + "'"};
+  if (!rt || !rt->schema->partitioned)
+    return {code::table_not_found, "node '" + opts.node_id + "' has no table '" + table + "'"};
   if (index >= rt->partitions.size())
     return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
   if (rt->partitions[index].local)
-    return {code::already_exists, "node '" + opts.node_id + "' owns partition " + std::to_string(index) + " of '" +
-                                      table + "' already"};
+    return {code::already_exists,
+            "node '" + opts.node_id + "' owns partition " + std::to_string(index) + " of '" + table + "' already"};
   drop_incoming(table, index);  // a copy left by an earlier attempt
   // Files left by an earlier owner spell here are stale: start empty.
   if (auto* persistence = seat.persistence())
@@ -421,8 +426,8 @@ status member::state::persist_incoming(const std::string& table, std::uint32_t i
     absl::MutexLock lock(&move_mu);
     auto it = incoming.find({table, index});
     if (it == incoming.end())
-      return {code::not_found, "node '" + opts.node_id + "' has no incoming copy of partition " + std::to_string(index) +
-                                   " of '" + table + "'"};
+      return {code::not_found, "node '" + opts.node_id + "' has no incoming copy of partition " +
+                                   std::to_string(index) + " of '" + table + "'"};
     uid = it->second.uid;
   }
   auto* persistence = seat.persistence();
@@ -491,7 +496,7 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
   {
     absl::MutexLock lock(&move_mu);
     auto it = guarded.find(key);
-    if (!guards_open) return;  // leaving: `node` is going (~member)
+    if (!guards_open) return;                                      // leaving: `node` is going (~member)
     if (it == guarded.end() || it->second.czxid != czxid) return;  // settled, or a newer move's
     side = it->second;
     guarded.erase(it);
@@ -513,8 +518,10 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
       detail::move_request abort;
       abort.what = detail::move_request::abort;
       caf::anon_send(rt->partitions[index].actor, std::move(abort));
-      spdlog::info("cellar: the move of {} away from '{}' ended without a flip (its intent is gone): it serves "
-                   "here as before", where, opts.node_id);
+      spdlog::info(
+          "cellar: the move of {} away from '{}' ended without a flip (its intent is gone): it serves "
+          "here as before",
+          where, opts.node_id);
     }
   }
   if (side.target && !(owner && owner->node == opts.node_id)) {
@@ -527,8 +534,10 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
     }
     drop_incoming(table, index);
     if (had)
-      spdlog::warn("cellar: the move of {} to '{}' ended without a flip (its intent is gone): its copy here is "
-                   "dropped", where, opts.node_id);
+      spdlog::warn(
+          "cellar: the move of {} to '{}' ended without a flip (its intent is gone): its copy here is "
+          "dropped",
+          where, opts.node_id);
   }
 }
 
@@ -548,8 +557,9 @@ result<std::uint32_t> member::state::balance() { return run_balance(*node, *peer
 // when this runs).
 void member::state::on_session(const session_event& ev) {
   const bool ok = ev.state == session_state::connected;
-  if (!ok) spdlog::warn("cellar: node '{}' lost its ZooKeeper {}: refusing writes", opts.node_id,
-                        ev.state == session_state::expired ? "session" : "connection");
+  if (!ok)
+    spdlog::warn("cellar: node '{}' lost its ZooKeeper {}: refusing writes", opts.node_id,
+                 ev.state == session_state::expired ? "session" : "connection");
   seat.cluster().refuse_writes(!ok);
   if (ok) {
     // Watches of an ended session are gone, and a guard may have waited for ZooKeeper.
@@ -639,7 +649,9 @@ struct not_joined final : detail::cluster_hooks {
   status move(const std::string&, const std::string&) override {
     return {code::unavailable, "this node has not joined its cluster yet"};
   }
-  result<std::uint32_t> balance() override { return status{code::unavailable, "this node has not joined its cluster yet"}; }
+  result<std::uint32_t> balance() override {
+    return status{code::unavailable, "this node has not joined its cluster yet"};
+  }
 };
 
 }  // namespace
@@ -706,7 +718,8 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     if (!s) return leaving();
     auto rt = s->local.lookup(t);
     if (!rt || rt->schema->uid != uid)
-      return status{code::unavailable, "node '" + s->opts.node_id + "' has not applied this incarnation of '" + t + "' yet"};
+      return status{code::unavailable,
+                    "node '" + s->opts.node_id + "' has not applied this incarnation of '" + t + "' yet"};
     if (i >= rt->partitions.size())
       return status{code::not_found, "table '" + t + "' has no partition " + std::to_string(i)};
     return s->replicas->join(rt->schema, i, id);
@@ -877,12 +890,11 @@ std::string format_report(const cluster_report& r) {
                     (r.master.empty() ? std::string("(none)") : r.master) + ", catalog version " +
                     std::to_string(r.catalog_version) + ", placement epoch " + std::to_string(r.placement_epoch) +
                     " (seen from " + r.self + ", which served " + std::to_string(r.forwarded_here) +
-                    " forwarded requests and answered " + std::to_string(r.not_owner_answers) +
-                    " NOT_OWNER)\n";
+                    " forwarded requests and answered " + std::to_string(r.not_owner_answers) + " NOT_OWNER)\n";
   for (const auto& n : r.nodes) {
     out += "  " + n.node.id + (n.master ? " (master)" : "") + (n.live ? "" : " DOWN") +
-           (n.node.data_address.empty() ? "" : " " + n.node.data_address) + ": " +
-           std::to_string(n.partitions.size()) + " partitions";
+           (n.node.data_address.empty() ? "" : " " + n.node.data_address) + ": " + std::to_string(n.partitions.size()) +
+           " partitions";
     if (!n.partitions.empty()) {
       out += " [";
       for (std::size_t i = 0; i < n.partitions.size(); ++i) out += (i ? " " : "") + n.partitions[i];

@@ -33,16 +33,16 @@
 
 #include "cellar/status.h"
 #include "cellar/store.h"
-#include "store/scheduler_tuning.h"
 #include "cluster/cluster_node.h"
 #include "cluster/replica_report.h"
+#include "store/scheduler_tuning.h"
 
 namespace cellar::cluster {
 
 struct member_options {
-  zk_options zookeeper;          // connect string "host:port[,...][/chroot]", session timeout
-  std::string node_id;           // membership.h: check_node_id
-  std::string data_address;      // host:port where clients reach this node's RPC server
+  zk_options zookeeper;                 // connect string "host:port[,...][/chroot]", session timeout
+  std::string node_id;                  // membership.h: check_node_id
+  std::string data_address;             // host:port where clients reach this node's RPC server
   std::string peer_host = "127.0.0.1";  // where the node's endpoint listens (CAF middleman)
   std::uint16_t peer_port = 0;          // 0: any free port
   // A forwarded request with no answer for this long fails UNAVAILABLE.
@@ -65,7 +65,7 @@ struct member_options {
 // One node as `status 'detailed'` shows it.
 struct node_report {
   node_info node;
-  bool live = false;      // registered now
+  bool live = false;  // registered now
   bool master = false;
   std::vector<std::string> partitions;  // "table/index" the placement map gives it
 };
@@ -78,7 +78,7 @@ struct cluster_report {
   std::uint64_t forwarded_here = 0;  // batch parts and scan pages other nodes forwarded to `self`
   // Partitions of client batches that asked not to be forwarded, answered NOT_OWNER by `self`.
   std::uint64_t not_owner_answers = 0;
-  std::vector<node_report> nodes;  // live members and every owner in the map, by id
+  std::vector<node_report> nodes;        // live members and every owner in the map, by id
   std::vector<replica_report> replicas;  // this node's replicas, by table and partition
   // On the master: what it could not do to keep every partition's replication factor
   // (cluster/replica_warden.h).

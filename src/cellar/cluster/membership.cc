@@ -40,8 +40,8 @@ status check_node_id(std::string_view id) {
   if (id.empty() || id.size() > 128 || id == "." || id == "..")
     return {code::invalid_argument, "node id must be 1 to 128 bytes and not '.' or '..'"};
   for (unsigned char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok)
       return {code::invalid_argument,
               "node id '" + std::string(id) + "' may only hold letters, digits, '_', '-' and '.'"};
@@ -158,7 +158,7 @@ struct membership::state : std::enable_shared_from_this<state> {
 namespace {
 
 result<std::shared_ptr<membership::state>> start(zk_client& zk, std::optional<node_info> self,
-                                                  membership::change_fn on_change, std::chrono::milliseconds wait) {
+                                                 membership::change_fn on_change, std::chrono::milliseconds wait) {
   if (self)
     if (auto st = check_node_id(self->id); !st) return st;
   if (auto st = zk.ensure_path(layout::nodes); !st) return st;

@@ -49,8 +49,9 @@ class membership {
 
   // Registers `self` and watches the list. Errors: INVALID_ARGUMENT (bad id), ALREADY_EXISTS
   // (the id stayed registered by another session for `wait_for_previous`), UNAVAILABLE.
-  static result<std::unique_ptr<membership>> join(zk_client& zk, node_info self, change_fn on_change,
-                                                  std::chrono::milliseconds wait_for_previous = std::chrono::seconds(30));
+  static result<std::unique_ptr<membership>> join(
+      zk_client& zk, node_info self, change_fn on_change,
+      std::chrono::milliseconds wait_for_previous = std::chrono::seconds(30));
   // Watches the list without registering (a client, a tool).
   static result<std::unique_ptr<membership>> observe(zk_client& zk, change_fn on_change);
   // One read of the list, without watching.

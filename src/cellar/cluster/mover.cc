@@ -83,7 +83,8 @@ struct mover {
                 a->quit();
               },
               [a, answer, about](caf::error& e) {
-                answer->set_value({status{code::unavailable, about + "did not answer: " + a->system().render(e)}, false});
+                answer->set_value(
+                    {status{code::unavailable, about + "did not answer: " + a->system().render(e)}, false});
                 a->quit();
               });
     });
@@ -225,8 +226,7 @@ status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sy
   m.session = zk.session_id();
   auto created = zk.create(intent, m.from + " " + to, create_mode::ephemeral);
   if (!created) {
-    if (created.code() == code::already_exists)
-      return {code::conflict, "another move of " + m.where() + " is running"};
+    if (created.code() == code::already_exists) return {code::conflict, "another move of " + m.where() + " is running"};
     return created.error();
   }
   if (auto made = zk.exists(intent); made && made->has_value()) m.intent_czxid = (*made)->czxid;
@@ -266,7 +266,7 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
   // takes its place); after a failure none starts.
   struct slots {
     absl::Mutex mu;
-    std::set<std::string> sources ABSL_GUARDED_BY(mu);  // the source nodes of the moves running
+    std::set<std::string> sources ABSL_GUARDED_BY(mu);       // the source nodes of the moves running
     std::set<partition_ref> partitions ABSL_GUARDED_BY(mu);  // and their partitions
     std::uint32_t running ABSL_GUARDED_BY(mu) = 0;
     std::uint32_t done ABSL_GUARDED_BY(mu) = 0;
@@ -308,8 +308,9 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
     if (stats) stats->most_at_once = std::max(stats->most_at_once, sl.running);
     threads.emplace_back([&, bm = std::move(bm)] {
       const auto& mv = bm.mv;
-      auto st = bm.replica ? run_replica_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.from, mv.to, o)
-                           : run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o);
+      auto st = bm.replica
+                    ? run_replica_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.from, mv.to, o)
+                    : run_move(node, peers, sys, mv.partition.table, mv.partition.index, mv.to, o);
       absl::MutexLock l(&sl.mu);
       sl.sources.erase(mv.from);
       sl.partitions.erase(mv.partition);

@@ -41,9 +41,9 @@ struct move_options {
   // One node_move's answer. A node that dies mid-step (its connection closes) is noticed
   // at once; one that stops answering while its connection stays up, by this timeout.
   std::chrono::milliseconds step_timeout{10000};
-  std::uint64_t chunk_bytes = 1 << 20;             // cells per chunk, about
-  std::size_t small_delta = 256;                   // a cut this small is the last before the freeze
-  int max_catch_up = 8;                            // cuts before freezing anyway
+  std::uint64_t chunk_bytes = 1 << 20;  // cells per chunk, about
+  std::size_t small_delta = 256;        // a cut this small is the last before the freeze
+  int max_catch_up = 8;                 // cuts before freezing anyway
   // A membership change of a replicated partition (replica_mover.h): how long the leader may
   // take to add a replica (its catch-up) or remove one.
   std::chrono::milliseconds change_timeout{180000};

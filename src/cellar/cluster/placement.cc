@@ -147,8 +147,8 @@ std::vector<planned_move> plan_balance(const placement_map& m, const std::vector
       const std::string* to = nullptr;
       for (const auto& n : live) {
         if (count[n] >= share[n]) continue;
-        if (!to || std::make_pair(per_table[n][p.table], count[n]) <
-                       std::make_pair(per_table[*to][p.table], count[*to]))
+        if (!to ||
+            std::make_pair(per_table[n][p.table], count[n]) < std::make_pair(per_table[*to][p.table], count[*to]))
           to = &n;
       }
       --count[donor];
@@ -170,9 +170,9 @@ struct replica_plan {
     std::vector<std::string> set;  // as planned so far; the front is the preferred leader
   };
   using counts = std::map<std::string, std::int64_t>;
-  std::vector<std::string> live;  // sorted
-  std::vector<part> parts;        // the movable partitions: every replica on a live node
-  counts reps, leads;             // per live node, unmovable sets included
+  std::vector<std::string> live;           // sorted
+  std::vector<part> parts;                 // the movable partitions: every replica on a live node
+  counts reps, leads;                      // per live node, unmovable sets included
   std::map<std::string, counts> of_table;  // node -> table -> replicas
   std::vector<planned_move> moves;
 
@@ -363,7 +363,6 @@ std::vector<planned_move> plan_replica_balance(const placement_map& m, const std
   return std::move(pl.moves);
 }
 
-
 result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to) {
   auto it = m.tables.find(p.table);
   if (it == m.tables.end()) return status{code::table_not_found, "table '" + p.table + "' has no placement"};
@@ -372,8 +371,9 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
                                               " partitions; there is no partition " + std::to_string(p.index)};
   if (to.empty()) return status{code::invalid_argument, "a partition must move to a named node"};
   if (it->second[p.index].replicated())
-    return status{code::unsupported, "partition " + std::to_string(p.index) + " of '" + p.table +
-                                         "' is replicated: its replicas move by Raft membership change, not by apply_move"};
+    return status{code::unsupported,
+                  "partition " + std::to_string(p.index) + " of '" + p.table +
+                      "' is replicated: its replicas move by Raft membership change, not by apply_move"};
   if (it->second[p.index].node == to) return m;
   placement_map out = m;
   out.epoch = m.epoch + 1;
@@ -381,8 +381,8 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
   return out;
 }
 
-result<std::vector<replica_set>> place_replicas(const std::string& table, std::uint32_t partitions, std::uint32_t factor,
-                                                const std::vector<std::string>& live_in,
+result<std::vector<replica_set>> place_replicas(const std::string& table, std::uint32_t partitions,
+                                                std::uint32_t factor, const std::vector<std::string>& live_in,
                                                 const std::map<std::string, std::uint32_t>& load_in,
                                                 const std::map<std::string, std::uint32_t>& leaders_in) {
   if (factor != 1 && factor != 3 && factor != 5) {
@@ -391,8 +391,9 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
   }
   const auto live = unique_sorted(live_in);
   if (live.size() < factor) {
-    return status{code::unavailable, "'" + table + "' needs " + std::to_string(factor) + " replicas on distinct nodes but " +
-                                         std::to_string(live.size()) + " node(s) are live"};
+    return status{code::unavailable, "'" + table + "' needs " + std::to_string(factor) +
+                                         " replicas on distinct nodes but " + std::to_string(live.size()) +
+                                         " node(s) are live"};
   }
   std::map<std::string, std::uint32_t> load, leaders;
   for (const auto& n : live) {
@@ -414,7 +415,8 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
     std::vector<std::string> rest;
     for (const auto& n : live)
       if (n != *lead) rest.push_back(n);
-    std::stable_sort(rest.begin(), rest.end(), [&](const std::string& a, const std::string& b) { return load[a] < load[b]; });
+    std::stable_sort(rest.begin(), rest.end(),
+                     [&](const std::string& a, const std::string& b) { return load[a] < load[b]; });
     set.insert(set.end(), rest.begin(), rest.begin() + (factor - 1));
     for (const auto& n : set) ++load[n];
     ++leaders[set.front()];
@@ -496,8 +498,8 @@ std::vector<planned_move> plan_replacements(const placement_map& m, const std::v
   struct part {
     partition_ref ref;
     const partition_owner* owner;
-    std::vector<std::size_t> slots;      // positions of dead replicas
-    std::vector<std::size_t> eligible;   // indices into `live` of nodes outside the set
+    std::vector<std::size_t> slots;     // positions of dead replicas
+    std::vector<std::size_t> eligible;  // indices into `live` of nodes outside the set
   };
   std::vector<part> parts;
   std::size_t wanted = 0;
@@ -530,7 +532,8 @@ std::vector<planned_move> plan_replacements(const placement_map& m, const std::v
     flow_net f(first_node + live.size());
     std::vector<std::vector<std::size_t>> picks(parts.size());  // edge ids, per partition
     for (std::size_t p = 0; p < parts.size(); ++p) {
-      f.add(source, first_part + p, static_cast<std::int64_t>(std::min(parts[p].slots.size(), parts[p].eligible.size())));
+      f.add(source, first_part + p,
+            static_cast<std::int64_t>(std::min(parts[p].slots.size(), parts[p].eligible.size())));
       for (auto n : parts[p].eligible) picks[p].push_back(f.add(first_part + p, first_node + n, 1));
     }
     for (std::size_t n = 0; n < live.size(); ++n) f.add(first_node + n, sink, ceiling - load[live[n]]);
@@ -565,7 +568,7 @@ bool has_replica_ids(const placement_map& m) {
       if (!o.replica_ids.empty()) return true;
   return false;
 }
-}
+}  // namespace
 
 std::string encode_placement(const placement_map& m) {
   std::map<std::string, std::uint32_t> index;

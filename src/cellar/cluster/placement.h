@@ -130,8 +130,8 @@ result<placement_map> apply_move(const placement_map& m, const partition_ref& p,
 // `factor` is 1, 3 or 5; UNAVAILABLE, naming both numbers, when fewer than `factor` nodes
 // are live (a table cannot have more replicas than nodes).
 using replica_set = std::vector<std::string>;
-result<std::vector<replica_set>> place_replicas(const std::string& table, std::uint32_t partitions, std::uint32_t factor,
-                                                const std::vector<std::string>& live,
+result<std::vector<replica_set>> place_replicas(const std::string& table, std::uint32_t partitions,
+                                                std::uint32_t factor, const std::vector<std::string>& live,
                                                 const std::map<std::string, std::uint32_t>& load = {},
                                                 const std::map<std::string, std::uint32_t>& leaders = {});
 

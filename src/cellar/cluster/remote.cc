@@ -129,10 +129,13 @@ caf::result<move_reply> serve_move(endpoint_pointer self, node_move& m) {
               [self, rp, t = m.table, i = m.index](cut_reply& c) mutable {
                 run_off_worker(self, rp,
                                [persist = self->state.ctx.persist_incoming, t, i,
-                                cut = std::make_shared<delta_handle>(std::move(c.delta))] { return persist(t, i, *cut); });
+                                cut = std::make_shared<delta_handle>(std::move(c.delta))] {
+                                 return persist(t, i, *cut);
+                               });
               },
               [self, rp, where](caf::error& e) mutable {
-                rp.deliver(move_failed({code::unavailable, "writing the copy of " + where + ": " + self->system().render(e)}));
+                rp.deliver(
+                    move_failed({code::unavailable, "writing the copy of " + where + ": " + self->system().render(e)}));
               });
       return rp;
     }
@@ -175,14 +178,18 @@ caf::result<node_member_reply> serve_member(endpoint_pointer self, node_member& 
   }
   auto rp = self->make_response_promise<node_member_reply>();
   const auto failed = [self, rp, where](caf::error& e) mutable {
-    rp.deliver(member_failed({code::unavailable, "the replica of " + where + " did not answer: " + self->system().render(e)}));
+    rp.deliver(
+        member_failed({code::unavailable, "the replica of " + where + " did not answer: " + self->system().render(e)}));
   };
   // A change waits for the new replica's catch-up (replica_group: change_timeout_ms).
   const auto timeout = std::chrono::minutes(3);
   if (m.step == node_member::report) {
     self->request(r, std::chrono::seconds(10), replica::replica_status_atom::value)
-        .then([rp](replica::group_status& s) mutable { rp.deliver(node_member_reply{status::ok(), std::move(s)}); },
-              failed);
+        .then(
+            [rp](replica::group_status& s) mutable {
+              rp.deliver(node_member_reply{status::ok(), std::move(s)});
+            },
+            failed);
   } else if (m.step == node_member::add) {
     self->request(r, timeout, replica::replica_add_atom::value, m.id, m.address)
         .then([rp](admin_reply& a) mutable { rp.deliver(member_failed(std::move(a.st))); }, failed);
@@ -218,24 +225,23 @@ caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::u
     }
   }
   auto rp = self->template make_response_promise<Reply>();
-  self->state.queue.push_back(
-      {std::chrono::steady_clock::now() + ctx.catch_up_wait,
-       [self, table, index, req = std::move(req), rp, refuse](bool expired) mutable {
-         auto& c = self->state.ctx;
-         detail::partition_ref ref;
-         if (c.find(table, index, req.schema_version, ref)) {
-           if (ref.local || ref.replica_here)
-             rp.delegate(ref.actor, std::move(req));
-           else if (auto to = moved_to(c, table, index))
-             rp.delegate(to, std::move(req));
-           else
-             rp.deliver(refuse(not_owner(c, table, index)));
-           return true;
-         }
-         if (!expired) return false;
-         rp.deliver(refuse(not_caught_up(c, table, req.schema_version)));
-         return true;
-       }});
+  self->state.queue.push_back({std::chrono::steady_clock::now() + ctx.catch_up_wait,
+                               [self, table, index, req = std::move(req), rp, refuse](bool expired) mutable {
+                                 auto& c = self->state.ctx;
+                                 detail::partition_ref ref;
+                                 if (c.find(table, index, req.schema_version, ref)) {
+                                   if (ref.local || ref.replica_here)
+                                     rp.delegate(ref.actor, std::move(req));
+                                   else if (auto to = moved_to(c, table, index))
+                                     rp.delegate(to, std::move(req));
+                                   else
+                                     rp.deliver(refuse(not_owner(c, table, index)));
+                                   return true;
+                                 }
+                                 if (!expired) return false;
+                                 rp.deliver(refuse(not_caught_up(c, table, req.schema_version)));
+                                 return true;
+                               }});
   drain(self);
   return rp;
 }
@@ -313,7 +319,8 @@ void connected(remote_pointer self, result<node_endpoint> ep) {
     st.ep = *ep;
     self->monitor(st.ep);
   } else {
-    ep = status{code::unavailable, st.where() + ", which is unavailable: " + ep.error().message() + std::string(not_sent)};
+    ep = status{code::unavailable,
+                st.where() + ", which is unavailable: " + ep.error().message() + std::string(not_sent)};
   }
   auto waiting = std::move(st.waiting);
   st.waiting.clear();
@@ -343,7 +350,9 @@ void with_endpoint(remote_pointer self, std::function<void(const result<node_end
           [self, w = *where](caf::node_id&, caf::strong_actor_ptr& found, std::set<std::string>& interface) {
             connected(self, self->state.peers->accept(self->state.node, w, std::move(found), interface));
           },
-          [self, w = *where](caf::error& e) { connected(self, self->state.peers->unreachable(self->state.node, w, e)); });
+          [self, w = *where](caf::error& e) {
+            connected(self, self->state.peers->unreachable(self->state.node, w, e));
+          });
 }
 
 void fail_pending(remote_pointer self, const status& s) {
@@ -373,17 +382,16 @@ caf::result<Reply> forward(remote_pointer self, Msg msg, Refuse refuse) {
             },
             [self, id, rp, refuse](caf::error& e) mutable {
               if (self->state.pending.erase(id) == 0) return;
-              rp.deliver(refuse(status{code::unavailable, self->state.where() + ", which did not answer: " +
-                                                              self->system().render(e)}));
+              rp.deliver(refuse(status{code::unavailable,
+                                       self->state.where() + ", which did not answer: " + self->system().render(e)}));
               quit_if_done(self);
             });
   });
   return rp;
 }
 
-partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<peer_directory> peers,
-                                         std::string node, std::string table, std::uint32_t index,
-                                         std::chrono::milliseconds timeout) {
+partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<peer_directory> peers, std::string node,
+                                         std::string table, std::uint32_t index, std::chrono::milliseconds timeout) {
   auto& st = self->state;
   st.peers = std::move(peers);
   st.node = std::move(node);
@@ -443,7 +451,8 @@ node_endpoint spawn_node_endpoint(caf::actor_system& sys, endpoint_context ctx) 
 }
 
 partition_actor spawn_remote_partition(caf::actor_system& sys, std::shared_ptr<peer_directory> peers, std::string node,
-                                       std::string table, std::uint32_t index, std::chrono::milliseconds forward_timeout) {
+                                       std::string table, std::uint32_t index,
+                                       std::chrono::milliseconds forward_timeout) {
   return sys.spawn(remote_fn, std::move(peers), std::move(node), std::move(table), index, forward_timeout);
 }
 
@@ -510,11 +519,9 @@ result<node_endpoint> peer_directory::endpoint(const std::string& node, std::chr
   result<node_endpoint> out = status{code::unavailable, "node '" + node + "' cannot be reached"};
   caf::scoped_actor self{sys_};
   self->request(sys_.middleman().actor_handle(), timeout, caf::connect_atom::value, where->host, where->port)
-      .receive(
-          [&](caf::node_id&, caf::strong_actor_ptr& found, std::set<std::string>& interface) {
-            out = accept(node, *where, std::move(found), interface);
-          },
-          [&](caf::error& e) { out = unreachable(node, *where, e); });
+      .receive([&](caf::node_id&, caf::strong_actor_ptr& found,
+                   std::set<std::string>& interface) { out = accept(node, *where, std::move(found), interface); },
+               [&](caf::error& e) { out = unreachable(node, *where, e); });
   return out;
 }
 

@@ -46,9 +46,9 @@
 
 #include "cellar/status.h"
 #include "cluster/membership.h"
+#include "dispatch/dispatch.h"
 #include "partition/protocol.h"
 #include "replica/replicated_partition.h"
-#include "dispatch/dispatch.h"
 
 namespace cellar::cluster {
 
@@ -141,11 +141,10 @@ typename Inspector::result_type inspect(Inspector& f, node_scan& x) {
 
 using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
 
-using node_endpoint = caf::typed_actor<caf::replies_to<node_batch>::with<detail::batch_reply>,
-                                       caf::replies_to<node_scan>::with<detail::scan_reply>,
-                                       caf::replies_to<node_move>::with<detail::move_reply>,
-                                       caf::replies_to<node_member>::with<node_member_reply>,
-                                       caf::reacts_to<node_replica>, caf::reacts_to<catch_up_atom>>;
+using node_endpoint = caf::typed_actor<
+    caf::replies_to<node_batch>::with<detail::batch_reply>, caf::replies_to<node_scan>::with<detail::scan_reply>,
+    caf::replies_to<node_move>::with<detail::move_reply>, caf::replies_to<node_member>::with<node_member_reply>,
+    caf::reacts_to<node_replica>, caf::reacts_to<catch_up_atom>>;
 
 // Loads CAF's middleman and registers the node-to-node messages (with the partition
 // protocol's, which store_impl registers). Call on the configuration before the system starts.
@@ -157,8 +156,7 @@ struct endpoint_context {
   // The partition of this node for (table, index) when the node has applied a schema of
   // `table` at version >= `version`: the partition ref (local null: another node owns it).
   // Returns false while the node has not caught up.
-  std::function<bool(const std::string& table, std::uint32_t index, std::uint64_t version,
-                     detail::partition_ref& out)>
+  std::function<bool(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out)>
       find;
   // "owned by node X at epoch E" for a NOT_OWNER message.
   std::function<std::string(const std::string& table, std::uint32_t index)> describe_owner;

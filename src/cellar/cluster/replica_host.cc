@@ -43,8 +43,9 @@ namespace {
 
 // The storage of partition `index`'s replica and the path of its files (empty in memory).
 // `fresh`: delete what an earlier replica left there first.
-result<std::unique_ptr<replica::replica_storage>> open_storage(const store_options& o, const detail::table_schema& schema,
-                                                               std::uint32_t index, bool fresh, std::string& files) {
+result<std::unique_ptr<replica::replica_storage>> open_storage(const store_options& o,
+                                                               const detail::table_schema& schema, std::uint32_t index,
+                                                               bool fresh, std::string& files) {
   if (o.directory.empty() || o.durability == durability::snapshot)
     return std::unique_ptr<replica::replica_storage>(std::make_unique<replica::memory_storage>());
   const std::string dir = o.directory + "/raft";

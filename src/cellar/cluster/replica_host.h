@@ -38,12 +38,12 @@
 #include <atomic>
 
 #include "catalog/catalog.h"
-#include "cluster/remote.h"
 #include "cluster/placement.h"
+#include "cluster/remote.h"
 #include "cluster/replica_links.h"
-#include "replica/group.h"
-#include "dispatch/dispatch.h"
 #include "cluster/replica_report.h"
+#include "dispatch/dispatch.h"
+#include "replica/group.h"
 #include "store/access.h"
 
 namespace cellar::cluster {

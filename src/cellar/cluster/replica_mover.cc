@@ -24,10 +24,10 @@ struct replica_mover {
   std::uint64_t uid = 0;
   std::uint32_t index = 0;
   std::string from, to;
-  partition_owner owner;        // as the map said when the move began
+  partition_owner owner;  // as the map said when the move began
   std::uint64_t from_id = 0, to_id = 0;
-  std::string leader_hint;      // the node whose replica led last
-  std::int64_t session = 0;     // the ZooKeeper session that made the intent
+  std::string leader_hint;   // the node whose replica led last
+  std::int64_t session = 0;  // the ZooKeeper session that made the intent
 
   std::string where() const { return "partition " + std::to_string(index) + " of '" + table + "'"; }
   bool cancelled() const { return o.cancelled && o.cancelled(); }
@@ -113,9 +113,9 @@ struct replica_mover {
 
   // What the leader's configuration says of `from` and `to` (from its report).
   struct survey {
-    bool known = false;      // a leader answered
-    bool from_in = false;    // `from` is a member
-    std::uint64_t stale = 0; // `to`'s id, when it is a member already (an earlier attempt)
+    bool known = false;       // a leader answered
+    bool from_in = false;     // `from` is a member
+    std::uint64_t stale = 0;  // `to`'s id, when it is a member already (an earlier attempt)
     bool to_voter = false;
   };
   survey look() {
@@ -184,8 +184,8 @@ struct replica_mover {
       auto moved = replace_replica(pl->map, {table, index}, from, to, to_id);
       if (!moved) return moved.error();
       if (zk.session_id() != session)
-        return status{code::unavailable, "the ZooKeeper session of node '" + node.self().id +
-                                             "' changed during the move of " + where()};
+        return status{code::unavailable,
+                      "the ZooKeeper session of node '" + node.self().id + "' changed during the move of " + where()};
       auto done = zk.multi({zk_op::check(intent, 0), placement_op(*pl, *moved), zk_op::remove(intent)});
       if (done) return status::ok();
       if (auto now = read_placement(zk); now) {
@@ -212,8 +212,10 @@ status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_sy
   replica_mover m{node, peers, sys, o, table, cs->uid, index, from, to, *owner};
   if (!owner->replicated()) return {code::invalid_argument, m.where() + " is not replicated"};
   const auto at = std::find(owner->replicas.begin(), owner->replicas.end(), from);
-  if (at == owner->replicas.end()) return {code::invalid_argument, "node '" + from + "' holds no replica of " + m.where()};
-  if (owner->holds(to)) return {code::invalid_argument, "node '" + to + "' holds a replica of " + m.where() + " already"};
+  if (at == owner->replicas.end())
+    return {code::invalid_argument, "node '" + from + "' holds no replica of " + m.where()};
+  if (owner->holds(to))
+    return {code::invalid_argument, "node '" + to + "' holds a replica of " + m.where() + " already"};
   auto live = zk.children(layout::nodes);
   if (!live) return live.error();
   if (std::find(live->begin(), live->end(), to) == live->end())
@@ -252,8 +254,10 @@ status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_sy
     // the same move again finishes it (each step finds itself done).
     if (st = m.flip(intent); !st) {
       drop_intent();
-      spdlog::error("cellar: the replica of {} moved from '{}' to '{}' in its group, but the map could not be "
-                    "written: {}", m.where(), from, to, st.to_string());
+      spdlog::error(
+          "cellar: the replica of {} moved from '{}' to '{}' in its group, but the map could not be "
+          "written: {}",
+          m.where(), from, to, st.to_string());
       return {code::unavailable, "the replica of " + m.where() + " moved from '" + from + "' to '" + to +
                                      "' in its Raft group, but the placement map could not be written (" +
                                      st.message() + "): run the move again to finish it"};

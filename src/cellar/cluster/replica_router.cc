@@ -23,8 +23,8 @@ struct router_state {
   std::map<std::string, partition_actor> remotes;
   std::uint64_t next_retry = 0;
   std::map<std::uint64_t, std::function<void()>> retries;  // waiting for their pause
-  std::size_t in_flight = 0;  // requests taken and not answered yet
-  bool stopping = false;      // a stop came: quit once `in_flight` is zero
+  std::size_t in_flight = 0;                               // requests taken and not answered yet
+  bool stopping = false;                                   // a stop came: quit once `in_flight` is zero
 };
 
 using router_pointer = router_actor::stateful_pointer<router_state>;
@@ -34,7 +34,8 @@ partition_actor actor_for(router_pointer self, const std::string& node) {
   auto& st = self->state;
   if (node == st.cfg.self && st.cfg.local) return st.cfg.local;
   auto& r = st.remotes[node];
-  if (!r) r = spawn_remote_partition(self->system(), st.peers, node, st.cfg.table, st.cfg.index, st.cfg.forward_timeout);
+  if (!r)
+    r = spawn_remote_partition(self->system(), st.peers, node, st.cfg.table, st.cfg.index, st.cfg.forward_timeout);
   return r;
 }
 
@@ -128,7 +129,8 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
               if (!leader.empty() && leader != node && point_at(self, leader))
                 return attempt<Req, Reply>(self, req, rp, deadline);
               advance(self);
-              return after_pause(self, [self, req, rp, deadline]() mutable { attempt<Req, Reply>(self, req, rp, deadline); });
+              return after_pause(self,
+                                 [self, req, rp, deadline]() mutable { attempt<Req, Reply>(self, req, rp, deadline); });
             }
             // UNAVAILABLE: the next request starts at the next replica either way.
             advance(self);
@@ -150,7 +152,7 @@ caf::result<Reply> route(router_pointer self, Req&& r) {
   auto rp = self->template make_response_promise<Reply>();
   ++self->state.in_flight;
   attempt<std::decay_t<Req>, Reply>(self, std::make_shared<const std::decay_t<Req>>(std::move(r)), rp,
-                                     steady::now() + self->state.cfg.deadline);
+                                    steady::now() + self->state.cfg.deadline);
   return rp;
 }
 

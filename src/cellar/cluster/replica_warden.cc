@@ -39,7 +39,7 @@ bool replica_warden::stopping() const {
 void replica_warden::run() {
   // A pass about once a second, sooner for a short timeout.
   const auto period = std::clamp<std::chrono::milliseconds>(timeout_ / 4, std::chrono::milliseconds(100),
-                                                             std::chrono::milliseconds(1000));
+                                                            std::chrono::milliseconds(1000));
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
@@ -101,8 +101,8 @@ std::vector<std::string> replica_warden::pass() {
                       " replicas on dead nodes: without a majority it cannot change its members");
       continue;
     }
-    spdlog::info("cellar: node '{}' has been dead over {} s: its replica of partition {} of '{}' goes to '{}'",
-                 mv.from, timeout_.count() / 1000.0, mv.partition.index, mv.partition.table, mv.to);
+    spdlog::info("cellar: node '{}' has been dead over {} s: its replica of partition {} of '{}' goes to '{}'", mv.from,
+                 timeout_.count() / 1000.0, mv.partition.index, mv.partition.table, mv.to);
     auto st = run_replica_move(node_, peers_, sys_, mv.partition.table, mv.partition.index, mv.from, mv.to, moves_);
     if (!st) {
       spdlog::warn("cellar: replacing the replica of partition {} of '{}' on dead node '{}': {}", mv.partition.index,

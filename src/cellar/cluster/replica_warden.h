@@ -56,7 +56,7 @@ class replica_warden {
   peer_directory& peers_;
   caf::actor_system& sys_;
   const std::chrono::milliseconds timeout_;
-  move_options moves_;  // set before the thread starts
+  move_options moves_;                                                       // set before the thread starts
   std::map<std::string, std::chrono::steady_clock::time_point> dead_since_;  // the thread's own
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -22,7 +22,10 @@ namespace {
 class routed_connection final : public connection {
  public:
   routed_connection(std::unique_ptr<zk_client> zk, routed_options o)
-      : zk_(std::move(zk)), opts_(std::move(o)), copts_(opts_.client), stale_(std::make_shared<std::atomic<bool>>(true)) {
+      : zk_(std::move(zk)),
+        opts_(std::move(o)),
+        copts_(opts_.client),
+        stale_(std::make_shared<std::atomic<bool>>(true)) {
     copts_.no_forward = true;  // a stale copy answers NOT_OWNER: re-read and send again
   }
 
@@ -66,8 +69,8 @@ class routed_connection final : public connection {
     if (n == nodes_.end()) return status{code::unavailable, "node '" + node + "' is not a live member of the cluster"};
     auto c = node_link::open(n->second.data_address, copts_);
     if (!c)
-      return status{code::unavailable,
-                    "node '" + node + "' at " + n->second.data_address + " cannot be reached: " + c.error().to_string()};
+      return status{code::unavailable, "node '" + node + "' at " + n->second.data_address +
+                                           " cannot be reached: " + c.error().to_string()};
     conns_[node] = c.value();
     return c.value();
   }
@@ -166,9 +169,10 @@ class routed_connection final : public connection {
         after_part(node, r);
         return;
       }
-      sent.emplace_back(&node, c.value()->post([&table, part = std::move(part)](std::unique_ptr<connection>& x) mutable {
-        return x->batch(table, std::move(part));
-      }));
+      sent.emplace_back(&node,
+                        c.value()->post([&table, part = std::move(part)](std::unique_ptr<connection>& x) mutable {
+                          return x->batch(table, std::move(part));
+                        }));
     }
     for (auto& [node, fut] : sent) {
       auto r = fut.get();

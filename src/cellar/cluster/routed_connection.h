@@ -52,8 +52,8 @@
 namespace cellar::cluster {
 
 struct routed_options {
-  zk_options zookeeper;          // "host:port[,...][/chroot]" of the cluster
-  rpc::client_options client;    // for the connections to the nodes (no_forward is set)
+  zk_options zookeeper;        // "host:port[,...][/chroot]" of the cluster
+  rpc::client_options client;  // for the connections to the nodes (no_forward is set)
   // Re-reads of the map (and resends) after NOT_OWNER answers, per batch or scan.
   int not_owner_retries = 8;
   // true: a ZooKeeper watch marks the copy stale and the next call re-reads it. false: the

@@ -30,9 +30,7 @@ struct fetched {
   std::optional<scan_end> end;  // when over: where a filter ended the node's stream
 };
 
-status at_node(const status& s, const std::string& node) {
-  return {s.code(), "node '" + node + "': " + s.message()};
-}
+status at_node(const status& s, const std::string& node) { return {s.code(), "node '" + node + "': " + s.message()}; }
 
 class merged_stream final : public row_stream {
  public:
@@ -77,8 +75,8 @@ class merged_stream final : public row_stream {
       source* best = nullptr;
       for (auto& src : sources_) {
         if (src.rows.empty()) continue;
-        if (best == nullptr || (reversed_ ? src.rows.front().row > best->rows.front().row
-                                          : src.rows.front().row < best->rows.front().row))
+        if (best == nullptr ||
+            (reversed_ ? src.rows.front().row > best->rows.front().row : src.rows.front().row < best->rows.front().row))
           best = &src;
       }
       if (best == nullptr || beyond_end(best->rows.front().row)) break;
@@ -122,7 +120,8 @@ class merged_stream final : public row_stream {
   // One page from each of `todo`, in parallel on their links.
   status refill(std::vector<source*> todo) {
     std::size_t want = page_;
-    if (limit_ >= 0) want = std::min<std::size_t>(want, static_cast<std::size_t>(std::max<std::int64_t>(1, limit_ - rows_out_)));
+    if (limit_ >= 0)
+      want = std::min<std::size_t>(want, static_cast<std::size_t>(std::max<std::int64_t>(1, limit_ - rows_out_)));
     std::vector<std::future<fetched>> asked;
     asked.reserve(todo.size());
     for (auto* src : todo)
@@ -166,8 +165,8 @@ class merged_stream final : public row_stream {
   std::vector<source> sources_;  // not resized: current_ points into it
   std::int64_t limit_ = -1;      // rows for the whole scan: scan::limit and a PageFilter's
   std::int64_t rows_out_ = 0;
-  std::size_t page_ = 256;       // results asked of a stream per refill
-  source* current_ = nullptr;    // the stream whose row was split and is not finished
+  std::size_t page_ = 256;          // results asked of a stream per refill
+  source* current_ = nullptr;       // the stream whose row was split and is not finished
   std::optional<std::string> end_;  // the earliest filter end: no row beyond it
   bool end_before_all_ = false;     // a filter ended the scan before every row
 };

@@ -95,8 +95,7 @@ status zk_error(int rc, std::string_view op, std::string_view path) {
     case ZSESSIONEXPIRED:
     case ZINVALIDSTATE:
     case ZCLOSING:
-    case ZSESSIONMOVED:
-      return {code::unavailable, what + "ZooKeeper unavailable (" + zerror(rc) + ")"};
+    case ZSESSIONMOVED: return {code::unavailable, what + "ZooKeeper unavailable (" + zerror(rc) + ")"};
     case ZNOAUTH:
     case ZAUTHFAILED: return {code::permission_denied, what + zerror(rc)};
     default: return {code::internal, what + "ZooKeeper error " + std::to_string(rc) + " (" + zerror(rc) + ")"};
@@ -425,8 +424,8 @@ result<std::unique_ptr<zk_client>> zk_client::open(zk_options options) {
     const auto ms = im->options.connect_timeout.count();
     const std::string where = im->options.connect;
     im->shutdown();
-    return status{code::unavailable, "no ZooKeeper server at '" + where + "' answered within " +
-                                         std::to_string(ms) + " ms"};
+    return status{code::unavailable,
+                  "no ZooKeeper server at '" + where + "' answered within " + std::to_string(ms) + " ms"};
   }
   return std::unique_ptr<zk_client>(new zk_client(std::move(im)));
 }
@@ -652,9 +651,7 @@ result<std::vector<zk_op_result>> zk_client::multi(const std::vector<zk_op>& ops
         zoo_create_op_init(&c.ops[i], op.path.c_str(), data, len, &ZOO_OPEN_ACL_UNSAFE, c_mode(op.mode),
                            c.paths[i].data(), static_cast<int>(c.paths[i].size()));
         break;
-      case zk_op::kind::set:
-        zoo_set_op_init(&c.ops[i], op.path.c_str(), data, len, op.version, &c.stats[i]);
-        break;
+      case zk_op::kind::set: zoo_set_op_init(&c.ops[i], op.path.c_str(), data, len, op.version, &c.stats[i]); break;
       case zk_op::kind::remove: zoo_delete_op_init(&c.ops[i], op.path.c_str(), op.version); break;
       case zk_op::kind::check: zoo_check_op_init(&c.ops[i], op.path.c_str(), op.version); break;
     }

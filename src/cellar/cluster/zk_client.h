@@ -53,8 +53,8 @@ struct zk_options {
 
 enum class create_mode : std::uint8_t {
   persistent,
-  ephemeral,             // removed when the creating session ends
-  persistent_sequential, // the server appends a 10-digit counter to the name
+  ephemeral,              // removed when the creating session ends
+  persistent_sequential,  // the server appends a 10-digit counter to the name
   ephemeral_sequential,
 };
 
@@ -67,8 +67,8 @@ struct znode_stat {
   std::int64_t pzxid = 0;  // last transaction that changed its children
   std::int64_t ctime_ms = 0;
   std::int64_t mtime_ms = 0;
-  std::int32_t version = 0;   // data version: the compare-and-set token of set/remove/check
-  std::int32_t cversion = 0;  // children version
+  std::int32_t version = 0;          // data version: the compare-and-set token of set/remove/check
+  std::int32_t cversion = 0;         // children version
   std::int64_t ephemeral_owner = 0;  // owning session id; 0 for a persistent node
   std::int32_t data_length = 0;
   std::int32_t num_children = 0;

@@ -237,9 +237,7 @@ std::optional<std::vector<op_result>> dispatch_batch(const dispatch_context& ctx
         scatter(p.indices, std::move(out.results));
         call->part_done();
         break;
-      case local_partition::outcome::after_sync:
-        ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed);
-        break;
+      case local_partition::outcome::after_sync: ctx.stats->in_place.fetch_add(1, std::memory_order_relaxed); break;
       case local_partition::outcome::declined:
         send(ctx, p, [call, scatter, indices = p.indices](std::vector<op_result> r) {
           scatter(indices, std::move(r));

@@ -24,9 +24,9 @@
 
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
+#include "dispatch/call_order.h"
 #include "partition/partition.h"
 #include "partition/protocol.h"
-#include "dispatch/call_order.h"
 
 namespace cellar::detail {
 
@@ -78,9 +78,9 @@ using batch_done = std::function<void(std::vector<op_result>)>;
 
 struct dispatch_context {
   caf::actor_system* system = nullptr;
-  std::shared_ptr<call_order> order;     // the caller's
+  std::shared_ptr<call_order> order;  // the caller's
   std::shared_ptr<dispatch_stats> stats;
-  bool in_place = true;                  // the caller allows running parts on its thread
+  bool in_place = true;  // the caller allows running parts on its thread
 };
 
 // Runs `ops` (already checked against rt.schema) on their partitions: the actions that fall

@@ -23,10 +23,13 @@ bool get_flag(std::string_view& in, bool& b) {
 }
 
 bool include_related(filter_rc rc) {
-  return rc == filter_rc::include || rc == filter_rc::include_and_next_col || rc == filter_rc::include_and_seek_next_row;
+  return rc == filter_rc::include || rc == filter_rc::include_and_next_col ||
+         rc == filter_rc::include_and_seek_next_row;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
+}
 
 // The smallest key above every key starting with `p`, or nullopt (p is all 0xFF).
 std::optional<std::string> prefix_successor(std::string_view p) {
@@ -375,7 +378,8 @@ class multiple_column_prefix_node final : public filter_node {
     if (sorted_.empty()) return filter_rc::include;
     const std::string_view q = c.qualifier;
     // Prefixes <= q; the largest of them.
-    auto up = std::upper_bound(sorted_.begin(), sorted_.end(), q, [](std::string_view a, const std::string& b) { return a < b; });
+    auto up = std::upper_bound(sorted_.begin(), sorted_.end(), q,
+                               [](std::string_view a, const std::string& b) { return a < b; });
     if (up == sorted_.begin()) {
       hint_ = sorted_.front();
       return filter_rc::seek_next_using_hint;
@@ -472,8 +476,8 @@ class timestamps_node final : public filter_node {
     if (it == ts_.begin())
       return cell_hint{cell_hint::at::last_on_column, std::string(c.row), std::string(c.family),
                        std::string(c.qualifier), 0};
-    return cell_hint{cell_hint::at::column_version, std::string(c.row), std::string(c.family),
-                     std::string(c.qualifier), *std::prev(it)};
+    return cell_hint{cell_hint::at::column_version, std::string(c.row), std::string(c.family), std::string(c.qualifier),
+                     *std::prev(it)};
   }
 
  private:
@@ -537,7 +541,9 @@ class dependent_column_node final : public filter_node {
     return f_.drop_dependent_column ? filter_rc::skip : filter_rc::include;
   }
   void filter_row_cells(std::vector<cell>& cells) override {
-    std::erase_if(cells, [&](const cell& x) { return std::find(stamps_.begin(), stamps_.end(), x.timestamp) == stamps_.end(); });
+    std::erase_if(cells, [&](const cell& x) {
+      return std::find(stamps_.begin(), stamps_.end(), x.timestamp) == stamps_.end();
+    });
   }
   bool has_filter_row() const override { return true; }
 
@@ -782,7 +788,8 @@ class or_node final : public list_node {
       if (*local == filter_rc::include || *local == filter_rc::skip)
         prev_[i].reset();
       else
-        prev_[i] = previous{*local, std::string(cell.row), std::string(cell.family), std::string(cell.qualifier), cell.ts};
+        prev_[i] =
+            previous{*local, std::string(cell.row), std::string(cell.family), std::string(cell.qualifier), cell.ts};
       rc = rc ? merge(*rc, *local) : *local;
       if (include_related(*local)) included_[i] = true;
     }
@@ -887,36 +894,54 @@ std::unique_ptr<filter_node> build(const filter& f, bool reversed) {
   return std::visit(
       [&](const auto& x) -> std::unique_ptr<filter_node> {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, row_filter>) return std::make_unique<row_node>(x, reversed);
-        else if constexpr (std::is_same_v<T, family_filter>) return std::make_unique<family_node>(x);
-        else if constexpr (std::is_same_v<T, qualifier_filter>) return std::make_unique<qualifier_node>(x);
-        else if constexpr (std::is_same_v<T, value_filter>) return std::make_unique<value_node>(x);
-        else if constexpr (std::is_same_v<T, prefix_filter>) return std::make_unique<prefix_node>(x.prefix, reversed);
-        else if constexpr (std::is_same_v<T, column_prefix_filter>) return std::make_unique<column_prefix_node>(x.prefix);
+        if constexpr (std::is_same_v<T, row_filter>)
+          return std::make_unique<row_node>(x, reversed);
+        else if constexpr (std::is_same_v<T, family_filter>)
+          return std::make_unique<family_node>(x);
+        else if constexpr (std::is_same_v<T, qualifier_filter>)
+          return std::make_unique<qualifier_node>(x);
+        else if constexpr (std::is_same_v<T, value_filter>)
+          return std::make_unique<value_node>(x);
+        else if constexpr (std::is_same_v<T, prefix_filter>)
+          return std::make_unique<prefix_node>(x.prefix, reversed);
+        else if constexpr (std::is_same_v<T, column_prefix_filter>)
+          return std::make_unique<column_prefix_node>(x.prefix);
         else if constexpr (std::is_same_v<T, multiple_column_prefix_filter>)
           return std::make_unique<multiple_column_prefix_node>(x.prefixes);
-        else if constexpr (std::is_same_v<T, column_range_filter>) return std::make_unique<column_range_node>(x);
-        else if constexpr (std::is_same_v<T, column_count_get_filter>) return std::make_unique<column_count_get_node>(x.limit);
-        else if constexpr (std::is_same_v<T, column_pagination_filter>) return std::make_unique<column_pagination_node>(x);
-        else if constexpr (std::is_same_v<T, page_filter>) return std::make_unique<page_node>(x.page_size);
+        else if constexpr (std::is_same_v<T, column_range_filter>)
+          return std::make_unique<column_range_node>(x);
+        else if constexpr (std::is_same_v<T, column_count_get_filter>)
+          return std::make_unique<column_count_get_node>(x.limit);
+        else if constexpr (std::is_same_v<T, column_pagination_filter>)
+          return std::make_unique<column_pagination_node>(x);
+        else if constexpr (std::is_same_v<T, page_filter>)
+          return std::make_unique<page_node>(x.page_size);
         else if constexpr (std::is_same_v<T, single_column_value_filter> ||
                            std::is_same_v<T, single_column_value_exclude_filter>)
           return std::make_unique<column_value_check_node<T>>(x);
-        else if constexpr (std::is_same_v<T, column_value_filter>) return std::make_unique<column_value_node>(x);
-        else if constexpr (std::is_same_v<T, dependent_column_filter>) return std::make_unique<dependent_column_node>(x);
-        else if constexpr (std::is_same_v<T, first_key_only_filter>) return std::make_unique<first_key_only_node>();
-        else if constexpr (std::is_same_v<T, key_only_filter>) return std::make_unique<key_only_node>(x.len_as_val);
+        else if constexpr (std::is_same_v<T, column_value_filter>)
+          return std::make_unique<column_value_node>(x);
+        else if constexpr (std::is_same_v<T, dependent_column_filter>)
+          return std::make_unique<dependent_column_node>(x);
+        else if constexpr (std::is_same_v<T, first_key_only_filter>)
+          return std::make_unique<first_key_only_node>();
+        else if constexpr (std::is_same_v<T, key_only_filter>)
+          return std::make_unique<key_only_node>(x.len_as_val);
         else if constexpr (std::is_same_v<T, inclusive_stop_filter>)
           return std::make_unique<inclusive_stop_node>(x.stop_row, reversed);
-        else if constexpr (std::is_same_v<T, timestamps_filter>) return std::make_unique<timestamps_node>(x);
-        else if constexpr (std::is_same_v<T, random_row_filter>) return std::make_unique<random_row_node>(x.chance);
-        else if constexpr (std::is_same_v<T, skip_filter>) return std::make_unique<skip_node>(build(x.inner, reversed));
+        else if constexpr (std::is_same_v<T, timestamps_filter>)
+          return std::make_unique<timestamps_node>(x);
+        else if constexpr (std::is_same_v<T, random_row_filter>)
+          return std::make_unique<random_row_node>(x.chance);
+        else if constexpr (std::is_same_v<T, skip_filter>)
+          return std::make_unique<skip_node>(build(x.inner, reversed));
         else if constexpr (std::is_same_v<T, while_match_filter>)
           return std::make_unique<while_match_node>(build(x.inner, reversed));
         else if constexpr (std::is_same_v<T, filter_list>) {
           std::vector<std::unique_ptr<filter_node>> children;
           for (const auto& c : x.filters) children.push_back(build(c, reversed));
-          if (x.operation == filter_list::op::must_pass_all) return std::make_unique<and_node>(std::move(children), reversed);
+          if (x.operation == filter_list::op::must_pass_all)
+            return std::make_unique<and_node>(std::move(children), reversed);
           return std::make_unique<or_node>(std::move(children), reversed);
         } else if constexpr (std::is_same_v<T, multi_row_range_filter>)
           return std::make_unique<multi_row_range_node>(x.ranges, reversed);
@@ -952,8 +977,10 @@ bool has_while_match(const filter& f) {
   return std::visit(
       [](const auto& x) -> bool {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, while_match_filter>) return true;
-        else if constexpr (std::is_same_v<T, skip_filter>) return has_while_match(x.inner);
+        if constexpr (std::is_same_v<T, while_match_filter>)
+          return true;
+        else if constexpr (std::is_same_v<T, skip_filter>)
+          return has_while_match(x.inner);
         else if constexpr (std::is_same_v<T, filter_list>)
           return std::any_of(x.filters.begin(), x.filters.end(), has_while_match);
         else

@@ -80,7 +80,9 @@ struct call {
       return err(args[i].pos, nth(i) + " is out of range for an int: " + args[i].text);
     return static_cast<std::int32_t>(v.value());
   }
-  bool is_bool(std::size_t i) const { return !args[i].quoted && (ascii_iequal(args[i].text, "true") || ascii_iequal(args[i].text, "false")); }
+  bool is_bool(std::size_t i) const {
+    return !args[i].quoted && (ascii_iequal(args[i].text, "true") || ascii_iequal(args[i].text, "false"));
+  }
   result<bool> bool_arg(std::size_t i) const {
     if (!is_bool(i)) return err(args[i].pos, nth(i) + " must be true or false, got " + args[i].text);
     return ascii_iequal(args[i].text, "true");
@@ -106,8 +108,10 @@ struct call {
     const auto colon = t.find(':');
     const std::size_t pos = args[i].pos;
     if (colon == std::string::npos)
-      return err(pos, nth(i) + " must be a comparator 'type:value' (type binary, binaryprefix, regexstring, "
-                               "substring, null, long, bitand, bitor or bitxor), got '" + t + "'");
+      return err(pos, nth(i) +
+                          " must be a comparator 'type:value' (type binary, binaryprefix, regexstring, "
+                          "substring, null, long, bitand, bitor or bitxor), got '" +
+                          t + "'");
     const std::string_view type(t.data(), colon);
     std::string value = t.substr(colon + 1);
     auto text_only = [&]() -> status {
@@ -138,13 +142,14 @@ struct call {
       if (!v) return err(pos, "long comparator value must be an integer in range, got '" + value + "'");
       return comparator::long_value(v.value());
     }
-    return err(pos, "unknown comparator type '" + std::string(type) +
-                        "' (expected binary, binaryprefix, regexstring, substring, null, long, bitand, bitor or bitxor)");
+    return err(pos,
+               "unknown comparator type '" + std::string(type) +
+                   "' (expected binary, binaryprefix, regexstring, substring, null, long, bitand, bitor or bitxor)");
   }
 };
 
-#define TRY_ASSIGN(var, expr)          \
-  auto var##_r = (expr);               \
+#define TRY_ASSIGN(var, expr)           \
+  auto var##_r = (expr);                \
   if (!var##_r) return var##_r.error(); \
   auto var = std::move(var##_r.value())
 
@@ -245,8 +250,9 @@ result<filter> page(const call& c) {
 result<filter> dependent_column(const call& c) {
   const std::size_t argc = c.args.size();
   if (argc != 2 && argc != 3 && argc != 5)
-    return c.wrong_arity("2, 3 or 5 arguments (family, qualifier[, dropDependentColumn[, compare operator, "
-                         "comparator]])");
+    return c.wrong_arity(
+        "2, 3 or 5 arguments (family, qualifier[, dropDependentColumn[, compare operator, "
+        "comparator]])");
   dependent_column_filter d;
   TRY_ASSIGN(fam, c.str(0));
   TRY_ASSIGN(qual, c.str(1));
@@ -364,8 +370,7 @@ constexpr filter_kind filter_kinds[] = {
     {"ColumnCountGetFilter", column_count_get},
     {"ColumnPaginationFilter", column_pagination},
     {"PageFilter", page},
-    {"SingleColumnValueFilter",
-     [](const call& c) { return column_value_check<single_column_value_filter>(c, true); }},
+    {"SingleColumnValueFilter", [](const call& c) { return column_value_check<single_column_value_filter>(c, true); }},
     {"SingleColumnValueExcludeFilter",
      [](const call& c) { return column_value_check<single_column_value_exclude_filter>(c, true); }},
     {"ColumnValueFilter", [](const call& c) { return column_value_check<column_value_filter>(c, false); }},
@@ -492,9 +497,7 @@ class parser {
     const char a = t_[i + word.size()];
     return space(a) || a == '(' ? word.size() : 0;
   }
-  std::size_t symbol(std::size_t i, std::string_view s) const {
-    return t_.substr(i, s.size()) == s ? s.size() : 0;
-  }
+  std::size_t symbol(std::size_t i, std::string_view s) const { return t_.substr(i, s.size()) == s ? s.size() : 0; }
 
   status operator_found(op_kind k, std::size_t i) {
     while (!ops_.empty() && ops_.back().kind != op_kind::lparen && precedence(ops_.back().kind) < precedence(k))
@@ -590,7 +593,8 @@ class parser {
     c.pos = start + 1;
     c.text_any_op = text_any_op_;
     const filter_kind* kind = find_kind(raw);
-    if (kind == nullptr) return err(start + 1, "unknown filter " + std::string(raw) + " (filters: " + known_names() + ")");
+    if (kind == nullptr)
+      return err(start + 1, "unknown filter " + std::string(raw) + " (filters: " + known_names() + ")");
     c.name = kind->name;
     // ParseFilter's getFilterArguments.
     for (std::size_t k = i + 1; k < end; ++k) {

@@ -9,8 +9,8 @@ namespace {
 status check_row(const std::string& row) {
   if (row.empty()) return {code::invalid_argument, "row key must not be empty"};
   if (row.size() > max_row_key_bytes)
-    return {code::too_large, "row key of " + std::to_string(row.size()) + " bytes exceeds " +
-                                 std::to_string(max_row_key_bytes)};
+    return {code::too_large,
+            "row key of " + std::to_string(row.size()) + " bytes exceeds " + std::to_string(max_row_key_bytes)};
   return status::ok();
 }
 
@@ -24,8 +24,8 @@ status check_family(const table_schema& schema, const std::string& family, const
 
 status check_qualifier(const std::string& q) {
   if (q.size() > max_qualifier_bytes)
-    return {code::too_large, "qualifier of " + std::to_string(q.size()) + " bytes exceeds " +
-                                 std::to_string(max_qualifier_bytes)};
+    return {code::too_large,
+            "qualifier of " + std::to_string(q.size()) + " bytes exceeds " + std::to_string(max_qualifier_bytes)};
   return status::ok();
 }
 
@@ -36,13 +36,13 @@ status check_ts(std::int64_t ts) {
 
 status check_value(const family_schema& f, std::size_t n) {
   if (n > f.desc.max_value_bytes)
-    return {code::too_large, "value of " + std::to_string(n) + " bytes exceeds family '" + f.desc.name +
-                                 "' limit of " + std::to_string(f.desc.max_value_bytes)};
+    return {code::too_large, "value of " + std::to_string(n) + " bytes exceeds family '" + f.desc.name + "' limit of " +
+                                 std::to_string(f.desc.max_value_bytes)};
   return status::ok();
 }
 
-#define CELLAR_TRY(expr)          \
-  do {                            \
+#define CELLAR_TRY(expr)                  \
+  do {                                    \
     if (auto s_ = (expr); !s_) return s_; \
   } while (0)
 
@@ -119,8 +119,7 @@ status check(const table_schema& schema, const row_mutations& m) {
   if (m.mutations.empty()) return {code::invalid_argument, "row mutations need at least one mutation"};
   for (const auto& mu : m.mutations) {
     const std::string& r = std::visit([](const auto& x) -> const std::string& { return x.row; }, mu);
-    if (r != m.row)
-      return {code::invalid_argument, "mutation row '" + r + "' is not equal to the row '" + m.row + "'"};
+    if (r != m.row) return {code::invalid_argument, "mutation row '" + r + "' is not equal to the row '" + m.row + "'"};
     CELLAR_TRY(std::visit([&](const auto& x) { return check(schema, x); }, mu));
   }
   return status::ok();
@@ -138,8 +137,7 @@ status check(const table_schema& schema, const check_and_mutate& c) {
   }
   if (c.range.min < 0 || c.range.max < c.range.min)
     return {code::invalid_argument, "time range must satisfy 0 <= min <= max"};
-  if (c.mutation.row != c.row)
-    return {code::invalid_argument, "mutation row is not equal to the check row"};
+  if (c.mutation.row != c.row) return {code::invalid_argument, "mutation row is not equal to the check row"};
   CELLAR_TRY(check(schema, c.mutation));
   if (c.filter) return status::ok();  // no checked family: the mutations may touch any
   // OBKV: every mutation must be on the checked family (R24). A whole-row delete is
@@ -230,8 +228,7 @@ status check_ts(const table_schema& schema, const batch_op& op) {
           return status::ok();
         } else if constexpr (std::is_same_v<T, increment> || std::is_same_v<T, append>) {
           for (const auto& e : o.entries)
-            if (is_ts(schema, e.family))
-              return ts_unsupported(std::is_same_v<T, increment> ? "increment" : "append");
+            if (is_ts(schema, e.family)) return ts_unsupported(std::is_same_v<T, increment> ? "increment" : "append");
           return status::ok();
         } else if constexpr (std::is_same_v<T, check_and_mutate>) {
           if (is_ts(schema, o.family)) return ts_unsupported("checkAndMutate");

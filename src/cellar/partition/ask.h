@@ -68,8 +68,8 @@ void ask(caf::actor_system& sys, const partition_actor& p, Request req, reply_ca
   static std::atomic<std::uint64_t> next_request{1};
   const auto number = next_request.fetch_add(1, std::memory_order_relaxed) & caf::message_id::request_id_mask;
   caf::actor_config cfg;
-  auto sink =
-      caf::make_actor<reply_sink<Reply>, caf::strong_actor_ptr>(sys.next_actor_id(), sys.node(), &sys, cfg, std::move(done));
+  auto sink = caf::make_actor<reply_sink<Reply>, caf::strong_actor_ptr>(sys.next_actor_id(), sys.node(), &sys, cfg,
+                                                                        std::move(done));
   caf::actor_cast<caf::abstract_actor*>(p)->enqueue(std::move(sink), caf::make_message_id(number == 0 ? 1 : number),
                                                     caf::make_message(std::move(req)), nullptr);
 }

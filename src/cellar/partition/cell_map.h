@@ -202,9 +202,7 @@ class cell_map {
   // the map or on any result.
   void prefetch_row(std::string_view row, prefetch_step step) const {
     switch (step) {
-      case prefetch_step::probe:
-        index_.prefetch(row);
-        return;
+      case prefetch_step::probe: index_.prefetch(row); return;
       case prefetch_step::node: {
         auto it = index_.find(any_row{}, index_.hash_function()(row));
         if (it != index_.end()) prefetch_bytes(it->second, sizeof(row_node));

@@ -179,7 +179,8 @@ typename Inspector::result_type inspect(Inspector& f, status& x) {
     std::uint16_t c = 0;
     std::string m;
     if (auto err = f(caf::meta::type_name("status"), c, m)) return err;
-    if (code_name(static_cast<code>(c)) == "UNKNOWN") return caf::make_error(caf::sec::invalid_argument, "bad status code");
+    if (code_name(static_cast<code>(c)) == "UNKNOWN")
+      return caf::make_error(caf::sec::invalid_argument, "bad status code");
     x = c == 0 ? status::ok() : status(static_cast<code>(c), std::move(m));
     return caf::none;
   }
@@ -203,8 +204,8 @@ typename Inspector::result_type inspect(Inspector& f, family_descriptor& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spec& x) {
-  return f(caf::meta::type_name("partition_spec"), wire_detail::en(x.how, partition_spec::method::range),
-           x.partitions, x.prefix_bytes, x.bounds);
+  return f(caf::meta::type_name("partition_spec"), wire_detail::en(x.how, partition_spec::method::range), x.partitions,
+           x.prefix_bytes, x.bounds);
 }
 
 // --- ops.h ------------------------------------------------------------------------------

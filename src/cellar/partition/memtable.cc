@@ -45,8 +45,8 @@ struct into_row {
   row_result& r;
   bool ttls = false;  // fill cell::ttl_ms
   bool& exists() { return r.exists; }
-  void add(std::string_view row, const std::string& family, std::string_view q, std::int64_t ts,
-           std::string_view value, std::int64_t expires_at) {
+  void add(std::string_view row, const std::string& family, std::string_view q, std::int64_t ts, std::string_view value,
+           std::int64_t expires_at) {
     if (r.cells.capacity() == 0) r.cells.reserve(16);
     r.cells.push_back(cell{std::string(row), family, std::string(q), ts, std::string(value)});
     if (ttls && expires_at != latest_timestamp) r.cells.back().ttl_ms = expires_at - ts;
@@ -422,8 +422,8 @@ void memtable::rollback() {
 // --- reads ------------------------------------------------------------------------------
 
 template <class Out>
-void memtable::read_row_into(const table_schema& schema, std::string_view row, const read_options& o,
-                             bool exists_only, std::int64_t now, Out& out) const {
+void memtable::read_row_into(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
+                             std::int64_t now, Out& out) const {
   auto read_family = [&](const family_schema& fam, const std::vector<std::string>* qualifiers) {
     const family_map* m = find(fam.id);
     if (m == nullptr) return;
@@ -454,8 +454,8 @@ void memtable::read_row_into(const table_schema& schema, std::string_view row, c
   }
 }
 
-row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o,
-                              bool exists_only, std::int64_t now) const {
+row_result memtable::read_row(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
+                              std::int64_t now) const {
   if (o.filter) return read_row_filtered(schema, row, o, exists_only, now);
   row_result out;
   out.row = std::string(row);
@@ -464,8 +464,8 @@ row_result memtable::read_row(const table_schema& schema, std::string_view row, 
   return out;
 }
 
-bool memtable::read_row_views(const table_schema& schema, std::string_view row, const read_options& o,
-                              std::int64_t now, std::vector<read_cell_view>& out) const {
+bool memtable::read_row_views(const table_schema& schema, std::string_view row, const read_options& o, std::int64_t now,
+                              std::vector<read_cell_view>& out) const {
   into_views into{out};
   read_row_into(schema, row, o, false, now, into);
   return into.found;
@@ -664,18 +664,10 @@ status memtable::apply(const table_schema& schema, const deletion& d, std::int64
     if (m == nullptr) continue;
     using s = deletion::scope;
     switch (e.what) {
-      case s::family:
-        delete_range(*f, *m, d.row, std::nullopt, e.timestamp, std::nullopt);
-        break;
-      case s::family_version:
-        delete_range(*f, *m, d.row, std::nullopt, latest_timestamp, e.timestamp);
-        break;
-      case s::column_version:
-        delete_range(*f, *m, d.row, e.qualifier, latest_timestamp, e.timestamp);
-        break;
-      case s::columns:
-        delete_range(*f, *m, d.row, e.qualifier, e.timestamp, std::nullopt);
-        break;
+      case s::family: delete_range(*f, *m, d.row, std::nullopt, e.timestamp, std::nullopt); break;
+      case s::family_version: delete_range(*f, *m, d.row, std::nullopt, latest_timestamp, e.timestamp); break;
+      case s::column_version: delete_range(*f, *m, d.row, e.qualifier, latest_timestamp, e.timestamp); break;
+      case s::columns: delete_range(*f, *m, d.row, e.qualifier, e.timestamp, std::nullopt); break;
       case s::column_latest:
         if (f->desc.kind == family_kind::time_series) {
           // OBKV TS4: a column delete removes the qualifier from every row of the key.
@@ -718,14 +710,14 @@ result<row_result> memtable::apply(const table_schema& schema, const increment& 
       const std::string_view old = c.value().value;
       if (old.size() != 8)
         return status{code::not_a_long, "Field is not a long, it's " + std::to_string(old.size()) + " bytes wide"};
-      value = static_cast<std::int64_t>(static_cast<std::uint64_t>(*to_long(old)) +
-                                        static_cast<std::uint64_t>(e.amount));
+      value =
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(*to_long(old)) + static_cast<std::uint64_t>(e.amount));
       ts = std::max(now, sat_add(c.ts(), 1));  // a new, newer version (R25, R50)
     }
     std::string bytes = long_bytes(value);
     if (inc.return_results_) out.cells.push_back(cell{inc.row, e.family, e.qualifier, ts, bytes});
     auto at = write_cell(f->id, m, key_view{inc.row, e.qualifier, ts},
-               cell_value{std::move(bytes), inc.ttl_ms_ ? sat_add(ts, *inc.ttl_ms_) : latest_timestamp});
+                         cell_value{std::move(bytes), inc.ttl_ms_ ? sat_add(ts, *inc.ttl_ms_) : latest_timestamp});
     trim_column(*f, m, inc.row, e.qualifier, at, now);
   }
   out.exists = !out.cells.empty();
@@ -754,7 +746,7 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
     if (auto s = reserve(cell_charge(app.row.size(), e.qualifier.size(), value.size())); !s) return s;
     if (app.return_results_) out.cells.push_back(cell{app.row, e.family, e.qualifier, ts, value});
     auto at = write_cell(f->id, m, key_view{app.row, e.qualifier, ts},
-               cell_value{std::move(value), app.ttl_ms_ ? sat_add(ts, *app.ttl_ms_) : latest_timestamp});
+                         cell_value{std::move(value), app.ttl_ms_ ? sat_add(ts, *app.ttl_ms_) : latest_timestamp});
     trim_column(*f, m, app.row, e.qualifier, at, now);
   }
   out.exists = !out.cells.empty();
@@ -928,8 +920,6 @@ void memtable::drop_family(std::uint32_t id) {
   families_.erase(it);
 }
 
-memtable_stats memtable::stats() const {
-  return {cells_, static_cast<std::uint64_t>(account_.held())};
-}
+memtable_stats memtable::stats() const { return {cells_, static_cast<std::uint64_t>(account_.held())}; }
 
 }  // namespace cellar::detail

@@ -25,10 +25,10 @@
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
 #include "partition/cell_map.h"
-#include "persist/delta_map.h"
-#include "persist/loaded_cells.h"
 #include "partition/key_bytes.h"
 #include "partition/memory_budget.h"
+#include "persist/delta_map.h"
+#include "persist/loaded_cells.h"
 
 namespace cellar::detail {
 
@@ -39,7 +39,7 @@ using family_map = cell_map;
 struct scan_page_request {
   std::optional<std::string> from;  // first row to consider; nullopt: the scan's start
   bool from_inclusive = true;
-  std::string stop;                 // empty: unbounded
+  std::string stop;  // empty: unbounded
   bool stop_inclusive = false;
   bool reversed = false;
   std::size_t max_rows = 256;
@@ -90,8 +90,8 @@ class memtable {
   // --- reads -----------------------------------------------------------------------
   // With `o.filter` (or `req.options.filter`), the filter is applied here, inside the
   // partition (memtable_filter.cc); only matching cells come out.
-  row_result read_row(const table_schema& schema, std::string_view row, const read_options& o,
-                      bool exists_only, std::int64_t now) const;
+  row_result read_row(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
+                      std::int64_t now) const;
   scan_page scan(const table_schema& schema, const scan_page_request& req, std::int64_t now) const;
   // read_row's cells (o.filter must be unset; not exists_only) appended to `out` as views,
   // without copying them; returns whether any cell matched (row_result::exists).
@@ -241,7 +241,7 @@ class memtable {
   bool track_delta_ = false;
   bool track_redo_ = false;
   delta_map delta_;
-  std::vector<loaded_layer> loaded_;  // bulk loads since the last cut, oldest first
+  std::vector<loaded_layer> loaded_;       // bulk loads since the last cut, oldest first
   std::unique_ptr<delta_map> move_delta_;  // null: no move is tracking this partition
   std::string redo_;
   std::string key_scratch_;  // record(), rollback(): a cell key encoded for the delta and the log

@@ -26,10 +26,10 @@ struct family_source {
   const family_schema* fam;
   const family_map* map;
   std::vector<std::string_view> qualifiers;  // sorted, distinct; empty: every qualifier
-  bool closed = false;                        // ended by filterAllRemaining (DONE_SCAN)
-  family_map::const_iterator it;              // forward scans: the first cell of its next row
-  const row_cells* cells = nullptr;           // the current row's cells, if it has any here
-  std::string_view candidate;                 // scans: this family's next row
+  bool closed = false;                       // ended by filterAllRemaining (DONE_SCAN)
+  family_map::const_iterator it;             // forward scans: the first cell of its next row
+  const row_cells* cells = nullptr;          // the current row's cells, if it has any here
+  std::string_view candidate;                // scans: this family's next row
 };
 
 std::uint32_t versions_cap(const family_descriptor& f) {
@@ -37,7 +37,8 @@ std::uint32_t versions_cap(const family_descriptor& f) {
 }
 
 bool include_related(filter_rc rc) {
-  return rc == filter_rc::include || rc == filter_rc::include_and_next_col || rc == filter_rc::include_and_seek_next_row;
+  return rc == filter_rc::include || rc == filter_rc::include_and_next_col ||
+         rc == filter_rc::include_and_seek_next_row;
 }
 
 row_cells::const_iterator past_column(const row_cells& cells, std::string_view q) {

@@ -77,8 +77,8 @@ void fail_all(std::vector<op_result>& results, const status& why) {
   for (auto& r : results) r = op_result{why, {}, false};
 }
 
-bool run_actions(memtable& mem, const table_schema& schema, std::vector<batch_op>& ops,
-                 std::vector<op_result>& results, std::int64_t now) {
+bool run_actions(memtable& mem, const table_schema& schema, std::vector<batch_op>& ops, std::vector<op_result>& results,
+                 std::int64_t now) {
   results.resize(ops.size());
   if (ops.empty()) return true;
   const bool unit = needs_unit(ops);
@@ -176,7 +176,8 @@ scan_reply partition::scan(const scan_request& r) const {
 }
 
 void partition::adopt(table_schema s) {
-  if (!cfg_.schema || s.version > cfg_.schema->version) cfg_.schema = std::make_shared<const table_schema>(std::move(s));
+  if (!cfg_.schema || s.version > cfg_.schema->version)
+    cfg_.schema = std::make_shared<const table_schema>(std::move(s));
 }
 
 void partition::drop_families(const std::vector<std::uint32_t>& ids) {
@@ -212,9 +213,7 @@ void partition::merge(delta_handle older) {
 move_reply partition::move(move_request& r) {
   move_reply out;
   switch (r.what) {
-    case move_request::track:
-      mem_->start_move_delta();
-      break;
+    case move_request::track: mem_->start_move_delta(); break;
     case move_request::chunk:
       out.done = mem_->copy_cells(r.after, std::max<std::uint64_t>(r.max_bytes, 1), *out.cells.map, out.last);
       break;
@@ -234,11 +233,8 @@ move_reply partition::move(move_request& r) {
     case move_request::apply:
       if (r.cells.map) mem_->apply_cells(*r.cells.map);
       break;
-    case move_request::load:
-      mem_->load_cells(std::move(r.loaded.cells));
-      break;
-    default:
-      out.st = {code::invalid_argument, "unknown move step " + std::to_string(r.what)};
+    case move_request::load: mem_->load_cells(std::move(r.loaded.cells)); break;
+    default: out.st = {code::invalid_argument, "unknown move step " + std::to_string(r.what)};
   }
   return out;
 }
@@ -514,8 +510,7 @@ class partition_owner final : public partition_actor::base {
         sync->failures.emplace(seq, st);
       }
       auto prev = sync->synced.load();
-      while (prev < seq && !sync->synced.compare_exchange_weak(prev, seq)) {
-      }
+      while (prev < seq && !sync->synced.compare_exchange_weak(prev, seq)) {}
       if (!sync->notify_pending.exchange(true)) caf::anon_send(self, log_synced_atom::value);
     };
   }

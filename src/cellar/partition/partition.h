@@ -27,11 +27,11 @@
 #include <memory>
 
 #include "catalog/catalog.h"
+#include "partition/log_stream.h"
 #include "partition/memory_budget.h"
 #include "partition/memtable.h"
 #include "partition/protocol.h"
 #include "partition/rw_lock.h"
-#include "partition/log_stream.h"
 
 namespace cellar::detail {
 
@@ -40,10 +40,10 @@ struct partition_config {
   std::uint32_t index = 0;  // the partition's number in its table group
   // The cells recovered for this partition (else it starts empty). Taken at start.
   std::shared_ptr<std::unique_ptr<memtable>> recovered;
-  bool track_delta = false;  // keep the changes since the last cut (persistent stores)
-  log_stream log;            // disabled: no log
-  memory_pool* memory = nullptr;  // null: no limit
-  std::function<std::int64_t()> clock;  // milliseconds since the epoch
+  bool track_delta = false;                           // keep the changes since the last cut (persistent stores)
+  log_stream log;                                     // disabled: no log
+  memory_pool* memory = nullptr;                      // null: no limit
+  std::function<std::int64_t()> clock;                // milliseconds since the epoch
   std::chrono::milliseconds maintenance_interval{0};  // zero: no background reclamation
   std::size_t maintenance_slice = 4096;
 };
@@ -155,7 +155,7 @@ void fail_all(std::vector<op_result>& results, const status& why);
 // Runs ops[indices...] against `mem` as one unit, as a partition runs the part of a batch
 // that falls in it: on the first failure the unit is rolled back and the other actions
 // are answered ABORTED. Returns whether the unit was applied.
-bool run_actions(memtable& mem, const table_schema& schema, std::vector<batch_op>& ops,
-                 std::vector<op_result>& results, std::int64_t now);
+bool run_actions(memtable& mem, const table_schema& schema, std::vector<batch_op>& ops, std::vector<op_result>& results,
+                 std::int64_t now);
 
 }  // namespace cellar::detail

@@ -40,10 +40,10 @@
 
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
-#include "persist/delta_map.h"
-#include "persist/loaded_cells.h"
 #include "partition/inspect.h"
 #include "partition/memtable.h"
+#include "persist/delta_map.h"
+#include "persist/loaded_cells.h"
 
 namespace cellar::detail {
 
@@ -162,18 +162,13 @@ struct handoff_request {
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using log_synced_atom = caf::atom_constant<caf::atom("logsynced")>;
 
-using partition_actor = caf::typed_actor<caf::replies_to<batch_request>::with<batch_reply>,
-                                         caf::replies_to<scan_request>::with<scan_reply>,
-                                         caf::replies_to<adopt_schema_request>::with<admin_reply>,
-                                         caf::replies_to<drop_families_request>::with<admin_reply>,
-                                         caf::replies_to<reclaim_request>::with<reclaim_reply>,
-                                         caf::replies_to<stats_request>::with<stats_reply>,
-                                         caf::replies_to<cut_request>::with<cut_reply>,
-                                         caf::replies_to<merge_delta_request>::with<admin_reply>,
-                                         caf::replies_to<stop_request>::with<admin_reply>,
-                                         caf::replies_to<move_request>::with<move_reply>,
-                                         caf::replies_to<handoff_request>::with<admin_reply>,
-                                         caf::reacts_to<tick_atom>, caf::reacts_to<log_synced_atom>>;
+using partition_actor = caf::typed_actor<
+    caf::replies_to<batch_request>::with<batch_reply>, caf::replies_to<scan_request>::with<scan_reply>,
+    caf::replies_to<adopt_schema_request>::with<admin_reply>, caf::replies_to<drop_families_request>::with<admin_reply>,
+    caf::replies_to<reclaim_request>::with<reclaim_reply>, caf::replies_to<stats_request>::with<stats_reply>,
+    caf::replies_to<cut_request>::with<cut_reply>, caf::replies_to<merge_delta_request>::with<admin_reply>,
+    caf::replies_to<stop_request>::with<admin_reply>, caf::replies_to<move_request>::with<move_reply>,
+    caf::replies_to<handoff_request>::with<admin_reply>, caf::reacts_to<tick_atom>, caf::reacts_to<log_synced_atom>>;
 
 // Registers every request and reply type with `cfg` under a stable name, as CAF's
 // middleman needs to send them to another node.
@@ -188,8 +183,7 @@ typename Inspector::result_type inspect(Inspector& f, family_schema& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, table_schema& x) {
-  return f(caf::meta::type_name("table_schema"), x.name, x.uid, x.version, x.partitioned, x.partitioning,
-           x.families);
+  return f(caf::meta::type_name("table_schema"), x.name, x.uid, x.version, x.partitioned, x.partitioning, x.families);
 }
 
 template <class Inspector>
@@ -276,10 +270,10 @@ typename Inspector::result_type inspect(Inspector& f, loaded_cells_handle& x) {
   }
 }
 
-#define CELLAR_INSPECT_FIELDS(type, ...)                                   \
-  template <class Inspector>                                               \
+#define CELLAR_INSPECT_FIELDS(type, ...)                                            \
+  template <class Inspector>                                                        \
   typename Inspector::result_type inspect(Inspector& f, [[maybe_unused]] type& x) { \
-    return f(caf::meta::type_name(#type) __VA_OPT__(, ) __VA_ARGS__);      \
+    return f(caf::meta::type_name(#type) __VA_OPT__(, ) __VA_ARGS__);               \
   }
 
 CELLAR_INSPECT_FIELDS(batch_request, x.schema_version, x.ops)

@@ -106,8 +106,7 @@ void encode_cell_key(std::string& out, std::uint32_t family, std::string_view ro
   encode_cell_key_ts(out, ts);
 }
 
-std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier,
-                            std::int64_t ts) {
+std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier, std::int64_t ts) {
   std::string out;
   out.reserve(4 + row.size() + qualifier.size() + 14);
   encode_cell_key(out, family, row, qualifier, ts);

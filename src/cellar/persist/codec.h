@@ -30,8 +30,7 @@ struct decoded_key {
 
 void encode_cell_key(std::string& out, std::uint32_t family, std::string_view row, std::string_view qualifier,
                      std::int64_t ts);
-std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier,
-                            std::int64_t ts);
+std::string encode_cell_key(std::uint32_t family, std::string_view row, std::string_view qualifier, std::int64_t ts);
 // encode_cell_key in three parts, for many keys of one row: the family and the row, the
 // escaped qualifier (which a caller may keep and append as it is), the timestamp.
 void encode_cell_key_row(std::string& out, std::uint32_t family, std::string_view row);

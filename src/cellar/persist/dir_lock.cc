@@ -46,9 +46,10 @@ result<std::unique_ptr<dir_lock>> dir_lock::acquire(const std::string& dir, env&
     const std::string pid = holder_of(fd);
     ::close(fd);
     std::string who = "another process";
-    if (!pid.empty()) who += pid == std::to_string(::getpid()) ? " (pid " + pid + ", this process)" : " (pid " + pid + ")";
-    return status{code::io_error, "the store directory " + dir + " is in use by " + who +
-                                      ": one process at a time may open it"};
+    if (!pid.empty())
+      who += pid == std::to_string(::getpid()) ? " (pid " + pid + ", this process)" : " (pid " + pid + ")";
+    return status{code::io_error,
+                  "the store directory " + dir + " is in use by " + who + ": one process at a time may open it"};
   }
   // Ours: the pid for whoever finds the directory held.
   const std::string pid = std::to_string(::getpid()) + "\n";

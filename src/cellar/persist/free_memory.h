@@ -49,7 +49,7 @@ class memory_releaser {
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool hurry_ ABSL_GUARDED_BY(mu_) = false;
-  pid_t tid_ ABSL_GUARDED_BY(mu_) = 0;  // the thread's, once it runs
+  pid_t tid_ ABSL_GUARDED_BY(mu_) = 0;       // the thread's, once it runs
   std::thread thread_ ABSL_GUARDED_BY(mu_);  // started by the first request
 };
 

@@ -205,8 +205,7 @@ void redo_log::run() {
       }
     }
     const auto now = std::chrono::steady_clock::now();
-    if (outcome && dirty &&
-        (sync_each_ || now - last_sync >= sync_interval_ || stopping || rotate_to != 0)) {
+    if (outcome && dirty && (sync_each_ || now - last_sync >= sync_interval_ || stopping || rotate_to != 0)) {
       outcome = sync_file();
       last_sync = now;
       dirty = false;

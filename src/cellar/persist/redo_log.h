@@ -48,10 +48,10 @@ namespace cellar::detail {
 // What a replay read.
 struct log_replay_stats {
   std::uint64_t records = 0;
-  std::uint64_t bytes = 0;            // of whole records
-  std::uint64_t dropped_bytes = 0;    // of a torn tail, not replayed
-  std::string torn_file;              // the file that ended in it, if any
-  std::uint64_t torn_offset = 0;      // where the torn record began
+  std::uint64_t bytes = 0;          // of whole records
+  std::uint64_t dropped_bytes = 0;  // of a torn tail, not replayed
+  std::string torn_file;            // the file that ended in it, if any
+  std::uint64_t torn_offset = 0;    // where the torn record began
 };
 
 class redo_log {
@@ -139,7 +139,7 @@ std::string log_file_name(std::uint64_t gen);
 // A log record's payload, decoded: the table and partition it belongs to, then entries.
 struct log_entry {
   decoded_key key;
-  bool present = false;           // false: the cell was erased
+  bool present = false;  // false: the cell was erased
   std::int64_t expires_at = 0;
   std::string_view value;
 };

@@ -5,9 +5,7 @@
 
 namespace cellar::detail {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void append_run_cell(std::string& run, std::string_view key, std::int64_t expires_at, std::string_view value) {
   put_sized(run, key);
@@ -24,8 +22,7 @@ void append_run_cell(std::string& run, std::string_view key, std::string_view st
 bool run_reader::next(std::string_view& key, std::string_view& stored) {
   if (!ok_ || in_.empty()) return false;
   if (!get_sized(in_, key) || !get_sized(in_, stored) || key.size() < 4 ||
-      (stored.size() < 8 && !(erasures_ && stored.empty())) ||
-      (!first_ && key <= last_)) {
+      (stored.size() < 8 && !(erasures_ && stored.empty())) || (!first_ && key <= last_)) {
     ok_ = false;
     return false;
   }

@@ -229,8 +229,9 @@ int wt_open(const std::string& home, WT_EVENT_HANDLER* handler, const std::strin
         *message = "this program does not export cellar_wt_file_system_init, so compressed tables cannot be read";
       return ret;
     }
-    *message = "this program does not export cellar_wt_file_system_init (link with "
-               "-Wl,--export-dynamic-symbol=cellar_wt_file_system_init), so WiredTiger cannot use the store's env";
+    *message =
+        "this program does not export cellar_wt_file_system_init (link with "
+        "-Wl,--export-dynamic-symbol=cellar_wt_file_system_init), so WiredTiger cannot use the store's env";
     return EINVAL;
   }
   const std::string cfg = config + ",extensions=[local={entry=cellar_wt_file_system_init,early_load=true}]";

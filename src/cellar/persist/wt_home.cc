@@ -3,8 +3,8 @@
 #include "persist/wt_compressors.h"
 
 #include <dirent.h>
-#include <pthread.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +25,8 @@
 
 #include "persist/codec.h"
 #include "persist/priority.h"
-#include "persist/wt_file_system.h"
 #include "persist/runs.h"
+#include "persist/wt_file_system.h"
 #include "persist/yield.h"
 
 namespace cellar::detail {
@@ -43,9 +43,7 @@ status wt_error(int ret, const std::string& what) {
 // A session that closes itself.
 class session {
  public:
-  explicit session(WT_CONNECTION* c) {
-    ret_ = c->open_session(c, nullptr, "isolation=snapshot", &s_);
-  }
+  explicit session(WT_CONNECTION* c) { ret_ = c->open_session(c, nullptr, "isolation=snapshot", &s_); }
   ~session() {
     if (s_) s_->close(s_, nullptr);
   }
@@ -286,8 +284,8 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   if (!block_compressor_of(compression, &compressor))
     return status{code::invalid_argument, "compression must be none, snappy or zlib, not '" + compression + "'"};
   if (!compressor.empty() && !wt_compression_available())
-    return status{code::invalid_argument, "compression " + compression +
-                                              " needs the program to export cellar_wt_file_system_init"};
+    return status{code::invalid_argument,
+                  "compression " + compression + " needs the program to export cellar_wt_file_system_init"};
   if (int err = e->create_dir(dir); err != 0)
     return status{code::io_error, "cannot create " + dir + ": " + std::strerror(err)};
   std::unique_ptr<wt_home> h(new wt_home());
@@ -447,7 +445,8 @@ status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   for (const auto& uri : {partition_uri(uid, partition), changes_uri(uid, partition)})
-    if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0) return wt_error(ret, "create " + uri);
+    if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0)
+      return wt_error(ret, "create " + uri);
   return status::ok();
 }
 
@@ -513,8 +512,7 @@ bool read_run(WT_CURSOR* c, std::vector<stored_cell>& out, std::size_t* size) {
 // A bulk load's own session and cursor, kept open until finish_load (wt_home.h).
 class wt_home::pending_load {
  public:
-  pending_load(WT_CONNECTION* conn, std::string uri, const std::string& path, cellar::env& e,
-               std::atomic<int>* count)
+  pending_load(WT_CONNECTION* conn, std::string uri, const std::string& path, cellar::env& e, std::atomic<int>* count)
       : count_(count), s(conn), writeback(e, path), uri(std::move(uri)), path(path) {}
 
  private:
@@ -610,15 +608,14 @@ status wt_home::bulk_if_empty(std::uint64_t uid, std::uint32_t partition, const 
   return finish(*load);
 }
 
-status wt_home::write_cells(std::uint64_t uid, std::uint32_t partition, const cell_source& cells,
-                            std::uint64_t* bytes, std::uint64_t* base_bytes, pending_load_ptr* pending,
-                            bool* written) {
+status wt_home::write_cells(std::uint64_t uid, std::uint32_t partition, const cell_source& cells, std::uint64_t* bytes,
+                            std::uint64_t* base_bytes, pending_load_ptr* pending, bool* written) {
   std::shared_lock guard(conn_mu_);
   return bulk_if_empty(uid, partition, cells, bytes, base_bytes, pending, written);
 }
 
-status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta,
-                            std::uint64_t* bytes, std::uint64_t* base_bytes, pending_load_ptr* pending) {
+status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const delta_map& delta, std::uint64_t* bytes,
+                            std::uint64_t* base_bytes, pending_load_ptr* pending) {
   if (delta.empty()) return status::ok();
   std::shared_lock guard(conn_mu_);
   // An empty table (the partition's first snapshot) takes a bulk load: sorted appends
@@ -711,8 +708,8 @@ status wt_home::write_delta(std::uint64_t uid, std::uint32_t partition, const de
       std::size_t i = 0;
       auto below = [&](std::string_view k) { return k.substr(0, 4) == fam && (!bound || k < *bound); };
       while (i < old_cells.size() || (it != delta.end() && below(it->first))) {
-        const bool take_delta = it != delta.end() && below(it->first) &&
-                                (i == old_cells.size() || it->first.bytes <= old_cells[i].key);
+        const bool take_delta =
+            it != delta.end() && below(it->first) && (i == old_cells.size() || it->first.bytes <= old_cells[i].key);
         if (!take_delta) {
           merged_bytes += cell_bytes(old_cells[i]);
           merged.push_back(std::move(old_cells[i++]));
@@ -789,7 +786,8 @@ status wt_home::write_changes(std::uint64_t uid, std::uint32_t partition, std::u
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = changes_uri(uid, partition);
   // A partition created before change tables were (data format 2) has none yet.
-  if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0) return wt_error(ret, "create " + uri);
+  if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0)
+    return wt_error(ret, "create " + uri);
   cursor c(s.get(), uri, "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open " + uri);
   std::string from;

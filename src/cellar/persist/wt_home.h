@@ -60,8 +60,8 @@ class wt_home {
   // "snappy" or "zlib"); tables written with another stay readable. INVALID_ARGUMENT for
   // another name.
   static result<std::unique_ptr<wt_home>> open(const std::string& dir, std::size_t cache_mb,
-                                               std::shared_ptr<cellar::env> e, bool salvage,
-                                               bool idle_threads = false, const std::string& compression = "none");
+                                               std::shared_ptr<cellar::env> e, bool salvage, bool idle_threads = false,
+                                               const std::string& compression = "none");
   ~wt_home();  // closes without a checkpoint: callers snapshot first
 
   // Catalog.
@@ -161,10 +161,10 @@ class wt_home {
   // write_cells' work; the caller holds conn_mu_ shared.
   status bulk_if_empty(std::uint64_t uid, std::uint32_t partition, const cell_source& cells, std::uint64_t* bytes,
                        std::uint64_t* base_bytes, pending_load_ptr* pending, bool* written);
-  status connect();  // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
-  std::shared_mutex conn_mu_;  // shared by every call, exclusive for reopen
+  status connect();                    // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
+  std::shared_mutex conn_mu_;          // shared by every call, exclusive for reopen
   std::atomic<int> pending_loads_{0};  // pending_load objects alive
-  std::unique_ptr<events> events_;  // the connection's event handler
+  std::unique_ptr<events> events_;     // the connection's event handler
   std::string config_;
   std::string cell_table_config_;  // WT_SESSION::create's config of a partition table
   WT_CONNECTION* conn_ = nullptr;

@@ -226,8 +226,7 @@ int actor_io::m_send(raft_io* io, raft_io_send* req, const raft_message* message
   return 0;
 }
 
-int actor_io::m_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned n,
-                       raft_io_append_cb cb) {
+int actor_io::m_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned n, raft_io_append_cb cb) {
   auto& self = of(io);
   req->cb = cb;
   std::vector<log_entry> batch;

@@ -80,19 +80,18 @@ class actor_io {
 
   static int m_init(raft_io* io, raft_id id, const char* address);
   static void m_close(raft_io* io, raft_io_close_cb cb);
-  static int m_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_snapshot** snapshot,
-                    raft_index* start_index, raft_entry** entries, size_t* n_entries);
+  static int m_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_snapshot** snapshot, raft_index* start_index,
+                    raft_entry** entries, size_t* n_entries);
   static int m_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv);
   static int m_bootstrap(raft_io* io, const raft_configuration* conf);
   static int m_recover(raft_io* io, const raft_configuration* conf);
   static int m_set_term(raft_io* io, raft_term term);
   static int m_set_vote(raft_io* io, raft_id server_id);
   static int m_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb);
-  static int m_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned n,
-                      raft_io_append_cb cb);
+  static int m_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned n, raft_io_append_cb cb);
   static int m_truncate(raft_io* io, raft_index index);
-  static int m_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req,
-                            const raft_snapshot* snapshot, raft_io_snapshot_put_cb cb);
+  static int m_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
+                            raft_io_snapshot_put_cb cb);
   static int m_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb);
   static raft_time m_time(raft_io* io);
   static int m_random(raft_io* io, int min, int max);

@@ -89,7 +89,8 @@ member replica_group::leader() const {
 
 status replica_group::not_leader() const {
   auto l = leader();
-  if (l.id == 0) return {code::not_leader, "replica " + std::to_string(opt_.id) + " is not the leader; no leader known"};
+  if (l.id == 0)
+    return {code::not_leader, "replica " + std::to_string(opt_.id) + " is not the leader; no leader known"};
   return {code::not_leader, "replica " + std::to_string(opt_.id) + " is not the leader; leader " +
                                 std::to_string(l.id) + " at " + l.address};
 }
@@ -154,8 +155,7 @@ void replica_group::advance_handover() {
   const auto now = std::chrono::steady_clock::now();
   const bool overdue = now - handover_step_at_ > std::chrono::milliseconds(opt_.election_timeout_ms);
   switch (handover_) {
-    case handover::none:
-      return;
+    case handover::none: return;
     case handover::draining: {
       // A leader that steps down with entries in flight fails them with their outcome
       // unknown: they commit first.
@@ -178,8 +178,7 @@ void replica_group::advance_handover() {
       handover_step_at_ = now;
       return;
     }
-    case handover::transferring:
-      return;  // until libraft completes the transfer, either way
+    case handover::transferring: return;  // until libraft completes the transfer, either way
     case handover::handed:
       // The held requests go where they can be served: to the new leader once this replica
       // knows it (their NOT_LEADER names it), or here if the transfer failed.
@@ -221,7 +220,8 @@ group_status replica_group::report() const {
     for (unsigned i = 0; i < raft_.configuration.n; ++i) {
       const auto& s = raft_.configuration.servers[i];
       if (s.id == opt_.id) continue;
-      out.peers.push_back({{s.id, s.address != nullptr ? s.address : ""}, raft_.leader_state.progress[i].match_index,
+      out.peers.push_back({{s.id, s.address != nullptr ? s.address : ""},
+                           raft_.leader_state.progress[i].match_index,
                            s.role == RAFT_VOTER});
     }
   return out;
@@ -298,8 +298,8 @@ void replica_group::barrier(std::function<void(const status&)> done) {
       } else if (st == 0 || st == RAFT_NOTLEADER) {
         p->on_barrier(g->not_leader());
       } else {
-        p->on_barrier({code::unavailable, "replica " + std::to_string(g->opt_.id) + " lost its leadership (" +
-                                              raft_strerror(st) + ")"});
+        p->on_barrier({code::unavailable,
+                       "replica " + std::to_string(g->opt_.id) + " lost its leadership (" + raft_strerror(st) + ")"});
       }
     }
     delete p;

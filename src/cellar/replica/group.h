@@ -56,7 +56,7 @@ struct group_options {
   // large as the snapshot was: each byte written then costs at most about one byte of
   // snapshot, however large the state (the log kept in memory or on disk grows alike).
   unsigned snapshot_threshold = 1024;
-  unsigned snapshot_trailing = 128;     // entries kept after a snapshot, for followers close behind
+  unsigned snapshot_trailing = 128;  // entries kept after a snapshot, for followers close behind
   // The replica that should lead (0: whichever wins the elections). Another replica that
   // leads hands leadership to it (raft_transfer) once its log matches the leader's, at
   // most once per election timeout, so that leaders sit where the placement put them.
@@ -73,10 +73,10 @@ struct group_options {
 struct group_status {
   std::string role;  // "leader", "follower", "candidate" or "stopped"
   std::uint64_t term = 0;
-  member leader;                  // id 0: none known
-  std::uint64_t last_index = 0;   // the last entry of this replica's log
-  std::uint64_t commit_index = 0; // the last entry this replica knows is committed
-  std::uint64_t last_applied = 0; // the last entry applied to its cells
+  member leader;                   // id 0: none known
+  std::uint64_t last_index = 0;    // the last entry of this replica's log
+  std::uint64_t commit_index = 0;  // the last entry this replica knows is committed
+  std::uint64_t last_applied = 0;  // the last entry applied to its cells
   // On a leader, each other replica's progress: its last entry known to match the leader's.
   struct peer {
     member who;
@@ -175,8 +175,8 @@ class replica_group {
   enum class handover { none, draining, transferring, handed };
   struct held_request {
     std::string command;
-    applied_fn applied;                      // a proposal,
-    std::function<void(const status&)> read; // or a barrier
+    applied_fn applied;                       // a proposal,
+    std::function<void(const status&)> read;  // or a barrier
   };
   void hand_over_if_due();
   void begin_handover(std::uint64_t to);  // to replica `to` (0: whichever voter libraft picks)
@@ -203,16 +203,16 @@ class replica_group {
   bool initialized_ = false;
   bool closing_ = false;
   bool closed_ = false;
-  bool dying_ = false;          // in the destructor: callbacks are not run
-  std::string last_result_;     // what the state machine answered for the entry just applied
+  bool dying_ = false;               // in the destructor: callbacks are not run
+  std::string last_result_;          // what the state machine answered for the entry just applied
   std::uint64_t applied_bytes_ = 0;  // the commands' bytes applied since the last snapshot
   std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
   std::chrono::steady_clock::time_point handed_over_at_{};  // the last handover begun
   handover handover_ = handover::none;
   std::uint64_t handover_to_ = 0;  // the replica the handover under way is for (0: any voter)
   std::chrono::steady_clock::time_point handover_step_at_{};  // when handover_ last changed
-  std::vector<held_request> held_;  // proposals and barriers held during a handover, in order
-  std::size_t in_flight_ = 0;       // proposals and barriers libraft holds
+  std::vector<held_request> held_;                            // proposals and barriers held during a handover, in order
+  std::size_t in_flight_ = 0;                                 // proposals and barriers libraft holds
   std::function<void()> on_closed_;
   std::optional<membership_change> change_;
 };

@@ -22,8 +22,10 @@ const raft_server* find_server(const raft_configuration& c, std::uint64_t id) {
 status replica_group::change_failure(int rv) const {
   if (rv == RAFT_NOTLEADER || rv == RAFT_LEADERSHIPLOST) {
     if (!is_leader() && rv == RAFT_NOTLEADER) return not_leader();
-    return {code::unavailable, "replica " + std::to_string(opt_.id) + " lost its leadership during a membership "
-                                   "change (" + raft_strerror(rv) + "); the change may or may not take effect"};
+    return {code::unavailable, "replica " + std::to_string(opt_.id) +
+                                   " lost its leadership during a membership "
+                                   "change (" +
+                                   raft_strerror(rv) + "); the change may or may not take effect"};
   }
   if (rv == RAFT_CANTCHANGE)
     return {code::conflict, "replica " + std::to_string(opt_.id) + ": another membership change is under way"};
@@ -44,8 +46,7 @@ void replica_group::begin_change(bool adding, member who, std::function<void(con
   if (!is_leader()) return done(not_leader());
   if (who.id == 0) return done({code::invalid_argument, "a replica's id is not 0"});
   if (adding && who.address.empty()) return done({code::invalid_argument, "the new replica has no address"});
-  if (change_ || handover_ != handover::none || raft_.transfer != nullptr ||
-      raft_.configuration_uncommitted_index != 0)
+  if (change_ || handover_ != handover::none || raft_.transfer != nullptr || raft_.configuration_uncommitted_index != 0)
     return done({code::conflict, "replica " + std::to_string(opt_.id) +
                                      ": another membership change or a leadership transfer is under way"});
   change_.emplace();
@@ -105,8 +106,8 @@ void replica_group::issue_change_step(const raft_server* s) {
       // stay a few entries behind: after an election timeout within the committed entries,
       // libraft's own catch-up rounds (raft_assign to a voter) finish the last stretch.
       const bool level = match == raft_last_index(&raft_);
-      const bool close = match >= raft_.commit_index &&
-                         now - c.learning_since > std::chrono::milliseconds(opt_.election_timeout_ms);
+      const bool close =
+          match >= raft_.commit_index && now - c.learning_since > std::chrono::milliseconds(opt_.election_timeout_ms);
       if (!level && !close) {
         delete req;
         return;  // the next tick looks again
@@ -128,10 +129,11 @@ void replica_group::issue_change_step(const raft_server* s) {
       delete req;
       bool other_voter = false;
       for (unsigned i = 0; i < raft_.configuration.n; ++i)
-        other_voter |= raft_.configuration.servers[i].id != opt_.id && raft_.configuration.servers[i].role == RAFT_VOTER;
+        other_voter |=
+            raft_.configuration.servers[i].id != opt_.id && raft_.configuration.servers[i].role == RAFT_VOTER;
       if (!other_voter)
-        return finish_change({code::invalid_argument, "replica " + std::to_string(opt_.id) +
-                                                          " is the group's only voter: it cannot leave"});
+        return finish_change({code::invalid_argument,
+                              "replica " + std::to_string(opt_.id) + " is the group's only voter: it cannot leave"});
       std::uint64_t to = 0;
       if (const auto* p = find_server(raft_.configuration, opt_.preferred_leader);
           p != nullptr && p->id != opt_.id && p->role == RAFT_VOTER)

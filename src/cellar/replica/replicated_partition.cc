@@ -127,7 +127,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           return rp;
         },
         [this](move_request&) -> move_reply {
-          return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"}, {}, {}, false};
+          return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"},
+                  {},
+                  {},
+                  false};
         },
         [this](handoff_request&) -> admin_reply {
           return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"}};
@@ -334,8 +337,8 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     std::vector<std::pair<std::size_t, caf::typed_response_promise<batch_reply>>> waiting;
     waiting.reserve(ws.size());
     for (std::size_t i = 0; i < ws.size(); ++i) waiting.emplace_back(batches[i].ops.size(), ws[i].rp);
-    group_->propose(std::move(entry), [this, waiting = std::move(waiting), reads = std::move(reads)](
-                                          const status& st, std::string reply) mutable {
+    group_->propose(std::move(entry), [this, waiting = std::move(waiting),
+                                       reads = std::move(reads)](const status& st, std::string reply) mutable {
       std::vector<batch_reply> out;
       const bool whole = st && deserialize(system(), reply, out) && out.size() == waiting.size();
       for (std::size_t i = 0; i < waiting.size(); ++i) {
@@ -344,9 +347,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           rp.deliver(failed(n, named(st)));
         else if (reply.empty())  // apply() could not decode the entry, on every replica alike
           rp.deliver(failed(n, {code::corruption, "a replicated entry of partition " + std::to_string(cfg_.index) +
-                                                       " could not be decoded"}));
+                                                      " could not be decoded"}));
         else if (!whole || out[i].results.size() != n)
-          rp.deliver(failed(n, {code::internal, "partition " + std::to_string(cfg_.index) + " lost the reply of a write"}));
+          rp.deliver(
+              failed(n, {code::internal, "partition " + std::to_string(cfg_.index) + " lost the reply of a write"}));
         else
           rp.deliver(std::move(out[i]));
       }

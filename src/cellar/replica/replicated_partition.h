@@ -79,17 +79,16 @@ typename Inspector::result_type inspect(Inspector& f, group_status& x) {
            x.last_applied, x.peers);
 }
 
-using replicated_partition_actor =
-    detail::partition_actor::extend<caf::reacts_to<replica_tick_atom, std::uint64_t>, caf::reacts_to<replica_flush_atom>,
-                                    caf::reacts_to<replica_msg_atom, std::string>,
-                                    caf::replies_to<replica_status_atom>::with<group_status>,
-                                    caf::reacts_to<batch_flush_atom>,
-                                    caf::replies_to<replica_add_atom, std::uint64_t, std::string>::with<detail::admin_reply>,
-                                    caf::replies_to<replica_remove_atom, std::uint64_t>::with<detail::admin_reply>,
-                                    caf::reacts_to<replica_prefer_atom, std::uint64_t>>;
+using replicated_partition_actor = detail::partition_actor::extend<
+    caf::reacts_to<replica_tick_atom, std::uint64_t>, caf::reacts_to<replica_flush_atom>,
+    caf::reacts_to<replica_msg_atom, std::string>, caf::replies_to<replica_status_atom>::with<group_status>,
+    caf::reacts_to<batch_flush_atom>,
+    caf::replies_to<replica_add_atom, std::uint64_t, std::string>::with<detail::admin_reply>,
+    caf::replies_to<replica_remove_atom, std::uint64_t>::with<detail::admin_reply>,
+    caf::reacts_to<replica_prefer_atom, std::uint64_t>>;
 
 struct replication_config {
-  group_options group;          // this replica's id and address, timeouts
+  group_options group;  // this replica's id and address, timeouts
   // The group's initial configuration (see replica_group::start); empty for a replica that
   // joins a running group (it must not make a configuration of its own).
   std::vector<member> members;

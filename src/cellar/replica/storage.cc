@@ -239,17 +239,13 @@ status file_storage::read_all() {
         s_.term = v;
         s_.vote = 0;
         break;
-      case rec_vote:
-        ok = r.u64(s_.vote);
-        break;
+      case rec_vote: ok = r.u64(s_.vote); break;
       case rec_base:
         ok = r.u64(v);
         s_.entries.clear();
         s_.first_index = v;
         break;
-      case rec_truncate:
-        ok = r.u64(v) && (v < s_.first_index || truncate_state(s_, v).is_ok());
-        break;
+      case rec_truncate: ok = r.u64(v) && (v < s_.first_index || truncate_state(s_, v).is_ok()); break;
       case rec_entry: {
         log_entry e;
         std::uint32_t type = 0;
@@ -262,8 +258,7 @@ status file_storage::read_all() {
         s_.entries.push_back(std::move(e));
         break;
       }
-      default:
-        ok = false;
+      default: ok = false;
     }
     if (!ok) return {code::corruption, "raft log " + log_path() + " has a malformed record"};
     in = detail::reader(in.rest().substr(len));

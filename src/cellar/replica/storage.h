@@ -33,8 +33,8 @@ struct log_entry {
 };
 
 struct snapshot_record {
-  std::uint64_t index = 0;  // last entry the snapshot covers
-  std::uint64_t term = 0;   // its term
+  std::uint64_t index = 0;    // last entry the snapshot covers
+  std::uint64_t term = 0;     // its term
   std::string configuration;  // encode_configuration (replica/wire.h) as of `index`
   std::uint64_t configuration_index = 0;
   std::string data;  // the state machine's bytes
@@ -110,7 +110,8 @@ class file_storage final : public replica_storage {
   std::uint64_t last_index() const override;
 
  private:
-  file_storage(std::string dir, std::string name, bool sync) : dir_(std::move(dir)), name_(std::move(name)), sync_(sync) {}
+  file_storage(std::string dir, std::string name, bool sync)
+      : dir_(std::move(dir)), name_(std::move(name)), sync_(sync) {}
   status read_all();
   status write_records(const std::string& bytes);
   status rewrite_log();

@@ -172,8 +172,7 @@ std::string encode_message(const raft_message& m, raft_id from, std::string_view
       put_u64(out, t.last_log_term);
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return out;
 }
@@ -215,8 +214,8 @@ bool decode_message(std::string_view bytes, raft_message& m, std::string& from_a
       auto& s = m.install_snapshot;
       raft_configuration_init(&s.conf);
       std::string_view data;
-      ok = get_u64(r, s.term) && get_u64(r, s.last_index) && get_u64(r, s.last_term) &&
-           get_configuration(r, s.conf) && get_u64(r, s.conf_index) && r.bytes_view(data);
+      ok = get_u64(r, s.term) && get_u64(r, s.last_index) && get_u64(r, s.last_term) && get_configuration(r, s.conf) &&
+           get_u64(r, s.conf_index) && r.bytes_view(data);
       if (ok) {
         s.data.base = raft_malloc(data.empty() ? 1 : data.size());
         s.data.len = data.size();
@@ -230,8 +229,7 @@ bool decode_message(std::string_view bytes, raft_message& m, std::string& from_a
       ok = get_u64(r, t.term) && get_u64(r, t.last_log_index) && get_u64(r, t.last_log_term);
       break;
     }
-    default:
-      return false;
+    default: return false;
   }
   if (ok && r.done()) return true;
   release_message(m);

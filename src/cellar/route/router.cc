@@ -9,13 +9,10 @@ namespace cellar::detail {
 std::uint32_t partition_of(const partition_spec& spec, std::string_view row) noexcept {
   using m = partition_spec::method;
   switch (spec.how) {
-    case m::none:
-      return 0;
-    case m::key:
-      return static_cast<std::uint32_t>(murmur_hash64a(row) % spec.partitions);
+    case m::none: return 0;
+    case m::key: return static_cast<std::uint32_t>(murmur_hash64a(row) % spec.partitions);
     case m::key_prefix:
-      return static_cast<std::uint32_t>(murmur_hash64a(row.substr(0, spec.prefix_bytes)) %
-                                        spec.partitions);
+      return static_cast<std::uint32_t>(murmur_hash64a(row.substr(0, spec.prefix_bytes)) % spec.partitions);
     case m::range: {
       // Partition i holds bounds[i-1] <= row < bounds[i].
       auto it = std::upper_bound(spec.bounds.begin(), spec.bounds.end(), row,
@@ -36,8 +33,7 @@ std::vector<std::uint32_t> partitions_for_range(const partition_spec& spec, std:
     for (auto p = lo; p <= hi; ++p) out.push_back(p);
     return out;
   }
-  if (spec.how == m::key_prefix && start.size() >= spec.prefix_bytes &&
-      stop.size() >= spec.prefix_bytes &&
+  if (spec.how == m::key_prefix && start.size() >= spec.prefix_bytes && stop.size() >= spec.prefix_bytes &&
       start.substr(0, spec.prefix_bytes) == stop.substr(0, spec.prefix_bytes)) {
     out.push_back(partition_of(spec, start));
     return out;

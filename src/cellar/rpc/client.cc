@@ -25,10 +25,7 @@ class rpc_stream;
 class rpc_connection final : public connection {
  public:
   rpc_connection(kj::AsyncIoContext io, kj::Own<kj::AsyncIoStream> stream, capnp::ReaderOptions ro)
-      : io_(kj::mv(io)),
-        channel_(kj::mv(stream), ro),
-        login_(channel_.login()),
-        cellar_(nullptr) {}
+      : io_(kj::mv(io)), channel_(kj::mv(stream), ro), login_(channel_.login()), cellar_(nullptr) {}
   ~rpc_connection() noexcept override = default;
 
   status login(const std::string& token) {

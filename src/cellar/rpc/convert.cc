@@ -9,9 +9,7 @@ namespace cellar::rpc {
 
 namespace {
 
-capnp::Data::Reader data(const std::string& s) {
-  return {reinterpret_cast<const capnp::byte*>(s.data()), s.size()};
-}
+capnp::Data::Reader data(const std::string& s) { return {reinterpret_cast<const capnp::byte*>(s.data()), s.size()}; }
 
 std::string str(capnp::Data::Reader d) { return {reinterpret_cast<const char*>(d.begin()), d.size()}; }
 std::string str(capnp::Text::Reader t) { return {t.cStr(), t.size()}; }
@@ -23,7 +21,6 @@ void to_wire(const time_range& r, wire::TimeRange::Builder b) {
 }
 
 time_range from_wire(wire::TimeRange::Reader r) { return {r.getMin(), r.getMax()}; }
-
 
 // ---- filters: a tree, sent as its nodes in prefix order -------------------------------------
 
@@ -423,8 +420,8 @@ result<deletion> from_wire(wire::Delete::Reader r) {
     auto scope = static_cast<unsigned>(e.getScope());
     if (scope > static_cast<unsigned>(deletion::scope::columns))
       return status{code::invalid_argument, "unknown delete scope"};
-    d.entries.push_back({static_cast<deletion::scope>(scope), str(e.getFamily()), str(e.getQualifier()),
-                         e.getTimestamp()});
+    d.entries.push_back(
+        {static_cast<deletion::scope>(scope), str(e.getFamily()), str(e.getQualifier()), e.getTimestamp()});
   }
   return d;
 }
@@ -565,8 +562,7 @@ result<batch_op> from_wire(wire::Action::Reader r) {
       from_wire(r.getGet(), out);
       return batch_op(std::move(out));
     }
-    case wire::Action::PUT:
-      return batch_op(from_wire(r.getPut()));
+    case wire::Action::PUT: return batch_op(from_wire(r.getPut()));
     case wire::Action::DELETE: {
       auto d = from_wire(r.getDelete());
       if (!d) return d.error();

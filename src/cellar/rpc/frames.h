@@ -120,7 +120,7 @@ class frame_client {
   word_buffer in_;  // bytes read, from byte in_pos_ to in_end_
   std::size_t in_pos_ = 0, in_end_ = 0;
   bool no_forward_ = false;  // frame_client_options::no_forward
-  bool greeted_ = false;  // the server's eight bytes have come (the first thing it sends)
+  bool greeted_ = false;     // the server's eight bytes have come (the first thing it sends)
   status error_;
   std::map<std::uint64_t, std::unique_ptr<frame_reply>> early_;  // replies received while waiting for another
 };

@@ -39,8 +39,7 @@ bool completes_at_once(io_uring& ring) {
   bool ok = one(true, fds[0], buf, 1) == 1 && one(false, fds[1], buf, sizeof buf) == 1;
   ok = ok && one(false, fds[1], buf, sizeof buf) == -EAGAIN;  // nothing to read
   // Fill the pair's buffer, then a send must come back with EAGAIN at once.
-  while (ok && ::send(fds[0], buf, sizeof buf, MSG_DONTWAIT | MSG_NOSIGNAL) > 0) {
-  }
+  while (ok && ::send(fds[0], buf, sizeof buf, MSG_DONTWAIT | MSG_NOSIGNAL) > 0) {}
   ok = ok && one(true, fds[0], buf, sizeof buf) == -EAGAIN;
   ::close(fds[0]);
   ::close(fds[1]);
@@ -84,14 +83,17 @@ kj::Own<io_ring> io_ring::open(io_ring_stats* stats, unsigned entries) {
                               IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
   if (r == -EINVAL) r = io_uring_queue_init(entries, ring.get(), 0);
   if (r < 0) {
-    spdlog::info("cellar-server: io_uring is not available ({}): connections are read and sent to with read(2) and "
-                 "send(2)", std::strerror(-r));
+    spdlog::info(
+        "cellar-server: io_uring is not available ({}): connections are read and sent to with read(2) and "
+        "send(2)",
+        std::strerror(-r));
     return {};
   }
   if (!completes_at_once(*ring)) {
     io_uring_queue_exit(ring.get());
-    spdlog::info("cellar-server: this kernel's io_uring does not complete a non-blocking send or recv at once: "
-                 "connections are read and sent to with read(2) and send(2)");
+    spdlog::info(
+        "cellar-server: this kernel's io_uring does not complete a non-blocking send or recv at once: "
+        "connections are read and sent to with read(2) and send(2)");
     return {};
   }
   return kj::heap<io_ring>(kj::mv(ring), stats);
@@ -182,7 +184,7 @@ void io_ring::complete(const entry& e, long result) {
   for (auto& q : recvs_flushing_)
     if (q == &op) q = nullptr;
   if (op.settle) {
-    KJ_IF_MAYBE(error, kj::runCatchingExceptions([&] { result = op.settle(result); })) {
+    KJ_IF_MAYBE (error, kj::runCatchingExceptions([&] { result = op.settle(result); })) {
       op.fulfiller.reject(kj::mv(*error));
       return;
     }
@@ -201,8 +203,10 @@ void io_ring::submit_and_complete() {
     // The kernel took fewer than it was given (out of memory or resources): the rest stay
     // in the ring unsubmitted, pointing at the streams' buffers, so the ring is never
     // entered again; every connection reads and sends on its own from now on.
-    spdlog::warn("cellar-server: io_uring took {} of {} reads and sends; connections use read(2) and send(2) from "
-                 "now on", submitted, n);
+    spdlog::warn(
+        "cellar-server: io_uring took {} of {} reads and sends; connections use read(2) and send(2) from "
+        "now on",
+        submitted, n);
     broken_ = true;
   }
   std::vector<bool> done(n, false);
@@ -217,8 +221,10 @@ void io_ring::submit_and_complete() {
     if (r < 0 || cqe == nullptr) {
       // Calls in flight whose outcome cannot be read: making them again could send bytes
       // twice or lose what was read, so their connections fail instead.
-      spdlog::warn("cellar-server: reading io_uring's completions failed ({}); connections use read(2) and send(2) "
-                   "from now on", std::strerror(-r));
+      spdlog::warn(
+          "cellar-server: reading io_uring's completions failed ({}); connections use read(2) and send(2) "
+          "from now on",
+          std::strerror(-r));
       broken_ = true;
       for (unsigned i = 0; i < static_cast<unsigned>(submitted); ++i)
         if (!done[i]) {

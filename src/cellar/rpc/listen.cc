@@ -29,7 +29,8 @@ result<address_of> parse(const std::string& address, std::uint16_t port) {
     v4->sin_family = AF_INET;
     v4->sin_port = htons(port);
     a.len = sizeof(sockaddr_in);
-  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.ss); inet_pton(AF_INET6, text.c_str(), &v6->sin6_addr) == 1) {
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.ss);
+             inet_pton(AF_INET6, text.c_str(), &v6->sin6_addr) == 1) {
     v6->sin6_family = AF_INET6;
     v6->sin6_port = htons(port);
     a.len = sizeof(sockaddr_in6);

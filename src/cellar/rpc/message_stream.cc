@@ -46,7 +46,7 @@ void buffered_message_stream::end_send(long result) {
   // writable, as after write_now.
   if (result >= 0) return continue_write(static_cast<std::size_t>(result));
   if (result == -EAGAIN || result == -EWOULDBLOCK || result == -EINTR) return continue_write(0);
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { KJ_FAIL_SYSCALL("send", static_cast<int>(-result)); })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { KJ_FAIL_SYSCALL("send", static_cast<int>(-result)); })) {
     taskFailed(kj::mv(*e));
   }
 }
@@ -209,15 +209,21 @@ kj::Promise<void> buffered_message_stream::after_append() {
 }
 
 kj::Promise<void> buffered_message_stream::when_room() {
-  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
-  KJ_IF_MAYBE(p, wait_for_room()) { return kj::mv(*p); }
+  KJ_IF_MAYBE (e, write_error_) {
+    return kj::cp(*e);
+  }
+  KJ_IF_MAYBE (p, wait_for_room()) {
+    return kj::mv(*p);
+  }
   return kj::READY_NOW;
 }
 
 kj::Promise<void> buffered_message_stream::writeMessage(kj::ArrayPtr<const int> fds,
                                                         kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
   KJ_REQUIRE(fds.size() == 0, "this stream cannot carry file descriptors");
-  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  KJ_IF_MAYBE (e, write_error_) {
+    return kj::cp(*e);
+  }
   if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
   append(segments);
   return after_append();
@@ -225,7 +231,9 @@ kj::Promise<void> buffered_message_stream::writeMessage(kj::ArrayPtr<const int> 
 
 kj::Promise<void> buffered_message_stream::writeMessages(
     kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) {
-  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  KJ_IF_MAYBE (e, write_error_) {
+    return kj::cp(*e);
+  }
   if (!room_for_more()) return kj::cp(KJ_ASSERT_NONNULL(write_error_));
   for (auto& m : messages) append(m);
   return after_append();
@@ -262,14 +270,15 @@ void buffered_message_stream::finish_write() {
   }
   for (auto& w : waiting_) w->fulfill();
   waiting_.clear();
-  if (!write_in_progress_) KJ_IF_MAYBE(d, drained_) {
+  if (!write_in_progress_)
+    KJ_IF_MAYBE (d, drained_) {
       (*d)->fulfill();
       drained_ = nullptr;
     }
 }
 
 kj::Promise<void> buffered_message_stream::when_unsent_exceeds(std::uint64_t max_unsent,
-                                                                std::function<void(std::uint64_t)> report) {
+                                                               std::function<void(std::uint64_t)> report) {
   max_unsent_ = max_unsent;
   if (max_unsent == 0) return kj::NEVER_DONE;
   report_unsent_ = std::move(report);
@@ -286,7 +295,7 @@ bool buffered_message_stream::room_for_more() {
   for (auto& w : waiting_) w->reject(kj::cp(KJ_ASSERT_NONNULL(write_error_)));
   waiting_.clear();
   if (report_unsent_) report_unsent_(unsent);
-  KJ_IF_MAYBE(f, close_unsent_) {
+  KJ_IF_MAYBE (f, close_unsent_) {
     (*f)->fulfill();
     close_unsent_ = nullptr;
   }
@@ -297,7 +306,7 @@ void buffered_message_stream::taskFailed(kj::Exception&& e) {
   write_in_progress_ = false;
   for (auto& w : waiting_) w->reject(kj::cp(e));
   waiting_.clear();
-  KJ_IF_MAYBE(d, drained_) {
+  KJ_IF_MAYBE (d, drained_) {
     (*d)->reject(kj::cp(e));
     drained_ = nullptr;
   }
@@ -307,14 +316,16 @@ void buffered_message_stream::taskFailed(kj::Exception&& e) {
 kj::Maybe<int> buffered_message_stream::getSendBufferSize() {
   int size = 0;
   unsigned len = sizeof size;
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { inner_.getsockopt(SOL_SOCKET, SO_SNDBUF, &size, &len); })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { inner_.getsockopt(SOL_SOCKET, SO_SNDBUF, &size, &len); })) {
     return nullptr;
   }
   return size;
 }
 
 kj::Promise<void> buffered_message_stream::end() {
-  KJ_IF_MAYBE(e, write_error_) { return kj::cp(*e); }
+  KJ_IF_MAYBE (e, write_error_) {
+    return kj::cp(*e);
+  }
   if (!write_in_progress_ && pending_.empty()) {
     inner_.shutdownWrite();
     return kj::READY_NOW;

@@ -59,8 +59,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
                                                                     kj::ArrayPtr<capnp::word> scratchSpace) override;
   kj::Promise<void> writeMessage(kj::ArrayPtr<const int> fds,
                                  kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) override;
-  kj::Promise<void> writeMessages(
-      kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) override;
+  kj::Promise<void> writeMessages(kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) override;
   kj::Maybe<int> getSendBufferSize() override;
   kj::Promise<void> end() override;
 
@@ -103,7 +102,9 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
     }
     if (!fill(pending_)) return false;
     schedule_flush();
-    KJ_IF_MAYBE(p, wait_for_room()) { held = kj::mv(*p); }
+    KJ_IF_MAYBE (p, wait_for_room()) {
+      held = kj::mv(*p);
+    }
     return true;
   }
   // Resolves once the queue is within its bound (at once if it is); rejects if the stream
@@ -198,7 +199,7 @@ class buffered_message_stream final : public capnp::MessageStream, private kj::T
   bool write_in_progress_ = false;
   kj::Maybe<kj::Exception> write_error_;
   std::vector<kj::Own<kj::PromiseFulfiller<void>>> waiting_;  // writers held back by max_pending
-  kj::Maybe<kj::Own<kj::PromiseFulfiller<void>>> drained_;     // end() waiting for the last write
+  kj::Maybe<kj::Own<kj::PromiseFulfiller<void>>> drained_;    // end() waiting for the last write
   kj::TaskSet tasks_;
 };
 

@@ -136,9 +136,7 @@ void metrics::record(protocol p, operation op, code c, clock::time_point start) 
   bump(s.latency_ns[pi][oi], static_cast<std::uint64_t>(std::max<std::int64_t>(0, ns)));
 }
 
-void metrics::record_action(operation op, code c) {
-  bump(local().actions[static_cast<std::size_t>(op)][code_slot(c)]);
-}
+void metrics::record_action(operation op, code c) { bump(local().actions[static_cast<std::size_t>(op)][code_slot(c)]); }
 
 void metrics::record_batch(protocol p, operation op, const status& s, const std::vector<op_result>& results,
                            clock::time_point start) {
@@ -156,13 +154,16 @@ metrics::snapshot metrics::read() const {
     for (std::size_t p = 0; p < protocol_count; ++p) {
       out.connections_accepted[p] += s->connections[p].load(std::memory_order_relaxed);
       for (std::size_t o = 0; o < operation_count; ++o) {
-        for (std::size_t c = 0; c < code_slots; ++c) out.requests[p][o][c] += s->requests[p][o][c].load(std::memory_order_relaxed);
-        for (std::size_t b = 0; b < latency_bucket_count; ++b) out.latency[p][o][b] += s->latency[p][o][b].load(std::memory_order_relaxed);
+        for (std::size_t c = 0; c < code_slots; ++c)
+          out.requests[p][o][c] += s->requests[p][o][c].load(std::memory_order_relaxed);
+        for (std::size_t b = 0; b < latency_bucket_count; ++b)
+          out.latency[p][o][b] += s->latency[p][o][b].load(std::memory_order_relaxed);
         out.latency_sum_seconds[p][o] += static_cast<double>(s->latency_ns[p][o].load(std::memory_order_relaxed)) / 1e9;
       }
     }
     for (std::size_t o = 0; o < operation_count; ++o)
-      for (std::size_t c = 0; c < code_slots; ++c) out.actions[o][c] += s->actions[o][c].load(std::memory_order_relaxed);
+      for (std::size_t c = 0; c < code_slots; ++c)
+        out.actions[o][c] += s->actions[o][c].load(std::memory_order_relaxed);
   }
   return out;
 }
@@ -177,8 +178,8 @@ std::string metrics::render() const {
       for (std::size_t c = 0; c < code_slots; ++c)
         if (auto n = snap->requests[p][o][c]) {
           out += "cellar_requests_total{protocol=\"" + std::string(protocol_name(p)) + "\",op=\"" +
-                 operation_name(static_cast<operation>(o)) + "\",code=\"" + code_label(c) + "\"} " +
-                 std::to_string(n) + "\n";
+                 operation_name(static_cast<operation>(o)) + "\",code=\"" + code_label(c) + "\"} " + std::to_string(n) +
+                 "\n";
         }
   out += "# HELP cellar_actions_total Actions of batch calls, by the batch's operation and the action's outcome.\n";
   out += "# TYPE cellar_actions_total counter\n";
@@ -201,8 +202,10 @@ std::string metrics::render() const {
       for (std::size_t b = 0; b < latency_bucket_count; ++b) {
         cumulative += snap->latency[p][o][b];
         out += "cellar_request_duration_seconds_bucket{" + labels + ",le=\"";
-        if (b < std::size(latency_bounds)) append_number(out, latency_bounds[b]);
-        else out += "+Inf";
+        if (b < std::size(latency_bounds))
+          append_number(out, latency_bounds[b]);
+        else
+          out += "+Inf";
         out += "\"} " + std::to_string(cumulative) + "\n";
       }
       out += "cellar_request_duration_seconds_sum{" + labels + "} ";

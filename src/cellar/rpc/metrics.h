@@ -13,13 +13,13 @@
 // Thread safety: every member may be called from any thread at once.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <memory>
-#include <absl/base/thread_annotations.h>
-#include <absl/synchronization/mutex.h>
 #include <string>
 #include <thread>
 #include <vector>

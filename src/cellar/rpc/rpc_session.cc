@@ -27,20 +27,22 @@ class cellar_impl final : public wire::Cellar::Server {
     const auto actions = params.getActions();
     const auto op = batch_operation(actions);
     auto waiting = serve_batch(st_, conn_, params.getTable(), actions, params.getNoForward(),
-                       [context, &m = st_.m, t0, op](const status& s, std::vector<op_result> r) mutable {
-                         m.record_batch(protocol::rpc, op, s, r, t0);
-                         if (!s) {
-                           to_wire(s, context.getResults().initError());
-                           return;
-                         }
-                         std::uint64_t words = 16;
-                         for (const auto& x : r) words += wire_words(x);
-                         auto res = context.getResults(capnp::MessageSize{words, 0});
-                         to_wire(status::ok(), res.initError());
-                         auto out = res.initResults(static_cast<unsigned>(r.size()));
-                         for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
-                       });
-    KJ_IF_MAYBE(p, waiting) { return kj::mv(*p); }
+                               [context, &m = st_.m, t0, op](const status& s, std::vector<op_result> r) mutable {
+                                 m.record_batch(protocol::rpc, op, s, r, t0);
+                                 if (!s) {
+                                   to_wire(s, context.getResults().initError());
+                                   return;
+                                 }
+                                 std::uint64_t words = 16;
+                                 for (const auto& x : r) words += wire_words(x);
+                                 auto res = context.getResults(capnp::MessageSize{words, 0});
+                                 to_wire(status::ok(), res.initError());
+                                 auto out = res.initResults(static_cast<unsigned>(r.size()));
+                                 for (unsigned i = 0; i < out.size(); ++i) to_wire(r[i], out[i]);
+                               });
+    KJ_IF_MAYBE (p, waiting) {
+      return kj::mv(*p);
+    }
     return kj::READY_NOW;
   }
 
@@ -52,8 +54,8 @@ class cellar_impl final : public wire::Cellar::Server {
     const auto t0 = metrics::clock::now();
     if (first == 0) {
       auto table = params.getTable();
-      auto sc = st_.data.open_scan(std::string_view(table.cStr(), table.size()),
-                                                 from_wire(params.getScan()), conn_->order, scope_of(params));
+      auto sc = st_.data.open_scan(std::string_view(table.cStr(), table.size()), from_wire(params.getScan()),
+                                   conn_->order, scope_of(params));
       if (!sc) {
         to_wire(sc.error(), context.getResults().initError());
         st_.m.record(protocol::rpc, operation::scan, sc.code(), t0);
@@ -67,7 +69,7 @@ class cellar_impl final : public wire::Cellar::Server {
     }
     return serve_scan(st_, conn_, params.getTable(), params.getScan(), scope_of(params), first,
                       [context, &m = st_.m, t0](const status& s, std::shared_ptr<scanner> sc,
-                                std::shared_ptr<scan_page_result> page) mutable {
+                                                std::shared_ptr<scan_page_result> page) mutable {
                         m.record(protocol::rpc, operation::scan, s ? page->rows.code() : s.code(), t0);
                         if (!s) {
                           to_wire(s, context.getResults().initError());
@@ -81,8 +83,9 @@ class cellar_impl final : public wire::Cellar::Server {
 
   kj::Promise<void> ddl(DdlContext context) override {
     auto sql = str(context.getParams().getStatement());
-    return blocking<status>(operation::ddl, context, [this, sql] { return execute_ddl(st_.s, sql); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::ddl, context, [this, sql] { return execute_ddl(st_.s, sql); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> createTable(CreateTableContext context) override {
@@ -91,49 +94,58 @@ class cellar_impl final : public wire::Cellar::Server {
       to_wire(d.error(), context.getResults().initError());
       return kj::READY_NOW;
     }
-    const auto origin = context.getParams().getHbaseDefaults() ? schema_origin::hbase_shell : schema_origin::oceanbase_ddl;
+    const auto origin =
+        context.getParams().getHbaseDefaults() ? schema_origin::hbase_shell : schema_origin::oceanbase_ddl;
     if (d->partitioning.how == partition_spec::method::key && d->partitioning.partitions == 0)
       d->partitioning.partitions = st_.opts.default_partitions;
-    return blocking<status>(operation::create_table, context, [this, d = std::move(d.value()), origin] { return st_.s.create_table(d, origin); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::create_table, context,
+        [this, d = std::move(d.value()), origin] { return st_.s.create_table(d, origin); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> alterFamily(AlterFamilyContext context) override {
     auto table = str(context.getParams().getTable());
     auto f = from_wire(context.getParams().getFamily());
-    return blocking<status>(operation::alter_family, context, [this, table, f] { return st_.s.alter_family(table, f); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::alter_family, context, [this, table, f] { return st_.s.alter_family(table, f); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> dropFamily(DropFamilyContext context) override {
     auto table = str(context.getParams().getTable());
     auto f = str(context.getParams().getFamily());
-    return blocking<status>(operation::drop_family, context, [this, table, f] { return st_.s.drop_family(table, f); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::drop_family, context, [this, table, f] { return st_.s.drop_family(table, f); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> dropTable(DropTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(operation::drop_table, context, [this, table] { return st_.s.drop_table(table); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::drop_table, context, [this, table] { return st_.s.drop_table(table); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> truncateTable(TruncateTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(operation::truncate_table, context, [this, table] { return st_.s.truncate_table(table); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::truncate_table, context, [this, table] { return st_.s.truncate_table(table); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> disableTable(DisableTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(operation::disable_table, context, [this, table] { return st_.s.disable_table(table); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::disable_table, context, [this, table] { return st_.s.disable_table(table); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> enableTable(EnableTableContext context) override {
     auto table = str(context.getParams().getTable());
-    return blocking<status>(operation::enable_table, context, [this, table] { return st_.s.enable_table(table); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::enable_table, context, [this, table] { return st_.s.enable_table(table); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> alterTable(AlterTableContext context) override {
@@ -142,11 +154,10 @@ class cellar_impl final : public wire::Cellar::Server {
     auto set = from_wire(params.getSet());
     std::vector<std::string> unset;
     for (auto n : params.getUnset()) unset.push_back(str(n));
-    return blocking<status>(operation::alter_table, context,
-                            [this, table, set = std::move(set), unset = std::move(unset)] {
-                              return st_.s.alter_table(table, set, unset);
-                            },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::alter_table, context,
+        [this, table, set = std::move(set), unset = std::move(unset)] { return st_.s.alter_table(table, set, unset); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   // --- named snapshots, their files, bulk loads -----------------------------------------------
@@ -225,15 +236,16 @@ class cellar_impl final : public wire::Cellar::Server {
   kj::Promise<void> createNamespace(CreateNamespaceContext context) override {
     auto d = context.getParams().getDescriptor();
     namespace_descriptor ns{str(d.getName()), from_wire(d.getProperties())};
-    return blocking<status>(operation::create_namespace, context,
-                            [this, ns = std::move(ns)] { return st_.s.create_namespace(ns); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::create_namespace, context, [this, ns = std::move(ns)] { return st_.s.create_namespace(ns); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> dropNamespace(DropNamespaceContext context) override {
     auto name = str(context.getParams().getName());
-    return blocking<status>(operation::drop_namespace, context, [this, name] { return st_.s.drop_namespace(name); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::drop_namespace, context, [this, name] { return st_.s.drop_namespace(name); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> alterNamespace(AlterNamespaceContext context) override {
@@ -242,11 +254,12 @@ class cellar_impl final : public wire::Cellar::Server {
     auto set = from_wire(params.getSet());
     std::vector<std::string> unset;
     for (auto n : params.getUnset()) unset.push_back(str(n));
-    return blocking<status>(operation::alter_namespace, context,
-                            [this, name, set = std::move(set), unset = std::move(unset)] {
-                              return st_.s.alter_namespace(name, set, unset);
-                            },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::alter_namespace, context,
+        [this, name, set = std::move(set), unset = std::move(unset)] {
+          return st_.s.alter_namespace(name, set, unset);
+        },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> describeNamespace(DescribeNamespaceContext context) override {
@@ -301,8 +314,10 @@ class cellar_impl final : public wire::Cellar::Server {
           for (unsigned i = 0; i < out.size(); ++i) {
             const auto& x = (*r)[i];
             out[i].setIndex(x.index);
-            out[i].setStartKey(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(x.start_key.data()), x.start_key.size()));
-            out[i].setEndKey(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(x.end_key.data()), x.end_key.size()));
+            out[i].setStartKey(
+                capnp::Data::Reader(reinterpret_cast<const kj::byte*>(x.start_key.data()), x.start_key.size()));
+            out[i].setEndKey(
+                capnp::Data::Reader(reinterpret_cast<const kj::byte*>(x.end_key.data()), x.end_key.size()));
             out[i].setNode(x.node);
             out[i].setCells(x.cells);
             out[i].setBytes(x.bytes);
@@ -314,16 +329,17 @@ class cellar_impl final : public wire::Cellar::Server {
     auto table = str(context.getParams().getTable());
     auto k = context.getParams().getKey();
     std::string key(reinterpret_cast<const char*>(k.begin()), k.size());
-    return blocking<status>(operation::split_region, context, [this, table, key] { return st_.s.split_region(table, key); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::split_region, context, [this, table, key] { return st_.s.split_region(table, key); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> mergeRegions(MergeRegionsContext context) override {
     auto table = str(context.getParams().getTable());
     auto index = context.getParams().getIndex();
-    return blocking<status>(operation::merge_regions, context,
-                            [this, table, index] { return st_.s.merge_regions(table, index); },
-                            [](auto& res, status s) { to_wire(s, res.initError()); });
+    return blocking<status>(
+        operation::merge_regions, context, [this, table, index] { return st_.s.merge_regions(table, index); },
+        [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
   kj::Promise<void> isTableEnabled(IsTableEnabledContext context) override {

@@ -39,7 +39,9 @@ class scanner_impl final : public wire::Scanner::Server {
   kj::Promise<void> next(NextContext context) override {
     const auto n = std::min<std::size_t>(std::max<std::uint32_t>(1, context.getParams().getCount()), 10000);
     kj::Promise<void> before = kj::READY_NOW;
-    KJ_IF_MAYBE(t, tail_) { before = t->addBranch().ignoreResult(); }
+    KJ_IF_MAYBE (t, tail_) {
+      before = t->addBranch().ignoreResult();
+    }
     auto sc = sc_;
     const auto t0 = metrics::clock::now();
     // The fetch itself: ordered after the previous call's, and carried on even if this

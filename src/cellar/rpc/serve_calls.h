@@ -50,7 +50,11 @@ struct shared_state {
   connection_slots slots;
   std::optional<tls_server_keys> tls;  // set: every connection starts with a TLS handshake
   shared_state(store& st, server_options o)
-      : s(st), data(detail::store_access::data(st)), opts(std::move(o)), pool(opts.worker_threads), slots(opts.max_connections) {}
+      : s(st),
+        data(detail::store_access::data(st)),
+        opts(std::move(o)),
+        pool(opts.worker_threads),
+        slots(opts.max_connections) {}
 };
 
 // Admits a call of `conn` (counted in in_flight until it is answered), or says why not.
@@ -76,8 +80,8 @@ kj::Maybe<kj::Promise<void>> run_checked_batch(detail::data_path& data, const st
 // calls it.
 template <class Reply>
 kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr<connection_state>& conn,
-                              capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions,
-                              bool no_forward, Reply reply) {
+                                         capnp::Text::Reader table_name, capnp::List<wire::Action>::Reader actions,
+                                         bool no_forward, Reply reply) {
   if (actions.size() > st.opts.max_batch) {
     reply(status{code::too_large, "a batch of " + std::to_string(actions.size()) + " actions exceeds the limit of " +
                                       std::to_string(st.opts.max_batch)},
@@ -123,8 +127,8 @@ kj::Maybe<kj::Promise<void>> serve_batch(shared_state& st, const std::shared_ptr
         kept.push_back(std::move(ops[i]));
         kept_at.push_back(i);
       }
-      auto merge = [n, refused = std::move(refused), kept_at = std::move(kept_at), reply = kj::mv(reply)](
-                       const status& s, std::vector<op_result> r) mutable {
+      auto merge = [n, refused = std::move(refused), kept_at = std::move(kept_at),
+                    reply = kj::mv(reply)](const status& s, std::vector<op_result> r) mutable {
         if (!s) return reply(s, std::move(r));
         std::vector<op_result> out(n);
         for (auto& [i, e] : refused) out[i].st = e;
@@ -166,8 +170,8 @@ template <class Reply>
 kj::Promise<void> serve_scan(shared_state& st, const std::shared_ptr<connection_state>& conn,
                              capnp::Text::Reader table_name, wire::Scan::Reader scan_spec,
                              const detail::scan_scope& scope, std::size_t first, Reply reply) {
-  auto sc = st.data.open_scan(std::string_view(table_name.cStr(), table_name.size()),
-                                            from_wire(scan_spec), conn->order, scope);
+  auto sc = st.data.open_scan(std::string_view(table_name.cStr(), table_name.size()), from_wire(scan_spec), conn->order,
+                              scope);
   if (!sc) {
     reply(sc.error(), nullptr, nullptr);
     return kj::READY_NOW;

@@ -89,7 +89,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     frames_.clear();
     kj::Maybe<kj::Exception> malformed = kj::runCatchingExceptions([this] {
       for (;;) {
-        KJ_IF_MAYBE(words, messages_.take_buffered(ro_)) {
+        KJ_IF_MAYBE (words, messages_.take_buffered(ro_)) {
           frames_.push_back(*words);
         } else {
           break;
@@ -128,7 +128,9 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     for (std::size_t k = 0; k < std::min(n, ring_.size()); ++k) ring_[k].reader = nullptr;
     tables_.clear();
     held_.clear();
-    KJ_IF_MAYBE(e, malformed) { kj::throwFatalException(kj::mv(*e)); }
+    KJ_IF_MAYBE (e, malformed) {
+      kj::throwFatalException(kj::mv(*e));
+    }
   }
 
   // The row of a batch of one get or put and the partition of this process that holds it,
@@ -164,17 +166,17 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   point locate(const decoded& d) {
     if (!d.ok || d.req.which() != wire::Request::BATCH || d.actions.size() != 1) return {};
     point p;
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-                  auto a = d.actions[0];
-                  capnp::Data::Reader row;
-                  if (a.which() == wire::Action::GET)
-                    row = a.getGet().getRow();
-                  else if (a.which() == wire::Action::PUT)
-                    row = a.getPut().getRow();
-                  else
-                    return;
-                  p.row = std::string_view(reinterpret_cast<const char*>(row.begin()), row.size());
-                })) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   auto a = d.actions[0];
+                   capnp::Data::Reader row;
+                   if (a.which() == wire::Action::GET)
+                     row = a.getGet().getRow();
+                   else if (a.which() == wire::Action::PUT)
+                     row = a.getPut().getRow();
+                   else
+                     return;
+                   p.row = std::string_view(reinterpret_cast<const char*>(row.begin()), row.size());
+                 })) {
       (void)e;
       return {};
     }
@@ -203,7 +205,9 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
       if (got == read_next) {
         handle_buffered();
         if (messages_.writers_held()) {
-          KJ_IF_MAYBE(e, messages_.write_error()) { return kj::cp(*e); }
+          KJ_IF_MAYBE (e, messages_.write_error()) {
+            return kj::cp(*e);
+          }
           return take_backpressure().then([this] { return serve_direct(); });
         }
         backpressure_ = nullptr;
@@ -213,8 +217,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         case 1:
           if (++reads < reads_per_turn) continue;
           return kj::evalLater([this] { return serve_direct(); });
-        case 0:
-          return tasks_.onEmpty().then([this] { return messages_.end(); });
+        case 0: return tasks_.onEmpty().then([this] { return messages_.end(); });
         default:
           if (messages_.has_ring())
             return messages_.when_readable().then([this] { return messages_.read_ring(); }).then([this](int next) {
@@ -228,10 +231,12 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // Any stream (TLS): the same steps through the stream's promises.
   kj::Promise<void> serve_buffered() {
     handle_buffered();
-    return take_backpressure().then([this] { return messages_.read_some(); }).then([this](bool more) -> kj::Promise<void> {
-      if (more) return serve_buffered();
-      return tasks_.onEmpty().then([this] { return messages_.end(); });
-    });
+    return take_backpressure()
+        .then([this] { return messages_.read_some(); })
+        .then([this](bool more) -> kj::Promise<void> {
+          if (more) return serve_buffered();
+          return tasks_.onEmpty().then([this] { return messages_.end(); });
+        });
   }
 
   void handle(const decoded& d, metrics::clock::time_point t0) {
@@ -263,7 +268,9 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
                                      st_.m.record_batch(protocol::frames, op, s, r, t0);
                                      send_batch_reply(id, s, r);
                                    });
-        KJ_IF_MAYBE(p, waiting) { tasks_.add(kj::mv(*p)); }
+        KJ_IF_MAYBE (p, waiting) {
+          tasks_.add(kj::mv(*p));
+        }
         return;
       }
       case wire::Request::SCAN: {
@@ -280,7 +287,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         }
         tasks_.add(serve_scan(st_, conn_, sc.getTable(), sc.getScan(), scope_of(sc), count,
                               [this, id, t0](const status& s, std::shared_ptr<scanner>,
-                                         std::shared_ptr<scan_page_result> page) {
+                                             std::shared_ptr<scan_page_result> page) {
                                 st_.m.record(protocol::frames, operation::scan, s ? page->rows.code() : s.code(), t0);
                                 if (!s) return send_error(id, s);
                                 send(page_words(*page), [&](wire::Reply::Builder out) {
@@ -331,8 +338,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
         get_views_to_wire(c.row, exists, cells, out.initResults(1)[0]);
       });
     };
-    const bool read = st_.data.read_views(std::string_view(table.cStr(), table.size()), tables_, views_get_, conn_->order, views_,
-                                      use, &ctx);
+    const bool read = st_.data.read_views(std::string_view(table.cStr(), table.size()), tables_, views_get_,
+                                          conn_->order, views_, use, &ctx);
     if (views_.capacity() > kept_views) {  // a wide row's views are not kept for the rest of the connection
       views_.clear();
       views_.shrink_to_fit();
@@ -354,7 +361,8 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     from_wire(action.getPut(), p);
     // A large put's storage is not kept for the rest of the connection.
     KJ_DEFER(if (put_bytes(p) > kept_put_bytes) p = put{});
-    if (!st_.data.write_in_place(std::string_view(table.cStr(), table.size()), tables_, put_req_, conn_->order, put_reply_))
+    if (!st_.data.write_in_place(std::string_view(table.cStr(), table.size()), tables_, put_req_, conn_->order,
+                                 put_reply_))
       return false;
     st_.m.record_batch(protocol::frames, op, status::ok(), put_reply_.results, t0);
     send_batch_reply(id, status::ok(), put_reply_.results);
@@ -393,7 +401,7 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   // What the next read waits for: the promise a write left (room in the queue, or the
   // stream's error), else room now.
   kj::Promise<void> take_backpressure() {
-    KJ_IF_MAYBE(p, backpressure_) {
+    KJ_IF_MAYBE (p, backpressure_) {
       auto written = kj::mv(*p);
       backpressure_ = nullptr;
       return written;
@@ -443,15 +451,15 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
   connection_guard& guard_;
   std::shared_ptr<connection_state> conn_;
   kj::Array<capnp::word> scratch_;
-  std::vector<detail::read_cell_view> views_;  // get_in_place's cells, kept for the next
-  batch_op views_get_{get{}};                  // get_in_place's get, kept for the next
+  std::vector<detail::read_cell_view> views_;            // get_in_place's cells, kept for the next
+  batch_op views_get_{get{}};                            // get_in_place's get, kept for the next
   detail::batch_request put_req_{0, {batch_op{put{}}}};  // put_in_place's put, kept for the next
   detail::batch_reply put_reply_;                        // and its result
-  detail::table_lookup_cache tables_;          // the in-place calls' table, per read
+  detail::table_lookup_cache tables_;                    // the in-place calls' table, per read
   std::vector<kj::ArrayPtr<const capnp::word>> frames_;  // handle_buffered's, kept for the next
-  std::array<decoded, 1 + ahead> ring_;                   // and the next ones, decoded
-  std::vector<detail::runtime_ptr> held_;                 // what keeps ring_'s partitions alive
-  plain_ok_reply ok_reply_;                    // a put's reply, copied
+  std::array<decoded, 1 + ahead> ring_;                  // and the next ones, decoded
+  std::vector<detail::runtime_ptr> held_;                // what keeps ring_'s partitions alive
+  plain_ok_reply ok_reply_;                              // a put's reply, copied
   bool logged_in_ = false;
   // Set by a write that found the queue over its bound or the stream failed (null: none).
   kj::Maybe<kj::Promise<void>> backpressure_;
@@ -472,24 +480,25 @@ struct accepted_connection {
 
 // Serves `c` until it closes: frames if it starts with the frame magic, RPC otherwise.
 kj::Promise<void> serve_connection(accepted_connection& c, shared_state& st, capnp::ReaderOptions ro) {
-  return c.messages.peek(sizeof frame_magic).then([&c, &st, ro](kj::ArrayPtr<const unsigned char> head) -> kj::Promise<void> {
-    if (head.size() == 0) return kj::READY_NOW;  // closed before a byte
-    if (st.opts.frames && head.size() == sizeof frame_magic &&
-        std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
-      c.messages.skip(sizeof frame_magic);
-      st.m.connection_accepted(protocol::frames);
-      auto session = kj::heap<frame_session>(st, c.messages, ro, c.guard, c.calls);
-      auto served = session->serve();
-      c.frames = kj::mv(session);
-      return served;
-    }
-    st.m.connection_accepted(protocol::rpc);
-    c.messages.never_hold_writers();  // capnp would queue what waits, out of max_unsent_bytes' sight
-    auto session = kj::heap<rpc_session>(c.messages, st, ro, c.guard, c.calls);
-    auto done = session->network.onDisconnect();
-    c.rpc = kj::mv(session);
-    return done;
-  });
+  return c.messages.peek(sizeof frame_magic)
+      .then([&c, &st, ro](kj::ArrayPtr<const unsigned char> head) -> kj::Promise<void> {
+        if (head.size() == 0) return kj::READY_NOW;  // closed before a byte
+        if (st.opts.frames && head.size() == sizeof frame_magic &&
+            std::memcmp(head.begin(), frame_magic, sizeof frame_magic) == 0) {
+          c.messages.skip(sizeof frame_magic);
+          st.m.connection_accepted(protocol::frames);
+          auto session = kj::heap<frame_session>(st, c.messages, ro, c.guard, c.calls);
+          auto served = session->serve();
+          c.frames = kj::mv(session);
+          return served;
+        }
+        st.m.connection_accepted(protocol::rpc);
+        c.messages.never_hold_writers();  // capnp would queue what waits, out of max_unsent_bytes' sight
+        auto session = kj::heap<rpc_session>(c.messages, st, ro, c.guard, c.calls);
+        auto done = session->network.onDisconnect();
+        c.rpc = kj::mv(session);
+        return done;
+      });
 }
 
 // Serves `c` until it closes, or until the server closes it: after a refused login (once
@@ -498,8 +507,9 @@ kj::Promise<void> serve_connection(accepted_connection& c, shared_state& st, cap
 kj::Promise<void> serve_guarded(accepted_connection& c, shared_state& st, capnp::ReaderOptions ro, kj::Timer& timer) {
   auto closing = c.guard.closing().then([&c] { return kj::evalLast([&c] { return c.messages.end(); }); });
   auto unread = c.messages.when_unsent_exceeds(st.opts.max_unsent_bytes, [&c, &st](std::uint64_t n) {
-    spdlog::warn("cellar-server: closing the connection from {}: it does not read its replies ({} bytes unsent, limit {})",
-                 c.guard.peer(), n, st.opts.max_unsent_bytes);
+    spdlog::warn(
+        "cellar-server: closing the connection from {}: it does not read its replies ({} bytes unsent, limit {})",
+        c.guard.peer(), n, st.opts.max_unsent_bytes);
   });
   // A refused connection gets 10 s to log in and hear why.
   auto limit = st.opts.idle_timeout;
@@ -601,15 +611,15 @@ struct server::impl {
         me.connections.fetch_add(1, std::memory_order_relaxed);
         st->m.connection_opened();
         tasks.add(served.attach(kj::mv(conn), kj::defer([&me, &m = st->m, &slots = st->slots, counted] {
-          me.connections.fetch_sub(1, std::memory_order_relaxed);
-          m.connection_closed();
-          if (counted) slots.give_back();
-        })));
+                                  me.connections.fetch_sub(1, std::memory_order_relaxed);
+                                  m.connection_closed();
+                                  if (counted) slots.give_back();
+                                })));
       };
       std::function<kj::Promise<void>()> accept_loop = [&]() -> kj::Promise<void> {
         return listener.accept().then([&](kj::Own<socket_stream> stream) {
           std::string peer = peer_address(KJ_ASSERT_NONNULL(stream->getFd()));
-          KJ_IF_MAYBE(t, tls) {
+          KJ_IF_MAYBE (t, tls) {
             tasks.add(accept_tls(**t, kj::mv(stream), std::move(peer), timer, begin));
           } else {
             begin(kj::mv(stream), std::move(peer), status::ok());

@@ -6,11 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <kj/debug.h>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fcntl.h>
-#include <kj/debug.h>
 
 namespace cellar::rpc {
 
@@ -34,12 +34,11 @@ kj::Promise<std::size_t> socket_stream::tryRead(void* buffer, std::size_t min_by
 kj::Promise<std::size_t> socket_stream::read_some(kj::byte* buffer, std::size_t min_bytes, std::size_t max_bytes,
                                                   std::size_t done) {
   for (;;) {
-    KJ_IF_MAYBE(r, readable_) {
+    KJ_IF_MAYBE (r, readable_) {
       auto wait = kj::mv(*r);
       readable_ = nullptr;
-      return wait.then([this, buffer, min_bytes, max_bytes, done] {
-        return read_some(buffer, min_bytes, max_bytes, done);
-      });
+      return wait.then(
+          [this, buffer, min_bytes, max_bytes, done] { return read_some(buffer, min_bytes, max_bytes, done); });
     }
     const ssize_t n = read_now(buffer + done, max_bytes - done);
     if (n < 0) continue;      // empty: read_now registered the edge to wait for
@@ -70,14 +69,15 @@ ssize_t socket_stream::settle_read(ssize_t result, std::size_t max_bytes) {
   }
   // Fewer bytes than asked for: the socket is empty now, unless the peer has closed (then
   // no edge would come, and the next read must see the end itself).
-  if (result > 0 && static_cast<std::size_t>(result) < max_bytes) KJ_IF_MAYBE(at_end, observer_.atEndHint()) {
+  if (result > 0 && static_cast<std::size_t>(result) < max_bytes)
+    KJ_IF_MAYBE (at_end, observer_.atEndHint()) {
       if (!*at_end) readable_ = observer_.whenBecomesReadable();
     }
   return result;
 }
 
 kj::Promise<void> socket_stream::when_readable() {
-  KJ_IF_MAYBE(r, readable_) {
+  KJ_IF_MAYBE (r, readable_) {
     auto wait = kj::mv(*r);
     readable_ = nullptr;
     return wait;
@@ -137,7 +137,8 @@ kj::Promise<int> socket_stream::first_byte() {
     if (n == 1) return static_cast<int>(b);
     if (n == 0) return -1;
     if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return observer_.whenBecomesReadable().then([this] { return first_byte(); });
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return observer_.whenBecomesReadable().then([this] { return first_byte(); });
     KJ_FAIL_SYSCALL("recv", errno);
   }
 }
@@ -204,7 +205,8 @@ std::optional<std::pair<std::string, std::uint16_t>> split_host_port(std::string
   std::string_view host, port;
   if (!address.empty() && address.front() == '[') {
     const auto close = address.find(']');
-    if (close == std::string_view::npos || close + 1 >= address.size() || address[close + 1] != ':') return std::nullopt;
+    if (close == std::string_view::npos || close + 1 >= address.size() || address[close + 1] != ':')
+      return std::nullopt;
     host = address.substr(1, close - 1);
     port = address.substr(close + 2);
   } else {
@@ -248,8 +250,7 @@ kj::Promise<kj::Own<socket_stream>> socket_listener::accept() {
       case EINTR:
       // A connection that went away before we took it: take the next one.
       case ECONNABORTED:
-      case EPROTO:
-        continue;
+      case EPROTO: continue;
       // Nothing to accept, or out of descriptors or memory (as kj does: wait for the next
       // connection attempt instead of spinning).
       case EAGAIN:
@@ -259,10 +260,8 @@ kj::Promise<kj::Own<socket_stream>> socket_listener::accept() {
       case EMFILE:
       case ENFILE:
       case ENOBUFS:
-      case ENOMEM:
-        return observer_.whenBecomesReadable().then([this] { return accept(); });
-      default:
-        KJ_FAIL_SYSCALL("accept", errno);
+      case ENOMEM: return observer_.whenBecomesReadable().then([this] { return accept(); });
+      default: KJ_FAIL_SYSCALL("accept", errno);
     }
   }
 }

@@ -64,8 +64,7 @@ class socket_stream final : public kj::AsyncIoStream {
   std::uint64_t empty_reads() const { return empty_reads_; }
 
  private:
-  kj::Promise<std::size_t> read_some(kj::byte* buffer, std::size_t min_bytes, std::size_t max_bytes,
-                                     std::size_t done);
+  kj::Promise<std::size_t> read_some(kj::byte* buffer, std::size_t min_bytes, std::size_t max_bytes, std::size_t done);
   kj::Promise<void> write_rest(const kj::byte* buffer, std::size_t size);
 
   kj::AutoCloseFd fd_;

@@ -64,10 +64,14 @@ std::string num(double v) {
 std::string label_value(std::string_view v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -114,8 +118,10 @@ std::string bytes_text(std::uint64_t b) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 
@@ -140,11 +146,16 @@ std::string time_text(std::int64_t unix_ms) {
 
 std::string duration_text(double seconds) {
   char buf[64];
-  if (seconds < 1) std::snprintf(buf, sizeof buf, "%.0f ms", seconds * 1000);
-  else if (seconds < 120) std::snprintf(buf, sizeof buf, "%.1f s", seconds);
-  else if (seconds < 7200) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
-  else if (seconds < 172800) std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
-  else std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400);
+  if (seconds < 1)
+    std::snprintf(buf, sizeof buf, "%.0f ms", seconds * 1000);
+  else if (seconds < 120)
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  else if (seconds < 7200)
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else if (seconds < 172800)
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400);
   return buf;
 }
 
@@ -186,10 +197,12 @@ std::string render_prometheus(const store_summary& sum, const metrics& m, const 
   p.one("cellar_tables", "gauge", "Table groups in the catalog.", static_cast<double>(sum.tables.size()));
   p.family("cellar_table_cells", "gauge", "Cells held, per table group.");
   for (const auto& t : sum.tables)
-    p.sample("cellar_table_cells", "table=\"" + label_value(t.descriptor.name) + "\"", static_cast<double>(t.stats.cells));
+    p.sample("cellar_table_cells", "table=\"" + label_value(t.descriptor.name) + "\"",
+             static_cast<double>(t.stats.cells));
   p.family("cellar_table_bytes", "gauge", "Bytes of cell data held, per table group.");
   for (const auto& t : sum.tables)
-    p.sample("cellar_table_bytes", "table=\"" + label_value(t.descriptor.name) + "\"", static_cast<double>(t.stats.bytes));
+    p.sample("cellar_table_bytes", "table=\"" + label_value(t.descriptor.name) + "\"",
+             static_cast<double>(t.stats.bytes));
   p.family("cellar_table_partitions", "gauge", "Partitions, per table group.");
   for (const auto& t : sum.tables)
     p.sample("cellar_table_partitions", "table=\"" + label_value(t.descriptor.name) + "\"", partitions_of(t));
@@ -223,7 +236,8 @@ std::string render_prometheus(const store_summary& sum, const metrics& m, const 
           static_cast<double>(info.log_generation));
     p.one("cellar_log_records_total", "counter", "Redo log records written since open.",
           static_cast<double>(info.log_records));
-    p.one("cellar_log_bytes_total", "counter", "Redo log bytes written since open.", static_cast<double>(info.log_bytes));
+    p.one("cellar_log_bytes_total", "counter", "Redo log bytes written since open.",
+          static_cast<double>(info.log_bytes));
     p.one("cellar_log_syncs_total", "counter", "Redo log fdatasync calls since open.",
           static_cast<double>(info.log_syncs));
   }
@@ -248,14 +262,17 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
   // Server.
   const double uptime = static_cast<double>(ctx.now_unix_ms - ctx.started_unix_ms) / 1000;
   o += "<h2>Server</h2>\n<table class=\"kv\">\n";
-  auto row = [&](const std::string& k, const std::string& v) { o += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n"; };
+  auto row = [&](const std::string& k, const std::string& v) {
+    o += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n";
+  };
   row("Listening on", html(ctx.listen));
   row("Started", html(time_text(ctx.started_unix_ms)) + " (up " + duration_text(uptime) + ")");
   row("Data directory", info.directory.empty() ? "none: in memory, nothing persists" : html(info.directory));
   row("Durability", durability_name(info.durability));
   std::string mem = bytes_text(info.memory_used_bytes);
   if (info.memory_limit_bytes > 0) {
-    const double frac = std::min(1.0, static_cast<double>(info.memory_used_bytes) / static_cast<double>(info.memory_limit_bytes));
+    const double frac =
+        std::min(1.0, static_cast<double>(info.memory_used_bytes) / static_cast<double>(info.memory_limit_bytes));
     mem = "<span class=\"track\"><span class=\"fill\" style=\"width:" + num(frac * 100) + "%\"></span></span>" + mem +
           " of " + bytes_text(info.memory_limit_bytes) + " (" + num(std::round(frac * 1000) / 10) + "%)";
   } else {
@@ -274,15 +291,15 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
     if (info.last_snapshot) {
       const auto& s = *info.last_snapshot;
       row("Last snapshot", html(time_text(info.last_snapshot_unix_ms)) + " &middot; generation " +
-                               std::to_string(s.generation) + " &middot; " + count_text(s.changes) + " changes &middot; " +
-                               bytes_text(s.bytes) + " &middot; " + duration_text(s.seconds));
+                               std::to_string(s.generation) + " &middot; " + count_text(s.changes) +
+                               " changes &middot; " + bytes_text(s.bytes) + " &middot; " + duration_text(s.seconds));
     } else {
       row("Last snapshot", "none since open");
     }
     if (info.durability != durability::snapshot)
-      row("Redo log", "generation " + std::to_string(info.log_generation) + " &middot; " + count_text(info.log_records) +
-                          " records &middot; " + bytes_text(info.log_bytes) + " &middot; " + count_text(info.log_syncs) +
-                          " syncs");
+      row("Redo log", "generation " + std::to_string(info.log_generation) + " &middot; " +
+                          count_text(info.log_records) + " records &middot; " + bytes_text(info.log_bytes) +
+                          " &middot; " + count_text(info.log_syncs) + " syncs");
     row("Recovery at open", count_text(info.recovery.cells_loaded) + " cells from the snapshot, " +
                                 count_text(info.recovery.log_records) + " log records, " +
                                 duration_text(info.recovery.seconds));
@@ -307,10 +324,11 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
       std::uint64_t most = 1;
       for (auto c : t.stats.cells_per_partition) most = std::max(most, c);
       for (std::size_t i = 0; i < t.stats.cells_per_partition.size() && i < 64; ++i)
-        per += "<span class=\"bar\" title=\"partition " + std::to_string(i) + ": " +
-               count_text(t.stats.cells_per_partition[i]) + " cells\" style=\"width:" +
-               num(std::max(1.0, 60.0 * static_cast<double>(t.stats.cells_per_partition[i]) / static_cast<double>(most))) +
-               "px;margin-right:2px\"></span>";
+        per +=
+            "<span class=\"bar\" title=\"partition " + std::to_string(i) + ": " +
+            count_text(t.stats.cells_per_partition[i]) + " cells\" style=\"width:" +
+            num(std::max(1.0, 60.0 * static_cast<double>(t.stats.cells_per_partition[i]) / static_cast<double>(most))) +
+            "px;margin-right:2px\"></span>";
       if (t.stats.cells_per_partition.size() > 64) per += " &hellip;";
       o += "<tr><td>" + html(t.descriptor.name) + "</td><td>" + (fams.empty() ? "-" : fams) + "</td><td>" +
            html(partitioning_text(t.descriptor.partitioning)) + "</td><td class=\"n\">" +
@@ -338,8 +356,8 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
       std::snprintf(mean, sizeof mean, "%.1f", mean_us);
       rows += std::string("<tr><td>") + (p == 0 ? "rpc" : "frames") + "</td><td>" +
               operation_name(static_cast<operation>(op)) + "</td><td class=\"n\">" + count_text(total) +
-              "</td><td class=\"n" + (failed ? " err" : "") + "\">" + count_text(failed) + "</td><td class=\"n\">" + mean +
-              "</td></tr>\n";
+              "</td><td class=\"n" + (failed ? " err" : "") + "\">" + count_text(failed) + "</td><td class=\"n\">" +
+              mean + "</td></tr>\n";
     }
   if (!any) {
     o += "<p>None yet.</p>\n";
@@ -361,8 +379,8 @@ class status_service final : public kj::HttpService {
   status_service(store& s, const server& srv, const kj::HttpHeaderTable& table, status_context ctx)
       : s_(s), srv_(srv), table_(table), ctx_(std::move(ctx)) {}
 
-  kj::Promise<void> request(kj::HttpMethod method, kj::StringPtr url, const kj::HttpHeaders&,
-                            kj::AsyncInputStream&, Response& response) override {
+  kj::Promise<void> request(kj::HttpMethod method, kj::StringPtr url, const kj::HttpHeaders&, kj::AsyncInputStream&,
+                            Response& response) override {
     kj::HttpHeaders headers(table_);
     if (method != kj::HttpMethod::GET && method != kj::HttpMethod::HEAD) {
       headers.add("Allow", "GET, HEAD");
@@ -429,10 +447,10 @@ struct status_http::impl {
         cv.notify_all();
         return;
       }
-      auto listener = io.lowLevelProvider->wrapListenSocketFd(
-          socket->take(0), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP |
-                               kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK |
-                               kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC);
+      auto listener =
+          io.lowLevelProvider->wrapListenSocketFd(socket->take(0), kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP |
+                                                                       kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK |
+                                                                       kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC);
       kj::HttpHeaderTable table;
       status_context ctx;
       ctx.listen = o.listen_label;

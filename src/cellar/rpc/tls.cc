@@ -20,7 +20,9 @@ namespace {
 
 result<std::string> read_pem(const std::string& file, const char* what) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return status{code::io_error, std::string("cannot read the ") + what + " file " + file + ": " + std::strerror(errno)};
+  if (!in)
+    return status{code::io_error,
+                  std::string("cannot read the ") + what + " file " + file + ": " + std::strerror(errno)};
   std::ostringstream all;
   all << in.rdbuf();
   return all.str();
@@ -105,11 +107,14 @@ result<tls_server_keys> load_server_keys(const std::string& cert_file, const std
   ERR_clear_error();
   std::unique_ptr<X509, x509_deleter> x(PEM_read_bio_X509(bio_of(cert.value()).get(), nullptr, nullptr, nullptr));
   if (!x) return status{code::invalid_argument, "no PEM certificate in " + cert_file + ": " + openssl_errors()};
-  std::unique_ptr<EVP_PKEY, pkey_deleter> k(PEM_read_bio_PrivateKey(bio_of(key.value()).get(), nullptr, nullptr, nullptr));
-  if (!k) return status{code::invalid_argument, "no unencrypted PEM private key in " + key_file + ": " + openssl_errors()};
+  std::unique_ptr<EVP_PKEY, pkey_deleter> k(
+      PEM_read_bio_PrivateKey(bio_of(key.value()).get(), nullptr, nullptr, nullptr));
+  if (!k)
+    return status{code::invalid_argument, "no unencrypted PEM private key in " + key_file + ": " + openssl_errors()};
   if (X509_check_private_key(x.get(), k.get()) != 1) {
     ERR_clear_error();
-    return status{code::invalid_argument, "the key in " + key_file + " does not belong to the certificate in " + cert_file};
+    return status{code::invalid_argument,
+                  "the key in " + key_file + " does not belong to the certificate in " + cert_file};
   }
   return tls_server_keys{std::move(cert.value()), std::move(key.value())};
 }
@@ -130,8 +135,8 @@ kj::Own<kj::TlsContext> server_tls_context(const tls_server_keys& keys, kj::Time
 kj::Promise<void> accept_tls(kj::TlsContext& tls, kj::Own<socket_stream> stream, std::string peer, kj::Timer& timer,
                              connection_start& begin) {
   auto* raw = stream.get();
-  auto first = raw->first_byte().then(
-      [&tls, &begin, stream = kj::mv(stream), peer](int b) mutable -> kj::Promise<void> {
+  auto first =
+      raw->first_byte().then([&tls, &begin, stream = kj::mv(stream), peer](int b) mutable -> kj::Promise<void> {
         if (b < 0) return kj::READY_NOW;  // closed before a byte
         if (b != tls_handshake_byte) {
           spdlog::warn("cellar-server: a plain-text connection from {} on a TLS port: refusing it", peer);
@@ -179,7 +184,7 @@ std::string host_of(const std::string& address) {
 }
 
 result<std::unique_ptr<tls_socket>> tls_socket::handshake(int fd, const std::string& ca_file,
-                                                         const std::string& server_name) {
+                                                          const std::string& server_name) {
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   if (!ctx) return status{code::internal, "SSL_CTX_new: " + openssl_errors()};
@@ -205,9 +210,9 @@ result<std::unique_ptr<tls_socket>> tls_socket::handshake(int fd, const std::str
   ::fcntl(fd, F_SETFL, flags);
   if (r != 1) {
     const long verify = SSL_get_verify_result(ssl);
-    std::string why = verify != X509_V_OK
-                          ? std::string("the server's certificate is not trusted: ") + X509_verify_cert_error_string(verify)
-                          : "TLS handshake failed: " + openssl_errors();
+    std::string why = verify != X509_V_OK ? std::string("the server's certificate is not trusted: ") +
+                                                X509_verify_cert_error_string(verify)
+                                          : "TLS handshake failed: " + openssl_errors();
     ERR_clear_error();
     return status{code::unavailable, why};
   }
@@ -222,12 +227,9 @@ tls_socket::~tls_socket() {
 ssize_t tls_socket::result_of(int r) {
   if (r > 0) return r;
   switch (SSL_get_error(static_cast<SSL*>(ssl_), r)) {
-    case SSL_ERROR_ZERO_RETURN:
-      return 0;
+    case SSL_ERROR_ZERO_RETURN: return 0;
     case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:
-      errno = EAGAIN;
-      return -1;
+    case SSL_ERROR_WANT_WRITE: errno = EAGAIN; return -1;
     case SSL_ERROR_SYSCALL:
       ERR_clear_error();
       if (errno == 0) return 0;  // the peer closed without a TLS close_notify

@@ -14,10 +14,10 @@
 #include <kj/async-io.h>
 #include <kj/compat/tls.h>
 
+#include <sys/types.h>
 #include <functional>
 #include <memory>
 #include <string>
-#include <sys/types.h>
 
 #include "cellar/status.h"
 #include "rpc/socket_stream.h"

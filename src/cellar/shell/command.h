@@ -4,8 +4,8 @@
 // `outcome`: a status, the text the HBase shell would print, and the same answer as JSON
 // fields (session.cc prints one or the other). The commands live in commands_data.cc
 // (put, get, scan, count, delete, ...), commands_admin.cc (create, describe, disable,
-// get_splits, status, ...), commands_namespace.cc (namespaces, list_regions, split, merge_region) and sql.cc (the OceanBase statements); commands.cc lists them
-// with their help and holds the argument helpers.
+// get_splits, status, ...), commands_namespace.cc (namespaces, list_regions, split, merge_region) and sql.cc (the
+// OceanBase statements); commands.cc lists them with their help and holds the argument helpers.
 //
 // Thread safety: plain functions and values.
 #pragma once
@@ -31,9 +31,9 @@ using json = nlohmann::ordered_json;  // fields in the order written
 // What one command produced.
 struct outcome {
   status st;
-  std::string text;             // human output, without the timing line
-  json data = json::object();   // the answer's fields, printed after "ok":true
-  bool timed = true;            // print "Took ..." (not for help)
+  std::string text;            // human output, without the timing line
+  json data = json::object();  // the answer's fields, printed after "ok":true
+  bool timed = true;           // print "Took ..." (not for help)
 };
 
 inline outcome fail(status s) {
@@ -53,7 +53,9 @@ struct args_view {
 
   // Arguments before a trailing options hash.
   std::size_t positional() const { return !args.empty() && args.back().is_hash() ? args.size() - 1 : args.size(); }
-  const shell_hash* options() const { return !args.empty() && args.back().is_hash() ? &args.back().as_hash() : nullptr; }
+  const shell_hash* options() const {
+    return !args.empty() && args.back().is_hash() ? &args.back().as_hash() : nullptr;
+  }
   // The value of option `key` (case-insensitive), or nullptr.
   const shell_value* option(std::string_view key) const;
   // Argument i as a string (a string or a bare constant).

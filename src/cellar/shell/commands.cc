@@ -48,8 +48,8 @@ status check_options(const args_view& a, const std::vector<option_spec>& known) 
       std::string names;
       for (const auto& o : known)
         if (o.unsupported_because.empty()) names += (names.empty() ? "" : ", ") + std::string(o.name);
-      return {code::invalid_argument, a.command + ": unknown option " + k +
-                                          (names.empty() ? " (it takes none)" : " (it takes " + names + ")")};
+      return {code::invalid_argument,
+              a.command + ": unknown option " + k + (names.empty() ? " (it takes none)" : " (it takes " + names + ")")};
     }
     if (!it->unsupported_because.empty())
       return {code::unsupported, a.command + ": " + key + " is not supported: " + std::string(it->unsupported_because)};
@@ -71,8 +71,7 @@ result<std::int64_t> as_int(const shell_value& v, std::string_view what) {
       std::size_t pos = 0;
       auto n = std::stoll(v.as_string(), &pos);
       if (pos == v.as_string().size()) return static_cast<std::int64_t>(n);
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   return status{code::invalid_argument, std::string(what) + " must be an integer"};
 }
@@ -92,7 +91,8 @@ std::pair<std::string, std::optional<std::string>> split_column(const std::strin
 
 namespace {
 
-constexpr std::string_view sql_help = R"(OceanBase DDL statements end with ';' and may span lines (keywords in any case):
+constexpr std::string_view sql_help =
+    R"(OceanBase DDL statements end with ';' and may span lines (keywords in any case):
   CREATE TABLEGROUP [IF NOT EXISTS] g;            DROP TABLEGROUP [IF EXISTS] g;
   CREATE TABLE [IF NOT EXISTS] g$f (K varbinary(1024), Q varbinary(256), T bigint,
       V varbinary(1048576), PRIMARY KEY(K, Q, T)) [TABLEGROUP = g]
@@ -157,7 +157,8 @@ partitions. Families keep VERSIONS => 1 unless told otherwise.
   hbase> create 't1', 'f1', MAX_FILESIZE => '134217728', METADATA => {'owner' => 'ops'}
 )"},
     {"describe", "ddl", cmd_describe,
-     "Describe the named table: its state, partitioning and column families.\n  hbase> describe 't1'\n  hbase> desc 't1'\n"},
+     "Describe the named table: its state, partitioning and column families.\n  hbase> describe 't1'\n  hbase> desc "
+     "'t1'\n"},
     {"desc", "ddl", cmd_describe, "The same as describe.\n  hbase> desc 't1'\n"},
     {"disable", "ddl", cmd_disable,
      R"(Start disable of the named table: until it is enabled, every read and write of it fails
@@ -368,10 +369,11 @@ outcome cmd_help(context&, const args_view& a) {
       out.text += "\n\n";
       groups.push_back({{"group", g}, {"commands", names}});
     }
-    out.text += "  Group name: sql\n  Statements: CREATE/DROP TABLEGROUP, CREATE/DROP/ALTER/TRUNCATE TABLE, SHOW "
-                "TABLEGROUPS, SHOW TABLES, DESC\n\n"
-                "SHELL USAGE:\nQuote all names in HBase shell commands, e.g. get 't1', 'r1'. Options are hashes: "
-                "{COLUMNS => ['f:a', 'f:b'], LIMIT => 10}.\nSQL statements end with ';'. Type exit or quit to leave.\n";
+    out.text +=
+        "  Group name: sql\n  Statements: CREATE/DROP TABLEGROUP, CREATE/DROP/ALTER/TRUNCATE TABLE, SHOW "
+        "TABLEGROUPS, SHOW TABLES, DESC\n\n"
+        "SHELL USAGE:\nQuote all names in HBase shell commands, e.g. get 't1', 'r1'. Options are hashes: "
+        "{COLUMNS => ['f:a', 'f:b'], LIMIT => 10}.\nSQL statements end with ';'. Type exit or quit to leave.\n";
     out.data["groups"] = groups;
     out.data["help"] = out.text;
     return out;

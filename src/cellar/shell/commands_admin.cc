@@ -150,8 +150,8 @@ status alter_one(context& c, const std::string& table, const shell_value& v) {
       if (m.value() == "table_conf_unset") {
         auto names = names_of(v.find("NAME"), "table_conf_unset");
         if (!names) return names.error();
-        return {code::invalid_argument, "Could not find configuration: " + names->front() +
-                                            " (cellar keeps no table configuration)"};
+        return {code::invalid_argument,
+                "Could not find configuration: " + names->front() + " (cellar keeps no table configuration)"};
       }
       if (m.value() != "table_att") return {code::invalid_argument, "Unknown method: " + m.value()};
     }
@@ -183,7 +183,8 @@ status alter_one(context& c, const std::string& table, const shell_value& v) {
 outcome cmd_alter(context& c, const args_view& a) {
   auto name = a.str(0, "table");
   if (!name) return fail(name.error());
-  if (a.args.size() < 2) return fail(code::invalid_argument, "There should be at least one argument but the table name");
+  if (a.args.size() < 2)
+    return fail(code::invalid_argument, "There should be at least one argument but the table name");
   for (std::size_t i = 1; i < a.args.size(); ++i)
     if (auto s = alter_one(c, name.value(), a.args[i]); !s) return fail(s);
   outcome out;
@@ -353,7 +354,10 @@ outcome cmd_snapshot(context& c, const args_view& a) {
   outcome out;
   out.text = "Snapshot " + std::to_string(s->generation) + ": " + std::to_string(s->changes) + " changes, " +
              std::to_string(s->bytes) + " bytes\n";
-  out.data["snapshot"] = {{"generation", s->generation}, {"changes", s->changes}, {"bytes", s->bytes}, {"seconds", s->seconds}};
+  out.data["snapshot"] = {{"generation", s->generation},
+                          {"changes", s->changes},
+                          {"bytes", s->bytes},
+                          {"seconds", s->seconds}};
   return out;
 }
 
@@ -400,8 +404,9 @@ outcome cmd_status(context& c, const args_view& a) {
     format = f.value();
   }
   if (format == "replication" || format == "tasks")
-    return fail(code::unsupported, "status '" + format + "' is not supported: cellar has no replication and no "
-                                   "background task monitor");
+    return fail(code::unsupported, "status '" + format +
+                                       "' is not supported: cellar has no replication and no "
+                                       "background task monitor");
   if (format != "summary" && format != "simple" && format != "detailed")
     return fail(code::invalid_argument, "status takes 'summary', 'simple' or 'detailed', not '" + format + "'");
   auto names = c.conn.list_tables();
@@ -420,14 +425,19 @@ outcome cmd_status(context& c, const args_view& a) {
     cells += st->cells;
     bytes += st->bytes;
     for (std::size_t i = 0; i < st->cells_per_partition.size(); ++i)
-      region_text += "        \"" + n + ",p" + std::to_string(i) + "\"\n            cells=" +
-                     std::to_string(st->cells_per_partition[i]) + (e.value() ? "" : ", disabled") + "\n";
-    tables.push_back({{"name", n}, {"enabled", e.value()}, {"partitions", parts}, {"cells", st->cells},
-                      {"bytes", st->bytes}, {"cells_per_partition", st->cells_per_partition}});
+      region_text += "        \"" + n + ",p" + std::to_string(i) +
+                     "\"\n            cells=" + std::to_string(st->cells_per_partition[i]) +
+                     (e.value() ? "" : ", disabled") + "\n";
+    tables.push_back({{"name", n},
+                      {"enabled", e.value()},
+                      {"partitions", parts},
+                      {"cells", st->cells},
+                      {"bytes", st->bytes},
+                      {"cells_per_partition", st->cells_per_partition}});
   }
   const std::string& server = c.opts.endpoint;
-  const std::string load = "numberOfOnlineRegions=" + std::to_string(regions) + ", numberOfTables=" +
-                           std::to_string(names->size()) + ", cells=" + std::to_string(cells) +
+  const std::string load = "numberOfOnlineRegions=" + std::to_string(regions) +
+                           ", numberOfTables=" + std::to_string(names->size()) + ", cells=" + std::to_string(cells) +
                            ", memoryBytes=" + std::to_string(bytes);
   // The servers: this one, or a cluster's live and down nodes (a down node is one the
   // placement map names that is not registered: HBase's dead servers).
@@ -444,7 +454,8 @@ outcome cmd_status(context& c, const args_view& a) {
     return !in_cluster || node == server || node.ends_with(" " + server) || live.size() == 1;
   };
   char avg[32];
-  std::snprintf(avg, sizeof avg, "%.4f", live.empty() ? 0.0 : static_cast<double>(regions) / static_cast<double>(live.size()));
+  std::snprintf(avg, sizeof avg, "%.4f",
+                live.empty() ? 0.0 : static_cast<double>(regions) / static_cast<double>(live.size()));
   outcome out;
   if (format == "summary") {
     out.text = "1 active master, 0 backup masters, " + std::to_string(live.size()) + " servers, " +
@@ -463,10 +474,17 @@ outcome cmd_status(context& c, const args_view& a) {
     for (const auto& node : down) out.text += "    " + node + "\n";
     if (format == "simple") out.text += "Aggregate load: 0, regions: " + std::to_string(regions) + "\n";
   }
-  json s = {{"active_masters", 1}, {"backup_masters", 0}, {"servers", live.size()}, {"dead_servers", down.size()},
+  json s = {{"active_masters", 1},
+            {"backup_masters", 0},
+            {"servers", live.size()},
+            {"dead_servers", down.size()},
             {"average_load", live.empty() ? 0.0 : static_cast<double>(regions) / static_cast<double>(live.size())},
-            {"regions", regions}, {"tables", names->size()}, {"disabled_tables", disabled}, {"cells", cells},
-            {"memory_bytes", bytes}, {"server", server}};
+            {"regions", regions},
+            {"tables", names->size()},
+            {"disabled_tables", disabled},
+            {"cells", cells},
+            {"memory_bytes", bytes},
+            {"server", server}};
   if (in_cluster) {
     s["live_server_names"] = live;
     s["dead_server_names"] = down;

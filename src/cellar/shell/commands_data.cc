@@ -78,8 +78,8 @@ status consistency_option(const args_view& a) {
   if (!s) return s.error();
   if (upper(s.value()) == "STRONG") return status::ok();
   if (upper(s.value()) == "TIMELINE")
-    return {code::unsupported, "CONSISTENCY => 'TIMELINE' is not supported: " + std::string(no_replicas) +
-                                   "; every read is STRONG"};
+    return {code::unsupported,
+            "CONSISTENCY => 'TIMELINE' is not supported: " + std::string(no_replicas) + "; every read is STRONG"};
   return {code::invalid_argument, "CONSISTENCY must be 'STRONG' or 'TIMELINE', not '" + s.value() + "'"};
 }
 
@@ -90,7 +90,9 @@ result<std::int64_t> max_length(const args_view& a) {
   return as_int(*v, "MAXLENGTH");
 }
 
-std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
 
 std::string cell_text(const cell& c, std::int64_t maxlength) {
   std::string t = "timestamp=" + std::to_string(c.timestamp) + ", value=" + to_string_binary(c.value);
@@ -127,15 +129,34 @@ struct scan_request {
 
 const std::vector<option_spec>& scan_options() {
   static const std::vector<option_spec> o = {
-      {"COLUMNS"}, {"COLUMN"}, {"STARTROW"}, {"STOPROW"}, {"ROWPREFIXFILTER"}, {"TIMESTAMP"}, {"TIMERANGE"},
-      {"VERSIONS"}, {"REVERSED"}, {"LIMIT"}, {"BATCH"}, {"MAX_RESULT_SIZE"}, {"ALLOW_PARTIAL_RESULTS"},
-      {"CACHE"}, {"CACHE_BLOCKS"}, {"MAXLENGTH"}, {"CONSISTENCY"}, {"RAW"},  // RAW => true: refused below
+      {"COLUMNS"},
+      {"COLUMN"},
+      {"STARTROW"},
+      {"STOPROW"},
+      {"ROWPREFIXFILTER"},
+      {"TIMESTAMP"},
+      {"TIMERANGE"},
+      {"VERSIONS"},
+      {"REVERSED"},
+      {"LIMIT"},
+      {"BATCH"},
+      {"MAX_RESULT_SIZE"},
+      {"ALLOW_PARTIAL_RESULTS"},
+      {"CACHE"},
+      {"CACHE_BLOCKS"},
+      {"MAXLENGTH"},
+      {"CONSISTENCY"},
+      {"RAW"},  // RAW => true: refused below
       {"FILTER"},
-      {"ATTRIBUTES", no_attributes}, {"AUTHORIZATIONS", no_visibility}, {"REGION_REPLICA_ID", no_replicas},
+      {"ATTRIBUTES", no_attributes},
+      {"AUTHORIZATIONS", no_visibility},
+      {"REGION_REPLICA_ID", no_replicas},
       {"ISOLATION_LEVEL", "isolation levels are not supported (reads see committed data)"},
       {"READ_TYPE", "READ_TYPE (pread / stream) has no meaning in an in-memory store"},
-      {"METRICS", no_metrics}, {"ALL_METRICS", no_metrics},
-      {"FORMATTER", no_formatter}, {"FORMATTER_CLASS", no_formatter},
+      {"METRICS", no_metrics},
+      {"ALL_METRICS", no_metrics},
+      {"FORMATTER", no_formatter},
+      {"FORMATTER_CLASS", no_formatter},
   };
   return o;
 }
@@ -168,23 +189,45 @@ status apply_scan_options(const args_view& a, scan_request& r) {
     return status::ok();
   };
   status st;
-  if (st = int_option("VERSIONS", [&](std::int64_t n) {
-        if (n >= 1) s.max_versions(static_cast<std::uint32_t>(std::min<std::int64_t>(n, UINT32_MAX)));
-      });
+  if (st = int_option("VERSIONS",
+                      [&](std::int64_t n) {
+                        if (n >= 1) s.max_versions(static_cast<std::uint32_t>(std::min<std::int64_t>(n, UINT32_MAX)));
+                      });
       !st)
     return st;
-  if (st = int_option("LIMIT", [&](std::int64_t n) { if (n > 0) s.limit(n); }); !st) return st;
-  if (st = int_option("BATCH", [&](std::int64_t n) { if (n > 0) s.batch(n); }); !st) return st;
-  if (st = int_option("MAX_RESULT_SIZE", [&](std::int64_t n) { if (n > 0) s.max_result_size(n); }); !st) return st;
-  if (st = int_option("CACHE", [&](std::int64_t n) { if (n > 0) s.caching(n); }); !st) return st;
+  if (st = int_option("LIMIT",
+                      [&](std::int64_t n) {
+                        if (n > 0) s.limit(n);
+                      });
+      !st)
+    return st;
+  if (st = int_option("BATCH",
+                      [&](std::int64_t n) {
+                        if (n > 0) s.batch(n);
+                      });
+      !st)
+    return st;
+  if (st = int_option("MAX_RESULT_SIZE",
+                      [&](std::int64_t n) {
+                        if (n > 0) s.max_result_size(n);
+                      });
+      !st)
+    return st;
+  if (st = int_option("CACHE",
+                      [&](std::int64_t n) {
+                        if (n > 0) s.caching(n);
+                      });
+      !st)
+    return st;
   if (st = bool_option("REVERSED", [&](bool b) { s.reversed(b); }); !st) return st;
   if (st = bool_option("ALLOW_PARTIAL_RESULTS", [&](bool b) { s.allow_partial_results(b); }); !st) return st;
   if (st = bool_option("CACHE_BLOCKS", [](bool) {}); !st) return st;  // no block cache: nothing to skip
   bool raw = false;
   if (st = bool_option("RAW", [&](bool b) { raw = b; }); !st) return st;
   if (raw)
-    return {code::unsupported, "RAW => true is not supported: deletes are physical in cellar (no delete markers "
-                               "or masked versions to show); a plain scan shows every stored cell"};
+    return {code::unsupported,
+            "RAW => true is not supported: deletes are physical in cellar (no delete markers "
+            "or masked versions to show); a plain scan shows every stored cell"};
   auto ml = max_length(a);
   if (!ml) return ml.error();
   r.maxlength = ml.value();
@@ -260,10 +303,19 @@ outcome cmd_get(context& c, const args_view& a) {
   auto t = a.str(0, "table"), r = a.str(1, "row");
   if (!t) return fail(t.error());
   if (!r) return fail(r.error());
-  if (auto st = check_options(a, {{"COLUMN"}, {"COLUMNS"}, {"VERSIONS"}, {"TIMESTAMP"}, {"TIMERANGE"}, {"MAXLENGTH"},
-                                  {"CONSISTENCY"}, {"FILTER"}, {"ATTRIBUTES", no_attributes},
-                                  {"AUTHORIZATIONS", no_visibility}, {"REGION_REPLICA_ID", no_replicas},
-                                  {"FORMATTER", no_formatter}, {"FORMATTER_CLASS", no_formatter}});
+  if (auto st = check_options(a, {{"COLUMN"},
+                                  {"COLUMNS"},
+                                  {"VERSIONS"},
+                                  {"TIMESTAMP"},
+                                  {"TIMERANGE"},
+                                  {"MAXLENGTH"},
+                                  {"CONSISTENCY"},
+                                  {"FILTER"},
+                                  {"ATTRIBUTES", no_attributes},
+                                  {"AUTHORIZATIONS", no_visibility},
+                                  {"REGION_REPLICA_ID", no_replicas},
+                                  {"FORMATTER", no_formatter},
+                                  {"FORMATTER_CLASS", no_formatter}});
       !st)
     return fail(st);
   get g(r.value());
@@ -310,7 +362,8 @@ outcome cmd_scan(context& c, const args_view& a) {
     for (auto& r : page.value()) {
       ++rows;
       for (auto& x : r.cells) {
-        text += " " + pad(to_string_binary(x.row), 32) + "column=" + column_name(x) + ", " + cell_text(x, req->maxlength) + "\n";
+        text += " " + pad(to_string_binary(x.row), 32) + "column=" + column_name(x) + ", " +
+                cell_text(x, req->maxlength) + "\n";
         cells.push_back(std::move(x));
       }
     }
@@ -465,7 +518,8 @@ outcome cmd_deleteall(context& c, const args_view& a) {
     }
     if (!prefix) return fail(code::invalid_argument, "deleteall with a hash needs ROWPREFIXFILTER => 'prefix'");
     std::vector<shell_value> rest(a.args.begin() + 2, a.args.end());
-    if (!rest.empty() && rest.back().is_hash()) return fail(code::invalid_argument, "deleteall: options after the column");
+    if (!rest.empty() && rest.back().is_hash())
+      return fail(code::invalid_argument, "deleteall: options after the column");
     args_view tail{a.command, rest};
     auto target = delete_args(tail, 0);
     if (!target) return fail(target.error());

@@ -11,7 +11,8 @@ namespace cellar::shell {
 namespace {
 
 result<std::string> one_name(const args_view& a, std::string_view what) {
-  if (a.positional() != 1) return status{code::invalid_argument, a.command + " takes one argument, the " + std::string(what)};
+  if (a.positional() != 1)
+    return status{code::invalid_argument, a.command + " takes one argument, the " + std::string(what)};
   return a.str(0, what);
 }
 
@@ -40,7 +41,8 @@ result<std::map<std::string, std::string>> properties_of(const args_view& a, boo
 }  // namespace
 
 outcome cmd_create_namespace(context& c, const args_view& a) {
-  if (a.positional() != 1) return fail(code::invalid_argument, "create_namespace takes the namespace and an optional hash of properties");
+  if (a.positional() != 1)
+    return fail(code::invalid_argument, "create_namespace takes the namespace and an optional hash of properties");
   auto name = a.str(0, "namespace");
   if (!name) return fail(name.error());
   auto props = properties_of(a, false);
@@ -62,8 +64,9 @@ outcome cmd_drop_namespace(context& c, const args_view& a) {
 
 outcome cmd_alter_namespace(context& c, const args_view& a) {
   if (a.positional() != 1 || !a.options())
-    return fail(code::invalid_argument, "alter_namespace takes the namespace and a hash: {METHOD => 'set', 'NAME' => "
-                                        "'VALUE'} or {METHOD => 'unset', NAME => 'NAME'}");
+    return fail(code::invalid_argument,
+                "alter_namespace takes the namespace and a hash: {METHOD => 'set', 'NAME' => "
+                "'VALUE'} or {METHOD => 'unset', NAME => 'NAME'}");
   auto name = a.str(0, "namespace");
   if (!name) return fail(name.error());
   const shell_value* method = a.option("METHOD");
@@ -74,7 +77,8 @@ outcome cmd_alter_namespace(context& c, const args_view& a) {
   if (lower(m.value()) == "set") {
     auto props = properties_of(a, true);
     if (!props) return fail(props.error());
-    if (a.option("NAME")) return fail(code::invalid_argument, "alter_namespace: METHOD => 'set' takes the properties as 'NAME' => 'VALUE'");
+    if (a.option("NAME"))
+      return fail(code::invalid_argument, "alter_namespace: METHOD => 'set' takes the properties as 'NAME' => 'VALUE'");
     set = std::move(props.value());
   } else if (lower(m.value()) == "unset") {
     const shell_value* n = a.option("NAME");
@@ -142,10 +146,15 @@ outcome cmd_list_regions(context& c, const args_view& a) {
   json list = json::array();
   for (const auto& r : regions.value()) {
     const std::string region = name.value() + "/" + std::to_string(r.index);
-    rows.push_back({r.node.empty() ? "local" : r.node, region, to_string_binary(r.start_key), to_string_binary(r.end_key),
-                    std::to_string(r.bytes), std::to_string(r.cells)});
-    list.push_back({{"region", region}, {"index", r.index}, {"server", r.node}, {"start_key", to_string_binary(r.start_key)},
-                    {"end_key", to_string_binary(r.end_key)}, {"bytes", r.bytes}, {"cells", r.cells}});
+    rows.push_back({r.node.empty() ? "local" : r.node, region, to_string_binary(r.start_key),
+                    to_string_binary(r.end_key), std::to_string(r.bytes), std::to_string(r.cells)});
+    list.push_back({{"region", region},
+                    {"index", r.index},
+                    {"server", r.node},
+                    {"start_key", to_string_binary(r.start_key)},
+                    {"end_key", to_string_binary(r.end_key)},
+                    {"bytes", r.bytes},
+                    {"cells", r.cells}});
   }
   const std::vector<std::string> headers = {"SERVER_NAME", "REGION_NAME", "START_KEY", "END_KEY", "SIZE", "CELLS"};
   std::vector<std::size_t> w(headers.size());
@@ -167,8 +176,9 @@ outcome cmd_list_regions(context& c, const args_view& a) {
 
 outcome cmd_split(context& c, const args_view& a) {
   if (a.positional() != 2)
-    return fail(code::invalid_argument, "split takes the table and the split key: split 't1', 'key' (cellar "
-                                        "splits RANGE partitions at a given key only)");
+    return fail(code::invalid_argument,
+                "split takes the table and the split key: split 't1', 'key' (cellar "
+                "splits RANGE partitions at a given key only)");
   auto name = a.str(0, "table");
   if (!name) return fail(name.error());
   auto key = a.str(1, "split key");
@@ -196,8 +206,9 @@ outcome cmd_merge_region(context& c, const args_view& a) {
       names.push_back(t.value());
     }
   }
-  const status usage{code::invalid_argument, "merge_region takes two adjacent regions of one table, named as "
-                                             "list_regions shows them: merge_region 't1/0', 't1/1'"};
+  const status usage{code::invalid_argument,
+                     "merge_region takes two adjacent regions of one table, named as "
+                     "list_regions shows them: merge_region 't1/0', 't1/1'"};
   if (names.size() != 2) return fail(usage);
   std::string table;
   std::vector<std::uint32_t> index;

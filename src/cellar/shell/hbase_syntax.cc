@@ -220,13 +220,20 @@ class line_parser {
           append_utf8(out, cp);
           break;
         }
-        case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+        case '0':
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+        case '7': {
           int v = e - '0', n = 1;
           while (n < 3 && i_ < in_.size() && in_[i_] >= '0' && in_[i_] <= '7') v = v * 8 + (in_[i_++] - '0'), ++n;
           out += static_cast<char>(v & 0xFF);
           break;
         }
-        case '\n': break;  // line continuation
+        case '\n': break;          // line continuation
         default: out += e; break;  // \" \\ \# and any other character stand for themselves
       }
     }
@@ -239,11 +246,16 @@ class line_parser {
     int base = 10;
     if (in_[i_] == '0' && i_ + 1 < in_.size()) {
       const char p = in_[i_ + 1];
-      if (p == 'x' || p == 'X') base = 16, i_ += 2;
-      else if (p == 'b' || p == 'B') base = 2, i_ += 2;
-      else if (p == 'o' || p == 'O') base = 8, i_ += 2;
-      else if (p == 'd' || p == 'D') base = 10, i_ += 2;
-      else if (is_digit(p) || p == '_') base = 8, i_ += 1;  // Ruby: a leading 0 means octal
+      if (p == 'x' || p == 'X')
+        base = 16, i_ += 2;
+      else if (p == 'b' || p == 'B')
+        base = 2, i_ += 2;
+      else if (p == 'o' || p == 'O')
+        base = 8, i_ += 2;
+      else if (p == 'd' || p == 'D')
+        base = 10, i_ += 2;
+      else if (is_digit(p) || p == '_')
+        base = 8, i_ += 1;  // Ruby: a leading 0 means octal
     }
     std::uint64_t magnitude = 0;
     bool any = false, last_underscore = false;

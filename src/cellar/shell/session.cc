@@ -32,18 +32,20 @@ bool starts_sql(std::string_view line) {
   const std::size_t k = line.find_first_not_of(" \t\r", j);
   const char next = k == std::string_view::npos ? '\0' : line[k];
   if (j < line.size() && next != '\0' && k == j && next != ';') return false;  // "show_filters", "get(": not a keyword
-  static const std::string_view sql_only[] = {
-      "select", "insert", "update", "replace", "use", "set", "show", "explain", "rename", "begin", "start",
-      "commit", "rollback", "lock", "unlock", "call", "load", "analyze", "optimize", "purge", "kill", "with"};
-  static const std::string_view shared[] = {"create", "drop", "alter", "truncate", "desc", "describe", "delete",
-                                            "grant", "revoke", "flush"};
+  static const std::string_view sql_only[] = {"select",   "insert",  "update", "replace", "use",   "set",
+                                              "show",     "explain", "rename", "begin",   "start", "commit",
+                                              "rollback", "lock",    "unlock", "call",    "load",  "analyze",
+                                              "optimize", "purge",   "kill",   "with"};
+  static const std::string_view shared[] = {"create",   "drop",   "alter", "truncate", "desc",
+                                            "describe", "delete", "grant", "revoke",   "flush"};
   if (std::find(std::begin(sql_only), std::end(sql_only), word) != std::end(sql_only)) return true;
   if (std::find(std::begin(shared), std::end(shared), word) != std::end(shared))
     return (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || next == '_' || next == '`';
   return false;
 }
 
-shell_session::shell_session(connection& c, std::ostream& out, session_options o) : conn_(c), out_(out), opts_(std::move(o)) {}
+shell_session::shell_session(connection& c, std::ostream& out, session_options o)
+    : conn_(c), out_(out), opts_(std::move(o)) {}
 
 void shell_session::finish() {
   if (pending_sql_.empty()) return;
@@ -64,17 +66,22 @@ bool shell_session::feed(std::string_view line) {
         ++i;
         continue;
       }
-      if (!in_double && !in_back && ch == '\'') in_single = !in_single;
-      else if (!in_single && !in_back && ch == '"') in_double = !in_double;
-      else if (!in_single && !in_double && ch == '`') in_back = !in_back;
-      else if (!in_single && !in_double && !in_back && ch == '-' && i + 1 < pending_sql_.size() && pending_sql_[i + 1] == '-') {
+      if (!in_double && !in_back && ch == '\'')
+        in_single = !in_single;
+      else if (!in_single && !in_back && ch == '"')
+        in_double = !in_double;
+      else if (!in_single && !in_double && ch == '`')
+        in_back = !in_back;
+      else if (!in_single && !in_double && !in_back && ch == '-' && i + 1 < pending_sql_.size() &&
+               pending_sql_[i + 1] == '-') {
         while (i < pending_sql_.size() && pending_sql_[i] != '\n') ++i;
       } else if (!in_single && !in_double && !in_back && ch == ';') {
         std::string sql = pending_sql_.substr(0, i + 1);
         std::string rest = pending_sql_.substr(i + 1);
         pending_sql_.clear();
         run_sql(sql);
-        if (rest.find_first_not_of(" \t\r\n") != std::string::npos) return feed(rest.substr(0, rest.find_last_not_of("\n") + 1));
+        if (rest.find_first_not_of(" \t\r\n") != std::string::npos)
+          return feed(rest.substr(0, rest.find_last_not_of("\n") + 1));
         return true;
       }
     }

@@ -114,7 +114,8 @@ outcome show_tables(context& c, const ddl_statement& st) {
 outcome describe_table(context& c, const ddl_statement& st) {
   auto d = c.conn.describe(qualified(c, st.group));
   if (!d) return fail(d.error());
-  auto it = std::find_if(d->families.begin(), d->families.end(), [&](const family_descriptor& f) { return f.name == st.family; });
+  auto it = std::find_if(d->families.begin(), d->families.end(),
+                         [&](const family_descriptor& f) { return f.name == st.family; });
   if (it == d->families.end())
     return fail(code::family_not_found, "table " + st.group + "$" + st.family + " does not exist");
   const family_descriptor& f = *it;
@@ -146,8 +147,12 @@ outcome describe_table(context& c, const ddl_statement& st) {
   json columns = json::array();
   for (const auto& x : cols) {
     rows.push_back({x.field, x.type, x.nullable ? "YES" : "NO", x.key, "NULL", x.extra});
-    columns.push_back({{"field", x.field}, {"type", x.type}, {"null", x.nullable}, {"key", x.key},
-                       {"default", nullptr}, {"extra", x.extra}});
+    columns.push_back({{"field", x.field},
+                       {"type", x.type},
+                       {"null", x.nullable},
+                       {"key", x.key},
+                       {"default", nullptr},
+                       {"extra", x.extra}});
   }
   outcome out;
   out.text = grid({"Field", "Type", "Null", "Key", "Default", "Extra"}, rows);

@@ -41,7 +41,8 @@ status configuration_refused() {
 
 // A table attribute or group of them (METADATA, CONFIGURATION) of `create` or `alter`.
 // False when `key` is neither.
-result<bool> table_attribute_into(const std::string& k, const shell_value& val, std::map<std::string, std::string>& out) {
+result<bool> table_attribute_into(const std::string& k, const shell_value& val,
+                                  std::map<std::string, std::string>& out) {
   const std::string key = upper(k);
   if (key == "METADATA") {
     if (auto s = metadata_into(val, out); !s) return s;
@@ -89,8 +90,9 @@ result<std::vector<std::string>> split_points(const std::string& algo, std::int6
     }
     return out;
   }
-  return status{code::unsupported, "SPLITALGO '" + algo + "' is not supported: cellar knows HBase's HexStringSplit, "
-                                   "DecimalStringSplit and UniformSplit"};
+  return status{code::unsupported, "SPLITALGO '" + algo +
+                                       "' is not supported: cellar knows HBase's HexStringSplit, "
+                                       "DecimalStringSplit and UniformSplit"};
 }
 
 status bounds_from(const shell_value& v, std::vector<std::string>& bounds) {
@@ -145,8 +147,8 @@ result<family_descriptor> family_from(const shell_value& v, const family_descrip
     } else if (key == "MIN_VERSIONS") {
       auto x = as_int(val, "MIN_VERSIONS");
       if (!x) return x.error();
-      if (x.value() < 0) return status{code::invalid_argument, "Min versions for column family " + f.name +
-                                                                   " must be positive."};
+      if (x.value() < 0)
+        return status{code::invalid_argument, "Min versions for column family " + f.name + " must be positive."};
       f.min_versions = static_cast<std::uint32_t>(std::min<std::int64_t>(x.value(), UINT32_MAX));
     } else if (key == "TTL") {
       if ((val.is_string() || val.is_constant()) && upper(as_text(val, "TTL").value()) == "FOREVER") {
@@ -239,8 +241,9 @@ result<std::map<std::string, std::string>> alter_options_from(const shell_hash& 
       continue;
     }
     if (key == "SPLITS" || key == "SPLITS_FILE" || key == "NUMREGIONS" || key == "SPLITALGO")
-      return status{code::invalid_argument, key + " is taken by create only: a table's partitioning is part of its "
-                                                  "schema"};
+      return status{code::invalid_argument, key +
+                                                " is taken by create only: a table's partitioning is part of its "
+                                                "schema"};
     auto taken = table_attribute_into(k, val, out);
     if (!taken) return taken.error();
     if (!taken.value()) return status{code::invalid_argument, "unknown table attribute " + k};

@@ -216,8 +216,7 @@ status catalog_service::create_table(table_descriptor desc, schema_origin origin
   }
   absl::MutexLock lock(&mu_);
   if (lookup(desc.name)) return {code::already_exists, "table '" + desc.name + "' already exists"};
-  if (auto s = check_table_namespace(namespaces_, desc.name, desc.partitioning.count(),
-                                     usage(namespace_of(desc.name)));
+  if (auto s = check_table_namespace(namespaces_, desc.name, desc.partitioning.count(), usage(namespace_of(desc.name)));
       !s)
     return s;
   auto schema = std::make_shared<table_schema>();
@@ -254,8 +253,8 @@ status catalog_service::add_family(const std::string& table, family_descriptor f
     return {code::already_exists, "family '" + family.name + "' already exists in '" + table + "'"};
   // A group whose last family was dropped holds no cells: like OceanBase, it takes a new
   // partition rule with its next family (new partitions, the old ones are retired).
-  const bool repartition = old->schema->partitioned && old->schema->families.empty() &&
-                           !(old->schema->partitioning == partitioning);
+  const bool repartition =
+      old->schema->partitioned && old->schema->families.empty() && !(old->schema->partitioning == partitioning);
   if (old->schema->partitioned && !repartition && !(old->schema->partitioning == partitioning))
     return {code::invalid_argument, "the partitioning of '" + table + "$" + family.name +
                                         "' differs from its table group's; all families of a group "

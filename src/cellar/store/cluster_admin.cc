@@ -20,7 +20,8 @@ std::shared_ptr<cluster_hooks> hooks_of(store& s) { return store_access::seat(s)
 }  // namespace
 
 std::size_t cluster_status::live_count() const {
-  return static_cast<std::size_t>(std::count_if(nodes.begin(), nodes.end(), [](const cluster_node& n) { return n.live; }));
+  return static_cast<std::size_t>(
+      std::count_if(nodes.begin(), nodes.end(), [](const cluster_node& n) { return n.live; }));
 }
 
 std::size_t cluster_status::down_count() const { return nodes.size() - live_count(); }

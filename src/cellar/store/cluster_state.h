@@ -11,12 +11,12 @@
 #pragma once
 
 #include <atomic>
-#include <map>
-#include <utility>
-#include <vector>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "cellar/cluster_admin.h"
@@ -29,9 +29,20 @@ namespace cellar::detail {
 // (cluster/member.h) instead of applying it; the cluster applies it to every node's store.
 struct ddl_call {
   enum class kind : std::uint8_t {
-    create_table, create_table_group, add_family, alter_family, drop_family, drop_table, truncate_table,
-    disable_table, enable_table, truncate_family, alter_table,
-    create_namespace, drop_namespace, alter_namespace,  // `ns` (alter: set/unset_attributes)
+    create_table,
+    create_table_group,
+    add_family,
+    alter_family,
+    drop_family,
+    drop_table,
+    truncate_table,
+    disable_table,
+    enable_table,
+    truncate_family,
+    alter_table,
+    create_namespace,
+    drop_namespace,
+    alter_namespace,  // `ns` (alter: set/unset_attributes)
   };
   kind what = kind::create_table;
   std::string table;
@@ -41,8 +52,8 @@ struct ddl_call {
   partition_spec partitioning;
   std::string family_name;
   std::map<std::string, std::string> set_attributes;  // alter_table
-  std::vector<std::string> unset_attributes;         // alter_table, alter_namespace
-  namespace_descriptor ns;                           // the namespace calls (name, properties)
+  std::vector<std::string> unset_attributes;          // alter_table, alter_namespace
+  namespace_descriptor ns;                            // the namespace calls (name, properties)
 };
 
 // What a store that is a cluster member delegates to the cluster.

@@ -49,8 +49,9 @@ bool data_path::admit(const runtime_ptr& rt, std::string_view name, std::vector<
       std::any_of(ops.begin(), ops.end(), [](const batch_op& op) { return !std::holds_alternative<get>(op); })) {
     results.resize(ops.size());
     for (auto& r : results)
-      r.st = {code::unavailable, "this node lost its ZooKeeper session: it takes no writes until it has rejoined "
-                                 "and re-read the placement map"};
+      r.st = {code::unavailable,
+              "this node lost its ZooKeeper session: it takes no writes until it has rejoined "
+              "and re-read the placement map"};
     return false;
   }
   status bad;
@@ -60,7 +61,8 @@ bool data_path::admit(const runtime_ptr& rt, std::string_view name, std::vector<
   } else if (rt->schema->disabled) {
     bad = table_disabled_error(name);
   } else if (read_only(rt->schema->attributes) && (bad_index = first_write(ops)) < ops.size()) {
-    bad = {code::table_read_only, "table '" + std::string(name) + "' is read-only (READONLY => true); writes are refused"};
+    bad = {code::table_read_only,
+           "table '" + std::string(name) + "' is read-only (READONLY => true); writes are refused"};
   } else {
     for (std::size_t i = 0; i < ops.size() && bad.is_ok(); ++i) {
       bad = validate(*rt->schema, ops[i]);
@@ -74,8 +76,8 @@ bool data_path::admit(const runtime_ptr& rt, std::string_view name, std::vector<
   // A read-only table refuses every write of the batch (so the whole batch).
   const bool refused_write = bad.code() == code::table_read_only;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const bool own = i == bad_index || !rt || rt->schema->disabled ||
-                     (refused_write && !std::holds_alternative<get>(ops[i]));
+    const bool own =
+        i == bad_index || !rt || rt->schema->disabled || (refused_write && !std::holds_alternative<get>(ops[i]));
     results[i].st = own ? bad
                         : status{code::aborted, "not applied: action #" + std::to_string(bad_index) +
                                                     " of the batch is invalid (" + bad.to_string() + ")"};

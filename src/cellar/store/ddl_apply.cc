@@ -32,10 +32,8 @@ status execute_ddl(store& s, const ddl_statement& st) {
       if (r.code() == code::not_found && st.if_exists) return status::ok();
       return r;
     }
-    case k::use_database:
-      return s.describe_namespace(st.group).error();
-    case k::show_databases:
-      return status::ok();
+    case k::use_database: return s.describe_namespace(st.group).error();
+    case k::show_databases: return status::ok();
     case k::create_table_group: {
       auto r = s.create_table_group(st.group);
       if (r.code() == code::already_exists && st.if_not_exists) return status::ok();
@@ -86,8 +84,8 @@ status execute_ddl(store& s, const ddl_statement& st) {
         auto it = std::find_if(src->families.begin(), src->families.end(),
                                [&](const family_descriptor& d) { return d.name == st.source_family; });
         if (it == src->families.end())
-          return {code::family_not_found, "template table " + st.source_group + "$" + st.source_family +
-                                              " does not exist"};
+          return {code::family_not_found,
+                  "template table " + st.source_group + "$" + st.source_family + " does not exist"};
         f = *it;
         p = src->partitioning;
       }
@@ -96,8 +94,8 @@ status execute_ddl(store& s, const ddl_statement& st) {
       bool created_group = false;
       if (!existing) {
         if (st.explicit_table_group)
-          return {code::table_not_found, "table group '" + st.group + "' does not exist; run CREATE TABLEGROUP " +
-                                             st.group + " first"};
+          return {code::table_not_found,
+                  "table group '" + st.group + "' does not exist; run CREATE TABLEGROUP " + st.group + " first"};
         if (auto r = s.create_table_group(st.group); !r) return r;
         created_group = true;
       } else if (st.if_not_exists) {
@@ -118,7 +116,8 @@ status execute_ddl(store& s, std::string_view sql) {
   std::string db;  // USE's database; empty: the default one
   for (auto& st : *parsed) {
     if (st.what == ddl_statement::kind::use_database) {
-      if (auto d = s.describe_namespace(st.group); !d) return {d.code(), "USE " + st.group + ": " + d.error().message()};
+      if (auto d = s.describe_namespace(st.group); !d)
+        return {d.code(), "USE " + st.group + ": " + d.error().message()};
       db = st.group == default_namespace ? std::string() : st.group;
       continue;
     }

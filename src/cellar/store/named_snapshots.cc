@@ -162,7 +162,8 @@ status check_part(const table_schema& schema, std::uint32_t p, const std::string
     // A file is in key order, so a row's cells of one family come together: one check each.
     if (!have_row || k.row != last_row) {
       if (partition_of(schema.partitioning, k.row) != p)
-        return {code::invalid_argument, "file '" + file + "' holds row '" + std::string(k.row) + "' of another partition"};
+        return {code::invalid_argument,
+                "file '" + file + "' holds row '" + std::string(k.row) + "' of another partition"};
       last_row.assign(k.row);
       have_row = true;
     }
@@ -184,8 +185,7 @@ result<loaded_parts> read_parts(const table_runtime& rt, const snapshot_manifest
   loaded_cells::id_map ids;  // the files' family id -> the table's
   for (const auto& [id, name] : m.families) {
     const family_schema* f = schema.find(name);
-    if (!f)
-      return status{code::family_not_found, "table '" + schema.name + "' has no family '" + name + "'"};
+    if (!f) return status{code::family_not_found, "table '" + schema.name + "' has no family '" + name + "'"};
     ids.emplace_back(id, f->id);
   }
   loaded_parts out;
@@ -350,7 +350,8 @@ status store::restore_snapshot(const std::string& name) {
   rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   bulk_load_stats stats;
-  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
+  auto parts = read_parts(
+      *rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
   if (!parts) return parts.error();
   if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
   if (s.persistence)
@@ -371,7 +372,8 @@ status store::clone_snapshot(const std::string& name, const std::string& table) 
   auto rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   bulk_load_stats stats;
-  auto parts = read_parts(*rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
+  auto parts = read_parts(
+      *rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
   status st = parts ? apply_parts(*s.system, *rt, *parts) : parts.error();
   if (st && s.persistence)
     if (auto r = s.snapshot(); !r) st = r.error();
@@ -408,18 +410,22 @@ result<bulk_load_stats> store::bulk_load(const std::string& table, const std::st
   auto rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   using clock = std::chrono::steady_clock;
-  auto seconds = [](clock::time_point from, clock::time_point to) { return std::chrono::duration<double>(to - from).count(); };
+  auto seconds = [](clock::time_point from, clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
   const auto t0 = clock::now();
   bulk_load_stats stats;
-  auto parts = read_parts(*rt, *m, [&](const std::string& f) { return map_file_checked(dir, *m, f); }, stats);
+  auto parts = read_parts(
+      *rt, *m, [&](const std::string& f) { return map_file_checked(dir, *m, f); }, stats);
   if (!parts) return parts.error();
   const auto t1 = clock::now();
   if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
   const auto t2 = clock::now();
   if (s.persistence)
     if (auto r = s.snapshot(); !r) return r.error();
-  spdlog::info("bulk load into '{}': {} cells, {} bytes; files checked in {:.3f} s, loaded in {:.3f} s, snapshot {:.3f} s",
-               table, stats.cells, stats.bytes, seconds(t0, t1), seconds(t1, t2), seconds(t2, clock::now()));
+  spdlog::info(
+      "bulk load into '{}': {} cells, {} bytes; files checked in {:.3f} s, loaded in {:.3f} s, snapshot {:.3f} s",
+      table, stats.cells, stats.bytes, seconds(t0, t1), seconds(t1, t2), seconds(t2, clock::now()));
   return stats;
 }
 

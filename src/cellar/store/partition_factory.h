@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "cellar/store.h"
-#include "partition/memory_budget.h"
 #include "dispatch/dispatch.h"
+#include "partition/memory_budget.h"
 
 namespace cellar::detail {
 

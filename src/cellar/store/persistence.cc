@@ -8,15 +8,15 @@
 #include <chrono>
 #include <thread>
 
+#include "dispatch/dispatch.h"
 #include "persist/codec.h"
 #include "persist/priority.h"
-#include "dispatch/dispatch.h"
 
 namespace cellar::detail {
 
 result<std::unique_ptr<store_persistence>> store_persistence::open(const store_options& options, memory_pool& memory,
-                                                                    caf::actor_system& system,
-                                                                    std::shared_ptr<dispatch_stats> activity) {
+                                                                   caf::actor_system& system,
+                                                                   std::shared_ptr<dispatch_stats> activity) {
   // One process at a time: another holder is named, rather than met inside WiredTiger.
   auto held = dir_lock::acquire(options.directory, *options.env);
   if (!held) return held.error();
@@ -29,8 +29,8 @@ result<std::unique_ptr<store_persistence>> store_persistence::open(const store_o
   auto home = wt_home::open(options.directory, options.cache_mb, options.env, options.salvage,
                             options.idle_background_threads, compressor);
   if (!home) return home.error();
-  return std::unique_ptr<store_persistence>(new store_persistence(
-      options, memory, system, std::move(activity), std::move(held.value()), std::move(home.value())));
+  return std::unique_ptr<store_persistence>(new store_persistence(options, memory, system, std::move(activity),
+                                                                  std::move(held.value()), std::move(home.value())));
 }
 
 store_persistence::store_persistence(const store_options& options, memory_pool& memory, caf::actor_system& system,

@@ -22,8 +22,8 @@
 
 #include <absl/base/thread_annotations.h>
 #include <absl/synchronization/mutex.h>
-#include <caf/all.hpp>
 #include <sys/types.h>
+#include <caf/all.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -192,8 +192,8 @@ class store_persistence {
   memory_pool& memory_;
   caf::actor_system& system_;
   const std::shared_ptr<dispatch_stats> activity_;  // the data path's: cleared by wait_until_idle
-  std::unique_ptr<dir_lock> held_;  // the directory, until close() has closed WiredTiger
-  std::unique_ptr<wt_home> wt_;     // reset by close()
+  std::unique_ptr<dir_lock> held_;                  // the directory, until close() has closed WiredTiger
+  std::unique_ptr<wt_home> wt_;                     // reset by close()
   std::unique_ptr<redo_log> log_;
   recovery_stats recovered_;  // written by recover() only
   // Returns the pages of the deltas a snapshot wrote to the OS, after the snapshot.

@@ -75,13 +75,15 @@ status store_persistence::read_catalog(recovered_catalog& out) {
   if (!bad) return bad;
   const std::string& dir = options_.directory;
   if (!format && (counters_seen || !out.schemas.empty()))
-    return status{code::unsupported, dir + " was written by an older cellar (one item per cell); this "
-                                     "version reads data formats " + std::to_string(oldest_data_format) + " to " +
-                                     std::to_string(data_format) + " only"};
+    return status{code::unsupported, dir +
+                                         " was written by an older cellar (one item per cell); this "
+                                         "version reads data formats " +
+                                         std::to_string(oldest_data_format) + " to " + std::to_string(data_format) +
+                                         " only"};
   if (format && (*format < oldest_data_format || *format > data_format))
     return status{code::unsupported, dir + " holds data format " + std::to_string(*format) +
-                                     "; this version reads data formats " + std::to_string(oldest_data_format) +
-                                     " to " + std::to_string(data_format) + " only"};
+                                         "; this version reads data formats " + std::to_string(oldest_data_format) +
+                                         " to " + std::to_string(data_format) + " only"};
   if (!format || *format != data_format) {
     std::string v;
     put_u32(v, data_format);
@@ -152,48 +154,55 @@ status store_persistence::load_partition(partition_load& job, std::atomic<std::u
     job.salvaged = true;
   }
   progress_count count(progress);
-  auto st = wt.scan_partition(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
-    auto key = decode_cell_key(k);
-    reader r(v);
-    std::int64_t expires = 0;
-    if (!key || !r.i64(expires)) return {code::corruption, "a malformed cell"};
-    if (!families.count(key->family)) {
-      job.stale.insert(key->family);
-      return status::ok();
-    }
-    m.load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
-           cell_value{short_bytes(r.rest()), expires});
-    count.one();
-    return status::ok();
-  }, &job.sizes.base);
+  auto st = wt.scan_partition(
+      t.uid, p,
+      [&](std::string_view k, std::string_view v) -> status {
+        auto key = decode_cell_key(k);
+        reader r(v);
+        std::int64_t expires = 0;
+        if (!key || !r.i64(expires)) return {code::corruption, "a malformed cell"};
+        if (!families.count(key->family)) {
+          job.stale.insert(key->family);
+          return status::ok();
+        }
+        m.load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
+               cell_value{short_bytes(r.rest()), expires});
+        count.one();
+        return status::ok();
+      },
+      &job.sizes.base);
   if (st) {
     if (salvage)
       if (auto sv = wt.salvage_table(changes_uri(t.uid, p)); !sv) return sv;
-    st = wt.scan_changes(t.uid, p, [&](std::string_view k, std::string_view v) -> status {
-      auto key = decode_cell_key(k);
-      if (!key) return {code::corruption, "a malformed cell"};
-      if (!families.count(key->family)) {
-        job.stale.insert(key->family);
-        return status::ok();
-      }
-      cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
-      ++job.change_cells;
-      count.one();
-      if (v.empty()) {
-        m.unload(key->family, ck);
-        return status::ok();
-      }
-      reader r(v);
-      std::int64_t expires = 0;
-      if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
-      m.load(key->family, std::move(ck), cell_value{short_bytes(r.rest()), expires});
-      return status::ok();
-    }, &job.sizes.runs);
+    st = wt.scan_changes(
+        t.uid, p,
+        [&](std::string_view k, std::string_view v) -> status {
+          auto key = decode_cell_key(k);
+          if (!key) return {code::corruption, "a malformed cell"};
+          if (!families.count(key->family)) {
+            job.stale.insert(key->family);
+            return status::ok();
+          }
+          cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
+          ++job.change_cells;
+          count.one();
+          if (v.empty()) {
+            m.unload(key->family, ck);
+            return status::ok();
+          }
+          reader r(v);
+          std::int64_t expires = 0;
+          if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
+          m.load(key->family, std::move(ck), cell_value{short_bytes(r.rest()), expires});
+          return status::ok();
+        },
+        &job.sizes.runs);
   }
   if (st.code() == code::corruption && !salvage)
-    return status{code::corruption, st.message() + "; the store is not opened: open it with salvage "
-                                                   "(store_options::salvage, cellar-server --salvage) to serve "
-                                                   "what can still be read of it"};
+    return status{code::corruption, st.message() +
+                                        "; the store is not opened: open it with salvage "
+                                        "(store_options::salvage, cellar-server --salvage) to serve "
+                                        "what can still be read of it"};
   if (!st) return st;
   if (salvage)
     spdlog::warn("cellar: salvage: table '{}' partition {} ({}): {} cells kept", t.name, p, wt.file_of(t.uid, p),
@@ -265,22 +274,25 @@ status store_persistence::replay_log(
   for (auto& [uid, e] : tables)
     for (auto* m : e.second) m->track(true, false);
   log_replay_stats replayed;
-  auto st = redo_log::replay(*options_.env, options_.directory, generation_, [&](std::string_view payload) -> status {
-    auto header = decode_log_header(payload);
-    if (!header) return {code::corruption, "malformed log record header"};
-    auto it = tables.find(header->uid);
-    if (it == tables.end() || header->partition >= it->second.second.size()) return status::ok();  // dropped table
-    memtable& m = *it->second.second[header->partition];
-    std::set<std::uint32_t> families;
-    for (const auto& f : it->second.first->families) families.insert(f.id);
-    ++recovered_.log_records;
-    return for_each_log_entry(header->entries, [&](log_entry& e) {
-      if (!families.count(e.key.family)) return;
-      std::optional<cell_value> v;
-      if (e.present) v = cell_value{short_bytes(e.value), e.expires_at};
-      m.replay(e.key.family, cell_key{std::move(e.key.row), std::move(e.key.qualifier), e.key.ts}, std::move(v));
-    });
-  }, &replayed);
+  auto st = redo_log::replay(
+      *options_.env, options_.directory, generation_,
+      [&](std::string_view payload) -> status {
+        auto header = decode_log_header(payload);
+        if (!header) return {code::corruption, "malformed log record header"};
+        auto it = tables.find(header->uid);
+        if (it == tables.end() || header->partition >= it->second.second.size()) return status::ok();  // dropped table
+        memtable& m = *it->second.second[header->partition];
+        std::set<std::uint32_t> families;
+        for (const auto& f : it->second.first->families) families.insert(f.id);
+        ++recovered_.log_records;
+        return for_each_log_entry(header->entries, [&](log_entry& e) {
+          if (!families.count(e.key.family)) return;
+          std::optional<cell_value> v;
+          if (e.present) v = cell_value{short_bytes(e.value), e.expires_at};
+          m.replay(e.key.family, cell_key{std::move(e.key.row), std::move(e.key.qualifier), e.key.ts}, std::move(v));
+        });
+      },
+      &replayed);
   if (!st) return st;
   recovered_.log_bytes_dropped = replayed.dropped_bytes;
   recovered_.log_torn_file = replayed.torn_file;
@@ -349,13 +361,13 @@ result<recovered_catalog> store_persistence::recover() {
   }
   recovered_.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   if (recovered_.cells_loaded + recovered_.log_records > 0 || recovered_.log_bytes_dropped > 0)
-    spdlog::info("cellar: recovered {} cells from the snapshot ({} partitions, {} threads) and {} log records in {:.2f} s{}",
-                 recovered_.cells_loaded, recovered_.partitions, recovered_.threads, recovered_.log_records,
-                 recovered_.seconds,
-                 recovered_.log_bytes_dropped == 0
-                     ? std::string()
-                     : "; dropped a torn log tail of " + std::to_string(recovered_.log_bytes_dropped) + " bytes in " +
-                           recovered_.log_torn_file);
+    spdlog::info(
+        "cellar: recovered {} cells from the snapshot ({} partitions, {} threads) and {} log records in {:.2f} s{}",
+        recovered_.cells_loaded, recovered_.partitions, recovered_.threads, recovered_.log_records, recovered_.seconds,
+        recovered_.log_bytes_dropped == 0
+            ? std::string()
+            : "; dropped a torn log tail of " + std::to_string(recovered_.log_bytes_dropped) + " bytes in " +
+                  recovered_.log_torn_file);
   return out;
 }
 

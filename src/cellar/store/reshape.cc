@@ -82,8 +82,8 @@ status catalog_service::merge_regions(const std::string& table, std::uint32_t in
   auto bounds = old->schema->partitioning.bounds;
   if (index >= bounds.size())
     return {code::invalid_argument, "merge_region: '" + table + "' has no regions " + std::to_string(index) + " and " +
-                                        std::to_string(index + 1) + " (it has " +
-                                        std::to_string(bounds.size() + 1) + ")"};
+                                        std::to_string(index + 1) + " (it has " + std::to_string(bounds.size() + 1) +
+                                        ")"};
   bounds.erase(bounds.begin() + index);
   return reshape(old, std::move(bounds));
 }
@@ -161,7 +161,7 @@ status catalog_service::reshape(const runtime_ptr& old, std::vector<std::string>
         auto key = decode_cell_key(it->first.bytes);
         if (!key) continue;
         cells[partition_of(schema->partitioning, key->row)].put(it->first.bytes, it->second.expires_at,
-                                                               it->second.value());
+                                                                it->second.value());
       }
       if (c->done || c->last.empty()) break;
       after = c->last;

@@ -131,7 +131,8 @@ void scan_step(partition_actor::pointer self, std::shared_ptr<const forward_stat
             scan_step(self, st, job);
           },
           [job](caf::error& e) {
-            job->rp.deliver(scan_reply{status{code::unavailable, "a new partition did not answer: " + caf::to_string(e)}, {}});
+            job->rp.deliver(
+                scan_reply{status{code::unavailable, "a new partition did not answer: " + caf::to_string(e)}, {}});
           });
 }
 

@@ -226,7 +226,8 @@ class snapshot_writers {
     const loaded_cells& cells = *cut.loaded[0].cells;
     const auto& families = *w.families;
     auto source = [&](const wt_home::cell_visitor& visit) {
-      return visit_cells(cells, [&](std::uint32_t id) { return families.count(id) != 0; }, visit);
+      return visit_cells(
+          cells, [&](std::uint32_t id) { return families.count(id) != 0; }, visit);
     };
     bool written = false;
     *st = s_.wt_->write_cells(w.c->rt->schema->uid, w.partition, source, bytes, base_bytes, pending, &written);

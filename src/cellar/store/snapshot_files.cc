@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "catalog/catalog.h"
-#include "persist/delta_map.h"
 #include "persist/codec.h"
+#include "persist/delta_map.h"
 #include "persist/loaded_cells.h"
 
 namespace cellar::detail {
@@ -254,8 +254,9 @@ result<std::string_view> cell_records(std::string_view file) {
   return file.substr(cells_magic.size());
 }
 
-status for_each_cell(std::string_view file,
-                     const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each) {
+status for_each_cell(
+    std::string_view file,
+    const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each) {
   auto records = cell_records(file);
   if (!records) return records.error();
   cell_record_reader r(*records);

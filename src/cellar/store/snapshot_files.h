@@ -64,8 +64,9 @@ std::string cell_file_header();
 void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value);
 // Calls `each` for every cell of a cell file, in file order; stops at its first error.
 // CORRUPTION for a malformed file.
-status for_each_cell(std::string_view file,
-                     const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each);
+status for_each_cell(
+    std::string_view file,
+    const std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>& each);
 
 // A file's bytes, read-only: a mapping of the file, or a string that holds them. `data`
 // stays valid while `owner` lives.

@@ -25,13 +25,13 @@
 
 #include "cellar/store.h"
 #include "partition/memory_budget.h"
-#include "store/scheduler_tuning.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/cluster_state.h"
 #include "store/data_path.h"
 #include "store/partition_factory.h"
 #include "store/persistence.h"
+#include "store/scheduler_tuning.h"
 #include "store/snapshot_files.h"
 
 namespace cellar::detail {
@@ -61,7 +61,7 @@ struct store_impl {
   std::unique_ptr<data_path> data;
   std::unique_ptr<cluster_seat> seat;
   std::unique_ptr<snapshot_repo> snapshots;  // the named snapshots (cellar/backup.h)
-  bool opened = false;  // recovery finished: a close may snapshot
+  bool opened = false;                       // recovery finished: a close may snapshot
   // The size-driven split check (store_options::split_check_interval), until close().
   void run_split_checks();
   absl::Mutex split_mu;

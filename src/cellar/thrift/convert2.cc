@@ -228,8 +228,7 @@ result<std::int64_t> integer_attribute(const std::string& key, const std::string
     std::size_t pos = 0;
     const long long n = std::stoll(v, &pos);
     if (pos == v.size()) return static_cast<std::int64_t>(n);
-  } catch (...) {
-  }
+  } catch (...) {}
   return status(code::invalid_argument, key + " must be an integer, not '" + v + "'");
 }
 
@@ -320,9 +319,12 @@ t2::TTableDescriptor to_ttable_descriptor(const table_descriptor& d) {
     c.name = f.name;
     std::map<std::string, std::string> attributes(f.attributes.begin(), f.attributes.end());
     c.__set_attributes(std::move(attributes));
-    c.__set_maxVersions(f.max_versions == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::uint32_t>(f.max_versions, INT32_MAX)));
+    c.__set_maxVersions(f.max_versions == 0
+                            ? INT32_MAX
+                            : static_cast<std::int32_t>(std::min<std::uint32_t>(f.max_versions, INT32_MAX)));
     c.__set_minVersions(static_cast<std::int32_t>(std::min<std::uint32_t>(f.min_versions, INT32_MAX)));
-    c.__set_timeToLive(f.ttl_seconds == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::int64_t>(f.ttl_seconds, INT32_MAX)));
+    c.__set_timeToLive(
+        f.ttl_seconds == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::int64_t>(f.ttl_seconds, INT32_MAX)));
     columns.push_back(std::move(c));
   }
   out.__set_columns(std::move(columns));

@@ -292,7 +292,7 @@ class event_server::impl::loop {
     flush(c);
     if (!c.closed && c.paused && c.out.size() - c.out_pos <= s_.options.max_unsent_bytes) {
       c.paused = false;
-      answer(c);  // whole messages already read
+      answer(c);                                   // whole messages already read
       if (!c.closed && !c.paused) on_readable(c);  // and what arrived meanwhile (no new edge comes for it)
     }
   }

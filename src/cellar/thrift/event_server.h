@@ -34,10 +34,10 @@ namespace cellar::thrift {
 
 struct event_server_options {
   std::string address = "127.0.0.1";
-  std::uint16_t port = 0;     // 0: any free port
-  std::size_t loops = 1;      // serving threads
-  bool framed = false;        // TFramedTransport, else TBufferedTransport
-  bool compact = false;       // TCompactProtocol, else TBinaryProtocol
+  std::uint16_t port = 0;           // 0: any free port
+  std::size_t loops = 1;            // serving threads
+  bool framed = false;              // TFramedTransport, else TBufferedTransport
+  bool compact = false;             // TCompactProtocol, else TBinaryProtocol
   std::size_t max_connections = 0;  // served at once; more wait in the listen queue. 0: no limit
   // Thrift's own default limit of a message.
   std::size_t max_message_bytes = 100u << 20;

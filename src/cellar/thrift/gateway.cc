@@ -86,7 +86,8 @@ result<std::unique_ptr<gateway>> gateway::start(store& s, gateway_options option
   i->where.host = o.address;
   if (!o.advertise.empty()) {
     const auto colon = o.advertise.rfind(':');
-    if (colon == std::string::npos) return status(code::invalid_argument, "advertise must be host:port, not " + o.advertise);
+    if (colon == std::string::npos)
+      return status(code::invalid_argument, "advertise must be host:port, not " + o.advertise);
     i->where.host = o.advertise.substr(0, colon);
     try {
       advertised_port = std::stoi(o.advertise.substr(colon + 1));

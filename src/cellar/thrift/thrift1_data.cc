@@ -70,8 +70,7 @@ void thrift1_handler::getRow(std::vector<t1::TRowResult>& out, const t1::Text& t
 }
 
 void thrift1_handler::getRowWithColumns(std::vector<t1::TRowResult>& out, const t1::Text& tableName,
-                                        const t1::Text& row, const std::vector<t1::Text>& columns,
-                                        const attributes&) {
+                                        const t1::Text& row, const std::vector<t1::Text>& columns, const attributes&) {
   read_rows(out, tableName, {row}, columns, latest_timestamp);
 }
 

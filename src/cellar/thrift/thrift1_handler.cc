@@ -46,7 +46,8 @@ void thrift1_handler::getColumnDescriptors(std::map<t1::Text, t1::ColumnDescript
   for (const auto& f : d.families) {
     t1::ColumnDescriptor c;
     c.name = f.name + ":";
-    c.maxVersions = f.max_versions == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::uint32_t>(f.max_versions, INT32_MAX));
+    c.maxVersions =
+        f.max_versions == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::uint32_t>(f.max_versions, INT32_MAX));
     auto attr = [&](const char* key, const char* fallback) {
       auto it = f.attributes.find(key);
       return it == f.attributes.end() ? std::string(fallback) : it->second;
@@ -55,7 +56,8 @@ void thrift1_handler::getColumnDescriptors(std::map<t1::Text, t1::ColumnDescript
     c.bloomFilterType = attr("BLOOMFILTER", "NONE");
     c.inMemory = attr("IN_MEMORY", "false") == "true";
     c.blockCacheEnabled = attr("BLOCKCACHE", "true") == "true";
-    c.timeToLive = f.ttl_seconds == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::int64_t>(f.ttl_seconds, INT32_MAX));
+    c.timeToLive =
+        f.ttl_seconds == 0 ? INT32_MAX : static_cast<std::int32_t>(std::min<std::int64_t>(f.ttl_seconds, INT32_MAX));
     out.emplace(c.name, std::move(c));
   }
 }
@@ -100,7 +102,8 @@ void thrift1_handler::getRegionInfo(t1::TRegionInfo& out, const t1::Text& row) {
 }
 
 void thrift1_handler::createTable(const t1::Text& tableName, const std::vector<t1::ColumnDescriptor>& columnFamilies) {
-  if (columnFamilies.empty()) raise<t1::IllegalArgument>(status(code::invalid_argument, "a table needs at least one column family"));
+  if (columnFamilies.empty())
+    raise<t1::IllegalArgument>(status(code::invalid_argument, "a table needs at least one column family"));
   table_descriptor d;
   d.name = tableName;
   d.partitioning = partition_spec::hash(options_.default_partitions);
@@ -109,7 +112,8 @@ void thrift1_handler::createTable(const t1::Text& tableName, const std::vector<t
     f.name = parse_column(c.name).family;  // "cf:" names family cf
     if (c.maxVersions < 1) raise<t1::IllegalArgument>(status(code::invalid_argument, "maxVersions must be at least 1"));
     f.max_versions = static_cast<std::uint32_t>(c.maxVersions);
-    if (c.timeToLive < 1) raise<t1::IllegalArgument>(status(code::invalid_argument, "timeToLive must be at least 1 second"));
+    if (c.timeToLive < 1)
+      raise<t1::IllegalArgument>(status(code::invalid_argument, "timeToLive must be at least 1 second"));
     f.ttl_seconds = c.timeToLive == INT32_MAX ? 0 : c.timeToLive;  // HConstants.FOREVER
     f.attributes["COMPRESSION"] = c.compression;
     f.attributes["BLOOMFILTER"] = c.bloomFilterType;

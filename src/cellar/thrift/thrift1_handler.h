@@ -24,7 +24,8 @@ class thrift1_handler : public t1::HbaseIf {
  public:
   using attributes = std::map<t1::Text, t1::Text>;
 
-  thrift1_handler(store& s, connection& c, scanner_table& scanners, const gateway_options& options, const endpoint& where)
+  thrift1_handler(store& s, connection& c, scanner_table& scanners, const gateway_options& options,
+                  const endpoint& where)
       : s_(s), c_(c), scanners_(scanners), options_(options), where_(where) {}
 
   // Tables, regions, scanners (thrift1_handler.cc).
@@ -91,8 +92,8 @@ class thrift1_handler : public t1::HbaseIf {
                    std::int64_t timestamp, const attributes& a) override;
   void mutateRows(const t1::Text& tableName, const std::vector<t1::BatchMutation>& rowBatches,
                   const attributes& a) override;
-  void mutateRowsTs(const t1::Text& tableName, const std::vector<t1::BatchMutation>& rowBatches,
-                    std::int64_t timestamp, const attributes& a) override;
+  void mutateRowsTs(const t1::Text& tableName, const std::vector<t1::BatchMutation>& rowBatches, std::int64_t timestamp,
+                    const attributes& a) override;
   std::int64_t atomicIncrement(const t1::Text& tableName, const t1::Text& row, const t1::Text& column,
                                std::int64_t value) override;
   void deleteAll(const t1::Text& tableName, const t1::Text& row, const t1::Text& column, const attributes& a) override;

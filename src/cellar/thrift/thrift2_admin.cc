@@ -85,7 +85,8 @@ std::vector<std::string> thrift2_handler::tables_matching(const std::string& reg
   std::sort(tables.begin(), tables.end());
   if (regex.empty()) return tables;
   RE2 re(regex);  // Java's Pattern.matches: the whole name
-  if (!re.ok()) raise<io_error>(status(code::invalid_argument, "bad regular expression '" + regex + "': " + re.error()));
+  if (!re.ok())
+    raise<io_error>(status(code::invalid_argument, "bad regular expression '" + regex + "': " + re.error()));
   std::vector<std::string> out;
   for (auto& t : tables)
     if (RE2::FullMatch(t, re)) out.push_back(std::move(t));
@@ -123,14 +124,18 @@ void thrift2_handler::createTable(const t2::TTableDescriptor& desc, const std::v
   check<io_error>(c_.create_table(d, schema_origin::hbase_shell));
 }
 
-void thrift2_handler::deleteTable(const t2::TTableName& tableName) { check<io_error>(c_.drop_table(table_of(tableName))); }
+void thrift2_handler::deleteTable(const t2::TTableName& tableName) {
+  check<io_error>(c_.drop_table(table_of(tableName)));
+}
 
 void thrift2_handler::truncateTable(const t2::TTableName& tableName, bool preserveSplits) {
   (void)preserveSplits;  // a cellar table keeps its partitions through a truncate
   check<io_error>(c_.truncate_table(table_of(tableName)));
 }
 
-void thrift2_handler::enableTable(const t2::TTableName& tableName) { check<io_error>(c_.enable_table(table_of(tableName))); }
+void thrift2_handler::enableTable(const t2::TTableName& tableName) {
+  check<io_error>(c_.enable_table(table_of(tableName)));
+}
 
 void thrift2_handler::disableTable(const t2::TTableName& tableName) {
   check<io_error>(c_.disable_table(table_of(tableName)));

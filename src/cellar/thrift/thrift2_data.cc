@@ -158,8 +158,8 @@ void thrift2_handler::closeScanner(std::int32_t scannerId) {
   if (!scanners_.close(scannerId)) invalid_scanner(scannerId);
 }
 
-void thrift2_handler::getScannerResults(std::vector<t2::TResult>& out, const std::string& table,
-                                        const t2::TScan& tscan, std::int32_t numRows) {
+void thrift2_handler::getScannerResults(std::vector<t2::TResult>& out, const std::string& table, const t2::TScan& tscan,
+                                        std::int32_t numRows) {
   auto s = take<io_error>(to_scan(tscan));
   if (numRows > 0 && (s.limit_ < 0 || s.limit_ > numRows)) s.limit(numRows);
   auto stream = take<io_error>(c_.scan(table_name(table), s));

@@ -20,14 +20,16 @@ namespace t2 = apache::hadoop::hbase::thrift2;
 class thrift2_handler : public t2::THBaseServiceIf {
  public:
   // `where`: this gateway, as region locations name it.
-  thrift2_handler(store& s, connection& c, scanner_table& scanners, const gateway_options& options, const endpoint& where)
+  thrift2_handler(store& s, connection& c, scanner_table& scanners, const gateway_options& options,
+                  const endpoint& where)
       : s_(s), c_(c), scanners_(scanners), options_(options), where_(where) {}
 
   // Data (thrift2_data.cc).
   bool exists(const std::string& table, const t2::TGet& tget) override;
   void existsAll(std::vector<bool>& out, const std::string& table, const std::vector<t2::TGet>& tgets) override;
   void get(t2::TResult& out, const std::string& table, const t2::TGet& tget) override;
-  void getMultiple(std::vector<t2::TResult>& out, const std::string& table, const std::vector<t2::TGet>& tgets) override;
+  void getMultiple(std::vector<t2::TResult>& out, const std::string& table,
+                   const std::vector<t2::TGet>& tgets) override;
   void put(const std::string& table, const t2::TPut& tput) override;
   bool checkAndPut(const std::string& table, const std::string& row, const std::string& family,
                    const std::string& qualifier, const std::string& value, const t2::TPut& tput) override;

@@ -38,9 +38,7 @@ inline std::uint32_t load_u32(const char* p) {
   return v;
 }
 
-inline std::uint64_t load_u64(const char* p) {
-  return (std::uint64_t{load_u32(p)} << 32) | load_u32(p + 4);
-}
+inline std::uint64_t load_u64(const char* p) { return (std::uint64_t{load_u32(p)} << 32) | load_u32(p + 4); }
 
 inline bool get_u32(std::string_view& in, std::uint32_t& v) {
   if (in.size() < 4) return false;

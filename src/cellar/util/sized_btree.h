@@ -26,8 +26,8 @@ namespace cellar::detail {
 
 // absl::btree_map<Key, Value, Compare> whose nodes are about NodeBytes bytes.
 template <class Key, class Value, class Compare, int NodeBytes>
-using sized_btree_map = absl::container_internal::btree_map_container<
-    absl::container_internal::btree<absl::container_internal::map_params<
+using sized_btree_map =
+    absl::container_internal::btree_map_container<absl::container_internal::btree<absl::container_internal::map_params<
         Key, Value, Compare, std::allocator<std::pair<const Key, Value>>, NodeBytes, /*IsMulti=*/false>>>;
 
 // Where the root node of `m` is, for a prefetch only: abseil's btree keeps its root pointer
