@@ -11,6 +11,7 @@
 #   scripts/bench-ab.sh
 #   CONFIGS="off=--io-uring false;on=--io-uring true;redis" SPECS="c 1,a 1,c 16" REPS=5 SECS=6 scripts/bench-ab.sh
 #   CONFIGS="old@/tmp/old/build/src/tools/cellar-server=;new=" scripts/bench-ab.sh   (two builds)
+#   SPECS="c 1 --batch 10,e 1" scripts/bench-ab.sh   (a spec is workload, depth, load-generator flags)
 #
 # CONFIGS: `name=cellar-server flags` entries separated by ';', and `redis` for
 # redis-server; `name@BINARY=flags` runs that cellar-server binary (an A/B of two builds);
@@ -26,7 +27,10 @@ command -v perf >/dev/null || { echo "bench-ab: needs perf (apt-get install linu
 
 IFS=, read -ra specs <<<"$SPECS"
 runs=()
-for spec in "${specs[@]}"; do runs+=("$spec $SECS"); done
+for spec in "${specs[@]}"; do
+  read -r wl depth flags <<<"$spec"
+  runs+=("$wl $depth $SECS ${flags:-}")
+done
 IFS=';' read -ra configs <<<"$CONFIGS"
 for _ in $(seq "$REPS"); do
   for c in "${configs[@]}"; do

@@ -1,5 +1,7 @@
-// A randomized differential test of the two ways a batch reaches a partition: run in place on
-// the caller's thread, or queued at the partition's actor (docs/concurrency.md). Several
+// A randomized differential test of the ways a batch reaches a partition: run in place on
+// the caller's thread, queued at the partition's actor (docs/concurrency.md), or, for a
+// single get or put, through the server's direct entry points (data_path::read_views and
+// write_in_place, which fall back to a batch when they cannot run now). Several
 // callers (each its own call_order, as connections are) issue random puts, deletes,
 // increments, multi-row batches and gets of one or several rows on their own rows, which share partitions with
 // every other caller's (contention), choosing the path at random per call; some callers are
@@ -76,14 +78,53 @@ class caller {
     for (int i = 0; i < steps; ++i) step();
   }
   const model& state() const { return m_; }
+  int direct_calls() const { return direct_calls_; }
 
  private:
   std::string row(int k) const { return "c" + std::to_string(id_) + "-r" + std::to_string(k); }
   std::string pick_row() { return row(static_cast<int>(rng_() % 12)); }
   std::string pick_q() { return "q" + std::to_string(rng_() % 3); }
 
+  // A single get or put through data_path's direct entry point, as the frames server calls
+  // it; false when it did not run (the caller then issues a batch, as the server does).
+  bool direct(const std::vector<batch_op>& ops, const std::function<void(const std::vector<op_result>&)>& check) {
+    if (ops.size() != 1) return false;
+    if (const get* g = std::get_if<get>(&ops[0])) {
+      struct context {
+        std::string_view row;
+        std::vector<op_result> results;
+      } ctx{g->row, {}};
+      auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
+        auto& c = *static_cast<context*>(arg);
+        op_result r;
+        if (exists) r.row.row = std::string(c.row);
+        for (const auto& v : cells) {
+          cell x;
+          x.row = std::string(c.row);
+          x.family = *v.family;
+          x.qualifier = std::string(v.qualifier);
+          x.timestamp = v.timestamp;
+          x.value = std::string(v.value);
+          r.row.cells.push_back(std::move(x));
+        }
+        c.results.push_back(std::move(r));
+      };
+      if (!s_.read_views("t", cache_, ops[0], order_, views_, use, &ctx)) return false;
+      ++direct_calls_;
+      check(ctx.results);
+      return true;
+    }
+    if (!std::holds_alternative<put>(ops[0])) return false;
+    put_req_.ops = ops;
+    if (!s_.write_in_place("t", cache_, put_req_, order_, put_reply_)) return false;
+    ++direct_calls_;
+    check(put_reply_.results);
+    return true;
+  }
+
   // Runs `ops`; `check` gets the results, now or from the partition's thread later.
   void issue(std::vector<batch_op> ops, bool wait, std::function<void(const std::vector<op_result>&)> check) {
+    if (!queued_only_ && rng_() % 3 == 0 && direct(ops, check)) return;
     const bool in_place = !queued_only_ && rng_() % 2 == 0;
     if (!wait) {
       sh_.started();
@@ -190,6 +231,11 @@ class caller {
   model m_;
   std::int64_t ts_ = 0;
   int steps_ = 0;
+  detail::table_lookup_cache cache_;
+  std::vector<detail::read_cell_view> views_;
+  detail::batch_request put_req_;
+  detail::batch_reply put_reply_;
+  int direct_calls_ = 0;
 };
 
 void run_differential(const store_options& o, std::uint64_t seed) {
@@ -223,9 +269,12 @@ void run_differential(const store_options& o, std::uint64_t seed) {
     for (const auto& r : page) got[r.row] = render(r);
   }
   CHECK(got == want);
-  // Both paths were taken.
+  // Every path was taken.
   CHECK(data.stats()->in_place.load() > 0);
   CHECK(data.stats()->queued.load() > 0);
+  int direct = 0;
+  for (const auto& c : callers) direct += c->direct_calls();
+  CHECK(direct > 0);
 }
 
 }  // namespace
