@@ -69,6 +69,7 @@ class cluster3 {
   }
   static std::string id(int i) { return "n" + std::to_string(i); }
   testproc::server& node(int i) { return *nodes_[i]; }
+  std::string data_dir(int i) const { return dirs_.of(i); }
   std::unique_ptr<cluster::zk_client> zk() { return zktest::connect(chroot_); }
   std::string zk_connect() const { return zktest::zk_server::shared().connect(chroot_); }
 

@@ -19,6 +19,7 @@
 #include "../support/eventually.h"
 #include "cellar/client.h"
 #include "cluster/routed_connection.h"
+#include "cluster/zk_state.h"
 #include "servers_test.h"
 
 using namespace cellar;
@@ -39,10 +40,11 @@ std::unique_ptr<connection> connect_to(testproc::server& s) {
 }
 
 // The rows of `acked` that do not read back with their value through `conn`, each with why.
-std::vector<std::string> missing(connection& conn, const std::set<std::string>& acked) {
+std::vector<std::string> missing(connection& conn, const std::set<std::string>& acked,
+                                 const std::string& table = "rt") {
   std::vector<std::string> out;
   for (const auto& row : acked) {
-    auto g = conn.get("rt", cellar::get(row));
+    auto g = conn.get(table, cellar::get(row));
     if (!g.is_ok())
       out.push_back(row + ": " + g.error().to_string());
     else if (g->cells.size() != 1 || g->cells[0].value != "v" + row)
@@ -87,8 +89,8 @@ auto with_connection(testproc::server& s, Work work) -> decltype(work(std::declv
 }
 
 // Every row of `acked` reads back through a connection of its own to `s`.
-void check_all_on(testproc::server& s, const std::set<std::string>& acked) {
-  CHECK(with_connection(s, [&](connection& c) { return missing(c, acked); }) == std::vector<std::string>{});
+void check_all_on(testproc::server& s, const std::set<std::string>& acked, const std::string& table = "rt") {
+  CHECK(with_connection(s, [&](connection& c) { return missing(c, acked, table); }) == std::vector<std::string>{});
 }
 
 bool is_failover_error(const status& st) { return st.code() == code::unavailable || st.code() == code::not_leader; }
@@ -522,4 +524,177 @@ TEST_CASE(
   const auto later = write_until_accepted(*conn, 40);
   check_all(*conn, acked);
   check_all(*conn, later);
+}
+
+namespace {
+
+// The Raft files (replica/storage.h) of table incarnation `uid` in node `i`'s data directory.
+std::vector<std::string> raft_files_of(cluster3& c, int i, std::uint64_t uid) {
+  std::vector<std::string> out;
+  const std::string prefix = std::to_string(uid) + "-";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(c.data_dir(i) + "/raft", ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".raft") != std::string::npos) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The logs among `files` (a snapshot may come and go as a group writes).
+std::vector<std::string> logs(const std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files)
+    if (f.ends_with(".raftlog")) out.push_back(f);
+  return out;
+}
+
+// The uid of table `table` in the cluster's catalog.
+std::uint64_t table_uid(cluster3& c, const std::string& table) {
+  auto zk = c.zk();
+  auto read = cluster::read_catalog(*zk, nullptr);
+  REQUIRE(read.is_ok());
+  const auto* t = read->catalog.find(table);
+  REQUIRE(t != nullptr);
+  return t->uid;
+}
+
+// Rows p000.. of `table`, written through `conn`.
+std::set<std::string> put_rows(connection& conn, const std::string& table, const std::string& prefix, int n) {
+  std::set<std::string> rows;
+  for (int i = 0; i < n; ++i) {
+    const auto row = prefix + row_name(i);
+    auto st = conn.put(table, cellar::put(row).add("f", "q", "v" + row));
+    INFO(table << "/" << row << ": " << st.to_string());
+    REQUIRE(st.is_ok());
+    rows.insert(row);
+  }
+  return rows;
+}
+
+const std::vector<std::string> ok_line{"{\"ok\":true}"};
+
+}  // namespace
+
+TEST_CASE("factor 3: dropping a table deletes its replicas' Raft files on every node; other tables keep theirs",
+          "[cluster][servers][replication][cleanup]") {
+  cluster3 c(replicated);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == ok_line);
+  REQUIRE(lines(shell(c.node(1), "create 'keep', 'f'\n").out) == ok_line);
+  const auto dropped = table_uid(c, "rt");
+  const auto kept = table_uid(c, "keep");
+  auto conn = connect_to(c.node(1));
+  put_rows(*conn, "rt", "a", 30);
+  const auto keep_rows = put_rows(*conn, "keep", "a", 30);
+  // Three nodes, factor 3: every node holds a replica of each of the six partitions.
+  std::map<int, std::vector<std::string>> keep_files;
+  for (int i = 1; i <= 3; ++i) {
+    INFO("n" << i);
+    CHECK(eventually([&] { return logs(raft_files_of(c, i, dropped)).size() == 6; }, 30s));
+    CHECK(eventually([&] { return logs(raft_files_of(c, i, kept)).size() == 6; }, 30s));
+    keep_files[i] = raft_files_of(c, i, kept);
+  }
+
+  const auto drop = shell(c.node(2), "disable 'rt'\ndrop 'rt'\n");
+  INFO(drop.out);
+  REQUIRE(lines(drop.out) == std::vector<std::string>{"{\"ok\":true}", "{\"ok\":true}"});
+  for (int i = 1; i <= 3; ++i) {
+    INFO("n" << i);
+    std::vector<std::string> left;
+    CHECK(eventually(
+        [&] {
+          left = raft_files_of(c, i, dropped);
+          return left.empty();
+        },
+        30s));
+    CHECK(left == std::vector<std::string>{});
+    CHECK(logs(raft_files_of(c, i, kept)) == logs(keep_files[i]));
+  }
+
+  // The other table still works through every node, and a table made under the dropped
+  // name is a new incarnation with none of the old rows.
+  const auto more = put_rows(*conn, "keep", "b", 30);
+  for (int i = 1; i <= 3; ++i) {
+    check_all_on(c.node(i), keep_rows, "keep");
+    check_all_on(c.node(i), more, "keep");
+  }
+  REQUIRE(lines(shell(c.node(3), "create 'rt', 'f'\n").out) == ok_line);
+  CHECK(table_uid(c, "rt") != dropped);
+  REQUIRE(eventually([&] { return conn->get("rt", cellar::get("a" + row_name(0))).is_ok(); }, 30s));
+  CHECK(conn->get("rt", cellar::get("a" + row_name(0)))->cells.empty());
+  for (int i = 1; i <= 3; ++i) CHECK(raft_files_of(c, i, dropped).empty());
+}
+
+TEST_CASE(
+    "factor 3 on 4 nodes: a node whose replicas were replaced while it was dead deletes their Raft files when "
+    "it comes back and does not rejoin their groups; the partitions keep their data",
+    "[cluster][servers][replication][failure][membership][cleanup]") {
+  auto args = replicated;
+  args.insert(args.end(), {"--dead-node-timeout", "2"});
+  cluster3 c(args, 4);
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == ok_line);
+  const auto uid = table_uid(c, "rt");
+  REQUIRE(c.placement().partitions_of("n4").size() >= 1);
+  auto conn = connect_to(c.node(1));
+  const auto acked = put_rows(*conn, "rt", "", 100);
+  std::vector<std::string> stale;
+  REQUIRE(eventually(
+      [&] {
+        stale = raft_files_of(c, 4, uid);
+        return logs(stale).size() >= c.placement().partitions_of("n4").size();
+      },
+      30s));
+
+  // n4 dies; two seconds after its session expires the master replaces its replicas.
+  c.kill9(4);
+  REQUIRE(eventually([&] { return sets_within(c, {"n1", "n2", "n3"}); }, 90s));
+  REQUIRE(raft_files_of(c, 4, uid) == stale);  // nothing ran there meanwhile
+
+  // Back, n4 finds that the placement names it for none of them: their files go, and it
+  // runs no replica of them (nor do the groups list it).
+  c.start(4);
+  std::vector<std::string> left;
+  CHECK(eventually(
+      [&] {
+        left = raft_files_of(c, 4, uid);
+        return left.empty();
+      },
+      30s));
+  CHECK(left == std::vector<std::string>{});
+  const auto detailed = [&](int i) {
+    return testproc::run({CELLAR_SHELL, "--connect", c.node(i).address()}, "status 'detailed'\n").out;
+  };
+  const auto on_n4 = detailed(4);
+  INFO(on_n4);
+  CHECK(on_n4.find("cluster:") != std::string::npos);
+  CHECK(on_n4.find("  rt/") == std::string::npos);
+  for (int i = 1; i <= 3; ++i) {
+    const auto on = detailed(i);
+    INFO(on);
+    CHECK(on.find("n4 matches") == std::string::npos);
+    CHECK(on.find("n4 (learner)") == std::string::npos);
+  }
+  CHECK(sets_within(c, {"n1", "n2", "n3"}));
+
+  // The partitions kept their data: it reads back through n4, and writes still commit.
+  check_all_on(c.node(4), acked);
+  const auto later = put_rows(*conn, "rt", "b", 30);
+  check_all_on(c.node(4), later);
+
+  // A table made now gives n4 replicas: their files stay through later placement changes.
+  REQUIRE(lines(shell(c.node(4), "create 'rt2', 'f'\n").out) == ok_line);
+  const auto uid2 = table_uid(c, "rt2");
+  const auto mine = c.placement().partitions_of("n4").size();
+  REQUIRE(mine >= 1);
+  std::vector<std::string> fresh;
+  REQUIRE(eventually(
+      [&] {
+        fresh = raft_files_of(c, 4, uid2);
+        return logs(fresh).size() >= mine;
+      },
+      30s));
+  const auto rows2 = put_rows(*conn, "rt2", "", 30);
+  REQUIRE(lines(shell(c.node(2), "create 'rt3', 'f'\n").out) == ok_line);
+  CHECK(logs(raft_files_of(c, 4, uid2)) == logs(fresh));
+  check_all_on(c.node(4), rows2, "rt2");
 }

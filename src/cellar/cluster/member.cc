@@ -128,6 +128,10 @@ struct member::state final : detail::cluster_hooks {
   // The rest of reconcile() once `cat` is published: stops, drops and the snapshot after a
   // move away.
   void finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
+  // Deletes the Raft state of replicas the catalog and the owners applied no longer give
+  // this node (replica_host::sweep, stale_replica). Event thread; nothing before the node
+  // has started (join() asks for one then).
+  void sweep_replicas();
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
   std::string describe_owner(const std::string& table, std::uint32_t index) const;
 };
@@ -342,10 +346,12 @@ void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effec
   for (auto& rt : fx.retired) {
     // A recovered table the cluster still has (same uid) keeps its WiredTiger tables.
     auto still = cat.find(rt->schema->name);
-    if (still && still->uid == rt->schema->uid)
+    if (still && still->uid == rt->schema->uid) {
       stop_all(*rt);
-    else
+    } else {
       local.retire(*rt);
+      if (rt->schema->partitioned) replicas->drop_table(rt->schema->uid);  // its Raft groups went with it
+    }
   }
   for (auto& [rt, ids] : fx.dropped_families) local.purge_families(*rt, ids);
   auto* persistence = seat.persistence();
@@ -361,6 +367,35 @@ void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effec
           "cellar: the snapshot after a move away failed ({}): the moved partitions' old log records "
           "stay until the next snapshot",
           r.error().to_string());
+}
+
+void member::state::sweep_replicas() {
+  zk_client* zk = nullptr;
+  {
+    absl::MutexLock lock(&move_mu);  // ~member closes the guards before `node` goes
+    if (!guards_open || node == nullptr) return;
+    zk = &node->zookeeper();
+  }
+  std::shared_ptr<const cluster_catalog> cat;
+  {
+    absl::MutexLock lock(&mu);
+    cat = catalog;
+  }
+  if (!cat) return;
+  replica_view v;
+  v.self = opts.node_id;
+  v.catalog = cat.get();
+  v.applied = [this](const std::string& table, std::uint64_t uid) -> const std::vector<partition_owner>* {
+    auto rt = local.lookup(table);
+    auto it = applied_owners.find(table);
+    return rt && rt->schema->uid == uid && it != applied_owners.end() ? &it->second : nullptr;
+  };
+  v.intent = [zk](const std::string& table, std::uint32_t index) -> result<std::string> {
+    auto z = zk->get(layout::move_intent(table, index));
+    if (!z) return z.error();
+    return z->data;
+  };
+  replicas->sweep([&](std::uint64_t uid, std::uint32_t index) { return stale_replica(v, uid, index); });
 }
 
 bool member::state::find(const std::string& table, std::uint32_t index, std::uint64_t version,
@@ -754,6 +789,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
       raw->catalog = std::move(c);
     }
     raw->reconcile();
+    raw->sweep_replicas();
   };
   cb.placement_changed = [raw](std::shared_ptr<const placement_map> m) {
     {
@@ -761,6 +797,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
       raw->map = std::move(m);
     }
     raw->reconcile();
+    raw->sweep_replicas();
   };
   auto node = cluster_node::start(std::move(co), std::move(cb));
   if (!node) {
@@ -773,6 +810,9 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     // (guard_move reads `node` under the same lock).
     absl::MutexLock lock(&st->move_mu);
     st->node = std::move(node.value());
+    // The Raft state this node's replicas left while it was away: a table dropped, a
+    // replica replaced after --dead-node-timeout (the callbacks so far ran before `node`).
+    st->node->zookeeper().post([raw] { raw->sweep_replicas(); });
   }
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   {

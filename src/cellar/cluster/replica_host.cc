@@ -3,7 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include "cluster/replica_router.h"
@@ -23,6 +26,52 @@ struct replica_host::lease {
   ~lease() { caf::anon_send(actor, detail::stop_request{}); }
 };
 
+namespace {
+
+// Deletes the Raft files `<base>.raftlog` and `<base>.raftsnap` (replica/storage.h), and
+// what a write cut short by a crash left of their replacements.
+void remove_raft_files(const std::string& base) {
+  std::error_code ec;
+  for (const char* suffix : {".raftlog", ".raftsnap", ".raftlog.tmp", ".raftsnap.tmp"})
+    std::filesystem::remove(base + suffix, ec);
+}
+
+using part = std::pair<std::uint64_t, std::uint32_t>;  // table uid, partition index
+
+// The table uid and the partition of a replica's files, named `<uid>-<index>.raft...`.
+std::optional<part> parse_raft_file(const std::string& name) {
+  const auto dash = name.find('-');
+  const auto dot = name.find(".raft");
+  if (dash == std::string::npos || dot == std::string::npos || dash == 0 || dot <= dash + 1) return std::nullopt;
+  part p;
+  const char* s = name.data();
+  if (std::from_chars(s, s + dash, p.first).ptr != s + dash) return std::nullopt;
+  if (std::from_chars(s + dash + 1, s + dot, p.second).ptr != s + dot) return std::nullopt;
+  return p;
+}
+
+// The partitions with Raft files in `dir` (none when it does not exist).
+std::set<part> raft_files_in(const std::string& dir) {
+  std::set<part> out;
+  std::error_code ec;
+  if (dir.empty()) return out;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (auto p = parse_raft_file(it->path().filename().string())) out.insert(*p);
+  return out;
+}
+
+// The table uid in a group's name (replica_host::group_name).
+std::uint64_t uid_of(const std::string& group) {
+  std::uint64_t uid = 0;
+  const auto hash = group.rfind('#');
+  if (hash != std::string::npos) std::from_chars(group.data() + hash + 1, group.data() + group.size(), uid);
+  return uid;
+}
+
+std::string raft_name(const part& p) { return std::to_string(p.first) + "-" + std::to_string(p.second); }
+
+}  // namespace
+
 // What a replica's actor uses by reference: the actor holds it (replication_config::keep)
 // and drops it when it exits; its Raft files go then if the replica left its group.
 struct replica_host::home {
@@ -32,10 +81,7 @@ struct replica_host::home {
   std::string files;  // the storage's path without its suffix; empty in memory
   ~home() {
     storage.reset();
-    if (files.empty() || !discard->load()) return;
-    std::error_code ec;
-    std::filesystem::remove(files + ".raftlog", ec);
-    std::filesystem::remove(files + ".raftsnap", ec);
+    if (!files.empty() && discard->load()) remove_raft_files(files);
   }
 };
 
@@ -54,10 +100,7 @@ result<std::unique_ptr<replica::replica_storage>> open_storage(const store_optio
   if (ec) return status{code::io_error, "cannot create " + dir + ": " + ec.message()};
   const std::string name = std::to_string(schema.uid) + "-" + std::to_string(index);
   files = dir + "/" + name;
-  if (fresh) {
-    std::filesystem::remove(files + ".raftlog", ec);
-    std::filesystem::remove(files + ".raftsnap", ec);
-  }
+  if (fresh) remove_raft_files(files);
   auto f = replica::file_storage::open(dir, name, o.durability == durability::log_sync);
   if (!f) return f.error();
   return std::unique_ptr<replica::replica_storage>(std::move(*f));
@@ -87,6 +130,7 @@ std::shared_ptr<replica_host::lease> replica_host::spawn(const detail::schema_pt
                                                          status& why) {
   const std::string group = group_name(*schema);
   const auto& factory = seat_.partitions();
+  absl::MutexLock files(&files_mu_);  // until it is registered: sweep() sees it running
   auto h = std::make_shared<home>();
   auto storage = open_storage(factory.options(), *schema, index, fresh, h->files);
   if (!storage) {
@@ -214,6 +258,102 @@ void replica_host::leave(const std::string& group, std::uint32_t index) {
   running_->joining.erase(j);
   if (auto it = running_->replicas.find({group, index}); it != running_->replicas.end())
     it->second.discard->store(true);
+}
+
+std::string replica_host::raft_dir() const {
+  const auto& dir = seat_.partitions().options().directory;
+  return dir.empty() ? std::string() : dir + "/raft";
+}
+
+void replica_host::drop_table(std::uint64_t uid) {
+  std::vector<std::shared_ptr<lease>> joined;  // released after the locks: that stops them
+  std::vector<caf::actor> stop;
+  const std::string dir = raft_dir();
+  absl::MutexLock files(&files_mu_);
+  std::set<std::uint32_t> runs;
+  {
+    absl::MutexLock lock(&running_->mu);
+    for (auto it = running_->joining.begin(); it != running_->joining.end();) {
+      if (uid_of(it->first.first) != uid) {
+        ++it;
+        continue;
+      }
+      joined.push_back(std::move(it->second));
+      it = running_->joining.erase(it);
+    }
+    for (auto& [k, e] : running_->replicas) {
+      if (uid_of(k.first) != uid) continue;
+      // Its state goes when it stops; the routers of the table are stopping too, but an
+      // earlier placement's may linger with a client, so it is stopped now.
+      e.discard->store(true);
+      stop.push_back(e.actor);
+      runs.insert(k.second);
+    }
+  }
+  for (const auto& p : raft_files_in(dir)) {
+    if (p.first != uid || runs.count(p.second)) continue;
+    remove_raft_files(dir + "/" + raft_name(p));
+    spdlog::info("cellar: deleted the Raft files {}.* of a dropped table's replica", raft_name(p));
+  }
+  for (auto& a : stop) caf::anon_send(a, detail::stop_request{});
+}
+
+void replica_host::sweep(const std::function<std::string(std::uint64_t, std::uint32_t)>& stale) {
+  const std::string dir = raft_dir();
+  // What this node holds: its files, and the replicas running but for those join() started.
+  std::set<part> held = raft_files_in(dir);
+  {
+    absl::MutexLock lock(&running_->mu);
+    for (const auto& [k, e] : running_->replicas)
+      if (!running_->joining.count(k) && !e.discard->load()) held.insert({uid_of(k.first), k.second});
+  }
+  std::map<part, std::string> gone;
+  for (const auto& p : held)
+    if (auto why = stale(p.first, p.second); !why.empty()) gone.emplace(p, std::move(why));
+  if (gone.empty()) return;
+  // Looked at again under the locks: a replica may have started or stopped meanwhile.
+  absl::MutexLock files(&files_mu_);
+  absl::MutexLock lock(&running_->mu);
+  std::set<part> runs;
+  for (const auto& [k, e] : running_->replicas) {
+    const part p{uid_of(k.first), k.second};
+    auto g = gone.find(p);
+    if (g == gone.end()) continue;
+    runs.insert(p);
+    if (running_->joining.count(k) || e.discard->exchange(true)) continue;
+    spdlog::info("cellar: the replica {} of partition {} of '{}' is stale ({}): its Raft state goes when it stops",
+                 raft_name(p), k.second, k.first, g->second);
+  }
+  for (const auto& [p, why] : gone) {
+    if (runs.count(p) || dir.empty()) continue;
+    remove_raft_files(dir + "/" + raft_name(p));
+    spdlog::info("cellar: deleted the stale Raft files {}.* ({})", raft_name(p), why);
+  }
+}
+
+std::string stale_replica(const replica_view& v, std::uint64_t uid, std::uint32_t index) {
+  if (v.catalog == nullptr) return {};
+  const std::string* table = nullptr;
+  for (const auto& [name, schema] : v.catalog->tables)
+    if (schema.uid == uid) table = &name;
+  if (table == nullptr) {
+    // A uid the catalog never gave out is newer than the catalog seen: keep it.
+    if (uid >= v.catalog->next_uid) return {};
+    return "table uid " + std::to_string(uid) + " is no longer in the catalog";
+  }
+  const auto* owners = v.applied ? v.applied(*table, uid) : nullptr;
+  if (owners == nullptr || index >= owners->size() || (*owners)[index].holds(v.self)) return {};
+  // A move adding a replica here runs (a learner catching up, or a voter the map does not
+  // name yet): its state is the group's.
+  if (!v.intent) return {};
+  auto intent = v.intent(*table, index);
+  if (intent) {
+    if (intent->ends_with(" " + v.self)) return {};
+  } else if (intent.code() != code::not_found) {
+    return {};
+  }
+  return "the placement does not name node '" + v.self + "' for partition " + std::to_string(index) + " of '" + *table +
+         "'";
 }
 
 std::vector<replica_report> replica_host::report(std::chrono::milliseconds timeout) const {

@@ -20,6 +20,13 @@
 // its node; one whose node the placement no longer names stops, and its Raft state is
 // deleted.
 //
+// Raft state nothing will use again is deleted (docs/cluster.md §9, "Replica files"):
+// drop_table() stops the replicas of a table incarnation the catalog no longer has and
+// deletes their state; sweep() deletes the files, and the state of running replicas when
+// they stop, of partitions stale_replica() says no placement gives this node any more (a
+// node back from the dead whose replicas were replaced meanwhile). Neither touches a
+// replica that join() started and no placement has taken over yet.
+//
 // Thread safety: every method may be called from any thread.
 #pragma once
 
@@ -27,6 +34,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +46,7 @@
 #include <atomic>
 
 #include "catalog/catalog.h"
+#include "cluster/catalog_state.h"
 #include "cluster/placement.h"
 #include "cluster/remote.h"
 #include "cluster/replica_links.h"
@@ -88,6 +97,22 @@ class replica_host {
   // not answer within `timeout` is reported "unreachable". Blocks: not for a CAF worker.
   std::vector<replica_report> report(std::chrono::milliseconds timeout) const;
 
+  // Stops this node's replicas of table incarnation `uid` (the table was dropped, or its
+  // partitions replaced by new ones under a new uid), those join() started included, and
+  // deletes their Raft state: at once for partitions with no replica running here, else
+  // as each replica stops.
+  void drop_table(std::uint64_t uid) ABSL_LOCKS_EXCLUDED(files_mu_);
+
+  // Deletes the Raft state this node holds of the partitions that `stale(uid, index)`
+  // calls stale (a non-empty reason, logged; empty: keep): the files under
+  // <directory>/raft of a partition with no replica running here now, a running replica's
+  // state when it stops, with the last router holding it (the routers of a placement that
+  // does not name this node hold none). A replica that join() started is not asked about:
+  // a move is adding it. `stale` runs without the host's locks held; a replica that join()
+  // starts meanwhile is left alone. Call it on the thread that calls place().
+  void sweep(const std::function<std::string(std::uint64_t uid, std::uint32_t index)>& stale)
+      ABSL_LOCKS_EXCLUDED(files_mu_);
+
   // Stops every replica join() started (the node is leaving).
   ~replica_host();
 
@@ -120,11 +145,39 @@ class replica_host {
     std::map<key, std::shared_ptr<lease>> joining ABSL_GUARDED_BY(mu);  // started by join()
   };
   std::shared_ptr<running> running_ = std::make_shared<running>();
+  // Held while a replica's files are opened and it is registered (spawn), and while files
+  // are deleted (drop_table, sweep): a file is never deleted from under a replica starting.
+  // Taken before running_->mu.
+  absl::Mutex files_mu_;
+
+  // <directory>/raft, where replicas keep their files; empty for a memory-only store.
+  std::string raft_dir() const;
 
   // Starts a replica (members empty: it joins) and registers it; its lease, or null if its
   // storage cannot be opened (`why` says so).
   std::shared_ptr<lease> spawn(const detail::schema_ptr& schema, std::uint32_t index, std::uint64_t id,
-                               std::uint64_t preferred, std::vector<replica::member> members, bool fresh, status& why);
+                               std::uint64_t preferred, std::vector<replica::member> members, bool fresh, status& why)
+      ABSL_LOCKS_EXCLUDED(files_mu_);
 };
+
+// What this node knows of the cluster, for stale_replica().
+struct replica_view {
+  std::string self;                          // this node's id
+  const cluster_catalog* catalog = nullptr;  // the catalog this node applied last
+  // The owners this node applied last to the partitions of `table`, when it applied them to
+  // incarnation `uid` of the table; null otherwise (not applied yet, or another uid).
+  std::function<const std::vector<partition_owner>*(const std::string& table, std::uint64_t uid)> applied;
+  // The data ("FROM TO") of the intent of a move of partition `index` of `table` running
+  // now (cluster/layout.h); NOT_FOUND when none runs.
+  std::function<result<std::string>(const std::string& table, std::uint32_t index)> intent;
+};
+
+// Why the Raft state this node holds of partition `index` of table incarnation `uid` is
+// stale, or empty when it may still be used. Stale: the catalog has no table with that uid
+// (one below its next uid: a larger one is newer than the catalog seen), or the owners
+// this node applied to that incarnation do not name this node for the partition and no
+// move to this node is running for it (a move adds its replica before the map names it).
+// Anything unknown (the table's owners not applied yet, the intent unreadable) keeps it.
+std::string stale_replica(const replica_view& v, std::uint64_t uid, std::uint32_t index);
 
 }  // namespace cellar::cluster

@@ -1,0 +1,102 @@
+// stale_replica (cluster/replica_host.h): which Raft state a node may delete. It must keep
+// anything a placement names for the node, a move is adding, or the node cannot judge yet.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster/replica_host.h"
+
+using namespace cellar;
+using namespace cellar::cluster;
+
+namespace {
+
+// Table 'rt' (uid 7) with two partitions: 0 on n1, n2, n3; 1 on n2, n3, n4. The catalog has
+// given out uids up to 9.
+struct sweep_fixture {
+  cluster_catalog cat;
+  std::vector<partition_owner> owners;
+  std::uint64_t applied_uid = 7;
+  std::map<std::string, std::string> intents;  // "table.index" -> "FROM TO"
+  bool intents_readable = true;
+
+  sweep_fixture() {
+    detail::table_schema t;
+    t.name = "rt";
+    t.uid = 7;
+    t.partitioned = true;
+    cat.tables["rt"] = t;
+    cat.next_uid = 10;
+    partition_owner a;
+    a.node = "n1";
+    a.replicas = {"n1", "n2", "n3"};
+    partition_owner b;
+    b.node = "n2";
+    b.replicas = {"n2", "n3", "n4"};
+    owners = {a, b};
+  }
+
+  replica_view view(const std::string& self) {
+    replica_view v;
+    v.self = self;
+    v.catalog = &cat;
+    v.applied = [this](const std::string& table, std::uint64_t uid) -> const std::vector<partition_owner>* {
+      return table == "rt" && uid == applied_uid ? &owners : nullptr;
+    };
+    v.intent = [this](const std::string& table, std::uint32_t index) -> result<std::string> {
+      if (!intents_readable) return status{code::unavailable, "no ZooKeeper"};
+      auto it = intents.find(table + "." + std::to_string(index));
+      if (it == intents.end()) return status{code::not_found, "no move"};
+      return it->second;
+    };
+    return v;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("stale_replica: a replica the owners name for this node is kept, one they do not is stale",
+          "[cluster][replica_sweep]") {
+  sweep_fixture f;
+  CHECK(stale_replica(f.view("n1"), 7, 0).empty());
+  CHECK(stale_replica(f.view("n4"), 7, 1).empty());
+  const auto why = stale_replica(f.view("n4"), 7, 0);
+  CHECK_THAT(why, Catch::Contains("does not name node 'n4'") && Catch::Contains("partition 0 of 'rt'"));
+  CHECK(!stale_replica(f.view("n1"), 7, 1).empty());
+  // A partition beyond the owners applied: not judged.
+  CHECK(stale_replica(f.view("n1"), 7, 2).empty());
+}
+
+TEST_CASE("stale_replica: a uid the catalog no longer has is stale, one newer than the catalog seen is kept",
+          "[cluster][replica_sweep]") {
+  sweep_fixture f;
+  CHECK_THAT(stale_replica(f.view("n1"), 5, 0), Catch::Contains("uid 5 is no longer in the catalog"));
+  CHECK(stale_replica(f.view("n1"), 10, 0).empty());
+  CHECK(stale_replica(f.view("n1"), 12, 3).empty());
+}
+
+TEST_CASE("stale_replica: the owners not applied to that incarnation yet keep everything", "[cluster][replica_sweep]") {
+  sweep_fixture f;
+  f.applied_uid = 6;  // the node still runs the table's previous incarnation
+  CHECK(stale_replica(f.view("n4"), 7, 0).empty());
+  replica_view v = f.view("n4");
+  v.applied = nullptr;
+  CHECK(stale_replica(v, 7, 0).empty());
+  v.catalog = nullptr;
+  CHECK(stale_replica(v, 5, 0).empty());
+}
+
+TEST_CASE("stale_replica: a move adding a replica on this node keeps its state; another node's move does not",
+          "[cluster][replica_sweep]") {
+  sweep_fixture f;
+  f.intents["rt.0"] = "n3 n4";
+  CHECK(stale_replica(f.view("n4"), 7, 0).empty());
+  f.intents["rt.0"] = "n3 n14";  // a node whose id ends like this one's
+  CHECK(!stale_replica(f.view("n4"), 7, 0).empty());
+  f.intents["rt.0"] = "n4 n5";  // a move away from this node
+  CHECK(!stale_replica(f.view("n4"), 7, 0).empty());
+  f.intents_readable = false;  // ZooKeeper cannot say: keep
+  CHECK(stale_replica(f.view("n4"), 7, 0).empty());
+}
