@@ -1,7 +1,6 @@
 // rpc/frame_replies.h: the copied reply to a batch of one plain OK result is byte for
 // byte what fill_batch_reply builds, for any id, and fits() takes exactly the results the
-// template holds; the written reply to a get is byte for byte what the builder makes with
-// get_views_to_wire, for rows, families, qualifiers and values of every length.
+// template holds. A connection's reused requests carry nothing into the next one.
 #include <catch2/catch.hpp>
 
 #include <capnp/message.h>
@@ -11,10 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include <random>
 #include <string>
 
-#include "partition/memtable.h"
 #include "rpc/convert.h"
 #include "rpc/frame_replies.h"
 #include "rpc/frames.h"
@@ -74,64 +71,6 @@ TEST_CASE("plain OK reply: fits only a batch of one plain OK result", "[rpc][fra
   CHECK(differs([](op_result& x) { x.row.exists = true; }));
   CHECK(differs([](op_result& x) { x.row.partial = true; }));
   CHECK(differs([](op_result& x) { x.row.cells.push_back({"r", "f", "q", 1, "v"}); }));
-}
-
-namespace {
-
-// The reply frame_session::get_in_place built before append_get_reply.
-std::vector<unsigned char> built_get(std::uint64_t id, std::string_view row, bool exists,
-                                     const std::vector<cellar::detail::read_cell_view>& cells) {
-  capnp::MallocMessageBuilder b;
-  auto out = b.initRoot<cellar::wire::Reply>();
-  out.setId(id);
-  cellar::rpc::to_wire(status::ok(), out.initError());
-  cellar::rpc::get_views_to_wire(row, exists, cells, out.initResults(1)[0]);
-  std::vector<unsigned char> bytes;
-  cellar::rpc::append_frame(bytes, b);
-  return bytes;
-}
-
-}  // namespace
-
-TEST_CASE("get reply: the written reply is the built one, byte for byte", "[rpc][frames]") {
-  std::mt19937_64 rng(42);
-  auto text = [&](std::size_t n) {
-    std::string s(n, '\0');
-    for (auto& ch : s) ch = static_cast<char>(rng());  // any bytes, NULs too
-    return s;
-  };
-  const std::vector<std::string> families{"f", "family", "exactly8", "a-family-name-of-24-byte"};
-  for (int round = 0; round < 400; ++round) {
-    const std::string row = text(1 + rng() % 40);
-    const bool exists = rng() % 4 != 0;
-    const std::size_t n = exists ? rng() % 12 : 0;
-    std::vector<std::string> qualifiers, values;
-    for (std::size_t i = 0; i < n; ++i) {
-      qualifiers.push_back(text(1 + rng() % 20));
-      values.push_back(text(1 + rng() % (round % 2 ? 300 : 17)));
-    }
-    std::vector<cellar::detail::read_cell_view> cells;
-    for (std::size_t i = 0; i < n; ++i)
-      cells.push_back({&families[rng() % families.size()], qualifiers[i],
-                       static_cast<std::int64_t>(rng()) * (rng() % 2 ? 1 : -1), values[i]});
-    const std::uint64_t id = rng();
-    INFO("round " << round << ", " << n << " cells");
-    std::vector<unsigned char> written{1, 2, 3};  // appended after what is there
-    REQUIRE(cellar::rpc::append_get_reply(written, id, row, exists, cells));
-    auto want = built_get(id, row, exists, cells);
-    want.insert(want.begin(), {1, 2, 3});
-    CHECK(written == want);
-  }
-}
-
-TEST_CASE("get reply: empty blobs are left to the builder", "[rpc][frames]") {
-  const std::string family = "f", q = "q", v = "v";
-  std::vector<unsigned char> out;
-  CHECK_FALSE(cellar::rpc::append_get_reply(out, 1, "", false, {}));
-  CHECK_FALSE(cellar::rpc::append_get_reply(out, 1, "r", true, {{&family, "", 1, v}}));
-  CHECK_FALSE(cellar::rpc::append_get_reply(out, 1, "r", true, {{&family, q, 1, ""}}));
-  CHECK(out.empty());
-  CHECK(cellar::rpc::append_get_reply(out, 1, "r", true, {{&family, q, 1, v}}));
 }
 
 TEST_CASE("frames: gets of one connection with different options each read with their own", "[rpc][frames]") {

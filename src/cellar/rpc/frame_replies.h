@@ -1,7 +1,6 @@
 // rpc/frame_replies.h: the server's frames reply to a batch (schemas/cellar.capnp, Reply),
-// the same reply copied from a template for the commonest batch (one action that succeeded
-// with nothing to return: a put, a delete, an increment without its result), and the
-// reply to a get read in place written word by word.
+// and the same reply copied from a template for the commonest batch (one action that
+// succeeded with nothing to return: a put, a delete, an increment without its result).
 #pragma once
 
 #include <cstddef>
@@ -12,10 +11,6 @@
 #include "cellar.capnp.h"
 #include "cellar/ops.h"
 #include "cellar/status.h"
-
-namespace cellar::detail {
-struct read_cell_view;
-}
 
 namespace cellar::rpc {
 
@@ -45,14 +40,5 @@ class plain_ok_reply {
   std::vector<unsigned char> bytes_;
   std::size_t id_at_ = 0;  // where the id's eight bytes start; 0: disabled (the frame header is there)
 };
-
-// Appends to `out` the framed reply to batch `id` of one get read in place: the bytes
-// get_views_to_wire makes inside a Reply with the id and an OK error (frame_session's
-// get_in_place), written straight into `out` in the builder's layout and order, so that
-// the cells are copied once, into the frame, instead of into a builder's segments and then
-// out of them. False, and nothing appended, when the row, a qualifier or a value is empty
-// (the builder lays out empty blobs its own way): the caller then builds.
-bool append_get_reply(std::vector<unsigned char>& out, std::uint64_t id, std::string_view row, bool exists,
-                      const std::vector<detail::read_cell_view>& cells);
 
 }  // namespace cellar::rpc

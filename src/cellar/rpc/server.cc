@@ -327,11 +327,6 @@ class frame_session final : private kj::TaskSet::ErrorHandler {
     } ctx{this, id, g.row};
     auto use = [](void* arg, bool exists, const std::vector<detail::read_cell_view>& cells) {
       auto& c = *static_cast<context*>(arg);
-      // Built straight into the stream's queue when the reply has the common shape.
-      if (c.self->messages_.queue(
-              [&](std::vector<unsigned char>& out) { return append_get_reply(out, c.id, c.row, exists, cells); },
-              c.self->backpressure_))
-        return;
       c.self->send(16 + get_views_words(c.row, cells), [&](wire::Reply::Builder out) {
         out.setId(c.id);
         to_wire(status::ok(), out.initError());
