@@ -469,7 +469,7 @@ TEST_CASE("recovering: the endpoint answers while the store recovers, then shows
   INFO(full.body);
   CHECK(!contains(full.body, "Recovering"));
   CHECK(contains(full.body, "<tr><td>t</td><td>f</td><td>KEY(K) 4</td>"));
-  CHECK(contains(full.body, "400 cells from the snapshot (4 partitions, 1 threads), 5 log records, took "));
+  CHECK(contains(full.body, "400 cells from the snapshot (4 partitions, 1 thread), 5 log records, took "));
   http.value()->stop();
   srv.value()->stop();
   REQUIRE(opened.value()->close());

@@ -317,8 +317,9 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
                           " &middot; " + count_text(info.log_syncs) + " syncs");
     const auto& r = info.recovery;
     row("Recovery at open", count_text(r.cells_loaded) + " cells from the snapshot (" + count_text(r.partitions) +
-                                " partitions, " + std::to_string(r.threads) + " threads), " +
-                                count_text(r.log_records) + " log records, took " + duration_text(r.seconds));
+                                " partitions, " + std::to_string(r.threads) +
+                                (r.threads == 1 ? " thread), " : " threads), ") + count_text(r.log_records) +
+                                " log records, took " + duration_text(r.seconds));
   }
   o += "</table>\n";
 

@@ -86,13 +86,13 @@ struct status_http_options {
 
 class status_http {
  public:
-  // Binds and starts serving what `source` answers. IO_ERROR when the address cannot be
+  // Binds and starts serving what `source` (not null) answers. IO_ERROR when the address cannot be
   // bound, INVALID_ARGUMENT when it is not an address.
   static result<std::unique_ptr<status_http>> start(std::shared_ptr<status_source> source, status_http_options o);
   ~status_http();  // stop()
   std::uint16_t port() const;
-  // Requests from now on are answered by `source` (a request being answered finishes with
-  // the source it began with).
+  // Requests from now on are answered by `source`, not null (a request being answered
+  // finishes with the source it began with, which it keeps alive until then).
   void serve(std::shared_ptr<status_source> source);
   // Stops accepting, drops open HTTP connections and joins the thread. Idempotent.
   void stop();
