@@ -32,6 +32,7 @@
 #include "cellar/durability.h"
 #include "cellar/env.h"
 #include "cellar/ops.h"
+#include "cellar/recovery_progress.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
 
@@ -106,6 +107,10 @@ struct store_options {
   // (WT_SESSION::salvage): cells on damaged pages are lost, the rest is served and
   // written out whole by the next snapshot. For an operator who has no better copy.
   bool salvage = false;
+  // Updated while the open recovers the directory, for another thread to watch
+  // (cellar/recovery_progress.h); it ends `done`, or `failed` when the open fails. Null:
+  // nothing is shown but the log's progress lines.
+  std::shared_ptr<cellar::recovery_progress> recovery_progress;
 };
 
 struct snapshot_stats {

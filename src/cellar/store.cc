@@ -81,6 +81,17 @@ store_impl::~store_impl() {
 result<std::unique_ptr<store>> store_impl::open(store_options options, const scheduler_tuning& tuning,
                                                 const std::function<void(caf::actor_system_config&)>& configure,
                                                 bool cluster_member) {
+  // Recovery always counts its progress here: its log lines read it.
+  if (!options.recovery_progress) options.recovery_progress = std::make_shared<recovery_progress>();
+  const auto progress = options.recovery_progress;
+  // Until the open succeeds, a return is a failure for whoever watches the recovery.
+  struct failure_mark {
+    recovery_progress& progress;
+    bool opened = false;
+    ~failure_mark() {
+      if (!opened) progress.enter(recovery_progress::phase::failed);
+    }
+  } mark{*progress};
   if (options.maintenance_slice_cells == 0)
     return status{code::invalid_argument, "maintenance_slice_cells must be at least 1"};
   auto impl = std::make_shared<store_impl>(std::move(options), tuning, configure, cluster_member);
@@ -100,10 +111,14 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
   if (impl->persistence) {
     auto recovered = impl->persistence->recover();
     if (!recovered) return recovered.error();
+    progress->enter(recovery_progress::phase::done);
     impl->catalog->restore(std::move(recovered.value()), !cluster_member);
     impl->opened = true;
     impl->persistence->start_periodic([c = impl->catalog.get()] { return c->current(); });
+  } else {
+    progress->enter(recovery_progress::phase::done);  // nothing to recover
   }
+  mark.opened = true;
   if (!cluster_member && impl->options.split_check_interval.count() > 0)
     impl->splitter = std::thread([s = impl.get()] { s->run_split_checks(); });
   return store_access::make(std::move(impl));

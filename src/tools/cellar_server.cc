@@ -447,6 +447,30 @@ std::vector<std::unique_ptr<cellar::thrift::gateway>> start_thrift(cellar::store
   return out;
 }
 
+// The status page and metrics on `at`, started before the store opens so that they show
+// its recovery's `progress` (rpc/status_http.h); main switches them to the store once it
+// serves. Null if it cannot listen, after saying why.
+std::unique_ptr<cellar::rpc::status_http> start_status_http(const std::pair<std::string, std::uint16_t>& at,
+                                                            std::shared_ptr<cellar::recovery_progress> progress,
+                                                            const cellar::rpc::server_options& ro) {
+  cellar::rpc::status_http_options ho;
+  ho.address = at.first;
+  ho.port = at.second;
+  auto source =
+      std::make_shared<cellar::rpc::recovery_status>(std::move(progress), ro.address + ":" + std::to_string(ro.port));
+  auto started = cellar::rpc::status_http::start(std::move(source), ho);
+  if (!started) {
+    fail(started.error().to_string());
+    return nullptr;
+  }
+  auto http = std::move(started.value());
+  spdlog::info("cellar-server: metrics on http://{}:{}/metrics, status page on http://{}:{}/", ho.address, http->port(),
+               ho.address, http->port());
+  std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
+  std::fflush(stdout);
+  return http;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -478,6 +502,12 @@ int main(int argc, char** argv) {
 
   std::optional<std::pair<std::string, std::uint16_t>> peer_at;
   if (auto p = cluster_settings(st, peer_at); !p.empty()) return fail(p);
+  std::unique_ptr<cellar::rpc::status_http> http;
+  if (metrics_at) {
+    so.recovery_progress = std::make_shared<cellar::recovery_progress>();
+    http = start_status_http(*metrics_at, so.recovery_progress, ro);
+    if (!http) return 2;
+  }
   auto opened =
       st.cluster.empty() ? cellar::detail::open_store(so, tune) : cellar::cluster::member::open_store(so, tune);
   if (!opened) return fail("cannot open " + st.data + ": " + opened.error().to_string());
@@ -489,20 +519,9 @@ int main(int argc, char** argv) {
     (void)store->close();
     std::_Exit(fail(srv.error().to_string()));
   }
-  std::unique_ptr<cellar::rpc::status_http> http;
-  if (metrics_at) {
-    cellar::rpc::status_http_options ho;
-    ho.address = metrics_at->first;
-    ho.port = metrics_at->second;
-    ho.listen_label = ro.address + ":" + std::to_string(srv.value()->port());
-    auto started = cellar::rpc::status_http::start(*store, *srv.value(), ho);
-    // The store is open: end here rather than unwind it (see the end of main).
-    if (!started) std::_Exit(fail(started.error().to_string()));
-    http = std::move(started.value());
-    spdlog::info("cellar-server: metrics on http://{}:{}/metrics, status page on http://{}:{}/", ho.address,
-                 http->port(), ho.address, http->port());
-    std::printf("metrics on %s:%u\n", ho.address.c_str(), http->port());
-  }
+  if (http)  // stopped before the server and the store (below)
+    http->serve(std::make_shared<cellar::rpc::store_status>(*store, *srv.value(),
+                                                            ro.address + ":" + std::to_string(srv.value()->port())));
   std::unique_ptr<cellar::cluster::member> member;
   if (!st.cluster.empty()) member = join(*store, st, ro, *srv.value(), peer_at);
   auto thrift_gateways = start_thrift(*store, st, ro);

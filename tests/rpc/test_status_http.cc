@@ -6,12 +6,15 @@
 
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <thread>
 
+#include "../persist/crash_copy.h"
 #include "../support/temp_dir.h"
 #include "cellar/client.h"
 #include "cellar/summary.h"
@@ -36,8 +39,9 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 std::unique_ptr<cellar::rpc::status_http> start_http(served_store& s) {
   cellar::rpc::status_http_options o;
   o.port = 0;
-  o.listen_label = "127.0.0.1:" + std::to_string(s.server->port());
-  auto h = cellar::rpc::status_http::start(*s.store, *s.server, o);
+  auto h = cellar::rpc::status_http::start(
+      std::make_shared<cellar::rpc::store_status>(*s.store, *s.server, "127.0.0.1:" + std::to_string(s.server->port())),
+      o);
   REQUIRE(h);
   return std::move(h.value());
 }
@@ -287,4 +291,186 @@ TEST_CASE("connection::summary: the same figures over RPC as embedded", "[status
   CHECK(over->version == local->version);
   CHECK(over->connections == 2);  // this client's RPC and frame connections
   CHECK(local->connections == -1);
+}
+
+TEST_CASE("recovering: the page and the metrics show the recovery's progress", "[status_http][recovery]") {
+  cellar::recovery_progress::figures f;
+  f.phase = cellar::recovery_progress::phase::reading_snapshot;
+  f.partitions_done = 3;
+  f.partitions_total = 8;
+  f.cells = 123456;
+  f.log_records = 0;
+  f.bytes = 3ull << 20;
+  f.started_unix_ms = 1700000000000;
+  f.seconds = 10;
+  cellar::rpc::status_context ctx{"127.0.0.1:9090", 1700000000000, 1700000010000};
+
+  const auto text = cellar::rpc::render_recovery_prometheus(f, ctx);
+  INFO(text);
+  CHECK(sample(text, "cellar_recovery_in_progress") == 1);
+  CHECK(sample(text, "cellar_recovery_partitions_done") == 3);
+  CHECK(sample(text, "cellar_recovery_partitions_total") == 8);
+  CHECK(sample(text, "cellar_recovery_cells") == 123456);
+  CHECK(sample(text, "cellar_recovery_log_records") == 0);
+  CHECK(sample(text, "cellar_recovery_bytes") == 3 << 20);
+  CHECK(sample(text, "cellar_recovery_elapsed_seconds") == 10);
+  CHECK(sample(text, R"(cellar_recovery_phase{phase="reading snapshot"})") == 1);
+  CHECK(sample(text, R"(cellar_recovery_phase{phase="replaying log"})") == 0);
+  CHECK(contains(text, "# TYPE cellar_recovery_cells gauge\n"));
+
+  const auto page = cellar::rpc::render_recovery_page(f, ctx);
+  INFO(page);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(contains(page, "</html>"));
+  CHECK(contains(page, "Recovering: the store is not serving yet"));
+  CHECK(contains(page, "<th>Phase</th><td>reading snapshot</td>"));
+  CHECK(contains(page, "3 of 8 partitions read"));
+  CHECK(contains(page, "width:37.5%"));
+  CHECK(contains(page, "<th>Cells read</th><td>123,456 (12,345/s)</td>"));
+  CHECK(contains(page, "<th>Log records replayed</th><td>0 (0/s)</td>"));
+  CHECK(contains(page, "<th>Bytes read</th><td>3.0 MiB</td>"));
+  CHECK(contains(page, "<th>Elapsed</th><td>10.0 s</td>"));
+  CHECK(contains(page, "<meta http-equiv=\"refresh\""));
+  CHECK(contains(page, "127.0.0.1:9090"));
+  CHECK(!contains(page, "<script"));
+
+  // Once the store serves, the full figures say recovery is over, and what it found.
+  cellar::store_summary sum;
+  sum.version = "0.1.0";
+  sum.store.directory = "/data";
+  sum.store.recovery.cells_loaded = 5000;
+  sum.store.recovery.log_records = 12;
+  sum.store.recovery.partitions = 8;
+  sum.store.recovery.threads = 2;
+  sum.store.recovery.seconds = 2.5;
+  cellar::rpc::metrics none;
+  const auto full = cellar::rpc::render_prometheus(sum, none, ctx);
+  INFO(full);
+  CHECK(sample(full, "cellar_recovery_in_progress") == 0);
+  CHECK(sample(full, "cellar_recovery_partitions_done") == 8);
+  CHECK(sample(full, "cellar_recovery_partitions_total") == 8);
+  CHECK(sample(full, "cellar_recovery_duration_seconds") == 2.5);
+  const auto full_page = cellar::rpc::render_status_page(sum, none.read(), ctx);
+  CHECK(contains(full_page, "5,000 cells from the snapshot (8 partitions, 2 threads), 12 log records, took 2.5 s"));
+}
+
+namespace {
+
+// Holds a store's recovery after its first partition is read, until released: the
+// observer the recovery calls waits on it.
+struct recovery_gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reached = false;
+  bool released = false;
+
+  void observe(const cellar::recovery_progress& p) {
+    const auto f = p.read();
+    if (f.phase != cellar::recovery_progress::phase::reading_snapshot || f.partitions_done != 1) return;
+    std::unique_lock l(mu);
+    reached = true;
+    cv.notify_all();
+    cv.wait(l, [&] { return released; });
+  }
+  bool wait_reached() {
+    std::unique_lock l(mu);
+    return cv.wait_for(l, std::chrono::seconds(60), [&] { return reached; });
+  }
+  void release() {
+    std::lock_guard l(mu);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("recovering: the endpoint answers while the store recovers, then shows the store",
+          "[status_http][recovery]") {
+  testsupport::made_dir tmp("cellar-recovering");
+  cellar::store_options o;
+  o.directory = tmp.path;
+  o.durability = cellar::durability::log_sync;
+  o.snapshot_interval = std::chrono::milliseconds(0);
+  o.worker_threads = 2;
+  o.recovery_threads = 1;
+  {
+    auto opened = cellar::store::open(o);
+    REQUIRE(opened);
+    add_table(*opened.value(), "t", cellar::partition_spec::hash(4));
+    auto t = opened.value()->open_table("t");
+    REQUIRE(t);
+    std::vector<cellar::put> puts;
+    for (int i = 0; i < 400; ++i) puts.push_back(cellar::put(row_name(i)).add("f", "q", 1, "v"));
+    REQUIRE(t->put(puts));
+    REQUIRE(opened.value()->snapshot());
+    for (int i = 0; i < 5; ++i) REQUIRE(t->put(cellar::put("late" + std::to_string(i)).add("f", "q", 1, "v")));
+    // What a crash now would leave (a clean close would snapshot the log away).
+    o.directory = persisttest::crash_copy(tmp.path, tmp.path + "-crash");
+  }
+
+  // As cellar-server does: the endpoint first, on the recovery's progress.
+  auto progress = std::make_shared<cellar::recovery_progress>();
+  recovery_gate gate;
+  progress->set_observer([&](const cellar::recovery_progress& p) { gate.observe(p); });
+  o.recovery_progress = progress;
+  cellar::rpc::status_http_options ho;
+  ho.port = 0;
+  auto http =
+      cellar::rpc::status_http::start(std::make_shared<cellar::rpc::recovery_status>(progress, "127.0.0.1:0"), ho);
+  REQUIRE(http);
+  auto opening = std::async(std::launch::async, [&] { return cellar::store::open(o); });
+  struct releaser {
+    recovery_gate& g;
+    ~releaser() { g.release(); }  // a failed check must not leave the open waiting
+  } release_at_end{gate};
+  REQUIRE(gate.wait_reached());
+
+  auto m = testhttp::request(http.value()->port(), "/metrics");
+  REQUIRE(m.status == 200);
+  INFO(m.body);
+  CHECK(contains(m.headers, "content-type: text/plain; version=0.0.4"));
+  CHECK(sample(m.body, "cellar_recovery_in_progress") == 1);
+  CHECK(sample(m.body, "cellar_recovery_partitions_done") == 1);
+  CHECK(sample(m.body, "cellar_recovery_partitions_total") == 4);
+  CHECK(sample(m.body, "cellar_recovery_cells") > 0);
+  CHECK(sample(m.body, "cellar_recovery_cells") < 400);
+  CHECK(sample(m.body, "cellar_recovery_log_records") == 0);
+  CHECK(sample(m.body, R"(cellar_recovery_phase{phase="reading snapshot"})") == 1);
+  auto page = testhttp::request(http.value()->port(), "/");
+  REQUIRE(page.status == 200);
+  INFO(page.body);
+  CHECK(contains(page.headers, "content-type: text/html; charset=utf-8"));
+  CHECK(contains(page.body, "Recovering: the store is not serving yet"));
+  CHECK(contains(page.body, "1 of 4 partitions read"));
+
+  gate.release();
+  auto opened = opening.get();
+  REQUIRE(opened);
+  CHECK(progress->read().phase == cellar::recovery_progress::phase::done);
+  CHECK(progress->read().partitions_done == 4);
+  CHECK(progress->read().cells == 400);
+  CHECK(progress->read().log_records == 5);
+  auto srv = cellar::rpc::server::start(*opened.value(), loopback_options());
+  REQUIRE(srv);
+  http.value()->serve(std::make_shared<cellar::rpc::store_status>(*opened.value(), *srv.value(),
+                                                                  "127.0.0.1:" + std::to_string(srv.value()->port())));
+
+  auto after = testhttp::request(http.value()->port(), "/metrics");
+  REQUIRE(after.status == 200);
+  INFO(after.body);
+  CHECK(sample(after.body, "cellar_recovery_in_progress") == 0);
+  CHECK(sample(after.body, "cellar_recovery_partitions_total") == 4);
+  CHECK(sample(after.body, "cellar_recovery_log_records") == 5);
+  CHECK(sample(after.body, "cellar_recovery_cells_loaded") == 400);
+  CHECK(sample(after.body, R"(cellar_table_cells{table="t"})") == 405);
+  auto full = testhttp::request(http.value()->port(), "/");
+  REQUIRE(full.status == 200);
+  INFO(full.body);
+  CHECK(!contains(full.body, "Recovering"));
+  CHECK(contains(full.body, "<tr><td>t</td><td>f</td><td>KEY(K) 4</td>"));
+  CHECK(contains(full.body, "400 cells from the snapshot (4 partitions, 1 thread), 5 log records, took "));
+  http.value()->stop();
+  srv.value()->stop();
+  REQUIRE(opened.value()->close());
 }

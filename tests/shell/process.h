@@ -92,7 +92,12 @@ inline std::string log_path(const std::string& data_dir, const std::string& tag,
 // A cellar-server on a free loopback port, stopped with SIGTERM by stop() or the destructor.
 class server {
  public:
-  server(const std::string& binary, const std::string& data_dir, std::vector<std::string> extra = {}) {
+  // Without `wait_listening`, the constructor returns once the server printed its metrics
+  // port ("metrics on ...", before it opens the store: give --metrics-listen), and
+  // wait_listening() waits for the rest.
+  server(const std::string& binary, const std::string& data_dir, std::vector<std::string> extra = {},
+         bool wait_listening = true)
+      : data_dir_(data_dir) {
     // Everything the child needs is made here: between fork and exec it only calls dup2,
     // close and execv (another thread may hold a malloc lock at the fork).
     std::vector<std::string> argv{binary, "--listen", "127.0.0.1:0", "--data", data_dir, "--snapshot-interval-ms", "0"};
@@ -122,22 +127,23 @@ class server {
     if (!err_first.empty()) std::rename(err_first.c_str(), log_path(data_dir, std::to_string(pid_), ".log").c_str());
     close(out[1]);
     out_ = out[0];
-    // Wait for "listening on 127.0.0.1:PORT".
-    std::string seen;
-    char c;
-    while (read(out_, &c, 1) == 1) {
-      seen.push_back(c);
-      auto pos = seen.find("listening on 127.0.0.1:");
-      if (pos != std::string::npos && c == '\n') {
-        port_ = std::stoi(seen.substr(pos + std::strlen("listening on 127.0.0.1:")));
-        break;
-      }
+    if (!wait_listening) {
+      if (read_line_with("metrics on 127.0.0.1:") < 0)
+        throw std::runtime_error("cellar-server did not serve metrics: " + banner_);
+      return;
     }
-    if (port_ == 0) throw std::runtime_error("cellar-server did not start: " + seen);
-    banner_ = seen;
+    this->wait_listening();
+  }
+  ~server() { stop(); }
+
+  // Waits for "listening on 127.0.0.1:PORT".
+  void wait_listening() {
+    port_ = read_line_with("listening on 127.0.0.1:");
+    if (port_ < 0) throw std::runtime_error("cellar-server did not start: " + banner_);
+    const std::string& seen = banner_;
     // Keep draining its stdout so it never blocks on a full pipe (into DIR/<data dir's
     // name>-<pid>.out with CELLAR_TEST_SERVER_LOGS=DIR set: the server logs there).
-    const std::string out_log = log_path(data_dir, std::to_string(pid_), ".out");
+    const std::string out_log = log_path(data_dir_, std::to_string(pid_), ".out");
     int keep = out_log.empty() ? -1 : open(out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (keep >= 0 && write(keep, seen.data(), seen.size()) < 0) {
       close(keep);
@@ -154,12 +160,12 @@ class server {
       if (keep >= 0) close(keep);
     });
   }
-  ~server() { stop(); }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
-  // What it printed up to "listening on ...", that line included.
+  // What it printed up to "listening on ...", that line included (or up to "metrics on
+  // ..." before wait_listening()).
   const std::string& banner() const { return banner_; }
   bool alive() const { return pid_ > 0 && kill(pid_, 0) == 0 && !exited_; }
 
@@ -178,6 +184,20 @@ class server {
   }
 
  private:
+  // Reads stdout into banner_ up to the end of a line that contains `marker`, and returns
+  // the port after it; -1 if the output ended first.
+  int read_line_with(const std::string& marker) {
+    const std::size_t from = banner_.size();
+    char c;
+    while (read(out_, &c, 1) == 1) {
+      banner_.push_back(c);
+      auto pos = banner_.find(marker, from);
+      if (pos != std::string::npos && c == '\n') return std::stoi(banner_.substr(pos + marker.size()));
+    }
+    return -1;
+  }
+
+  std::string data_dir_;
   pid_t pid_ = -1;
   int out_ = -1;
   int port_ = 0;

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cellar/version.h"
 #include "rpc/server.h"
 
 namespace cellar::rpc {
@@ -178,6 +179,19 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 footer{color:#778;font-size:12px;padding:0 28px 20px}
 )";
 
+// The page's start up to <main>; `head_extra` goes into <head>.
+std::string page_head(const status_context& ctx, std::string_view version, std::string_view head_extra) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n" + std::string(head_extra) +
+         "<title>cellar " + html(ctx.listen) + "</title>\n<style>" + page_style + "</style></head><body>\n" +
+         "<header><h1>cellar server</h1><span>" + html(ctx.listen) + " &middot; version " + html(version) +
+         "</span></header>\n<main>\n";
+}
+
+std::string page_foot(const status_context& ctx) {
+  return "</main>\n<footer>Generated " + html(time_text(ctx.now_unix_ms)) +
+         ". Machine-readable: <a href=\"/metrics\">/metrics</a> (Prometheus text format).</footer>\n</body></html>\n";
+}
+
 }  // namespace
 
 std::string render_prometheus(const store_summary& sum, const metrics& m, const status_context& ctx) {
@@ -246,6 +260,11 @@ std::string render_prometheus(const store_summary& sum, const metrics& m, const 
         static_cast<double>(info.recovery.cells_loaded));
   p.one("cellar_recovery_log_records", "gauge", "Log records replayed at open.",
         static_cast<double>(info.recovery.log_records));
+  p.one("cellar_recovery_partitions_done", "gauge", "Partitions read from the snapshot at open.",
+        static_cast<double>(info.recovery.partitions));
+  p.one("cellar_recovery_partitions_total", "gauge", "Partitions to read from the snapshot at open.",
+        static_cast<double>(info.recovery.partitions));
+  p.one("cellar_recovery_in_progress", "gauge", "1 while the store recovers at open, 0 once it serves.", 0);
   p.one("cellar_connections", "gauge", "Client connections open now.",
         static_cast<double>(std::max<std::int64_t>(0, sum.connections)));
   return p.out + m.render();
@@ -253,11 +272,7 @@ std::string render_prometheus(const store_summary& sum, const metrics& m, const 
 
 std::string render_status_page(const store_summary& sum, const metrics::snapshot& m, const status_context& ctx) {
   const auto& info = sum.store;
-  std::string o;
-  o += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>cellar " + html(ctx.listen) +
-       "</title>\n<style>" + page_style + "</style></head><body>\n";
-  o += "<header><h1>cellar server</h1><span>" + html(ctx.listen) + " &middot; version " + html(sum.version) +
-       "</span></header>\n<main>\n";
+  std::string o = page_head(ctx, sum.version, "");
 
   // Server.
   const double uptime = static_cast<double>(ctx.now_unix_ms - ctx.started_unix_ms) / 1000;
@@ -300,9 +315,11 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
       row("Redo log", "generation " + std::to_string(info.log_generation) + " &middot; " +
                           count_text(info.log_records) + " records &middot; " + bytes_text(info.log_bytes) +
                           " &middot; " + count_text(info.log_syncs) + " syncs");
-    row("Recovery at open", count_text(info.recovery.cells_loaded) + " cells from the snapshot, " +
-                                count_text(info.recovery.log_records) + " log records, " +
-                                duration_text(info.recovery.seconds));
+    const auto& r = info.recovery;
+    row("Recovery at open", count_text(r.cells_loaded) + " cells from the snapshot (" + count_text(r.partitions) +
+                                " partitions, " + std::to_string(r.threads) +
+                                (r.threads == 1 ? " thread), " : " threads), ") + count_text(r.log_records) +
+                                " log records, took " + duration_text(r.seconds));
   }
   o += "</table>\n";
 
@@ -365,19 +382,124 @@ std::string render_status_page(const store_summary& sum, const metrics::snapshot
     o += "<table>\n<tr><th>Protocol</th><th>Operation</th><th>Calls</th><th>Failed</th><th>Mean &micro;s</th></tr>\n" +
          rows + "</table>\n";
   }
-  o += "</main>\n<footer>Generated " + html(time_text(ctx.now_unix_ms)) +
-       ". Machine-readable: <a href=\"/metrics\">/metrics</a> (Prometheus text format).</footer>\n</body></html>\n";
-  return o;
+  return o + page_foot(ctx);
+}
+
+std::string render_recovery_prometheus(const recovery_progress::figures& f, const status_context& ctx) {
+  prom p;
+  p.family("cellar_info", "gauge", "Always 1; the labels say which cellar and how it keeps data.");
+  p.sample("cellar_info", "version=\"" + label_value(CELLAR_VERSION) + "\"", 1);
+  p.one("cellar_start_time_seconds", "gauge", "When the status service started, seconds since the epoch.",
+        static_cast<double>(ctx.started_unix_ms) / 1000);
+  const bool recovering = f.phase != recovery_progress::phase::done && f.phase != recovery_progress::phase::failed;
+  p.one("cellar_recovery_in_progress", "gauge", "1 while the store recovers at open, 0 once it serves.",
+        recovering ? 1 : 0);
+  p.family("cellar_recovery_phase", "gauge", "1 for the phase the recovery is in.");
+  for (auto ph :
+       {recovery_progress::phase::opening, recovery_progress::phase::reading_snapshot,
+        recovery_progress::phase::replaying_log, recovery_progress::phase::done, recovery_progress::phase::failed})
+    p.sample("cellar_recovery_phase", std::string("phase=\"") + phase_name(ph) + "\"", f.phase == ph ? 1 : 0);
+  p.one("cellar_recovery_partitions_done", "gauge", "Partitions read from the snapshot so far.",
+        static_cast<double>(f.partitions_done));
+  p.one("cellar_recovery_partitions_total", "gauge", "Partitions to read from the snapshot.",
+        static_cast<double>(f.partitions_total));
+  p.one("cellar_recovery_cells", "gauge", "Cells read from the snapshot so far (bases and change runs).",
+        static_cast<double>(f.cells));
+  p.one("cellar_recovery_log_records", "gauge", "Log records replayed so far.", static_cast<double>(f.log_records));
+  p.one("cellar_recovery_bytes", "gauge", "Bytes read so far: snapshot files and log records.",
+        static_cast<double>(f.bytes));
+  p.one("cellar_recovery_elapsed_seconds", "gauge", "Time since the recovery began reading.", f.seconds);
+  return p.out;
+}
+
+std::string render_recovery_page(const recovery_progress::figures& f, const status_context& ctx) {
+  const bool recovering = f.phase != recovery_progress::phase::done && f.phase != recovery_progress::phase::failed;
+  // While it recovers the page reloads itself (no script: a refresh header in the page).
+  std::string o = page_head(ctx, CELLAR_VERSION, recovering ? "<meta http-equiv=\"refresh\" content=\"5\">\n" : "");
+  auto row = [&](const std::string& k, const std::string& v) {
+    o += "<tr><th>" + k + "</th><td>" + v + "</td></tr>\n";
+  };
+  o += std::string("<h2>") +
+       (f.phase == recovery_progress::phase::failed ? "Opening the store failed"
+        : recovering                                ? "Recovering: the store is not serving yet"
+                                                    : "Recovered: the store is starting") +
+       "</h2>\n<table class=\"kv\">\n";
+  row("Will listen on", html(ctx.listen));
+  row("Phase", phase_name(f.phase));
+  std::string parts = count_text(f.partitions_done) + " of " + count_text(f.partitions_total) + " partitions read";
+  if (f.partitions_total > 0) {
+    const double frac = static_cast<double>(f.partitions_done) / static_cast<double>(f.partitions_total);
+    parts = "<span class=\"track\"><span class=\"fill\" style=\"width:" + num(std::round(frac * 1000) / 10) +
+            "%\"></span></span>" + parts;
+  }
+  row("Snapshot", parts);
+  const double s = f.seconds > 0 ? f.seconds : 0;
+  const auto rate = [&](std::uint64_t n) {
+    return s > 0 ? " (" + count_text(static_cast<std::uint64_t>(static_cast<double>(n) / s)) + "/s)" : std::string();
+  };
+  row("Cells read", count_text(f.cells) + rate(f.cells));
+  row("Log records replayed", count_text(f.log_records) + rate(f.log_records));
+  row("Bytes read", bytes_text(f.bytes));
+  row("Started", f.started_unix_ms > 0 ? html(time_text(f.started_unix_ms)) : "not yet: opening the directory");
+  row("Elapsed", duration_text(s));
+  o += "</table>\n<p>The full status page shows once the store serves.</p>\n";
+  return o + page_foot(ctx);
+}
+
+// ---- the sources ----------------------------------------------------------------------
+
+result<std::string> store_status::metrics(status_context ctx) {
+  auto sum = summarize(s_);
+  if (!sum) return sum.error();
+  sum->connections = srv_.connections();
+  ctx.listen = listen_;
+  return render_prometheus(*sum, srv_.metrics(), ctx);
+}
+
+result<std::string> store_status::page(status_context ctx) {
+  auto sum = summarize(s_);
+  if (!sum) return sum.error();
+  sum->connections = srv_.connections();
+  ctx.listen = listen_;
+  return render_status_page(*sum, srv_.metrics().read(), ctx);
+}
+
+result<std::string> recovery_status::metrics(status_context ctx) {
+  ctx.listen = listen_;
+  return render_recovery_prometheus(progress_->read(), ctx);
+}
+
+result<std::string> recovery_status::page(status_context ctx) {
+  ctx.listen = listen_;
+  return render_recovery_page(progress_->read(), ctx);
 }
 
 // ---- the service -----------------------------------------------------------------------
 
 namespace {
 
+// The source requests are answered from; replaced by status_http::serve.
+class source_slot {
+ public:
+  explicit source_slot(std::shared_ptr<status_source> s) : source_(std::move(s)) {}
+  std::shared_ptr<status_source> get() {
+    std::lock_guard l(mu_);
+    return source_;
+  }
+  void set(std::shared_ptr<status_source> s) {
+    std::lock_guard l(mu_);
+    source_ = std::move(s);
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<status_source> source_;
+};
+
 class status_service final : public kj::HttpService {
  public:
-  status_service(store& s, const server& srv, const kj::HttpHeaderTable& table, status_context ctx)
-      : s_(s), srv_(srv), table_(table), ctx_(std::move(ctx)) {}
+  status_service(source_slot& source, const kj::HttpHeaderTable& table, std::int64_t started_unix_ms)
+      : source_(source), table_(table), started_unix_ms_(started_unix_ms) {}
 
   kj::Promise<void> request(kj::HttpMethod method, kj::StringPtr url, const kj::HttpHeaders&, kj::AsyncInputStream&,
                             Response& response) override {
@@ -390,20 +512,19 @@ class status_service final : public kj::HttpService {
     if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
     if (path != "/" && path != "/metrics") return response.sendError(404, "Not Found", headers);
 
-    auto sum = summarize(s_);
-    if (!sum) {
-      headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/plain; charset=utf-8");
-      return send(response, headers, 503, "Service Unavailable", sum.error().to_string() + "\n", method);
-    }
-    sum->connections = srv_.connections();
-    auto ctx = ctx_;
+    status_context ctx;
+    ctx.started_unix_ms = started_unix_ms_;
     ctx.now_unix_ms = unix_ms();
-    if (path == "/metrics") {
-      headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
-      return send(response, headers, 200, "OK", render_prometheus(*sum, srv_.metrics(), ctx), method);
+    auto source = source_.get();
+    const bool metrics = path == "/metrics";
+    auto body = metrics ? source->metrics(ctx) : source->page(ctx);
+    if (!body) {
+      headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/plain; charset=utf-8");
+      return send(response, headers, 503, "Service Unavailable", body.error().to_string() + "\n", method);
     }
-    headers.set(kj::HttpHeaderId::CONTENT_TYPE, "text/html; charset=utf-8");
-    return send(response, headers, 200, "OK", render_status_page(*sum, srv_.metrics().read(), ctx), method);
+    headers.set(kj::HttpHeaderId::CONTENT_TYPE,
+                metrics ? "text/plain; version=0.0.4; charset=utf-8" : "text/html; charset=utf-8");
+    return send(response, headers, 200, "OK", std::move(body.value()), method);
   }
 
  private:
@@ -416,15 +537,16 @@ class status_service final : public kj::HttpService {
     return promise.attach(kj::mv(out), kj::mv(owned));
   }
 
-  store& s_;
-  const server& srv_;
+  source_slot& source_;
   const kj::HttpHeaderTable& table_;
-  status_context ctx_;
+  const std::int64_t started_unix_ms_;
 };
 
 }  // namespace
 
 struct status_http::impl {
+  explicit impl(std::shared_ptr<status_source> s) : source(std::move(s)) {}
+  source_slot source;
   std::thread thread;
   std::mutex mu;
   std::condition_variable cv;
@@ -434,7 +556,7 @@ struct status_http::impl {
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> stopper;
   bool stopped = false;
 
-  void run(store& s, const server& srv, status_http_options o) {
+  void run(status_http_options o) {
     pthread_setname_np(pthread_self(), "cellar-http");
     try {
       auto io = kj::setupAsyncIo();
@@ -452,10 +574,7 @@ struct status_http::impl {
                                                                        kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK |
                                                                        kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC);
       kj::HttpHeaderTable table;
-      status_context ctx;
-      ctx.listen = o.listen_label;
-      ctx.started_unix_ms = unix_ms();
-      status_service service(s, srv, table, ctx);
+      status_service service(source, table, unix_ms());
       kj::HttpServer http(io.provider->getTimer(), table, service);
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
       {
@@ -480,9 +599,9 @@ struct status_http::impl {
   }
 };
 
-result<std::unique_ptr<status_http>> status_http::start(store& s, const server& srv, status_http_options o) {
-  auto p = std::make_unique<impl>();
-  p->thread = std::thread([raw = p.get(), store = &s, served = &srv, o] { raw->run(*store, *served, o); });
+result<std::unique_ptr<status_http>> status_http::start(std::shared_ptr<status_source> source, status_http_options o) {
+  auto p = std::make_unique<impl>(std::move(source));
+  p->thread = std::thread([raw = p.get(), o] { raw->run(o); });
   {
     std::unique_lock l(p->mu);
     p->cv.wait(l, [&] { return p->ready; });
@@ -499,6 +618,8 @@ status_http::status_http(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 status_http::~status_http() { stop(); }
 
 std::uint16_t status_http::port() const { return p_->port; }
+
+void status_http::serve(std::shared_ptr<status_source> source) { p_->source.set(std::move(source)); }
 
 void status_http::stop() {
   if (p_->stopped) return;

@@ -177,8 +177,8 @@ class store_persistence {
   // Recovery's steps (store/recovery.cc).
   status read_catalog(recovered_catalog& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
   // One partition's cells, on any thread: touches no guarded state (what it finds goes
-  // into `job`, the count of cells it reads into `progress` as it goes).
-  status load_partition(partition_load& job, std::atomic<std::uint64_t>& progress);
+  // into `job`, the cells it reads are counted in `progress` as it goes).
+  status load_partition(partition_load& job, recovery_progress& progress);
   // Every partition of `jobs`, by up to options_.recovery_threads threads, logging progress.
   status load_partitions(std::vector<partition_load>& jobs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
   status replay_log(const std::map<std::uint64_t, std::pair<const table_schema*, std::vector<memtable*>>>& tables)

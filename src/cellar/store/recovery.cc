@@ -111,20 +111,21 @@ struct partition_load {
 
 namespace {
 
-// Adds to a shared count every few thousand cells, so that progress costs no contention.
+// Adds to the shared count of cells read every few thousand cells, so that progress costs
+// no contention.
 class progress_count {
  public:
-  explicit progress_count(std::atomic<std::uint64_t>& total) : total_(total) {}
-  ~progress_count() { total_.fetch_add(n_, std::memory_order_relaxed); }
+  explicit progress_count(recovery_progress& total) : total_(total) {}
+  ~progress_count() { total_.add_cells(n_); }
   void one() {
     if (++n_ == 4096) {
-      total_.fetch_add(n_, std::memory_order_relaxed);
+      total_.add_cells(n_);
       n_ = 0;
     }
   }
 
  private:
-  std::atomic<std::uint64_t>& total_;
+  recovery_progress& total_;
   std::uint64_t n_ = 0;
 };
 
@@ -142,7 +143,7 @@ std::size_t cores_available() {
 // the change runs since it was last merged, oldest first: each cell's state replaces what
 // the base or an older run said). Cells of families the schema no longer has are left out
 // and their families noted in job.stale.
-status store_persistence::load_partition(partition_load& job, std::atomic<std::uint64_t>& progress) {
+status store_persistence::load_partition(partition_load& job, recovery_progress& progress) {
   wt_home& wt = *wt_;
   const table_schema& t = *job.t;
   const std::uint32_t p = job.p;
@@ -212,17 +213,17 @@ status store_persistence::load_partition(partition_load& job, std::atomic<std::u
 
 // Step 2 for every partition: each thread takes whole partitions (WiredTiger sessions are
 // per call, partitions separate tables and memtables, so readers share nothing but the
-// counter of cells read). After the first failure no partition is started; the error of
-// the first failed partition, in `jobs` order, is returned. Progress is logged every few
-// seconds while it runs.
+// progress). After the first failure no partition is started; the error of the first
+// failed partition, in `jobs` order, is returned. Progress is logged every few seconds
+// while it runs.
 status store_persistence::load_partitions(std::vector<partition_load>& jobs) {
   if (jobs.empty()) return status::ok();
   std::size_t threads = options_.recovery_threads != 0 ? options_.recovery_threads : cores_available();
   threads = std::clamp<std::size_t>(threads, 1, std::min(jobs.size(), max_recovery_threads));
   recovered_.threads = static_cast<std::uint32_t>(threads);
   recovered_.partitions = static_cast<std::uint32_t>(jobs.size());
-  std::atomic<std::size_t> next{0}, done{0};
-  std::atomic<std::uint64_t> cells{0};
+  recovery_progress& progress = *options_.recovery_progress;
+  std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   absl::Mutex mu;
   std::size_t running = threads;  // guarded by mu
@@ -232,22 +233,21 @@ status store_persistence::load_partitions(std::vector<partition_load>& jobs) {
     while (!failed.load(std::memory_order_relaxed)) {
       const std::size_t k = next.fetch_add(1);
       if (k >= jobs.size()) break;
-      jobs[k].st = load_partition(jobs[k], cells);
+      jobs[k].st = load_partition(jobs[k], progress);
       if (!jobs[k].st) failed = true;
-      done.fetch_add(1);
+      progress.partition_read(jobs[k].sizes.base + jobs[k].sizes.runs);
     }
     absl::MutexLock l(&mu);
     all_done = --running == 0;
   };
-  const auto t0 = clock_type::now();
   std::vector<std::thread> all;
   for (std::size_t i = 0; i < threads; ++i) all.emplace_back(reader);
   {
     absl::MutexLock l(&mu);
     while (!mu.AwaitWithTimeout(absl::Condition(&all_done), absl::Seconds(2))) {
-      const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-      spdlog::info("cellar: recovery: {} of {} partitions read, {} cells ({:.0f} cells/s, {} threads)", done.load(),
-                   jobs.size(), cells.load(), static_cast<double>(cells.load()) / s, threads);
+      const auto f = progress.read();
+      spdlog::info("cellar: recovery: {} of {} partitions read, {} cells ({:.0f} cells/s, {} threads)",
+                   f.partitions_done, f.partitions_total, f.cells, static_cast<double>(f.cells) / f.seconds, threads);
     }
   }
   for (auto& t : all) t.join();
@@ -273,6 +273,8 @@ status store_persistence::replay_log(
     const std::map<std::uint64_t, std::pair<const table_schema*, std::vector<memtable*>>>& tables) {
   for (auto& [uid, e] : tables)
     for (auto* m : e.second) m->track(true, false);
+  recovery_progress& progress = *options_.recovery_progress;
+  progress.enter(recovery_progress::phase::replaying_log);
   log_replay_stats replayed;
   auto st = redo_log::replay(
       *options_.env, options_.directory, generation_,
@@ -285,6 +287,7 @@ status store_persistence::replay_log(
         std::set<std::uint32_t> families;
         for (const auto& f : it->second.first->families) families.insert(f.id);
         ++recovered_.log_records;
+        progress.log_record(payload.size());
         return for_each_log_entry(header->entries, [&](log_entry& e) {
           if (!families.count(e.key.family)) return;
           std::optional<cell_value> v;
@@ -332,6 +335,7 @@ result<recovered_catalog> store_persistence::recover() {
     }
     by_uid[t.uid] = {&t, std::move(raw)};
   }
+  options_.recovery_progress->begin(static_cast<std::uint32_t>(jobs.size()));
   if (auto s = load_partitions(jobs); !s) return s;
   for (auto& j : jobs) {
     recovered_.tables_salvaged += j.salvaged ? 1 : 0;
