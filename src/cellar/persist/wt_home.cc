@@ -402,9 +402,8 @@ status wt_home::read_catalog(const std::function<void(std::string_view, std::str
   if (c.error()) return wt_error(c.error(), "open table:catalog");
   int ret;
   while ((ret = c->next(c.get())) == 0) {
-    WT_ITEM k, v;
-    c->get_key(c.get(), &k);
-    c->get_value(c.get(), &v);
+    WT_ITEM k{}, v{};
+    if ((ret = c->get_key(c.get(), &k)) != 0 || (ret = c->get_value(c.get(), &v)) != 0) break;
     fn(view(k), view(v));
   }
   if (ret != WT_NOTFOUND) return wt_error(ret, "read table:catalog");
@@ -490,16 +489,16 @@ int seek_at_or_before(WT_CURSOR* c, std::string_view k) {
 }
 
 std::string current_key(WT_CURSOR* c) {
-  WT_ITEM k;
-  c->get_key(c, &k);
+  WT_ITEM k{};
+  if (c->get_key(c, &k) != 0) return {};  // the connection failed meanwhile: no family's key
   return std::string(view(k));
 }
 
 // Appends the cells of the run under the cursor, and its size to *size; false if the
 // run is damaged.
 bool read_run(WT_CURSOR* c, std::vector<stored_cell>& out, std::size_t* size) {
-  WT_ITEM v;
-  c->get_value(c, &v);
+  WT_ITEM v{};
+  if (c->get_value(c, &v) != 0) return false;
   *size += v.size;
   run_reader r(view(v));
   std::string_view k, st;
@@ -872,9 +871,10 @@ status walk_records(WT_CONNECTION* conn, const std::string& uri, const std::stri
   if (c.error()) return wt_error(c.error(), "open " + name);
   int ret;
   while ((ret = c->next(c.get())) == 0) {
-    WT_ITEM k, v;
-    c->get_key(c.get(), &k);
-    c->get_value(c.get(), &v);
+    // Another thread's read of a damaged block panics the connection, and then these fail
+    // too, leaving the items as they were: the walk ends with that error.
+    WT_ITEM k{}, v{};
+    if ((ret = c->get_key(c.get(), &k)) != 0 || (ret = c->get_value(c.get(), &v)) != 0) break;
     auto st = decode(k, v);
     if (st.code() == code::corruption) return status{code::corruption, name + ": " + st.message()};
     if (!st) return st;
@@ -930,8 +930,8 @@ status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::ui
   if (ret == WT_NOTFOUND) return status::ok();
   if (ret != 0) return wt_error(ret, "purge " + uri);
   if (exact < 0 && (ret = lo->next(lo.get())) != 0) return ret == WT_NOTFOUND ? status::ok() : wt_error(ret, "purge");
-  WT_ITEM k;
-  lo->get_key(lo.get(), &k);
+  WT_ITEM k{};
+  if ((ret = lo->get_key(lo.get(), &k)) != 0) return wt_error(ret, "purge " + uri);
   if (view(k) >= b) return status::ok();
   hi->set_key(hi.get(), &bi);
   ret = hi->search_near(hi.get(), &exact);
@@ -967,8 +967,8 @@ result<std::uint64_t> wt_home::get_meta(std::string_view key) {
   int ret = c->search(c.get());
   if (ret == WT_NOTFOUND) return std::uint64_t{0};
   if (ret != 0) return wt_error(ret, "read table:meta");
-  WT_ITEM v;
-  c->get_value(c.get(), &v);
+  WT_ITEM v{};
+  if ((ret = c->get_value(c.get(), &v)) != 0) return wt_error(ret, "read table:meta");
   reader r(view(v));
   std::uint64_t out = 0;
   if (!r.u64(out)) return status{code::corruption, "table:meta holds a malformed value"};
