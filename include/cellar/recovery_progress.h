@@ -47,6 +47,9 @@ class recovery_progress {
     std::uint64_t bytes = 0;             // bytes read: the snapshot's partition files and the log's records
     std::int64_t started_unix_ms = 0;    // when reading began (wall clock); 0 before it did
     double seconds = 0;                  // since then, until recovery ended
+
+    // Recovery is over (done or failed): the figures no longer change.
+    bool ended() const { return phase == recovery_progress::phase::done || phase == recovery_progress::phase::failed; }
   };
 
   recovery_progress() = default;
@@ -55,11 +58,6 @@ class recovery_progress {
 
   // The figures now.
   figures read() const;
-  // True from the start of reading until recovery ended (done or failed).
-  bool in_progress() const {
-    const auto p = phase_.load(std::memory_order_acquire);
-    return p == phase::reading_snapshot || p == phase::replaying_log;
-  }
 
   // Has `f` called with this object after each partition is read from the snapshot and at
   // each change of phase, on the thread that did it: partitions are read by several

@@ -2,6 +2,7 @@
 
 #include "rpc/listen.h"
 
+#include <absl/synchronization/mutex.h>
 #include <kj/async-io.h>
 #include <kj/compat/http.h>
 #include <spdlog/spdlog.h>
@@ -391,7 +392,7 @@ std::string render_recovery_prometheus(const recovery_progress::figures& f, cons
   p.sample("cellar_info", "version=\"" + label_value(CELLAR_VERSION) + "\"", 1);
   p.one("cellar_start_time_seconds", "gauge", "When the status service started, seconds since the epoch.",
         static_cast<double>(ctx.started_unix_ms) / 1000);
-  const bool recovering = f.phase != recovery_progress::phase::done && f.phase != recovery_progress::phase::failed;
+  const bool recovering = !f.ended();
   p.one("cellar_recovery_in_progress", "gauge", "1 while the store recovers at open, 0 once it serves.",
         recovering ? 1 : 0);
   p.family("cellar_recovery_phase", "gauge", "1 for the phase the recovery is in.");
@@ -413,7 +414,7 @@ std::string render_recovery_prometheus(const recovery_progress::figures& f, cons
 }
 
 std::string render_recovery_page(const recovery_progress::figures& f, const status_context& ctx) {
-  const bool recovering = f.phase != recovery_progress::phase::done && f.phase != recovery_progress::phase::failed;
+  const bool recovering = !f.ended();
   // While it recovers the page reloads itself (no script: a refresh header in the page).
   std::string o = page_head(ctx, CELLAR_VERSION, recovering ? "<meta http-equiv=\"refresh\" content=\"5\">\n" : "");
   auto row = [&](const std::string& k, const std::string& v) {
@@ -448,18 +449,22 @@ std::string render_recovery_page(const recovery_progress::figures& f, const stat
 
 // ---- the sources ----------------------------------------------------------------------
 
-result<std::string> store_status::metrics(status_context ctx) {
+result<store_summary> store_status::summary_now() const {
   auto sum = summarize(s_);
+  if (sum) sum->connections = srv_.connections();
+  return sum;
+}
+
+result<std::string> store_status::metrics(status_context ctx) {
+  auto sum = summary_now();
   if (!sum) return sum.error();
-  sum->connections = srv_.connections();
   ctx.listen = listen_;
   return render_prometheus(*sum, srv_.metrics(), ctx);
 }
 
 result<std::string> store_status::page(status_context ctx) {
-  auto sum = summarize(s_);
+  auto sum = summary_now();
   if (!sum) return sum.error();
-  sum->connections = srv_.connections();
   ctx.listen = listen_;
   return render_status_page(*sum, srv_.metrics().read(), ctx);
 }
@@ -482,18 +487,18 @@ namespace {
 class source_slot {
  public:
   explicit source_slot(std::shared_ptr<status_source> s) : source_(std::move(s)) {}
-  std::shared_ptr<status_source> get() {
-    std::lock_guard l(mu_);
+  std::shared_ptr<status_source> get() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock l(&mu_);
     return source_;
   }
-  void set(std::shared_ptr<status_source> s) {
-    std::lock_guard l(mu_);
+  void set(std::shared_ptr<status_source> s) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock l(&mu_);
     source_ = std::move(s);
   }
 
  private:
-  std::mutex mu_;
-  std::shared_ptr<status_source> source_;
+  absl::Mutex mu_;
+  std::shared_ptr<status_source> source_ ABSL_GUARDED_BY(mu_);
 };
 
 class status_service final : public kj::HttpService {

@@ -60,6 +60,9 @@ class store_status final : public status_source {
   result<std::string> page(status_context ctx) override;
 
  private:
+  // The store's summary now, with the server's connections.
+  result<store_summary> summary_now() const;
+
   store& s_;
   const server& srv_;
   std::string listen_;
