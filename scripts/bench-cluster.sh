@@ -102,7 +102,7 @@ if [ "$REDIS" = 1 ]; then
   for i in 1 2 3 4; do
     port=$(free_port)
     taskset -c "$SERVER_CPUS" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 \
-      --daemonize no >"$work/redis-$i.log" 2>&1 &
+      --dir "$work" --daemonize no >"$work/redis-$i.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis-cli -p "$port" ping >/dev/null 2>&1 || { echo "redis-server $i did not start:" >&2; cat "$work/redis-$i.log" >&2; exit 1; }

@@ -37,7 +37,7 @@ start_cellar() {  # DATA_DIR
 }
 start_redis() {
   port=$(free_port)
-  taskset -c "$server_cpu" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 --daemonize no >/dev/null 2>&1 &
+  taskset -c "$server_cpu" redis-server --save '' --appendonly no --port "$port" --bind 127.0.0.1 --dir "$work" --daemonize no >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
   exit 1

@@ -170,7 +170,7 @@ start_redis() {
   local cpus=$1; shift
   redis_port=$(free_port)
   pin_to "$cpus"
-  "${pin[@]}" redis-server --save '' --appendonly no --port "$redis_port" --bind 127.0.0.1 --daemonize no \
+  "${pin[@]}" redis-server --save '' --appendonly no --port "$redis_port" --bind 127.0.0.1 --dir "$work" --daemonize no \
     "$@" >"$work/redis.log" 2>&1 &
   redis_pid=$!
   for _ in $(seq 100); do
