@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "../persist/crash_copy.h"
 #include "../persist/fault_env.h"
 #include "admin/transfer.h"
 #include "backup_fixture.h"
 #include "persist/codec.h"
+#include "route/router.h"
 #include "store/snapshot_files.h"
 
 using namespace cellar;
@@ -51,6 +53,33 @@ std::vector<std::string> names(const std::string& prefix, int n) {
   std::vector<std::string> out;
   for (int i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
   return out;
+}
+
+// What a crash copy taken after a failed load may hold: each partition as it was before
+// the load or with all of the load's rows, never a part of them. A partition table that
+// was empty becomes durable when its bulk load closes, before the checkpoint that would
+// have ended the snapshot (docs/storage.md), so which partitions come back loaded depends
+// on when WiredTiger flushed its log.
+void check_each_partition_before_or_loaded(const partition_spec& spec, const std::map<std::string, std::string>& got,
+                                          const std::map<std::string, std::string>& before,
+                                          const std::map<std::string, std::string>& loaded,
+                                          const std::vector<std::string>& rows) {
+  const auto at = [](const std::map<std::string, std::string>& m, const std::string& row) {
+    auto it = m.find(row);
+    return it == m.end() ? std::optional<std::string>() : std::optional<std::string>(it->second);
+  };
+  for (std::uint32_t p = 0; p < spec.count(); ++p) {
+    std::size_t as_before = 0, as_loaded = 0, of_partition = 0;
+    for (const auto& row : rows) {
+      if (detail::partition_of(spec, row) != p) continue;
+      ++of_partition;
+      as_before += at(got, row) == at(before, row);
+      as_loaded += at(got, row) == at(loaded, row);
+    }
+    INFO("partition " << p << ": " << of_partition << " rows, " << as_before << " as before, " << as_loaded
+                      << " as loaded");
+    CHECK((as_before == of_partition || as_loaded == of_partition));
+  }
 }
 
 }  // namespace
@@ -133,7 +162,11 @@ TEST_CASE("a bulk load whose snapshot fails stays readable, and the next snapsho
   CHECK(values(*s, rows) == want);
   {
     auto copy = testsupport::open_ok(opts(persisttest::crash_copy(dir.path, dir.path + "-crash")));
-    CHECK(values(*copy, rows) == before);
+    // A table with cells took no bulk load: its failed checkpoint left it as before.
+    if (base)
+      CHECK(values(*copy, rows) == before);
+    else
+      check_each_partition_before_or_loaded(spec, values(*copy, rows), before, want, rows);
   }
   auto snap = s->snapshot();
   INFO(snap.error().to_string());

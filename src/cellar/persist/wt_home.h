@@ -76,8 +76,10 @@ class wt_home {
   // Snapshot work.
   //
   // A bulk load whose cells WiredTiger has taken but whose file is not yet synced and
-  // closed. finish_load() makes it durable; destroying it unfinished closes it (the
-  // snapshot is then abandoned: no checkpoint takes it).
+  // closed. finish_load() makes it durable; destroying it unfinished closes it, and the
+  // snapshot is then abandoned. Either way WiredTiger checkpoints the file when the bulk
+  // cursor closes, so the table may come back loaded after a crash even though no snapshot
+  // took it: a point-in-time cut of its partition (docs/storage.md).
   class pending_load;
   struct pending_load_deleter {
     void operator()(pending_load* p) const;
