@@ -61,9 +61,9 @@ std::vector<std::string> names(const std::string& prefix, int n) {
 // have ended the snapshot (docs/storage.md), so which partitions come back loaded depends
 // on when WiredTiger flushed its log.
 void check_each_partition_before_or_loaded(const partition_spec& spec, const std::map<std::string, std::string>& got,
-                                          const std::map<std::string, std::string>& before,
-                                          const std::map<std::string, std::string>& loaded,
-                                          const std::vector<std::string>& rows) {
+                                           const std::map<std::string, std::string>& before,
+                                           const std::map<std::string, std::string>& loaded,
+                                           const std::vector<std::string>& rows) {
   const auto at = [](const std::map<std::string, std::string>& m, const std::string& row) {
     auto it = m.find(row);
     return it == m.end() ? std::optional<std::string>() : std::optional<std::string>(it->second);
