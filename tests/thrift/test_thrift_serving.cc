@@ -1,15 +1,9 @@
 // The gateway's serving: transports and protocols as HBase's server has them, and
 // connections that fail alone.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <thrift/TApplicationException.h>
-#include <thrift/transport/TFDTransport.h>
-#include <thrift/transport/TSSLSocket.h>
 
-#include "../rpc/test_certs.h"
 #include "thrift_fixture.h"
 
 TEST_CASE("thrift2 over framed transport and the compact protocol") {
@@ -42,34 +36,6 @@ TEST_CASE("thrift1 over framed transport and the compact protocol") {
   c->getTableNames(names);
   CHECK(names == std::vector<std::string>{"t"});
 }
-
-namespace {
-
-// A connection to the gateway on loopback.
-int connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
-
-// A connection that sends `bytes` and then reads until the gateway closes it: true when
-// it did close it.
-bool closed_after(std::uint16_t port, const std::string& bytes) {
-  const int fd = connect_to(port);
-  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
-  char buf[256];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) {}
-  ::close(fd);
-  return n == 0;
-}
-
-}  // namespace
 
 TEST_CASE("a bad request fails alone: other connections keep being served") {
   served_gateway g;
@@ -108,42 +74,6 @@ TEST_CASE("the gateway refuses a port it cannot bind") {
   CHECK(second.code() == cellar::code::io_error);
 }
 
-TEST_CASE("TLS on the gateway's port") {
-  const auto& certs = test_certs::get();
-  cellar::thrift::gateway_options o;
-  o.tls_cert_file = certs.server_cert;
-  o.tls_key_file = certs.server_key;
-  served_gateway g(o);
-
-  namespace at = apache::thrift;
-  auto tls = std::make_shared<at::transport::TSSLSocketFactory>(at::transport::SSLProtocol::TLSv1_2);
-  tls->loadTrustedCertificates(certs.ca.c_str());
-  tls->authenticate(true);
-  auto transport =
-      std::make_shared<at::transport::TBufferedTransport>(tls->createSocket("127.0.0.1", g.gateway->port()));
-  transport->open();
-  t2::THBaseServiceClient c(std::make_shared<at::protocol::TBinaryProtocol>(transport));
-  CHECK_FALSE(c.tableExists(tname("t")));
-
-  // A plain-text client gets no answer; the TLS client keeps being served.
-  {
-    served_gateway* plain_target = &g;
-    client2 plain(*plain_target);
-    CHECK_THROWS(plain->tableExists(tname("t")));
-  }
-  CHECK_FALSE(c.tableExists(tname("t")));
-  transport->close();
-
-  // A certificate without its key is refused at start.
-  cellar::thrift::gateway_options bad;
-  bad.tls_cert_file = certs.server_cert;
-  auto refused = cellar::thrift::gateway::start(*g.store, bad);
-  CHECK(refused.code() == cellar::code::invalid_argument);
-  bad.tls_key_file = certs.other_key;
-  refused = cellar::thrift::gateway::start(*g.store, bad);
-  CHECK(refused.code() == cellar::code::io_error);
-}
-
 TEST_CASE("requests and replies larger than a socket's buffers cross in many reads and sends") {
   cellar::thrift::gateway_options o;
   o.framed = GENERATE(false, true);
@@ -164,42 +94,8 @@ TEST_CASE("requests and replies larger than a socket's buffers cross in many rea
 
 namespace {
 
-// The bytes of a thrift2 tableExists call on `table`, buffered and binary.
-std::string table_exists_call(const std::string& table, std::int32_t seqid) {
-  namespace at = apache::thrift;
-  auto buffer = std::make_shared<at::transport::TMemoryBuffer>();
-  at::protocol::TBinaryProtocol p(buffer);
-  t2::THBaseService_tableExists_pargs args;
-  const auto name = tname(table);
-  args.tableName = &name;
-  p.writeMessageBegin("tableExists", at::protocol::T_CALL, seqid);
-  args.write(&p);
-  p.writeMessageEnd();
-  return buffer->getBufferAsString();
-}
-
 void send_all(int fd, const std::string& bytes) {
   REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
-}
-
-// Reads the answer to tableExists from `fd`, checking its sequence id.
-bool table_exists_answer(int fd, std::int32_t want_seqid) {
-  namespace at = apache::thrift;
-  auto socket = std::make_shared<at::transport::TFDTransport>(fd, at::transport::TFDTransport::NO_CLOSE_ON_DESTROY);
-  at::protocol::TBinaryProtocol p(socket);
-  std::string name;
-  at::protocol::TMessageType type;
-  std::int32_t seqid = 0;
-  p.readMessageBegin(name, type, seqid);
-  REQUIRE(type == at::protocol::T_REPLY);
-  CHECK(seqid == want_seqid);
-  bool exists = false;
-  t2::THBaseService_tableExists_presult result;
-  result.success = &exists;
-  result.read(&p);
-  p.readMessageEnd();
-  REQUIRE(result.__isset.success);
-  return exists;
 }
 
 }  // namespace

@@ -2,9 +2,17 @@
 // clients of it made with the C++ code generated from the project's IDL files.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TCompactProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TFDTransport.h>
+#include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TSocket.h>
 
 #include <catch2/catch.hpp>
@@ -12,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "../rpc/test_certs.h"
 #include "Hbase.h"
 #include "THBaseService.h"
 #include "cellar/store.h"
@@ -50,7 +59,32 @@ inline cellar::thrift::gateway_options thrift1_options() {
   return o;
 }
 
-// A connected client of service `Client` speaking the gateway's transport and protocol.
+// Gateway options with TLS on, with the test certificates (rpc/test_certs.h).
+inline cellar::thrift::gateway_options tls_options(cellar::thrift::gateway_options o = {}) {
+  const auto& certs = test_certs::get();
+  o.tls_cert_file = certs.server_cert;
+  o.tls_key_file = certs.server_key;
+  return o;
+}
+
+// Thrift's TLS client sockets, trusting the test CA and checking the server's name. Made
+// once, before any thread creates sockets from it.
+inline std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls_clients() {
+  namespace at = apache::thrift;
+  static auto factory = [] {
+    auto f = std::make_shared<at::transport::TSSLSocketFactory>(at::transport::SSLProtocol::TLSv1_2);
+    f->loadTrustedCertificates(test_certs::get().ca.c_str());
+    f->authenticate(true);
+    // Set now: the factory would make it at its first socket, racing other threads' first.
+    f->access(std::make_shared<at::transport::DefaultClientAccessManager>());
+    return f;
+  }();
+  return factory;
+}
+
+// A connected client of service `Client` speaking the gateway's transport and protocol,
+// over TLS when the gateway has it. A reply not there in 20 s fails the call (a test that
+// would wait for ever fails instead).
 template <class Client>
 struct client_of {
   std::shared_ptr<apache::thrift::transport::TTransport> transport;
@@ -58,7 +92,12 @@ struct client_of {
 
   explicit client_of(const served_gateway& g) {
     namespace at = apache::thrift;
-    auto socket = std::make_shared<at::transport::TSocket>("127.0.0.1", g.gateway->port());
+    std::shared_ptr<at::transport::TSocket> socket;
+    if (g.options.tls_cert_file.empty())
+      socket = std::make_shared<at::transport::TSocket>("127.0.0.1", g.gateway->port());
+    else
+      socket = tls_clients()->createSocket("127.0.0.1", g.gateway->port());
+    socket->setRecvTimeout(20000);
     if (g.options.framed)
       transport = std::make_shared<at::transport::TFramedTransport>(socket);
     else
@@ -132,4 +171,75 @@ std::string io_error_of(F&& f) {
   }
   FAIL("no TIOError");
   return {};
+}
+
+// The bytes of a call of `method` with `args` (a generated `..._pargs`), buffered and binary.
+template <class Args>
+std::string call_bytes(const std::string& method, const Args& args, std::int32_t seqid) {
+  namespace at = apache::thrift;
+  auto buffer = std::make_shared<at::transport::TMemoryBuffer>();
+  at::protocol::TBinaryProtocol p(buffer);
+  p.writeMessageBegin(method, at::protocol::T_CALL, seqid);
+  args.write(&p);
+  p.writeMessageEnd();
+  return buffer->getBufferAsString();
+}
+
+// The bytes of a thrift2 tableExists call on `table`, buffered and binary.
+inline std::string table_exists_call(const std::string& table, std::int32_t seqid) {
+  t2::THBaseService_tableExists_pargs args;
+  const auto name = tname(table);
+  args.tableName = &name;
+  return call_bytes("tableExists", args, seqid);
+}
+
+// Reads the answer to tableExists from `in` (buffered, binary), checking its sequence id.
+inline bool table_exists_answer(std::shared_ptr<apache::thrift::transport::TTransport> in, std::int32_t want_seqid) {
+  namespace at = apache::thrift;
+  at::protocol::TBinaryProtocol p(std::move(in));
+  std::string name;
+  at::protocol::TMessageType type;
+  std::int32_t seqid = 0;
+  p.readMessageBegin(name, type, seqid);
+  REQUIRE(type == at::protocol::T_REPLY);
+  CHECK(seqid == want_seqid);
+  bool exists = false;
+  t2::THBaseService_tableExists_presult result;
+  result.success = &exists;
+  result.read(&p);
+  p.readMessageEnd();
+  REQUIRE(result.__isset.success);
+  return exists;
+}
+
+inline bool table_exists_answer(int fd, std::int32_t want_seqid) {
+  namespace at = apache::thrift;
+  return table_exists_answer(
+      std::make_shared<at::transport::TFDTransport>(fd, at::transport::TFDTransport::NO_CLOSE_ON_DESTROY), want_seqid);
+}
+
+// A connection to the gateway on loopback; a read that waits 20 s fails (returns -1).
+inline int connect_to(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  timeval patience{20, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+// A connection that sends `bytes` and then reads until the gateway closes it: true when
+// it did close it.
+inline bool closed_after(std::uint16_t port, const std::string& bytes) {
+  const int fd = connect_to(port);
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) {}
+  ::close(fd);
+  return n == 0;
 }

@@ -126,10 +126,37 @@ kj::Own<kj::TlsContext> server_tls_context(const tls_server_keys& keys, kj::Time
   kj::TlsContext::Options o;
   o.useSystemTrustStore = false;
   o.minVersion = kj::TlsVersion::TLS_1_2;
+  o.cipherList = tls_server_ciphers;
   o.defaultKeypair = pair;
   o.timer = timer;
   o.acceptTimeout = handshake_timeout;
   return kj::heap<kj::TlsContext>(o);  // copies what it needs from `pair`
+}
+
+result<std::shared_ptr<ssl_ctx_st>> server_ssl_context(const tls_server_keys& keys) {
+  ERR_clear_error();
+  std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
+  if (!ctx) return status{code::internal, "SSL_CTX_new: " + openssl_errors()};
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  if (SSL_CTX_set_cipher_list(ctx.get(), tls_server_ciphers) != 1)
+    return status{code::internal, "SSL_CTX_set_cipher_list: " + openssl_errors()};
+  // The file's first certificate is the server's; the rest are its chain, sent with it.
+  auto certs = bio_of(keys.certificate_pem);
+  std::unique_ptr<X509, x509_deleter> leaf(PEM_read_bio_X509_AUX(certs.get(), nullptr, nullptr, nullptr));
+  if (!leaf || SSL_CTX_use_certificate(ctx.get(), leaf.get()) != 1)
+    return status{code::invalid_argument, "the TLS certificate: " + openssl_errors()};
+  while (X509* more = PEM_read_bio_X509(certs.get(), nullptr, nullptr, nullptr)) {
+    if (SSL_CTX_add0_chain_cert(ctx.get(), more) != 1) {
+      X509_free(more);
+      return status{code::invalid_argument, "the TLS certificate chain: " + openssl_errors()};
+    }
+  }
+  ERR_clear_error();  // the end of the file, reported as an error by the last read
+  std::unique_ptr<EVP_PKEY, pkey_deleter> key(
+      PEM_read_bio_PrivateKey(bio_of(keys.key_pem).get(), nullptr, nullptr, nullptr));
+  if (!key || SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 || SSL_CTX_check_private_key(ctx.get()) != 1)
+    return status{code::invalid_argument, "the TLS key: " + openssl_errors()};
+  return std::shared_ptr<ssl_ctx_st>(std::move(ctx));
 }
 
 kj::Promise<void> accept_tls(kj::TlsContext& tls, kj::Own<socket_stream> stream, std::string peer, kj::Timer& timer,

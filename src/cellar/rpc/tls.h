@@ -22,6 +22,8 @@
 #include "cellar/status.h"
 #include "rpc/socket_stream.h"
 
+struct ssl_ctx_st;  // OpenSSL's SSL_CTX
+
 namespace cellar::rpc {
 
 // The first byte of a TLS connection (a handshake record): a plain client's first byte
@@ -35,9 +37,20 @@ struct tls_server_keys {
 };
 // Reads and checks `cert_file` and `key_file` (INVALID_ARGUMENT or IO_ERROR naming the file).
 result<tls_server_keys> load_server_keys(const std::string& cert_file, const std::string& key_file);
+// The TLS 1.2 cipher suites a server offers: Mozilla's "intermediate" list without classic
+// Diffie-Hellman (kj-tls's own default). TLS 1.3 suites are OpenSSL's defaults.
+inline constexpr const char* tls_server_ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
 // A kj TLS context serving `keys`; a handshake not done within `handshake_timeout` fails.
 kj::Own<kj::TlsContext> server_tls_context(const tls_server_keys& keys, kj::Timer& timer,
                                            kj::Duration handshake_timeout);
+// An OpenSSL server context serving `keys` with the settings of server_tls_context (TLS 1.2
+// or later, tls_server_ciphers, no client certificates), for a server that runs OpenSSL on
+// its own event loop (thrift/event_server.h) so that its port behaves as the data port.
+// INVALID_ARGUMENT when OpenSSL refuses the keys.
+result<std::shared_ptr<ssl_ctx_st>> server_ssl_context(const tls_server_keys& keys);
 
 // Starts serving a connection (rpc/server.cc): `refusal` set, every login gets it, then
 // the connection closes.

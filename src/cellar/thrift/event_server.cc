@@ -15,8 +15,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -24,6 +26,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "thrift/tls_session.h"
 
 namespace cellar::thrift {
 
@@ -94,7 +97,25 @@ struct connection {
   std::size_t out_pos = 0;
   bool paused = false;  // requests not read until the client reads its replies
   bool closed = false;
+  std::unique_ptr<tls_session> tls;  // null: plain TCP
+  std::uint64_t serial = 0;          // tells it from a later connection at the same address
 };
+
+// The address of the client at the other end of `fd`, for the log.
+std::string peer_of(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "a client";
+  char host[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    return std::string("[") + host + "]:" + std::to_string(ntohs(v6->sin6_port));
+  }
+  const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+  ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(ntohs(v4->sin_port));
+}
 
 std::uint32_t be32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
@@ -181,7 +202,7 @@ class event_server::impl::loop {
     epoll_event events[64];
     std::vector<connection*> dead;
     for (;;) {
-      const int n = ::epoll_wait(epoll_, events, 64, -1);
+      const int n = ::epoll_wait(epoll_, events, 64, wait_ms());
       if (n < 0 && errno != EINTR) {
         spdlog::error("thrift gateway: epoll_wait: {}", std::strerror(errno));
         return;
@@ -203,6 +224,42 @@ class event_server::impl::loop {
       // Freed after the batch: a later event of this batch may still name them.
       for (auto* c : dead) delete c;
       dead.clear();
+      expire_handshakes();
+    }
+  }
+
+  // When a TLS connection must have finished its handshake.
+  struct handshake_deadline {
+    std::chrono::steady_clock::time_point at;
+    connection* c;
+    std::uint64_t serial;
+  };
+  // Whether the connection `h` was set for is still open and handshaking.
+  bool handshaking(const handshake_deadline& h) const {
+    return conns_.contains(h.c) && h.c->serial == h.serial && !h.c->tls->handshake_done();
+  }
+
+  // How long epoll may wait: until the first deadline of a handshake still under way.
+  int wait_ms() {
+    while (!handshakes_.empty() && !handshaking(handshakes_.front())) handshakes_.pop_front();
+    if (handshakes_.empty()) return -1;
+    const auto left = handshakes_.front().at - std::chrono::steady_clock::now();
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    return static_cast<int>(std::clamp<std::int64_t>(ms, 0, INT_MAX));
+  }
+
+  // Closes the TLS connections whose handshake is not done by their deadline. Deadlines
+  // are kept in the order the connections arrived, which is the order they fall due.
+  void expire_handshakes() {
+    const auto now = std::chrono::steady_clock::now();
+    while (!handshakes_.empty() && handshakes_.front().at <= now) {
+      const auto h = handshakes_.front();
+      handshakes_.pop_front();
+      if (!handshaking(h)) continue;
+      spdlog::warn("thrift gateway: closing the connection from {}: no TLS handshake within {} ms", peer_of(h.c->fd),
+                   s_.options.tls_handshake_timeout.count());
+      close(*h.c);
+      delete h.c;
     }
   }
 
@@ -222,6 +279,17 @@ class event_server::impl::loop {
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       auto* c = new connection;
       c->fd = fd;
+      c->serial = ++serial_;
+      if (s_.options.tls) {
+        c->tls = tls_session::accept(s_.options.tls.get());
+        if (!c->tls) {
+          spdlog::warn("thrift gateway: no TLS session for the connection from {}: out of memory", peer_of(fd));
+          ::close(fd);
+          delete c;
+          continue;
+        }
+        handshakes_.push_back({std::chrono::steady_clock::now() + s_.options.tls_handshake_timeout, c, c->serial});
+      }
       epoll_event e{};
       e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
       e.data.ptr = c;
@@ -248,11 +316,24 @@ class event_server::impl::loop {
     if (c.paused) return;
     bool eof = false;
     for (;;) {
-      if (c.in.size() - c.in_len < 4096) make_room(c);
-      const std::size_t room = c.in.size() - c.in_len;
-      const ssize_t n = ::recv(c.fd, c.in.data() + c.in_len, room, 0);
+      // With TLS the socket's bytes are records, read into the loop's buffer and decrypted
+      // into c.in; without, they are the messages themselves.
+      char* to = raw_.data();
+      std::size_t room = raw_.size();
+      if (!c.tls) {
+        if (c.in.size() - c.in_len < 4096) make_room(c);
+        to = c.in.data() + c.in_len;
+        room = c.in.size() - c.in_len;
+      }
+      const ssize_t n = ::recv(c.fd, to, room, 0);
       if (n > 0) {
-        c.in_len += static_cast<std::size_t>(n);
+        if (!c.tls) {
+          c.in_len += static_cast<std::size_t>(n);
+        } else if (!decrypt(c, to, static_cast<std::size_t>(n))) {
+          if (c.closed) return;
+          eof = true;  // the client ended the session
+          break;
+        }
         if (static_cast<std::size_t>(n) < room) break;  // the socket is empty: wait for the next edge
         continue;
       }
@@ -276,6 +357,37 @@ class event_server::impl::loop {
       spdlog::warn("thrift gateway: a message over {} bytes: connection closed", s_.options.max_message_bytes);
       close(c);
     }
+  }
+
+  // Hands `n` bytes received on c to its TLS session, appends the plaintext they complete to
+  // c.in and sends what the session has for the client (its handshake messages, an alert).
+  // False when the session ended: the client closed it (close_notify), or it failed and c
+  // is closed.
+  bool decrypt(connection& c, const char* p, std::size_t n) {
+    c.tls->received(p, n);
+    for (;;) {
+      if (c.in.size() - c.in_len < 4096) make_room(c);
+      std::size_t got = 0;
+      const auto r = c.tls->read(c.in.data() + c.in_len, c.in.size() - c.in_len, &got);
+      c.in_len += got;
+      if (r == tls_session::read_result::data) continue;
+      send_tls_output(c);
+      if (c.closed) return false;
+      if (r == tls_session::read_result::failed) {
+        spdlog::warn("thrift gateway: TLS {}with {} failed: {}", c.tls->handshake_done() ? "" : "handshake ",
+                     peer_of(c.fd), c.tls->why());
+        close(c);
+        return false;
+      }
+      return r == tls_session::read_result::need_more;
+    }
+  }
+
+  // Sends (or queues) the bytes c's TLS session has for the client.
+  void send_tls_output(connection& c) {
+    const auto out = c.tls->output();
+    if (!out.empty()) queue(c, reinterpret_cast<const std::uint8_t*>(out.data()), out.size());
+    c.tls->take();
   }
 
   void make_room(connection& c) {
@@ -348,6 +460,21 @@ class event_server::impl::loop {
 
   void send_reply(connection& c, const std::uint8_t* p, std::size_t n) {
     if (n == 0) return;  // a oneway call
+    if (!c.tls) {
+      queue(c, p, n);
+      return;
+    }
+    if (!c.tls->write(p, n)) {
+      spdlog::warn("thrift gateway: TLS with {} failed: {}", peer_of(c.fd), c.tls->why());
+      close(c);
+      return;
+    }
+    send_tls_output(c);
+  }
+
+  // Sends what the socket takes of p[0, n) now, after what is queued before it, and queues
+  // the rest.
+  void queue(connection& c, const std::uint8_t* p, std::size_t n) {
     if (c.out_pos == c.out.size()) {
       c.out.clear();
       c.out_pos = 0;
@@ -398,6 +525,9 @@ class event_server::impl::loop {
   int wake_ = -1;
   std::thread thread_;
   absl::flat_hash_set<connection*> conns_;
+  std::vector<char> raw_ = std::vector<char>(64 * 1024);  // TLS records as read from a socket
+  std::deque<handshake_deadline> handshakes_;             // in the order they fall due
+  std::uint64_t serial_ = 0;
 };
 
 void event_server::impl::set_accepting(bool on) {

@@ -14,6 +14,13 @@
 // arrive. A message longer than `max_message_bytes`, or one that is not Thrift, closes
 // its connection and no other.
 //
+// With TLS (`tls` set) each connection's bytes go through its own OpenSSL session
+// (thrift/tls_session.h) on the same loops: the handshake advances as the client's bytes
+// arrive, a record that arrives in pieces waits until it is whole, and what OpenSSL has for
+// the client is sent as the replies are. A client whose handshake fails, or that has not
+// finished it `tls_handshake_timeout` after it connected, is closed; TLS connections count
+// against `max_connections` from their accept, as plain ones.
+//
 // A call runs on its loop until it returns, so a slow call (DDL, a remote partition's
 // answer) delays the other connections of that loop: `loops` sets how many calls run at
 // once.
@@ -22,6 +29,7 @@
 // loop at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +37,8 @@
 #include <thrift/TProcessor.h>
 
 #include "cellar/status.h"
+
+struct ssl_ctx_st;  // OpenSSL's SSL_CTX
 
 namespace cellar::thrift {
 
@@ -43,6 +53,10 @@ struct event_server_options {
   std::size_t max_message_bytes = 100u << 20;
   // Reply bytes a connection may leave unread before the loop stops reading its requests.
   std::size_t max_unsent_bytes = 64u << 20;
+  // TLS on every connection with this context's keys and settings (rpc::server_ssl_context);
+  // null: plain TCP.
+  std::shared_ptr<ssl_ctx_st> tls;
+  std::chrono::milliseconds tls_handshake_timeout{std::chrono::seconds(10)};
 };
 
 class event_server {

@@ -14,8 +14,7 @@
 // another client's connection.
 //
 // Serving: `threads` event loops (thrift/event_server.h) share the connections, each
-// running its connections' calls one after another; with TLS, Thrift's threaded server
-// serves each connection on a thread of its own.
+// running its connections' calls one after another, with TLS or without.
 //
 // Thread safety: start() and stop() from one thread.
 #pragma once
@@ -42,13 +41,16 @@ struct gateway_options {
   bool framed = false;     // TFramedTransport instead of TBufferedTransport (HBase's -f)
   bool compact = false;    // TCompactProtocol instead of TBinaryProtocol (HBase's -c)
   // TLS on the port (HBase's hbase.thrift.ssl.enabled): the PEM certificate chain and its
-  // unencrypted key. Both empty: plain TCP. With TLS the process ignores SIGPIPE (when its
-  // disposition is the default), since Thrift's TLS sockets write with write(2).
+  // unencrypted key, served with the data port's settings (rpc/tls.h: TLS 1.2 or later,
+  // its cipher suites). Both empty: plain TCP.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // A TLS client that has not finished its handshake this long after it connected is
+  // closed (until then it holds one of max_connections).
+  std::chrono::milliseconds tls_handshake_timeout{std::chrono::seconds(10)};
   // Connections served at once; more wait in the listen queue until one closes. 0: no limit.
   std::size_t max_connections = 0;
-  // Serving threads without TLS: calls that run at once (each loop runs one at a time).
+  // Serving threads: calls that run at once (each loop runs one at a time).
   std::size_t threads = 4;
   // Partitions (KEY hashing) of a table created without split keys, as the shell's create.
   std::uint32_t default_partitions = 7;
@@ -65,7 +67,9 @@ class gateway {
  public:
   // Listens on options.address:port and serves `s` (which must outlive the gateway) on
   // threads of its own. Errors: IO_ERROR when the port cannot be bound or the TLS
-  // certificate or key cannot be loaded; INVALID_ARGUMENT for a bad `advertise`.
+  // certificate or key cannot be read; INVALID_ARGUMENT for a bad `advertise`, a
+  // certificate without its key (or the reverse), or files that hold no PEM certificate,
+  // no unencrypted key, or a key that is not the certificate's.
   static result<std::unique_ptr<gateway>> start(store& s, gateway_options options);
   // stop() if not yet stopped.
   ~gateway();
@@ -74,7 +78,7 @@ class gateway {
 
   // The port bound (the one chosen when options.port was 0).
   std::uint16_t port() const;
-  // Stops accepting, closes every connection and waits for their threads. Idempotent.
+  // Stops accepting, closes every connection and waits for the serving threads. Idempotent.
   void stop();
 
   struct impl;
