@@ -1,6 +1,7 @@
 // stale_replica (cluster/replica_host.h): which Raft state a node may delete. It must keep
 // anything a placement names for the node, a move is adding, or the node cannot judge yet.
-// replica_host::sweep stops a stale replica still running.
+// replica_host::sweep stops a stale replica still running; sweep_view_current
+// (cluster/replica_sweep.h) lets a sweep run only on what ZooKeeper holds after a sync.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -10,11 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "../status_checks.h"
 #include "../support/eventually.h"
 #include "../support/temp_dir.h"
 #include "cellar/store.h"
+#include "cluster/layout.h"
 #include "cluster/replica_host.h"
+#include "cluster/replica_sweep.h"
+#include "cluster_test.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 
@@ -172,4 +175,25 @@ TEST_CASE(
     CHECK(raft_log_exists(dir.path, uid, 2));
   }
   REQUIRE_OK(s.close());
+}
+
+TEST_CASE("sweep_view_current: after a sync, a sweep runs only on the catalog and placement ZooKeeper holds",
+          "[cluster][replica_sweep][sync]") {
+  const auto chroot = zktest::fresh_chroot("sweep-view");
+  auto zk = zktest::connect(chroot);
+  auto other = zktest::connect(chroot);
+  cluster_catalog applied;  // no DDL yet: version 0, as ZooKeeper has none
+  placement_map m;
+  m.epoch = 3;
+  REQUIRE_OK(other->create(layout::placement, encode_placement(m)));
+  REQUIRE_OK(sweep_view_current(*zk, applied, 3));
+  // Another session writes a newer map: this one sees it, not the map it applied.
+  m.epoch = 4;
+  REQUIRE_OK(other->set(layout::placement, encode_placement(m)));
+  auto older = sweep_view_current(*zk, applied, 3);
+  REQUIRE_CODE(older, code::conflict);
+  CHECK_THAT(older.message(), Catch::Contains("epoch 4") && Catch::Contains("applied 3"));
+  REQUIRE_OK(sweep_view_current(*zk, applied, 4));
+  applied.version = 2;  // a catalog ZooKeeper does not hold
+  REQUIRE_CODE(sweep_view_current(*zk, applied, 4), code::conflict);
 }

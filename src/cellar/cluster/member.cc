@@ -16,6 +16,7 @@
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
+#include "cluster/replica_sweep.h"
 #include "cluster/replica_warden.h"
 #include "cluster/zk_state.h"
 #include "store/access.h"
@@ -132,6 +133,7 @@ struct member::state final : detail::cluster_hooks {
   // this node (replica_host::sweep, stale_replica). Event thread; nothing before the node
   // has started (join() asks for one then).
   void sweep_replicas();
+  std::int64_t swept_session = 0;  // event thread: the session whose view a sweep synced
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
   std::string describe_owner(const std::string& table, std::uint32_t index) const;
 };
@@ -377,11 +379,22 @@ void member::state::sweep_replicas() {
     zk = &node->zookeeper();
   }
   std::shared_ptr<const cluster_catalog> cat;
+  std::uint64_t epoch = 0;
   {
     absl::MutexLock lock(&mu);
     cat = catalog;
+    epoch = map ? map->epoch : 0;
   }
   if (!cat) return;
+  if (const auto session = zk->session_id(); session != swept_session) {
+    // The first sweep of a session (the one at start included) syncs first: the server this
+    // session reads may lag, and later reads of the session are never older (replica_sweep.h).
+    if (auto st = sweep_view_current(*zk, *cat, epoch); !st) {
+      spdlog::info("cellar: node '{}' keeps its Raft files for now: {}", opts.node_id, st.to_string());
+      return;
+    }
+    swept_session = session;
+  }
   replica_view v;
   v.self = opts.node_id;
   v.catalog = cat.get();
