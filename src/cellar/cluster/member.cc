@@ -16,6 +16,7 @@
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
+#include "cluster/replica_mover.h"
 #include "cluster/replica_sweep.h"
 #include "cluster/replica_warden.h"
 #include "cluster/zk_state.h"
@@ -91,6 +92,8 @@ struct member::state final : detail::cluster_hooks {
   status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
   void drop_incoming(const std::string& table, std::uint32_t index);
   status move(const std::string& partition, const std::string& node) override;
+  status move_replica(const std::string& partition, const std::string& from, const std::string& to) override;
+  status transfer_leader(const std::string& partition, const std::string& node) override;
   result<std::uint32_t> balance() override;
   void on_session(const session_event& ev);
 
@@ -593,6 +596,18 @@ status member::state::move(const std::string& partition, const std::string& to) 
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
   return run_move(*node, *peers, seat.system(), p->first, p->second, to);
+}
+
+status member::state::move_replica(const std::string& partition, const std::string& from, const std::string& to) {
+  auto p = parse_partition_name(partition);
+  if (!p) return p.error();
+  return run_move_from(*node, *peers, seat.system(), p->first, p->second, from, to);
+}
+
+status member::state::transfer_leader(const std::string& partition, const std::string& to) {
+  auto p = parse_partition_name(partition);
+  if (!p) return p.error();
+  return run_leader_transfer(*node, *peers, seat.system(), p->first, p->second, to);
 }
 
 result<std::uint32_t> member::state::balance() { return run_balance(*node, *peers, seat.system()); }
