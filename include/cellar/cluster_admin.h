@@ -61,8 +61,28 @@ class cluster_admin {
   // nothing changed).
   cellar::status move_partition(const std::string& partition, const std::string& node);
 
-  // Runs the moves that bring the live nodes within one partition of each other; returns
-  // how many ran. Errors as move_partition's.
+  // Moves the replica that node `from` holds of replicated partition "table/index" (any
+  // replica of its set, the preferred leader's or a follower's) to node `to`, by Raft
+  // membership change (docs/cluster.md §9); of a single-copy partition, `from` must be its
+  // owner and the partition moves as move_partition moves it. Returns once the placement
+  // map names `to` in `from`'s place. Errors: INVALID_ARGUMENT (not "table/index", `from`
+  // holds no replica of it, `to` holds one already), TABLE_NOT_FOUND, NOT_FOUND (no such
+  // partition; `to` not a live member), CONFLICT (a move of it is running), UNAVAILABLE (a
+  // step failed: the move was rolled back).
+  cellar::status move_replica(const std::string& partition, const std::string& from, const std::string& to);
+
+  // Makes node `node`, which holds a replica of replicated partition "table/index", the
+  // partition's preferred leader: no data moves; the leader hands leadership to it by a
+  // Raft leadership transfer once its log matches (docs/cluster.md §9). Returns once the
+  // placement map names it first. Errors: INVALID_ARGUMENT (not "table/index", not
+  // replicated, `node` holds no replica of it), TABLE_NOT_FOUND, NOT_FOUND (no such
+  // partition; `node` not a live member), CONFLICT (a move of it is running).
+  cellar::status transfer_leader(const std::string& partition, const std::string& node);
+
+  // Runs the moves that bring the live nodes within one partition of each other (and, for
+  // replicated tables, within one replica and one preferred leader: a leader that no
+  // replica move can even out changes within its set, as transfer_leader does); returns
+  // how many moves and transfers ran. Errors as move_partition's.
   result<std::uint32_t> balance();
 
  private:

@@ -491,6 +491,58 @@ TEST_CASE("replica balance: leaders are balanced too, even where the replicas ar
         std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
 }
 
+TEST_CASE("prefer_replica: a replica of the set becomes its first, with its Raft id; nothing else changes",
+          "[placement]") {
+  auto m = assign_table({}, "r", 2, {"a", "b", "c"}, 3);
+  REQUIRE_OK(m);
+  const auto before = *m->owner({"r", 0});
+  const std::string third = before.replicas[2];
+  auto pref = prefer_replica(*m, {"r", 0}, third);
+  REQUIRE_OK(pref);
+  CHECK(pref->epoch == m->epoch + 1);
+  const auto& after = *pref->owner({"r", 0});
+  CHECK(after.node == third);
+  CHECK(after.epoch == pref->epoch);
+  CHECK(after.replicas == strings{third, before.replicas[0], before.replicas[1]});
+  CHECK(after.replica_ids == std::vector<std::uint64_t>{3, 1, 2});  // the ids go with their nodes
+  CHECK(after.next_replica_id() == 4);
+  CHECK(*pref->owner({"r", 1}) == *m->owner({"r", 1}));
+  CHECK(*prefer_replica(*pref, {"r", 0}, third) == *pref);  // first already: unchanged
+  REQUIRE_CODE(prefer_replica(*m, {"r", 0}, "x"), code::invalid_argument);
+  REQUIRE_CODE(prefer_replica(*m, {"r", 7}, third), code::invalid_argument);
+  REQUIRE_CODE(prefer_replica(*m, {"nope", 0}, third), code::table_not_found);
+  auto plain = assign_table({}, "p", 1, {"a"});
+  REQUIRE_OK(plain);
+  REQUIRE_CODE(prefer_replica(*plain, {"p", 0}, "a"), code::invalid_argument);
+}
+
+TEST_CASE("leader transfers: as many nodes as the factor, every leader on one node, evened within the sets",
+          "[placement]") {
+  const strings three{"a", "b", "c"};
+  placement_map m;
+  for (int i = 0; i < 7; ++i) m.tables["r"].push_back({"a", 1, {"a", i % 2 ? "c" : "b", i % 2 ? "b" : "c"}});
+  m.tables["s"] = {{"b", 1, {"b", "a", "c"}}, {"d", 1, {"d", "a", "b"}}};  // d is dead
+  // No replica can move: every live node holds one of each set but s/1's.
+  CHECK(plan_replica_balance(m, three).empty());
+  const auto plan = plan_leader_transfers(m, three);
+  placement_map after = m;
+  for (const auto& t : plan) {
+    CHECK(after.owner(t.partition)->node == t.from);
+    CHECK(t.partition != partition_ref{"s", 1});  // a set with a dead replica stays
+    auto next = prefer_replica(after, t.partition, t.to);
+    REQUIRE_OK(next);
+    after = std::move(*next);
+  }
+  check_sets(after);
+  const auto leads = live_counts(after.leaders(), three);
+  INFO("leaders " << shown(leads));
+  CHECK(within_one(leads));
+  CHECK(after.owner({"s", 1})->node == "d");
+  CHECK(plan.size() == 4);  // a 7, b 1, c 0 -> 3, 3, 2: four from a
+  CHECK(plan_leader_transfers(after, three).empty());
+  CHECK(after.load() == m.load());  // no replica moved
+}
+
 TEST_CASE("replica balance: replicas on dead nodes and their sets stay where they are", "[placement]") {
   auto m = assign_table({}, "r", 6, {"a", "b", "c"}, 3);
   REQUIRE_OK(m);

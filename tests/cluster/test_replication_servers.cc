@@ -9,8 +9,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -380,6 +382,24 @@ bool sets_within(cluster3& c, const std::set<std::string>& allowed) {
   return true;
 }
 
+// Node `i`'s `status 'detailed'`.
+std::string detailed_of(cluster3& c, int i) {
+  return testproc::run({CELLAR_SHELL, "--connect", c.node(i).address()}, "status 'detailed'\n").out;
+}
+
+// How many partitions of 'rt' node `i`'s replicas lead now, from its status.
+long leading(cluster3& c, int i) {
+  const auto out = detailed_of(c, i);
+  const std::regex leader("\n  rt/[0-9]+ leader,");
+  return std::distance(std::sregex_iterator(out.begin(), out.end(), leader), std::sregex_iterator());
+}
+
+// The one line of a shell's JSON answer, or the whole output when it is not one line.
+std::string answer(const testproc::output& o) {
+  const auto l = lines(o.out);
+  return l.size() == 1 ? l[0] : o.out;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -435,7 +455,37 @@ TEST_CASE(
     "[cluster][servers][replication][membership]") {
   // The table is made on three nodes, so every node holds all six partitions; then n4 joins.
   cluster3 c(replicated, 3);
-  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == std::vector<std::string>{"{\"ok\":true}"});
+  const std::vector<std::string> ok{"{\"ok\":true}"};
+  REQUIRE(lines(shell(c.node(1), "create 'rt', 'f'\n").out) == ok);
+  {
+    // As many nodes as the factor: no replica can move. transfer_leader piles every
+    // preferred leader on n1, which then leads them; balancer evens them out by changing
+    // preferred leaders within the sets, and the replicas lead where the map says.
+    for (int p = 0; p < 6; ++p) {
+      const auto t = shell(c.node(2), "transfer_leader 'rt/" + std::to_string(p) + "', 'n1'\n");
+      INFO(t.out);
+      REQUIRE(lines(t.out) == ok);
+    }
+    CHECK(c.placement().leaders() == std::map<std::string, std::uint32_t>{{"n1", 6}});
+    CHECK(eventually([&] { return leading(c, 1) == 6; }, 30s));
+    const auto load = c.placement().load();
+    const auto bal = shell(c.node(3), "balancer\n");
+    INFO(bal.out);
+    CHECK(lines(bal.out) == std::vector<std::string>{"{\"ok\":true,\"ran\":true}"});
+    const auto map = c.placement();
+    CHECK(map.leaders() == std::map<std::string, std::uint32_t>{{"n1", 2}, {"n2", 2}, {"n3", 2}});
+    CHECK(map.load() == load);  // nothing moved
+    CHECK(sets_within(c, {"n1", "n2", "n3"}));
+    std::map<int, long> led;
+    CHECK(eventually(
+        [&] {
+          for (int i = 1; i <= 3; ++i) led[i] = leading(c, i);
+          return led == std::map<int, long>{{1, 2}, {2, 2}, {3, 2}};
+        },
+        30s));
+    INFO("n1 leads " << led[1] << ", n2 " << led[2] << ", n3 " << led[3]);
+    CHECK(led == std::map<int, long>{{1, 2}, {2, 2}, {3, 2}});
+  }
   c.start(4);
   REQUIRE(eventually(
       [&] {
@@ -506,6 +556,51 @@ TEST_CASE(
   CHECK(w.errors().empty());
   const auto acked = w.acked();
   check_all_on(c.node(outsider_i), acked);
+
+  {
+    // A follower's replica moves by name, the leader staying where it is.
+    const auto set1 = c.placement().tables.at("rt").at(1);
+    const std::string follower = set1.replicas[1];
+    std::string free1;
+    for (const auto& n : {"n1", "n2", "n3", "n4"})
+      if (!set1.holds(n)) free1 = n;
+    const auto mv = shell(c.node(1), "move 'rt/1', '" + follower + "', '" + free1 + "'\n");
+    INFO(mv.out);
+    REQUIRE(lines(mv.out) == ok);
+    const auto now1 = c.placement().tables.at("rt").at(1);
+    CHECK(now1.node == set1.node);
+    CHECK(now1.replicas == std::vector<std::string>{set1.replicas[0], free1, set1.replicas[2]});
+    CHECK(now1.replica_ids.at(1) == set1.next_replica_id());
+    std::string on_follower, on_free;
+    CHECK(eventually(
+        [&] {
+          on_follower = detailed_of(c, follower.back() - '0');
+          on_free = detailed_of(c, free1.back() - '0');
+          return on_follower.find("replicas on") != std::string::npos &&
+                 on_follower.find("  rt/1 ") == std::string::npos &&
+                 on_free.find("  rt/1 follower") != std::string::npos;
+        },
+        30s));
+    INFO(on_follower << on_free);
+    check_all_on(c.node(free1.back() - '0'), acked);
+    // Refusals name what is wrong, and change nothing.
+    const auto epoch = c.placement().epoch;
+    const auto refused = [&](const std::string& script, const std::string& code, const std::string& says) {
+      const auto a = answer(shell(c.node(2), script + "\n"));
+      INFO(script << ": " << a);
+      CHECK(a.find("\"error\":\"" + code + "\"") != std::string::npos);
+      CHECK(a.find(says) != std::string::npos);
+    };
+    refused("move 'rt/1', '" + follower + "', '" + follower + "'", "INVALID_ARGUMENT",
+            "node '" + follower + "' holds no replica of partition 1 of 'rt'");
+    refused("move 'rt/1', '" + set1.replicas[0] + "', '" + free1 + "'", "INVALID_ARGUMENT",
+            "node '" + free1 + "' holds a replica of partition 1 of 'rt' already");
+    refused("move 'rt/1', '" + set1.replicas[0] + "', 'n9'", "NOT_FOUND", "node 'n9' is not a live member");
+    refused("move 'rt/99', 'n1', 'n2'", "NOT_FOUND", "has no partition 99");
+    refused("transfer_leader 'rt/1', '" + follower + "'", "INVALID_ARGUMENT",
+            "node '" + follower + "' holds no replica of partition 1 of 'rt'");
+    CHECK(c.placement().epoch == epoch);
+  }
 
   // The leaving node let go of its replica (status lists no rt/0 there), and one of the
   // two replicas that stayed dies: partition 0 now commits only with the moved replica.

@@ -45,6 +45,18 @@ TEST_CASE("znodes: create, get, set with versions, remove", "[zk]") {
   REQUIRE_CODE(zk->get("no-slash"), code::invalid_argument);
 }
 
+TEST_CASE("sync: another session's write is read after it; a bad path or no server fails", "[zk][sync]") {
+  const auto chroot = fresh_chroot("sync");
+  auto writer = connect(chroot);
+  auto reader = connect(chroot);
+  REQUIRE_OK(writer->create("/s", "one"));
+  REQUIRE_OK(writer->set("/s", "two"));
+  REQUIRE_OK(reader->sync("/s"));
+  CHECK(reader->get("/s")->data == "two");
+  REQUIRE_OK(reader->sync("/"));
+  REQUIRE_CODE(reader->sync("no-slash"), code::invalid_argument);
+}
+
 TEST_CASE("znodes: binary data, large values and ensure_path", "[zk]") {
   auto zk = connect(fresh_chroot("data"));
   std::string bin("a\0b\xff", 4);
@@ -264,6 +276,7 @@ TEST_CASE("a server restart disconnects and resumes the same session", "[zk][ses
   CHECK(events.values()[0].state == session_state::disconnected);
   CHECK_FALSE(c.connected());
   REQUIRE_CODE(c.get("/eph"), code::unavailable);
+  REQUIRE_CODE(c.sync("/eph"), code::unavailable);  // a sync reaches a server, or fails
 
   server.start();
   REQUIRE(eventually([&] { return events.values().back().state == session_state::connected; }));
@@ -272,4 +285,5 @@ TEST_CASE("a server restart disconnects and resumes the same session", "[zk][ses
   CHECK_FALSE(v.back().new_session);
   CHECK(c.session_id() == session);
   CHECK(c.exists("/eph")->has_value());
+  REQUIRE_OK(c.sync("/eph"));
 }

@@ -932,7 +932,8 @@ TEST_CASE("like_match: SQL LIKE patterns", "[ddl]") {
   CHECK_FALSE(like_match("a%b%c", "aXXcYYb"));
 }
 
-TEST_CASE("ALTER SYSTEM MOVE PARTITION and ALTER SYSTEM BALANCE: parsed; a single store refuses them", "[ddl]") {
+TEST_CASE("ALTER SYSTEM MOVE PARTITION [FROM], TRANSFER LEADER and BALANCE: parsed; a single store refuses them",
+          "[ddl]") {
   auto m = parse_ddl("alter system move partition 'blogtable/3' to 'n2'; ALTER SYSTEM BALANCE");
   REQUIRE(m.is_ok());
   REQUIRE(m->size() == 2);
@@ -944,7 +945,26 @@ TEST_CASE("ALTER SYSTEM MOVE PARTITION and ALTER SYSTEM BALANCE: parsed; a singl
   CHECK(parse_ddl("ALTER SYSTEM MOVE PARTITION blogtable TO 'n2'").code() == code::invalid_argument);
   CHECK(parse_ddl("ALTER SYSTEM MOVE PARTITION 'b/1' 'n2'").code() == code::invalid_argument);
   CHECK(parse_ddl("ALTER SYSTEM SWITCH REPLICA").code() == code::unsupported);
+  auto r = parse_ddl(
+      "alter system move partition 'b/3' from 'n1' to 'n4'; alter system transfer leader partition "
+      "'b/2' to 'n3'");
+  REQUIRE(r.is_ok());
+  REQUIRE(r->size() == 2);
+  CHECK((*r)[0].what == ddl_statement::kind::move_partition);
+  CHECK((*r)[0].from_node == "n1");
+  CHECK((*r)[0].node == "n4");
+  CHECK(describe_ddl((*r)[0]) == "ALTER SYSTEM MOVE PARTITION 'b/3' FROM 'n1' TO 'n4'");
+  CHECK((*m)[0].from_node.empty());
+  CHECK((*r)[1].what == ddl_statement::kind::transfer_leader);
+  CHECK((*r)[1].partition == "b/2");
+  CHECK((*r)[1].node == "n3");
+  CHECK(describe_ddl((*r)[1]) == "ALTER SYSTEM TRANSFER LEADER PARTITION 'b/2' TO 'n3'");
+  CHECK(parse_ddl("ALTER SYSTEM MOVE PARTITION 'b/1' FROM n1 TO 'n2'").code() == code::invalid_argument);
+  CHECK(parse_ddl("ALTER SYSTEM TRANSFER LEADER PARTITION 'b/1' FROM 'n1' TO 'n2'").code() == code::invalid_argument);
+  CHECK(parse_ddl("ALTER SYSTEM TRANSFER LEADER 'b/1' TO 'n2'").code() == code::invalid_argument);
   auto s = fresh();
   expect_refused(*s, "ALTER SYSTEM MOVE PARTITION 'g/0' TO 'n1'", code::unsupported);
+  expect_refused(*s, "ALTER SYSTEM MOVE PARTITION 'g/0' FROM 'n1' TO 'n2'", code::unsupported);
+  expect_refused(*s, "ALTER SYSTEM TRANSFER LEADER PARTITION 'g/0' TO 'n1'", code::unsupported);
   expect_refused(*s, "ALTER SYSTEM BALANCE", code::unsupported);
 }

@@ -234,6 +234,10 @@ TEST_CASE("invalid DDL and commands are refused with a clear error and change no
       {"move 'g/0', 'n1'", "UNSUPPORTED"},
       {"balancer", "UNSUPPORTED"},
       {"move 'g/0'", "INVALID_ARGUMENT"},
+      {"move 'g/0', 'n1', 'n2'", "UNSUPPORTED"},
+      {"move 'g/0', 'n1', 'n2', 'n3'", "INVALID_ARGUMENT"},
+      {"transfer_leader 'g/0', 'n1'", "UNSUPPORTED"},
+      {"transfer_leader 'g/0'", "INVALID_ARGUMENT"},
   };
   const std::string probe = "list\nscan 'g'\ndescribe 'g'\n";
   const auto before = shell_rpc(srv, probe).out;

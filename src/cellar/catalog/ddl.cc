@@ -260,7 +260,8 @@ class parser {
     return status::ok();
   }
 
-  // ALTER SYSTEM MOVE PARTITION 'g/i' TO 'node' | ALTER SYSTEM BALANCE.
+  // ALTER SYSTEM MOVE PARTITION 'g/i' [FROM 'node'] TO 'node' | ALTER SYSTEM BALANCE |
+  // ALTER SYSTEM TRANSFER LEADER PARTITION 'g/i' TO 'node'.
   status alter_system(std::vector<ddl_statement>& out) {
     ddl_statement st;
     if (accept_word("BALANCE")) {
@@ -268,15 +269,25 @@ class parser {
       out.push_back(std::move(st));
       return status::ok();
     }
-    if (!accept_word("MOVE")) return unsupported_statement(statement_name("ALTER SYSTEM"));
+    if (accept_word("TRANSFER")) {
+      if (auto s = expect_word("LEADER"); !s) return s;
+      st.what = ddl_statement::kind::transfer_leader;
+    } else if (accept_word("MOVE")) {
+      st.what = ddl_statement::kind::move_partition;
+    } else {
+      return unsupported_statement(statement_name("ALTER SYSTEM"));
+    }
     if (auto s = expect_word("PARTITION"); !s) return s;
     if (peek().t != token::type::string)
       return invalid(peek(), "a quoted partition ('table/index') expected, found " + show(peek()));
     st.partition = next().text;
+    if (st.what == ddl_statement::kind::move_partition && accept_word("FROM")) {
+      if (peek().t != token::type::string) return invalid(peek(), "a quoted node id expected, found " + show(peek()));
+      st.from_node = next().text;
+    }
     if (auto s = expect_word("TO"); !s) return s;
     if (peek().t != token::type::string) return invalid(peek(), "a quoted node id expected, found " + show(peek()));
     st.node = next().text;
-    st.what = ddl_statement::kind::move_partition;
     out.push_back(std::move(st));
     return status::ok();
   }

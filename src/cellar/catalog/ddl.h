@@ -22,9 +22,10 @@
 //   CREATE DATABASE [IF NOT EXISTS] db;  DROP DATABASE [IF EXISTS] db;  USE db;
 //   SHOW DATABASES [LIKE 'p'];       -- a database is an HBase namespace (cellar/names.h):
 //       table group g of database db is the HBase table db:g; `db.g$f` names it anywhere
-//   ALTER SYSTEM MOVE PARTITION 'g/i' TO 'node';  ALTER SYSTEM BALANCE;  -- a cluster's moves
-//       (cellar's own statements, in OceanBase's ALTER SYSTEM style: the shell's `move`
-//       and `balancer` send them)
+//   ALTER SYSTEM MOVE PARTITION 'g/i' [FROM 'node'] TO 'node';  ALTER SYSTEM BALANCE;
+//   ALTER SYSTEM TRANSFER LEADER PARTITION 'g/i' TO 'node';     -- a cluster's moves
+//       (cellar's own statements, in OceanBase's ALTER SYSTEM style: the shell's `move`,
+//       `balancer` and `transfer_leader` send them)
 //
 // Statements are separated by `;`; keywords are case-insensitive; identifiers may be
 // backquoted; `-- `, `#` and `/* */` comments are ignored. Anything outside the OBKV-HBase
@@ -58,8 +59,9 @@ struct ddl_statement {
     show_table_groups,   // SHOW TABLEGROUPS [LIKE pattern]
     show_tables,         // SHOW TABLES [LIKE pattern]: the families, as group$family
     describe_table,      // DESC group$family
-    move_partition,      // ALTER SYSTEM MOVE PARTITION 'group/index' TO 'node'
+    move_partition,      // ALTER SYSTEM MOVE PARTITION 'group/index' [FROM 'node'] TO 'node'
     balance,             // ALTER SYSTEM BALANCE
+    transfer_leader,     // ALTER SYSTEM TRANSFER LEADER PARTITION 'group/index' TO 'node'
     create_database,     // CREATE DATABASE db: a namespace (cellar/names.h)
     drop_database,       // DROP DATABASE db: an empty namespace
     use_database,        // USE db: later statements of the same text name db's tables
@@ -83,10 +85,12 @@ struct ddl_statement {
   std::string source_group;
   std::string source_family;
 
-  // move_partition: the partition ("group/index", as status 'detailed' names it) and
-  // the node.
+  // move_partition, transfer_leader: the partition ("group/index", as status 'detailed'
+  // names it) and the node it goes to; move_partition with FROM: the node holding the
+  // replica that moves (empty: the partition's owner, or its preferred leader's replica).
   std::string partition;
   std::string node;
+  std::string from_node;
 
   // show_*: the LIKE pattern (% any bytes, _ one byte, \ escapes), if given.
   std::optional<std::string> pattern;

@@ -73,7 +73,11 @@ std::string describe_ddl(const ddl_statement& st) {
              (f.ttl_seconds == 0 ? std::string("none") : std::to_string(f.ttl_seconds) + "s");
     }
     case k::truncate_table: return "TRUNCATE TABLE " + table;
-    case k::move_partition: return "ALTER SYSTEM MOVE PARTITION '" + st.partition + "' TO '" + st.node + "'";
+    case k::move_partition:
+      return "ALTER SYSTEM MOVE PARTITION '" + st.partition + "'" +
+             (st.from_node.empty() ? std::string() : " FROM '" + st.from_node + "'") + " TO '" + st.node + "'";
+    case k::transfer_leader:
+      return "ALTER SYSTEM TRANSFER LEADER PARTITION '" + st.partition + "' TO '" + st.node + "'";
     case k::create_database:
       return std::string("CREATE DATABASE ") + (st.if_not_exists ? "IF NOT EXISTS " : "") + st.group;
     case k::drop_database: return std::string("DROP DATABASE ") + (st.if_exists ? "IF EXISTS " : "") + st.group;

@@ -16,6 +16,8 @@
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
+#include "cluster/replica_mover.h"
+#include "cluster/replica_sweep.h"
 #include "cluster/replica_warden.h"
 #include "cluster/zk_state.h"
 #include "store/access.h"
@@ -90,6 +92,8 @@ struct member::state final : detail::cluster_hooks {
   status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
   void drop_incoming(const std::string& table, std::uint32_t index);
   status move(const std::string& partition, const std::string& node) override;
+  status move_replica(const std::string& partition, const std::string& from, const std::string& to) override;
+  status transfer_leader(const std::string& partition, const std::string& node) override;
   result<std::uint32_t> balance() override;
   void on_session(const session_event& ev);
 
@@ -132,6 +136,7 @@ struct member::state final : detail::cluster_hooks {
   // this node (replica_host::sweep, stale_replica). Event thread; nothing before the node
   // has started (join() asks for one then).
   void sweep_replicas();
+  std::int64_t swept_session = 0;  // event thread: the session whose view a sweep synced
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
   std::string describe_owner(const std::string& table, std::uint32_t index) const;
 };
@@ -377,11 +382,22 @@ void member::state::sweep_replicas() {
     zk = &node->zookeeper();
   }
   std::shared_ptr<const cluster_catalog> cat;
+  std::uint64_t epoch = 0;
   {
     absl::MutexLock lock(&mu);
     cat = catalog;
+    epoch = map ? map->epoch : 0;
   }
   if (!cat) return;
+  if (const auto session = zk->session_id(); session != swept_session) {
+    // The first sweep of a session (the one at start included) syncs first: the server this
+    // session reads may lag, and later reads of the session are never older (replica_sweep.h).
+    if (auto st = sweep_view_current(*zk, *cat, epoch); !st) {
+      spdlog::info("cellar: node '{}' keeps its Raft files for now: {}", opts.node_id, st.to_string());
+      return;
+    }
+    swept_session = session;
+  }
   replica_view v;
   v.self = opts.node_id;
   v.catalog = cat.get();
@@ -580,6 +596,18 @@ status member::state::move(const std::string& partition, const std::string& to) 
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
   return run_move(*node, *peers, seat.system(), p->first, p->second, to);
+}
+
+status member::state::move_replica(const std::string& partition, const std::string& from, const std::string& to) {
+  auto p = parse_partition_name(partition);
+  if (!p) return p.error();
+  return run_move_from(*node, *peers, seat.system(), p->first, p->second, from, to);
+}
+
+status member::state::transfer_leader(const std::string& partition, const std::string& to) {
+  auto p = parse_partition_name(partition);
+  if (!p) return p.error();
+  return run_leader_transfer(*node, *peers, seat.system(), p->first, p->second, to);
 }
 
 result<std::uint32_t> member::state::balance() { return run_balance(*node, *peers, seat.system()); }

@@ -245,6 +245,47 @@ status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sy
   return status::ok();
 }
 
+status run_move_from(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
+                     std::uint32_t index, const std::string& from, const std::string& to, const move_options& o) {
+  auto pl = read_placement(node.zookeeper());
+  if (!pl) return pl.error();
+  const auto* owner = pl->map.owner({table, index});
+  if (owner && !owner->replicated()) {
+    if (owner->node != from)
+      return {code::invalid_argument, "node '" + from + "' does not hold partition " + std::to_string(index) + " of '" +
+                                          table + "' ('" + owner->node + "' does)"};
+    return run_move(node, peers, sys, table, index, to, o);
+  }
+  // The table, the partition, `from`, `to` and its liveness are checked there, by the map it reads.
+  return run_replica_move(node, peers, sys, table, index, from, to, o);
+}
+
+namespace {
+
+// The changes of preferred leader that plan_leader_transfers() finds on the map now, one
+// after the other; how many ran.
+result<std::uint32_t> balance_leaders(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
+                                      const move_options& o) {
+  auto& zk = node.zookeeper();
+  auto pl = read_placement(zk);
+  if (!pl) return pl.error();
+  auto live = zk.children(layout::nodes);
+  if (!live) return live.error();
+  move_options quick = o;
+  quick.await_leader = false;  // the handovers run side by side, on the replicas' nodes
+  const auto plan = plan_leader_transfers(pl->map, *live);
+  std::uint32_t done = 0;
+  for (const auto& t : plan) {
+    if (auto st = run_leader_transfer(node, peers, sys, t.partition.table, t.partition.index, t.to, quick); !st)
+      return status{st.code(), st.message() + " (the balancer had changed " + std::to_string(done) + " of its " +
+                                   std::to_string(plan.size()) + " preferred leaders)"};
+    ++done;
+  }
+  return done;
+}
+
+}  // namespace
+
 result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
                                   const move_options& o, balance_stats* stats) {
   auto& zk = node.zookeeper();
@@ -329,7 +370,9 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
   if (failed)
     return status{failed->code(), failed->message() + " (the balancer had done " + std::to_string(done) + " of its " +
                                       std::to_string(planned) + " moves)"};
-  return done;
+  auto leaders = balance_leaders(node, peers, sys, o);
+  if (!leaders) return leaders.error();
+  return done + *leaders;
 }
 
 }  // namespace cellar::cluster

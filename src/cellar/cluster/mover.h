@@ -52,6 +52,8 @@ struct move_options {
   std::function<bool()> cancelled;
   // run_balance: moves running at once (at most one per source node).
   std::uint32_t parallel_moves = 4;
+  // run_leader_transfer: wait, at most step_timeout, until the new preferred leader leads.
+  bool await_leader = true;
 };
 
 // What run_balance did besides its count.
@@ -67,13 +69,24 @@ struct balance_stats {
 status run_move(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
                 std::uint32_t index, const std::string& to, const move_options& o = {});
 
+// Moves the copy of partition `index` of `table` that node `from` holds to node `to`: of a
+// replicated partition, that replica, any of its set, by run_replica_move; of a
+// single-copy partition, `from` must be its owner (INVALID_ARGUMENT otherwise) and it
+// moves by run_move. Errors as theirs; INVALID_ARGUMENT too when `to` holds a replica.
+status run_move_from(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
+                     std::uint32_t index, const std::string& from, const std::string& to, const move_options& o = {});
+
 // Runs the moves plan_balance() and plan_replica_balance() find (placement.h): those of
 // single-copy partitions by run_move, those of replicas by run_replica_move (each from the
 // replica the plan names). Up to o.parallel_moves run at once, at most one per source node
 // (so one node's freeze and copy-out, or one replica leaving it, at a time), and the moves
-// of one partition one after the other in the plan's order; returns how many ran. After a
-// move fails no further one starts; the running ones end, and the error (the move's) says
-// how many of the planned moves were done. Blocks like run_move.
+// of one partition one after the other in the plan's order. Then, on the map the moves
+// left, the changes of preferred leader plan_leader_transfers() finds, one after the
+// other (run_leader_transfer, not waiting for each handover): with as many live nodes as
+// a table's factor no replica can move, and the leaders still even out. Returns how many
+// moves and transfers ran. After a move fails no further one starts; the running ones
+// end, and the error (the move's) says how many of the planned moves were done. Blocks
+// like run_move.
 result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf::actor_system& sys,
                                   const move_options& o = {}, balance_stats* stats = nullptr);
 

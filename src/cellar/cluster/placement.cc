@@ -449,6 +449,75 @@ result<placement_map> replace_replica(const placement_map& m, const partition_re
   return out;
 }
 
+result<placement_map> prefer_replica(const placement_map& m, const partition_ref& p, const std::string& to) {
+  auto it = m.tables.find(p.table);
+  if (it == m.tables.end()) return status{code::table_not_found, "table '" + p.table + "' has no placement"};
+  const std::string where = "partition " + std::to_string(p.index) + " of '" + p.table + "'";
+  if (p.index >= it->second.size()) return status{code::invalid_argument, "there is no " + where};
+  const auto& o = it->second[p.index];
+  if (!o.replicated()) return status{code::invalid_argument, where + " is not replicated"};
+  auto at = std::find(o.replicas.begin(), o.replicas.end(), to);
+  if (at == o.replicas.end())
+    return status{code::invalid_argument, "node '" + to + "' holds no replica of " + where + " (move one there first)"};
+  if (at == o.replicas.begin()) return m;
+  placement_map out = m;
+  out.epoch = m.epoch + 1;
+  auto& n = out.tables[p.table][p.index];
+  const auto pos = static_cast<std::size_t>(at - o.replicas.begin());
+  // The ids go with their nodes: the initial configuration's ids are by position.
+  if (n.replica_ids.empty())
+    for (std::size_t i = 0; i < n.replicas.size(); ++i) n.replica_ids.push_back(i + 1);
+  std::rotate(n.replicas.begin(), n.replicas.begin() + static_cast<std::ptrdiff_t>(pos),
+              n.replicas.begin() + static_cast<std::ptrdiff_t>(pos) + 1);
+  std::rotate(n.replica_ids.begin(), n.replica_ids.begin() + static_cast<std::ptrdiff_t>(pos),
+              n.replica_ids.begin() + static_cast<std::ptrdiff_t>(pos) + 1);
+  n.node = to;
+  n.epoch = out.epoch;
+  return out;
+}
+
+std::vector<planned_move> plan_leader_transfers(const placement_map& m, const std::vector<std::string>& live) {
+  const std::set<std::string> up(live.begin(), live.end());
+  std::map<std::string, std::uint32_t> leads;
+  for (const auto& n : live) leads[n] = 0;
+  // The sets a transfer may change: every replica live (the warden replaces the others).
+  std::vector<std::pair<partition_ref, std::vector<std::string>>> sets;
+  for (const auto& [table, owners] : m.tables)
+    for (std::uint32_t i = 0; i < owners.size(); ++i) {
+      const auto& o = owners[i];
+      if (!o.replicated()) continue;
+      if (up.count(o.node)) ++leads[o.node];
+      if (std::all_of(o.replicas.begin(), o.replicas.end(), [&](const std::string& r) { return up.count(r) > 0; }))
+        sets.push_back({{table, i}, o.replicas});
+    }
+  std::vector<planned_move> out;
+  // Each transfer takes a leader from a node holding at least two more than the receiver,
+  // so the sum of squares of the counts falls and the loop ends.
+  for (;;) {
+    std::vector<std::string> order(live.begin(), live.end());
+    std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+      return leads[a] != leads[b] ? leads[a] > leads[b] : a < b;
+    });
+    bool moved = false;
+    for (std::size_t a = 0; a < order.size() && !moved; ++a)
+      for (std::size_t b = order.size(); b-- > a + 1 && !moved;) {
+        const auto& from = order[a];
+        const auto& to = order[b];
+        if (leads[from] < leads[to] + 2) break;
+        for (auto& [ref, replicas] : sets) {
+          if (replicas.front() != from || std::find(replicas.begin(), replicas.end(), to) == replicas.end()) continue;
+          std::iter_swap(replicas.begin(), std::find(replicas.begin(), replicas.end(), to));
+          --leads[from];
+          ++leads[to];
+          out.push_back({ref, from, to});
+          moved = true;
+          break;
+        }
+      }
+    if (!moved) return out;
+  }
+}
+
 namespace {
 
 // A flow network small enough for adjacency lists and breadth-first augmenting paths.

@@ -19,7 +19,8 @@
 //    change (cluster/replica_mover.h), which writes its new set with replace_replica
 //    (apply_move refuses them, UNSUPPORTED), and plan_replica_balance() balances them, the
 //    replicas and the preferred leaders apart from the single-copy partitions.
-//    plan_replacements() places the replicas of dead nodes.
+//    plan_replacements() places the replicas of dead nodes; plan_leader_transfers() evens
+//    out preferred leaders within their sets (prefer_replica), moving no replica.
 //
 // Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
 // 1 MiB znode limit holds about 80,000 partitions.
@@ -141,6 +142,22 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
 // `from` holds no replica of it or `to` holds one already.
 result<placement_map> replace_replica(const placement_map& m, const partition_ref& p, const std::string& from,
                                       const std::string& to, std::uint64_t to_id);
+
+// The map with `to`, which holds a replica of replicated partition `p`, as the set's
+// preferred leader: first in the set (its Raft id with it), the partition's `node`; epoch +
+// 1, the partition's epoch the new epoch. Nothing moves: each replica's node hands
+// leadership to it (replica/group.h: preferred_leader). `m` unchanged when `to` is first
+// already. TABLE_NOT_FOUND; INVALID_ARGUMENT when `p` does not exist or is not replicated,
+// or `to` holds no replica of it.
+result<placement_map> prefer_replica(const placement_map& m, const partition_ref& p, const std::string& to);
+
+// Changes of preferred leader within sets (each to apply with prefer_replica: `from` the
+// set's front, `to` a replica of the set) that leave every live node within one preferred
+// leader of the others as far as the sets allow, each taking a leader from a node leading
+// at least two more than the receiver. For when replicas cannot move (as many live nodes
+// as the factor: every set holds every node) or have moved already; sets with a replica
+// on a node not in `live` are left alone, though their leaders count.
+std::vector<planned_move> plan_leader_transfers(const placement_map& m, const std::vector<std::string>& live);
 
 // For each replica on a node of `dead`, a live node to hold it instead: one not in its set,
 // the fewest replicas first (then, when the dead node was the preferred leader, the fewest

@@ -300,35 +300,48 @@ void replica_host::drop_table(std::uint64_t uid) {
 
 void replica_host::sweep(const std::function<std::string(std::uint64_t, std::uint32_t)>& stale) {
   const std::string dir = raft_dir();
-  // What this node holds: its files, and the replicas running but for those join() started.
+  // What this node holds: its files, and the replicas running but for those join() started
+  // (one place() marked to discard included: a router of an earlier placement may keep it
+  // running).
   std::set<part> held = raft_files_in(dir);
   {
     absl::MutexLock lock(&running_->mu);
     for (const auto& [k, e] : running_->replicas)
-      if (!running_->joining.count(k) && !e.discard->load()) held.insert({uid_of(k.first), k.second});
+      if (!running_->joining.count(k)) held.insert({uid_of(k.first), k.second});
   }
   std::map<part, std::string> gone;
   for (const auto& p : held)
     if (auto why = stale(p.first, p.second); !why.empty()) gone.emplace(p, std::move(why));
   if (gone.empty()) return;
-  // Looked at again under the locks: a replica may have started or stopped meanwhile.
-  absl::MutexLock files(&files_mu_);
-  absl::MutexLock lock(&running_->mu);
-  std::set<part> runs;
-  for (const auto& [k, e] : running_->replicas) {
-    const part p{uid_of(k.first), k.second};
-    auto g = gone.find(p);
-    if (g == gone.end()) continue;
-    runs.insert(p);
-    if (running_->joining.count(k) || e.discard->exchange(true)) continue;
-    spdlog::info("cellar: the replica {} of partition {} of '{}' is stale ({}): its Raft state goes when it stops",
-                 raft_name(p), k.second, k.first, g->second);
+  std::vector<caf::actor> stop;  // told after the locks
+  {
+    // Looked at again under the locks: a replica may have started or stopped meanwhile.
+    absl::MutexLock files(&files_mu_);
+    absl::MutexLock lock(&running_->mu);
+    std::set<part> runs;
+    for (const auto& [k, e] : running_->replicas) {
+      const part p{uid_of(k.first), k.second};
+      auto g = gone.find(p);
+      if (g == gone.end()) continue;
+      runs.insert(p);
+      if (running_->joining.count(k)) continue;
+      // A router of an earlier placement may still hold it (a client's request in flight, a
+      // runtime not released yet): it is told to stop now, and its own actor stops its Raft
+      // instance; its Raft state goes as it exits.
+      stop.push_back(e.actor);
+      if (!e.discard->exchange(true))
+        spdlog::info(
+            "cellar: the replica {} of partition {} of '{}' is stale ({}): stopping it; its Raft state goes "
+            "as it stops",
+            raft_name(p), k.second, k.first, g->second);
+    }
+    for (const auto& [p, why] : gone) {
+      if (runs.count(p) || dir.empty()) continue;
+      remove_raft_files(dir + "/" + raft_name(p));
+      spdlog::info("cellar: deleted the stale Raft files {}.* ({})", raft_name(p), why);
+    }
   }
-  for (const auto& [p, why] : gone) {
-    if (runs.count(p) || dir.empty()) continue;
-    remove_raft_files(dir + "/" + raft_name(p));
-    spdlog::info("cellar: deleted the stale Raft files {}.* ({})", raft_name(p), why);
-  }
+  for (auto& a : stop) caf::anon_send(a, detail::stop_request{});
 }
 
 std::string stale_replica(const replica_view& v, std::uint64_t uid, std::uint32_t index) {

@@ -22,9 +22,9 @@
 //
 // Raft state nothing will use again is deleted (docs/cluster.md §9, "Replica files"):
 // drop_table() stops the replicas of a table incarnation the catalog no longer has and
-// deletes their state; sweep() deletes the files, and the state of running replicas when
-// they stop, of partitions stale_replica() says no placement gives this node any more (a
-// node back from the dead whose replicas were replaced meanwhile). Neither touches a
+// deletes their state; sweep() stops the running replicas and deletes the files of
+// partitions stale_replica() says no placement gives this node any more (a node whose
+// replicas were replaced while it was away, or a table dropped). Neither touches a
 // replica that join() started and no placement has taken over yet.
 //
 // Thread safety: every method may be called from any thread.
@@ -105,11 +105,12 @@ class replica_host {
 
   // Deletes the Raft state this node holds of the partitions that `stale(uid, index)`
   // calls stale (a non-empty reason, logged; empty: keep): the files under
-  // <directory>/raft of a partition with no replica running here now, a running replica's
-  // state when it stops, with the last router holding it (the routers of a placement that
-  // does not name this node hold none). A replica that join() started is not asked about:
-  // a move is adding it. `stale` runs without the host's locks held; a replica that join()
-  // starts meanwhile is left alone. Call it on the thread that calls place().
+  // <directory>/raft of a partition with no replica running here now; a running replica is
+  // told to stop (its own actor stops its Raft instance) and its state goes as it exits,
+  // whether or not a router of an earlier placement still holds it. A replica that join()
+  // started is not asked about: a move is adding it. `stale` runs without the host's locks
+  // held; a replica that join() starts meanwhile is left alone. Call it on the thread that
+  // calls place().
   void sweep(const std::function<std::string(std::uint64_t uid, std::uint32_t index)>& stale)
       ABSL_LOCKS_EXCLUDED(files_mu_);
 

@@ -273,4 +273,90 @@ status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_sy
   return status::ok();
 }
 
+status run_leader_transfer(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
+                           std::uint32_t index, const std::string& to, const move_options& o) {
+  auto& zk = node.zookeeper();
+  auto pl = read_placement(zk);
+  if (!pl) return pl.error();
+  const auto* cs = node.catalog() ? node.catalog()->find(table) : nullptr;
+  if (!cs || !pl->map.tables.count(table)) return {code::table_not_found, "table '" + table + "' does not exist"};
+  const auto* owner = pl->map.owner({table, index});
+  if (!owner) return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
+  replica_mover m{node, peers, sys, o, table, cs->uid, index, owner->node, to, *owner};
+  if (auto checked = prefer_replica(pl->map, {table, index}, to); !checked) return checked.error();
+  auto live = zk.children(layout::nodes);
+  if (!live) return live.error();
+  if (std::find(live->begin(), live->end(), to) == live->end())
+    return {code::not_found, "node '" + to + "' is not a live member of the cluster"};
+  if (owner->node != to) {
+    // The move intent keeps a move of the partition from running meanwhile, and this change
+    // from running during one.
+    if (auto st = zk.ensure_path(layout::moves); !st) return st;
+    const std::string intent = layout::move_intent(table, index);
+    const auto session = zk.session_id();
+    auto created = zk.create(intent, owner->node + " " + to, create_mode::ephemeral);
+    if (!created) {
+      if (created.code() == code::already_exists)
+        return {code::conflict, "a move of " + m.where() + " is running; transfer its leader once it is done"};
+      return created.error();
+    }
+    std::int64_t czxid = 0;
+    if (auto made = zk.exists(intent); made && made->has_value()) czxid = (*made)->czxid;
+    status st{code::conflict, "the placement map kept changing during the leader transfer of " + m.where()};
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      auto now = read_placement(zk);
+      if (!now) {
+        st = now.error();
+        break;
+      }
+      auto moved = prefer_replica(now->map, {table, index}, to);
+      if (!moved) {
+        st = moved.error();
+        break;
+      }
+      if (moved->epoch == now->map.epoch) {  // `to` is first already
+        st = status::ok();
+        break;
+      }
+      if (zk.session_id() != session) {
+        st = {code::unavailable, "the ZooKeeper session of node '" + node.self().id +
+                                     "' changed during the leader transfer of " + m.where()};
+        break;
+      }
+      auto done = zk.multi({zk_op::check(intent, 0), placement_op(*now, *moved), zk_op::remove(intent)});
+      if (done) {
+        st = status::ok();
+        break;
+      }
+      if (auto again = read_placement(zk); again) {
+        const auto* o2 = again->map.owner({table, index});
+        if (o2 && o2->node == to) {  // committed, its answer lost
+          st = status::ok();
+          break;
+        }
+      }
+      if (done.code() != code::conflict) {
+        st = done.error();
+        break;
+      }
+    }
+    if (auto left = zk.exists(intent); left && left->has_value() && (*left)->czxid == czxid)
+      (void)zk.remove(intent, (*left)->version);
+    if (!st) return st;
+    spdlog::info("cellar: '{}' is the preferred leader of {} (it was '{}')", to, m.where(), owner->node);
+  }
+  if (!o.await_leader) return status::ok();
+  // Every node applies the map and tells its replica; the leader hands over once the log of
+  // `to`'s replica matches its own.
+  const auto until = std::chrono::steady_clock::now() + o.step_timeout;
+  while (std::chrono::steady_clock::now() < until && !m.cancelled()) {
+    auto r = m.ask(to, m.step(node_member::report), o.step_timeout);
+    if (r.st && r.report.role == "leader") return status::ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a handover under way
+  }
+  spdlog::info("cellar: the replica of {} on '{}' does not lead yet; it will once its log matches the leader's",
+               m.where(), to);
+  return status::ok();
+}
+
 }  // namespace cellar::cluster

@@ -53,4 +53,17 @@ status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_sy
                         std::uint32_t index, const std::string& from, const std::string& to,
                         const move_options& o = {});
 
+// Makes node `to`, which holds a replica of partition `index` of `table`, its preferred
+// leader, moving no data: under the partition's move intent (one change of a partition at
+// a time), one multi() writes the set with `to` first (prefer_replica, placement.h); each
+// node then tells its replica, and the leader hands leadership to `to` by a Raft
+// leadership transfer once `to`'s log matches its own (replica/group.h), as after any
+// election. With o.await_leader it then waits, at most o.step_timeout, until `to`'s
+// replica leads (OK either way: the handover follows). OK at once when `to` is the
+// preferred leader already. Errors: TABLE_NOT_FOUND; NOT_FOUND (no such partition, `to`
+// not live); INVALID_ARGUMENT (not replicated, `to` holds no replica); CONFLICT (a move of
+// the partition is running).
+status run_leader_transfer(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
+                           std::uint32_t index, const std::string& to, const move_options& o = {});
+
 }  // namespace cellar::cluster

@@ -564,6 +564,20 @@ status zk_client::remove(const std::string& path, std::int32_t version) {
   return status::ok();
 }
 
+status zk_client::sync(const std::string& path) {
+  if (bad_path(path)) return path_error("sync", path);
+  auto h = impl_->handle_now();
+  if (!h) return no_session("sync", path);
+  completion<int> done;
+  int rc = zoo_async(
+      h->zh, path.c_str(),
+      [](int rc, const char*, const void* d) { static_cast<completion<int>*>(const_cast<void*>(d))->set_value(rc); },
+      &done);
+  if (rc != ZOK) return zk_error(rc, "sync", path);
+  if (int rc2 = done.get(); rc2 != ZOK) return zk_error(rc2, "sync", path);
+  return status::ok();
+}
+
 result<std::optional<znode_stat>> zk_client::exists(const std::string& path, watch_fn watch) {
   if (bad_path(path)) return path_error("exists", path);
   auto h = impl_->handle_now();

@@ -2,7 +2,7 @@
 //
 // A `zk_client` is one connection to a ZooKeeper ensemble and the session behind it, with the
 // znode operations cellar's cluster services need: create (persistent, ephemeral, sequential),
-// get/set with versions (compare-and-set), children, exists, remove, multi (atomic batches)
+// get/set with versions (compare-and-set), children, exists, remove, multi (atomic batches), sync
 // and one-shot watches. Paths are absolute ("/nodes/n1"); with a chroot in the connect string
 // ("127.0.0.1:2181/cellar") every path is below it, and the chroot itself is created at open.
 //
@@ -181,6 +181,12 @@ class zk_client {
   // The names (not paths) of a node's children, sorted. With `watch`, it is called when a
   // child is added or removed or the node is deleted (only when the node was found).
   result<std::vector<std::string>> children(const std::string& path, watch_fn watch = {});
+  // Makes the server this session is connected to catch up with the ensemble's leader
+  // (ZooKeeper's sync on `path`): every read after it returns sees each write the ensemble
+  // had committed when the sync was asked, not just those this server has applied. Reads
+  // otherwise may lag the leader (never going back in time within a session).
+  // UNAVAILABLE when no server answers.
+  status sync(const std::string& path);
   // Applies every op or none; one result per op. On failure the status names the first op
   // that failed and its error's code.
   result<std::vector<zk_op_result>> multi(const std::vector<zk_op>& ops);

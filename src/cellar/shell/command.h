@@ -130,6 +130,7 @@ outcome cmd_snapshot(context& c, const args_view& a);
 outcome cmd_status(context& c, const args_view& a);
 outcome cmd_move(context& c, const args_view& a);
 outcome cmd_balancer(context& c, const args_view& a);
+outcome cmd_transfer_leader(context& c, const args_view& a);
 outcome cmd_version(context& c, const args_view& a);
 outcome cmd_whoami(context& c, const args_view& a);
 

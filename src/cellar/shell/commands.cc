@@ -298,11 +298,19 @@ OceanBase, and do not split. Reads and writes go on meanwhile.
 )"},
     {"move", "tools", cmd_move,
      "Move a partition (a region) to another node of a cluster with its data, while it keeps serving.\n"
-     "Of a replicated partition, the replica on its preferred leader moves, by Raft membership change.\n"
+     "Of a replicated partition, the replica on its preferred leader moves, by Raft membership change;\n"
+     "with two nodes, the replica on FROM_NODE (a follower's or the leader's) moves to TO_NODE.\n"
      "Partitions are named TABLE/INDEX and nodes by id, as status 'detailed' shows them.\n"
-     "  hbase> move 'blogtable/3', 'n2'\n"},
+     "  hbase> move 'blogtable/3', 'n2'\n"
+     "  hbase> move 'blogtable/3', 'FROM_NODE', 'TO_NODE'\n"},
+    {"transfer_leader", "tools", cmd_transfer_leader,
+     "Make NODE, which holds a replica of a replicated partition, the partition's preferred leader:\n"
+     "no data moves; the leader hands leadership over by a Raft leadership transfer once NODE's\n"
+     "log matches its own. (cellar's own; HBase has no such command.)\n"
+     "  hbase> transfer_leader 'blogtable/3', 'n2'\n"},
     {"balancer", "tools", cmd_balancer,
-     "Move partitions until every live node of the cluster holds the same number, give or take one.\n"
+     "Move partitions until every live node of the cluster holds the same number, give or take one;\n"
+     "of replicated tables, replicas and preferred leaders (changed within sets when replicas cannot move).\n"
      "Prints true when it ran, false when a move was already running.\n"
      "  hbase> balancer\n"},
     {"snapshot", "snapshots", cmd_snapshot,

@@ -363,12 +363,37 @@ outcome cmd_snapshot(context& c, const args_view& a) {
 
 // move 'TABLE/INDEX', 'NODE': HBase's move 'ENCODED_REGIONNAME', 'SERVER_NAME', where a
 // region is a partition named as status 'detailed' shows it and a server is a node id.
-// Sent as cellar's ALTER SYSTEM MOVE PARTITION statement (catalog/ddl.h), so every
-// connection (embedded, RPC, routed) carries it unchanged.
+// move 'TABLE/INDEX', 'FROM_NODE', 'TO_NODE' names the replica that moves (any of a
+// replicated partition's set). Sent as cellar's ALTER SYSTEM MOVE PARTITION statement
+// (catalog/ddl.h), so every connection (embedded, RPC, routed) carries it unchanged.
 outcome cmd_move(context& c, const args_view& a) {
+  if (a.args.size() != 2 && a.args.size() != 3)
+    return fail(code::invalid_argument,
+                "move takes a partition and a node, or a partition and two nodes: move 'TABLE/INDEX', 'NODE' or "
+                "move 'TABLE/INDEX', 'FROM_NODE', 'TO_NODE' (see status 'detailed')");
+  std::vector<std::string> v;
+  for (std::size_t i = 0; i < a.args.size(); ++i) {
+    auto s = a.str(i, i == 0 ? "the partition" : "the node");
+    if (!s) return fail(s.error());
+    if (s->empty() || s->find_first_of("'\\") != std::string::npos)
+      return fail(code::invalid_argument, "'" + *s + "' is not a partition or node name");
+    v.push_back(std::move(*s));
+  }
+  const std::string sql = v.size() == 2
+                              ? "ALTER SYSTEM MOVE PARTITION '" + v[0] + "' TO '" + v[1] + "'"
+                              : "ALTER SYSTEM MOVE PARTITION '" + v[0] + "' FROM '" + v[1] + "' TO '" + v[2] + "'";
+  if (auto s = c.conn.ddl(sql); !s) return fail(s);
+  return {};
+}
+
+// transfer_leader 'TABLE/INDEX', 'NODE': makes NODE, which holds a replica of the
+// replicated partition, its preferred leader (no data moves; HBase has no such command).
+// Sent as ALTER SYSTEM TRANSFER LEADER PARTITION.
+outcome cmd_transfer_leader(context& c, const args_view& a) {
   if (a.args.size() != 2)
     return fail(code::invalid_argument,
-                "move takes a partition and a node: move 'TABLE/INDEX', 'NODE' (see status 'detailed')");
+                "transfer_leader takes a partition and a node: transfer_leader 'TABLE/INDEX', 'NODE' (see status "
+                "'detailed')");
   auto part = a.str(0, "the partition");
   if (!part) return fail(part.error());
   auto node = a.str(1, "the node");
@@ -376,7 +401,8 @@ outcome cmd_move(context& c, const args_view& a) {
   for (const auto* v : {&part.value(), &node.value()})
     if (v->empty() || v->find_first_of("'\\") != std::string::npos)
       return fail(code::invalid_argument, "'" + *v + "' is not a partition or node name");
-  if (auto s = c.conn.ddl("ALTER SYSTEM MOVE PARTITION '" + part.value() + "' TO '" + node.value() + "'"); !s)
+  if (auto s = c.conn.ddl("ALTER SYSTEM TRANSFER LEADER PARTITION '" + part.value() + "' TO '" + node.value() + "'");
+      !s)
     return fail(s);
   return {};
 }

@@ -47,6 +47,19 @@ cellar::status cluster_admin::move_partition(const std::string& partition, const
   return h->move(partition, node);
 }
 
+cellar::status cluster_admin::move_replica(const std::string& partition, const std::string& from,
+                                           const std::string& to) {
+  auto h = hooks_of(*store_);
+  if (!h) return {code::unavailable, "this node has not joined its cluster yet"};
+  return h->move_replica(partition, from, to);
+}
+
+cellar::status cluster_admin::transfer_leader(const std::string& partition, const std::string& node) {
+  auto h = hooks_of(*store_);
+  if (!h) return {code::unavailable, "this node has not joined its cluster yet"};
+  return h->transfer_leader(partition, node);
+}
+
 result<std::uint32_t> cluster_admin::balance() {
   auto h = hooks_of(*store_);
   if (!h) return cellar::status{code::unavailable, "this node has not joined its cluster yet"};

@@ -75,6 +75,15 @@ struct cluster_hooks {
   }
   // Moves a partition ("table/index") to a node with its data (cluster/mover.h).
   virtual status move(const std::string& partition, const std::string& node) = 0;
+  // Moves the replica on node `from` of a partition to node `to` (cluster/replica_mover.h).
+  virtual status move_replica(const std::string& /*partition*/, const std::string& /*from*/,
+                              const std::string& /*to*/) {
+    return {code::unavailable, "this node has not joined its cluster yet"};
+  }
+  // Makes `node` a replicated partition's preferred leader (cluster/replica_mover.h).
+  virtual status transfer_leader(const std::string& /*partition*/, const std::string& /*node*/) {
+    return {code::unavailable, "this node has not joined its cluster yet"};
+  }
   // Runs the balancer's moves; returns how many ran.
   virtual result<std::uint32_t> balance() = 0;
   // A request named a table this node does not know: waits, bounded, until this node has

@@ -14,7 +14,13 @@ status execute_ddl(store& s, const ddl_statement& st) {
   switch (st.what) {
     case k::move_partition: {
       auto admin = cluster_admin::of(s);
-      return admin ? admin->move_partition(st.partition, st.node) : admin.error();
+      if (!admin) return admin.error();
+      return st.from_node.empty() ? admin->move_partition(st.partition, st.node)
+                                  : admin->move_replica(st.partition, st.from_node, st.node);
+    }
+    case k::transfer_leader: {
+      auto admin = cluster_admin::of(s);
+      return admin ? admin->transfer_leader(st.partition, st.node) : admin.error();
     }
     case k::balance: {
       auto admin = cluster_admin::of(s);
