@@ -30,9 +30,7 @@ constexpr std::uint32_t obkv_partitions = 97;  // PARTITION BY KEY(K) PARTITIONS
 
 store_options opts(const std::string& dir, durability d) { return testsupport::store_options_for(dir, d); }
 
-table_descriptor obkv_table(const std::string& name) {
-  return {name, partition_spec::hash(obkv_partitions), {{"f"}}};
-}
+table_descriptor obkv_table(const std::string& name) { return {name, partition_spec::hash(obkv_partitions), {{"f"}}}; }
 
 // The names of the partition tables' files in `dir` (d<uid>p<i>.wt, c<uid>p<i>.wt).
 std::set<std::string> partition_files(const std::string& dir) {

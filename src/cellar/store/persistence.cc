@@ -62,8 +62,7 @@ void store_persistence::start_periodic(catalog_source tables) {
       // Waits the interval out unless told to stop.
       if (periodic_mu_.AwaitWithTimeout(absl::Condition(&periodic_stop_), interval)) return;
       periodic_mu_.Unlock();
-      if (auto r = snapshot(tables); !r)
-        spdlog::error("cellar: periodic snapshot failed: {}", r.error().to_string());
+      if (auto r = snapshot(tables); !r) spdlog::error("cellar: periodic snapshot failed: {}", r.error().to_string());
       periodic_mu_.Lock();
     }
   });
