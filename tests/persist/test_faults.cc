@@ -152,8 +152,9 @@ TEST_CASE("a failing snapshot leaves the previous one as the recovery point; the
     failing = "create table:d1p";
   }
   SECTION("sync of a bulk-loaded partition file while it loads") {
-    // Over 4 MB: a thread of the load syncs the file while it is written (wt_home.cc,
-    // early_writeback). Its error must not be lost: the kernel reports it to one sync.
+    // Over 4 MB: a thread of the load syncs the file while it is written
+    // (persist/early_writeback.h). Its error must not be lost: the kernel reports it to one
+    // sync.
     big_rows = 45000;
   }
   SECTION("sync of a bulk-loaded partition file, finished after the next partition's load") {
@@ -194,7 +195,15 @@ TEST_CASE("a failing snapshot leaves the previous one as the recovery point; the
   CHECK(failed.error().message().find(failing) != std::string::npos);
   CHECK(faults->injected() == 1);
   const rows before = first_snapshot_empty ? rows{} : rows{"a"};
-  CHECK(rows_in(dir.crash_copy(), durability::snapshot, {"a", "b"}) == before);
+  const rows crashed = rows_in(dir.crash_copy(), durability::snapshot, {"a", "b"});
+  if (partitions == 1) {
+    CHECK(crashed == before);
+  } else {
+    // A bulk-loaded partition is durable once WiredTiger's log is synced after its load,
+    // which the create of the next partition's table does: the partition of "b" may be at
+    // the failed snapshot's cut, a point-in-time cut of itself (docs/storage.md).
+    CHECK((crashed == before || crashed == rows{"b"}));
+  }
 
   // The store still serves, and the next snapshot writes what the failed one did not.
   CHECK(has_row(t, "b"));
