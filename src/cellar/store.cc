@@ -167,7 +167,7 @@ status store_impl::close() {
 
 result<snapshot_stats> store_impl::snapshot() {
   if (!persistence) return status{code::unsupported, "a memory-only store (no directory) takes no snapshots"};
-  return persistence->snapshot(*catalog->current());
+  return persistence->snapshot([c = catalog.get()] { return c->current(); });
 }
 
 partition_config partition_factory::replica_config(const schema_ptr& schema, std::uint32_t index) const {

@@ -137,28 +137,40 @@ TEST_CASE("in log mode a failing log write stops later writes", "[faults]") {
 }
 
 TEST_CASE("a failing snapshot leaves the previous one as the recovery point; the next one retries", "[faults]") {
-  fault::rule rule{op::sync, "/d1p", EIO, 0, 1};
-  bool first_snapshot_empty = true;  // the failing one bulk-loads (cellar syncs the file itself)
+  // The failing snapshot is the partition's first write, so it creates the file (WiredTiger
+  // syncs it once then) and bulk-loads it (cellar syncs it itself): the rule fails
+  // cellar's sync.
+  fault::rule rule{op::sync, "/d1p", EIO, 1, 1};
+  bool first_snapshot_empty = true;  // the failing one bulk-loads
+  std::string failing = "sync ";     // what the snapshot's error names
   std::uint32_t partitions = 1;
   std::size_t snapshot_threads = 0;  // the default
   int big_rows = 0;                  // 100-byte rows the failing snapshot writes besides "b"
   SECTION("sync of a bulk-loaded partition file") {}
+  SECTION("sync of a partition file as its first snapshot creates it") {
+    rule = {op::sync, "/d1p", EIO, 0, 1};
+    failing = "create table:d1p";
+  }
   SECTION("sync of a bulk-loaded partition file while it loads") {
-    // Over 4 MB: a thread of the load syncs the file while it is written (wt_home.cc,
-    // early_writeback). Its error must not be lost: the kernel reports it to one sync.
+    // Over 4 MB: a thread of the load syncs the file while it is written
+    // (persist/early_writeback.h). Its error must not be lost: the kernel reports it to one
+    // sync.
     big_rows = 45000;
   }
   SECTION("sync of a bulk-loaded partition file, finished after the next partition's load") {
     partitions = 4;
     snapshot_threads = 1;
+    rule = {op::sync, "/d1p0.wt", EIO, 1, 1};  // the first partition's
   }
   SECTION("write of a partition file during the checkpoint") {
     rule = {op::write, "/d1p", EIO, 0, 1};
     first_snapshot_empty = false;
+    failing = "checkpoint";
   }
   SECTION("sync of a partition file during the checkpoint") {
     rule = {op::sync, "/d1p", ENOSPC, 0, 1};
     first_snapshot_empty = false;
+    failing = "checkpoint";
   }
   temp_dir dir;
   auto faults = std::make_shared<fault::fault_env>();
@@ -180,6 +192,7 @@ TEST_CASE("a failing snapshot leaves the previous one as the recovery point; the
   auto failed = s->snapshot();
   INFO(failed.error().to_string());
   CHECK(failed.code() == code::io_error);
+  CHECK(failed.error().message().find(failing) != std::string::npos);
   CHECK(faults->injected() == 1);
   const rows before = first_snapshot_empty ? rows{} : rows{"a"};
   const rows copied = rows_in(dir.crash_copy(), durability::snapshot, {"a", "b"});
@@ -253,15 +266,17 @@ TEST_CASE("a retried snapshot replaces the change runs a failed one left", "[fau
   auto t = s->open_table("t").value();
   load_base(*s, t);
   REQUIRE(t.put(put("r5").add("f", "q", 100, "old")).is_ok());
-  // A second table's first snapshot bulk-loads; cellar's own sync of its file fails,
-  // which does not stop WiredTiger. Table "t" (uid 1) is written first or second: the
-  // rule fails the sync of table "u"'s file (uid 2) only.
+  // A second table's first snapshot creates its file (WiredTiger syncs it once) and
+  // bulk-loads it; cellar's own sync of the file fails, which does not stop WiredTiger.
+  // Table "t" (uid 1) is written first or second: the rule fails the sync of table "u"'s
+  // file (uid 2) only.
   REQUIRE(s->create_table({"u", partition_spec::single(), {{"f"}}}, schema_origin::oceanbase_ddl).is_ok());
   auto u = s->open_table("u").value();
   REQUIRE(u.put(put("x").add("f", "q", "x")).is_ok());
-  faults->add({op::sync, "/d2p", EIO, 0, 1});
+  faults->add({op::sync, "/d2p", EIO, 1, 1});
   auto failed = s->snapshot();
   CHECK(failed.code() == code::io_error);
+  CHECK(failed.error().message().find("sync ") != std::string::npos);
   CHECK(faults->injected() == 1);
   REQUIRE(t.put(put("r1").add("f", "q", 100, "new")).is_ok());
   REQUIRE(t.put(put("r5").add("f", "q", 100, "new")).is_ok());  // the same cell

@@ -264,11 +264,7 @@ runtime_ptr member::state::apply_table(const std::string& name, const detail::ta
       if (old->schema->uid != cs.uid) local.drop_recovered(name);
     }
   }
-  // The partitions whose cells this node's store persists (a replica's are in its Raft storage).
-  std::vector<std::uint32_t> mine;
-  for (std::uint32_t i = 0; i < want.size(); ++i)
-    if (!want[i].replicated() && want[i].node == opts.node_id) mine.push_back(i);
-  local.persist_cluster_schema(*schema, mine);
+  local.persist_cluster_schema(*schema);
   if (cs.partitioned) {
     auto recovered = local.take_recovered(name);
     for (std::uint32_t i = 0; i < want.size(); ++i) {

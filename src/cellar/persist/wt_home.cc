@@ -24,6 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "persist/codec.h"
+#include "persist/early_writeback.h"
 #include "persist/priority.h"
 #include "persist/runs.h"
 #include "persist/wt_file_system.h"
@@ -89,6 +90,38 @@ WT_ITEM item(std::string_view s) {
 
 std::string_view view(const WT_ITEM& i) { return {static_cast<const char*>(i.data), i.size}; }
 
+// What WiredTiger's metadata holds of a table. A create cut short (a failed sync inside it,
+// or a crash: WiredTiger's create is not atomic) can leave the table's entry without its
+// column group; opening the table then fails with EINVAL, and creating it again does not
+// complete it. Such a table never held a cell.
+enum class table_state { missing, half_created, ready };
+
+// The state of `uri` ("table:..."), or WiredTiger's error.
+int state_of(WT_SESSION* s, const std::string& uri, table_state* out) {
+  cursor m(s, "metadata:");
+  if (m.error() != 0) return m.error();
+  int ret = 0;
+  auto has = [&](const std::string& key) {
+    m->set_key(m.get(), key.c_str());
+    const int r = m->search(m.get());
+    if (r != 0 && r != WT_NOTFOUND) ret = r;
+    return r == 0;
+  };
+  if (!has(uri))
+    *out = table_state::missing;
+  else
+    *out = has("colgroup:" + uri.substr(6)) ? table_state::ready : table_state::half_created;
+  return ret;
+}
+
+// Whether opening `uri` failed with `err` because there is no usable table: none was ever
+// created (a partition never written), or its create was cut short. Either reads as empty.
+bool no_table(WT_SESSION* s, const std::string& uri, int err) {
+  if (err == ENOENT) return true;
+  table_state st = table_state::ready;
+  return err == EINVAL && state_of(s, uri, &st) == 0 && st == table_state::half_created;
+}
+
 }  // namespace
 
 // WiredTiger's messages go to spdlog, shortened: on damage it dumps whole blocks. The
@@ -135,90 +168,6 @@ namespace {
 // decompression also stops salvage (EINVAL). With the whole block checksummed, a damaged
 // compressed page fails its checksum as an uncompressed one does: CORRUPTION at open,
 // skipped by salvage.
-
-// Writes back a bulk-loaded file while the load runs, on a handle of our own (through
-// the store's env, as WiredTiger's own handle is).
-//
-// Closing a WiredTiger bulk cursor syncs the file while WiredTiger holds a lock of the
-// whole connection, so the snapshot threads' closes would run one after another, each
-// waiting on the disk. So the loader syncs the file itself before the close, outside
-// WiredTiger's lock, and the close finds only the last page and its checkpoint to sync.
-// Durability is unchanged: WiredTiger still syncs at close.
-//
-// And it syncs while the load runs: every few MB handed to WiredTiger, the kernel is
-// asked to start writing them back (sync_file_range SYNC_FILE_RANGE_WRITE) and a thread
-// of the load's own calls fdatasync, so that the loader goes on encoding meanwhile
-// (write-back alone does not make the final fdatasync cheap on every storage). A sync of
-// a loading file that fails is remembered and returned by sync(): the kernel reports a
-// write-back error to one sync of a file description only.
-class early_writeback {
- public:
-  early_writeback(env& e, const std::string& path) {
-    open_flags o;
-    o.read_only = true;
-    if (e.open(path, o, &f_) != 0) f_.reset();
-  }
-  ~early_writeback() { stop(); }
-  early_writeback(const early_writeback&) = delete;
-  early_writeback& operator=(const early_writeback&) = delete;
-
-  // `bytes` more were handed to WiredTiger.
-  void wrote(std::size_t bytes) {
-    pending_ += bytes;
-    if (!f_ || pending_ < every) return;
-    pending_ = 0;
-    f_->start_writeback();  // a hint: a failure shows at sync
-    absl::MutexLock l(&mu_);
-    requested_ = true;
-    if (!syncer_.joinable()) syncer_ = std::thread([this] { run(); });
-  }
-  // Waits for what has been written so far to reach the disk. Without a file (it could
-  // not be opened), nothing to do: WiredTiger's close syncs it all.
-  int sync() {
-    if (!f_) return 0;
-    const int early = stop();
-    const int err = f_->sync();
-    return early != 0 ? early : err;
-  }
-
- private:
-  static constexpr std::size_t every = 4u << 20;
-
-  void run() ABSL_LOCKS_EXCLUDED(mu_) {
-    const auto asked = [this] {
-      mu_.AssertHeld();
-      return stop_ || requested_;
-    };
-    absl::MutexLock l(&mu_);
-    for (;;) {
-      mu_.Await(absl::Condition(&asked));
-      if (stop_) return;  // the caller's own sync follows
-      requested_ = false;
-      mu_.Unlock();
-      const int err = f_->sync();
-      mu_.Lock();
-      if (err != 0 && error_ == 0) error_ = err;
-    }
-  }
-  // Stops the syncing thread; the first error it met.
-  int stop() ABSL_LOCKS_EXCLUDED(mu_) {
-    {
-      absl::MutexLock l(&mu_);
-      stop_ = true;
-    }
-    if (syncer_.joinable()) syncer_.join();
-    absl::MutexLock l(&mu_);
-    return error_;
-  }
-
-  std::unique_ptr<file> f_;
-  std::size_t pending_ = 0;
-  absl::Mutex mu_;
-  bool requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  int error_ ABSL_GUARDED_BY(mu_) = 0;  // the first error the syncing thread met
-  std::thread syncer_;
-};
 
 // A name no thread of the program has: the thread that calls wiredtiger_open carries it
 // meanwhile, so the threads WiredTiger starts inside the call inherit it (Linux gives a
@@ -294,8 +243,9 @@ result<std::unique_ptr<wt_home>> wt_home::open(const std::string& dir, std::size
   h->dir_ = dir;
   h->env_ = e;
   h->idle_threads_ = idle_threads;
-  // Partition tables: the compressor applies to tables created from now on (every
-  // snapshot that rewrites a base creates its table anew); older tables keep theirs.
+  // Partition tables: the compressor applies to tables created from now on, by the first
+  // write of their partition (every snapshot that rewrites a base creates its table
+  // anew); older tables keep theirs.
   h->cell_table_config_ = "key_format=u,value_format=u,log=(enabled=false),allocation_size=512,checksum=on";
   if (!compressor.empty()) h->cell_table_config_ += ",block_compressor=" + compressor;
   // Logging is on for the catalog only (data tables opt out); small log files and no
@@ -379,12 +329,14 @@ status wt_home::drop_cache() {
   return connect();
 }
 
-status wt_home::salvage_table(const std::string& uri) {
+status wt_home::salvage_table(const std::string& uri, bool* existed) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const int ret = s->salvage(s.get(), uri.c_str(), nullptr);
-  if (ret == ENOENT) return status::ok();
+  const bool none = ret != 0 && no_table(s.get(), uri, ret);
+  if (existed) *existed = !none;
+  if (none) return status::ok();
   if (ret != 0) return wt_error(ret, "salvage " + describe(uri));
   return status::ok();
 }
@@ -439,14 +391,15 @@ status wt_home::write_catalog(const std::vector<std::pair<std::string, std::stri
   return status::ok();
 }
 
-status wt_home::create_partition(std::uint64_t uid, std::uint32_t partition) {
-  std::shared_lock guard(conn_mu_);
-  session s(conn_);
-  if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-  for (const auto& uri : {partition_uri(uid, partition), changes_uri(uid, partition)})
-    if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0)
-      return wt_error(ret, "create " + uri);
-  return status::ok();
+int wt_home::create_cell_table(WT_SESSION* s, const std::string& uri) const {
+  table_state st = table_state::ready;
+  if (int ret = state_of(s, uri, &st); ret != 0) return ret;
+  if (st == table_state::ready) return 0;  // an older table keeps its own configuration
+  if (st == table_state::half_created) (void)s->drop(s, uri.c_str(), "force=true");
+  const int ret = s->create(s, uri.c_str(), cell_table_config_.c_str());
+  // What a failed create made goes, so that the next write creates the table afresh.
+  if (ret != 0) (void)s->drop(s, uri.c_str(), "force=true");
+  return ret;
 }
 
 status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
@@ -454,6 +407,7 @@ status wt_home::drop_partition(std::uint64_t uid, std::uint32_t partition) {
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   for (const auto& uri : {partition_uri(uid, partition), changes_uri(uid, partition)}) {
+    // A partition nothing was written to has no tables (wt_home.h).
     const int ret = s->drop(s.get(), uri.c_str(), "force=true");
     if (ret != 0 && ret != ENOENT) return wt_error(ret, "drop " + uri);
   }
@@ -559,11 +513,20 @@ status wt_home::bulk_if_empty(std::uint64_t uid, std::uint32_t partition, const 
   {
     session s(conn_);
     if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-    cursor probe(s.get(), uri);
-    if (probe.error()) return wt_error(probe.error(), "open " + uri);
-    const int r = probe->next(probe.get());
-    if (r != 0 && r != WT_NOTFOUND) return wt_error(r, "read " + uri);
-    if (r == 0) return status::ok();
+    bool missing = false;
+    {
+      cursor probe(s.get(), uri);
+      missing = no_table(s.get(), uri, probe.error());
+      if (!missing) {
+        if (probe.error()) return wt_error(probe.error(), "open " + uri);
+        const int r = probe->next(probe.get());
+        if (r != 0 && r != WT_NOTFOUND) return wt_error(r, "read " + uri);
+        if (r == 0) return status::ok();
+      }
+    }
+    // The partition's first write: its base is made here, empty (wt_home.h).
+    if (missing)
+      if (int ret = create_cell_table(s.get(), uri); ret != 0) return wt_error(ret, "create " + uri);
   }
   pending_load_ptr load(new pending_load(conn_, uri, file_of(uid, partition), *env_, &pending_loads_));
   if (load->s.error()) return wt_error(load->s.error(), "open a WiredTiger session");
@@ -784,9 +747,9 @@ status wt_home::write_changes(std::uint64_t uid, std::uint32_t partition, std::u
   session s(conn_);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = changes_uri(uid, partition);
-  // A partition created before change tables were (data format 2) has none yet.
-  if (int ret = s->create(s.get(), uri.c_str(), cell_table_config_.c_str()); ret != 0)
-    return wt_error(ret, "create " + uri);
+  // The partition's first change runs (or those of a partition of data format 2) make its
+  // change table.
+  if (int ret = create_cell_table(s.get(), uri); ret != 0) return wt_error(ret, "create " + uri);
   cursor c(s.get(), uri, "overwrite=true");
   if (c.error()) return wt_error(c.error(), "open " + uri);
   std::string from;
@@ -867,7 +830,7 @@ status walk_records(WT_CONNECTION* conn, const std::string& uri, const std::stri
   session s(conn);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   cursor c(s.get(), uri);
-  if (c.error() == ENOENT) return status::ok();
+  if (no_table(s.get(), uri, c.error())) return status::ok();
   if (c.error()) return wt_error(c.error(), "open " + name);
   int ret;
   while ((ret = c->next(c.get())) == 0) {
@@ -902,7 +865,7 @@ status wt_home::clear_changes(std::uint64_t uid, std::uint32_t partition) {
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = changes_uri(uid, partition);
   cursor lo(s.get(), uri), hi(s.get(), uri);
-  if (lo.error() == ENOENT) return status::ok();
+  if (no_table(s.get(), uri, lo.error())) return status::ok();
   if (lo.error() || hi.error()) return wt_error(lo.error() ? lo.error() : hi.error(), "open " + uri);
   int ret = lo->next(lo.get());
   if (ret == WT_NOTFOUND) return status::ok();
@@ -920,6 +883,7 @@ status wt_home::purge_family(std::uint64_t uid, std::uint32_t partition, std::ui
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
   const auto uri = partition_uri(uid, partition);
   cursor lo(s.get(), uri), hi(s.get(), uri);
+  if (no_table(s.get(), uri, lo.error())) return status::ok();  // no base: no cells of any family
   if (lo.error() || hi.error()) return wt_error(lo.error() ? lo.error() : hi.error(), "open " + uri);
   const std::string a = family_prefix(family), b = family_prefix(family + 1);
   WT_ITEM ai = item(a), bi = item(b);

@@ -14,6 +14,11 @@
 //                      oldest generation first. An incremental snapshot appends here, so
 //                      it writes about the bytes of its changes; writing them into the
 //                      base instead dirtied a 32 KB page per scattered change.
+// A partition's two tables are created by the first write that needs each (write_delta,
+// write_cells, write_changes), not when its table is created: a WiredTiger create makes
+// and syncs a file, and most partitions of a new table hold nothing for a while. Until
+// then the partition has no tables, which every reader takes as empty and drop_partition
+// as nothing to drop.
 // Tables that are not logged are recovered by WiredTiger to its last checkpoint, and a
 // checkpoint is only taken at the end of a snapshot: that is what makes a snapshot
 // atomic even when it is written in many transactions.
@@ -70,7 +75,7 @@ class wt_home {
   status write_catalog(const std::vector<std::pair<std::string, std::string>>& puts,
                        const std::vector<std::string>& erases);
 
-  status create_partition(std::uint64_t uid, std::uint32_t partition);
+  // Drops the partition's tables, those it has (none if nothing was ever written to it).
   status drop_partition(std::uint64_t uid, std::uint32_t partition);
 
   // Snapshot work.
@@ -86,7 +91,8 @@ class wt_home {
   };
   using pending_load_ptr = std::unique_ptr<pending_load, pending_load_deleter>;
 
-  // Merges `delta` into the partition's base (a bulk load if the base is empty).
+  // Merges `delta` into the partition's base (a bulk load if the base is empty; a base
+  // that has no table yet is created, empty, first).
   // *bytes += the cells' bytes written. *base_bytes (if given) holds the bytes of the
   // base's records (keys and runs, as stored before compression) and is updated to what
   // they are after the write: the runs replaced go, the runs written come.
@@ -109,7 +115,8 @@ class wt_home {
   // Syncs the load's file and closes its bulk cursor.
   status finish_load(pending_load_ptr load);
   // Appends `delta` to the partition's changes as the change runs of `generation`, after
-  // removing any of that generation or later (left by a snapshot that failed).
+  // removing any of that generation or later (left by a snapshot that failed); creates the
+  // change table if the partition has none yet.
   // *bytes += the cells' bytes (key, expiry, value; the key of an erased one);
   // *run_bytes += the bytes of the runs written.
   status write_changes(std::uint64_t uid, std::uint32_t partition, std::uint64_t generation, const delta_map& delta,
@@ -122,6 +129,7 @@ class wt_home {
                       std::uint64_t* run_bytes = nullptr);
   // Removes every change run of the partition (after they were merged into its base).
   status clear_changes(std::uint64_t uid, std::uint32_t partition);
+  // Removes the base's cells of `family`. No base table: nothing to do.
   status purge_family(std::uint64_t uid, std::uint32_t partition, std::uint32_t family);
   status set_meta(std::string_view key, std::uint64_t value);
   status checkpoint();
@@ -139,11 +147,13 @@ class wt_home {
 
   // Recovery.
   // Rebuilds a table's file from what can still be read of it (WT_SESSION::salvage):
-  // damaged pages and what they held are dropped. A missing table is not an error.
-  status salvage_table(const std::string& uri);
+  // damaged pages and what they held are dropped. A missing table is not an error;
+  // *existed (if given) says whether there was one.
+  status salvage_table(const std::string& uri, bool* existed = nullptr);
   result<std::uint64_t> get_meta(std::string_view key);
-  // Calls fn for every cell of the partition's base, in key order. *record_bytes (if
-  // given) gets the bytes of the records read (keys and runs, before compression).
+  // Calls fn for every cell of the partition's base, in key order (none if it has no base
+  // table). *record_bytes (if given) gets the bytes of the records read (keys and runs,
+  // before compression).
   status scan_partition(std::uint64_t uid, std::uint32_t partition,
                         const std::function<status(std::string_view key, std::string_view value)>& fn,
                         std::uint64_t* record_bytes = nullptr);
@@ -163,7 +173,10 @@ class wt_home {
   // write_cells' work; the caller holds conn_mu_ shared.
   status bulk_if_empty(std::uint64_t uid, std::uint32_t partition, const cell_source& cells, std::uint64_t* bytes,
                        std::uint64_t* base_bytes, pending_load_ptr* pending, bool* written);
-  status connect();                    // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
+  status connect();  // conn_ from config_; callers hold conn_mu_ exclusively or own *this alone
+  // Creates the partition table `uri` in session `s` unless it exists (one whose create
+  // was cut short is made anew; a failed create is undone); WiredTiger's code.
+  int create_cell_table(WT_SESSION* s, const std::string& uri) const;
   std::shared_mutex conn_mu_;          // shared by every call, exclusive for reopen
   std::atomic<int> pending_loads_{0};  // pending_load objects alive
   std::unique_ptr<events> events_;     // the connection's event handler

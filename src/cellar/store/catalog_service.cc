@@ -102,13 +102,10 @@ runtime_ptr catalog_service::make_runtime(std::shared_ptr<table_schema> schema, 
 
 result<runtime_ptr> catalog_service::commit(std::shared_ptr<table_schema> schema, const table_runtime* old) {
   if (schema->uid == 0) schema->uid = next_uid_++;
-  if (persistence_ != nullptr) {
-    const bool new_partitions = schema->partitioned && (old == nullptr || old->partitions.empty());
-    if (new_partitions)
-      for (std::uint32_t i = 0; i < schema->partitioning.count(); ++i)
-        if (auto st = persistence_->create_partition(schema->uid, i); !st) return st;
+  // New partitions need no files: their tables are made when first written
+  // (store/persistence.h), so DDL costs one durable catalog write whatever their number.
+  if (persistence_ != nullptr)
     if (auto st = write_schema(*schema); !st) return st;
-  }
   auto rt = make_runtime(schema, old);
   publish_one(schema->name, rt);
   return rt;
@@ -175,12 +172,8 @@ void catalog_service::restore(recovered_catalog recovered, bool start) {
   publish(std::move(next));
 }
 
-void catalog_service::persist_cluster_schema(const table_schema& schema, const std::vector<std::uint32_t>& local) {
+void catalog_service::persist_cluster_schema(const table_schema& schema) {
   if (persistence_ == nullptr) return;
-  if (schema.partitioned)
-    for (auto i : local)
-      if (auto st = persistence_->create_partition(schema.uid, i); !st)
-        spdlog::error("cellar: creating partition {} of '{}': {}", i, schema.name, st.to_string());
   if (auto st = write_schema(schema); !st)
     spdlog::error("cellar: persisting the schema of '{}': {}", schema.name, st.to_string());
 }

@@ -97,11 +97,10 @@ class catalog_service {
 
   // --- the cluster's path (cluster/member.cc), under mutex() ----------------------------------
   absl::Mutex& mutex() ABSL_LOCK_RETURNED(mu_) { return mu_; }
-  // Makes `schema` durable as the cluster gave it: the tables of the partitions in `local`
-  // (this node's) created, the catalog entry written. Failures are logged: the node keeps
-  // serving from memory and the next change writes the entry again.
-  void persist_cluster_schema(const table_schema& schema, const std::vector<std::uint32_t>& local)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `schema` durable as the cluster gave it: the catalog entry written (the tables
+  // of this node's partitions are made when first written). Failures are logged: the node
+  // keeps serving from memory and the next change writes the entry again.
+  void persist_cluster_schema(const table_schema& schema) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `table` from the durable catalog and drops its recovered cells, if any.
   void forget(const std::string& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The cells recovery kept for `table`, one per partition (empty if none), taken out.

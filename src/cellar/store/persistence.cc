@@ -53,7 +53,7 @@ void store_persistence::close() {
   held_.reset();
 }
 
-void store_persistence::start_periodic(std::function<std::shared_ptr<const catalog_map>()> tables) {
+void store_persistence::start_periodic(catalog_source tables) {
   if (options_.snapshot_interval.count() <= 0 || periodic_.joinable()) return;
   periodic_ = std::thread([this, tables = std::move(tables)] {
     const auto interval = absl::FromChrono(options_.snapshot_interval);
@@ -62,8 +62,7 @@ void store_persistence::start_periodic(std::function<std::shared_ptr<const catal
       // Waits the interval out unless told to stop.
       if (periodic_mu_.AwaitWithTimeout(absl::Condition(&periodic_stop_), interval)) return;
       periodic_mu_.Unlock();
-      if (auto r = snapshot(*tables()); !r)
-        spdlog::error("cellar: periodic snapshot failed: {}", r.error().to_string());
+      if (auto r = snapshot(tables); !r) spdlog::error("cellar: periodic snapshot failed: {}", r.error().to_string());
       periodic_mu_.Lock();
     }
   });
@@ -88,10 +87,6 @@ void store_persistence::hurry() {
 
 // --- what the catalog makes durable -------------------------------------------------------------
 
-status store_persistence::create_partition(std::uint64_t uid, std::uint32_t index) {
-  return wt_->create_partition(uid, index);
-}
-
 void store_persistence::on_snapshot_lock_wait(std::function<void()> f) {
   absl::MutexLock lock(&hook_mu_);
   lock_wait_hook_ = std::move(f);
@@ -105,12 +100,10 @@ void store_persistence::about_to_wait_for_snapshot_lock() {
 status store_persistence::reset_partition(std::uint64_t uid, std::uint32_t index) {
   about_to_wait_for_snapshot_lock();
   absl::MutexLock lock(&snapshot_mu_);
-  (void)wt_->drop_partition(uid, index);
-  {
-    absl::MutexLock l(&sizes_mu_);
-    sizes_.erase({uid, index});
-  }
-  return wt_->create_partition(uid, index);
+  auto st = wt_->drop_partition(uid, index);
+  absl::MutexLock l(&sizes_mu_);
+  sizes_.erase({uid, index});
+  return st;
 }
 
 void store_persistence::drop_partitions(std::uint64_t uid, const std::vector<std::uint32_t>& indices,

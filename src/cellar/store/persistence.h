@@ -113,11 +113,15 @@ class store_persistence {
   // The redo log partitions append to; null in snapshot mode.
   redo_log* log() const { return log_.get(); }
 
-  // A snapshot of the partitions of `tables` (the catalog now). One runs at a time.
-  result<snapshot_stats> snapshot(const catalog_map& tables);
+  // The catalog now, for a snapshot.
+  using catalog_source = std::function<std::shared_ptr<const catalog_map>()>;
+  // A snapshot of the partitions of the tables `tables()` returns. One runs at a time, and
+  // it asks for the catalog once it runs: a table dropped meanwhile (its partitions' tables
+  // dropped while no snapshot runs) is not in it, so no write makes its tables again.
+  result<snapshot_stats> snapshot(const catalog_source& tables);
   // Takes a snapshot every options.snapshot_interval of what `tables()` returns then,
   // until stop_periodic() (also called by close()).
-  void start_periodic(std::function<std::shared_ptr<const catalog_map>()> tables);
+  void start_periodic(catalog_source tables);
   void stop_periodic();
   // The store is closing and serves nothing any more: the threads of a snapshot running
   // now, and of every later one, the memory releaser's and WiredTiger's run at normal
@@ -127,10 +131,11 @@ class store_persistence {
   void close();
 
   // --- what the catalog makes durable ----------------------------------------------------
-  // The tables of a new partition.
-  status create_partition(std::uint64_t uid, std::uint32_t index);
-  // The tables of partition `index` of table `uid`, made anew and empty (a copy a move
-  // brings here starts from nothing, whatever an earlier stay left).
+  // A new partition needs nothing here: its tables are made by the first write that needs
+  // them (a snapshot, write_copy), and until then it reads as empty (persist/wt_home.h).
+  //
+  // Partition `index` of table `uid` made empty: its tables dropped, so a copy a move
+  // brings here starts from nothing, whatever an earlier stay left.
   status reset_partition(std::uint64_t uid, std::uint32_t index);
   // Drops the tables of partitions `indices` of table `uid` once no snapshot writes to
   // them; failures are logged (the files are stale, never read again).
@@ -146,7 +151,8 @@ class store_persistence {
   // Cells of family `family` in partitions [0, partitions) of table `uid` go from disk
   // with the next snapshot (their family was dropped or truncated).
   void queue_purge(std::uint64_t uid, std::uint32_t partitions, std::uint32_t family);
-  // A partition copied here by a move: `delta` (its cells) written to its base, checkpointed.
+  // A partition copied here by a move or a split: `delta` (its cells) written to its base,
+  // checkpointed. An empty delta makes no tables.
   status write_copy(std::uint64_t uid, std::uint32_t index, const delta_map& delta);
 
   // The lock a running snapshot holds; whoever holds it keeps snapshots and the dropping

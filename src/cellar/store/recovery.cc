@@ -150,10 +150,9 @@ status store_persistence::load_partition(partition_load& job, recovery_progress&
   const auto& families = *job.families;
   memtable& m = *job.m;
   const bool salvage = options_.salvage;
-  if (salvage) {
-    if (auto sv = wt.salvage_table(partition_uri(t.uid, p)); !sv) return sv;
-    job.salvaged = true;
-  }
+  // A partition never written has no tables (persist/wt_home.h): nothing to salvage.
+  if (salvage)
+    if (auto sv = wt.salvage_table(partition_uri(t.uid, p), &job.salvaged); !sv) return sv;
   progress_count count(progress);
   auto st = wt.scan_partition(
       t.uid, p,

@@ -167,14 +167,12 @@ status catalog_service::reshape(const runtime_ptr& old, std::vector<std::string>
       after = c->last;
     }
   }
-  // 2. The new partitions, under a new uid, durable before the catalog names them.
+  // 2. The new partitions, under a new uid, durable before the catalog names them (those
+  // without cells have no tables yet, and read as empty).
   schema->uid = next_uid_++;
   if (persistence_ != nullptr) {
     status st;
-    for (std::uint32_t j = 0; j < m && st; ++j) {
-      st = persistence_->create_partition(schema->uid, j);
-      if (st) st = persistence_->write_copy(schema->uid, j, cells[j]);
-    }
+    for (std::uint32_t j = 0; j < m && st; ++j) st = persistence_->write_copy(schema->uid, j, cells[j]);
     if (st) st = write_schema(*schema);
     if (!st) {
       std::vector<std::uint32_t> all(m);

@@ -314,8 +314,10 @@ status store_persistence::finish_snapshot(std::vector<table_cut>& cuts, std::uin
   return finish;
 }
 
-result<snapshot_stats> store_persistence::snapshot(const catalog_map& tables) {
+result<snapshot_stats> store_persistence::snapshot(const catalog_source& catalog) {
   absl::MutexLock lock(&snapshot_mu_);
+  // Asked for under the lock: a drop that finished before it is not in it (persistence.h).
+  const std::shared_ptr<const catalog_map> tables = catalog();
   // A snapshot that failed earlier may have left WiredTiger stopped and not reopened.
   if (wt_->stopped())
     if (auto s = wt_->reopen(); !s) return status{code::io_error, "snapshot: " + s.message()};
@@ -326,7 +328,7 @@ result<snapshot_stats> store_persistence::snapshot(const catalog_map& tables) {
     out.generation = std::max(out.generation, log_->generation() + 1);
     if (auto s = log_->rotate(out.generation); !s) return s;
   }
-  auto cuts = cut_partitions(system_, tables);
+  auto cuts = cut_partitions(system_, *tables);
   out.cut_seconds = seconds_since(t0);
 
   // On failure every delta goes back to its partition, so the next snapshot writes it
