@@ -35,6 +35,8 @@ constexpr std::uint32_t oldest_data_format = 2;
 // Each reading thread holds a WiredTiger session, and a connection opens at most
 // session_max of them (persist/wt_home.cc), its own threads' and the store's among them.
 constexpr std::size_t max_recovery_threads = 64;
+// WiredTiger's cache while partitions are read (recover).
+constexpr std::size_t recovery_cache_mb = 32;
 
 }  // namespace
 
@@ -336,6 +338,10 @@ result<recovered_catalog> store_persistence::recover() {
     by_uid[t.uid] = {&t, std::move(raw)};
   }
   options_.recovery_progress->begin(static_cast<std::uint32_t>(jobs.size()));
+  // Each page is read once: a small cache makes WiredTiger evict the pages read and read
+  // the next into the memory they freed, instead of faulting in fresh memory up to the
+  // cache's size (drop_cache below brings the configured size back).
+  if (auto s = wt_->set_cache_size(recovery_cache_mb); !s) return s;
   if (auto s = load_partitions(jobs); !s) return s;
   for (auto& j : jobs) {
     recovered_.tables_salvaged += j.salvaged ? 1 : 0;
