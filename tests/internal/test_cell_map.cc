@@ -161,6 +161,56 @@ TEST_CASE("cell_map: inserts through a row hint, in order and not, agree with th
   check_same(m, mo);
 }
 
+TEST_CASE("cell_map: append places cells in order at the end and refuses any other", "[cell_map]") {
+  const auto rows = rows_pool();
+  const std::vector<std::string> quals = {"", std::string(1, '\0'), "a", "a\xff", "b", std::string(30, 'q')};
+  const std::vector<std::int64_t> times = {cellar::latest_timestamp, 7, 1, 0};
+  // Every key of the pools, in R1 order.
+  model all;
+  for (const auto& r : rows)
+    for (const auto& q : quals)
+      for (auto t : times) all.emplace(model_key{r, q, t}, r + "/" + q + "/" + std::to_string(t));
+  std::mt19937_64 rng(42);
+  cell_map m;
+  model mo;
+  for (const auto& [k, v] : all) {
+    if (rng() % 3 == 0) continue;  // rows and columns with gaps, rows with one cell
+    // A key at or before the last cell is refused, leaving the map and the value as they
+    // were: the last cell itself, earlier rows, earlier columns of the last row, newer
+    // versions of its last column.
+    if (!mo.empty()) {
+      const auto& last = std::prev(mo.end())->first;
+      const auto& [lr, lq, lt] = last;
+      std::vector<model_key> before = {last, {std::get<0>(mo.begin()->first), lq, lt}, {lr, "", lt}};
+      if (lt != cellar::latest_timestamp) before.push_back({lr, lq, cellar::latest_timestamp});
+      for (const auto& b : before) {
+        if (!model_less{}(b, last) && b != last) continue;
+        cellar::detail::cell_value refused{cellar::detail::short_bytes(std::string(20, 'x')), 5};
+        REQUIRE_FALSE(m.append(key_view{std::get<0>(b), std::get<1>(b), std::get<2>(b)}, refused));
+        REQUIRE(refused.value == std::string(20, 'x'));
+      }
+    }
+    cellar::detail::cell_value cv{cellar::detail::short_bytes(v), 1};
+    REQUIRE(m.append(key_view{std::get<0>(k), std::get<1>(k), std::get<2>(k)}, cv));
+    mo.emplace(k, v);
+    // The appended cell is where a search finds it.
+    auto it = m.find(key_view{std::get<0>(k), std::get<1>(k), std::get<2>(k)});
+    REQUIRE(it != m.end());
+    REQUIRE(it.value().value == v);
+  }
+  check_same(m, mo);
+  // The rows are in the hash index and the ordered index: found by key, and by a probe.
+  for (const auto& r : rows) {
+    const bool has = mo.lower_bound(model_key{r, "", cellar::latest_timestamp}) != mo.end() &&
+                     std::get<0>(mo.lower_bound(model_key{r, "", cellar::latest_timestamp})->first) == r;
+    REQUIRE((m.cells_of(r) != nullptr) == has);
+    auto lb = m.lower_bound(row_probe{r, false});
+    auto mlb = mo.lower_bound(model_key{r, "", cellar::latest_timestamp});
+    REQUIRE((lb == m.end()) == (mlb == mo.end()));
+    if (lb != m.end()) REQUIRE(at_of(lb) == at_of(mlb));
+  }
+}
+
 TEST_CASE("cell_map: a row's cells are found by hash after rows come and go around it", "[cell_map]") {
   cell_map m;
   for (int i = 0; i < 1000; ++i) {

@@ -93,6 +93,7 @@ class cell_map {
 
  private:
   struct row_node {
+    explicit row_node(std::string_view r) : row(r) {}
     key_bytes row;
     row_node* prev = nullptr;
     row_node* next = nullptr;
@@ -258,6 +259,31 @@ class cell_map {
     }
     return emplace_in(n, k);
   }
+  // Inserts the cell `k` with value `v` if it sorts after every cell of the map: at the end,
+  // with no search and no hash lookup but one per new row (a snapshot's base arrives in key
+  // order). Returns false, having changed nothing and left `v` as it was, otherwise.
+  bool append(const key_view& k, cell_value& v) {
+    row_node* n = tail_;
+    if (n != nullptr) {
+      const int c = n->row.view().compare(k.row);
+      if (c > 0) return false;
+      if (c == 0) {
+        if (!column_less{}(std::prev(n->cells.end())->first, column_view{k.qualifier, k.ts})) return false;
+        n->cells.emplace_hint(n->cells.end(), column_key{short_bytes(k.qualifier), k.ts}, std::move(v));
+        ++cells_;
+        return true;
+      }
+    }
+    n = add_row(k.row);  // after the last row: placed at the end without a descent
+    try {
+      n->cells.emplace_hint(n->cells.end(), column_key{short_bytes(k.qualifier), k.ts}, std::move(v));
+    } catch (...) {
+      remove_row(n);
+      throw;
+    }
+    ++cells_;
+    return true;
+  }
 
  private:
   std::pair<iterator, bool> emplace_in(row_node* n, const key_view& k) {
@@ -331,8 +357,7 @@ class cell_map {
   }
   // A new, empty row node, linked in order; the caller gives it a cell.
   row_node* add_row(std::string_view row) {
-    auto owned = std::make_unique<row_node>();
-    owned->row = key_bytes(row);
+    auto owned = std::make_unique<row_node>(row);
     const std::string_view key = owned->row.view();  // in the node: stable
     // Past the last row (rows arriving in order): the end, without a descent.
     auto pos = tail_ != nullptr && tail_->row.view() < key ? order_.end() : order_.lower_bound(key);

@@ -155,6 +155,27 @@ class memtable {
   void load(std::uint32_t fid, cell_key key, cell_value v);
   // Recovery: a snapshot's change run erased the cell (not tracked).
   void unload(std::uint32_t fid, const cell_key& key);
+  // Recovery: sets cells from a snapshot as load() does, faster for cells in key order (a
+  // base's runs): a cell that sorts after the last cell of its family is appended without
+  // a search (cell_map::append); any other goes through load(). The cells and their bytes
+  // are charged to the memtable's account when the loader is flushed or destroyed, once
+  // instead of once per cell (the account's pool is shared by the loading threads).
+  class bulk_loader {
+   public:
+    explicit bulk_loader(memtable& m) : m_(m) {}
+    ~bulk_loader() { flush(); }
+    bulk_loader(const bulk_loader&) = delete;
+    bulk_loader& operator=(const bulk_loader&) = delete;
+    void load(std::uint32_t fid, const key_view& key, std::string_view value, std::int64_t expires_at);
+    void flush();
+
+   private:
+    memtable& m_;
+    std::uint32_t fid_ = 0;
+    family_map* map_ = nullptr;  // family fid_'s
+    std::int64_t charge_ = 0;    // not yet charged
+    std::uint64_t cells_ = 0;    // appended, not yet counted
+  };
   void replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v);
 
   // --- moves (cluster/mover.h) --------------------------------------------------------

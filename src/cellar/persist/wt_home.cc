@@ -329,6 +329,13 @@ status wt_home::drop_cache() {
   return connect();
 }
 
+status wt_home::set_cache_size(std::size_t mb) {
+  std::shared_lock guard(conn_mu_);
+  const std::string cfg = "cache_size=" + std::to_string(mb) + "MB";
+  if (int ret = conn_->reconfigure(conn_, cfg.c_str()); ret != 0) return wt_error(ret, "set the cache size");
+  return status::ok();
+}
+
 status wt_home::salvage_table(const std::string& uri, bool* existed) {
   std::shared_lock guard(conn_mu_);
   session s(conn_);

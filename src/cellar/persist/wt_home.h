@@ -141,6 +141,9 @@ class wt_home {
   // recovery read is served from memory now, and WiredTiger is only written to again.
   // Same locking as reopen().
   status drop_cache();
+  // Sets the size of WiredTiger's cache until the next reopen() or drop_cache(), which
+  // bring back the size the home was opened with.
+  status set_cache_size(std::size_t mb);
   // With idle_threads, WiredTiger's own threads run at idle priority; this raises them,
   // and those of any later reopen, back to normal (persist/priority.h): for a closing store.
   void hurry();

@@ -35,6 +35,8 @@ constexpr std::uint32_t oldest_data_format = 2;
 // Each reading thread holds a WiredTiger session, and a connection opens at most
 // session_max of them (persist/wt_home.cc), its own threads' and the store's among them.
 constexpr std::size_t max_recovery_threads = 64;
+// WiredTiger's cache while partitions are read (recover).
+constexpr std::size_t recovery_cache_mb = 32;
 
 }  // namespace
 
@@ -154,50 +156,59 @@ status store_persistence::load_partition(partition_load& job, recovery_progress&
   if (salvage)
     if (auto sv = wt.salvage_table(partition_uri(t.uid, p), &job.salvaged); !sv) return sv;
   progress_count count(progress);
+  // Keys are decoded into views of the run (the scratch strings hold a row or qualifier
+  // only when it has an escaped zero byte), and the base's cells, in key order, are
+  // appended to their family's map (memtable::bulk_loader).
+  memtable::bulk_loader loader(m);
+  key_parts key;
+  std::string row_scratch, qualifier_scratch;
+  std::uint32_t known_family = 0;
+  bool family_kept = false;  // known_family is one of the schema's
+  auto keep = [&](std::uint32_t family) {
+    if (family != known_family || !family_kept) {
+      known_family = family;
+      family_kept = families.count(family) != 0;
+      if (!family_kept) job.stale.insert(family);
+    }
+    return family_kept;
+  };
   auto st = wt.scan_partition(
       t.uid, p,
       [&](std::string_view k, std::string_view v) -> status {
-        auto key = decode_cell_key(k);
         reader r(v);
         std::int64_t expires = 0;
-        if (!key || !r.i64(expires)) return {code::corruption, "a malformed cell"};
-        if (!families.count(key->family)) {
-          job.stale.insert(key->family);
-          return status::ok();
-        }
-        m.load(key->family, cell_key{std::move(key->row), std::move(key->qualifier), key->ts},
-               cell_value{short_bytes(r.rest()), expires});
+        if (!decode_cell_key(k, key, row_scratch, qualifier_scratch) || !r.i64(expires))
+          return {code::corruption, "a malformed cell"};
+        if (!keep(key.family)) return status::ok();
+        loader.load(key.family, key_view{key.row, key.qualifier, key.ts}, r.rest(), expires);
         count.one();
         return status::ok();
       },
       &job.sizes.base);
+  loader.flush();  // the base's cells counted before a change run erases any
   if (st) {
     if (salvage)
       if (auto sv = wt.salvage_table(changes_uri(t.uid, p)); !sv) return sv;
     st = wt.scan_changes(
         t.uid, p,
         [&](std::string_view k, std::string_view v) -> status {
-          auto key = decode_cell_key(k);
-          if (!key) return {code::corruption, "a malformed cell"};
-          if (!families.count(key->family)) {
-            job.stale.insert(key->family);
-            return status::ok();
-          }
-          cell_key ck{std::move(key->row), std::move(key->qualifier), key->ts};
+          if (!decode_cell_key(k, key, row_scratch, qualifier_scratch)) return {code::corruption, "a malformed cell"};
+          if (!keep(key.family)) return status::ok();
           ++job.change_cells;
           count.one();
           if (v.empty()) {
-            m.unload(key->family, ck);
+            m.unload(key.family, cell_key{key_bytes(key.row), key_bytes(key.qualifier), key.ts});
             return status::ok();
           }
           reader r(v);
           std::int64_t expires = 0;
           if (!r.i64(expires)) return {code::corruption, "a malformed cell"};
-          m.load(key->family, std::move(ck), cell_value{short_bytes(r.rest()), expires});
+          loader.load(key.family, key_view{key.row, key.qualifier, key.ts}, r.rest(), expires);
           return status::ok();
         },
         &job.sizes.runs);
   }
+  loader.flush();
   if (st.code() == code::corruption && !salvage)
     return status{code::corruption, st.message() +
                                         "; the store is not opened: open it with salvage "
@@ -335,6 +346,10 @@ result<recovered_catalog> store_persistence::recover() {
     by_uid[t.uid] = {&t, std::move(raw)};
   }
   options_.recovery_progress->begin(static_cast<std::uint32_t>(jobs.size()));
+  // Each page is read once: a small cache makes WiredTiger evict the pages read and read
+  // the next into the memory they freed, instead of faulting in fresh memory up to the
+  // cache's size (drop_cache below brings the configured size back).
+  if (auto s = wt_->set_cache_size(recovery_cache_mb); !s) return s;
   if (auto s = load_partitions(jobs); !s) return s;
   for (auto& j : jobs) {
     recovered_.tables_salvaged += j.salvaged ? 1 : 0;
