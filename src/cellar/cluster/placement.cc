@@ -425,14 +425,27 @@ result<std::vector<replica_set>> place_replicas(const std::string& table, std::u
   return out;
 }
 
-result<placement_map> replace_replica(const placement_map& m, const partition_ref& p, const std::string& from,
-                                      const std::string& to, std::uint64_t to_id) {
+namespace {
+
+// The owner of `p` in `m`, a replicated partition (`where` names it in the errors).
+result<const partition_owner*> replicated_owner(const placement_map& m, const partition_ref& p,
+                                                const std::string& where) {
   auto it = m.tables.find(p.table);
   if (it == m.tables.end()) return status{code::table_not_found, "table '" + p.table + "' has no placement"};
-  const std::string where = "partition " + std::to_string(p.index) + " of '" + p.table + "'";
   if (p.index >= it->second.size()) return status{code::invalid_argument, "there is no " + where};
   const auto& o = it->second[p.index];
   if (!o.replicated()) return status{code::invalid_argument, where + " is not replicated"};
+  return &o;
+}
+
+}  // namespace
+
+result<placement_map> replace_replica(const placement_map& m, const partition_ref& p, const std::string& from,
+                                      const std::string& to, std::uint64_t to_id) {
+  const std::string where = "partition " + std::to_string(p.index) + " of '" + p.table + "'";
+  auto found = replicated_owner(m, p, where);
+  if (!found) return found.error();
+  const auto& o = **found;
   auto at = std::find(o.replicas.begin(), o.replicas.end(), from);
   if (at == o.replicas.end()) return status{code::invalid_argument, "node '" + from + "' holds no replica of " + where};
   if (o.holds(to)) return status{code::invalid_argument, "node '" + to + "' holds a replica of " + where + " already"};
@@ -450,12 +463,10 @@ result<placement_map> replace_replica(const placement_map& m, const partition_re
 }
 
 result<placement_map> prefer_replica(const placement_map& m, const partition_ref& p, const std::string& to) {
-  auto it = m.tables.find(p.table);
-  if (it == m.tables.end()) return status{code::table_not_found, "table '" + p.table + "' has no placement"};
   const std::string where = "partition " + std::to_string(p.index) + " of '" + p.table + "'";
-  if (p.index >= it->second.size()) return status{code::invalid_argument, "there is no " + where};
-  const auto& o = it->second[p.index];
-  if (!o.replicated()) return status{code::invalid_argument, where + " is not replicated"};
+  auto found = replicated_owner(m, p, where);
+  if (!found) return found.error();
+  const auto& o = **found;
   auto at = std::find(o.replicas.begin(), o.replicas.end(), to);
   if (at == o.replicas.end())
     return status{code::invalid_argument, "node '" + to + "' holds no replica of " + where + " (move one there first)"};

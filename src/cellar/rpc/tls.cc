@@ -16,6 +16,17 @@
 
 namespace cellar::rpc {
 
+std::string openssl_errors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "no detail" : out;
+}
+
 namespace {
 
 result<std::string> read_pem(const std::string& file, const char* what) {
@@ -26,18 +37,6 @@ result<std::string> read_pem(const std::string& file, const char* what) {
   std::ostringstream all;
   all << in.rdbuf();
   return all.str();
-}
-
-// OpenSSL's queued errors, as one line (and the queue emptied).
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "no detail" : out;
 }
 
 struct bio_deleter {

@@ -67,6 +67,10 @@ result<std::string> load_ca(const std::string& ca_file);
 // A kj TLS context that trusts only the certificates of `ca_pem`.
 kj::Own<kj::TlsContext> client_tls_context(const std::string& ca_pem);
 
+// OpenSSL's errors queued on this thread, as one line ("no detail" when none), and the
+// queue emptied.
+std::string openssl_errors();
+
 // The host of "host:port" or "[v6]:port" (the name a server's certificate must carry
 // unless the client says another).
 std::string host_of(const std::string& address);

@@ -7,21 +7,11 @@
 #include <algorithm>
 #include <climits>
 
+#include "rpc/tls.h"
+
 namespace cellar::thrift {
 
 namespace {
-
-// OpenSSL's queued errors, as one line (and the queue emptied).
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "no detail" : out;
-}
 
 // The session's output: a BIO that appends what OpenSSL writes to a string, which the loop
 // sends from and then clears (a memory BIO clears its whole buffer on every reset).
@@ -95,7 +85,7 @@ tls_session::read_result tls_session::read(char* p, std::size_t n, std::size_t* 
   switch (SSL_get_error(ssl_, r)) {
     case SSL_ERROR_WANT_READ: return read_result::need_more;
     case SSL_ERROR_ZERO_RETURN: return read_result::closed;
-    default: why_ = openssl_errors(); return read_result::failed;
+    default: why_ = rpc::openssl_errors(); return read_result::failed;
   }
 }
 
@@ -104,7 +94,7 @@ bool tls_session::write(const std::uint8_t* p, std::size_t n) {
   while (n > 0) {
     const int r = SSL_write(ssl_, p, static_cast<int>(std::min<std::size_t>(n, 1u << 30)));
     if (r <= 0) {
-      why_ = openssl_errors();
+      why_ = rpc::openssl_errors();
       return false;
     }
     p += r;
