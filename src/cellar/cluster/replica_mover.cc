@@ -198,28 +198,50 @@ struct replica_mover {
   }
 };
 
+// What a hand-run change of a partition's replicas starts from: the placement map as read,
+// the table's uid and the partition's owner in that map.
+struct move_subject {
+  placement_read pl;
+  std::uint64_t uid = 0;
+  partition_owner owner;
+};
+
+result<move_subject> find_subject(cluster_node& node, const std::string& table, std::uint32_t index) {
+  auto pl = read_placement(node.zookeeper());
+  if (!pl) return pl.error();
+  const auto* cs = node.catalog() ? node.catalog()->find(table) : nullptr;
+  if (!cs || !pl->map.tables.count(table)) return status{code::table_not_found, "table '" + table + "' does not exist"};
+  const auto* owner = pl->map.owner({table, index});
+  if (!owner) return status{code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
+  partition_owner copy = *owner;
+  return move_subject{std::move(*pl), cs->uid, std::move(copy)};
+}
+
+// OK when `node` is a live member of the cluster, else NOT_FOUND naming it.
+status check_live(zk_client& zk, const std::string& node) {
+  auto live = zk.children(layout::nodes);
+  if (!live) return live.error();
+  if (std::find(live->begin(), live->end(), node) == live->end())
+    return {code::not_found, "node '" + node + "' is not a live member of the cluster"};
+  return status::ok();
+}
+
 }  // namespace
 
 status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
                         std::uint32_t index, const std::string& from, const std::string& to, const move_options& o) {
   auto& zk = node.zookeeper();
-  auto pl = read_placement(zk);
-  if (!pl) return pl.error();
-  const auto* cs = node.catalog() ? node.catalog()->find(table) : nullptr;
-  if (!cs || !pl->map.tables.count(table)) return {code::table_not_found, "table '" + table + "' does not exist"};
-  const auto* owner = pl->map.owner({table, index});
-  if (!owner) return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
-  replica_mover m{node, peers, sys, o, table, cs->uid, index, from, to, *owner};
+  auto subject = find_subject(node, table, index);
+  if (!subject) return subject.error();
+  const partition_owner* owner = &subject->owner;
+  replica_mover m{node, peers, sys, o, table, subject->uid, index, from, to, *owner};
   if (!owner->replicated()) return {code::invalid_argument, m.where() + " is not replicated"};
   const auto at = std::find(owner->replicas.begin(), owner->replicas.end(), from);
   if (at == owner->replicas.end())
     return {code::invalid_argument, "node '" + from + "' holds no replica of " + m.where()};
   if (owner->holds(to))
     return {code::invalid_argument, "node '" + to + "' holds a replica of " + m.where() + " already"};
-  auto live = zk.children(layout::nodes);
-  if (!live) return live.error();
-  if (std::find(live->begin(), live->end(), to) == live->end())
-    return {code::not_found, "node '" + to + "' is not a live member of the cluster"};
+  if (auto st = check_live(zk, to); !st) return st;
   m.from_id = owner->replica_id(static_cast<std::size_t>(at - owner->replicas.begin()));
 
   if (auto st = zk.ensure_path(layout::moves); !st) return st;
@@ -276,18 +298,12 @@ status run_replica_move(cluster_node& node, peer_directory& peers, caf::actor_sy
 status run_leader_transfer(cluster_node& node, peer_directory& peers, caf::actor_system& sys, const std::string& table,
                            std::uint32_t index, const std::string& to, const move_options& o) {
   auto& zk = node.zookeeper();
-  auto pl = read_placement(zk);
-  if (!pl) return pl.error();
-  const auto* cs = node.catalog() ? node.catalog()->find(table) : nullptr;
-  if (!cs || !pl->map.tables.count(table)) return {code::table_not_found, "table '" + table + "' does not exist"};
-  const auto* owner = pl->map.owner({table, index});
-  if (!owner) return {code::not_found, "table '" + table + "' has no partition " + std::to_string(index)};
-  replica_mover m{node, peers, sys, o, table, cs->uid, index, owner->node, to, *owner};
-  if (auto checked = prefer_replica(pl->map, {table, index}, to); !checked) return checked.error();
-  auto live = zk.children(layout::nodes);
-  if (!live) return live.error();
-  if (std::find(live->begin(), live->end(), to) == live->end())
-    return {code::not_found, "node '" + to + "' is not a live member of the cluster"};
+  auto subject = find_subject(node, table, index);
+  if (!subject) return subject.error();
+  const partition_owner* owner = &subject->owner;
+  replica_mover m{node, peers, sys, o, table, subject->uid, index, owner->node, to, *owner};
+  if (auto checked = prefer_replica(subject->pl.map, {table, index}, to); !checked) return checked.error();
+  if (auto st = check_live(zk, to); !st) return st;
   if (owner->node != to) {
     // The move intent keeps a move of the partition from running meanwhile, and this change
     // from running during one.
