@@ -748,3 +748,56 @@ TEST_CASE("replica balance on random maps: within one replica and one leader, se
   CHECK(unbalanced_before > 100);
   CHECK(all_live > 50);
 }
+
+TEST_CASE("leader transfers on random maps: the leaders as even as any choice within the sets makes them",
+          "[placement]") {
+  std::mt19937 rng(97);
+  const strings nodes{"a", "b", "c", "d", "e"};
+  for (int round = 0; round < 200; ++round) {
+    INFO("round " << round);
+    // Up to seven sets of three on random nodes, led by a random member; e sometimes dead.
+    placement_map m;
+    const auto sets = 1 + rng() % 7;
+    for (std::uint32_t i = 0; i < sets; ++i) {
+      strings set = nodes;
+      std::shuffle(set.begin(), set.end(), rng);
+      set.resize(3);
+      m.tables["r"].push_back({set.front(), 1, set});
+    }
+    const strings live = rng() % 3 == 0 ? strings{"a", "b", "c", "d"} : nodes;
+    const auto after = apply_transfers(m, plan_leader_transfers(m, live));
+    CHECK(after.load() == m.load());
+    const auto gap = [&](const placement_map& x) {
+      const auto c = live_counts(x.leaders(), live);
+      auto [lo, hi] = std::minmax_element(c.begin(), c.end(), [](auto& p, auto& q) { return p.second < q.second; });
+      return hi->second - lo->second;
+    };
+    // Every choice of leader within the sets whose replicas are all live, by brute force.
+    std::vector<std::uint32_t> movable;
+    for (std::uint32_t i = 0; i < sets; ++i) {
+      const auto& r = m.tables["r"][i].replicas;
+      if (std::all_of(r.begin(), r.end(),
+                      [&](const std::string& n) { return std::find(live.begin(), live.end(), n) != live.end(); }))
+        movable.push_back(i);
+    }
+    std::uint32_t best = UINT32_MAX;
+    std::uint32_t choices = 1;
+    for (std::size_t k = 0; k < movable.size(); ++k) choices *= 3;
+    for (std::uint32_t c = 0; c < choices; ++c) {
+      placement_map x = m;
+      std::uint32_t digits = c;
+      for (auto i : movable) {
+        auto& o = x.tables["r"][i];
+        o.node = o.replicas[digits % 3];
+        std::iter_swap(o.replicas.begin(), o.replicas.begin() + digits % 3);
+        digits /= 3;
+      }
+      best = std::min(best, gap(x));
+    }
+    CHECK(gap(after) == best);
+    // Sets with a replica on a dead node keep their leader.
+    for (std::uint32_t i = 0; i < sets; ++i)
+      if (std::find(movable.begin(), movable.end(), i) == movable.end())
+        CHECK(after.tables.at("r")[i].node == m.tables.at("r")[i].node);
+  }
+}
