@@ -355,3 +355,34 @@ TEST_CASE("split_table and split_partition: middle rows, a key within the region
   REQUIRE_OK(regions);
   CHECK(regions->size() == 3);
 }
+
+TEST_CASE("split_table's splits survive a restart", "[regions]") {
+  temp_dir dir;
+  std::vector<std::string> bounds;
+  {
+    auto s = open_store(dir.path);
+    create(*s, "kept", partition_spec::range_bounds({row(4)}));
+    auto t = s->open_table("kept");
+    REQUIRE_OK(t);
+    for (int i = 0; i < 8; ++i) REQUIRE_OK(t->put(cellar::put(row(i)).add("f", "q", "v")));
+    auto n = s->split_table("kept");
+    REQUIRE_OK(n);
+    CHECK(n.value() == 2);
+    auto d = s->describe("kept");
+    REQUIRE_OK(d);
+    bounds = d->partitioning.bounds;
+    CHECK(bounds == std::vector<std::string>{row(2), row(4), row(6)});
+    REQUIRE_OK(s->close());
+  }
+  auto s = open_store(dir.path);
+  auto d = s->describe("kept");
+  REQUIRE_OK(d);
+  CHECK(d->partitioning.bounds == bounds);
+  auto t = s->open_table("kept");
+  REQUIRE_OK(t);
+  CHECK(all_rows(t.value()).size() == 8);
+  auto regions = s->list_regions("kept");
+  REQUIRE_OK(regions);
+  REQUIRE(regions->size() == 4);
+  for (const auto& r : regions.value()) CHECK(r.cells == 2);
+}
