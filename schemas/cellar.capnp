@@ -450,6 +450,12 @@ interface Cellar {
   listRegions @31 (table :Text) -> (regions :List(Region), error :Error);
   splitRegion @32 (table :Text, key :Data) -> (error :Error);
   mergeRegions @33 (table :Text, index :UInt32) -> (error :Error);
+  # HBase's split of a region or of a whole table (store.h: split_partition, split_table).
+  # With byIndex, partition `index` is split at `key`, or (key empty) at its middle row;
+  # without, every partition with at least two rows is split at its middle row and
+  # `splits` says how many were. A server older than this method answers it as
+  # unimplemented, which the client reports as UNSUPPORTED.
+  splitRegions @34 (table :Text, byIndex :Bool, index :UInt32, key :Data) -> (splits :UInt32, error :Error);
 }
 
 struct SnapshotInfo {

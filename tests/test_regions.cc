@@ -1,7 +1,8 @@
-// Splits and merges of RANGE partitions (store::split_region, store::merge_regions) while
-// a writer and a reader keep going: the model check is that no acknowledged write is lost
-// or applied twice, and that every scan returns each row once, in order, across the new
-// bounds. Also: the new partitions after a restart, and what is refused.
+// Splits and merges of RANGE partitions (store::split_region, split_table, split_partition,
+// merge_regions) while a writer and a reader keep going: the model check is that no
+// acknowledged write is lost or applied twice, and that every scan returns each row once,
+// in order, across the new bounds. Also: the new partitions after a restart, the middle
+// rows splits without a key choose, and what is refused.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -240,4 +241,148 @@ TEST_CASE("MAX_FILESIZE: a partition grown past it splits at its middle row", "[
     REQUIRE_OK(r);
     CHECK(r->size() == 1);
   }
+}
+
+TEST_CASE("split_table and split_partition at middle rows under a writer and a reader: nothing lost, nothing twice",
+          "[regions]") {
+  auto s = open_store("");
+  // The upper bound is far above the rows written, so only the counter's row lies past it.
+  create(*s, "mid", partition_spec::range_bounds({"r90000"}));
+  auto t = s->open_table("mid");
+  REQUIRE_OK(t);
+  std::atomic<bool> stop{false};
+  std::atomic<int> acked{0}, failures{0}, bad{0}, scans{0};
+  std::thread writer(write_until, t.value(), std::ref(stop), std::ref(acked), std::ref(failures));
+  std::thread reader(read_until, t.value(), std::ref(stop), std::ref(acked), std::ref(bad), std::ref(scans));
+  auto wait_rows = [&](int n) {
+    while (acked.load() < n && failures.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  wait_rows(300);
+  // Partition 0 holds the rows written so far, partition 1 the counter's row alone.
+  auto first = s->split_table("mid");
+  REQUIRE_OK(first);
+  CHECK(first.value() == 1);
+  wait_rows(600);
+  // Both halves of partition 0 hold two rows or more now (the second took the new ones).
+  auto second = s->split_table("mid");
+  REQUIRE_OK(second);
+  CHECK(second.value() == 2);
+  wait_rows(900);
+  REQUIRE_OK(s->split_partition("mid", 3));  // the highest rows, written since
+  const int scans_before = scans.load();
+  while (scans.load() < scans_before + 3 && bad.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  stop = true;
+  writer.join();
+  reader.join();
+  CHECK(failures.load() == 0);
+  CHECK(bad.load() == 0);
+  const int n = acked.load();
+  auto rows = all_rows(t.value());
+  REQUIRE(rows.size() == static_cast<std::size_t>(n) + 1);
+  for (int i = 0; i < n; ++i) CHECK(rows[static_cast<std::size_t>(i)] == row(i));
+  auto counter = t->get(cellar::get("zz-counter"));
+  REQUIRE_OK(counter);
+  REQUIRE(counter->cells.size() == 1);
+  CHECK(test_util::be64(n) == counter->cells[0].value);
+  auto regions = s->list_regions("mid");
+  REQUIRE_OK(regions);
+  REQUIRE(regions->size() == 6);
+  CHECK(regions->back().start_key == "r90000");
+  CHECK(regions->back().cells == 1);
+  std::uint64_t cells = 0;
+  for (const auto& r : regions.value()) {
+    CHECK(r.cells > 0);  // each split was at a middle row, so no side is empty
+    cells += r.cells;
+  }
+  CHECK(cells == static_cast<std::uint64_t>(n) + 1);
+}
+
+TEST_CASE("split_table and split_partition: middle rows, a key within the region's bounds, what is refused",
+          "[regions]") {
+  auto s = open_store("");
+  create(*s, "m2", partition_spec::range_bounds({row(10)}));
+  auto t = s->open_table("m2");
+  REQUIRE_OK(t);
+  for (int i = 0; i < 13; ++i) REQUIRE_OK(t->put(cellar::put(row(i)).add("f", "q", "v")));
+  // Ten rows below row(10) split at the sixth, three above it at the second.
+  auto n = s->split_table("m2");
+  REQUIRE_OK(n);
+  CHECK(n.value() == 2);
+  auto d = s->describe("m2");
+  REQUIRE_OK(d);
+  CHECK(d->partitioning.bounds == std::vector<std::string>{row(5), row(10), row(11)});
+  // Region 3 holds row(11) and row(12): its middle row is row(12).
+  REQUIRE_OK(s->split_partition("m2", 3));
+  // Region 0 ([start, row(5))) at a key within it.
+  REQUIRE_OK(s->split_partition("m2", 0, row(2)));
+  d = s->describe("m2");
+  REQUIRE_OK(d);
+  CHECK(d->partitioning.bounds == std::vector<std::string>{row(2), row(5), row(10), row(11), row(12)});
+  auto outside = s->split_partition("m2", 1, row(7));
+  REQUIRE_CODE(outside, code::invalid_argument);
+  CHECK(outside.message().find("from '" + row(2) + "' up to '" + row(5) + "'") != std::string::npos);
+  REQUIRE_CODE(s->split_partition("m2", 5, row(1)), code::invalid_argument);  // below the last region
+  REQUIRE_CODE(s->split_partition("m2", 1, row(2)), code::invalid_argument);  // its start already
+  REQUIRE_CODE(s->split_partition("m2", 9), code::invalid_argument);          // no region 9
+  REQUIRE_CODE(s->split_partition("m2", 5), code::invalid_argument);          // one row: no middle
+  REQUIRE_CODE(s->split_partition("nope", 0), code::table_not_found);
+  REQUIRE_CODE(s->split_table("nope"), code::table_not_found);
+  d = s->describe("m2");
+  REQUIRE_OK(d);
+  CHECK(d->partitioning.bounds.size() == 5);  // nothing refused changed anything
+  CHECK(all_rows(t.value()).size() == 13);
+
+  create(*s, "hashed", partition_spec::hash(4));
+  REQUIRE_CODE(s->split_table("hashed"), code::unsupported);
+  REQUIRE_CODE(s->split_partition("hashed", 0), code::unsupported);
+  create(*s, "empty", partition_spec::range_bounds({"m"}));
+  auto none = s->split_table("empty");
+  REQUIRE_OK(none);
+  CHECK(none.value() == 0);
+
+  // The namespace's region quota holds for the whole table's split at once.
+  REQUIRE_OK(s->create_namespace({"app", {{"hbase.namespace.quota.maxregions", "3"}}}));
+  create(*s, "app:q", partition_spec::range_bounds({"m"}));
+  auto q = s->open_table("app:q");
+  REQUIRE_OK(q);
+  for (const char* r : {"a", "b", "n", "o"}) REQUIRE_OK(q->put(cellar::put(r).add("f", "q", "v")));
+  REQUIRE_CODE(s->split_table("app:q"), code::invalid_argument);
+  auto regions = s->list_regions("app:q");
+  REQUIRE_OK(regions);
+  CHECK(regions->size() == 2);
+  REQUIRE_OK(s->split_partition("app:q", 1));
+  regions = s->list_regions("app:q");
+  REQUIRE_OK(regions);
+  CHECK(regions->size() == 3);
+}
+
+TEST_CASE("split_table's splits survive a restart", "[regions]") {
+  temp_dir dir;
+  std::vector<std::string> bounds;
+  {
+    auto s = open_store(dir.path);
+    create(*s, "kept", partition_spec::range_bounds({row(4)}));
+    auto t = s->open_table("kept");
+    REQUIRE_OK(t);
+    for (int i = 0; i < 8; ++i) REQUIRE_OK(t->put(cellar::put(row(i)).add("f", "q", "v")));
+    auto n = s->split_table("kept");
+    REQUIRE_OK(n);
+    CHECK(n.value() == 2);
+    auto d = s->describe("kept");
+    REQUIRE_OK(d);
+    bounds = d->partitioning.bounds;
+    CHECK(bounds == std::vector<std::string>{row(2), row(4), row(6)});
+    REQUIRE_OK(s->close());
+  }
+  auto s = open_store(dir.path);
+  auto d = s->describe("kept");
+  REQUIRE_OK(d);
+  CHECK(d->partitioning.bounds == bounds);
+  auto t = s->open_table("kept");
+  REQUIRE_OK(t);
+  CHECK(all_rows(t.value()).size() == 8);
+  auto regions = s->list_regions("kept");
+  REQUIRE_OK(regions);
+  REQUIRE(regions->size() == 4);
+  for (const auto& r : regions.value()) CHECK(r.cells == 2);
 }

@@ -66,9 +66,12 @@ class connection {
   virtual result<std::vector<std::string>> list_namespace_tables(const std::string& name);
 
   // HBase's list_regions, split and merge_region (store.h: list_regions, split_region,
-  // merge_regions). A connection that cannot reach them answers UNSUPPORTED.
+  // split_partition, split_table, merge_regions). A connection that cannot reach them
+  // answers UNSUPPORTED (so does a server older than split_partition and split_table).
   virtual result<std::vector<region_info>> list_regions(const std::string& table);
   virtual status split_region(const std::string& table, const std::string& key);
+  virtual status split_partition(const std::string& table, std::uint32_t index, const std::string& key);
+  virtual result<std::uint32_t> split_table(const std::string& table);
   virtual status merge_regions(const std::string& table, std::uint32_t index);
 
   virtual result<std::vector<std::string>> list_tables() = 0;

@@ -380,6 +380,19 @@ class store {
   // already a bound); UNSUPPORTED (a KEY-partitioned table, whose partitions are fixed as
   // in OceanBase; a cluster member).
   status split_region(const std::string& table, const std::string& key);
+  // HBase's split of a region named as list_regions numbers it ('t1/3'): RANGE partition
+  // `index` of `table` becomes two at `key`, or, with `key` empty, at its middle row (the
+  // row half of its rows sort before), as split_region does it. Errors: as split_region's;
+  // INVALID_ARGUMENT too when the table has no partition `index`, when `key` is outside the
+  // partition's bounds (the message names them), or, with no key, when the partition holds
+  // fewer than two rows.
+  status split_partition(const std::string& table, std::uint32_t index, const std::string& key = {});
+  // HBase's split of a whole table: every RANGE partition of `table` holding at least two
+  // rows is split at its middle row, all in one change made as split_region makes one; a
+  // partition with fewer rows stays as it is. Returns how many partitions were split (0:
+  // nothing changed). Errors: TABLE_NOT_FOUND; INVALID_ARGUMENT (the table would pass the
+  // partition limit or its namespace's region quota); UNSUPPORTED (as split_region).
+  result<std::uint32_t> split_table(const std::string& table);
   // HBase's merge_region: RANGE partitions `index` and `index + 1` become one, as
   // split_region does it. Errors: TABLE_NOT_FOUND, INVALID_ARGUMENT (no such pair),
   // UNSUPPORTED (as split_region).

@@ -48,6 +48,10 @@ result<std::vector<std::string>> connection::list_namespace_tables(const std::st
 }
 result<std::vector<region_info>> connection::list_regions(const std::string&) { return not_here("regions"); }
 status connection::split_region(const std::string&, const std::string&) { return not_here("regions"); }
+status connection::split_partition(const std::string&, std::uint32_t, const std::string&) {
+  return not_here("regions");
+}
+result<std::uint32_t> connection::split_table(const std::string&) { return not_here("regions"); }
 status connection::merge_regions(const std::string&, std::uint32_t) { return not_here("regions"); }
 
 namespace {
@@ -109,6 +113,10 @@ class embedded_connection final : public connection {
   }
   result<std::vector<region_info>> list_regions(const std::string& t) override { return s_.list_regions(t); }
   status split_region(const std::string& t, const std::string& key) override { return s_.split_region(t, key); }
+  status split_partition(const std::string& t, std::uint32_t i, const std::string& key) override {
+    return s_.split_partition(t, i, key);
+  }
+  result<std::uint32_t> split_table(const std::string& t) override { return s_.split_table(t); }
   status merge_regions(const std::string& t, std::uint32_t i) override { return s_.merge_regions(t, i); }
   result<std::vector<std::string>> list_tables() override { return s_.list_tables(); }
   result<table_descriptor> describe(const std::string& t) override { return s_.describe(t); }

@@ -540,6 +540,22 @@ status store::split_region(const std::string& table, const std::string& key) {
   return impl_->catalog->split_region(canonical_table_name(table), key);
 }
 
+status store::split_partition(const std::string& table, std::uint32_t index, const std::string& key) {
+  if (cluster_of(*impl_))
+    return {code::unsupported,
+            "split: a cluster's partitions do not split yet (split the table on one node, or "
+            "create it with its SPLITS)"};
+  return impl_->catalog->split_partition(canonical_table_name(table), index, key);
+}
+
+result<std::uint32_t> store::split_table(const std::string& table) {
+  if (cluster_of(*impl_))
+    return status{code::unsupported,
+                  "split: a cluster's partitions do not split yet (split the table on one node, or "
+                  "create it with its SPLITS)"};
+  return impl_->catalog->split_table(canonical_table_name(table));
+}
+
 status store::merge_regions(const std::string& table, std::uint32_t index) {
   if (cluster_of(*impl_)) return {code::unsupported, "merge_region: a cluster's partitions do not merge yet"};
   return impl_->catalog->merge_regions(canonical_table_name(table), index);

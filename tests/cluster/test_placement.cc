@@ -387,6 +387,32 @@ placement_map apply_replica_moves(placement_map m, const std::vector<planned_mov
   return m;
 }
 
+// `transfers` applied in order as the mover applies them (prefer_replica); each names the
+// set's front as `from` and a replica of the set as `to`.
+placement_map apply_transfers(placement_map m, const std::vector<planned_move>& transfers) {
+  for (const auto& t : transfers) {
+    INFO(t.partition.table << "/" << t.partition.index << " lead " << t.from << " -> " << t.to);
+    REQUIRE(m.owner(t.partition)->node == t.from);
+    REQUIRE(m.owner(t.partition)->holds(t.to));
+    auto next = prefer_replica(m, t.partition, t.to);
+    REQUIRE_OK(next);
+    m = std::move(*next);
+  }
+  return m;
+}
+
+// What the balancer does (mover.h: run_balance): the replica moves, then the leader
+// transfers planned on the map they leave. `moves` and `transfers` get how many of each.
+placement_map balance(const placement_map& m, const strings& live, std::size_t* moves = nullptr,
+                      std::size_t* transfers = nullptr) {
+  const auto planned = plan_replica_balance(m, live);
+  auto moved = apply_replica_moves(m, planned);
+  const auto t = plan_leader_transfers(moved, live);
+  if (moves) *moves = planned.size();
+  if (transfers) *transfers = t.size();
+  return apply_transfers(moved, t);
+}
+
 // Every replicated set holds `factor`-many distinct nodes, its front the owner.
 void check_sets(const placement_map& m) {
   for (const auto& [table, owners] : m.tables)
@@ -412,14 +438,17 @@ TEST_CASE("replica balance: a fourth node gets its share of replicas and leaders
     CHECK(mv.to == "d");
     CHECK(mv.partition.table != "p");
   }
-  auto after = apply_replica_moves(*m2, moves);
+  std::size_t moved = 0, transferred = 0;
+  auto after = balance(*m2, live, &moved, &transferred);
   check_sets(after);
-  // 36 replicas over 4 nodes, 12 leaders: d takes 9 and 3; nothing else moves.
+  // 36 replicas over 4 nodes, 12 leaders: d takes 9 replicas, and leads 3 of its sets by
+  // transfer; no other replica moves.
   const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
   INFO("replicas " << shown(reps) << " leaders " << shown(leads));
   CHECK(reps.at("d") == 9);
   CHECK(moves.size() == 9);
   CHECK(leads == std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  CHECK(transferred == 3);
   // The single-copy partitions are left to plan_balance, and both tables spread onto d.
   CHECK(after.tables.at("p") == m2->tables.at("p"));
   CHECK(after.partitions_of("d").size() == 9);
@@ -428,6 +457,7 @@ TEST_CASE("replica balance: a fourth node gets its share of replicas and leaders
   CHECK(tables_on_d == std::set<std::string>{"r", "s"});
   // Balanced: nothing more to do.
   CHECK(plan_replica_balance(after, live).empty());
+  CHECK(plan_leader_transfers(after, live).empty());
   CHECK(plan_replica_balance(*m2, {"a", "b", "c"}).empty());
   // Within one but uneven (21 replicas: 6, 5, 5, 5; 7 leaders: 2, 2, 2, 1): nothing moves.
   auto seven = assign_table({}, "u", 7, live, 3);
@@ -439,56 +469,123 @@ TEST_CASE("replica balance: a fourth node gets its share of replicas and leaders
       std::set<std::uint32_t>{seven_reps.at("a"), seven_reps.at("b"), seven_reps.at("c"), seven_reps.at("d")}.size() ==
       2);
   CHECK(plan_replica_balance(*seven, live).empty());
+  CHECK(plan_leader_transfers(*seven, live).empty());
 }
 
-TEST_CASE("replica balance: leaders are balanced too, even where the replicas are", "[placement]") {
-  // Four nodes each holding three replicas, but a leads all four sets.
+TEST_CASE("replica balance: leaders even out by transfer where a set allows it, replicas move only for counts",
+          "[placement]") {
+  // The replicas even (3 each), the leaders not (a 2, b 2, c 0, d 0), and each set a or b
+  // leads holds c or d: two transfers even the leaders and no replica moves (evening the
+  // leaders by moving replicas takes four moves here).
+  const strings four{"a", "b", "c", "d"};
+  placement_map even;
+  even.tables["r"] = {{"a", 1, {"a", "c", "d"}},
+                      {"a", 1, {"a", "b", "c"}},
+                      {"b", 1, {"b", "c", "d"}},
+                      {"b", 1, {"b", "a", "d"}}};
+  CHECK(plan_replica_balance(even, four).empty());
+  const auto transfers = plan_leader_transfers(even, four);
+  CHECK(transfers.size() == 2);
+  auto fixed = apply_transfers(even, transfers);
+  check_sets(fixed);
+  CHECK(fixed.load() == even.load());
+  CHECK(live_counts(fixed.leaders(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+
+  // a holds a replica too many (4, 3, 3, 2) and leads all four sets: one replica moves, to
+  // d (a leader's, so d leads it), and transfers even the rest of the leaders (a planner
+  // moving leaders as replicas moves five: three leaders off a, two replicas back).
   placement_map m;
   m.tables["r"] = {{"a", 1, {"a", "b", "c"}},
                    {"a", 1, {"a", "c", "d"}},
                    {"a", 1, {"a", "d", "b"}},
                    {"a", 1, {"a", "b", "c"}}};
-  const strings live{"a", "b", "c", "d", "e", "f"};
+  const auto one = plan_replica_balance(m, four);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].from == "a");
+  CHECK(one[0].to == "d");
+  std::size_t four_moved = 0, four_transferred = 0;
+  auto four_after = balance(m, four, &four_moved, &four_transferred);
+  check_sets(four_after);
+  CHECK(four_transferred <= 3);
+  CHECK(live_counts(four_after.load(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  CHECK(live_counts(four_after.leaders(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+
   // With e and f fresh: 12 replicas, 2 per node; 4 leaders, none of them left on a above 1.
-  auto moves = plan_replica_balance(m, live);
-  auto after = apply_replica_moves(m, moves);
+  const strings live{"a", "b", "c", "d", "e", "f"};
+  std::size_t moved = 0, transferred = 0;
+  auto after = balance(m, live, &moved, &transferred);
   check_sets(after);
   const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
   INFO("replicas " << shown(reps) << " leaders " << shown(leads));
   CHECK(within_one(reps));
   CHECK(within_one(leads));
   for (const auto& [n, c] : reps) CHECK(c == 2);
-  // a sends its 3 extra leaders, one of them to b, c or d (e and f cannot take two), and b,
-  // c and the one that took a leader each send a replica on: 6 moves, no fewer will do.
-  CHECK(moves.size() == 6);
-  // The same four nodes only: the replicas are balanced (3 each), the leaders not.
-  const strings four{"a", "b", "c", "d"};
-  auto fix = plan_replica_balance(m, four);
-  auto fixed = apply_replica_moves(m, fix);
-  check_sets(fixed);
-  INFO("replicas " << shown(live_counts(fixed.load(), four)) << " leaders "
-                   << shown(live_counts(fixed.leaders(), four)));
-  CHECK(within_one(live_counts(fixed.load(), four)));
-  CHECK(live_counts(fixed.leaders(), four) ==
-        std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
-  CHECK(fix.size() == 5);  // 3 leaders off a, and 2 replicas back to a
+  // Only the replicas' excess moves (a 4, b 3, c 3, d 2: four to e and f); the leaders
+  // follow by transfer.
+  CHECK(moved == 4);
 
-  // Sets all on a, b and c, a leading them: b and c can take a leader only once their
-  // replica of the set has moved aside (to d).
+  // Sets all on a, b and c, a leading them: d takes its share of replicas (3), and the
+  // leaders even out by transfer, d's among them.
   placement_map abc;
   abc.tables["r"] = {{"a", 1, {"a", "b", "c"}},
                      {"a", 1, {"a", "b", "c"}},
                      {"a", 1, {"a", "c", "b"}},
                      {"a", 1, {"a", "b", "c"}}};
-  auto spread = plan_replica_balance(abc, four);
-  auto spread_after = apply_replica_moves(abc, spread);
+  std::size_t abc_moved = 0;
+  auto spread_after = balance(abc, four, &abc_moved);
   check_sets(spread_after);
   INFO("replicas " << shown(live_counts(spread_after.load(), four)) << " leaders "
                    << shown(live_counts(spread_after.leaders(), four)));
+  CHECK(abc_moved == 3);
   CHECK(live_counts(spread_after.load(), four) ==
         std::map<std::string, std::uint32_t>{{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
   CHECK(live_counts(spread_after.leaders(), four) ==
         std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+}
+
+TEST_CASE("leader transfers: a chain of transfers reaches a node no set of the busiest node holds", "[placement]") {
+  // a leads two sets, neither holding d; b and c lead one each that does. Two transfers (a
+  // to b and b to d, or a to c and c to d) even the leaders (2, 1, 1, 0 -> 1, 1, 1, 1).
+  placement_map m;
+  m.tables["r"] = {{"a", 1, {"a", "b", "c"}},
+                   {"a", 1, {"a", "c", "b"}},
+                   {"b", 1, {"b", "d", "c"}},
+                   {"c", 1, {"c", "d", "a"}}};
+  const strings four{"a", "b", "c", "d"};
+  const auto t = plan_leader_transfers(m, four);
+  auto after = apply_transfers(m, t);
+  CHECK(t.size() == 2);
+  CHECK(live_counts(after.leaders(), four) ==
+        std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+  CHECK(after.load() == m.load());
+}
+
+TEST_CASE("replica balance: a leader moves as a replica only where no transfer can even the leaders", "[placement]") {
+  // d holds replicas only of sets with replicas on the dead nodes x and y: those sets
+  // cannot change, so no transfer reaches d. The replicas are even (4, 4, 4, 3), the
+  // leaders not (2, 1, 1, 0): one of a's leaders moves to d as a replica, which leaves
+  // both even.
+  placement_map m;
+  m.tables["r"] = {{"a", 1, {"a", "b", "c"}},
+                   {"a", 1, {"a", "c", "b"}},
+                   {"b", 1, {"b", "a", "c"}},
+                   {"c", 1, {"c", "a", "b"}}};
+  m.tables["s"] = {{"x", 1, {"x", "y", "d"}}, {"x", 1, {"x", "y", "d"}}, {"x", 1, {"x", "y", "d"}}};
+  const strings live{"a", "b", "c", "d"};
+  const auto moves = plan_replica_balance(m, live);
+  REQUIRE(moves.size() == 1);
+  CHECK(moves[0].from == "a");
+  CHECK(moves[0].to == "d");
+  auto after = balance(m, live);
+  check_sets(after);
+  const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
+  INFO("replicas " << shown(reps) << " leaders " << shown(leads));
+  CHECK(within_one(reps));
+  CHECK(leads == std::map<std::string, std::uint32_t>{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+  CHECK(after.tables.at("s") == m.tables.at("s"));
 }
 
 TEST_CASE("prefer_replica: a replica of the set becomes its first, with its Raft id; nothing else changes",
@@ -557,7 +654,7 @@ TEST_CASE("replica balance: replicas on dead nodes and their sets stay where the
     CHECK(mv.to != "e");
     CHECK(mv.from != "e");
   }
-  auto after = apply_replica_moves(*m2, moves);
+  auto after = balance(*m2, live);
   check_sets(after);
   CHECK(after.tables.at("s") == m2->tables.at("s"));
   const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
@@ -617,7 +714,8 @@ TEST_CASE("replica balance on random maps: within one replica and one leader, se
     if (!within_one(reps0) || !within_one(leads0)) ++unbalanced_before;
     auto moves = plan_replica_balance(m, live);
     CHECK(moves == plan_replica_balance(m, live));  // deterministic
-    auto after = apply_replica_moves(m, moves);
+    std::size_t transferred = 0;
+    auto after = balance(m, live, nullptr, &transferred);
     check_sets(after);
     const auto reps = live_counts(after.load(), live), leads = live_counts(after.leaders(), live);
     INFO("replicas " << shown(reps0) << "-> " << shown(reps) << "; leaders " << shown(leads0) << "-> " << shown(leads));
@@ -631,17 +729,75 @@ TEST_CASE("replica balance on random maps: within one replica and one leader, se
       CHECK(within_one(reps));
       CHECK(within_one(leads));
     }
-    // Moves: the replicas' excess (fewest_moves), plus for each leader above its share one
-    // move, or two when the receiver's replica must move aside first, and one more when that
-    // leaves a node a replica short or over.
+    // Moves: the replicas' excess (fewest_moves), plus for each leader above its share that
+    // no transfer can take at most one move and one more when that leaves a node a replica
+    // short or over. With every replica live, the replicas moved are just their excess
+    // whenever the leaders even out by transfer alone.
     std::vector<std::uint32_t> rc, lc;
     for (const auto& [n, c] : reps0) rc.push_back(c);
     for (const auto& [n, c] : leads0) lc.push_back(c);
-    CHECK(moves.size() <= fewest_moves(rc) + 3 * fewest_moves(lc));
-    if (!any_dead_replica) CHECK(moves.size() >= std::max(fewest_moves(rc), fewest_moves(lc)));
-    if (within_one(reps0) && within_one(leads0)) CHECK(moves.empty());
+    CHECK(moves.size() <= fewest_moves(rc) + 2 * fewest_moves(lc));
+    if (!any_dead_replica) CHECK(moves.size() >= fewest_moves(rc));
+    if (within_one(reps0)) {
+      auto transfers_only = apply_transfers(m, plan_leader_transfers(m, live));
+      if (within_one(live_counts(transfers_only.leaders(), live))) CHECK(moves.empty());
+    }
+    if (within_one(reps0) && within_one(leads0)) CHECK(transferred == 0);
   }
   // The rounds test something.
   CHECK(unbalanced_before > 100);
   CHECK(all_live > 50);
+}
+
+TEST_CASE("leader transfers on random maps: the leaders as even as any choice within the sets makes them",
+          "[placement]") {
+  std::mt19937 rng(97);
+  const strings nodes{"a", "b", "c", "d", "e"};
+  for (int round = 0; round < 200; ++round) {
+    INFO("round " << round);
+    // Up to seven sets of three on random nodes, led by a random member; e sometimes dead.
+    placement_map m;
+    const auto sets = 1 + rng() % 7;
+    for (std::uint32_t i = 0; i < sets; ++i) {
+      strings set = nodes;
+      std::shuffle(set.begin(), set.end(), rng);
+      set.resize(3);
+      m.tables["r"].push_back({set.front(), 1, set});
+    }
+    const strings live = rng() % 3 == 0 ? strings{"a", "b", "c", "d"} : nodes;
+    const auto after = apply_transfers(m, plan_leader_transfers(m, live));
+    CHECK(after.load() == m.load());
+    const auto gap = [&](const placement_map& x) {
+      const auto c = live_counts(x.leaders(), live);
+      auto [lo, hi] = std::minmax_element(c.begin(), c.end(), [](auto& p, auto& q) { return p.second < q.second; });
+      return hi->second - lo->second;
+    };
+    // Every choice of leader within the sets whose replicas are all live, by brute force.
+    std::vector<std::uint32_t> movable;
+    for (std::uint32_t i = 0; i < sets; ++i) {
+      const auto& r = m.tables["r"][i].replicas;
+      if (std::all_of(r.begin(), r.end(),
+                      [&](const std::string& n) { return std::find(live.begin(), live.end(), n) != live.end(); }))
+        movable.push_back(i);
+    }
+    std::uint32_t best = UINT32_MAX;
+    std::uint32_t choices = 1;
+    for (std::size_t k = 0; k < movable.size(); ++k) choices *= 3;
+    for (std::uint32_t c = 0; c < choices; ++c) {
+      placement_map x = m;
+      std::uint32_t digits = c;
+      for (auto i : movable) {
+        auto& o = x.tables["r"][i];
+        o.node = o.replicas[digits % 3];
+        std::iter_swap(o.replicas.begin(), o.replicas.begin() + digits % 3);
+        digits /= 3;
+      }
+      best = std::min(best, gap(x));
+    }
+    CHECK(gap(after) == best);
+    // Sets with a replica on a dead node keep their leader.
+    for (std::uint32_t i = 0; i < sets; ++i)
+      if (std::find(movable.begin(), movable.end(), i) == movable.end())
+        CHECK(after.tables.at("r")[i].node == m.tables.at("r")[i].node);
+  }
 }

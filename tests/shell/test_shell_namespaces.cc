@@ -239,6 +239,78 @@ split 'hash', 'k'
   check_error(out[19], "UNSUPPORTED", "KEY (hash) partitioned");
 }
 
+TEST_CASE("split as HBase: a table at its regions' middle rows, a region by name, with or without a key",
+          "[shell][regions]") {
+  const std::string script = R"(create 'sp', 'f', SPLITS => ['m']
+put 'sp', 'a', 'f:q', '1'
+put 'sp', 'b', 'f:q', '2'
+put 'sp', 'c', 'f:q', '3'
+put 'sp', 'd', 'f:q', '4'
+put 'sp', 'n', 'f:q', '5'
+split 'sp'
+list_regions 'sp'
+put 'sp', 'o', 'f:q', '6'
+put 'sp', 'p', 'f:q', '7'
+split 'sp/2'
+list_regions 'sp'
+split 'sp/1', 'd'
+list_regions 'sp'
+split 'sp/1', 'z'
+split 'sp/3', 'p'
+split 'sp/0', 'a'
+split 'sp/9'
+split 'sp/2'
+split 'sp/x'
+split 'sp/0', ''
+scan 'sp'
+create 'hash', 'f'
+split 'hash'
+split 'hash/0'
+split 'nope'
+create 'few', 'f', SPLITS => ['m']
+put 'few', 'x', 'f:q', '1'
+split 'few'
+list_regions 'few'
+split
+)";
+  auto out = run_both(script);
+  REQUIRE(out.size() == 31);
+  auto bounds = [](const json& regions) {
+    std::vector<std::string> v;
+    for (const auto& r : regions["regions"])
+      v.push_back(r["start_key"].get<std::string>() + ".." + r["end_key"].get<std::string>() + ":" +
+                  std::to_string(r["cells"].get<int>()));
+    return v;
+  };
+  // Region 0 (a, b, c, d) splits at its middle row, c; region 1 (n alone) stays.
+  CHECK(out[6]["ok"] == true);
+  CHECK(out[6]["splits"] == 1);
+  CHECK(bounds(out[7]) == std::vector<std::string>{"..c:2", "c..m:2", "m..:1"});
+  // Region 2 (n, o, p) by name, at its middle row.
+  CHECK(out[10]["ok"] == true);
+  CHECK(out[10]["region"] == "sp/2");
+  CHECK(bounds(out[11]) == std::vector<std::string>{"..c:2", "c..m:2", "m..o:1", "o..:2"});
+  // Region 1 (c, d) at a key given.
+  CHECK(out[12]["ok"] == true);
+  CHECK(bounds(out[13]) == std::vector<std::string>{"..c:2", "c..d:1", "d..m:1", "m..o:1", "o..:2"});
+  check_error(out[14], "INVALID_ARGUMENT", "'z' is outside region 'sp/1', which holds the rows from 'c' up to 'd'");
+  check_error(out[15], "INVALID_ARGUMENT", "'p' is outside region 'sp/3', which holds the rows from 'm' up to 'o'");
+  CHECK(out[16]["ok"] == true);  // region 0 starts unbounded: 'a' lies within it
+  check_error(out[17], "INVALID_ARGUMENT", "'sp' has no region 9");
+  check_error(out[18], "INVALID_ARGUMENT", "fewer than two rows");
+  check_error(out[19], "INVALID_ARGUMENT", "not a region name");
+  check_error(out[20], "INVALID_ARGUMENT", "a split key is needed");
+  CHECK(rows_of(out[21]) == std::vector<std::string>{"a=1", "b=2", "c=3", "d=4", "n=5", "o=6", "p=7"});
+  check_error(out[23], "UNSUPPORTED", "KEY (hash) partitioned");
+  check_error(out[24], "UNSUPPORTED", "KEY (hash) partitioned");
+  check_error(out[25], "TABLE_NOT_FOUND", "'nope'");
+  // No region with two rows: nothing splits.
+  CHECK(out[28]["ok"] == true);
+  CHECK(out[28]["splits"] == 0);
+  CHECK(bounds(out[29]) == std::vector<std::string>{"..m:0", "m..:1"});
+  check_error(out[30], "INVALID_ARGUMENT", "split takes a table or a region");
+}
+
 TEST_CASE("a split and a merge survive a restart", "[shell][regions]") {
   temp_dir dir;
   auto first = embedded(dir.path, R"(create 'rs', 'f', SPLITS => ['m']

@@ -303,8 +303,8 @@ result<std::uint32_t> run_balance(cluster_node& node, peer_directory& peers, caf
   const std::size_t planned = todo.size();
 
   // Up to o.parallel_moves at once, one per source node, and the moves of one partition
-  // one after the other in the plan's order (a replica may move aside before a leader
-  // takes its place); after a failure none starts.
+  // one after the other in the plan's order (a partition may move twice, the second move
+  // planned on the set the first leaves); after a failure none starts.
   struct slots {
     absl::Mutex mu;
     std::set<std::string> sources ABSL_GUARDED_BY(mu);       // the source nodes of the moves running

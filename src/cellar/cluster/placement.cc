@@ -163,13 +163,73 @@ std::vector<planned_move> plan_balance(const placement_map& m, const std::vector
 
 namespace {
 
+using counts = std::map<std::string, std::int64_t>;
+
+std::int64_t sum_of_squares(const counts& c) {
+  std::int64_t out = 0;
+  for (const auto& [n, k] : c) out += k * k;
+  return out;
+}
+
+// Changes the fronts (preferred leaders) of `sets`, each set a list of live nodes, so that
+// `leads` (per live node: the fronts of `sets` plus leaders the sets do not include) is as
+// even as the sets allow. One leader at a time moves along a chain of transfers, from a
+// node u to a node v leading at least two fewer: u's set gives its lead to a member x,
+// x's set to y, ..., to v, so only u and v change. Each such chain lowers the sum of the
+// squares of the counts, and when none is left that sum is the least the sets allow: no
+// assignment of the fronts has a smaller largest or a larger smallest count. Sources are
+// tried from the node leading the most, to the receiver leading the fewest (ties: the
+// shortest chain, then node id and set order).
+void even_leaders(const std::vector<std::string>& live, counts& leads, std::vector<std::vector<std::string>*>& sets) {
+  std::map<std::string, std::vector<std::size_t>> led;  // node -> the sets it is the front of
+  for (std::size_t i = 0; i < sets.size(); ++i) led[sets[i]->front()].push_back(i);
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<std::string> order = live;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const std::string& a, const std::string& b) { return leads[a] > leads[b]; });
+    for (const auto& u : order) {
+      // Breadth first from u: a node reached through set s (led by the node before it).
+      std::map<std::string, std::pair<std::string, std::size_t>> via;
+      std::vector<std::string> queue{u};
+      via[u] = {u, 0};
+      const std::string* target = nullptr;
+      for (std::size_t q = 0; q < queue.size(); ++q) {
+        const std::string x = queue[q];
+        for (auto s : led[x])
+          for (const auto& y : *sets[s]) {
+            if (via.count(y)) continue;
+            via[y] = {x, s};
+            queue.push_back(y);
+          }
+      }
+      for (const auto& v : queue)
+        if (leads[v] + 2 <= leads[u] && (!target || leads[v] < leads[*target])) target = &v;
+      if (!target) continue;
+      const std::string v = *target;
+      for (std::string y = v; y != u;) {
+        const auto [x, s] = via[y];
+        auto& set = *sets[s];
+        std::iter_swap(set.begin(), std::find(set.begin(), set.end(), y));
+        auto& from = led[x];
+        from.erase(std::find(from.begin(), from.end(), s));
+        led[y].insert(std::lower_bound(led[y].begin(), led[y].end(), s), s);
+        y = x;
+      }
+      --leads[u];
+      ++leads[v];
+      changed = true;
+      break;
+    }
+  }
+}
+
 // The replica sets as the balancer plans them, and what each live node holds.
 struct replica_plan {
   struct part {
     partition_ref ref;
     std::vector<std::string> set;  // as planned so far; the front is the preferred leader
   };
-  using counts = std::map<std::string, std::int64_t>;
   std::vector<std::string> live;           // sorted
   std::vector<part> parts;                 // the movable partitions: every replica on a live node
   counts reps, leads;                      // per live node, unmovable sets included
@@ -216,67 +276,25 @@ struct replica_plan {
     return of_table[to][p.ref.table] - of_table[from][p.ref.table];
   }
 
-  void balance_leaders();
+  // The leaders as transfers would leave them (even_leaders), the sets' fronts changed to
+  // match: the replicas left to move are then the ones no leader needs.
+  void transfer_leaders() {
+    std::vector<std::vector<std::string>*> sets;
+    for (auto& p : parts) sets.push_back(&p.set);
+    even_leaders(live, leads, sets);
+  }
+
   void balance_replicas();
   bool relay_replica(const counts& share);
+  bool move_leader();
 };
 
-// One leader at a time, from a node above its share (A) to one below it (B). When B holds
-// a replica of the set already, that replica first moves to a node outside the set (C),
-// then A's to B. Each option is costed in moves: its own, plus one for each node it leaves
-// a replica short or over (A or B, or A or C, against their replica shares), which a later
-// move must even out; the cheapest goes first (ties: the table spread, the receiver with the
-// fewest replicas, the first partition, then node id).
-void replica_plan::balance_leaders() {
-  const auto lead_share = shares(leads, reps);
-  const auto rep_share = shares(reps, leads);
-  const auto gives = [&](const std::string& n) { return reps[n] <= rep_share.at(n) ? 1 : 0; };
-  const auto takes = [&](const std::string& n) { return reps[n] >= rep_share.at(n) ? 1 : 0; };
-  for (;;) {
-    using key = std::tuple<int, std::int64_t, std::int64_t>;
-    part* best = nullptr;
-    key best_key{};
-    std::string best_to, best_aside;  // B, and C when B's replica moves aside first
-    for (auto& p : parts) {
-      const auto& a = p.set[0];
-      if (leads[a] <= lead_share.at(a)) continue;
-      // The node outside the set that the cheapest aside move would give B's replica to.
-      const std::string* aside = nullptr;
-      key aside_key{};
-      for (const auto& c : live) {
-        if (holds(p, c)) continue;
-        const key k{2 + gives(a) + takes(c), table_gap(p, a, c), reps[c]};
-        if (!aside || k < aside_key) {
-          aside = &c;
-          aside_key = k;
-        }
-      }
-      for (const auto& b : live) {
-        if (leads[b] >= lead_share.at(b)) continue;
-        const bool direct = !holds(p, b);
-        if (!direct && !aside) continue;
-        const key k = direct ? key{1 + gives(a) + takes(b), table_gap(p, a, b), reps[b]} : aside_key;
-        if (!best || k < best_key) {
-          best = &p;
-          best_key = k;
-          best_to = b;
-          best_aside = direct ? std::string() : *aside;
-        }
-      }
-    }
-    if (!best) return;
-    if (!best_aside.empty()) move(*best, position(*best, best_to), best_aside);
-    move(*best, 0, best_to);
-  }
-}
-
-// Then the other replicas, the leaders staying as they are: one at a time from a node above
-// its share to one below it (ties: the table spread, the receiver with the fewest, the first
-// partition, then node id). When no such move is open (each set the donor holds has a
-// replica on the receiver already), a replica goes to a node at its share that passes one
-// of its own on to the receiver.
+// The replicas other than the leaders: one at a time from a node above its share to one
+// below it (ties: the table spread, the receiver with the fewest, the first partition, then
+// node id). When no such move is open (each set the donor holds has a replica on the
+// receiver already), a replica goes to a node at its share that passes one of its own on to
+// the receiver.
 void replica_plan::balance_replicas() {
-  // The shares are counted again: the leaders' moves changed what each node holds.
   const auto share = shares(reps, leads);
   const auto over = [&](const std::string& n) { return reps[n] > share.at(n); };
   const auto under = [&](const std::string& n) { return reps[n] < share.at(n); };
@@ -332,12 +350,51 @@ bool replica_plan::relay_replica(const counts& share) {
   return false;
 }
 
-}  // namespace
+// For the leaders that no transfer can even out (the leaders as transfer_leaders left
+// them): a leader's replica moves from a node (A) leading at least two more than a node
+// outside its set (B) to B, and the replicas are balanced again and the leaders
+// transferred again. The cheapest such move goes first: costed in moves, its own plus one
+// for each node it leaves a replica short or over (A or B, against their replica shares),
+// which a later move evens out (ties: the widest gap in leaders, the table spread, the
+// receiver with the fewest replicas, the first partition, then node id). Kept only when
+// the leaders end more even and the replicas no less even; false when there is no such
+// move or it is not kept.
+bool replica_plan::move_leader() {
+  const auto rep_share = shares(reps, leads);
+  const auto gives = [&](const std::string& n) { return reps[n] <= rep_share.at(n) ? 1 : 0; };
+  const auto takes = [&](const std::string& n) { return reps[n] >= rep_share.at(n) ? 1 : 0; };
+  using key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
+  part* best = nullptr;
+  key best_key{};
+  std::string best_to;
+  for (auto& p : parts) {
+    const auto& a = p.set[0];
+    for (const auto& b : live) {
+      if (leads[a] < leads[b] + 2 || holds(p, b)) continue;
+      const key k{1 + gives(a) + takes(b), leads[b] - leads[a], table_gap(p, a, b), reps[b]};
+      if (!best || k < best_key) {
+        best = &p;
+        best_key = k;
+        best_to = b;
+      }
+    }
+  }
+  if (!best) return false;
+  replica_plan before = *this;
+  const auto leads_before = sum_of_squares(leads), reps_before = sum_of_squares(reps);
+  move(*best, 0, best_to);
+  balance_replicas();
+  transfer_leaders();
+  if (sum_of_squares(leads) < leads_before && sum_of_squares(reps) <= reps_before) return true;
+  *this = std::move(before);
+  return false;
+}
 
-std::vector<planned_move> plan_replica_balance(const placement_map& m, const std::vector<std::string>& live_in) {
+// What plan_leader_transfers and plan_replica_balance start from: the live nodes, each
+// with its replicas and preferred leaders, and the sets whose replicas are all live.
+replica_plan plan_of(const placement_map& m, const std::vector<std::string>& live_in) {
   replica_plan pl;
   pl.live = unique_sorted(live_in);
-  if (pl.live.empty()) return {};
   const std::set<std::string> is_live(pl.live.begin(), pl.live.end());
   for (const auto& n : pl.live) pl.reps[n] = pl.leads[n] = 0;
   for (const auto& [table, owners] : m.tables)
@@ -358,9 +415,36 @@ std::vector<planned_move> plan_replica_balance(const placement_map& m, const std
       // A set with a replica on a dead node waits for the warden (replica_warden.h).
       if (all_live) pl.parts.push_back({{table, i}, o.replicas});
     }
-  pl.balance_leaders();
+  return pl;
+}
+
+}  // namespace
+
+std::vector<planned_move> plan_replica_balance(const placement_map& m, const std::vector<std::string>& live) {
+  replica_plan pl = plan_of(m, live);
+  if (pl.live.empty()) return {};
+  // The leaders go where transfers would take them first, so that the replicas that move
+  // are ones no leader needs; the transfers themselves are plan_leader_transfers' (on the
+  // map these moves leave), and only the leaders they cannot even out move replicas.
+  pl.transfer_leaders();
   pl.balance_replicas();
+  pl.transfer_leaders();
+  for (std::size_t round = 0; round <= pl.parts.size() && pl.move_leader(); ++round) {}
   return std::move(pl.moves);
+}
+
+std::vector<planned_move> plan_leader_transfers(const placement_map& m, const std::vector<std::string>& live) {
+  replica_plan pl = plan_of(m, live);
+  if (pl.live.empty()) return {};
+  pl.transfer_leaders();
+  // One change per set whose leader differs at the end (a set a chain passed through twice
+  // may be back where it was).
+  std::vector<planned_move> out;
+  for (const auto& p : pl.parts) {
+    const auto& was = m.owner(p.ref)->node;
+    if (p.set.front() != was) out.push_back({p.ref, was, p.set.front()});
+  }
+  return out;
 }
 
 result<placement_map> apply_move(const placement_map& m, const partition_ref& p, const std::string& to) {
@@ -485,48 +569,6 @@ result<placement_map> prefer_replica(const placement_map& m, const partition_ref
   n.node = to;
   n.epoch = out.epoch;
   return out;
-}
-
-std::vector<planned_move> plan_leader_transfers(const placement_map& m, const std::vector<std::string>& live) {
-  const std::set<std::string> up(live.begin(), live.end());
-  std::map<std::string, std::uint32_t> leads;
-  for (const auto& n : live) leads[n] = 0;
-  // The sets a transfer may change: every replica live (the warden replaces the others).
-  std::vector<std::pair<partition_ref, std::vector<std::string>>> sets;
-  for (const auto& [table, owners] : m.tables)
-    for (std::uint32_t i = 0; i < owners.size(); ++i) {
-      const auto& o = owners[i];
-      if (!o.replicated()) continue;
-      if (up.count(o.node)) ++leads[o.node];
-      if (std::all_of(o.replicas.begin(), o.replicas.end(), [&](const std::string& r) { return up.count(r) > 0; }))
-        sets.push_back({{table, i}, o.replicas});
-    }
-  std::vector<planned_move> out;
-  // Each transfer takes a leader from a node holding at least two more than the receiver,
-  // so the sum of squares of the counts falls and the loop ends.
-  for (;;) {
-    std::vector<std::string> order(live.begin(), live.end());
-    std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-      return leads[a] != leads[b] ? leads[a] > leads[b] : a < b;
-    });
-    bool moved = false;
-    for (std::size_t a = 0; a < order.size() && !moved; ++a)
-      for (std::size_t b = order.size(); b-- > a + 1 && !moved;) {
-        const auto& from = order[a];
-        const auto& to = order[b];
-        if (leads[from] < leads[to] + 2) break;
-        for (auto& [ref, replicas] : sets) {
-          if (replicas.front() != from || std::find(replicas.begin(), replicas.end(), to) == replicas.end()) continue;
-          std::iter_swap(replicas.begin(), std::find(replicas.begin(), replicas.end(), to));
-          --leads[from];
-          ++leads[to];
-          out.push_back({ref, from, to});
-          moved = true;
-          break;
-        }
-      }
-    if (!moved) return out;
-  }
 }
 
 namespace {

@@ -17,10 +17,12 @@
 //    the larger shares, and only the excess moves, to the nodes short of their share.
 //    Replicated partitions are not counted there: a replica moves by Raft membership
 //    change (cluster/replica_mover.h), which writes its new set with replace_replica
-//    (apply_move refuses them, UNSUPPORTED), and plan_replica_balance() balances them, the
-//    replicas and the preferred leaders apart from the single-copy partitions.
-//    plan_replacements() places the replicas of dead nodes; plan_leader_transfers() evens
-//    out preferred leaders within their sets (prefer_replica), moving no replica.
+//    (apply_move refuses them, UNSUPPORTED), and plan_replica_balance() balances them apart
+//    from the single-copy partitions: it moves replicas to even out how many each node
+//    holds, and plan_leader_transfers() then evens out the preferred leaders within their
+//    sets (prefer_replica), moving no data; a replica moves for a leader only where no
+//    transfer can even the leaders out. plan_replacements() places the replicas of dead
+//    nodes.
 //
 // Size: 12 bytes per partition plus each table and node name once; ZooKeeper's default
 // 1 MiB znode limit holds about 80,000 partitions.
@@ -105,16 +107,19 @@ placement_map remove_table(const placement_map& m, const std::string& table);
 // counting single-copy partitions only.
 std::vector<planned_move> plan_balance(const placement_map& m, const std::vector<std::string>& live);
 // Moves of single replicas of replicated partitions (each to apply with replace_replica, in
-// the order given: a partition may move twice) that leave every live node within one
-// replica and within one preferred leader of the others, never two replicas of a partition
-// on one node. A move whose `from` is the set's front makes `to` the preferred leader.
-// First the leaders move, from the nodes above their share to those below (preferring a
-// move that also takes a replica from a node above its replica share to one below), then
-// other replicas, from the nodes above their share to those below: a node joining a
-// balanced cluster receives its share and nothing else moves. Sets with a replica on a node
-// not in `live` do not move (the replica warden replaces that replica first), though their
-// live replicas count; should they, or the sets, leave no move to a node below its share,
-// the plan stops there.
+// the order given: a partition may move twice) after which every live node is within one
+// replica of the others and plan_leader_transfers(), on the map the moves leave, brings
+// every live node within one preferred leader of the others; never two replicas of a
+// partition on one node. A move whose `from` is the set's front makes `to` the preferred
+// leader. Replicas move to even out their counts only, from the nodes above their share to
+// those below, and none that a leader needs: the plan first gives each set the leader the
+// transfers would, so a node joining a balanced cluster receives its share of replicas,
+// nothing else moves, and it leads its share of sets by transfer. Only where no transfer
+// can even out the leaders (no chain of sets joins a node leading two more than another to
+// it) does a leader's replica move to the node leading fewer, the replicas evened out
+// again after it. Sets with a replica on a node not in `live` do not move (the replica
+// warden replaces that replica first), though their live replicas and leaders count;
+// should they, or the sets, leave no move to a node below its share, the plan stops there.
 std::vector<planned_move> plan_replica_balance(const placement_map& m, const std::vector<std::string>& live);
 // Gives partition `p` to `to` (epoch + 1; the partition's epoch becomes the new epoch).
 // Unchanged when `to` owns it already. TABLE_NOT_FOUND, INVALID_ARGUMENT (no such partition),
@@ -152,11 +157,14 @@ result<placement_map> replace_replica(const placement_map& m, const partition_re
 result<placement_map> prefer_replica(const placement_map& m, const partition_ref& p, const std::string& to);
 
 // Changes of preferred leader within sets (each to apply with prefer_replica: `from` the
-// set's front, `to` a replica of the set) that leave every live node within one preferred
-// leader of the others as far as the sets allow, each taking a leader from a node leading
-// at least two more than the receiver. For when replicas cannot move (as many live nodes
-// as the factor: every set holds every node) or have moved already; sets with a replica
-// on a node not in `live` are left alone, though their leaders count.
+// set's front, `to` a replica of the set; at most one per set) that leave the live nodes'
+// preferred leaders as even as the sets allow: no other choice of leaders has a node
+// leading more than the busiest or fewer than the idlest, so they end within one of each
+// other whenever any choice does. A leader passes along a chain of sets where no one set
+// holds both nodes (a's set to b, b's to d: a leads one fewer, d one more, b as many).
+// For the map plan_replica_balance's moves leave, or when replicas cannot move (as many
+// live nodes as the factor: every set holds every node); sets with a replica on a node
+// not in `live` are left alone, though their leaders count.
 std::vector<planned_move> plan_leader_transfers(const placement_map& m, const std::vector<std::string>& live);
 
 // For each replica on a node of `dead`, a live node to hold it instead: one not in its set,

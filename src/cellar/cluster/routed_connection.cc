@@ -316,6 +316,14 @@ class routed_connection final : public connection {
   status split_region(const std::string& table, const std::string& key) override {
     return ddl_on_any([&](connection& c) { return c.split_region(table, key); });
   }
+  status split_partition(const std::string& table, std::uint32_t index, const std::string& key) override {
+    return ddl_on_any([&](connection& c) { return c.split_partition(table, index, key); });
+  }
+  result<std::uint32_t> split_table(const std::string& table) override {
+    auto r = on_any([&](connection& c) { return c.split_table(table); });
+    stale_->store(true);  // a DDL, as ddl_on_any marks one
+    return r;
+  }
   status merge_regions(const std::string& table, std::uint32_t index) override {
     return ddl_on_any([&](connection& c) { return c.merge_regions(table, index); });
   }

@@ -266,6 +266,33 @@ class rpc_connection final : public connection {
     });
   }
 
+  status split_partition(const std::string& table, std::uint32_t index, const std::string& key) override {
+    return split_regions(table, true, index, key).error();
+  }
+
+  result<std::uint32_t> split_table(const std::string& table) override { return split_regions(table, false, 0, {}); }
+
+  // splitRegions; UNSUPPORTED from a server that predates it.
+  result<std::uint32_t> split_regions(const std::string& table, bool by_index, std::uint32_t index,
+                                      const std::string& key) {
+    try {
+      auto req = cellar_.splitRegionsRequest();
+      req.setTable(table);
+      req.setByIndex(by_index);
+      req.setIndex(index);
+      req.setKey(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(key.data()), key.size()));
+      auto res = req.send().wait(io_.waitScope);
+      if (auto s = from_wire(res.getError()); !s) return s;
+      return res.getSplits();
+    } catch (const kj::Exception& e) {
+      if (e.getType() == kj::Exception::Type::UNIMPLEMENTED)
+        return status{code::unsupported,
+                      "split: the server is older than splits of a region by name or of a whole "
+                      "table (split 'table', 'key' still works)"};
+      return lost(e);
+    }
+  }
+
   status merge_regions(const std::string& table, std::uint32_t index) override {
     return call_status([&] {
       auto req = cellar_.mergeRegionsRequest();

@@ -334,6 +334,25 @@ class cellar_impl final : public wire::Cellar::Server {
         [](auto& res, status s) { to_wire(s, res.initError()); });
   }
 
+  kj::Promise<void> splitRegions(SplitRegionsContext context) override {
+    auto p = context.getParams();
+    auto table = str(p.getTable());
+    const bool by_index = p.getByIndex();
+    const auto index = p.getIndex();
+    std::string key(reinterpret_cast<const char*>(p.getKey().begin()), p.getKey().size());
+    return blocking<result<std::uint32_t>>(
+        operation::split_region, context,
+        [this, table, by_index, index, key]() -> result<std::uint32_t> {
+          if (!by_index) return st_.s.split_table(table);
+          if (auto s = st_.s.split_partition(table, index, key); !s) return s;
+          return 1u;
+        },
+        [](auto& res, result<std::uint32_t> r) {
+          to_wire(r.error(), res.initError());
+          if (r) res.setSplits(r.value());
+        });
+  }
+
   kj::Promise<void> mergeRegions(MergeRegionsContext context) override {
     auto table = str(context.getParams().getTable());
     auto index = context.getParams().getIndex();

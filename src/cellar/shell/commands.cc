@@ -286,10 +286,16 @@ start and end keys (RANGE partitions; empty: unbounded), its size in bytes and i
   hbase> list_regions 'table_name'
 )"},
     {"split", "tools", cmd_split,
-     R"(Split the RANGE partition of a table that holds the split key into two at that key (a
-one-partition table becomes RANGE partitioned). KEY (hash) partitions are fixed, as in
-OceanBase, and do not split. Reads and writes go on meanwhile.
+     R"(Split a table's RANGE partitions (regions). With a table: every region holding at least two
+rows, each at its middle row. With a region named as list_regions shows it: that region, at
+its middle row. With a split key: the region of the table that holds the key, or the named
+region, which must hold the key within its bounds. A one-partition table becomes RANGE
+partitioned. KEY (hash) partitions are fixed, as in OceanBase, and do not split. Reads and
+writes go on meanwhile.
+  hbase> split 'tableName'
+  hbase> split 'tableName/3'
   hbase> split 'tableName', 'splitKey'
+  hbase> split 'tableName/3', 'splitKey'
 )"},
     {"merge_region", "tools", cmd_merge_region,
      R"(Merge two adjacent RANGE partitions of a table, named as list_regions shows them.

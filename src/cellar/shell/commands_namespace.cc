@@ -2,6 +2,8 @@
 // region tools (list_regions, split, merge_region), where a region is a partition named
 // TABLE/INDEX as status 'detailed' shows it.
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "cellar/names.h"
 #include "shell/command.h"
@@ -17,6 +19,23 @@ result<std::string> one_name(const args_view& a, std::string_view what) {
 }
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// A region named as list_regions shows it, TABLE/INDEX: (TABLE, INDEX); none when `name`
+// has no '/' (a table's name never does); INVALID_ARGUMENT when the index is not a number.
+result<std::optional<std::pair<std::string, std::uint32_t>>> region_name(const std::string& name,
+                                                                         const std::string& usage) {
+  using named = std::optional<std::pair<std::string, std::uint32_t>>;
+  auto slash = name.rfind('/');
+  if (slash == std::string::npos) return named();
+  const status bad{code::invalid_argument, "'" + name + "' is not a region name; " + usage};
+  if (slash == 0 || slash + 1 == name.size() || name.size() - slash > 9) return bad;
+  std::uint32_t i = 0;
+  for (std::size_t k = slash + 1; k < name.size(); ++k) {
+    if (name[k] < '0' || name[k] > '9') return bad;
+    i = i * 10 + static_cast<std::uint32_t>(name[k] - '0');
+  }
+  return named(std::make_pair(name.substr(0, slash), i));
+}
 
 std::string describe_text(const namespace_descriptor& d) {
   std::string out = "{NAME => " + quoted(d.name);
@@ -174,18 +193,43 @@ outcome cmd_list_regions(context& c, const args_view& a) {
   return out;
 }
 
+// split 'T' (each partition at its middle row), split 'T/I' (partition I at its middle
+// row), split 'T', 'key' (the partition holding key), split 'T/I', 'key' (partition I).
 outcome cmd_split(context& c, const args_view& a) {
-  if (a.positional() != 2)
-    return fail(code::invalid_argument,
-                "split takes the table and the split key: split 't1', 'key' (cellar "
-                "splits RANGE partitions at a given key only)");
-  auto name = a.str(0, "table");
+  const std::string usage =
+      "split takes a table or a region named as list_regions shows it, and an optional split key: "
+      "split 't1', split 't1/3', split 't1', 'key', split 't1/3', 'key'";
+  if (a.positional() != 1 && a.positional() != 2) return fail(code::invalid_argument, usage);
+  auto name = a.str(0, "table or region");
   if (!name) return fail(name.error());
-  auto key = a.str(1, "split key");
-  if (!key) return fail(key.error());
-  if (auto s = c.conn.split_region(name.value(), key.value()); !s) return fail(s);
+  std::optional<std::string> key;
+  if (a.positional() == 2) {
+    auto k = a.str(1, "split key");
+    if (!k) return fail(k.error());
+    key = k.value();
+  }
+  auto region = region_name(name.value(), usage);
+  if (!region) return fail(region.error());
   outcome out;
-  out.data["table"] = name.value();
+  if (region->has_value()) {
+    const auto& [table, index] = **region;
+    // An empty key given is refused, as split 't1', '' is; no key at all means the middle row.
+    if (key && key->empty()) return fail(code::invalid_argument, "split: a split key is needed (a row key, not empty)");
+    if (auto s = c.conn.split_partition(table, index, key.value_or("")); !s) return fail(s);
+    out.data["table"] = table;
+    out.data["region"] = name.value();
+    out.data["splits"] = 1;
+  } else if (key) {
+    if (auto s = c.conn.split_region(name.value(), *key); !s) return fail(s);
+    out.data["table"] = name.value();
+    out.data["splits"] = 1;
+  } else {
+    auto n = c.conn.split_table(name.value());
+    if (!n) return fail(n.error());
+    out.data["table"] = name.value();
+    out.data["splits"] = n.value();
+    out.text = std::to_string(n.value()) + " region(s) split\n";
+  }
   return out;
 }
 

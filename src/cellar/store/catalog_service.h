@@ -71,9 +71,11 @@ class catalog_service {
   status truncate_family(const std::string& table, const std::string& family);
   status set_disabled(const std::string& table, bool disabled);
   // HBase's split and merge_region of RANGE partitions (store.h: split_region,
-  // merge_regions; how: store/reshape.h). A one-partition table splits into RANGE
-  // partitions.
+  // split_partition, split_table, merge_regions; how: store/reshape.h). A one-partition
+  // table splits into RANGE partitions.
   status split_region(const std::string& table, const std::string& key);
+  status split_partition(const std::string& table, std::uint32_t index, const std::string& key);
+  result<std::uint32_t> split_table(const std::string& table);
   status merge_regions(const std::string& table, std::uint32_t index);
   // HBase's size-driven split: each partition of `table` whose cells take more bytes than
   // its MAX_FILESIZE attribute is split at its middle row (none without the attribute,
@@ -137,6 +139,10 @@ class catalog_service {
   status write_schema(const table_schema& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives RANGE table `old` the partition bounds `bounds` (store/reshape.h).
   status reshape(const runtime_ptr& old, std::vector<std::string> bounds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `table`, with `now` partitions, may have `more` (the table limit and its
+  // namespace's region quota); INVALID_ARGUMENT otherwise.
+  status check_more_regions(const std::string& table, std::size_t now, std::size_t more)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What the tables of namespace `ns` hold now.
   namespace_usage usage(std::string_view ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

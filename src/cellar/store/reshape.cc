@@ -1,4 +1,5 @@
-// store/reshape.cc: split_region and merge_regions of a store (store/reshape.h).
+// store/reshape.cc: split_region, split_partition, split_table and merge_regions of a store
+// (store/reshape.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -54,11 +55,43 @@ result<Reply> ask_one(caf::actor_system& sys, const partition_actor& p, Request 
   return f.get();
 }
 
-}  // namespace
-
-status catalog_service::split_region(const std::string& table, const std::string& key) {
+status check_split_key(const std::string& key) {
   if (key.empty()) return {code::invalid_argument, "split: a split key is needed (a row key, not empty)"};
   if (key.size() > max_row_key_bytes) return {code::too_large, "split: the split key is longer than a row key may be"};
+  return status::ok();
+}
+
+// The middle row of partition `i` of `rt` (the row that half of its rows sort before), or
+// none when it holds fewer than two rows. Reads a copy of its cells (every family's, so
+// the union of their rows) while it keeps serving.
+result<std::optional<std::string>> middle_row(caf::actor_system& sys, const table_runtime& rt, std::uint32_t i) {
+  std::set<std::string> rows;
+  std::string after;
+  for (;;) {
+    auto c = ask_one<move_reply>(sys, rt.partitions[i].actor, step(move_request::chunk, after));
+    if (!c || !c->st) return c ? c->st : c.error();
+    for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
+      if (auto key = decode_cell_key(it->first.bytes)) rows.insert(std::move(key->row));
+    if (c->done || c->last.empty()) break;
+    after = c->last;
+  }
+  if (rows.size() < 2) return std::optional<std::string>();
+  auto mid = rows.begin();
+  std::advance(mid, rows.size() / 2);
+  return std::optional<std::string>(*mid);
+}
+
+}  // namespace
+
+status catalog_service::check_more_regions(const std::string& table, std::size_t now, std::size_t more) {
+  if (now + more > max_partitions)
+    return {code::invalid_argument, "split: '" + table + "' would have more partitions than a table may have (" +
+                                        std::to_string(max_partitions) + ")"};
+  return check_namespace_regions(namespaces_, namespace_of(table), more, usage(namespace_of(table)));
+}
+
+status catalog_service::split_region(const std::string& table, const std::string& key) {
+  if (auto s = check_split_key(key); !s) return s;
   absl::MutexLock lock(&mu_);
   auto old = lookup(table);
   if (!old) return table_not_found(table);
@@ -67,11 +100,66 @@ status catalog_service::split_region(const std::string& table, const std::string
   auto at = std::lower_bound(bounds.begin(), bounds.end(), key);
   if (at != bounds.end() && *at == key)
     return {code::invalid_argument, "split: '" + key + "' is already the start of a region of '" + table + "'"};
-  if (bounds.size() + 2 > max_partitions)
-    return {code::invalid_argument, "split: '" + table + "' has the most partitions a table may have"};
-  if (auto s = check_namespace_regions(namespaces_, namespace_of(table), 1, usage(namespace_of(table))); !s) return s;
+  if (auto s = check_more_regions(table, old->partitions.size(), 1); !s) return s;
   bounds.insert(at, key);
   return reshape(old, std::move(bounds));
+}
+
+status catalog_service::split_partition(const std::string& table, std::uint32_t index, const std::string& key_in) {
+  if (!key_in.empty())
+    if (auto s = check_split_key(key_in); !s) return s;
+  absl::MutexLock lock(&mu_);
+  auto old = lookup(table);
+  if (!old) return table_not_found(table);
+  if (auto s = check_reshapable(*old, "split"); !s) return s;
+  const std::string region = "'" + table + "/" + std::to_string(index) + "'";
+  if (index >= old->partitions.size())
+    return {code::invalid_argument, "split: '" + table + "' has no region " + std::to_string(index) + " (it has " +
+                                        std::to_string(old->partitions.size()) + ", from 0)"};
+  auto bounds = old->schema->partitioning.bounds;
+  auto [lo, hi] = range_of(bounds, index);
+  std::string key = key_in;
+  if (key.empty()) {
+    auto mid = middle_row(partitions_.system(), *old, index);
+    if (!mid) return mid.error();
+    if (!mid->has_value())
+      return {code::invalid_argument,
+              "split: region " + region + " holds fewer than two rows, so it has no middle row; give a split key"};
+    key = std::move(**mid);
+  } else if (key == lo) {
+    return {code::invalid_argument, "split: '" + key + "' is already the start of region " + region};
+  } else if (key < lo || (!hi.empty() && key >= hi)) {
+    return {code::invalid_argument, "split: '" + key + "' is outside region " + region +
+                                        ", which holds the rows from '" + lo + "' up to " +
+                                        (hi.empty() ? std::string("the end") : "'" + hi + "'")};
+  }
+  if (auto s = check_more_regions(table, old->partitions.size(), 1); !s) return s;
+  bounds.insert(bounds.begin() + index, std::move(key));
+  return reshape(old, std::move(bounds));
+}
+
+result<std::uint32_t> catalog_service::split_table(const std::string& table) {
+  absl::MutexLock lock(&mu_);
+  auto old = lookup(table);
+  if (!old) return table_not_found(table);
+  if (auto s = check_reshapable(*old, "split"); !s) return s;
+  const auto& was = old->schema->partitioning.bounds;
+  // Partition i's middle row goes between bounds i - 1 and i, so the bounds stay sorted.
+  std::vector<std::string> bounds;
+  std::uint32_t splits = 0;
+  for (std::uint32_t i = 0; i < old->partitions.size(); ++i) {
+    auto mid = middle_row(partitions_.system(), *old, i);
+    if (!mid) return mid.error();
+    if (mid->has_value()) {
+      bounds.push_back(std::move(**mid));
+      ++splits;
+    }
+    if (i < was.size()) bounds.push_back(was[i]);
+  }
+  if (splits == 0) return splits;
+  if (auto s = check_more_regions(table, old->partitions.size(), splits); !s) return s;
+  if (auto s = reshape(old, std::move(bounds)); !s) return s;
+  return splits;
 }
 
 status catalog_service::merge_regions(const std::string& table, std::uint32_t index) {
@@ -109,21 +197,10 @@ result<std::uint32_t> catalog_service::split_oversized(const std::string& table)
     for (std::uint32_t i = 0; i < stats.size() && !big; ++i)
       if (stats[i] && stats[i]->stats.bytes > limit) big = i;
     if (!big) return splits;
-    // Its rows, from a copy of its cells (every family's, so the union of their rows).
-    std::set<std::string> rows;
-    std::string after;
-    for (;;) {
-      auto c = ask_one<move_reply>(sys, rt->partitions[*big].actor, step(move_request::chunk, after));
-      if (!c || !c->st) return c ? c->st : c.error();
-      for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
-        if (auto key = decode_cell_key(it->first.bytes)) rows.insert(std::move(key->row));
-      if (c->done || c->last.empty()) break;
-      after = c->last;
-    }
-    if (rows.size() < 2) return splits;  // one huge row cannot be split
-    auto mid = rows.begin();
-    std::advance(mid, rows.size() / 2);
-    if (auto s = split_region(table, *mid); !s) return s;
+    auto mid = middle_row(sys, *rt, *big);
+    if (!mid) return mid.error();
+    if (!mid->has_value()) return splits;  // one huge row cannot be split
+    if (auto s = split_region(table, **mid); !s) return s;
     ++splits;
   }
   return splits;

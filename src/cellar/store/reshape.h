@@ -1,8 +1,9 @@
 // store/reshape.h: splitting and merging the partitions of a RANGE-partitioned table
-// (store.h: split_region, merge_regions), in one process.
+// (store.h: split_region, split_partition, split_table, merge_regions), in one process.
 //
-// A reshape gives the table a new partition rule (its bounds with one added or removed)
-// and new partitions, as one catalog change:
+// A reshape gives the table a new partition rule (its bounds with one added or removed, or
+// with a middle row added in each partition split_table splits) and new partitions, as one
+// catalog change:
 //   1. every partition of the table is frozen (move_request freeze: it runs no write
 //      from here on, and holds writes in order) and its cells copied (chunks);
 //   2. the cells are dealt to new partitions by the new bounds, under a new table uid
