@@ -674,6 +674,17 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   ec.leave_replica = [weak](const std::string& t, std::uint64_t uid, std::uint32_t i) {
     if (auto s = weak.lock()) s->replicas->leave(replica_host::group_name(t, uid), i);
   };
+  snapshot_service_options so;
+  so.self = st->opts.node_id;
+  so.repo = &seat.snapshots();
+  so.find = [raw](const std::string& t, std::uint32_t i, detail::partition_ref& out) {
+    return raw->find(t, i, 0, out);
+  };
+  st->snaps = std::make_unique<snapshot_service>(seat, *st->peers, std::move(so));
+  ec.snapshot_step = [weak, leaving](node_snapshot& m) {
+    auto s = weak.lock();
+    return s ? s->snaps->serve(m) : node_snapshot_reply{leaving(), {}, {}, {}};
+  };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(seat.system(), std::move(ec));
   auto port = seat.system().middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
@@ -726,6 +737,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     // replica replaced after --dead-node-timeout (the callbacks so far ran before `node`).
     st->node->zookeeper().post([raw] { raw->sweep_replicas(); });
   }
+  st->snaps->attach(st->node.get());
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   {
     std::weak_ptr<state> w = st;
@@ -759,6 +771,7 @@ member::~member() {
   // node's destructor stops the event thread).
   st_->node->zookeeper().barrier();
   st_->seat.cluster().set_hooks(std::make_shared<not_joined>());
+  st_->snaps->attach(nullptr);
   st_->node.reset();  // no callback runs after this
   st_->seat.system().middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);

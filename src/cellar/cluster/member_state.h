@@ -15,6 +15,7 @@
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
 #include "cluster/replica_warden.h"
+#include "cluster/snapshot_service.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
 #include "store/cluster_state.h"
@@ -38,6 +39,7 @@ struct member::state final : detail::cluster_hooks {
   std::unique_ptr<cluster_node> node;                  // set once at join, under move_mu
   std::unique_ptr<replica_host> replicas;              // set once at join, before the endpoint is published
   std::unique_ptr<replica_warden> warden;              // set once at join, after `node`; goes before it
+  std::unique_ptr<snapshot_service> snaps;             // set once at join, before the endpoint is published
 
   // What ZooKeeper said last, and the catalog version this node has applied; waiters on
   // `applied` (ddl, catch_up) wait on mu.
@@ -92,6 +94,7 @@ struct member::state final : detail::cluster_hooks {
 
   status ddl(const detail::ddl_call& c) override;
   bool catch_up() override;
+  detail::snapshot_cluster* snapshots() override { return snaps.get(); }
   std::string report() const override;
   std::vector<cellar::cluster_node> nodes() const override;
   std::string owner_of(const std::string& table, std::uint32_t index) const override;
