@@ -129,6 +129,15 @@ TEST_CASE(
   REQUIRE(lines(made.out) == std::vector<std::string>{"{\"ok\":true}", "{\"ok\":true}"});
   node_client n1(c.node(1)), n2(c.node(2)), n3(c.node(3));
   n1([&](connection& x) { return preload(x, "t1", 300); });
+  // Row "big": f:a and f:z with columns of 8 MB between them in key order, so that a copy
+  // takes them in different chunks (1 MB each); a second writer sets both to the same
+  // value in one put, and a consistent cut has them equal.
+  {
+    cellar::put big("big");
+    big.add("f", "a", "0").add("f", "z", "0");
+    for (int m = 0; m < 32; ++m) big.add("f", "m" + std::to_string(100 + m), std::string(256 << 10, 'm'));
+    REQUIRE_OK(n1([&](connection& x) { return x.put("t1", big); }));
+  }
 
   // --- a snapshot of t1 through n1 while a writer writes through n2 -------------------------
   std::atomic<bool> stop{false};
@@ -152,13 +161,32 @@ TEST_CASE(
       acked.store(i + 1);
     }
   });
-  while (acked.load() < 20 && !writer_failed) std::this_thread::yield();
+  std::atomic<int> big_acked{0};
+  std::thread big_writer([&] {
+    auto w = rpc::connect(c.node(3).address());
+    if (!w.is_ok()) {
+      writer_failed = true;
+      return;
+    }
+    for (int i = 1; !stop.load(); ++i) {
+      const auto v = std::to_string(i);
+      if (!(*w)->batch("t1", {cellar::put("big").add("f", "a", v).add("f", "z", v)})[0].st.is_ok()) {
+        writer_failed = true;
+        break;
+      }
+      big_acked.store(i);
+    }
+  });
+  while ((acked.load() < 20 || big_acked.load() < 20) && !writer_failed) std::this_thread::yield();
+  const int big_before = big_acked.load();
   const int acked_before = acked.load();
   REQUIRE_OK(n1([&](connection& x) { return x.snapshot_table("t1", "s1"); }));
   const int started_after = started.load() + 1;  // no batch from here on is in the snapshot
   while (acked.load() < started_after + 20 && !writer_failed) std::this_thread::yield();
   stop = true;
   writer.join();
+  big_writer.join();
+  REQUIRE_FALSE(writer_failed);
   REQUIRE(acked.load() >= started_after + 20);
 
   // Writes after the snapshot: a changed row, a deleted one, a new one.
@@ -184,6 +212,8 @@ TEST_CASE(
     for (int i = started_after; i < acked.load(); ++i) CHECK(snap.count(writer_row(i)) == 0);
     for (const auto& [row, cells] : snap)
       if (row[0] == 'w') CHECK(cells.size() == 3);
+    CHECK(snap.at("big").at("f:a") == snap.at("big").at("f:z"));
+    CHECK(std::stoi(snap.at("big").at("f:a")) >= big_before);
     CHECK(snap.at("r000").at("f:q") == "vr000");
     CHECK(snap.count("r001") == 1);
     CHECK(snap.count("after") == 0);
