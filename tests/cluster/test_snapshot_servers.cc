@@ -265,6 +265,23 @@ TEST_CASE(
   REQUIRE_OK(n3([&](connection& x) { return x.snapshot_table("t1", "s2"); }));
   CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("", "s.*"); })) == std::set<std::string>{"s1", "s2"});
 
+  // --- export, import and bulk load through the cluster ------------------------------------
+  {
+    testsupport::made_dir out("cellar-snapshot-export");
+    const std::string dir = out.path + "/s1";
+    REQUIRE_OK(n2([&](connection& x) { return x.export_snapshot("s1", dir); }));
+    REQUIRE(shell(c.node(1), "create 'bl', 'f'\n").exit_code == 0);
+    auto loaded = n3([&](connection& x) { return x.bulk_load("bl", dir); });
+    INFO((loaded.is_ok() ? std::string("ok") : loaded.error().to_string()));
+    REQUIRE(loaded.is_ok());
+    CHECK(n1([&](connection& x) { return read_all(x, "bl"); }) == snap);
+    // Imported through one node, listed through another.
+    REQUIRE_OK(n1([&](connection& x) { return x.delete_snapshot("s1"); }));
+    auto imported = n3([&](connection& x) { return x.import_snapshot(dir); });
+    REQUIRE(imported.is_ok());
+    CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("t1", ""); })) == std::set<std::string>{"s1", "s2"});
+  }
+
   // --- factor 3: restored through the Raft groups --------------------------------------------
   n1([&](connection& x) { return preload(x, "t3", 200); });
   REQUIRE_OK(n2([&](connection& x) { return x.snapshot_table("t3", "s3"); }));

@@ -355,6 +355,9 @@ class routed_connection final : public connection {
   result<snapshot_info> import_snapshot(const std::string& dir) override {
     return on_any([&](connection& c) { return c.import_snapshot(dir); });
   }
+  result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir) override {
+    return on_any([&](connection& c) { return c.bulk_load(table, dir); });
+  }
   result<table_stats> stats(const std::string& table) override {
     return on_any([&](connection& c) { return c.stats(table); });
   }
