@@ -202,6 +202,18 @@ TEST_CASE(
   CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("t1", ""); })) == std::set<std::string>{"s1"});
   CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("t3", ""); })).empty());
 
+  // The routed client (cellar-shell --cluster) reaches them too.
+  {
+    auto r = testproc::run({CELLAR_SHELL, "--cluster", c.zk_connect()},
+                           "snapshot 't1', 'sr'\nlist_snapshots\ndelete_snapshot 'sr'\nlist_snapshots 'sr'\n");
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("UNSUPPORTED") == std::string::npos);
+    CHECK(r.out.find("sr") != std::string::npos);
+    CHECK(r.out.find("s1") != std::string::npos);
+    CHECK(names_of(n1([&](connection& x) { return x.list_snapshots("", ""); })) == std::set<std::string>{"s1"});
+  }
+
   // --- a clone through n3: the snapshot's cells ---------------------------------------------
   REQUIRE_OK(n3([&](connection& x) { return x.clone_snapshot("s1", "c1"); }));
   const table_cells snap = n1([&](connection& x) { return read_all(x, "c1"); });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <future>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -25,8 +26,9 @@ namespace {
 // Bytes of cells a chunk of a single-copy partition's copy carries, as a move's chunks:
 // the partition answers other requests between two of them.
 constexpr std::uint64_t chunk_bytes = 1 << 20;
-// Bytes of cells one load step (for a replicated partition: one log entry) carries.
-constexpr std::size_t piece_bytes = 4 << 20;
+// Bytes of cells one log entry of a replicated partition's load carries (a single-copy
+// partition takes its whole part in one message).
+constexpr std::size_t entry_bytes = 4 << 20;
 
 std::string snapshot_znode(const std::string& name) { return std::string(layout::snapshots) + "/s_" + name; }
 std::string claim_znode(const std::string& name) { return std::string(layout::snapshot_writes) + "/s_" + name; }
@@ -95,8 +97,8 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
   return copy;
 }
 
-// `cells` in pieces of about piece_bytes each (at least one piece).
-std::vector<delta_handle> pieces_of(const delta_map& cells) {
+// `cells` in pieces of about `piece_bytes` each (at least one piece).
+std::vector<delta_handle> pieces_of(const delta_map& cells, std::size_t piece_bytes) {
   std::vector<delta_handle> out(1);
   std::size_t bytes = 0;
   for (auto it = cells.begin(); it != cells.end(); ++it) {
@@ -144,7 +146,7 @@ result<node_snapshot_reply> snapshot_service::ask(const std::string& n, node_sna
     if (!r.st) return r.st;
     return r;
   }
-  auto ep = peers_.endpoint(n, o_.step_timeout);
+  auto ep = peers_.endpoint(n, o_.connect_timeout);
   if (!ep) return ep.error();
   struct outcome {
     result<node_snapshot_reply> reply = status{code::unavailable, "no answer"};
@@ -184,7 +186,7 @@ result<node_snapshot_reply> snapshot_service::ask(const std::string& n, node_sna
 
 result<node_snapshot_reply> snapshot_service::ask_leader(const std::vector<std::string>& replicas,
                                                          const node_snapshot& m) {
-  const auto deadline = std::chrono::steady_clock::now() + o_.step_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + o_.leader_wait;
   for (;;) {
     status last;
     for (const auto& r : replicas) {
@@ -258,7 +260,9 @@ node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
     return out;
   }
   if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
-  auto c = copy_local(sys, ref.actor, o_.step_timeout);
+  // Each request copies at most a chunk: a partition that does not answer one within a
+  // minute is stuck.
+  auto c = copy_local(sys, ref.actor, std::chrono::seconds(60));
   if (!c) return failed(c.error());
   node_snapshot_reply out;
   out.cells.map = std::move(*c);
@@ -493,7 +497,10 @@ status snapshot_service::load(const std::string& table, const std::vector<std::s
     const partition_owner* o = map ? map->owner({table, p}) : nullptr;
     if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
     if (!parts[p] || parts[p]->size() == 0) continue;
-    for (auto& piece : pieces_of(*parts[p])) {
+    // A single-copy partition takes its part in one message, so a reader sees all of it or
+    // none; a replicated one in log entries of a bounded size.
+    const auto limit = o->replicated() ? entry_bytes : std::numeric_limits<std::size_t>::max();
+    for (auto& piece : pieces_of(*parts[p], limit)) {
       node_snapshot m;
       m.step = node_snapshot::load;
       m.table = table;

@@ -47,9 +47,13 @@ struct snapshot_service_options {
   std::function<bool(const std::string& table, std::uint32_t index, detail::partition_ref& out)> find;
   // This node's snapshot repository (the store's).
   detail::snapshot_repo* repo = nullptr;
-  // A step with no answer for this long fails UNAVAILABLE; a replicated partition without
-  // a leader is retried for this long.
-  std::chrono::milliseconds step_timeout{30000};
+  // A node that cannot be connected within `connect_timeout`, or whose step has no answer
+  // within `step_timeout` (a step copies or writes a whole partition or snapshot), fails
+  // the call UNAVAILABLE; a node that dies during a step fails it at once. A replicated
+  // partition whose replicas do not answer as leader is asked again for `leader_wait`.
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds step_timeout{600000};
+  std::chrono::milliseconds leader_wait{30000};
 };
 
 class snapshot_service final : public detail::snapshot_cluster {

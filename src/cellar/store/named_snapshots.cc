@@ -121,9 +121,8 @@ status table_not_found(const std::string& name) {
   return {code::table_not_found, "table '" + name + "' does not exist"};
 }
 
-status not_in_cluster(std::string_view what) {
-  return {code::unsupported, std::string(what) + " is not supported on a cluster member yet"};
-}
+// A cluster member that has not joined yet has no cluster to keep its snapshots in.
+status not_joined() { return {code::unavailable, "this node has not joined its cluster yet"}; }
 
 // Reads part file `p` of a snapshot or a bulk load.
 using part_reader = std::function<result<file_bytes>(const std::string& file)>;
@@ -317,7 +316,7 @@ status store::snapshot(const std::string& table, const std::string& name) {
   auto& s = *impl_;
   if (s.cluster.hooks()) {
     auto* c = cluster_snapshots(s);
-    return c ? snapshot_in_cluster(s, *c, table, name) : not_in_cluster("a named snapshot");
+    return c ? snapshot_in_cluster(s, *c, table, name) : not_joined();
   }
   if (auto st = check_snapshot_name(name); !st) return st;
   if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
@@ -349,7 +348,7 @@ result<std::vector<snapshot_info>> store::list_table_snapshots(const std::string
   auto nre = compile(name_regex);
   if (!nre) return nre.error();
   auto* c = cluster_snapshots(*impl_);
-  if (!c && impl_->cluster.hooks()) return not_in_cluster("list_snapshots");
+  if (!c && impl_->cluster.hooks()) return not_joined();
   auto all = c ? c->list() : impl_->snapshots->list();
   if (!all) return all.error();
   std::vector<snapshot_info> out;
@@ -361,7 +360,7 @@ result<std::vector<snapshot_info>> store::list_table_snapshots(const std::string
 status store::delete_snapshot(const std::string& name) {
   if (impl_->cluster.hooks()) {
     auto* c = cluster_snapshots(*impl_);
-    return c ? c->remove(name) : not_in_cluster("delete_snapshot");
+    return c ? c->remove(name) : not_joined();
   }
   return impl_->snapshots->remove(name);
 }
@@ -383,7 +382,7 @@ result<opened_snapshot> open_snapshot(store_impl& s, const std::string& name) {
   std::string schema_bytes;
   if (s.cluster.hooks()) {
     auto* c = cluster_snapshots(s);
-    if (!c) return not_in_cluster("restoring or cloning a snapshot");
+    if (!c) return not_joined();
     auto m = c->manifest(name);
     if (!m) return m.error();
     auto files = c->files(*m);
@@ -496,7 +495,7 @@ status store::clone_snapshot(const std::string& name, const std::string& table) 
 status store::export_snapshot(const std::string& name, const std::string& dir) {
   if (impl_->cluster.hooks()) {
     auto* c = cluster_snapshots(*impl_);
-    if (!c) return not_in_cluster("export_snapshot");
+    if (!c) return not_joined();
     auto m = c->manifest(name);
     if (!m) return m.error();
     auto files = c->files(*m);
@@ -521,7 +520,7 @@ result<snapshot_info> store::import_snapshot(const std::string& dir) {
   if (auto st = check_snapshot_name(m->name); !st) return st;
   if (impl_->cluster.hooks()) {
     auto* c = cluster_snapshots(*impl_);
-    if (!c) return not_in_cluster("import_snapshot");
+    if (!c) return not_joined();
     std::map<std::string, std::string> files;
     for (const auto& [file, f] : m->files) {
       auto data = read_file_checked(dir, *m, file);
@@ -538,7 +537,7 @@ result<snapshot_info> store::import_snapshot(const std::string& dir) {
 result<bulk_load_stats> store::bulk_load(const std::string& table, const std::string& dir) {
   auto& s = *impl_;
   auto* cluster = cluster_snapshots(s);
-  if (s.cluster.hooks() && !cluster) return not_in_cluster("bulk_load");
+  if (s.cluster.hooks() && !cluster) return not_joined();
   auto m = read_manifest_dir(dir);
   if (!m) return m.error();
   auto rt = cluster ? lookup_caught_up(s, table) : s.catalog->lookup(table);
