@@ -684,7 +684,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   st->snaps = std::make_unique<snapshot_service>(seat, *st->peers, std::move(so));
   ec.snapshot_step = [weak, leaving](node_snapshot& m) {
     auto s = weak.lock();
-    return s ? s->snaps->serve(m) : node_snapshot_reply{leaving(), {}, {}, {}};
+    return s ? s->snaps->serve(m) : node_snapshot_reply{leaving(), {}, {}};
   };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(seat.system(), std::move(ec));

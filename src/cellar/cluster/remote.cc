@@ -209,7 +209,7 @@ caf::result<node_member_reply> serve_member(endpoint_pointer self, node_member& 
 // CAF workers).
 caf::result<node_snapshot_reply> serve_snapshot(endpoint_pointer self, node_snapshot& m) {
   auto step = self->state.ctx.snapshot_step;
-  if (!step) return node_snapshot_reply{{code::unsupported, "this node takes no snapshot steps"}, {}, {}, {}};
+  if (!step) return node_snapshot_reply{{code::unsupported, "this node takes no snapshot steps"}, {}, {}};
   auto rp = self->make_response_promise<node_snapshot_reply>();
   auto req = std::make_shared<node_snapshot>(std::move(m));
   auto helper =
@@ -224,7 +224,7 @@ caf::result<node_snapshot_reply> serve_snapshot(endpoint_pointer self, node_snap
       .then([rp](node_snapshot_reply& r) mutable { rp.deliver(std::move(r)); },
             [self, rp](caf::error& e) mutable {
               rp.deliver(node_snapshot_reply{
-                  {code::internal, "a snapshot step did not finish: " + self->system().render(e)}, {}, {}, {}});
+                  {code::internal, "a snapshot step did not finish: " + self->system().render(e)}, {}, {}});
             });
   return rp;
 }

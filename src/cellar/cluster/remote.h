@@ -118,36 +118,51 @@ struct node_member_reply {
 //            partition, or a replicated one through its Raft group (its replica here must
 //            lead; NOT_LEADER otherwise)
 //   persist  takes a snapshot of this node's store, so that the loads it took are durable
-//   keep     stores the files of snapshot `name` (`manifest`, `files`) in this node's
-//            snapshot repository, replacing a copy of that name an unfinished one left
-//   fetch    this node's files of snapshot `name`, with its manifest
+//   begin    starts to take the files of snapshot `name` (dropping a copy of that name an
+//            unfinished snapshot left here: the caller claimed the name)
+//   keep_file  takes the files in `files` (one at a time, so no message holds a whole
+//            snapshot)
+//   keep     keeps the files taken as snapshot `name` (`manifest`), in this node's
+//            snapshot repository
+//   fetch    this node's copy of file `file` of snapshot `name`, checked against its own
+//            manifest
 //   drop     deletes this node's files of snapshot `name` (OK if it has none)
 struct node_snapshot {
-  enum step_kind : std::uint8_t { copy = 0, load = 1, persist = 2, keep = 3, fetch = 4, drop = 5 };
+  enum step_kind : std::uint8_t {
+    copy = 0,
+    load = 1,
+    persist = 2,
+    begin = 3,
+    keep_file = 4,
+    keep = 5,
+    fetch = 6,
+    drop = 7
+  };
   std::uint8_t step = copy;
   std::string table;
   std::uint32_t index = 0;
   std::string name;
+  std::string file;                          // fetch
   std::string manifest;                      // keep: encode_manifest
-  std::map<std::string, std::string> files;  // keep
+  std::map<std::string, std::string> files;  // keep_file
   detail::delta_handle cells;                // load
 };
 
 struct node_snapshot_reply {
   status st;
   detail::delta_handle cells;                // copy
-  std::string manifest;                      // fetch
   std::map<std::string, std::string> files;  // fetch
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
-  return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.manifest, x.files, x.cells);
+  return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.file, x.manifest, x.files,
+           x.cells);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot_reply& x) {
-  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.manifest, x.files);
+  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.files);
 }
 
 template <class Inspector>

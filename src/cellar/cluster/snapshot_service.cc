@@ -26,6 +26,8 @@ namespace {
 // Bytes of cells a chunk of a single-copy partition's copy carries, as a move's chunks:
 // the partition answers other requests between two of them.
 constexpr std::uint64_t chunk_bytes = 1 << 20;
+// Partitions copied at once.
+constexpr std::uint32_t parallel_copies = 4;
 // Bytes of cells one log entry of a replicated partition's load carries (a single-copy
 // partition takes its whole part in one message).
 constexpr std::size_t entry_bytes = 4 << 20;
@@ -211,23 +213,21 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
       if (seat_.persistence())
         if (auto r = seat_.snapshot(); !r) return failed(r.error());
       return {};
+    case node_snapshot::begin: return failed(repo.begin_staged(m.name));
+    case node_snapshot::keep_file:
+      for (const auto& [file, data] : m.files)
+        if (auto st = repo.stage(m.name, file, data); !st) return failed(st);
+      return {};
     case node_snapshot::keep: {
       auto man = detail::decode_manifest(m.manifest);
       if (!man) return failed(man.error());
-      // No snapshot of this name exists (the caller claimed it after checking): a copy of
-      // it here is what an unfinished one left.
-      if (repo.manifest(m.name)) (void)repo.remove(m.name);
-      return failed(repo.put(*man, m.files));
+      return failed(repo.commit_staged(*man));
     }
     case node_snapshot::fetch: {
-      auto man = repo.manifest(m.name);
-      if (!man) return failed(man.error());
+      auto data = repo.read(m.name, m.file);
+      if (!data) return failed(data.error());
       node_snapshot_reply out;
-      out.manifest = detail::encode_manifest(*man);
-      for (const auto& [file, f] : man->files) {
-        auto data = repo.read(m.name, file);
-        if (data) out.files.emplace(file, std::move(*data));  // a damaged file is left out
-      }
+      out.files.emplace(m.file, std::move(*data));
       return out;
     }
     case node_snapshot::drop: {
@@ -324,11 +324,23 @@ result<std::shared_ptr<delta_map>> snapshot_service::copy_one(const std::string&
 
 result<std::vector<std::shared_ptr<delta_map>>> snapshot_service::copy_partitions(const std::string& table,
                                                                                   std::uint32_t partitions) {
-  std::vector<std::shared_ptr<delta_map>> out;
-  for (std::uint32_t i = 0; i < partitions; ++i) {
-    auto c = copy_one(table, i);
-    if (!c) return c.error();
-    out.push_back(std::move(*c));
+  // Several partitions at once (each at its own instant, as one at a time would be), so
+  // that the copies of different nodes overlap.
+  std::vector<std::shared_ptr<delta_map>> out(partitions);
+  for (std::uint32_t from = 0; from < partitions; from += parallel_copies) {
+    const std::uint32_t to = std::min(partitions, from + parallel_copies);
+    std::vector<std::future<result<std::shared_ptr<delta_map>>>> running;
+    for (std::uint32_t i = from; i < to; ++i)
+      running.push_back(std::async(std::launch::async, [this, &table, i] { return copy_one(table, i); }));
+    status failed;
+    for (std::uint32_t i = from; i < to; ++i) {
+      auto c = running[i - from].get();
+      if (c)
+        out[i] = std::move(*c);
+      else if (failed.is_ok())
+        failed = c.error();
+    }
+    if (!failed.is_ok()) return failed;
   }
   return out;
 }
@@ -358,6 +370,24 @@ result<snapshot_service::holders_and_manifest> snapshot_service::read_znode(cons
   return out;
 }
 
+status snapshot_service::keep_at(const std::string& node_id, const snapshot_manifest& m,
+                                 const std::map<std::string, std::string>& files) {
+  node_snapshot step;
+  step.name = m.name;
+  step.step = node_snapshot::begin;
+  if (auto r = ask(node_id, step); !r) return r.error();
+  step.step = node_snapshot::keep_file;
+  for (const auto& [file, data] : files) {
+    step.files = {{file, data}};
+    if (auto r = ask(node_id, step); !r) return r.error();
+  }
+  step.files.clear();
+  step.step = node_snapshot::keep;
+  step.manifest = detail::encode_manifest(m);
+  auto r = ask(node_id, step);
+  return r ? status::ok() : r.error();
+}
+
 status snapshot_service::put(const snapshot_manifest& m, const std::map<std::string, std::string>& files) {
   auto n = node();
   if (!n) return n.error();
@@ -376,20 +406,14 @@ status snapshot_service::put(const snapshot_manifest& m, const std::map<std::str
     release();
     return e ? taken : e.error();
   }
-  node_snapshot keep;
-  keep.step = node_snapshot::keep;
-  keep.name = m.name;
-  keep.manifest = detail::encode_manifest(m);
-  keep.files = files;
   const auto live = live_nodes();
   std::vector<std::string> holders;
   status failure;
   for (const auto& node_id : live) {
-    auto r = ask(node_id, keep);
-    if (r)
+    if (auto st = keep_at(node_id, m, files); st)
       holders.push_back(node_id);
     else
-      failure = r.error();
+      failure = st;
   }
   // Two copies at least when two nodes live: losing one node then loses no snapshot.
   const std::size_t needed = std::min<std::size_t>(2, std::max<std::size_t>(1, live.size()));
@@ -472,13 +496,15 @@ result<std::map<std::string, std::string>> snapshot_service::files(const snapsho
   node_snapshot fetch;
   fetch.step = node_snapshot::fetch;
   fetch.name = m.name;
-  for (const auto& h : z->holders) {
-    if (h == o_.self || out.size() == m.files.size()) continue;
-    auto r = ask(h, fetch);
-    if (!r) continue;
-    for (auto& [file, data] : r->files) {
-      auto f = m.files.find(file);
-      if (f != m.files.end() && !out.count(file) && matches(f->second, data)) out.emplace(file, std::move(data));
+  for (const auto& [file, f] : m.files) {
+    for (const auto& h : z->holders) {
+      if (out.count(file)) break;
+      if (h == o_.self) continue;
+      fetch.file = file;
+      auto r = ask(h, fetch);
+      if (!r) continue;
+      auto got = r->files.find(file);
+      if (got != r->files.end() && matches(f, got->second)) out.emplace(file, std::move(got->second));
     }
   }
   for (const auto& [file, f] : m.files)

@@ -7,7 +7,8 @@
 //    (partition/protocol.h), under the partition's move intent znode (so no move of it
 //    runs meanwhile); a replicated partition at its leader, after a read barrier, in one
 //    step between two applied log entries.
-//  - keep: the snapshot's files go to every live node's snapshot repository (`keep`), then
+//  - keep: the snapshot's files go to every live node's snapshot repository, a file per
+//    step (`begin`, `keep_file`, `keep`), then
 //    its manifest and the nodes holding the files to the persistent znode
 //    /snapshots/s_<name>: the snapshot exists once that znode does, so every node lists
 //    the same snapshots, and a node lost loses no snapshot while another holder lives. An
@@ -88,6 +89,9 @@ class snapshot_service final : public detail::snapshot_cluster {
   result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m);
   result<std::shared_ptr<detail::delta_map>> copy_one(const std::string& table, std::uint32_t index);
   result<holders_and_manifest> read_znode(const std::string& name);
+  // Writes snapshot `m`'s files to node `node_id`'s repository, a file per step.
+  status keep_at(const std::string& node_id, const detail::snapshot_manifest& m,
+                 const std::map<std::string, std::string>& files);
   node_snapshot_reply copy_here(const node_snapshot& m);
   node_snapshot_reply load_here(node_snapshot& m);
   std::vector<std::string> live_nodes() const;
