@@ -9,6 +9,11 @@
 // on top are the partition exactly as it was when it handled the cut: one instant per
 // partition, between two of its requests. Cells go back into a partition with `apply`,
 // one message per partition, so a partition takes a whole file at once.
+//
+// On a cluster member the partitions live on several nodes and every node answers for
+// the same snapshots: the copies, the keeping and listing of the files, and the loading
+// of cells go through the cluster (store/snapshot_cluster.h); the manifest, the checks
+// and the DDL of a restore stay here.
 #include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
@@ -308,6 +313,7 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
   auto [m, files] = make_snapshot(name, s.options.clock(), schema, *copies);
   return c.put(m, files);
 }
+
 }  // namespace
 
 // --- store ------------------------------------------------------------------------------------
