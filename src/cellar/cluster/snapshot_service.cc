@@ -313,9 +313,13 @@ result<std::shared_ptr<delta_map>> snapshot_service::copy_one(const std::string&
       return made.error().code() == code::already_exists
                  ? status{code::conflict, "a move of " + where(table, index) + " is running; take the snapshot again"}
                  : made.error();
+    // The intent as made: should this node's session end meanwhile, the intent there
+    // afterwards may be a move's, which is not this snapshot's to delete.
+    auto made = zk.exists(intent);
+    const std::int64_t mine = made && *made ? (*made)->czxid : 0;
     owner = owner_now();  // a move that flipped just before the intent
     got = owner ? ask(owner->node, m) : result<node_snapshot_reply>(owner.error());
-    (void)zk.remove(intent);
+    if (auto now = zk.exists(intent); now && *now && (*now)->czxid == mine) (void)zk.remove(intent);
   }
   if (!got) return got.error();
   if (!got->cells.map) return std::make_shared<delta_map>();
