@@ -283,6 +283,42 @@ TEST_CASE(
   REQUIRE_OK(n3([&](connection& x) { return x.snapshot_table("t1", "s2"); }));
   CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("", "s.*"); })) == std::set<std::string>{"s1", "s2"});
 
+  // --- what a node that dies midway leaves ---------------------------------------------------
+  {
+    // A session of its own stands in for a node: its move intent on a partition makes a
+    // snapshot fail CONFLICT, its claim on a name ALREADY_EXISTS, and neither leaves a
+    // snapshot behind.
+    auto zk = c.zk();
+    REQUIRE(zk->create(cluster::layout::move_intent("t1", 0), "snapshot", cluster::create_mode::ephemeral).is_ok());
+    REQUIRE_CODE(n2([&](connection& x) { return x.snapshot_table("t1", "sd"); }), code::conflict);
+    REQUIRE(zk->remove(cluster::layout::move_intent("t1", 0)).is_ok());
+    REQUIRE(zk->create(std::string(cluster::layout::snapshot_writes) + "/s_sd", "n9", cluster::create_mode::ephemeral)
+                .is_ok());
+    REQUIRE_CODE(n2([&](connection& x) { return x.snapshot_table("t1", "sd"); }), code::already_exists);
+    CHECK(names_of(n3([&](connection& x) { return x.list_snapshots("", "sd"); })).empty());
+  }  // the "node" is gone, and its claim with its session
+  REQUIRE_OK(n2([&](connection& x) { return x.snapshot_table("t1", "sd"); }));
+  {
+    // Files no znode names (a node died after writing them, before the znode) are never
+    // listed, and a later snapshot of the name replaces them.
+    REQUIRE(c.zk()->remove(std::string(cluster::layout::snapshots) + "/s_sd").is_ok());
+    CHECK(names_of(n1([&](connection& x) { return x.list_snapshots("", "sd"); })).empty());
+    auto text = [](const std::string& path) {
+      std::ifstream in(path, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const std::string leftover = text(c.data_dir(1) + "/snapshots/sd/manifest");
+    CHECK_FALSE(leftover.empty());
+    REQUIRE_OK(n3([&](connection& x) { return x.put("t1", cellar::put("sd-only").add("f", "q", "1")); }));
+    REQUIRE_OK(n3([&](connection& x) { return x.snapshot_table("t1", "sd"); }));
+    CHECK(text(c.data_dir(1) + "/snapshots/sd/manifest") != leftover);  // replaced on every node
+    CHECK(text(c.data_dir(2) + "/snapshots/sd/manifest") != leftover);
+    REQUIRE_OK(n1([&](connection& x) { return x.clone_snapshot("sd", "csd"); }));
+    CHECK(n2([&](connection& x) { return read_all(x, "csd"); }) ==
+          n2([&](connection& x) { return read_all(x, "t1"); }));
+    REQUIRE_OK(n1([&](connection& x) { return x.delete_snapshot("sd"); }));
+  }
+
   // --- export, import and bulk load through the cluster ------------------------------------
   {
     testsupport::made_dir out("cellar-snapshot-export");
