@@ -413,7 +413,12 @@ class store {
   // instant, under `name`, while writes go on; durable when it returns (a store with a
   // directory). Errors: TABLE_NOT_FOUND; ALREADY_EXISTS (the name is taken);
   // INVALID_ARGUMENT (a name outside [A-Za-z0-9_.-], 1 to 128 bytes, or starting with
-  // '.'); UNSUPPORTED (a cluster member); IO_ERROR.
+  // '.'); IO_ERROR. On a cluster member the snapshot covers every partition wherever it
+  // lives and every node answers for it (docs/backup.md, "In a cluster"); there also
+  // CONFLICT (a move of a partition, or DDL of the table, ran meanwhile: take it again),
+  // UNAVAILABLE (a node holding a partition, or enough nodes to keep two copies, could not
+  // be reached). The other calls below work the same way on a cluster member, with
+  // UNAVAILABLE for a node that could not be reached.
   status snapshot(const std::string& table, const std::string& name);
   // The named snapshots whose name matches `regex` (RE2, whole name; empty: all), by
   // name. Errors: INVALID_ARGUMENT (a bad regex); IO_ERROR.
@@ -450,8 +455,9 @@ class store {
   // the live table: each partition takes all of its file's cells in one step, so a reader
   // sees all of them or none. Everything is checked before the first partition changes.
   // Durable when it returns. Errors: TABLE_NOT_FOUND; FAMILY_NOT_FOUND; INVALID_ARGUMENT
-  // (a file of another partition count, a row in the wrong partition); CORRUPTION; IO_ERROR;
-  // UNSUPPORTED (a cluster member).
+  // (a file of another partition count, a row in the wrong partition); CORRUPTION; IO_ERROR.
+  // On a cluster member a replicated partition takes its cells in log entries of 4 MiB,
+  // so a reader may see part of a larger partition's file before the rest.
   result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir);
   // Moving and balancing partitions over a cluster's nodes: cellar/cluster_admin.h.
 

@@ -35,6 +35,7 @@ class seat_of_store final : public cluster_seat {
   cluster_state& cluster() override { return s_.cluster; }
   store_persistence* persistence() override { return s_.persistence.get(); }
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }
+  snapshot_repo& snapshots() override { return *s_.snapshots; }
 
  private:
   store_impl& s_;

@@ -480,6 +480,7 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
               return self->make_response_promise<detail::move_reply>();  // never answered
             },
             [](cluster::node_member&) { return cluster::node_member_reply{}; },
+            [](cluster::node_snapshot&) { return cluster::node_snapshot_reply{}; },
             [](cluster::node_replica&) {},
             [](cluster::catch_up_atom) {},
         };

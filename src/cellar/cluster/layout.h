@@ -10,7 +10,10 @@
 //   /ddl/requests/r_<seq>        persistent sequential: a DDL waiting for the master
 //   /ddl/results/r_<seq>         the master's answer to the request of the same name
 //   /placement                   the placement map: epoch, (table, partition) -> node
-//   /moves/t_<table>.<index>     ephemeral: a move of that partition is running (mover.h)
+//   /moves/t_<table>.<index>     ephemeral: a move of that partition is running (mover.h), or
+//                                a named snapshot copying it (snapshot_service.h)
+//   /snapshots/s_<name>          a named snapshot: the nodes holding its files, its manifest
+//   /snapshot_writes/s_<name>    ephemeral: a named snapshot being written (snapshot_service.h)
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,8 @@ inline constexpr const char* ddl_requests = "/ddl/requests";
 inline constexpr const char* ddl_results = "/ddl/results";
 inline constexpr const char* placement = "/placement";
 inline constexpr const char* moves = "/moves";
+inline constexpr const char* snapshots = "/snapshots";
+inline constexpr const char* snapshot_writes = "/snapshot_writes";
 
 // The intent znode of a move of partition `index` of `table`; its data is "FROM TO".
 inline std::string move_intent(const std::string& table, std::uint32_t index) {

@@ -13,6 +13,7 @@
 
 #include "catalog/hbase_options.h"
 #include "cluster/layout.h"
+#include "cluster/member_state.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
@@ -27,119 +28,6 @@
 #include "store/persistence.h"
 
 namespace cellar::cluster {
-
-using detail::runtime_ptr;
-using detail::table_runtime;
-
-struct member::state final : detail::cluster_hooks {
-  state(detail::cluster_seat& s, member_options o) : seat(s), local(s.catalog()), opts(std::move(o)) {}
-
-  detail::cluster_seat& seat;      // the node's store
-  detail::catalog_service& local;  // its catalog, which reconcile() makes the cluster's
-  const member_options opts;
-  std::shared_ptr<peer_directory> peers;
-  node_endpoint endpoint;
-  std::string peer_address;
-  std::shared_ptr<std::atomic<std::uint64_t>> served;  // requests other nodes forwarded here
-  std::atomic<std::uint64_t> refused{0};               // client requests answered NOT_OWNER (not_owner)
-  std::unique_ptr<cluster_node> node;                  // set once at join, under move_mu
-  std::unique_ptr<replica_host> replicas;              // set once at join, before the endpoint is published
-  std::unique_ptr<replica_warden> warden;              // set once at join, after `node`; goes before it
-
-  // What ZooKeeper said last, and the catalog version this node has applied; waiters on
-  // `applied` (ddl, catch_up) wait on mu.
-  mutable absl::Mutex mu;
-  std::shared_ptr<const cluster_catalog> catalog ABSL_GUARDED_BY(mu);
-  std::shared_ptr<const placement_map> map ABSL_GUARDED_BY(mu);
-  std::vector<node_info> members ABSL_GUARDED_BY(mu);
-  std::uint64_t applied ABSL_GUARDED_BY(mu) = 0;
-  // Waits until `applied` reaches `version`, at most `timeout`; true once it has.
-  bool wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) ABSL_LOCKS_EXCLUDED(mu);
-
-  // Only the ZooKeeper event thread (reconcile) uses it: each table's owners as applied.
-  std::map<std::string, std::vector<partition_owner>> applied_owners;
-
-  // Moves (mover.h). `incoming`: copies being built here, not serving
-  // until the map gives them to this node. `moved_out`: partitions that moved away from
-  // here, and the forwarder to their owner now (the endpoint sends requests that still
-  // come here on to it).
-  using part_key = std::pair<std::string, std::uint32_t>;
-  struct incoming_copy {
-    std::uint64_t uid = 0;
-    detail::partition_ref ref;
-  };
-  mutable absl::Mutex move_mu;
-  std::map<part_key, incoming_copy> incoming ABSL_GUARDED_BY(move_mu);
-  std::map<part_key, detail::partition_actor> moved_out ABSL_GUARDED_BY(move_mu);
-
-  // This node's side of the moves running now, by partition: while a move's intent znode
-  // exists its mover may still finish it; when the intent goes and the map does not give
-  // the partition to the target, the mover died or gave up (mover.h): the source runs what
-  // its freeze held, the target drops its copy. `czxid` names the intent watched (0: not
-  // seen yet). `guards_open` is false once the member is leaving.
-  struct move_side {
-    bool source = false;
-    bool target = false;
-    std::int64_t czxid = 0;
-  };
-  std::map<part_key, move_side> guarded ABSL_GUARDED_BY(move_mu);
-  bool guards_open ABSL_GUARDED_BY(move_mu) = true;
-  void guard_move(const std::string& table, std::uint32_t index, bool source);  // any thread
-  void arm_guard(const part_key& key);                                          // event thread
-  void settle_move(const part_key& key, std::int64_t czxid);                    // event thread
-
-  status prepare_incoming(const std::string& table, std::uint32_t index);
-  status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
-  void drop_incoming(const std::string& table, std::uint32_t index);
-  status move(const std::string& partition, const std::string& node) override;
-  status move_replica(const std::string& partition, const std::string& from, const std::string& to) override;
-  status transfer_leader(const std::string& partition, const std::string& node) override;
-  result<std::uint32_t> balance() override;
-  void on_session(const session_event& ev);
-
-  status ddl(const detail::ddl_call& c) override;
-  bool catch_up() override;
-  std::string report() const override;
-  std::vector<cellar::cluster_node> nodes() const override;
-  std::string owner_of(const std::string& table, std::uint32_t index) const override;
-  status not_owner(const std::string& table, std::uint32_t index) override;
-  cluster_report make_report() const;
-  // make_report() and the state of this node's replicas, which it asks each for.
-  cluster_report full_report() const;
-  void reconcile();
-  // What reconcile() does after it has published the new catalog, gathered while it builds it.
-  struct reconcile_effects {
-    std::vector<runtime_ptr> retired;              // replaced wholesale: stop, drop local tables
-    std::vector<detail::partition_actor> stopped;  // replaced partitions to stop now (let_go)
-    std::vector<std::pair<runtime_ptr, std::vector<std::uint32_t>>> dropped_families;
-    std::vector<detail::partition_id> moved_out_here;  // local partitions that moved away
-    std::vector<part_key> adopted;                     // incoming copies that serve here from now on
-  };
-  // The runtime of table `name` as `cs` and the owners `want` say, built from `old` (the
-  // one published now, if any) whose owners as applied are `*was` (null: not applied yet
-  // since this node started). Caller: reconcile().
-  runtime_ptr apply_table(const std::string& name, const detail::table_schema& cs,
-                          const std::vector<partition_owner>& want, const runtime_ptr& old,
-                          const std::vector<partition_owner>* was, reconcile_effects& fx)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
-  // Partition `i` of the new runtime of table `name`, owned by `owner`: `prev` (the old
-  // runtime's, or null) kept when `keep`, else a local partition started (on `recovered`
-  // cells, or the copy a move brought) or a forwarder to the owner.
-  detail::partition_ref place_partition(const std::string& name, const detail::schema_ptr& schema, std::uint32_t i,
-                                        const partition_owner& owner, const detail::partition_ref* prev, bool keep,
-                                        std::shared_ptr<std::unique_ptr<detail::memtable>> recovered,
-                                        reconcile_effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
-  // The rest of reconcile() once `cat` is published: stops, drops and the snapshot after a
-  // move away.
-  void finish_reconcile(const cluster_catalog& cat, reconcile_effects& fx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(local.mutex());
-  // Deletes the Raft state of replicas the catalog and the owners applied no longer give
-  // this node (replica_host::sweep, stale_replica). Event thread; nothing before the node
-  // has started (join() asks for one then).
-  void sweep_replicas();
-  std::int64_t swept_session = 0;  // event thread: the session whose view a sweep synced
-  bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
-  std::string describe_owner(const std::string& table, std::uint32_t index) const;
-};
 
 namespace {
 
@@ -786,6 +674,18 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   ec.leave_replica = [weak](const std::string& t, std::uint64_t uid, std::uint32_t i) {
     if (auto s = weak.lock()) s->replicas->leave(replica_host::group_name(t, uid), i);
   };
+  snapshot_service_options so;
+  so.self = st->opts.node_id;
+  so.connect_timeout = st->opts.forward_timeout;
+  so.repo = &seat.snapshots();
+  so.find = [raw](const std::string& t, std::uint32_t i, detail::partition_ref& out) {
+    return raw->find(t, i, 0, out);
+  };
+  st->snaps = std::make_unique<snapshot_service>(seat, *st->peers, std::move(so));
+  ec.snapshot_step = [weak, leaving](node_snapshot& m) {
+    auto s = weak.lock();
+    return s ? s->snaps->serve(m) : node_snapshot_reply{leaving(), {}, {}};
+  };
   st->served = ec.served;
   st->endpoint = spawn_node_endpoint(seat.system(), std::move(ec));
   auto port = seat.system().middleman().publish(st->endpoint, st->opts.peer_port, st->opts.peer_host.c_str(), true);
@@ -838,6 +738,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     // replica replaced after --dead-node-timeout (the callbacks so far ran before `node`).
     st->node->zookeeper().post([raw] { raw->sweep_replicas(); });
   }
+  st->snaps->attach(st->node.get());
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   {
     std::weak_ptr<state> w = st;
@@ -871,6 +772,7 @@ member::~member() {
   // node's destructor stops the event thread).
   st_->node->zookeeper().barrier();
   st_->seat.cluster().set_hooks(std::make_shared<not_joined>());
+  st_->snaps->attach(nullptr);
   st_->node.reset();  // no callback runs after this
   st_->seat.system().middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
@@ -883,95 +785,6 @@ std::string member::peer_address() const { return st_->peer_address; }
 std::uint64_t member::applied_version() const {
   absl::MutexLock lock(&st_->mu);
   return st_->applied;
-}
-
-cluster_report member::report() const { return st_->full_report(); }
-
-std::string member::state::report() const { return format_report(full_report()); }
-
-cluster_report member::state::full_report() const {
-  auto r = make_report();
-  if (replicas) r.replicas = replicas->report(std::chrono::seconds(2));
-  if (warden) r.replication_notes = warden->notes();
-  return r;
-}
-
-std::vector<cellar::cluster_node> member::state::nodes() const {
-  std::vector<cellar::cluster_node> out;
-  for (const auto& n : make_report().nodes)
-    out.push_back({n.node.id, n.live ? n.node.data_address : std::string(), n.live});
-  return out;
-}
-
-std::string member::state::owner_of(const std::string& table, std::uint32_t index) const {
-  absl::MutexLock lock(&mu);
-  if (!map) return {};
-  auto it = map->tables.find(table);
-  if (it == map->tables.end() || index >= it->second.size()) return {};
-  return it->second[index].node;
-}
-
-cluster_report member::state::make_report() const {
-  cluster_report r;
-  r.self = opts.node_id;
-  if (node)
-    if (auto m = node->master()) r.master = m->node_id;
-  absl::MutexLock lock(&mu);
-  r.catalog_version = applied;
-  r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;
-  r.not_owner_answers = refused.load(std::memory_order_relaxed);
-  std::map<std::string, node_report> nodes;
-  for (const auto& m : members) {
-    auto& n = nodes[m.id];
-    n.node = m;
-    n.live = true;
-  }
-  if (map) {
-    r.placement_epoch = map->epoch;
-    for (const auto& [table, owners] : map->tables)
-      for (std::uint32_t i = 0; i < owners.size(); ++i) {
-        // A replicated partition is listed on each node holding a replica, marked '*' on
-        // the one that should lead.
-        std::vector<std::string> holders = owners[i].replicas;
-        if (holders.empty()) holders.push_back(owners[i].node);
-        for (const auto& h : holders) {
-          auto& n = nodes[h];
-          n.node.id = h;
-          n.partitions.push_back(table + "/" + std::to_string(i) +
-                                 (owners[i].replicated() && h == owners[i].node ? "*" : ""));
-        }
-      }
-  }
-  for (auto& [id, n] : nodes) {
-    n.master = id == r.master;
-    r.nodes.push_back(std::move(n));
-  }
-  return r;
-}
-
-std::string format_report(const cluster_report& r) {
-  std::string out = "cluster: " + std::to_string(r.nodes.size()) + " nodes, master " +
-                    (r.master.empty() ? std::string("(none)") : r.master) + ", catalog version " +
-                    std::to_string(r.catalog_version) + ", placement epoch " + std::to_string(r.placement_epoch) +
-                    " (seen from " + r.self + ", which served " + std::to_string(r.forwarded_here) +
-                    " forwarded requests and answered " + std::to_string(r.not_owner_answers) + " NOT_OWNER)\n";
-  for (const auto& n : r.nodes) {
-    out += "  " + n.node.id + (n.master ? " (master)" : "") + (n.live ? "" : " DOWN") +
-           (n.node.data_address.empty() ? "" : " " + n.node.data_address) + ": " + std::to_string(n.partitions.size()) +
-           " partitions";
-    if (!n.partitions.empty()) {
-      out += " [";
-      for (std::size_t i = 0; i < n.partitions.size(); ++i) out += (i ? " " : "") + n.partitions[i];
-      out += "]";
-    }
-    out += "\n";
-  }
-  for (const auto& n : r.replication_notes) out += "replication: " + n + "\n";
-  if (!r.replicas.empty()) {
-    out += "replicas on " + r.self + ":\n";
-    for (const auto& rep : r.replicas) out += "  " + format_replica(rep) + "\n";
-  }
-  return out;
 }
 
 }  // namespace cellar::cluster

@@ -17,6 +17,8 @@ void add_cluster_protocol(caf::actor_system_config& cfg) {
   cfg.add_message_type<node_replica>("cellar.node_replica");
   cfg.add_message_type<node_member>("cellar.node_member");
   cfg.add_message_type<node_member_reply>("cellar.node_member_reply");
+  cfg.add_message_type<node_snapshot>("cellar.node_snapshot");
+  cfg.add_message_type<node_snapshot_reply>("cellar.node_snapshot_reply");
 }
 
 namespace {
@@ -202,6 +204,31 @@ caf::result<node_member_reply> serve_member(endpoint_pointer self, node_member& 
   return rp;
 }
 
+// A snapshot step (node_snapshot) at this node, on a thread of its own: it blocks (a copy
+// waits for the partition's chunks, a persist for every partition's cut, which need the
+// CAF workers).
+caf::result<node_snapshot_reply> serve_snapshot(endpoint_pointer self, node_snapshot& m) {
+  auto step = self->state.ctx.snapshot_step;
+  if (!step) return node_snapshot_reply{{code::unsupported, "this node takes no snapshot steps"}, {}, {}};
+  auto rp = self->make_response_promise<node_snapshot_reply>();
+  auto req = std::make_shared<node_snapshot>(std::move(m));
+  auto helper =
+      self->system().spawn<caf::detached + caf::hidden>([step, req](caf::event_based_actor* h) -> caf::behavior {
+        return {[h, step, req](caf::ok_atom) {
+          auto out = step(*req);
+          h->quit();
+          return out;
+        }};
+      });
+  self->request(helper, caf::infinite, caf::ok_atom::value)
+      .then([rp](node_snapshot_reply& r) mutable { rp.deliver(std::move(r)); },
+            [self, rp](caf::error& e) mutable {
+              rp.deliver(node_snapshot_reply{
+                  {code::internal, "a snapshot step did not finish: " + self->system().render(e)}, {}, {}});
+            });
+  return rp;
+}
+
 void drain(endpoint_pointer self) {
   auto& q = self->state.queue;
   while (!q.empty() && q.front().serve(std::chrono::steady_clock::now() >= q.front().deadline)) q.pop_front();
@@ -266,6 +293,7 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
       },
       [self](node_move& m) { return serve_move(self, m); },
       [self](node_member& m) { return serve_member(self, m); },
+      [self](node_snapshot& m) { return serve_snapshot(self, m); },
       [self](node_replica& m) {
         const auto& find = self->state.ctx.replica;
         if (auto a = find ? find(m.table, m.index) : caf::actor{})

@@ -109,6 +109,62 @@ struct node_member_reply {
   replica::group_status report;  // for `report`
 };
 
+// A step of a named snapshot (cluster/snapshot_service.h) at this node; blocking work, run
+// on a thread of its own:
+//   copy     partition (table, index) at one instant: this node's single-copy partition
+//            (track, chunks, cut, here), or its replica of a replicated one if it leads
+//            (after a read barrier; NOT_LEADER otherwise)
+//   load     writes `cells` over partition (table, index): this node's single-copy
+//            partition, or a replicated one through its Raft group (its replica here must
+//            lead; NOT_LEADER otherwise)
+//   persist  takes a snapshot of this node's store, so that the loads it took are durable
+//   begin    starts to take the files of snapshot `name` (dropping a copy of that name an
+//            unfinished snapshot left here: the caller claimed the name)
+//   keep_file  takes the files in `files` (one at a time, so no message holds a whole
+//            snapshot)
+//   keep     keeps the files taken as snapshot `name` (`manifest`), in this node's
+//            snapshot repository
+//   fetch    this node's copy of file `file` of snapshot `name`, checked against its own
+//            manifest
+//   drop     deletes this node's files of snapshot `name` (OK if it has none)
+struct node_snapshot {
+  enum step_kind : std::uint8_t {
+    copy = 0,
+    load = 1,
+    persist = 2,
+    begin = 3,
+    keep_file = 4,
+    keep = 5,
+    fetch = 6,
+    drop = 7
+  };
+  std::uint8_t step = copy;
+  std::string table;
+  std::uint32_t index = 0;
+  std::string name;
+  std::string file;                          // fetch
+  std::string manifest;                      // keep: encode_manifest
+  std::map<std::string, std::string> files;  // keep_file
+  detail::delta_handle cells;                // load
+};
+
+struct node_snapshot_reply {
+  status st;
+  detail::delta_handle cells;                // copy
+  std::map<std::string, std::string> files;  // fetch
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
+  return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.file, x.manifest, x.files,
+           x.cells);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_snapshot_reply& x) {
+  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.files);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_member& x) {
   return f(caf::meta::type_name("node_member"), x.table, x.uid, x.index, x.step, x.id, x.address);
@@ -144,7 +200,8 @@ using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
 using node_endpoint = caf::typed_actor<
     caf::replies_to<node_batch>::with<detail::batch_reply>, caf::replies_to<node_scan>::with<detail::scan_reply>,
     caf::replies_to<node_move>::with<detail::move_reply>, caf::replies_to<node_member>::with<node_member_reply>,
-    caf::reacts_to<node_replica>, caf::reacts_to<catch_up_atom>>;
+    caf::replies_to<node_snapshot>::with<node_snapshot_reply>, caf::reacts_to<node_replica>,
+    caf::reacts_to<catch_up_atom>>;
 
 // Loads CAF's middleman and registers the node-to-node messages (with the partition
 // protocol's, which store_impl registers). Call on the configuration before the system starts.
@@ -184,6 +241,9 @@ struct endpoint_context {
   std::function<status(const std::string& table, std::uint64_t uid, std::uint32_t index, std::uint64_t id)>
       join_replica;
   std::function<void(const std::string& table, std::uint64_t uid, std::uint32_t index)> leave_replica;
+  // The steps of a named snapshot at this node (node_snapshot), run on a thread of their
+  // own. Unset: UNSUPPORTED.
+  std::function<node_snapshot_reply(node_snapshot&)> snapshot_step;
   // Counts the batch parts and scan pages the endpoint has taken.
   std::shared_ptr<std::atomic<std::uint64_t>> served = std::make_shared<std::atomic<std::uint64_t>>(0);
 };

@@ -339,6 +339,33 @@ class routed_connection final : public connection {
   result<snapshot_stats> snapshot() override {
     return on_any([&](connection& c) { return c.snapshot(); });
   }
+  // Named snapshots: any node serves them for the whole cluster (cluster/snapshot_service.h);
+  // a restore or a clone changes the catalog, so the routing is read again afterwards.
+  status snapshot_table(const std::string& table, const std::string& name) override {
+    return on_any([&](connection& c) { return c.snapshot_table(table, name); });
+  }
+  result<std::vector<snapshot_info>> list_snapshots(const std::string& table_regex,
+                                                    const std::string& name_regex) override {
+    return on_any([&](connection& c) { return c.list_snapshots(table_regex, name_regex); });
+  }
+  status delete_snapshot(const std::string& name) override {
+    return on_any([&](connection& c) { return c.delete_snapshot(name); });
+  }
+  status restore_snapshot(const std::string& name) override {
+    return ddl_on_any([&](connection& c) { return c.restore_snapshot(name); });
+  }
+  status clone_snapshot(const std::string& name, const std::string& table) override {
+    return ddl_on_any([&](connection& c) { return c.clone_snapshot(name, table); });
+  }
+  status export_snapshot(const std::string& name, const std::string& dir) override {
+    return on_any([&](connection& c) { return c.export_snapshot(name, dir); });
+  }
+  result<snapshot_info> import_snapshot(const std::string& dir) override {
+    return on_any([&](connection& c) { return c.import_snapshot(dir); });
+  }
+  result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir) override {
+    return on_any([&](connection& c) { return c.bulk_load(table, dir); });
+  }
   result<table_stats> stats(const std::string& table) override {
     return on_any([&](connection& c) { return c.stats(table); });
   }

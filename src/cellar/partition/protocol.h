@@ -136,8 +136,12 @@ struct admin_reply {
 //   apply   applies `cells` (a chunk or a cut) over what it holds
 // On a partition taking a bulk load, a restore or a clone (store/named_snapshots.cc):
 //   load    writes every cell of `loaded` over what it holds, in this one message
+// On a replicated partition (replica/replicated_partition.h), for a named snapshot in a
+// cluster (cluster/snapshot_service.h), answered by the leader only (NOT_LEADER otherwise):
+//   copy    every cell, at one instant after a read barrier (`cells`)
+//   apply   writes `cells` through the Raft log: every replica applies them
 struct move_request {
-  enum step : std::uint8_t { track = 0, chunk = 1, cut = 2, freeze = 3, abort = 4, apply = 5, load = 6 };
+  enum step : std::uint8_t { track = 0, chunk = 1, cut = 2, freeze = 3, abort = 4, apply = 5, load = 6, copy = 7 };
   std::uint8_t what = track;
   std::string after;
   std::uint64_t max_bytes = 0;

@@ -19,6 +19,7 @@ using namespace cellar::detail;
 constexpr char writes_entry = 'W';  // the leader's clock, then batches of writes
 constexpr char schema_entry = 'S';  // a table schema, adopted if newer than the replica's
 constexpr char drop_entry = 'D';    // family ids whose cells every replica drops
+constexpr char cells_entry = 'C';   // cells every replica writes (a restore or clone)
 
 bool reads_only(const std::vector<batch_op>& ops) {
   for (const auto& op : ops)
@@ -126,11 +127,13 @@ class replicated_owner final : public replicated_partition_actor::base, public s
           });
           return rp;
         },
-        [this](move_request&) -> move_reply {
-          return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"},
-                  {},
-                  {},
-                  false};
+        [this](move_request& r) -> caf::result<move_reply> {
+          if (r.what == move_request::copy) return copy_all();
+          if (r.what == move_request::apply) return apply_through_log(std::move(r.cells));
+          return move_reply{{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"},
+                            {},
+                            {},
+                            false};
         },
         [this](handoff_request&) -> admin_reply {
           return {{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"}};
@@ -171,6 +174,12 @@ class replicated_owner final : public replicated_partition_actor::base, public s
       if (!cfg_.schema || schema.version > cfg_.schema->version)
         cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
       if (pending_schema_ && pending_schema_->version <= cfg_.schema->version) pending_schema_.reset();
+      return "ok";
+    }
+    if (kind == cells_entry) {
+      delta_handle cells;
+      if (!deserialize(system(), command, cells) || !cells.map) return {};
+      mem_->apply_cells(*cells.map);
       return "ok";
     }
     if (kind == drop_entry) {
@@ -292,6 +301,47 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     auto rp = make_response_promise<batch_reply>();
     writes_.push_back({std::move(r), rp});
     queued();
+    return rp;
+  }
+
+  static move_reply move_failed(status st) { return {std::move(st), {}, {}, false}; }
+
+  // Every cell, as of an instant after every write acknowledged before the request: a read
+  // barrier first, then one copy between two applied entries (a snapshot's cut).
+  caf::result<move_reply> copy_all() {
+    if (stopping_) return move_failed(stopped_status());
+    if (!group_->is_leader()) return move_failed(named(group_->not_leader()));
+    auto rp = make_response_promise<move_reply>();
+    after_barrier([this, rp](const status& st) mutable {
+      move_reply out;
+      if (!st) {
+        out.st = named(st);
+      } else {
+        std::string last;
+        mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *out.cells.map, last);
+        out.done = true;
+      }
+      rp.deliver(std::move(out));
+    });
+    return rp;
+  }
+
+  // Writes `cells` on every replica: one log entry, answered once it is committed and applied.
+  caf::result<move_reply> apply_through_log(delta_handle cells) {
+    if (stopping_) return move_failed(stopped_status());
+    if (!group_->is_leader()) return move_failed(named(group_->not_leader()));
+    if (!cells.map) return move_reply{};
+    auto rp = make_response_promise<move_reply>();
+    group_->propose(std::string(1, cells_entry) + serialize(system(), cells), [this, rp](const status& st,
+                                                                                         std::string reply) mutable {
+      if (!st)
+        rp.deliver(move_failed(named(st)));
+      else if (reply.empty())
+        rp.deliver(move_failed({code::corruption, "a replicated entry of partition " + std::to_string(cfg_.index) +
+                                                      " could not be decoded"}));
+      else
+        rp.deliver(move_reply{});
+    });
     return rp;
   }
 

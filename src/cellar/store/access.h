@@ -22,6 +22,7 @@ class catalog_service;
 class cluster_state;
 class data_path;
 class partition_factory;
+class snapshot_repo;
 class store_persistence;
 struct store_impl;
 
@@ -37,6 +38,8 @@ class cluster_seat {
   virtual store_persistence* persistence() = 0;
   // store::snapshot.
   virtual result<snapshot_stats> snapshot() = 0;
+  // The store's named snapshots (store/snapshot_files.h).
+  virtual snapshot_repo& snapshots() = 0;
 };
 
 struct store_access {

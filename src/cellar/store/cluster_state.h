@@ -25,6 +25,8 @@
 
 namespace cellar::detail {
 
+class snapshot_cluster;
+
 // One DDL call of store.h, as a value: in a cluster the store hands it to the cluster
 // (cluster/member.h) instead of applying it; the cluster applies it to every node's store.
 struct ddl_call {
@@ -91,6 +93,9 @@ struct cluster_hooks {
   // later). True once it has (look again); false when it could not tell or did not catch
   // up in time. Blocks: not on a CAF worker.
   virtual bool catch_up() { return false; }
+  // The cluster's side of the store's named snapshots (store/snapshot_cluster.h); null
+  // until the node has joined.
+  virtual snapshot_cluster* snapshots() { return nullptr; }
 };
 
 class cluster_state {

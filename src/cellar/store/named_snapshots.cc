@@ -9,6 +9,11 @@
 // on top are the partition exactly as it was when it handled the cut: one instant per
 // partition, between two of its requests. Cells go back into a partition with `apply`,
 // one message per partition, so a partition takes a whole file at once.
+//
+// On a cluster member the partitions live on several nodes and every node answers for
+// the same snapshots: the copies, the keeping and listing of the files, and the loading
+// of cells go through the cluster (store/snapshot_cluster.h); the manifest, the checks
+// and the DDL of a restore stay here.
 #include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
@@ -19,6 +24,7 @@
 #include "partition/ask.h"
 #include "persist/codec.h"
 #include "route/router.h"
+#include "store/snapshot_cluster.h"
 #include "store/snapshot_files.h"
 #include "store/store_impl.h"
 
@@ -120,9 +126,8 @@ status table_not_found(const std::string& name) {
   return {code::table_not_found, "table '" + name + "' does not exist"};
 }
 
-status not_in_cluster(std::string_view what) {
-  return {code::unsupported, std::string(what) + " is not supported on a cluster member yet"};
-}
+// A cluster member that has not joined yet has no cluster to keep its snapshots in.
+status not_joined() { return {code::unavailable, "this node has not joined its cluster yet"}; }
 
 // Reads part file `p` of a snapshot or a bulk load.
 using part_reader = std::function<result<file_bytes>(const std::string& file)>;
@@ -226,32 +231,33 @@ result<std::unique_ptr<RE2>> compile(const std::string& regex) {
   return re;
 }
 
-}  // namespace
-
-// --- store ------------------------------------------------------------------------------------
-
-status store::snapshot(const std::string& table, const std::string& name) {
-  auto& s = *impl_;
-  if (s.cluster.hooks()) return not_in_cluster("a named snapshot");
-  if (auto st = check_snapshot_name(name); !st) return st;
-  if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
-  table_schema schema;
-  std::vector<std::shared_ptr<delta_map>> copies;
-  {
-    // No DDL while the partitions are copied: the schema written is the cells' schema.
-    absl::MutexLock lock(&s.catalog->mutex());
-    auto rt = s.catalog->lookup(table);
-    if (!rt) return table_not_found(table);
-    if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
-    auto c = copy_partitions(*s.system, *rt);
-    if (!c) return c.error();
-    copies = std::move(*c);
-    schema = *rt->schema;
+// The cells of `lc` keyed with the table's family ids: what a partition on another node
+// takes (a loaded_cells refers to a file of this node).
+std::shared_ptr<const delta_map> to_cells(const loaded_cells& lc) {
+  auto out = std::make_shared<delta_map>();
+  cell_record_reader in(lc.records());
+  std::string_view key, value;
+  std::int64_t expires = 0;
+  key_parts k;
+  std::string row_scratch, qualifier_scratch;
+  while (in.next(key, expires, value)) {
+    if (!decode_cell_key(key, k, row_scratch, qualifier_scratch)) continue;  // check_part refused such a file
+    std::uint32_t family = 0;
+    for (const auto& [from, to] : lc.ids())
+      if (from == k.family) family = to;
+    out->put(encode_cell_key(family, k.row, k.qualifier, k.ts), expires, value);
   }
+  return out;
+}
+
+// The snapshot of `schema`'s table from its partition copies: its manifest and files.
+std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(
+    const std::string& name, std::int64_t now, const table_schema& schema,
+    std::vector<std::shared_ptr<delta_map>>& copies) {
   snapshot_manifest m;
   m.name = name;
-  m.table = table;
-  m.created_unix_ms = s.options.clock();
+  m.table = schema.name;
+  m.created_unix_ms = now;
   m.partitions = static_cast<std::uint32_t>(copies.size());
   std::set<std::uint32_t> families;
   for (const auto& f : schema.families) {
@@ -270,6 +276,70 @@ status store::snapshot(const std::string& table, const std::string& name) {
     copies[p].reset();
     add(part_file_name(p), std::move(data), cells);
   }
+  return {std::move(m), std::move(files)};
+}
+
+// The cluster's side of the store's snapshots; null on a single store or a member that
+// has not joined.
+snapshot_cluster* cluster_snapshots(store_impl& s) {
+  auto h = s.cluster.hooks();
+  return h ? h->snapshots() : nullptr;
+}
+
+// The runtime of `table` on a cluster member, after catching up with the cluster's catalog
+// when this node does not know it yet (another node may have created it a moment ago).
+runtime_ptr lookup_caught_up(store_impl& s, const std::string& table) {
+  auto rt = s.catalog->lookup(table);
+  if (!rt)
+    if (auto h = s.cluster.hooks(); h && h->catch_up()) rt = s.catalog->lookup(table);
+  return rt;
+}
+
+// store::snapshot on a cluster member (snapshot_cluster.h).
+status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string& table, const std::string& name) {
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (c.manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
+  auto rt = lookup_caught_up(s, table);
+  if (!rt) return table_not_found(table);
+  if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
+  const table_schema schema = *rt->schema;
+  auto copies = c.copy_partitions(table, static_cast<std::uint32_t>(rt->partitions.size()));
+  if (!copies) return copies.error();
+  // DDL goes through the master, so no lock here keeps it out: a table changed while it
+  // was copied is not snapshotted with the schema it had before.
+  auto now = s.catalog->lookup(table);
+  if (!now || now->schema->uid != schema.uid || now->schema->version != schema.version)
+    return {code::conflict, "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
+  auto [m, files] = make_snapshot(name, s.options.clock(), schema, *copies);
+  return c.put(m, files);
+}
+
+}  // namespace
+
+// --- store ------------------------------------------------------------------------------------
+
+status store::snapshot(const std::string& table, const std::string& name) {
+  auto& s = *impl_;
+  if (s.cluster.hooks()) {
+    auto* c = cluster_snapshots(s);
+    return c ? snapshot_in_cluster(s, *c, table, name) : not_joined();
+  }
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
+  table_schema schema;
+  std::vector<std::shared_ptr<delta_map>> copies;
+  {
+    // No DDL while the partitions are copied: the schema written is the cells' schema.
+    absl::MutexLock lock(&s.catalog->mutex());
+    auto rt = s.catalog->lookup(table);
+    if (!rt) return table_not_found(table);
+    if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
+    auto c = copy_partitions(*s.system, *rt);
+    if (!c) return c.error();
+    copies = std::move(*c);
+    schema = *rt->schema;
+  }
+  auto [m, files] = make_snapshot(name, s.options.clock(), schema, copies);
   return s.snapshots->put(m, files);
 }
 
@@ -283,7 +353,9 @@ result<std::vector<snapshot_info>> store::list_table_snapshots(const std::string
   if (!tre) return tre.error();
   auto nre = compile(name_regex);
   if (!nre) return nre.error();
-  auto all = impl_->snapshots->list();
+  auto* c = cluster_snapshots(*impl_);
+  if (!c && impl_->cluster.hooks()) return not_joined();
+  auto all = c ? c->list() : impl_->snapshots->list();
   if (!all) return all.error();
   std::vector<snapshot_info> out;
   for (const auto& m : *all)
@@ -291,32 +363,90 @@ result<std::vector<snapshot_info>> store::list_table_snapshots(const std::string
   return out;
 }
 
-status store::delete_snapshot(const std::string& name) { return impl_->snapshots->remove(name); }
+status store::delete_snapshot(const std::string& name) {
+  if (impl_->cluster.hooks()) {
+    auto* c = cluster_snapshots(*impl_);
+    return c ? c->remove(name) : not_joined();
+  }
+  return impl_->snapshots->remove(name);
+}
 
 namespace {
 
-// The snapshot `name`, checked whole, and its schema.
-result<std::pair<snapshot_manifest, table_schema>> open_snapshot(const snapshot_repo& repo, const std::string& name) {
-  auto m = repo.manifest(name);
-  if (!m) return m.error();
-  if (auto st = repo.verify(name); !st) return st;
-  auto bytes = repo.read(name, std::string(schema_file));
-  if (!bytes) return bytes.error();
-  auto schema = decode_schema(*bytes);
+// A snapshot opened for a restore or a clone: every file checked against its manifest,
+// its schema, and a reader of its part files.
+struct opened_snapshot {
+  snapshot_manifest m;
+  table_schema schema;
+  part_reader read;
+};
+
+// The snapshot `name`, checked whole: from the store's repo, or on a cluster member from
+// the cluster (snapshot_cluster.h).
+result<opened_snapshot> open_snapshot(store_impl& s, const std::string& name) {
+  opened_snapshot out;
+  std::string schema_bytes;
+  if (s.cluster.hooks()) {
+    auto* c = cluster_snapshots(s);
+    if (!c) return not_joined();
+    auto m = c->manifest(name);
+    if (!m) return m.error();
+    auto files = c->files(*m);
+    if (!files) return files.error();
+    auto held = std::make_shared<const std::map<std::string, std::string>>(std::move(*files));
+    auto it = held->find(std::string(schema_file));
+    if (it == held->end()) return status{code::corruption, "snapshot '" + name + "' has no schema file"};
+    schema_bytes = it->second;
+    out.m = std::move(*m);
+    out.read = [held, name](const std::string& file) -> result<file_bytes> {
+      auto f = held->find(file);
+      if (f == held->end()) return status{code::corruption, "snapshot '" + name + "' has no file '" + file + "'"};
+      return file_bytes{held, f->second};
+    };
+  } else {
+    const snapshot_repo& repo = *s.snapshots;
+    auto m = repo.manifest(name);
+    if (!m) return m.error();
+    if (auto st = repo.verify(name); !st) return st;
+    auto bytes = repo.read(name, std::string(schema_file));
+    if (!bytes) return bytes.error();
+    schema_bytes = std::move(*bytes);
+    out.m = std::move(*m);
+    out.read = [&repo, name](const std::string& file) { return repo.map(name, file); };
+  }
+  auto schema = decode_schema(schema_bytes);
   if (!schema) return schema.error();
-  return std::make_pair(std::move(*m), std::move(*schema));
+  out.schema = std::move(*schema);
+  return out;
+}
+
+// Writes the cells of `m`'s part files into the partitions of `rt` and makes them durable.
+status load_snapshot(store_impl& s, const table_runtime& rt, const opened_snapshot& snap) {
+  bulk_load_stats stats;
+  auto parts = read_parts(rt, snap.m, snap.read, stats);
+  if (!parts) return parts.error();
+  if (auto* c = cluster_snapshots(s)) {
+    std::vector<std::shared_ptr<const delta_map>> cells;
+    for (const auto& p : *parts) cells.push_back(p ? to_cells(*p) : std::make_shared<const delta_map>());
+    parts->clear();
+    return c->load(rt.schema->name, cells);
+  }
+  if (auto st = apply_parts(*s.system, rt, *parts); !st) return st;
+  if (s.persistence)
+    if (auto r = s.snapshot(); !r) return r.error();
+  return status::ok();
 }
 
 }  // namespace
 
 status store::restore_snapshot(const std::string& name) {
   auto& s = *impl_;
-  if (s.cluster.hooks()) return not_in_cluster("restore_snapshot");
-  auto snap = open_snapshot(*s.snapshots, name);
+  auto snap = open_snapshot(s, name);
   if (!snap) return snap.error();
-  const auto& [m, schema] = *snap;
+  const auto& m = snap->m;
+  const auto& schema = snap->schema;
   const std::string& table = m.table;
-  auto rt = s.catalog->lookup(table);
+  auto rt = s.cluster.hooks() ? lookup_caught_up(s, table) : s.catalog->lookup(table);
   if (!rt) {
     // HBase restores a table that was dropped since: created from the snapshot, disabled.
     auto desc = schema.descriptor();
@@ -349,39 +479,35 @@ status store::restore_snapshot(const std::string& name) {
   if (auto st = truncate_table(table); !st) return st;
   rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
-  bulk_load_stats stats;
-  auto parts = read_parts(
-      *rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
-  if (!parts) return parts.error();
-  if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
-  if (s.persistence)
-    if (auto r = s.snapshot(); !r) return r.error();
-  return status::ok();
+  return load_snapshot(s, *rt, *snap);
 }
 
 status store::clone_snapshot(const std::string& name, const std::string& table) {
   auto& s = *impl_;
-  if (s.cluster.hooks()) return not_in_cluster("clone_snapshot");
-  if (s.catalog->lookup(table)) return {code::already_exists, "table '" + table + "' already exists"};
-  auto snap = open_snapshot(*s.snapshots, name);
+  if (s.cluster.hooks() ? lookup_caught_up(s, table) : s.catalog->lookup(table))
+    return {code::already_exists, "table '" + table + "' already exists"};
+  auto snap = open_snapshot(s, name);
   if (!snap) return snap.error();
-  const auto& [m, schema] = *snap;
-  auto desc = schema.descriptor();
+  auto desc = snap->schema.descriptor();
   desc.name = table;
   if (auto st = create_table(desc, schema_origin::oceanbase_ddl); !st) return st;
   auto rt = s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
-  bulk_load_stats stats;
-  auto parts = read_parts(
-      *rt, m, [&](const std::string& f) { return s.snapshots->map(name, f); }, stats);
-  status st = parts ? apply_parts(*s.system, *rt, *parts) : parts.error();
-  if (st && s.persistence)
-    if (auto r = s.snapshot(); !r) st = r.error();
+  status st = load_snapshot(s, *rt, *snap);
   if (!st) (void)drop_table(table);  // leaves the store as it was
   return st;
 }
 
 status store::export_snapshot(const std::string& name, const std::string& dir) {
+  if (impl_->cluster.hooks()) {
+    auto* c = cluster_snapshots(*impl_);
+    if (!c) return not_joined();
+    auto m = c->manifest(name);
+    if (!m) return m.error();
+    auto files = c->files(*m);
+    if (!files) return files.error();
+    return write_snapshot_dir(dir, *m, *files);
+  }
   auto m = impl_->snapshots->manifest(name);
   if (!m) return m.error();
   std::map<std::string, std::string> files;
@@ -398,16 +524,29 @@ result<snapshot_info> store::import_snapshot(const std::string& dir) {
   if (!m) return m.error();
   if (m->kind != "snapshot") return status{code::invalid_argument, "'" + dir + "' holds a bulk load, not a snapshot"};
   if (auto st = check_snapshot_name(m->name); !st) return st;
+  if (impl_->cluster.hooks()) {
+    auto* c = cluster_snapshots(*impl_);
+    if (!c) return not_joined();
+    std::map<std::string, std::string> files;
+    for (const auto& [file, f] : m->files) {
+      auto data = read_file_checked(dir, *m, file);
+      if (!data) return data.error();
+      files.emplace(file, std::move(*data));
+    }
+    if (auto st = c->put(*m, files); !st) return st;
+    return m->info();
+  }
   if (auto st = impl_->snapshots->put_from_dir(*m, dir); !st) return st;
   return m->info();
 }
 
 result<bulk_load_stats> store::bulk_load(const std::string& table, const std::string& dir) {
   auto& s = *impl_;
-  if (s.cluster.hooks()) return not_in_cluster("bulk_load");
+  auto* cluster = cluster_snapshots(s);
+  if (s.cluster.hooks() && !cluster) return not_joined();
   auto m = read_manifest_dir(dir);
   if (!m) return m.error();
-  auto rt = s.catalog->lookup(table);
+  auto rt = cluster ? lookup_caught_up(s, table) : s.catalog->lookup(table);
   if (!rt) return table_not_found(table);
   using clock = std::chrono::steady_clock;
   auto seconds = [](clock::time_point from, clock::time_point to) {
@@ -419,6 +558,16 @@ result<bulk_load_stats> store::bulk_load(const std::string& table, const std::st
       *rt, *m, [&](const std::string& f) { return map_file_checked(dir, *m, f); }, stats);
   if (!parts) return parts.error();
   const auto t1 = clock::now();
+  if (cluster) {
+    // Each partition's owner or Raft group takes its part and makes it durable.
+    std::vector<std::shared_ptr<const delta_map>> cells;
+    for (const auto& p : *parts) cells.push_back(p ? to_cells(*p) : std::make_shared<const delta_map>());
+    parts->clear();
+    if (auto st = cluster->load(table, cells); !st) return st;
+    spdlog::info("bulk load into '{}': {} cells, {} bytes; files checked in {:.3f} s, loaded in {:.3f} s", table,
+                 stats.cells, stats.bytes, seconds(t0, t1), seconds(t1, clock::now()));
+    return stats;
+  }
   if (auto st = apply_parts(*s.system, *rt, *parts); !st) return st;
   const auto t2 = clock::now();
   if (s.persistence)

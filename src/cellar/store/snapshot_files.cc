@@ -375,6 +375,63 @@ status snapshot_repo::put(const snapshot_manifest& m, const std::map<std::string
   return st;
 }
 
+status snapshot_repo::begin_staged(const std::string& name) {
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (manifest(name))
+    if (auto st = remove(name); !st) return st;
+  absl::MutexLock lock(&mu_);
+  if (writing_.count(name)) return {code::already_exists, "snapshot '" + name + "' is being written"};
+  if (dir_.empty()) {
+    staged_[name].clear();
+    return status::ok();
+  }
+  const std::string tmp = root() + "/.new-" + name;
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  return create_snapshot_dir(tmp);
+}
+
+status snapshot_repo::stage(const std::string& name, const std::string& file, std::string_view data) {
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (file.empty() || file.find('/') != std::string::npos || file[0] == '.')
+    return {code::invalid_argument, "'" + file + "' is not a snapshot file name"};
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    auto it = staged_.find(name);
+    if (it == staged_.end()) return {code::not_found, "snapshot '" + name + "' is not being staged"};
+    it->second[file] = std::string(data);
+    return status::ok();
+  }
+  return write_snapshot_file(root() + "/.new-" + name, file, data, true);
+}
+
+status snapshot_repo::commit_staged(const snapshot_manifest& m) {
+  if (auto st = claim(m.name); !st) return st;
+  status st;
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    auto it = staged_.find(m.name);
+    if (it == staged_.end()) {
+      st = {code::not_found, "snapshot '" + m.name + "' is not being staged"};
+    } else {
+      memory_[m.name] = held{m, std::move(it->second)};
+      staged_.erase(it);
+    }
+  } else {
+    const std::string tmp = root() + "/.new-" + m.name;
+    std::error_code ec;
+    st = write_snapshot_manifest(tmp, m, true);
+    if (st) {
+      fs::rename(tmp, path(m.name), ec);
+      if (ec) st = {code::io_error, "cannot rename '" + tmp + "': " + ec.message()};
+    }
+    if (st) st = sync_dir(root());
+    if (!st) fs::remove_all(tmp, ec);
+  }
+  release(m.name);
+  return st;
+}
+
 status snapshot_repo::put_from_dir(const snapshot_manifest& m, const std::string& dir) {
   std::map<std::string, std::string> files;
   for (const auto& [name, f] : m.files) {

@@ -104,6 +104,14 @@ class snapshot_repo {
 
   // Adds a snapshot. ALREADY_EXISTS if the name is taken (or being written).
   status put(const snapshot_manifest& m, const std::map<std::string, std::string>& files);
+  // Adds a snapshot a file at a time, for a writer that receives its files one by one (a
+  // cluster's, cluster/snapshot_service.h): begin_staged starts (again) an empty set for
+  // `name`, dropping a snapshot of that name this repo holds (the caller knows it is a
+  // leftover); stage adds one file; commit_staged adds the snapshot `m` of the staged
+  // files, as put does (ALREADY_EXISTS if the name is taken meanwhile).
+  status begin_staged(const std::string& name);
+  status stage(const std::string& name, const std::string& file, std::string_view data);
+  status commit_staged(const snapshot_manifest& m);
   // Adds a snapshot by copying the files of `dir` (checked first).
   status put_from_dir(const snapshot_manifest& m, const std::string& dir);
   result<snapshot_manifest> manifest(const std::string& name) const;
@@ -129,6 +137,9 @@ class snapshot_repo {
     std::map<std::string, std::string> files;
   };
   std::map<std::string, held> memory_ ABSL_GUARDED_BY(mu_);  // a memory-only store's
+  // A memory-only store's staged files, by snapshot name (a store with a directory stages
+  // them in `.new-NAME`).
+  std::map<std::string, std::map<std::string, std::string>> staged_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cellar::detail

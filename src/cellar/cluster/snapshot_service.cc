@@ -1,0 +1,553 @@
+#include "cluster/snapshot_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cluster/layout.h"
+#include "persist/codec.h"
+#include "store/cluster_state.h"
+
+namespace cellar::cluster {
+
+using detail::delta_handle;
+using detail::delta_map;
+using detail::move_reply;
+using detail::move_request;
+using detail::snapshot_manifest;
+
+namespace {
+
+// Bytes of cells a chunk of a single-copy partition's copy carries, as a move's chunks:
+// the partition answers other requests between two of them.
+constexpr std::uint64_t chunk_bytes = 1 << 20;
+// Partitions copied at once.
+constexpr std::uint32_t parallel_copies = 4;
+// Bytes of cells one log entry of a replicated partition's load carries (a single-copy
+// partition takes its whole part in one message).
+constexpr std::size_t entry_bytes = 4 << 20;
+
+std::string snapshot_znode(const std::string& name) { return std::string(layout::snapshots) + "/s_" + name; }
+std::string claim_znode(const std::string& name) { return std::string(layout::snapshot_writes) + "/s_" + name; }
+
+std::string where(const std::string& table, std::uint32_t index) {
+  return "partition " + std::to_string(index) + " of '" + table + "'";
+}
+
+node_snapshot_reply failed(status st) {
+  node_snapshot_reply r;
+  r.st = std::move(st);
+  return r;
+}
+
+// Asks partition actor `p` for a move step and waits, at most `timeout`.
+result<move_reply> ask_partition(caf::actor_system& sys, const detail::partition_actor& p, move_request req,
+                                 std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{sys};
+  result<move_reply> out = status{code::unavailable, "no answer"};
+  self->request(p, timeout, std::move(req))
+      .receive([&](move_reply& r) { out = r.st ? result<move_reply>(std::move(r)) : result<move_reply>(r.st); },
+               [&](caf::error& e) {
+                 out = status{code::unavailable, "the partition did not answer: " + sys.render(e)};
+               });
+  return out;
+}
+
+move_request step(std::uint8_t what) {
+  move_request r;
+  r.what = what;
+  return r;
+}
+
+// A single-copy partition of this node as it was at one instant: the chunks copied while it
+// serves, with every change since `track` (the cut) applied on top (store/named_snapshots.cc).
+result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const detail::partition_actor& p,
+                                              std::chrono::milliseconds timeout) {
+  if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
+  auto copy = std::make_shared<delta_map>();
+  auto run = [&]() -> status {
+    std::string after;
+    for (bool done = false; !done;) {
+      move_request r = step(move_request::chunk);
+      r.after = after;
+      r.max_bytes = chunk_bytes;
+      auto c = ask_partition(sys, p, std::move(r), timeout);
+      if (!c) return c.error();
+      for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
+        copy->put(it->first.bytes, it->second.expires_at, it->second.value());
+      if (!c->last.empty()) after = c->last;
+      done = c->done;
+    }
+    auto cut = ask_partition(sys, p, step(move_request::cut), timeout);
+    if (!cut) return cut.error();
+    for (auto it = cut->cells.map->begin(); it != cut->cells.map->end(); ++it) {
+      if (it->second.present)
+        copy->put(it->first.bytes, it->second.expires_at, it->second.value());
+      else
+        copy->erase(it->first.bytes);
+    }
+    return status::ok();
+  };
+  const status st = run();
+  (void)ask_partition(sys, p, step(move_request::abort), timeout);
+  if (!st) return st;
+  return copy;
+}
+
+// `cells` in pieces of about `piece_bytes` each (at least one piece).
+std::vector<delta_handle> pieces_of(const delta_map& cells, std::size_t piece_bytes) {
+  std::vector<delta_handle> out(1);
+  std::size_t bytes = 0;
+  for (auto it = cells.begin(); it != cells.end(); ++it) {
+    if (bytes >= piece_bytes) {
+      out.emplace_back();
+      bytes = 0;
+    }
+    if (it->second.present)
+      out.back().map->put(it->first.bytes, it->second.expires_at, it->second.value());
+    else
+      out.back().map->erase(it->first.bytes);
+    bytes += it->first.bytes.size() + it->second.value().size() + 16;
+  }
+  return out;
+}
+
+bool matches(const snapshot_manifest::file& f, std::string_view data) {
+  return f.bytes == data.size() && f.crc == detail::crc32c(data);
+}
+
+// Worth asking another replica: this one does not lead, or could not be reached.
+bool try_next_replica(const status& st) { return st.code() == code::not_leader || st.code() == code::unavailable; }
+
+}  // namespace
+
+snapshot_service::snapshot_service(detail::cluster_seat& seat, peer_directory& peers, snapshot_service_options o)
+    : seat_(seat), peers_(peers), o_(std::move(o)) {}
+
+result<cluster_node*> snapshot_service::node() const {
+  auto* n = node_.load(std::memory_order_acquire);
+  if (!n) return status{code::unavailable, "node '" + o_.self + "' has not joined its cluster yet"};
+  return n;
+}
+
+std::vector<std::string> snapshot_service::live_nodes() const {
+  std::vector<std::string> out;
+  if (auto* n = node_.load(std::memory_order_acquire))
+    for (const auto& m : n->members()) out.push_back(m.id);
+  return out;
+}
+
+result<node_snapshot_reply> snapshot_service::ask(const std::string& n, node_snapshot m) {
+  if (n == o_.self) {
+    auto r = serve(m);
+    if (!r.st) return r.st;
+    return r;
+  }
+  auto ep = peers_.endpoint(n, o_.connect_timeout);
+  if (!ep) return ep.error();
+  struct outcome {
+    result<node_snapshot_reply> reply = status{code::unavailable, "no answer"};
+    bool down = false;
+  };
+  auto answer = std::make_shared<std::promise<outcome>>();
+  auto got = answer->get_future();
+  const std::string about = "snapshot step at node '" + n + "': the node ";
+  // A helper actor monitors the endpoint while it waits: CAF's middleman fails no request
+  // in flight to a peer whose connection breaks.
+  seat_.system().spawn([ep = *ep, m = std::move(m), answer, about,
+                        timeout = o_.step_timeout](caf::event_based_actor* a) mutable {
+    a->monitor(ep);
+    a->set_down_handler([a, answer, about](caf::down_msg& d) {
+      answer->set_value({status{code::unavailable, about + "went away: " + a->system().render(d.reason)}, true});
+      a->quit();
+    });
+    a->request(ep, timeout, std::move(m))
+        .then(
+            [a, answer](node_snapshot_reply& r) {
+              answer->set_value(
+                  {r.st ? result<node_snapshot_reply>(std::move(r)) : result<node_snapshot_reply>(r.st), false});
+              a->quit();
+            },
+            [a, answer, about](caf::error& e) {
+              answer->set_value({status{code::unavailable, about + "did not answer: " + a->system().render(e)}, false});
+              a->quit();
+            });
+  });
+  const auto limit = o_.step_timeout + std::chrono::seconds(5);
+  if (got.wait_for(limit) != std::future_status::ready)
+    return status{code::unavailable, about + "was not asked: this node's actor system did not run the step"};
+  auto out = got.get();
+  if (out.down) peers_.forget(n, ep->address());
+  return std::move(out.reply);
+}
+
+result<node_snapshot_reply> snapshot_service::ask_leader(const std::vector<std::string>& replicas,
+                                                         const node_snapshot& m) {
+  const auto deadline = std::chrono::steady_clock::now() + o_.leader_wait;
+  for (;;) {
+    status last;
+    for (const auto& r : replicas) {
+      auto got = ask(r, m);
+      if (got) return got;
+      if (!try_next_replica(got.error())) return got.error();
+      last = got.error();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// --- the steps at this node ---------------------------------------------------------------
+
+node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
+  auto& repo = *o_.repo;
+  switch (m.step) {
+    case node_snapshot::copy: return copy_here(m);
+    case node_snapshot::load: return load_here(m);
+    case node_snapshot::persist:
+      if (seat_.persistence())
+        if (auto r = seat_.snapshot(); !r) return failed(r.error());
+      return {};
+    case node_snapshot::begin: return failed(repo.begin_staged(m.name));
+    case node_snapshot::keep_file:
+      for (const auto& [file, data] : m.files)
+        if (auto st = repo.stage(m.name, file, data); !st) return failed(st);
+      return {};
+    case node_snapshot::keep: {
+      auto man = detail::decode_manifest(m.manifest);
+      if (!man) return failed(man.error());
+      return failed(repo.commit_staged(*man));
+    }
+    case node_snapshot::fetch: {
+      auto data = repo.read(m.name, m.file);
+      if (!data) return failed(data.error());
+      node_snapshot_reply out;
+      out.files.emplace(m.file, std::move(*data));
+      return out;
+    }
+    case node_snapshot::drop: {
+      auto st = repo.remove(m.name);
+      return failed(st.code() == code::not_found ? status::ok() : st);
+    }
+  }
+  return failed({code::invalid_argument, "unknown snapshot step " + std::to_string(m.step)});
+}
+
+// This node's partition (table, index), waiting a moment for a table it has not applied yet
+// (another node created it just now).
+static bool find_here(const snapshot_service_options& o, detail::cluster_seat& seat, const node_snapshot& m,
+                      detail::partition_ref& ref) {
+  if (o.find(m.table, m.index, ref)) return true;
+  if (auto h = seat.cluster().hooks(); h && h->catch_up()) return o.find(m.table, m.index, ref);
+  return false;
+}
+
+node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
+  detail::partition_ref ref;
+  if (!find_here(o_, seat_, m, ref))
+    return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
+  auto& sys = seat_.system();
+  if (ref.replica_here) {
+    auto r = ask_partition(sys, ref.actor, step(move_request::copy), o_.step_timeout);
+    if (!r) return failed(r.error());
+    node_snapshot_reply out;
+    out.cells = std::move(r->cells);
+    return out;
+  }
+  if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
+  // Each request copies at most a chunk: a partition that does not answer one within a
+  // minute is stuck.
+  auto c = copy_local(sys, ref.actor, std::chrono::seconds(60));
+  if (!c) return failed(c.error());
+  node_snapshot_reply out;
+  out.cells.map = std::move(*c);
+  return out;
+}
+
+node_snapshot_reply snapshot_service::load_here(node_snapshot& m) {
+  detail::partition_ref ref;
+  if (!find_here(o_, seat_, m, ref))
+    return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
+  if (!ref.local && !ref.replica_here)
+    return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
+  // A single-copy partition records the cells for the store's next snapshot (the persist
+  // step); a replica proposes them as one log entry.
+  move_request r = step(move_request::apply);
+  r.cells = std::move(m.cells);
+  auto got = ask_partition(seat_.system(), ref.actor, std::move(r), o_.step_timeout);
+  return failed(got ? status::ok() : got.error());
+}
+
+// --- the calls of the serving node ----------------------------------------------------------
+
+result<std::shared_ptr<delta_map>> snapshot_service::copy_one(const std::string& table, std::uint32_t index) {
+  auto n = node();
+  if (!n) return n.error();
+  auto owner_now = [&]() -> result<partition_owner> {
+    auto map = (*n)->placement();
+    const partition_owner* o = map ? map->owner({table, index}) : nullptr;
+    if (!o) return status{code::unavailable, "the placement map has no " + where(table, index) + " yet"};
+    return *o;
+  };
+  auto owner = owner_now();
+  if (!owner) return owner.error();
+  node_snapshot m;
+  m.step = node_snapshot::copy;
+  m.table = table;
+  m.index = index;
+  result<node_snapshot_reply> got = status{code::unavailable, "not asked"};
+  if (owner->replicated()) {
+    got = ask_leader(owner->replicas, m);
+  } else {
+    // The move intent keeps moves of the partition out while its owner tracks its changes
+    // (a move's track would replace the snapshot's change record, and the reverse).
+    auto& zk = (*n)->zookeeper();
+    if (auto st = zk.ensure_path(layout::moves); !st) return st;
+    const std::string intent = layout::move_intent(table, index);
+    if (auto made = zk.create(intent, "snapshot", create_mode::ephemeral); !made)
+      return made.error().code() == code::already_exists
+                 ? status{code::conflict, "a move of " + where(table, index) + " is running; take the snapshot again"}
+                 : made.error();
+    // The intent as made: should this node's session end meanwhile, the intent there
+    // afterwards may be a move's, which is not this snapshot's to delete.
+    auto made = zk.exists(intent);
+    const std::int64_t mine = made && *made ? (*made)->czxid : 0;
+    owner = owner_now();  // a move that flipped just before the intent
+    got = owner ? ask(owner->node, m) : result<node_snapshot_reply>(owner.error());
+    if (auto now = zk.exists(intent); now && *now && (*now)->czxid == mine) (void)zk.remove(intent);
+  }
+  if (!got) return got.error();
+  if (!got->cells.map) return std::make_shared<delta_map>();
+  return std::move(got->cells.map);
+}
+
+result<std::vector<std::shared_ptr<delta_map>>> snapshot_service::copy_partitions(const std::string& table,
+                                                                                  std::uint32_t partitions) {
+  // Several partitions at once (each at its own instant, as one at a time would be), so
+  // that the copies of different nodes overlap.
+  std::vector<std::shared_ptr<delta_map>> out(partitions);
+  for (std::uint32_t from = 0; from < partitions; from += parallel_copies) {
+    const std::uint32_t to = std::min(partitions, from + parallel_copies);
+    std::vector<std::future<result<std::shared_ptr<delta_map>>>> running;
+    for (std::uint32_t i = from; i < to; ++i)
+      running.push_back(std::async(std::launch::async, [this, &table, i] { return copy_one(table, i); }));
+    status failed;
+    for (std::uint32_t i = from; i < to; ++i) {
+      auto c = running[i - from].get();
+      if (c)
+        out[i] = std::move(*c);
+      else if (failed.is_ok())
+        failed = c.error();
+    }
+    if (!failed.is_ok()) return failed;
+  }
+  return out;
+}
+
+result<snapshot_service::holders_and_manifest> snapshot_service::read_znode(const std::string& name) {
+  auto n = node();
+  if (!n) return n.error();
+  if (auto st = detail::check_snapshot_name(name); !st)
+    return status{code::not_found, "snapshot '" + name + "' does not exist"};
+  auto z = (*n)->zookeeper().get(snapshot_znode(name));
+  if (!z) {
+    if (z.error().code() == code::not_found) return status{code::not_found, "snapshot '" + name + "' does not exist"};
+    return z.error();
+  }
+  // "holders N1 N2 ...\n", then the manifest.
+  const auto eol = z->data.find('\n');
+  if (eol == std::string::npos || !z->data.starts_with("holders"))
+    return status{code::corruption, "the znode of snapshot '" + name + "' is malformed"};
+  holders_and_manifest out;
+  std::istringstream in(z->data.substr(0, eol));
+  std::string word;
+  in >> word;
+  while (in >> word) out.holders.push_back(word);
+  auto m = detail::decode_manifest(std::string_view(z->data).substr(eol + 1));
+  if (!m) return m.error();
+  out.m = std::move(*m);
+  return out;
+}
+
+status snapshot_service::keep_at(const std::string& node_id, const snapshot_manifest& m,
+                                 const std::map<std::string, std::string>& files) {
+  node_snapshot step;
+  step.name = m.name;
+  step.step = node_snapshot::begin;
+  if (auto r = ask(node_id, step); !r) return r.error();
+  step.step = node_snapshot::keep_file;
+  for (const auto& [file, data] : files) {
+    step.files = {{file, data}};
+    if (auto r = ask(node_id, step); !r) return r.error();
+  }
+  step.files.clear();
+  step.step = node_snapshot::keep;
+  step.manifest = detail::encode_manifest(m);
+  auto r = ask(node_id, step);
+  return r ? status::ok() : r.error();
+}
+
+status snapshot_service::put(const snapshot_manifest& m, const std::map<std::string, std::string>& files) {
+  auto n = node();
+  if (!n) return n.error();
+  auto& zk = (*n)->zookeeper();
+  if (auto st = zk.ensure_path(layout::snapshots); !st) return st;
+  if (auto st = zk.ensure_path(layout::snapshot_writes); !st) return st;
+  const status taken{code::already_exists, "snapshot '" + m.name + "' already exists"};
+  if (auto e = zk.exists(snapshot_znode(m.name)); !e || *e) return e ? taken : e.error();
+  // The claim: one writer per name; it goes with this node's session if it dies.
+  if (auto c = zk.create(claim_znode(m.name), o_.self, create_mode::ephemeral); !c)
+    return c.error().code() == code::already_exists
+               ? status{code::already_exists, "snapshot '" + m.name + "' is being taken through another node"}
+               : c.error();
+  auto release = [&] { (void)zk.remove(claim_znode(m.name)); };
+  if (auto e = zk.exists(snapshot_znode(m.name)); !e || *e) {
+    release();
+    return e ? taken : e.error();
+  }
+  const auto live = live_nodes();
+  std::vector<std::string> holders;
+  status failure;
+  for (const auto& node_id : live) {
+    if (auto st = keep_at(node_id, m, files); st)
+      holders.push_back(node_id);
+    else
+      failure = st;
+  }
+  // Two copies at least when two nodes live: losing one node then loses no snapshot.
+  const std::size_t needed = std::min<std::size_t>(2, std::max<std::size_t>(1, live.size()));
+  status st = status::ok();
+  if (holders.size() < needed) {
+    st = status{code::unavailable, "snapshot '" + m.name + "' reached " + std::to_string(holders.size()) +
+                                       " node(s), fewer than " + std::to_string(needed) + ": " + failure.to_string()};
+  } else {
+    std::string data = "holders";
+    for (const auto& h : holders) data += " " + h;
+    data += "\n" + detail::encode_manifest(m);
+    if (auto made = zk.create(snapshot_znode(m.name), data); !made) st = made.error();
+  }
+  if (!st) {
+    node_snapshot drop;
+    drop.step = node_snapshot::drop;
+    drop.name = m.name;
+    for (const auto& h : holders) (void)ask(h, drop);
+  }
+  release();
+  return st;
+}
+
+result<std::vector<snapshot_manifest>> snapshot_service::list() {
+  auto n = node();
+  if (!n) return n.error();
+  auto names = (*n)->zookeeper().children(layout::snapshots);
+  if (!names) {
+    if (names.error().code() == code::not_found) return std::vector<snapshot_manifest>{};
+    return names.error();
+  }
+  std::sort(names->begin(), names->end());
+  std::vector<snapshot_manifest> out;
+  for (const auto& child : *names) {
+    if (!child.starts_with("s_")) continue;
+    auto z = read_znode(child.substr(2));
+    if (!z) {
+      if (z.error().code() == code::not_found) continue;  // deleted meanwhile
+      return z.error();
+    }
+    out.push_back(std::move(z->m));
+  }
+  return out;
+}
+
+result<snapshot_manifest> snapshot_service::manifest(const std::string& name) {
+  auto z = read_znode(name);
+  if (!z) return z.error();
+  return std::move(z->m);
+}
+
+status snapshot_service::remove(const std::string& name) {
+  auto z = read_znode(name);
+  if (!z) return z.error();
+  auto n = node();
+  if (!n) return n.error();
+  if (auto st = (*n)->zookeeper().remove(snapshot_znode(name)); !st)
+    return st.code() == code::not_found ? status{code::not_found, "snapshot '" + name + "' does not exist"} : st;
+  // The snapshot is gone; its files go from every node that is up (a node down now keeps
+  // files no znode names: ignored, and replaced by a later snapshot of the same name).
+  node_snapshot drop;
+  drop.step = node_snapshot::drop;
+  drop.name = name;
+  for (const auto& node_id : live_nodes())
+    if (auto r = ask(node_id, drop); !r)
+      spdlog::warn("cellar: deleting the files of snapshot '{}' on node '{}': {}", name, node_id,
+                   r.error().to_string());
+  return status::ok();
+}
+
+result<std::map<std::string, std::string>> snapshot_service::files(const snapshot_manifest& m) {
+  std::map<std::string, std::string> out;
+  auto& repo = *o_.repo;
+  for (const auto& [file, f] : m.files)
+    if (auto data = repo.read(m.name, file); data && matches(f, *data)) out.emplace(file, std::move(*data));
+  if (out.size() == m.files.size()) return out;
+  // This node's copy is missing or damaged: the other holders' files, each checked alike.
+  auto z = read_znode(m.name);
+  if (!z) return z.error();
+  node_snapshot fetch;
+  fetch.step = node_snapshot::fetch;
+  fetch.name = m.name;
+  for (const auto& [file, f] : m.files) {
+    for (const auto& h : z->holders) {
+      if (out.count(file)) break;
+      if (h == o_.self) continue;
+      fetch.file = file;
+      auto r = ask(h, fetch);
+      if (!r) continue;
+      auto got = r->files.find(file);
+      if (got != r->files.end() && matches(f, got->second)) out.emplace(file, std::move(got->second));
+    }
+  }
+  for (const auto& [file, f] : m.files)
+    if (!out.count(file))
+      return status{code::corruption,
+                    "snapshot '" + m.name + "': no node holds an intact copy of its file '" + file + "'"};
+  return out;
+}
+
+status snapshot_service::load(const std::string& table, const std::vector<std::shared_ptr<const delta_map>>& parts) {
+  auto n = node();
+  if (!n) return n.error();
+  auto map = (*n)->placement();
+  std::set<std::string> owners;  // nodes whose single-copy partitions took cells
+  for (std::uint32_t p = 0; p < parts.size(); ++p) {
+    const partition_owner* o = map ? map->owner({table, p}) : nullptr;
+    if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
+    if (!parts[p] || parts[p]->size() == 0) continue;
+    // A single-copy partition takes its part in one message, so a reader sees all of it or
+    // none; a replicated one in log entries of a bounded size.
+    const auto limit = o->replicated() ? entry_bytes : std::numeric_limits<std::size_t>::max();
+    for (auto& piece : pieces_of(*parts[p], limit)) {
+      node_snapshot m;
+      m.step = node_snapshot::load;
+      m.table = table;
+      m.index = p;
+      m.cells = std::move(piece);
+      // Writing the same cells again is harmless, so a replica that may have taken them
+      // before it stopped answering is simply asked again through the next leader.
+      auto r = o->replicated() ? ask_leader(o->replicas, m) : ask(o->node, std::move(m));
+      if (!r) return r.error();
+    }
+    if (!o->replicated()) owners.insert(o->node);
+  }
+  node_snapshot persist;
+  persist.step = node_snapshot::persist;
+  for (const auto& node_id : owners)
+    if (auto r = ask(node_id, persist); !r) return r.error();
+  return status::ok();
+}
+
+}  // namespace cellar::cluster

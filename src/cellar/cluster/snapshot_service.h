@@ -1,0 +1,105 @@
+// cluster/snapshot_service.h: a cluster member's named snapshots (store/snapshot_cluster.h;
+// docs/backup.md, "In a cluster").
+//
+// The node that serves a snapshot call runs it:
+//  - copy: each partition at one instant, by node_snapshot `copy` at the node holding it:
+//    a single-copy partition at its owner, by the track/chunk/cut steps of a move
+//    (partition/protocol.h), under the partition's move intent znode (so no move of it
+//    runs meanwhile); a replicated partition at its leader, after a read barrier, in one
+//    step between two applied log entries.
+//  - keep: the snapshot's files go to every live node's snapshot repository, a file per
+//    step (`begin`, `keep_file`, `keep`), then
+//    its manifest and the nodes holding the files to the persistent znode
+//    /snapshots/s_<name>: the snapshot exists once that znode does, so every node lists
+//    the same snapshots, and a node lost loses no snapshot while another holder lives. An
+//    ephemeral /snapshot_writes/s_<name> claims the name while the files are written.
+//  - restore and clone read the manifest from ZooKeeper and the files from this node's
+//    repository, or from another holder's when this node's copy is missing or damaged
+//    (each file is checked against the manifest's size and CRC before anything changes);
+//    they load the cells through each partition's owner (which then takes a snapshot of
+//    its store, making them durable) or through its Raft group (one log entry per piece,
+//    applied by every replica).
+//  - delete removes the znode (the snapshot is gone from then on), then asks every live
+//    node to delete its files; a node that was down keeps files no znode names, which a
+//    later snapshot of the same name replaces.
+//
+// Thread safety: every call may come from any thread but a CAF worker (they block).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_node.h"
+#include "cluster/remote.h"
+#include "store/access.h"
+#include "store/snapshot_cluster.h"
+#include "store/snapshot_files.h"
+
+namespace cellar::cluster {
+
+struct snapshot_service_options {
+  std::string self;  // this node's id
+  // This node's partition ref for (table, index) (member.h: find): `local` set for a
+  // single-copy partition of this node, `replica_here` for its replica of a replicated one.
+  std::function<bool(const std::string& table, std::uint32_t index, detail::partition_ref& out)> find;
+  // This node's snapshot repository (the store's).
+  detail::snapshot_repo* repo = nullptr;
+  // A node that cannot be connected within `connect_timeout`, or whose step has no answer
+  // within `step_timeout` (a step copies or writes a whole partition or snapshot), fails
+  // the call UNAVAILABLE; a node that dies during a step fails it at once. A replicated
+  // partition whose replicas do not answer as leader is asked again for `leader_wait`.
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds step_timeout{600000};
+  std::chrono::milliseconds leader_wait{30000};
+};
+
+class snapshot_service final : public detail::snapshot_cluster {
+ public:
+  snapshot_service(detail::cluster_seat& seat, peer_directory& peers, snapshot_service_options o);
+
+  // The cluster node, once joined (before: UNAVAILABLE).
+  void attach(cluster_node* node) { node_.store(node, std::memory_order_release); }
+
+  result<std::vector<std::shared_ptr<detail::delta_map>>> copy_partitions(const std::string& table,
+                                                                          std::uint32_t partitions) override;
+  status put(const detail::snapshot_manifest& m, const std::map<std::string, std::string>& files) override;
+  result<std::vector<detail::snapshot_manifest>> list() override;
+  result<detail::snapshot_manifest> manifest(const std::string& name) override;
+  status remove(const std::string& name) override;
+  result<std::map<std::string, std::string>> files(const detail::snapshot_manifest& m) override;
+  status load(const std::string& table, const std::vector<std::shared_ptr<const detail::delta_map>>& parts) override;
+
+  // A step another node (or this one) asks of this node (remote.h: node_snapshot).
+  node_snapshot_reply serve(node_snapshot& m);
+
+ private:
+  struct holders_and_manifest {
+    std::vector<std::string> holders;
+    detail::snapshot_manifest m;
+  };
+  result<cluster_node*> node() const;
+  // Step `m` at node `n`: served here for this node, else through its endpoint.
+  result<node_snapshot_reply> ask(const std::string& n, node_snapshot m);
+  // Step `m` of a replicated partition at whichever of `replicas` leads, retried while the
+  // group has no leader, for at most the step timeout.
+  result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m);
+  result<std::shared_ptr<detail::delta_map>> copy_one(const std::string& table, std::uint32_t index);
+  result<holders_and_manifest> read_znode(const std::string& name);
+  // Writes snapshot `m`'s files to node `node_id`'s repository, a file per step.
+  status keep_at(const std::string& node_id, const detail::snapshot_manifest& m,
+                 const std::map<std::string, std::string>& files);
+  node_snapshot_reply copy_here(const node_snapshot& m);
+  node_snapshot_reply load_here(node_snapshot& m);
+  std::vector<std::string> live_nodes() const;
+
+  detail::cluster_seat& seat_;
+  peer_directory& peers_;
+  const snapshot_service_options o_;
+  std::atomic<cluster_node*> node_{nullptr};
+};
+
+}  // namespace cellar::cluster
