@@ -115,9 +115,10 @@ struct family_reader {
   }
 
   void all_columns(const cells_t& cells) {
-    // Values live on the heap, a cache miss each: start loading the row's first few
-    // together rather than one at a time as they are copied (as a scan does).
-    if (!exists_only) {
+    // A B-tree row's values over 12 bytes live on the heap, a cache miss each: start
+    // loading the row's first few together rather than one at a time as they are copied
+    // (as a scan does). A packed row's values are in its block.
+    if (!exists_only && cells.tree() != nullptr) {
       int n = 0;
       for (auto p = cells.begin(); n < 32 && p != cells.end(); ++n, ++p) {
         __builtin_prefetch(p.value().value.data());
