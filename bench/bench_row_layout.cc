@@ -141,11 +141,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const std::size_t v = std::strtoull(argv[i + 1], nullptr, 10);
-    if (a == "--rows") o.rows = v;
-    else if (a == "--value") o.value = v;
-    else if (a == "--ops") o.ops = v;
-    else if (a == "--scan") o.scan = v;
-    else if (a == "--reps") o.reps = v;
+    if (a == "--rows")
+      o.rows = v;
+    else if (a == "--value")
+      o.value = v;
+    else if (a == "--ops")
+      o.ops = v;
+    else if (a == "--scan")
+      o.scan = v;
+    else if (a == "--reps")
+      o.reps = v;
     else {
       std::fprintf(stderr, "usage: bench_row_layout [--rows N] [--value BYTES] [--ops N] [--scan ROWS] [--reps N]\n");
       return 2;
@@ -174,8 +179,10 @@ int main(int argc, char** argv) {
   std::printf("%zu rows of 10 fields of %zu bytes, %zu ops, median of %zu (ns per op, thread CPU)\n", o.rows, o.value,
               o.ops, o.reps);
   std::printf("| operation | B-tree rows | packed rows | packed / B-tree |\n|---|--:|--:|--:|\n");
-  const std::pair<const char*, double figures::*> ops[] = {
-      {"row", &figures::row}, {"column", &figures::column}, {"update", &figures::update}, {"scan", &figures::scan}};
+  const std::pair<const char*, double figures::*> ops[] = {{"row", &figures::row},
+                                                           {"column", &figures::column},
+                                                           {"update", &figures::update},
+                                                           {"scan", &figures::scan}};
   for (const auto& [name, m] : ops) {
     const double a = col(ft, m), b = col(fp, m);
     std::printf("| %s | %.1f | %.1f | %.2fx |\n", name, a, b, b / a);
