@@ -1,9 +1,11 @@
 // cell_map against a model: one std::map of (row, qualifier, ts) in R1 order, driven by
 // random inserts, erasures and lookups over keys chosen to meet the edge cases (shared
 // prefixes, bytes 0x00 and 0xff, keys longer than key_bytes holds in place, empty
-// qualifiers, rows emptied and refilled).
+// qualifiers, rows emptied and refilled). Each runs with packed rows (the default), with
+// B-tree rows only, and with limits so small that rows keep moving from one to the other.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -14,10 +16,24 @@
 #include "partition/cell_map.h"
 
 using cellar::detail::cell_map;
+using cellar::detail::cell_value;
 using cellar::detail::key_view;
 using cellar::detail::row_probe;
+using cellar::detail::short_bytes;
 
 namespace {
+
+// The layouts every model test runs under.
+cell_map::packing layout(int i) {
+  switch (i) {
+    case 0: return {};
+    case 1: return cell_map::packing::none();
+    default: return {48, 3};
+  }
+}
+void set_value(cell_map& m, cell_map::iterator& it, const std::string& v, std::int64_t expires_at = INT64_MAX) {
+  m.assign(it, cell_value{short_bytes(v), expires_at});
+}
 
 struct model_less {
   bool operator()(const std::tuple<std::string, std::string, std::int64_t>& a,
@@ -87,7 +103,9 @@ TEST_CASE("cell_map keeps R1 order and agrees with a model under random changes"
   const auto rows = rows_pool();
   const std::vector<std::string> quals = {"", "a", "b", std::string(30, 'q'), "\xff"};
   std::mt19937_64 rng(20261130);
-  cell_map m;
+  const int l = GENERATE(0, 1, 2);
+  CAPTURE(l);
+  cell_map m(layout(l));
   model mo;
   auto pick_key = [&] {
     return model_key{rows[rng() % rows.size()], quals[rng() % quals.size()], static_cast<std::int64_t>(rng() % 5) - 1};
@@ -102,7 +120,7 @@ TEST_CASE("cell_map keeps R1 order and agrees with a model under random changes"
       auto [mi, minserted] = mo.insert_or_assign(k, v);
       REQUIRE(inserted == minserted);
       REQUIRE(at_of(it) == at_of(mi));
-      it.value().value = v;
+      set_value(m, it, v);
     } else if (op < 7) {  // erase the cell at or after k, check the returned successor
       auto it = m.lower_bound(kv);
       auto mi = mo.lower_bound(k);
@@ -141,7 +159,9 @@ TEST_CASE("cell_map: inserts through a row hint, in order and not, agree with th
   const auto rows = rows_pool();
   const std::vector<std::string> quals = {"", "a", "b", std::string(30, 'q')};
   std::mt19937_64 rng(20261206);
-  cell_map m;
+  const int l = GENERATE(0, 1, 2);
+  CAPTURE(l);
+  cell_map m(layout(l));
   model mo;
   cell_map::row_hint hint;
   // Runs of cells of one row (as a bulk load brings them), the rows in and out of order, and
@@ -155,7 +175,7 @@ TEST_CASE("cell_map: inserts through a row hint, in order and not, agree with th
       auto [mi, minserted] = mo.insert_or_assign(k, v);
       REQUIRE(inserted == minserted);
       REQUIRE(at_of(it) == at_of(mi));
-      it.value().value = v;
+      set_value(m, it, v);
     }
   }
   check_same(m, mo);
@@ -171,7 +191,9 @@ TEST_CASE("cell_map: append places cells in order at the end and refuses any oth
     for (const auto& q : quals)
       for (auto t : times) all.emplace(model_key{r, q, t}, r + "/" + q + "/" + std::to_string(t));
   std::mt19937_64 rng(42);
-  cell_map m;
+  const int l = GENERATE(0, 1, 2);
+  CAPTURE(l);
+  cell_map m(layout(l));
   model mo;
   for (const auto& [k, v] : all) {
     if (rng() % 3 == 0) continue;  // rows and columns with gaps, rows with one cell
@@ -203,7 +225,7 @@ TEST_CASE("cell_map: append places cells in order at the end and refuses any oth
   for (const auto& r : rows) {
     const bool has = mo.lower_bound(model_key{r, "", cellar::latest_timestamp}) != mo.end() &&
                      std::get<0>(mo.lower_bound(model_key{r, "", cellar::latest_timestamp})->first) == r;
-    REQUIRE((m.cells_of(r) != nullptr) == has);
+    REQUIRE(static_cast<bool>(m.cells_of(r)) == has);
     auto lb = m.lower_bound(row_probe{r, false});
     auto mlb = mo.lower_bound(model_key{r, "", cellar::latest_timestamp});
     REQUIRE((lb == m.end()) == (mlb == mo.end()));
@@ -212,10 +234,15 @@ TEST_CASE("cell_map: append places cells in order at the end and refuses any oth
 }
 
 TEST_CASE("cell_map: a row's cells are found by hash after rows come and go around it", "[cell_map]") {
-  cell_map m;
+  const int l = GENERATE(0, 1, 2);
+  CAPTURE(l);
+  cell_map m(layout(l));
   for (int i = 0; i < 1000; ++i) {
     const std::string row = "user" + std::to_string(i);
-    for (int q = 0; q < 10; ++q) m.try_emplace(key_view{row, "field" + std::to_string(q), 1}).first.value().value = row;
+    for (int q = 0; q < 10; ++q) {
+      auto it = m.try_emplace(key_view{row, "field" + std::to_string(q), 1}).first;
+      set_value(m, it, row);
+    }
   }
   // Remove every other row completely, then the neighbours must still link up.
   for (int i = 0; i < 1000; i += 2) {
@@ -253,35 +280,165 @@ TEST_CASE("cell_map: a row's cells are found by hash after rows come and go arou
 // are in the leftmost and rightmost leaves).
 TEST_CASE("cell_map: prefetching a row's lines changes nothing, and finds the row's root node", "[cell_map]") {
   using step = cell_map::prefetch_step;
-  cell_map m;
+  const int l = GENERATE(0, 1);
+  CAPTURE(l);
+  cell_map m(layout(l));
   for (auto s : {step::probe, step::node, step::cells}) m.prefetch_row("absent", s);
   CHECK(m.empty());
   for (int i = 0; i < 100; ++i) {
     const std::string row = "user" + std::to_string(i);
-    for (int q = 0; q < 10; ++q) m.try_emplace(key_view{row, "field" + std::to_string(q), 1}).first.value().value = row;
+    for (int q = 0; q < 10; ++q) {
+      auto it = m.try_emplace(key_view{row, "field" + std::to_string(q), 1}).first;
+      set_value(m, it, row);
+    }
   }
   for (int i = 0; i < 120; ++i)
     for (auto s : {step::probe, step::node, step::cells}) m.prefetch_row("user" + std::to_string(i), s);
   CHECK(m.rows() == 100);
   CHECK(m.size() == 1000);
-  CHECK(m.find(key_view{"user7", "field3", 1}).value().value.view() == "user7");
+  CHECK(m.find(key_view{"user7", "field3", 1}).value().value == "user7");
+  if (l == 0) {  // packed rows: the row's block is what the cells step loads
+    CHECK(m.cells_of("user7").tree() == nullptr);
+    return;
+  }
 
   auto inside = [](const void* node, const void* p) {
     const auto* n = static_cast<const char*>(node);
     const auto* c = static_cast<const char*>(p);
     return c >= n && c < n + 512;
   };
-  const auto* small = m.cells_of("user7");
+  const auto* small = m.cells_of("user7").tree();
   REQUIRE(small != nullptr);
   const void* root = cellar::detail::root_node_address(*small);
   CHECK(inside(root, &*small->begin()));
   CHECK(inside(root, &*std::prev(small->end())));
 
   for (int q = 0; q < 2000; ++q) m.try_emplace(key_view{"wide", "q" + std::to_string(10000 + q), 1});
-  const auto* wide = m.cells_of("wide");
+  const auto* wide = m.cells_of("wide").tree();
   REQUIRE(wide != nullptr);
   const void* wide_root = cellar::detail::root_node_address(*wide);
   REQUIRE(wide_root != nullptr);
   CHECK_FALSE(inside(wide_root, &*wide->begin()));
   CHECK_FALSE(inside(wide_root, &*std::prev(wide->end())));
+}
+
+// The packed layout against the B-tree one: the same random changes on two maps, with
+// values of every size class at the boundaries (a varint length's byte, short_bytes' in-place
+// limit, a block's limit), expiries and timestamps at the ends of int64 (their differences
+// wrap), versions of one column, retimes and erasures; both must hold the same cells, in
+// the same order, read forwards and backwards.
+TEST_CASE("cell_map: packed rows hold exactly what B-tree rows hold", "[cell_map]") {
+  const std::vector<std::size_t> sizes = {0, 1, 11, 12, 13, 63, 64, 127, 128, 129, 300, 1000, 2047, 2048, 2049, 5000};
+  const std::vector<std::int64_t> times = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, 1700000000000, INT64_MAX - 1, INT64_MAX};
+  const std::vector<std::string> quals = {
+      "", std::string(1, '\0'), "f", "field0", "field9", std::string(127, 'q'), std::string(128, 'q'), "\xff"};
+  const std::vector<std::string> rows = {"r", "user1", std::string(40, 'k'), std::string(1, '\0')};
+  std::mt19937_64 rng(7);
+  const cell_map::packing small = GENERATE(cell_map::packing{}, cell_map::packing{200, 8});
+  cell_map packed(small), plain(cell_map::packing::none());
+  auto pick = [&](const auto& v) { return v[rng() % v.size()]; };
+  auto value_of = [&] {
+    const std::size_t n = rng() % 4 != 0 ? sizes[rng() % 7] : pick(sizes);  // mostly small
+    std::string v(n, '\0');
+    for (auto& c : v) c = static_cast<char>(rng());
+    return v;
+  };
+  auto expiry_of = [&] { return rng() % 3 == 0 ? pick(times) : INT64_MAX; };
+  std::size_t most_packed = 0;
+  auto same = [&] {
+    REQUIRE(packed.size() == plain.size());
+    REQUIRE(packed.rows() == plain.rows());
+    auto a = packed.begin();
+    for (auto b = plain.begin(); b != plain.end(); ++a, ++b) {
+      REQUIRE(a != packed.end());
+      REQUIRE(a.row() == b.row());
+      REQUIRE(a.qualifier() == b.qualifier());
+      REQUIRE(a.ts() == b.ts());
+      REQUIRE(a.value().value == b.value().value);
+      REQUIRE(a.value().expires_at == b.value().expires_at);
+    }
+    REQUIRE(a == packed.end());
+    auto x = packed.end();
+    for (auto y = plain.end(); y != plain.begin();) {
+      --x;
+      --y;
+      REQUIRE(x.qualifier() == y.qualifier());
+      REQUIRE(x.ts() == y.ts());
+      REQUIRE(x.value().value == y.value().value);
+    }
+  };
+  for (int step = 0; step < 6000; ++step) {
+    const std::string row = pick(rows), q = pick(quals);
+    const std::int64_t ts = pick(times);
+    const key_view k{row, q, ts};
+    const auto op = rng() % 10;
+    if (op < 5) {
+      const std::string v = value_of();
+      const std::int64_t e = expiry_of();
+      auto [a, ai] = packed.try_emplace(k);
+      auto [b, bi] = plain.try_emplace(k);
+      REQUIRE(ai == bi);
+      REQUIRE(a.value().value == b.value().value);
+      packed.assign(a, cell_value{short_bytes(v), e});
+      plain.assign(b, cell_value{short_bytes(v), e});
+      REQUIRE(a.qualifier() == q);  // the iterator follows its cell, packed or moved to a B-tree
+      REQUIRE(a.ts() == ts);
+      REQUIRE(a.value().value == v);
+      REQUIRE(a.value().expires_at == e);
+    } else if (op < 7) {
+      auto a = packed.lower_bound(k);
+      auto b = plain.lower_bound(k);
+      REQUIRE((a == packed.end()) == (b == plain.end()));
+      if (b == plain.end()) continue;
+      a = packed.erase(a);
+      b = plain.erase(b);
+      REQUIRE((a == packed.end()) == (b == plain.end()));
+      if (b != plain.end()) REQUIRE(at_of(a) == at_of(b));
+    } else if (op < 9) {  // a column's only version takes a newer timestamp and a new value
+      auto a = packed.newest_of(row, q);
+      auto b = plain.newest_of(row, q);
+      REQUIRE((a == packed.end()) == (b == plain.end()));
+      if (b == plain.end() || b.ts() == INT64_MAX) continue;
+      REQUIRE(cell_map::sole_of_column(a) == cell_map::sole_of_column(b));
+      if (!cell_map::sole_of_column(b)) continue;
+      const std::int64_t newer =
+          b.ts() < INT64_MAX - 1000 ? b.ts() + 1 + static_cast<std::int64_t>(rng() % 1000) : INT64_MAX;
+      const std::string v = value_of();
+      const std::int64_t e = expiry_of();
+      packed.replace(a, newer, cell_value{short_bytes(v), e});
+      plain.replace(b, newer, cell_value{short_bytes(v), e});
+      REQUIRE(a.ts() == newer);
+      REQUIRE(a.value().value == v);
+    } else {
+      auto a = packed.find(k);
+      auto b = plain.find(k);
+      REQUIRE((a == packed.end()) == (b == plain.end()));
+      if (b != plain.end()) REQUIRE(a.value().value == b.value().value);
+    }
+    most_packed = std::max(most_packed, packed.packed_rows().first);
+    if (step % 50 == 0) same();
+  }
+  same();
+  // Rows were packed while small (each row here grows past the limits in the end).
+  CHECK(most_packed > 0);
+  CHECK(plain.packed_rows().first == 0);
+}
+
+TEST_CASE("cell_map: a row of ten small cells is one packed block of their bytes", "[cell_map]") {
+  cell_map m;
+  for (int q = 0; q < 10; ++q) {
+    auto it = m.try_emplace(key_view{"user1", "field" + std::to_string(q), 1700000000000}).first;
+    m.assign(it, cell_value{short_bytes(std::string(10, 'v')), INT64_MAX});
+  }
+  // Per cell: 1 + 6 bytes of qualifier, 1 of timestamp, 1 + 10 of value.
+  CHECK(m.packed_rows() == std::pair<std::size_t, std::size_t>{1, 190});
+  // A value that would pass the block's limit moves the row to a B-tree, cells intact.
+  auto it = m.find(key_view{"user1", "field4", 1700000000000});
+  m.assign(it, cell_value{short_bytes(std::string(5000, 'w')), INT64_MAX});
+  CHECK(m.packed_rows().first == 0);
+  CHECK(it.value().value == std::string(5000, 'w'));
+  std::size_t n = 0;
+  for (auto c = m.begin(); c != m.end(); ++c, ++n)
+    CHECK(c.value().value == (c.qualifier() == "field4" ? std::string(5000, 'w') : std::string(10, 'v')));
+  CHECK(n == 10);
 }

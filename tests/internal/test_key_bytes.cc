@@ -74,8 +74,7 @@ TEST_CASE("a cell's qualifier and value of any length read back through the map"
     const std::string q(n, 'q'), v(n, 'v');
     auto [it, inserted] = m.try_emplace(key_view{"row", q, 1});
     REQUIRE(inserted);
-    it.value().value = v;
-    it.value().expires_at = static_cast<std::int64_t>(n);
+    m.assign(it, cellar::detail::cell_value{cellar::detail::short_bytes(v), static_cast<std::int64_t>(n)});
   }
   for (std::size_t n : {0u, 11u, 12u, 13u, 100u, 70000u}) {
     auto it = m.find(key_view{"row", std::string(n, 'q'), 1});

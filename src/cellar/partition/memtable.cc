@@ -68,8 +68,8 @@ struct into_views {
 // found a cell.
 template <class Out>
 struct family_reader {
-  using cells_t = cell_map::row_cells;
-  using cell_it = cells_t::const_iterator;
+  using cells_t = cell_map::row_ref;
+  using cell_it = cell_map::row_iterator;
   const family_schema& fam;
   std::string_view row;
   const read_options& o;
@@ -90,13 +90,14 @@ struct family_reader {
 
   // Reads the column run starting at `it`; returns the iterator past the run.
   cell_it column(cell_it it, cell_it end) {
-    const std::string_view q = it->first.qualifier.view();
+    const std::string_view q = it.qualifier();
     std::uint32_t rank = 0, taken = 0;
     // The run's first cell is of the column by definition; the others are compared inline
     // (std::string_view's == would be an out-of-line call per cell).
-    for (bool first = true; it != end && (first || same_bytes(it->first.qualifier.view(), q)); ++it, first = false) {
-      const std::int64_t ts = it->first.ts;
-      if (cell_ttl_expired(it->second, now)) continue;
+    for (bool first = true; it != end && (first || same_bytes(it.qualifier(), q)); ++it, first = false) {
+      const std::int64_t ts = it.ts();
+      const cell_ref v = it.value();
+      if (cell_ttl_expired(v, now)) continue;
       if (rank >= cap) continue;  // beyond MaxVersions: invisible even before trimming
       ++rank;
       if (ttl_removes(fam.desc, ts, rank, now)) continue;
@@ -108,19 +109,20 @@ struct family_reader {
       ++family_emitted;
       out.exists() = true;
       if (exists_only) return end;
-      out.add(row, fam.desc.name, q, ts, it->second.value.view(), it->second.expires_at);
+      out.add(row, fam.desc.name, q, ts, v.value, v.expires_at);
     }
     return it;
   }
 
   void all_columns(const cells_t& cells) {
-    // Values live on the heap, a cache miss each: start loading the row's first few
-    // together rather than one at a time as they are copied (as a scan does).
-    if (!exists_only) {
+    // A B-tree row's values over 12 bytes live on the heap, a cache miss each: start
+    // loading the row's first few together rather than one at a time as they are copied
+    // (as a scan does). A packed row's values are in its block.
+    if (!exists_only && cells.tree() != nullptr) {
       int n = 0;
       for (auto p = cells.begin(); n < 32 && p != cells.end(); ++n, ++p) {
-        __builtin_prefetch(p->second.value.data());
-        __builtin_prefetch(p->second.value.data() + 64);
+        __builtin_prefetch(p.value().value.data());
+        __builtin_prefetch(p.value().value.data() + 64);
       }
     }
     const auto end = cells.end();
@@ -135,7 +137,7 @@ struct family_reader {
     for (auto q : qualifiers) {
       if (limit_reached()) return;
       auto it = cells.lower_bound(cell_map::column_view{q, latest_timestamp});
-      if (it == end || it->first.qualifier.view() != q) continue;
+      if (it == end || it.qualifier() != q) continue;
       column(it, end);
       if (exists_only && out.exists()) return;
     }
@@ -177,18 +179,20 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
   // The row by hash, then one descent inside it: the cell itself or a new one there.
   auto [it, inserted] = hint ? m.try_emplace(key, *hint) : m.try_emplace(key);
   try {
+    m.reserve(it, key.ts, v);  // the change below cannot fail
     if (track_delta_ || track_redo_ || move_delta_) record(fid, key, &v, inserted, encoded);
-    if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value())});
+    if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value().owned())});
   } catch (...) {
     if (inserted) m.erase(it);  // nothing half-written
     throw;
   }
   if (!inserted) {
-    account(charge - cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
-    it.value() = std::move(v);
+    const std::int64_t old = cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
+    m.assign(it, std::move(v));
+    account(charge - old);
     return it;
   }
-  it.value() = std::move(v);
+  m.assign(it, std::move(v));
   account(charge);
   ++cells_;
   return it;
@@ -200,21 +204,23 @@ bool memtable::replace_sole_version(const family_schema& f, family_map& m, const
   if (f.desc.max_versions != 1 || cell_ttl_expired(v, now) || ttl_removes(f.desc, key.ts, 1, now)) return false;
   auto it = m.newest_of(key.row, key.qualifier);
   if (it == m.end() || it.ts() >= key.ts || !family_map::sole_of_column(it)) return false;
-  const key_view old_key = it.key();
   // Every record before the change: if one throws, the cell is as it was.
+  // The change below cannot fail once reserved. The old cell's key is read after the
+  // reserve, which may move the row's bytes.
+  m.reserve(it, key.ts, v);
+  const key_view old_key = it.key();
   if (track_delta_ || track_redo_ || move_delta_) {
     record(f.id, key, &v, true);
     record(f.id, old_key, nullptr);
   }
   if (in_unit_) {
     undo_.push_back({f.id, owned(key), std::nullopt});
-    undo_.push_back({f.id, owned(old_key), it.value()});
+    undo_.push_back({f.id, owned(old_key), it.value().owned()});
   }
-  account(cell_charge(key.row.size(), key.qualifier.size(), v.value.size()) -
-          cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
-  it.value().value.take(std::move(v.value));  // same size: the old block keeps its place
-  it.value().expires_at = v.expires_at;
-  family_map::retime(it, key.ts);
+  const std::int64_t delta = cell_charge(key.row.size(), key.qualifier.size(), v.value.size()) -
+                             cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
+  m.replace(it, key.ts, std::move(v));  // same size: the old block keeps its place
+  account(delta);
   return true;
 }
 
@@ -338,7 +344,7 @@ void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
   auto [it, inserted] = m.try_emplace(key_view{key.row, key.qualifier, key.ts});
   if (!inserted) account(-cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
-  it.value() = std::move(v);
+  m.assign(it, std::move(v));
   account(charge);
   if (inserted) ++cells_;
 }
@@ -369,7 +375,7 @@ void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value>
 
 family_map::iterator memtable::erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it) {
   if (track_delta_ || track_redo_ || move_delta_) record(fid, it.key(), nullptr);
-  if (in_unit_) undo_.push_back({fid, owned(it.key()), it.value()});
+  if (in_unit_) undo_.push_back({fid, owned(it.key()), it.value().owned()});
   account(-cell_charge(it.row().size(), it.qualifier().size(), it.value().value.size()));
   --cells_;
   return m.erase(it);
@@ -412,7 +418,8 @@ void memtable::rollback() {
     if (it->old) {
       account(cell_charge(it->key.row.size(), it->key.qualifier.size(), it->old->value.size()));
       ++cells_;
-      m.try_emplace(k).first.value() = std::move(*it->old);
+      auto restored = m.try_emplace(k).first;
+      m.assign(restored, std::move(*it->old));
     }
   }
   undo_.clear();
@@ -427,13 +434,13 @@ void memtable::read_row_into(const table_schema& schema, std::string_view row, c
   auto read_family = [&](const family_schema& fam, const std::vector<std::string>* qualifiers) {
     const family_map* m = find(fam.id);
     if (m == nullptr) return;
-    const auto* cells = m->cells_of(row);
-    if (cells == nullptr) return;
+    const auto cells = m->cells_of(row);
+    if (!cells) return;
     family_reader<Out> r{fam, row, o, now, exists_only, out};
     if (qualifiers == nullptr || qualifiers->empty())
-      r.all_columns(*cells);
+      r.all_columns(cells);
     else
-      r.some_columns(*cells, sorted_qualifiers(*qualifiers));
+      r.some_columns(cells, sorted_qualifiers(*qualifiers));
   };
   if (o.columns.empty()) {
     for (const auto& fam : schema.families) {
@@ -776,7 +783,7 @@ result<bool> memtable::apply(const table_schema& schema, const check_and_mutate&
   const family_map* m = find(f->id);
   std::optional<std::string_view> cur;  // the newest value in range, if any
   if (m != nullptr)
-    if (auto it = newest(*f, *m, c.row, c.qualifier, now, &c.range); it != m->end()) cur = it.value().value.view();
+    if (auto it = newest(*f, *m, c.row, c.qualifier, now, &c.range); it != m->end()) cur = it.value().value;
   bool pass;
   if (!c.expected) {
     pass = !cur || cur->empty();  // R23

@@ -303,6 +303,7 @@ std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t val
 // its rank is within MIN_VERSIONS. Versions are in timestamp order, so once one is past
 // the family TTL every older one is too. Inline: every cell a read returns is checked.
 inline bool cell_ttl_expired(const cell_value& v, std::int64_t now) { return now > v.expires_at; }
+inline bool cell_ttl_expired(const cell_ref& v, std::int64_t now) { return now > v.expires_at; }
 
 inline bool family_ttl_expired(const family_descriptor& f, std::int64_t ts, std::int64_t now) {
   return f.ttl_seconds > 0 && ts < now - f.ttl_seconds * 1000;

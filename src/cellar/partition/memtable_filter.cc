@@ -20,7 +20,8 @@ namespace cellar::detail {
 
 namespace {
 
-using row_cells = cell_map::row_cells;
+using row_cells = cell_map::row_ref;
+using row_it = cell_map::row_iterator;
 
 struct family_source {
   const family_schema* fam;
@@ -28,7 +29,7 @@ struct family_source {
   std::vector<std::string_view> qualifiers;  // sorted, distinct; empty: every qualifier
   bool closed = false;                       // ended by filterAllRemaining (DONE_SCAN)
   family_map::const_iterator it;             // forward scans: the first cell of its next row
-  const row_cells* cells = nullptr;          // the current row's cells, if it has any here
+  row_cells cells;                           // the current row's cells, if it has any here
   std::string_view candidate;                // scans: this family's next row
 };
 
@@ -41,12 +42,12 @@ bool include_related(filter_rc rc) {
          rc == filter_rc::include_and_seek_next_row;
 }
 
-row_cells::const_iterator past_column(const row_cells& cells, std::string_view q) {
+row_it past_column(const row_cells& cells, std::string_view q) {
   return cells.upper_bound(cell_map::column_view{q, std::numeric_limits<std::int64_t>::min()});
 }
 
 // Where a hint within the row points, in `cells`.
-row_cells::const_iterator hint_position(const row_cells& cells, const cell_hint& h) {
+row_it hint_position(const row_cells& cells, const cell_hint& h) {
   switch (h.where) {
     case cell_hint::at::first_on_row: return cells.begin();
     case cell_hint::at::first_on_column:
@@ -60,7 +61,7 @@ row_cells::const_iterator hint_position(const row_cells& cells, const cell_hint&
 // One family's cells of `row` through the filter, appended to `out`.
 void walk_family(filter_node& f, family_source& src, std::string_view row, const read_options& o, std::int64_t now,
                  std::vector<cell>& out) {
-  const row_cells& cells = *src.cells;
+  const row_cells cells = src.cells;
   const family_descriptor& desc = src.fam->desc;
   const std::uint32_t cap = versions_cap(desc);
   const std::uint32_t want = std::min(o.max_versions, cap);
@@ -72,7 +73,7 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
   std::uint32_t rank = 0, taken = 0;
 
   for (auto it = cells.begin(); it != cells.end();) {
-    const std::string_view q = it->first.qualifier.view();
+    const std::string_view q = it.qualifier();
     if (!sel.empty()) {
       while (next_sel < sel.size() && sel[next_sel] < q) ++next_sel;
       if (next_sel == sel.size()) return;
@@ -86,8 +87,8 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
       in_column = true;
       rank = taken = 0;
     }
-    const std::int64_t ts = it->first.ts;
-    const cell_value& v = it->second;
+    const std::int64_t ts = it.ts();
+    const cell_ref v = it.value();
     if (cell_ttl_expired(v, now)) {
       ++it;
       continue;
@@ -147,7 +148,7 @@ void walk_family(filter_node& f, family_source& src, std::string_view row, const
         }
         auto target = hint_position(cells, *h);
         // Only forward (a hint behind the current cell would loop).
-        if (target != cells.end() && !cell_map::column_less{}(it->first, target->first))
+        if (target != cells.end() && !cell_map::column_less{}(it.column(), target.column()))
           ++it;
         else
           it = target;
@@ -222,7 +223,7 @@ std::vector<family_source> sources(const table_schema& schema, const read_option
   std::vector<family_source> out;
   if (o.columns.empty()) {
     for (const auto& f : schema.families)  // sorted by name
-      if (auto* m = find(f.id)) out.push_back({&f, m, {}, false, {}, nullptr, {}});
+      if (auto* m = find(f.id)) out.push_back({&f, m, {}, false, {}, {}, {}});
   } else {
     std::vector<const column_selection::family_columns*> sel;
     for (const auto& fc : o.columns.families) sel.push_back(&fc);
@@ -242,7 +243,7 @@ std::vector<family_source> sources(const table_schema& schema, const read_option
             }
             continue;
           }
-          out.push_back({f, m, sorted_qualifiers(fc->qualifiers), false, {}, nullptr, {}});
+          out.push_back({f, m, sorted_qualifiers(fc->qualifiers), false, {}, {}, {}});
         }
   }
   return out;
@@ -258,7 +259,7 @@ row_result memtable::read_row_filtered(const table_schema& schema, std::string_v
   bool any = false;
   for (auto& s : srcs) {
     s.cells = s.map->cells_of(row);
-    any = any || s.cells != nullptr;
+    any = any || static_cast<bool>(s.cells);
   }
   if (!any) return out;  // HBase's scanner meets no row, so the filter sees none
   auto cf = compile_filter(*o.filter, false);
@@ -322,20 +323,20 @@ scan_page memtable::scan_filtered(const table_schema& schema, const scan_page_re
     std::string_view cur;
     bool found = false;
     for (auto& s : srcs) {
-      s.cells = nullptr;
+      s.cells = {};
       if (s.closed) continue;
       std::string_view cand;
-      const row_cells* cells = nullptr;
+      row_cells cells;
       if (!req.reversed) {
         if (s.it == s.map->end()) continue;
         cand = s.it.row();
-        cells = &s.it.row_cells_here();
+        cells = s.it.row_cells_here();
       } else {
         auto it = from ? s.map->lower_bound(row_probe{*from, from_inclusive}) : s.map->end();
         if (it == s.map->begin()) continue;
         --it;
         cand = it.row();
-        cells = &it.row_cells_here();
+        cells = it.row_cells_here();
       }
       if (!found || (req.reversed ? cand > cur : cand < cur)) {
         cur = cand;
@@ -349,7 +350,7 @@ scan_page memtable::scan_filtered(const table_schema& schema, const scan_page_re
       break;
     }
     for (auto& s : srcs)  // only the families holding `cur`
-      if (s.cells && s.candidate != cur) s.cells = nullptr;
+      if (s.cells && s.candidate != cur) s.cells = {};
     const std::string row(cur);
 
     if (cf.seeks) {

@@ -22,7 +22,7 @@ void memtable::bulk_loader::load(std::uint32_t fid, const key_view& key, std::st
     ++cells_;
   else
     charge_ -= cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
-  it.value() = std::move(v);
+  map_->assign(it, std::move(v));
 }
 
 void memtable::bulk_loader::flush() {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
 
 #include <cstring>
 #include <functional>
@@ -29,6 +30,11 @@ template <class Key, class Value, class Compare, int NodeBytes>
 using sized_btree_map =
     absl::container_internal::btree_map_container<absl::container_internal::btree<absl::container_internal::map_params<
         Key, Value, Compare, std::allocator<std::pair<const Key, Value>>, NodeBytes, /*IsMulti=*/false>>>;
+
+// absl::btree_set<Key, Compare> whose nodes are about NodeBytes bytes.
+template <class Key, class Compare, int NodeBytes>
+using sized_btree_set = absl::container_internal::btree_set_container<absl::container_internal::btree<
+    absl::container_internal::set_params<Key, Compare, std::allocator<Key>, NodeBytes, /*IsMulti=*/false>>>;
 
 // Where the root node of `m` is, for a prefetch only: abseil's btree keeps its root pointer
 // as its first member (btree.h: `root_`, then the rightmost node and the size), and the
