@@ -400,6 +400,7 @@ TEST_CASE("cell_map: packed rows hold exactly what B-tree rows hold", "[cell_map
       REQUIRE((a == packed.end()) == (b == plain.end()));
       if (b == plain.end() || b.ts() == INT64_MAX) continue;
       REQUIRE(cell_map::sole_of_column(a) == cell_map::sole_of_column(b));
+      REQUIRE(cell_map::last_of_column(a) == cell_map::sole_of_column(a));  // a column's newest
       if (!cell_map::sole_of_column(b)) continue;
       const std::int64_t newer =
           b.ts() < INT64_MAX - 1000 ? b.ts() + 1 + static_cast<std::int64_t>(rng() % 1000) : INT64_MAX;

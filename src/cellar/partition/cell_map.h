@@ -430,9 +430,9 @@ class cell_map {
     const std::uint32_t len = packed::encoded_size(old.q, ts, v.value.view(), v.expires_at, n->pk.base);
     const std::uint64_t size = std::uint64_t{n->pk.bytes} - old.size + len;
     if (fits(n, 0, size)) {
-      const std::uint32_t off = it.in_.off_;
+      const char* was = n->pk.data;
       n->pk.reserve(static_cast<std::uint32_t>(size));
-      it.in_ = packed_at(n, off);  // the block may have moved
+      if (n->pk.data != was) it.in_ = packed_at(n, it.in_.off_);  // the block moved
       return;
     }
     const std::string q(old.q);
@@ -474,6 +474,13 @@ class cell_map {
     row_iterator in = row_lower_bound(n, column_view{q, latest_timestamp});
     if (at_row_end(in) || in.qualifier() != q) return end();
     return {this, n, in};
+  }
+  // Whether no cell of its column follows the cell at `it`: for the newest cell of a
+  // column (newest_of), whether it is the column's only one, without reading back.
+  static bool last_of_column(const iterator& it) {
+    row_iterator next = it.in_;
+    ++next;
+    return at_row_end(next) || next.qualifier() != it.in_.qualifier();
   }
   // Whether the cell at `it` is the only cell of its column.
   static bool sole_of_column(const iterator& it) {

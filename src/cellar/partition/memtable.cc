@@ -203,7 +203,8 @@ bool memtable::replace_sole_version(const family_schema& f, family_map& m, const
   // The new cell is the column's newest version (rank 1) once written.
   if (f.desc.max_versions != 1 || cell_ttl_expired(v, now) || ttl_removes(f.desc, key.ts, 1, now)) return false;
   auto it = m.newest_of(key.row, key.qualifier);
-  if (it == m.end() || it.ts() >= key.ts || !family_map::sole_of_column(it)) return false;
+  // The column's newest cell: its only one if no other of the column follows it.
+  if (it == m.end() || it.ts() >= key.ts || !family_map::last_of_column(it)) return false;
   // Every record before the change: if one throws, the cell is as it was.
   // The change below cannot fail once reserved. The old cell's key is read after the
   // reserve, which may move the row's bytes.
