@@ -1,15 +1,15 @@
-// util/sized_btree.h: abseil's B-tree map with a node size of our choosing.
+// util/sized_btree.h: abseil's B-tree map and set with a node size of our choosing.
 //
 // absl::btree_map is absl's btree_map_container over btree<map_params<..., 256, ...>>: its
 // nodes are about 256 bytes, and that size is not a parameter of the public type. With
-// cellar's slots (48 bytes per cell in cell_map::row_cells, 64 in delta_map, 24 in
-// cell_map::row_order) a 256-byte node holds 3 to 5 slots: a row of ten cells then spans
-// several nodes and an index node, which costs memory and a cache miss per node when the
-// row is built or read, and walking a large delta in order (what a snapshot does) visits
-// many more nodes. Larger nodes hold a typical row in one block and a delta in far fewer;
-// bench/bench_btree_nodes compares the sizes.
+// cellar's slots (48 bytes per cell in cell_map::row_cells, 64 in delta_map) a 256-byte
+// node holds 3 to 5 slots: ten cells of a row then span several nodes and an index node,
+// which costs memory and a cache miss per node when the row is built or read, and walking
+// a large delta in order (what a snapshot does) visits many more nodes. Larger nodes hold
+// ten cells in one block and a delta in far fewer; bench/bench_btree_nodes compares the
+// sizes.
 //
-// So the maps below are the very container absl::btree_map is, with the node size as a
+// So the maps below are the very containers absl::btree_map and btree_set are, with the node size as a
 // parameter. This header is the one place in cellar that names absl::container_internal:
 // if abseil ever changes that template, only this alias changes (or falls back to
 // absl::btree_map at a cost in memory and speed, above).
