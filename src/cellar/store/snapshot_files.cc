@@ -363,15 +363,21 @@ status snapshot_repo::put(const snapshot_manifest& m, const std::map<std::string
     const std::string tmp = root() + "/.new-" + m.name;
     std::error_code ec;
     fs::remove_all(tmp, ec);
-    st = write_snapshot_dir(tmp, m, files);
-    if (st) {
-      fs::rename(tmp, path(m.name), ec);
-      if (ec) st = {code::io_error, "cannot rename '" + tmp + "': " + ec.message()};
-    }
-    if (st) st = sync_dir(root());
-    if (!st) fs::remove_all(tmp, ec);
+    st = publish(tmp, m.name, write_snapshot_dir(tmp, m, files));
   }
   release(m.name);
+  return st;
+}
+
+status snapshot_repo::publish(const std::string& tmp, const std::string& name, status written) {
+  status st = std::move(written);
+  std::error_code ec;
+  if (st) {
+    fs::rename(tmp, path(name), ec);
+    if (ec) st = {code::io_error, "cannot rename '" + tmp + "': " + ec.message()};
+  }
+  if (st) st = sync_dir(root());
+  if (!st) fs::remove_all(tmp, ec);
   return st;
 }
 
@@ -419,14 +425,7 @@ status snapshot_repo::commit_staged(const snapshot_manifest& m) {
     }
   } else {
     const std::string tmp = root() + "/.new-" + m.name;
-    std::error_code ec;
-    st = write_snapshot_manifest(tmp, m, true);
-    if (st) {
-      fs::rename(tmp, path(m.name), ec);
-      if (ec) st = {code::io_error, "cannot rename '" + tmp + "': " + ec.message()};
-    }
-    if (st) st = sync_dir(root());
-    if (!st) fs::remove_all(tmp, ec);
+    st = publish(tmp, m.name, write_snapshot_manifest(tmp, m, true));
   }
   release(m.name);
   return st;

@@ -128,6 +128,9 @@ class snapshot_repo {
   std::string path(const std::string& name) const { return root() + "/" + name; }
   status claim(const std::string& name);
   void release(const std::string& name);
+  // Makes the snapshot written in `tmp` (given status `written`) snapshot `name`: renamed
+  // into place and the repository's directory synced, or `tmp` removed on any failure.
+  status publish(const std::string& tmp, const std::string& name, status written);
 
   const std::string dir_;
   mutable absl::Mutex mu_;
