@@ -7,7 +7,7 @@
 //   row       a whole row read: every cell's qualifier, timestamp and value copied out
 //   column    one column's newest value read (lower_bound in the row)
 //   update    one column's only version given a newer timestamp and a new value of its size
-//             (memtable::replace_sole_version: newest_of, sole_of_column, replace)
+//             (memtable::replace_sole_version: newest_of, last_of_column, reserve, replace)
 //   scan      --scan consecutive rows read whole from a random start
 // Thread CPU time per operation (less disturbed by other processes than wall time), the
 // median of --reps repetitions whose layouts alternate (A, B, B, A, ...) so drift hits both
@@ -103,8 +103,10 @@ figures run(cell_map& m, const std::vector<std::string>& keys, const options& o,
   ++ts;
   for (std::size_t i = 0; i < o.ops; ++i) {
     auto it = m.newest_of(keys[rng() % keys.size()], fields()[rng() % 10]);
-    if (it == m.end() || !cell_map::sole_of_column(it)) continue;
-    m.replace(it, ts, cell_value{short_bytes(nv), INT64_MAX});
+    if (it == m.end() || !cell_map::last_of_column(it)) continue;
+    cell_value v{short_bytes(nv), INT64_MAX};
+    m.reserve(it, ts, v);
+    m.replace(it, ts, std::move(v));
   }
   f.update = (thread_seconds() - t) / static_cast<double>(o.ops);
   const std::size_t scans = o.ops / o.scan;

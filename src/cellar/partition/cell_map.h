@@ -409,17 +409,34 @@ class cell_map {
   // after reserve(it, it.ts(), v).
   void assign(iterator& it, cell_value&& v) {
     reserve(it, it.ts(), v);
-    set(it, it.ts(), std::move(v));
+    replace(it, it.ts(), std::move(v));
   }
-  // Gives the cell at `it`, the only cell of its column (sole_of_column), timestamp `ts`
-  // and value `v`: its place in the order does not change. Iterators and errors as
-  // assign(); cannot throw after reserve(it, ts, v).
-  void replace(iterator& it, std::int64_t ts, cell_value&& v) {
-    reserve(it, ts, v);
-    set(it, ts, std::move(v));
+  // After reserve(it, ts, v): gives the cell at `it` timestamp `ts` and value `v`, where
+  // its place in the order does not change (its own timestamp, or any newer one when it
+  // is the only cell of its column: newest_of and last_of_column). Iterators as assign();
+  // cannot fail.
+  void replace(iterator& it, std::int64_t ts, cell_value&& v) noexcept {
+    row_node* n = it.node_;
+    append_at_ = nullptr;
+    if (n->packed) {
+      const packed::cell old = it.in_.cur_;
+      const std::uint32_t head = packed::varint_size(old.q.size()) + static_cast<std::uint32_t>(old.q.size());
+      const std::uint32_t len = packed::encoded_size(old.q, ts, v.value.view(), v.expires_at, n->pk.base);
+      // The qualifier stays where it is; what follows it is written again.
+      const std::uint32_t off = it.in_.off_;
+      char* p = n->pk.resize_range(off + head, old.size - head, len - head);
+      encode_after_qualifier(p, ts, v.value.view(), v.expires_at, n->pk.base);
+      it.in_ = packed_at(n, off);
+      v.value = short_bytes();
+      return;
+    }
+    auto& slot = *it.in_.bt_;
+    slot.second.value.take(std::move(v.value));
+    slot.second.expires_at = v.expires_at;
+    slot.first.ts = ts;
   }
   // Makes room for the cell at `it` to take timestamp `ts` and value `v`, so that the
-  // assign() or replace() that gives them cannot fail: a caller that must record a change
+  // replace() that gives them cannot fail: a caller that must record a change
   // before making it reserves, records, then changes. The cell and the order stay as they
   // are; the row may move to a B-tree (`it` follows it). Throws std::bad_alloc with the
   // map unchanged.
@@ -481,17 +498,6 @@ class cell_map {
     row_iterator next = it.in_;
     ++next;
     return at_row_end(next) || next.qualifier() != it.in_.qualifier();
-  }
-  // Whether the cell at `it` is the only cell of its column.
-  static bool sole_of_column(const iterator& it) {
-    const std::string_view q = it.in_.qualifier();
-    if (it.in_ != row_begin(it.node_)) {
-      row_iterator prev = it.in_;
-      if ((--prev).qualifier() == q) return false;
-    }
-    row_iterator next = it.in_;
-    ++next;
-    return at_row_end(next) || next.qualifier() != q;
   }
 
   // Erases the cell at `it`; returns the cell after it.
@@ -618,27 +624,6 @@ class cell_map {
     }
   }
 
-  // After reserve(it, ts, v): cannot fail.
-  void set(iterator& it, std::int64_t ts, cell_value&& v) noexcept {
-    row_node* n = it.node_;
-    append_at_ = nullptr;
-    if (n->packed) {
-      const packed::cell old = it.in_.cur_;
-      const std::uint32_t head = packed::varint_size(old.q.size()) + static_cast<std::uint32_t>(old.q.size());
-      const std::uint32_t len = packed::encoded_size(old.q, ts, v.value.view(), v.expires_at, n->pk.base);
-      // The qualifier stays where it is; what follows it is written again.
-      const std::uint32_t off = it.in_.off_;
-      char* p = n->pk.resize_range(off + head, old.size - head, len - head);
-      encode_after_qualifier(p, ts, v.value.view(), v.expires_at, n->pk.base);
-      it.in_ = packed_at(n, off);
-      v.value = short_bytes();
-      return;
-    }
-    auto& slot = *it.in_.bt_;
-    slot.second.value.take(std::move(v.value));
-    slot.second.expires_at = v.expires_at;
-    slot.first.ts = ts;
-  }
   static void encode_after_qualifier(char* p, std::int64_t ts, std::string_view v, std::int64_t expires_at,
                                      std::int64_t base) noexcept {
     const bool exp = expires_at != latest_timestamp;

@@ -188,11 +188,11 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
   }
   if (!inserted) {
     const std::int64_t old = cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
-    m.assign(it, std::move(v));
+    m.replace(it, key.ts, std::move(v));
     account(charge - old);
     return it;
   }
-  m.assign(it, std::move(v));
+  m.replace(it, key.ts, std::move(v));
   account(charge);
   ++cells_;
   return it;
