@@ -243,7 +243,57 @@ detail::partition_actor::behavior_type electing_partition(detail::partition_acto
   };
 }
 
+// A partition that takes every batch and never answers it, counting them.
+detail::partition_actor::behavior_type mute_partition(detail::partition_actor::pointer self,
+                                                      std::shared_ptr<std::atomic<int>> batches) {
+  return {
+      [self, batches](detail::batch_request&) -> caf::result<detail::batch_reply> {
+        ++*batches;
+        return self->make_response_promise<detail::batch_reply>();  // dropped: never delivered
+      },
+      [](detail::scan_request&) { return detail::scan_reply{}; },
+      [](detail::adopt_schema_request&) { return detail::admin_reply{}; },
+      [](detail::drop_families_request&) { return detail::admin_reply{}; },
+      [](detail::reclaim_request&) { return detail::reclaim_reply{}; },
+      [](detail::stats_request&) { return detail::stats_reply{}; },
+      [](detail::cut_request&) { return detail::cut_reply{}; },
+      [](detail::merge_delta_request&) { return detail::admin_reply{}; },
+      [](detail::stop_request&) { return detail::admin_reply{}; },
+      [](detail::move_request&) { return detail::move_reply{}; },
+      [](detail::handoff_request&) { return detail::admin_reply{}; },
+      [](detail::tick_atom) {},
+      [](detail::log_synced_atom) {},
+  };
+}
+
 }  // namespace
+
+TEST_CASE("a replica router answers UNAVAILABLE for the requests its replica took when the replica stops",
+          "[remote][replica]") {
+  system_with_middleman s;
+  auto batches = std::make_shared<std::atomic<int>>(0);
+  auto local = s.sys->spawn(mute_partition, batches);
+  replica_router_config cfg;
+  cfg.table = "t";
+  cfg.self = "n1";
+  cfg.replicas = {"n1"};
+  cfg.local = local;
+  // Far longer than the wait below: the answer must come from the replica's stop.
+  cfg.forward_timeout = 120s;
+  cfg.deadline = 120s;
+  auto router = spawn_replica_router(*s.sys, std::make_shared<peer_directory>(*s.sys), cfg);
+  auto reply = ask_batch_async(*s.sys, router);
+  REQUIRE(eventually([&] { return batches->load() == 1; }, 5s));
+  caf::anon_send_exit(local, caf::exit_reason::user_shutdown);
+  REQUIRE(reply.wait_for(10s) == std::future_status::ready);
+  auto r = reply.get();
+  REQUIRE(r.is_ok());
+  REQUIRE(r->results.size() == 1);
+  INFO(r->results[0].st.to_string());
+  CHECK(r->results[0].st.code() == code::unavailable);
+  CHECK(r->results[0].st.message().find("node 'n1'") != std::string::npos);
+  caf::anon_send(router, detail::stop_request{});
+}
 
 TEST_CASE("a replica router stopped while a request waits for a leader answers it before it stops its replica",
           "[remote][replica]") {

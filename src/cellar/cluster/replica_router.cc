@@ -24,7 +24,15 @@ struct router_state {
   std::uint64_t next_retry = 0;
   std::map<std::uint64_t, std::function<void()>> retries;  // waiting for their pause
   std::size_t in_flight = 0;                               // requests taken and not answered yet
-  bool stopping = false;                                   // a stop came: quit once `in_flight` is zero
+  // Requests sent and not answered, each with its target and what answers it if the target
+  // goes down first (see `attempt`).
+  struct waiting {
+    caf::actor_addr target;
+    std::function<void(const status&)> fail;
+  };
+  std::map<std::uint64_t, waiting> sent;
+  std::uint64_t next_sent = 0;
+  bool stopping = false;  // a stop came: quit once `in_flight` is zero
 };
 
 using router_pointer = router_actor::stateful_pointer<router_state>;
@@ -34,9 +42,33 @@ partition_actor actor_for(router_pointer self, const std::string& node) {
   auto& st = self->state;
   if (node == st.cfg.self && st.cfg.local) return st.cfg.local;
   auto& r = st.remotes[node];
-  if (!r)
+  if (!r) {
     r = spawn_remote_partition(self->system(), st.peers, node, st.cfg.table, st.cfg.index, st.cfg.forward_timeout);
+    self->monitor(r);
+  }
   return r;
+}
+
+// The target `who` stopped: the requests sent to it and not answered never will be. A
+// remote partition that stopped is made again for the next request.
+void target_down(router_pointer self, const caf::actor_addr& who) {
+  auto& st = self->state;
+  std::vector<std::function<void(const status&)>> failed;
+  for (auto it = st.sent.begin(); it != st.sent.end();) {
+    if (it->second.target == who) {
+      failed.push_back(std::move(it->second.fail));
+      it = st.sent.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = st.remotes.begin(); it != st.remotes.end();) {
+    if (it->second && it->second.address() == who)
+      it = st.remotes.erase(it);
+    else
+      ++it;
+  }
+  for (auto& fail : failed) fail({code::unavailable, "it stopped before it answered"});
 }
 
 void advance(router_pointer self) {
@@ -119,9 +151,25 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
              steady::time_point deadline) {
   auto& st = self->state;
   const std::string node = st.cfg.replicas[st.target];
-  self->request(actor_for(self, node), st.cfg.forward_timeout, Req(*req))
+  auto target = actor_for(self, node);
+  // No timer per request: the target is an actor of this node that answers within a
+  // bounded time (this node's replica, within an election timeout of losing its majority;
+  // a remote partition, within its forward timeout), or stops, and the monitor then
+  // answers for it. CAF's request timers cost the clock thread two wake-ups per request.
+  const auto id = ++st.next_sent;
+  st.sent.emplace(id, router_state::waiting{target.address(), [self, req, rp, node](const status& why) mutable {
+                                              advance(self);
+                                              const auto& cfg = self->state.cfg;
+                                              answer(self, rp,
+                                                     refusal(*req, {code::unavailable,
+                                                                    "partition " + std::to_string(cfg.index) + " of '" +
+                                                                        cfg.table + "': its replica on node '" + node +
+                                                                        "' did not answer: " + why.message()}));
+                                            }});
+  self->request(target, caf::infinite, Req(*req))
       .then(
-          [self, req, rp, deadline, node](Reply& r) mutable {
+          [self, req, rp, deadline, node, id](Reply& r) mutable {
+            if (self->state.sent.erase(id) == 0) return;  // answered when the target went down
             const status v = verdict(r);
             if (v.is_ok() || steady::now() >= deadline) return answer(self, rp, std::move(r));
             if (v.code() == code::not_leader || v.code() == code::not_owner) {
@@ -137,13 +185,12 @@ void attempt(router_pointer self, std::shared_ptr<const Req> req, caf::typed_res
             if (!reads_only(*req) && !never_sent(v)) return answer(self, rp, std::move(r));
             after_pause(self, [self, req, rp, deadline]() mutable { attempt<Req, Reply>(self, req, rp, deadline); });
           },
-          [self, req, rp, node](caf::error& e) mutable {
-            advance(self);
-            const auto& cfg = self->state.cfg;
-            answer(self, rp,
-                   refusal(*req, {code::unavailable, "partition " + std::to_string(cfg.index) + " of '" + cfg.table +
-                                                         "': its replica on node '" + node +
-                                                         "' did not answer: " + self->system().render(e)}));
+          [self, id](caf::error& e) mutable {
+            auto it = self->state.sent.find(id);
+            if (it == self->state.sent.end()) return;
+            auto fail = std::move(it->second.fail);
+            self->state.sent.erase(it);
+            fail({code::unavailable, self->system().render(e)});
           });
 }
 
@@ -161,6 +208,8 @@ router_actor::behavior_type router_fn(router_pointer self, std::shared_ptr<peer_
   auto& st = self->state;
   st.peers = std::move(peers);
   st.cfg = std::move(cfg);
+  if (st.cfg.local) self->monitor(st.cfg.local);
+  self->set_down_handler([self](caf::down_msg& m) { target_down(self, m.source); });
   return {
       [self](batch_request& r) -> caf::result<batch_reply> { return route<batch_reply>(self, std::move(r)); },
       [self](scan_request& r) -> caf::result<scan_reply> { return route<scan_reply>(self, std::move(r)); },

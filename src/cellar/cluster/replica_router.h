@@ -16,7 +16,11 @@
 //    leader may have been committed and must not run twice; else the UNAVAILABLE is the
 //    answer, and the next request starts at the next replica.
 // until an answer comes or `deadline` has passed since the request came; then the last
-// answer is the reply (NOT_LEADER or UNAVAILABLE, naming the partition).
+// answer is the reply (NOT_LEADER or UNAVAILABLE, naming the partition). Each try waits for
+// its target without a timer of its own: both targets are actors of this node that answer
+// within a bounded time (this node's replica within an election timeout of losing its
+// majority, a remote partition within `forward_timeout`); one that stops first has its
+// requests answered UNAVAILABLE, naming the node, by the router's monitor.
 //
 // Admin requests concern this node's replica: a schema to adopt and dropped families go to
 // it, stats come from it (zero without one), stop stops it with the router (or lets go of
