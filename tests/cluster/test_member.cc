@@ -523,6 +523,65 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
   REQUIRE_OK(n1.s->close());
 }
 
+TEST_CASE("a member leaving while an admin move waits for another node ends the move before it goes",
+          "[member][moves]") {
+  const auto chroot = zktest::fresh_chroot("member-leaves-mid-move");
+  auto n1 = join_node(chroot, "m1");
+  table_descriptor d;
+  d.name = "lt";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(2);
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::oceanbase_ddl));
+
+  // The target: a member whose endpoint takes a move's first step and never answers.
+  peer_system fake_process;
+  auto steps = std::make_shared<std::atomic<int>>(0);
+  auto fake_ep =
+      fake_process.sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
+        return {
+            [](cluster::node_batch&) { return detail::batch_reply{}; },
+            [](cluster::node_scan&) { return detail::scan_reply{}; },
+            [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
+              ++*steps;
+              return self->make_response_promise<detail::move_reply>();  // never answered
+            },
+            [](cluster::node_member&) { return cluster::node_member_reply{}; },
+            [](cluster::node_snapshot&) { return cluster::node_snapshot_reply{}; },
+            [](cluster::node_replica&) {},
+            [](cluster::catch_up_atom) {},
+        };
+      });
+  auto port = fake_process.sys->middleman().publish(fake_ep, 0, "127.0.0.1", true);
+  REQUIRE(port);
+  auto fake_zk = zktest::connect(chroot);
+  auto fake_member =
+      cluster::membership::join(*fake_zk,
+                                cluster::node_info{"fake", "127.0.0.1:1", "127.0.0.1:" + std::to_string(*port)},
+                                nullptr);
+  REQUIRE_OK(fake_member);
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 2; }));
+
+  // The move runs through the store's admin interface, as the shell's `move` does.
+  auto admin = cluster_admin::of(*n1.s);
+  REQUIRE_OK(admin);
+  auto move = std::async(std::launch::async, [&] { return admin->move_partition("lt/0", "fake"); });
+  REQUIRE(zktest::eventually([&] { return steps->load() == 1; }));
+
+  // The member leaves while the move waits for the target's answer: once it has gone, the
+  // move has ended (it used the member's node, which is gone too).
+  n1.m.reset();
+  REQUIRE(move.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  auto st = move.get();
+  INFO(st.to_string());
+  CHECK(st.code() == code::unavailable);
+  // Later admin calls are refused, not run on the node that went.
+  CHECK(admin->move_partition("lt/1", "fake").code() == code::unavailable);
+
+  caf::anon_send_exit(fake_ep, caf::exit_reason::kill);
+  fake_member->reset();
+  REQUIRE_OK(n1.s->close());
+}
+
 TEST_CASE("the balancer runs its moves side by side, one per source node", "[member][moves]") {
   auto t = two_nodes_with("member-balance", "bt", 6);
   const auto& chroot = t.chroot;

@@ -476,25 +476,41 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
   }
 }
 
+move_options member::state::admin_moves() const {
+  move_options o;
+  o.cancelled = [this] { return gate.closing(); };
+  return o;
+}
+
 status member::state::move(const std::string& partition, const std::string& to) {
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
-  return run_move(*node, *peers, seat.system(), p->first, p->second, to);
+  auto use = gate.enter(opts.node_id);
+  if (!use) return use.error();
+  return run_move(**use, *peers, seat.system(), p->first, p->second, to, admin_moves());
 }
 
 status member::state::move_replica(const std::string& partition, const std::string& from, const std::string& to) {
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
-  return run_move_from(*node, *peers, seat.system(), p->first, p->second, from, to);
+  auto use = gate.enter(opts.node_id);
+  if (!use) return use.error();
+  return run_move_from(**use, *peers, seat.system(), p->first, p->second, from, to, admin_moves());
 }
 
 status member::state::transfer_leader(const std::string& partition, const std::string& to) {
   auto p = parse_partition_name(partition);
   if (!p) return p.error();
-  return run_leader_transfer(*node, *peers, seat.system(), p->first, p->second, to);
+  auto use = gate.enter(opts.node_id);
+  if (!use) return use.error();
+  return run_leader_transfer(**use, *peers, seat.system(), p->first, p->second, to, admin_moves());
 }
 
-result<std::uint32_t> member::state::balance() { return run_balance(*node, *peers, seat.system()); }
+result<std::uint32_t> member::state::balance() {
+  auto use = gate.enter(opts.node_id);
+  if (!use) return use.error();
+  return run_balance(**use, *peers, seat.system(), admin_moves());
+}
 
 // Session loss (docs/cluster.md §1): from the moment the connection drops the node cannot
 // know whether it still owns its partitions (a move may flip them once its session is
@@ -543,7 +559,12 @@ status member::state::ddl(const detail::ddl_call& c) {
     case k::drop_namespace: r = ddl_request::drop_namespace(c.ns.name); break;
     case k::alter_namespace: r = ddl_request::alter_namespace(c.ns.name, c.set_attributes, c.unset_attributes); break;
   }
-  auto v = node->ddl(r);
+  result<std::uint64_t> v = status{code::unavailable, "not sent"};
+  {
+    auto use = gate.enter(opts.node_id);
+    if (!use) return use.error();
+    v = (*use)->ddl(r);
+  }
   if (!v) return v.error();
   if (!wait_applied(*v, opts.apply_wait))
     return {code::unavailable, "the DDL was committed as catalog version " + std::to_string(*v) + " but node '" +
@@ -681,7 +702,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   so.find = [raw](const std::string& t, std::uint32_t i, detail::partition_ref& out) {
     return raw->find(t, i, 0, out);
   };
-  st->snaps = std::make_unique<snapshot_service>(seat, *st->peers, std::move(so));
+  st->snaps = std::make_unique<snapshot_service>(seat, *st->peers, st->gate, std::move(so));
   ec.snapshot_step = [weak, leaving](node_snapshot& m) {
     auto s = weak.lock();
     return s ? s->snaps->serve(m) : node_snapshot_reply{leaving(), {}, {}};
@@ -738,7 +759,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     // replica replaced after --dead-node-timeout (the callbacks so far ran before `node`).
     st->node->zookeeper().post([raw] { raw->sweep_replicas(); });
   }
-  st->snaps->attach(st->node.get());
+  st->gate.open(st->node.get());
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   {
     std::weak_ptr<state> w = st;
@@ -772,7 +793,9 @@ member::~member() {
   // node's destructor stops the event thread).
   st_->node->zookeeper().barrier();
   st_->seat.cluster().set_hooks(std::make_shared<not_joined>());
-  st_->snaps->attach(nullptr);
+  // Admin calls that took the hooks before they were replaced end first (a move or a
+  // snapshot waiting for another node gives up).
+  st_->gate.close();
   st_->node.reset();  // no callback runs after this
   st_->seat.system().middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);

@@ -33,8 +33,8 @@ std::string member::state::owner_of(const std::string& table, std::uint32_t inde
 cluster_report member::state::make_report() const {
   cluster_report r;
   r.self = opts.node_id;
-  if (node)
-    if (auto m = node->master()) r.master = m->node_id;
+  if (auto use = gate.enter(opts.node_id); use)
+    if (auto m = (*use)->master()) r.master = m->node_id;
   absl::MutexLock lock(&mu);
   r.catalog_version = applied;
   r.forwarded_here = served ? served->load(std::memory_order_relaxed) : 0;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "cluster/member.h"
+#include "cluster/mover.h"
+#include "cluster/node_gate.h"
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
 #include "cluster/replica_warden.h"
@@ -40,6 +42,11 @@ struct member::state final : detail::cluster_hooks {
   std::unique_ptr<replica_host> replicas;              // set once at join, before the endpoint is published
   std::unique_ptr<replica_warden> warden;              // set once at join, after `node`; goes before it
   std::unique_ptr<snapshot_service> snaps;             // set once at join, before the endpoint is published
+  // How admin calls on other threads use `node` (opened once it has joined, closed before it
+  // goes): move, balance, DDL, snapshots, the report.
+  node_gate gate;
+  // Options of the moves admin calls run: they give up once the gate closes.
+  move_options admin_moves() const;
 
   // What ZooKeeper said last, and the catalog version this node has applied; waiters on
   // `applied` (ddl, catch_up) wait on mu.

@@ -15,6 +15,7 @@
 
 #include <absl/synchronization/mutex.h>
 
+#include "cluster/ask_node.h"
 #include "cluster/layout.h"
 #include "cluster/replica_mover.h"
 #include "cluster/zk_state.h"
@@ -54,49 +55,16 @@ struct mover {
   std::string where() const { return "partition " + std::to_string(index) + " of '" + table + "'"; }
 
   // One step at node `n`: its answer; UNAVAILABLE, naming the node, if it does not answer
-  // within the step timeout or its endpoint goes down first (the node died, or the
-  // connection to it broke: CAF's middleman fails no request in flight to a lost peer, so
-  // a helper actor monitors the endpoint while it waits).
+  // within the step timeout, its endpoint goes down first (the node died, or the connection
+  // to it broke), or the move is cancelled (cluster/ask_node.h).
   result<move_reply> ask(const std::string& n, std::uint8_t step, move_request req = {}) {
     auto ep = peers.endpoint(n, o.step_timeout);
     if (!ep) return ep.error();
-    struct outcome {
-      result<move_reply> reply = status{code::unavailable, "no answer"};
-      bool down = false;  // the endpoint went away
-    };
-    auto answer = std::make_shared<std::promise<outcome>>();
-    auto got = answer->get_future();
-    const std::string about = "moving " + where() + ": node '" + n + "' ";
-    sys.spawn([ep = *ep, m = node_move{table, index, step, std::move(req)}, answer, about,
-               timeout = o.step_timeout](caf::event_based_actor* a) mutable {
-      // Whichever comes first answers; quit() drops the other.
-      a->monitor(ep);
-      a->set_down_handler([a, answer, about](caf::down_msg& d) {
-        answer->set_value(
-            {status{code::unavailable, about + "went away during the step: " + a->system().render(d.reason)}, true});
-        a->quit();
-      });
-      a->request(ep, timeout, std::move(m))
-          .then(
-              [a, answer](move_reply& r) {
-                answer->set_value({r.st ? result<move_reply>(std::move(r)) : result<move_reply>(r.st), false});
-                a->quit();
-              },
-              [a, answer, about](caf::error& e) {
-                answer->set_value(
-                    {status{code::unavailable, about + "did not answer: " + a->system().render(e)}, false});
-                a->quit();
-              });
-    });
-    // The helper answers within the step timeout, unless this node's actor system does not run
-    // it at all (no CAF worker free to run the helper): then the move fails, naming the step,
-    // instead of waiting forever.
-    if (got.wait_for(o.step_timeout + std::chrono::seconds(5)) != std::future_status::ready)
-      return status{code::unavailable, about + "got no answer: this node's actor system did not run the step within " +
-                                           std::to_string((o.step_timeout + std::chrono::seconds(5)).count()) + " ms"};
-    auto out = got.get();
-    if (out.down) peers.forget(n, ep->address());
-    return std::move(out.reply);
+    auto a = ask_node<move_reply>(sys, *ep, node_move{table, index, step, std::move(req)}, o.step_timeout,
+                                  "moving " + where() + ": node '" + n + "' ", o.cancelled);
+    if (a.down) peers.forget(n, ep->address());
+    if (a.reply && !a.reply->st) return a.reply->st;
+    return std::move(a.reply);
   }
 
   result<move_reply> source(std::uint8_t what, std::string after = {}) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "cluster/ask_node.h"
 #include "cluster/layout.h"
 #include "cluster/zk_state.h"
 #include "replica/group.h"
@@ -37,38 +38,15 @@ struct replica_mover {
   }
 
   // One step at node `n`: its answer; UNAVAILABLE, naming the node, if it does not answer
-  // within `timeout` or its endpoint goes away first (mover.cc: mover::ask).
+  // within `timeout`, its endpoint goes away first or the move is cancelled: a cancelled
+  // move does not wait for a long step such as a catch-up (cluster/ask_node.h).
   node_member_reply ask(const std::string& n, node_member m, std::chrono::milliseconds timeout) {
     auto ep = peers.endpoint(n, o.step_timeout);
     if (!ep) return {ep.error(), {}};
-    auto answer = std::make_shared<std::promise<node_member_reply>>();
-    auto got = answer->get_future();
-    const std::string about = "changing the replicas of " + where() + ": node '" + n + "' ";
-    sys.spawn([ep = *ep, m = std::move(m), answer, about, timeout](caf::event_based_actor* a) mutable {
-      a->monitor(ep);
-      a->set_down_handler([a, answer, about](caf::down_msg& d) {
-        answer->set_value({status{code::unavailable, about + "went away: " + a->system().render(d.reason)}, {}});
-        a->quit();
-      });
-      a->request(ep, timeout, std::move(m))
-          .then(
-              [a, answer](node_member_reply& r) {
-                answer->set_value(std::move(r));
-                a->quit();
-              },
-              [a, answer, about](caf::error& e) {
-                answer->set_value({status{code::unavailable, about + "did not answer: " + a->system().render(e)}, {}});
-                a->quit();
-              });
-    });
-    // In slices, so that a cancelled move does not wait for a long step (a catch-up).
-    const auto until = std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5);
-    while (got.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-      if (cancelled()) return {status{code::unavailable, about + "was still at it when the move was cancelled"}, {}};
-      if (std::chrono::steady_clock::now() >= until)
-        return {status{code::unavailable, about + "got no answer: this node's actor system did not run the step"}, {}};
-    }
-    return got.get();
+    auto a = ask_node<node_member_reply>(sys, *ep, std::move(m), timeout,
+                                         "changing the replicas of " + where() + ": node '" + n + "' ", o.cancelled);
+    if (!a.reply) return {a.reply.error(), {}};
+    return std::move(*a.reply);
   }
 
   // The nodes to ask for the leader: the one that led last, then the set and `to`.

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cluster/ask_node.h"
 #include "cluster/layout.h"
 #include "persist/codec.h"
 #include "store/cluster_state.h"
@@ -126,19 +127,13 @@ bool try_next_replica(const status& st) { return st.code() == code::not_leader |
 
 }  // namespace
 
-snapshot_service::snapshot_service(detail::cluster_seat& seat, peer_directory& peers, snapshot_service_options o)
-    : seat_(seat), peers_(peers), o_(std::move(o)) {}
+snapshot_service::snapshot_service(detail::cluster_seat& seat, peer_directory& peers, const node_gate& gate,
+                                   snapshot_service_options o)
+    : seat_(seat), peers_(peers), gate_(gate), o_(std::move(o)) {}
 
-result<cluster_node*> snapshot_service::node() const {
-  auto* n = node_.load(std::memory_order_acquire);
-  if (!n) return status{code::unavailable, "node '" + o_.self + "' has not joined its cluster yet"};
-  return n;
-}
-
-std::vector<std::string> snapshot_service::live_nodes() const {
+std::vector<std::string> snapshot_service::live_nodes(cluster_node& n) {
   std::vector<std::string> out;
-  if (auto* n = node_.load(std::memory_order_acquire))
-    for (const auto& m : n->members()) out.push_back(m.id);
+  for (const auto& m : n.members()) out.push_back(m.id);
   return out;
 }
 
@@ -150,40 +145,12 @@ result<node_snapshot_reply> snapshot_service::ask(const std::string& n, node_sna
   }
   auto ep = peers_.endpoint(n, o_.connect_timeout);
   if (!ep) return ep.error();
-  struct outcome {
-    result<node_snapshot_reply> reply = status{code::unavailable, "no answer"};
-    bool down = false;
-  };
-  auto answer = std::make_shared<std::promise<outcome>>();
-  auto got = answer->get_future();
-  const std::string about = "snapshot step at node '" + n + "': the node ";
-  // A helper actor monitors the endpoint while it waits: CAF's middleman fails no request
-  // in flight to a peer whose connection breaks.
-  seat_.system().spawn([ep = *ep, m = std::move(m), answer, about,
-                        timeout = o_.step_timeout](caf::event_based_actor* a) mutable {
-    a->monitor(ep);
-    a->set_down_handler([a, answer, about](caf::down_msg& d) {
-      answer->set_value({status{code::unavailable, about + "went away: " + a->system().render(d.reason)}, true});
-      a->quit();
-    });
-    a->request(ep, timeout, std::move(m))
-        .then(
-            [a, answer](node_snapshot_reply& r) {
-              answer->set_value(
-                  {r.st ? result<node_snapshot_reply>(std::move(r)) : result<node_snapshot_reply>(r.st), false});
-              a->quit();
-            },
-            [a, answer, about](caf::error& e) {
-              answer->set_value({status{code::unavailable, about + "did not answer: " + a->system().render(e)}, false});
-              a->quit();
-            });
-  });
-  const auto limit = o_.step_timeout + std::chrono::seconds(5);
-  if (got.wait_for(limit) != std::future_status::ready)
-    return status{code::unavailable, about + "was not asked: this node's actor system did not run the step"};
-  auto out = got.get();
-  if (out.down) peers_.forget(n, ep->address());
-  return std::move(out.reply);
+  auto a =
+      ask_node<node_snapshot_reply>(seat_.system(), *ep, std::move(m), o_.step_timeout,
+                                    "snapshot step at node '" + n + "': the node ", [this] { return gate_.closing(); });
+  if (a.down) peers_.forget(n, ep->address());
+  if (a.reply && !a.reply->st) return a.reply->st;
+  return std::move(a.reply);
 }
 
 result<node_snapshot_reply> snapshot_service::ask_leader(const std::vector<std::string>& replicas,
@@ -197,7 +164,7 @@ result<node_snapshot_reply> snapshot_service::ask_leader(const std::vector<std::
       if (!try_next_replica(got.error())) return got.error();
       last = got.error();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return last;
+    if (std::chrono::steady_clock::now() >= deadline || gate_.closing()) return last;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -410,7 +377,7 @@ status snapshot_service::put(const snapshot_manifest& m, const std::map<std::str
     release();
     return e ? taken : e.error();
   }
-  const auto live = live_nodes();
+  const auto live = live_nodes(**n);
   std::vector<std::string> holders;
   status failure;
   for (const auto& node_id : live) {
@@ -481,7 +448,7 @@ status snapshot_service::remove(const std::string& name) {
   node_snapshot drop;
   drop.step = node_snapshot::drop;
   drop.name = name;
-  for (const auto& node_id : live_nodes())
+  for (const auto& node_id : live_nodes(**n))
     if (auto r = ask(node_id, drop); !r)
       spdlog::warn("cellar: deleting the files of snapshot '{}' on node '{}': {}", name, node_id,
                    r.error().to_string());

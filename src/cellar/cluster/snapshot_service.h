@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cluster/cluster_node.h"
+#include "cluster/node_gate.h"
 #include "cluster/remote.h"
 #include "store/access.h"
 #include "store/snapshot_cluster.h"
@@ -59,10 +60,11 @@ struct snapshot_service_options {
 
 class snapshot_service final : public detail::snapshot_cluster {
  public:
-  snapshot_service(detail::cluster_seat& seat, peer_directory& peers, snapshot_service_options o);
-
-  // The cluster node, once joined (before: UNAVAILABLE).
-  void attach(cluster_node* node) { node_.store(node, std::memory_order_release); }
+  // Calls use the cluster node through `gate` (the member's): UNAVAILABLE before the node
+  // has joined and once it is leaving; a call running when the member leaves gives up at
+  // its next wait for another node.
+  snapshot_service(detail::cluster_seat& seat, peer_directory& peers, const node_gate& gate,
+                   snapshot_service_options o);
 
   result<std::vector<std::shared_ptr<detail::delta_map>>> copy_partitions(const std::string& table,
                                                                           std::uint32_t partitions) override;
@@ -81,7 +83,7 @@ class snapshot_service final : public detail::snapshot_cluster {
     std::vector<std::string> holders;
     detail::snapshot_manifest m;
   };
-  result<cluster_node*> node() const;
+  result<node_gate::use> node() const { return gate_.enter(o_.self); }
   // Step `m` at node `n`: served here for this node, else through its endpoint.
   result<node_snapshot_reply> ask(const std::string& n, node_snapshot m);
   // Step `m` of a replicated partition at whichever of `replicas` leads, retried while the
@@ -94,12 +96,12 @@ class snapshot_service final : public detail::snapshot_cluster {
                  const std::map<std::string, std::string>& files);
   node_snapshot_reply copy_here(const node_snapshot& m);
   node_snapshot_reply load_here(node_snapshot& m);
-  std::vector<std::string> live_nodes() const;
+  static std::vector<std::string> live_nodes(cluster_node& n);
 
   detail::cluster_seat& seat_;
   peer_directory& peers_;
+  const node_gate& gate_;
   const snapshot_service_options o_;
-  std::atomic<cluster_node*> node_{nullptr};
 };
 
 }  // namespace cellar::cluster
