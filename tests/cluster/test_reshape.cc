@@ -1,0 +1,259 @@
+// cluster/reshaper.h in one process: three members split and merge a RANGE table's
+// partitions while a writer and a reader run through the other nodes; the model (every
+// acknowledged cell) is checked against what the nodes read during and after.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cellar/connection.h"
+#include "cellar/store.h"
+#include "cluster/member.h"
+#include "cluster/zk_state.h"
+#include "cluster_test.h"
+
+using namespace cellar;
+
+namespace {
+
+struct node {
+  std::unique_ptr<store> s;
+  std::unique_ptr<cluster::member> m;
+};
+
+node join(const std::string& chroot, const std::string& id) {
+  node n;
+  auto opened = cluster::member::open_store(store_options{});
+  REQUIRE(opened.is_ok());
+  n.s = std::move(opened).value();
+  cluster::member_options o;
+  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
+  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
+  o.node_id = id;
+  o.data_address = "127.0.0.1:1";
+  auto m = cluster::member::join(*n.s, o);
+  INFO(zktest::describe_status(m));
+  REQUIRE(m.is_ok());
+  n.m = std::move(m).value();
+  return n;
+}
+
+// A cell as the model keeps it: (row, qualifier) -> value.
+using model = std::map<std::pair<std::string, std::string>, std::string>;
+
+std::string row_of(int i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "k%04d", i);
+  return b;
+}
+
+// A scan of the whole table through `c`: every cell, and whether the rows came in order,
+// each once. UNAVAILABLE while a split or merge changes the partitions under it.
+struct scanned {
+  model cells;
+  bool in_order = true;
+};
+result<scanned> scan_all(connection& c, const std::string& table) {
+  auto sc = c.scan(table, cellar::scan().caching(50));
+  if (!sc) return sc.error();
+  scanned out;
+  std::string last;
+  bool first = true;
+  for (;;) {
+    auto page = (*sc)->next(50);
+    if (!page) return page.error();
+    if (page->empty()) break;
+    for (const auto& r : *page) {
+      if (!first && !(last < r.row)) out.in_order = false;
+      first = false;
+      last = r.row;
+      for (const auto& cell : r.cells)
+        if (!out.cells.emplace(std::make_pair(r.row, cell.qualifier), cell.value).second) out.in_order = false;
+    }
+  }
+  return out;
+}
+
+// Writes new cells through `c` (each put sent again while it is refused UNAVAILABLE) until
+// told to stop; `acked` is the model of what was acknowledged.
+struct writer {
+  connection& c;
+  std::string table;
+  std::mutex mu;
+  model acked;  // guarded by mu
+  std::atomic<bool> stop{false};
+  std::atomic<int> retries{0};
+  std::atomic<int> failures{0};
+  std::string failure;  // guarded by mu: the first error that was not UNAVAILABLE
+
+  void run() {
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string row = row_of((i * 37) % 600), q = "w" + std::to_string(i), v = "v" + std::to_string(i);
+      for (int attempt = 0;; ++attempt) {
+        // An explicit timestamp: a put sent again writes the same cell.
+        auto st = c.put(table, cellar::put(row).add("f", q, i + 1, v));
+        if (st) {
+          std::lock_guard lock(mu);
+          acked[{row, q}] = v;
+          break;
+        }
+        if (st.code() != code::unavailable || attempt > 200) {
+          std::lock_guard lock(mu);
+          if (failure.empty()) failure = st.to_string();
+          ++failures;
+          break;
+        }
+        ++retries;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  model snapshot() {
+    std::lock_guard lock(mu);
+    return acked;
+  }
+};
+
+// Scans through `c` until told to stop: each scan that completes must be in order and hold
+// every cell acknowledged before it started.
+struct reader {
+  connection& c;
+  writer& w;
+  std::atomic<bool> stop{false};
+  std::atomic<int> scans{0};
+  std::atomic<int> refused{0};
+  std::mutex mu;
+  std::vector<std::string> problems;  // guarded by mu
+
+  void run() {
+    while (!stop.load()) {
+      const model before = w.snapshot();
+      auto got = scan_all(c, w.table);
+      if (!got) {
+        std::lock_guard lock(mu);
+        if (got.code() == code::unavailable)
+          ++refused;
+        else
+          problems.push_back("scan failed: " + got.error().to_string());
+        continue;
+      }
+      ++scans;
+      std::lock_guard lock(mu);
+      if (!got->in_order) problems.push_back("a scan returned rows out of order or twice");
+      for (const auto& [k, v] : before) {
+        auto it = got->cells.find(k);
+        if (it == got->cells.end() || it->second != v) {
+          problems.push_back("a scan missed acknowledged cell " + k.first + "/" + k.second);
+          break;
+        }
+      }
+    }
+  }
+};
+
+std::vector<std::string> bounds_of(store& s, const std::string& table) {
+  auto regions = s.list_regions(table);
+  REQUIRE_OK(regions);
+  std::vector<std::string> out;
+  for (const auto& r : *regions) {
+    CHECK_FALSE(r.node.empty());  // each region names the node serving it
+    if (!r.start_key.empty()) out.push_back(r.start_key);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a reader run", "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape");
+  auto n1 = join(chroot, "m1");
+  auto n2 = join(chroot, "m2");
+  auto n3 = join(chroot, "m3");
+  REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rs";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0300"});
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rs") && n3.s->table_exists("rs"); }));
+  auto c2 = connect_embedded(*n2.s);
+  auto c3 = connect_embedded(*n3.s);
+
+  writer w{*c2, "rs"};
+  reader r{*c3, w};
+  std::thread wt([&] { w.run(); });
+  std::thread rt([&] { r.run(); });
+  auto wait_writes = [&](std::size_t more) {
+    const auto want = w.snapshot().size() + more;
+    REQUIRE(zktest::eventually([&] { return w.snapshot().size() >= want; }));
+  };
+  auto regions_everywhere = [&](std::size_t n) {
+    REQUIRE(zktest::eventually([&] {
+      for (auto* x : {&n1, &n2, &n3}) {
+        auto regions = x->s->list_regions("rs");
+        if (!regions || regions->size() != n) return false;
+      }
+      return true;
+    }));
+  };
+
+  wait_writes(200);
+  // split 'rs', 'k0150': through m1, which may own neither partition.
+  REQUIRE_OK(n1.s->split_region("rs", "k0150"));
+  CHECK(bounds_of(*n1.s, "rs") == std::vector<std::string>{"k0150", "k0300"});
+  regions_everywhere(3);
+  wait_writes(100);
+  // split 'rs/2': at its middle row, through m2 (the writer's node).
+  REQUIRE_OK(n2.s->split_partition("rs", 2, ""));
+  auto after_split = bounds_of(*n2.s, "rs");
+  REQUIRE(after_split.size() == 3);
+  CHECK(after_split[2] > "k0300");
+  regions_everywhere(4);
+  wait_writes(100);
+  // merge_region of regions 0 and 1: k0150 goes.
+  REQUIRE_OK(n3.s->merge_regions("rs", 0));
+  CHECK(bounds_of(*n3.s, "rs") == std::vector<std::string>{"k0300", after_split[2]});
+  regions_everywhere(3);
+  wait_writes(100);
+
+  w.stop = true;
+  wt.join();
+  r.stop = true;
+  rt.join();
+  INFO("writer: " << w.failure << "; retries " << w.retries.load() << "; reader scans " << r.scans.load()
+                  << ", refused " << r.refused.load());
+  CHECK(w.failures.load() == 0);
+  {
+    std::lock_guard lock(r.mu);
+    for (const auto& p : r.problems) FAIL_CHECK(p);
+  }
+  CHECK(r.scans.load() > 0);
+  // Every node reads exactly the acknowledged cells: nothing lost, nothing doubled.
+  const model want = w.snapshot();
+  for (auto* x : {&n1, &n2, &n3}) {
+    auto c = connect_embedded(*x->s);
+    auto got = scan_all(*c, "rs");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells.size() == want.size());
+    CHECK(got->cells == want);
+  }
+
+  // KEY (hash) partitions stay fixed, with the reason.
+  table_descriptor h;
+  h.name = "hs";
+  h.families.push_back(family_descriptor{"f"});
+  h.partitioning = partition_spec::hash(3);
+  REQUIRE_OK(n1.s->create_table(h, schema_origin::hbase_shell));
+  auto refused = n2.s->split_region("hs", "x");
+  CHECK(refused.code() == code::unsupported);
+  CHECK(refused.message().find("KEY (hash)") != std::string::npos);
+  CHECK(n1.s->merge_regions("hs", 0).code() == code::unsupported);
+
+  for (auto* x : {&n3, &n2, &n1}) x->m.reset();
+  for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
