@@ -174,8 +174,8 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
 }
 
 TEST_CASE("a split or merge on the cluster catalog: new bounds under the uid it was built for", "[catalog]") {
-  cluster_catalog c =
-      apply_ok({}, ddl_request::create(table("t", {"f"}, partition_spec::range_bounds({"m"})), schema_origin::hbase_shell));
+  cluster_catalog c = apply_ok({}, ddl_request::create(table("t", {"f"}, partition_spec::range_bounds({"m"})),
+                                                       schema_origin::hbase_shell));
   const std::uint64_t was = c.find("t")->uid;
   auto split = apply_ddl(c, ddl_request::reshape("t", partition_spec::range_bounds({"g", "m"}), c.next_uid,
                                                  {"n1", "n2", "n3"}, {}, c.version));
@@ -205,11 +205,11 @@ TEST_CASE("a split or merge on the cluster catalog: new bounds under the uid it 
   // KEY partitions stay fixed.
   cluster_catalog h =
       apply_ok({}, ddl_request::create(table("h", {"f"}, partition_spec::hash(3)), schema_origin::hbase_shell));
-  REQUIRE_CODE(apply_ddl(h, ddl_request::reshape("h", partition_spec::range_bounds({"g"}), h.next_uid, {"n1", "n2"},
-                                                 {}, h.version)),
+  REQUIRE_CODE(apply_ddl(h, ddl_request::reshape("h", partition_spec::range_bounds({"g"}), h.next_uid, {"n1", "n2"}, {},
+                                                 h.version)),
                code::invalid_argument);
-  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("nope", partition_spec::range_bounds({"g"}), c.next_uid,
-                                                 {"n1", "n2"}, {}, c.version)),
+  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("nope", partition_spec::range_bounds({"g"}), c.next_uid, {"n1", "n2"},
+                                                 {}, c.version)),
                code::table_not_found);
 }
 

@@ -824,14 +824,14 @@ TEST_CASE("split, merge_region and list_regions through cellar-shell --cluster",
   auto out = lines(r.out);
   REQUIRE(out.size() == 26 + 8);
   for (int i = 0; i < 27; ++i) CHECK(out[i] == R"({"ok":true})");
-  CHECK(out[27] == R"({"ok":true})");  // the split
+  CHECK(out[27] == R"({"ok":true,"table":"sp","splits":1})");
   // Three regions, [,g) [g,m) [m,), each on a node of the cluster.
   const auto& split = out[28];
   CHECK(has(split, R"("region":"sp/2")"));
   CHECK(has(split, R"("end_key":"g")"));
   CHECK(has(split, R"("start_key":"g","end_key":"m")"));
   CHECK_FALSE(has(split, R"("server":"")"));
-  CHECK(out[29] == R"({"ok":true})");  // the merge
+  CHECK(out[29] == R"({"ok":true,"table":"sp"})");
   const auto& merged = out[30];
   CHECK(has(merged, R"("start_key":"g","end_key":"")"));
   CHECK_FALSE(has(merged, R"("region":"sp/2")"));
