@@ -11,9 +11,12 @@
 
 #include "cellar/connection.h"
 #include "cellar/store.h"
+#include "cluster/layout.h"
 #include "cluster/member.h"
+#include "cluster/remote.h"
 #include "cluster/zk_state.h"
 #include "cluster_test.h"
+#include "partition/protocol.h"
 
 using namespace cellar;
 
@@ -256,4 +259,80 @@ TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a re
 
   for (auto* x : {&n3, &n2, &n1}) x->m.reset();
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("after a split, a request routed with the old partitions is refused UNAVAILABLE, not run on new ones",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-uid");
+  auto n1 = join(chroot, "m1");
+  auto n2 = join(chroot, "m2");
+  REQUIRE(zktest::eventually([&] { return n2.m->report().nodes.size() == 2; }));
+  table_descriptor d;
+  d.name = "ru";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"m"});
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("ru"); }));
+  const std::uint64_t old_uid = n1.m->node().catalog()->find("ru")->uid;
+
+  // A move's intent on partition 1: the split is refused and changes nothing (the intent it
+  // took on partition 0 goes again, or the split below would be refused too).
+  auto zk = zktest::connect(chroot);
+  REQUIRE_OK(zk->ensure_path(cluster::layout::moves));
+  REQUIRE_OK(zk->create(cluster::layout::move_intent("ru", 1), "m1 m2", cluster::create_mode::ephemeral));
+  REQUIRE_CODE(n2.s->split_region("ru", "g"), code::conflict);
+  REQUIRE_OK(zk->remove(cluster::layout::move_intent("ru", 1)));
+  CHECK(n1.m->node().catalog()->find("ru")->uid == old_uid);
+  auto c1 = connect_embedded(*n1.s);
+  REQUIRE_OK(c1->put("ru", cellar::put("z").add("f", "q", 1, "before")));  // not left frozen
+
+  REQUIRE_OK(n1.s->split_region("ru", "g"));
+  const auto* now = n1.m->node().catalog()->find("ru");
+  REQUIRE(now->uid != old_uid);
+  const std::uint64_t new_uid = now->uid;
+  REQUIRE(zktest::eventually([&] {
+    auto r = n2.s->list_regions("ru");
+    return r && r->size() == 3;
+  }));
+  // Old partition 1 held [m, end); new partition 1 holds [g, m). A put of row "z" sent as
+  // old partition 1 (as a node that has not applied the split yet would) must not land there.
+  auto pl = cluster::read_placement(*zk);
+  REQUIRE_OK(pl);
+  const std::string owner = pl->map.tables.at("ru")[1].node;
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  auto peers = std::make_shared<cluster::peer_directory>(sys);
+  peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
+  auto ep = peers->endpoint(owner, std::chrono::seconds(10));
+  REQUIRE_OK(ep);
+  caf::scoped_actor self{sys};
+  auto send = [&](std::uint64_t uid) {
+    cluster::node_batch b;
+    b.table = "ru";
+    b.index = 1;
+    b.uid = uid;
+    b.req.ops.push_back(cellar::put("z").add("f", "q", 2, "routed"));
+    status out{code::internal, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(b))
+        .receive([&](detail::batch_reply& r) { out = r.results.at(0).st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
+    return out;
+  };
+  auto refused = send(old_uid);
+  CHECK(refused.code() == code::unavailable);
+  CHECK(refused.message().find("split or merged") != std::string::npos);
+  REQUIRE_OK(send(new_uid));  // routed with the new partitions: [g, m) takes it as asked
+  // Row "z" as the table reads it: the value put before the split, from partition 2.
+  auto g = c1->get("ru", cellar::get("z"));
+  REQUIRE_OK(g);
+  REQUIRE(g->cells.size() == 1);
+  CHECK(g->cells[0].value == "before");
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
 }
