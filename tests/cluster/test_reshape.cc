@@ -3,7 +3,10 @@
 // acknowledged cell) is checked against what the nodes read during and after.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -27,9 +30,10 @@ struct node {
   std::unique_ptr<cluster::member> m;
 };
 
-node join(const std::string& chroot, const std::string& id) {
+node join(const std::string& chroot, const std::string& id, store_options so = {}) {
   node n;
-  auto opened = cluster::member::open_store(store_options{});
+  auto opened = cluster::member::open_store(so);
+  INFO(zktest::describe_status(opened));
   REQUIRE(opened.is_ok());
   n.s = std::move(opened).value();
   cluster::member_options o;
@@ -335,4 +339,64 @@ TEST_CASE("after a split, a request routed with the old partitions is refused UN
 
   for (auto* x : {&n2, &n1}) x->m.reset();
   for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("the partitions a split or merge built are on disk: a node restarted reads them", "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-disk");
+  const auto base = std::filesystem::temp_directory_path() / ("cellar-reshape-disk-" + std::to_string(getpid()));
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  auto dir_of = [&](const std::string& id) {
+    store_options so;
+    so.directory = (base / id).string();
+    return so;
+  };
+  auto n1 = join(chroot, "m1", dir_of("m1"));
+  auto n2 = join(chroot, "m2", dir_of("m2"));
+  REQUIRE(zktest::eventually([&] { return n2.m->report().nodes.size() == 2; }));
+  table_descriptor d;
+  d.name = "rd";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0100"});
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rd"); }));
+  auto c1 = connect_embedded(*n1.s);
+  model want;
+  auto put_rows = [&](int from, int to, const std::string& v) {
+    for (int i = from; i < to; ++i) {
+      REQUIRE_OK(c1->put("rd", cellar::put(row_of(i)).add("f", "q", 1, v)));
+      want[{row_of(i), "q"}] = v;
+    }
+  };
+  put_rows(0, 200, "a");
+  REQUIRE_OK(n2.s->split_region("rd", "k0050"));
+  REQUIRE_OK(n1.s->split_table("rd"));  // every partition at its middle row: 6 of them
+  put_rows(0, 200, "b");                // over the built partitions, into their logs
+  REQUIRE_OK(n2.s->merge_regions("rd", 1));
+  put_rows(150, 250, "c");
+  REQUIRE(zktest::eventually([&] {
+    auto r = n2.s->list_regions("rd");
+    return r && r->size() == 5;
+  }));
+
+  // m2 leaves and comes back on its directory; m1 stays.
+  n2.m.reset();
+  REQUIRE_OK(n2.s->close());
+  n2 = join(chroot, "m2", dir_of("m2"));
+  for (auto* x : {&n1, &n2}) {
+    auto c = connect_embedded(*x->s);
+    REQUIRE(zktest::eventually([&] {
+      auto got = scan_all(*c, "rd");
+      return got && got->cells == want;
+    }));
+    auto got = scan_all(*c, "rd");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells == want);
+  }
+  CHECK(bounds_of(*n2.s, "rd").size() == 4);
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+  std::filesystem::remove_all(base);
 }
