@@ -260,6 +260,16 @@ TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a re
   CHECK(refused.code() == code::unsupported);
   CHECK(refused.message().find("KEY (hash)") != std::string::npos);
   CHECK(n1.s->merge_regions("hs", 0).code() == code::unsupported);
+  // Partitions replicated as Raft groups do not split in a cluster yet, and say so.
+  table_descriptor rep;
+  rep.name = "rp";
+  rep.families.push_back(family_descriptor{"f"});
+  rep.partitioning = partition_spec::range_bounds({"m"});
+  rep.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(rep, schema_origin::hbase_shell));
+  auto replicated = n3.s->split_region("rp", "g");
+  CHECK(replicated.code() == code::unsupported);
+  CHECK(replicated.message().find("replicated (REGION_REPLICATION 3)") != std::string::npos);
 
   for (auto* x : {&n3, &n2, &n1}) x->m.reset();
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
