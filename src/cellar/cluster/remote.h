@@ -139,7 +139,7 @@ struct node_member_reply {
 //            it at the freeze
 //   release  ends the freeze of (table, index): what it held runs
 //   stage    builds partition `index` of the table's next incarnation (`manifest`: its
-//            schema, catalog/catalog_state.h encode_table_entry) on `cells`, durable and
+//            schema, cluster/catalog_state.h encode_table_entry) on `cells`, durable and
 //            not serving until the catalog names that incarnation
 //   unstage  drops what `stage` built for incarnation `name` (decimal uid), partition `index`
 struct node_snapshot {
