@@ -23,6 +23,9 @@ namespace {
 using detail::delta_map;
 using detail::reshape_call;
 
+// Partitions copied, or built, at once.
+constexpr std::size_t parallel_steps = 8;
+
 // The middle row of `cells` (the row half of its rows sort before), or none under two rows.
 std::optional<std::string> middle_row(const delta_map& cells) {
   std::set<std::string> rows;
@@ -51,14 +54,18 @@ struct reshaper {
   std::uint64_t uid = 0;
   std::uint64_t committed = 0;  // undo(): the catalog version that named `uid` after all
 
-  // Runs `step` for every index below `n` at once; the first error, or OK.
+  // Runs `step` for every index below `n`, `parallel_steps` at a time; every step runs (so
+  // undo() knows what each did); the first error, or OK.
   template <class F>
   status each(std::size_t n, F step) {
-    std::vector<std::future<status>> running;
-    for (std::uint32_t i = 0; i < n; ++i) running.push_back(std::async(std::launch::async, step, i));
     status first = status::ok();
-    for (auto& r : running)
-      if (auto st = r.get(); !st && first) first = st;
+    for (std::size_t from = 0; from < n; from += parallel_steps) {
+      std::vector<std::future<status>> running;
+      for (std::size_t i = from; i < std::min(n, from + parallel_steps); ++i)
+        running.push_back(std::async(std::launch::async, step, static_cast<std::uint32_t>(i)));
+      for (auto& r : running)
+        if (auto st = r.get(); !st && first) first = st;
+    }
     return first;
   }
 
