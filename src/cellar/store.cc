@@ -533,33 +533,34 @@ result<std::vector<region_info>> store::list_regions(const std::string& table_in
   return out;
 }
 
+namespace {
+
+// A split or merge: in a cluster through the cluster (cluster/reshaper.h), else here.
+result<std::uint32_t> reshape_in(store_impl& s, detail::reshape_call c) {
+  c.table = canonical_table_name(c.table);
+  if (auto hooks = cluster_of(s)) return hooks->reshape(c);
+  return s.catalog->reshape_by(c);
+}
+
+}  // namespace
+
 status store::split_region(const std::string& table, const std::string& key) {
-  if (cluster_of(*impl_))
-    return {code::unsupported,
-            "split: a cluster's partitions do not split yet (split the table on one node, or "
-            "create it with its SPLITS)"};
-  return impl_->catalog->split_region(canonical_table_name(table), key);
+  if (auto s = detail::check_split_key(key); !s) return s;
+  return reshape_in(*impl_, {detail::reshape_call::kind::split_at_key, table, 0, key}).error();
 }
 
 status store::split_partition(const std::string& table, std::uint32_t index, const std::string& key) {
-  if (cluster_of(*impl_))
-    return {code::unsupported,
-            "split: a cluster's partitions do not split yet (split the table on one node, or "
-            "create it with its SPLITS)"};
-  return impl_->catalog->split_partition(canonical_table_name(table), index, key);
+  if (!key.empty())
+    if (auto s = detail::check_split_key(key); !s) return s;
+  return reshape_in(*impl_, {detail::reshape_call::kind::split_region, table, index, key}).error();
 }
 
 result<std::uint32_t> store::split_table(const std::string& table) {
-  if (cluster_of(*impl_))
-    return status{code::unsupported,
-                  "split: a cluster's partitions do not split yet (split the table on one node, or "
-                  "create it with its SPLITS)"};
-  return impl_->catalog->split_table(canonical_table_name(table));
+  return reshape_in(*impl_, {detail::reshape_call::kind::split_all, table, 0, {}});
 }
 
 status store::merge_regions(const std::string& table, std::uint32_t index) {
-  if (cluster_of(*impl_)) return {code::unsupported, "merge_region: a cluster's partitions do not merge yet"};
-  return impl_->catalog->merge_regions(canonical_table_name(table), index);
+  return reshape_in(*impl_, {detail::reshape_call::kind::merge, table, index, {}}).error();
 }
 
 status store::compact(const std::string& table_in) {
@@ -568,7 +569,7 @@ status store::compact(const std::string& table_in) {
   if (!rt) return table_not_found(table);
   for (auto& r : ask_all<reclaim_reply>(*impl_->system, *rt, [](std::uint32_t) { return reclaim_request{}; }))
     if (!r) return r.error();
-  if (cluster_of(*impl_)) return status::ok();  // a cluster's partitions do not split yet
+  if (cluster_of(*impl_)) return status::ok();  // size-driven splits run on one node only
   return impl_->catalog->split_oversized(table).error();
 }
 

@@ -126,6 +126,8 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
       ddl_request::create_namespace({"ns", {{"k", "v"}}}),
       ddl_request::drop_namespace("ns"),
       ddl_request::alter_namespace("ns", {{"a", "b"}}, {"k"}),
+      ddl_request::reshape("t", partition_spec::range_bounds({"g", "k", "p"}), 7, {"n1", "n2", "n1", "n3"},
+                           {"/moves/t_t.0", "/moves/t_t.1", "/moves/t_t.2"}, 5),
   };
   all[3].expected_version = 42;
   all[3].family.ttl_seconds = 3600;
@@ -145,8 +147,8 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
     const ddl_request plain = ddl_request::drop("g");
     const std::string v2 = encode_ddl_request(plain);
     // family (u32 + 0 attributes), 2 empty maps, no names; then (format 3) the namespace's
-    // empty name and properties.
-    const std::size_t trailer = 4 + 4 + 4 + 4 + 4 + 4 + 4;
+    // empty name and properties; then (format 4) a zero uid, no owners and no intents.
+    const std::size_t trailer = 4 + 4 + 4 + 4 + 4 + 4 + 4 + 8 + 4 + 4;
     std::string v1 = std::string("\0\0\0\1", 4) + v2.substr(4, v2.size() - 4 - trailer);
     auto back = decode_ddl_request(v1);
     REQUIRE_OK(back);
@@ -169,6 +171,46 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
   CHECK(t->descriptor().attributes.at("MAX_FILESIZE") == "134217728");
   CHECK(t->descriptor().families[1].min_versions == 1);
   REQUIRE_CODE(decode_table_entry("x"), code::corruption);
+}
+
+TEST_CASE("a split or merge on the cluster catalog: new bounds under the uid it was built for", "[catalog]") {
+  cluster_catalog c = apply_ok({}, ddl_request::create(table("t", {"f"}, partition_spec::range_bounds({"m"})),
+                                                       schema_origin::hbase_shell));
+  const std::uint64_t was = c.find("t")->uid;
+  auto split = apply_ddl(c, ddl_request::reshape("t", partition_spec::range_bounds({"g", "m"}), c.next_uid,
+                                                 {"n1", "n2", "n3"}, {}, c.version));
+  REQUIRE_OK(split);
+  CHECK(split->new_partitions);
+  CHECK(split->old_partitions_gone);
+  const auto* t = split->catalog.find("t");
+  CHECK(t->uid != was);
+  CHECK(t->uid == c.next_uid);
+  CHECK(t->partitioning.bounds == std::vector<std::string>{"g", "m"});
+  REQUIRE(t->families.size() == 1);
+  CHECK(t->families[0].id == c.find("t")->families[0].id);  // the cells keep their family ids
+  // Built for another uid (a DDL came in between), another version, or owners that do not
+  // match: refused.
+  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("t", partition_spec::range_bounds({"g", "m"}), c.next_uid + 1,
+                                                 {"n1", "n2", "n3"}, {}, c.version)),
+               code::conflict);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("t", partition_spec::range_bounds({"g", "m"}), c.next_uid,
+                                                 {"n1", "n2", "n3"}, {}, c.version - 1)),
+               code::conflict);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("t", partition_spec::range_bounds({"g", "m"}), c.next_uid,
+                                                 {"n1", "n2"}, {}, c.version)),
+               code::invalid_argument);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("t", partition_spec::range_bounds({"m", "g"}), c.next_uid,
+                                                 {"n1", "n2", "n3"}, {}, c.version)),
+               code::invalid_argument);
+  // KEY partitions stay fixed.
+  cluster_catalog h =
+      apply_ok({}, ddl_request::create(table("h", {"f"}, partition_spec::hash(3)), schema_origin::hbase_shell));
+  REQUIRE_CODE(apply_ddl(h, ddl_request::reshape("h", partition_spec::range_bounds({"g"}), h.next_uid, {"n1", "n2"}, {},
+                                                 h.version)),
+               code::invalid_argument);
+  REQUIRE_CODE(apply_ddl(c, ddl_request::reshape("nope", partition_spec::range_bounds({"g"}), c.next_uid, {"n1", "n2"},
+                                                 {}, c.version)),
+               code::table_not_found);
 }
 
 TEST_CASE("table attributes on the cluster catalog: set, unset, refused as on one store", "[catalog]") {

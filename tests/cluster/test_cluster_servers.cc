@@ -811,3 +811,41 @@ TEST_CASE("status counts a killed node among the dead servers", "[cluster][serve
   CHECK(has(js[0], R"("servers":2,"dead_servers":1)"));
   CHECK(has(js[0], R"("dead_server_names":["n3"])"));
 }
+
+TEST_CASE("split, merge_region and list_regions through cellar-shell --cluster", "[cluster][servers][admin][reshape]") {
+  cluster3 c;
+  std::string script = "create 'sp', 'f', SPLITS => ['m']\n";
+  for (char r = 'a'; r <= 'z'; ++r) script += std::string("put 'sp', '") + r + "', 'f:q', 'v" + r + "', 1\n";
+  script +=
+      "split 'sp', 'g'\nlist_regions 'sp'\nmerge_region 'sp/1', 'sp/2'\nlist_regions 'sp'\nscan 'sp'\n"
+      "create 'hp', 'f', {NUMREGIONS => 3}\nsplit 'hp', 'x'\n";
+  auto r = testproc::run({CELLAR_SHELL, "--cluster", c.zk_connect(), "--json"}, script);
+  INFO(r.out);
+  auto out = lines(r.out);
+  REQUIRE(out.size() == 26 + 8);
+  for (int i = 0; i < 27; ++i) CHECK(out[i] == R"({"ok":true})");
+  CHECK(out[27] == R"({"ok":true,"table":"sp","splits":1})");
+  // Three regions, [,g) [g,m) [m,), each on a node of the cluster.
+  const auto& split = out[28];
+  CHECK(has(split, R"("region":"sp/2")"));
+  CHECK(has(split, R"("end_key":"g")"));
+  CHECK(has(split, R"("start_key":"g","end_key":"m")"));
+  CHECK_FALSE(has(split, R"("server":"")"));
+  CHECK(out[29] == R"({"ok":true,"table":"sp"})");
+  const auto& merged = out[30];
+  CHECK(has(merged, R"("start_key":"g","end_key":"")"));
+  CHECK_FALSE(has(merged, R"("region":"sp/2")"));
+  CHECK_FALSE(has(merged, R"("server":"")"));
+  // Every row once, in order across the bounds.
+  const auto& rows = out[31];
+  std::size_t at = 0;
+  for (char row = 'a'; row <= 'z'; ++row) {
+    const auto next = rows.find(std::string(R"("value":"v)") + row + "\"", at);
+    INFO(row);
+    REQUIRE(next != std::string::npos);
+    at = next + 1;
+  }
+  CHECK(out[32] == R"({"ok":true})");
+  CHECK(has(out[33], R"("error":"UNSUPPORTED")"));
+  CHECK(has(out[33], "KEY (hash)"));
+}

@@ -110,6 +110,20 @@ ddl_request ddl_request::alter_namespace(std::string name, std::map<std::string,
   return r;
 }
 
+ddl_request ddl_request::reshape(std::string table, partition_spec p, std::uint64_t uid,
+                                 std::vector<std::string> owners, std::vector<std::string> intents,
+                                 std::uint64_t expected_version) {
+  ddl_request r;
+  r.what = kind::reshape_table;
+  r.table = std::move(table);
+  r.partitioning = std::move(p);
+  r.uid = uid;
+  r.owners = std::move(owners);
+  r.intents = std::move(intents);
+  r.expected_version = expected_version;
+  return r;
+}
+
 namespace {
 
 status table_not_found(const std::string& t) { return {code::table_not_found, "table '" + t + "' does not exist"}; }
@@ -283,6 +297,34 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
       c.namespaces[r.ns.name] = std::move(props);
       return status::ok();
     }
+    case k::reshape_table: {
+      if (!old) return table_not_found(r.table);
+      using m = partition_spec::method;
+      if (!old->partitioned || old->partitioning.how == m::key || old->partitioning.how == m::key_prefix ||
+          r.partitioning.how != m::range)
+        return {code::invalid_argument, "only RANGE partitions of '" + r.table + "' split and merge"};
+      if (auto s = detail::check_partitioning(r.partitioning); !s) return s;
+      const std::uint32_t was = old->partitioning.count(), now = r.partitioning.count();
+      if (r.owners.size() != now)
+        return {code::invalid_argument, "a split or merge of '" + r.table + "' names " +
+                                            std::to_string(r.owners.size()) + " owners for " + std::to_string(now) +
+                                            " partitions"};
+      if (now > was)
+        if (auto s = detail::check_namespace_regions(c.namespaces, detail::namespace_of(r.table), now - was,
+                                                     usage(c, detail::namespace_of(r.table)));
+            !s)
+          return s;
+      table_schema t = *old;
+      t.partitioning = r.partitioning;
+      t.uid = c.next_uid++;
+      if (r.uid != 0 && t.uid != r.uid)
+        return {code::conflict, "the split or merge of '" + r.table + "' was prepared as incarnation " +
+                                    std::to_string(r.uid) + " but the catalog would give it " + std::to_string(t.uid)};
+      c.tables[r.table] = std::move(t);
+      out.new_partitions = true;
+      out.old_partitions_gone = true;
+      return status::ok();
+    }
   }
   return {code::invalid_argument, "unknown DDL kind"};
 }
@@ -310,8 +352,9 @@ namespace {
 // 1: up to expected_version. 2: then, per family of the descriptor and for `family`,
 // `u32 min_versions` and its attributes; the descriptor's attributes; set_attributes;
 // unset_attributes (attributes: `u32 n` and n pairs of bytes; names: `u32 n` and n bytes).
-// 3: then the namespace's name and properties.
-constexpr std::uint32_t request_format = 3;
+// 3: then the namespace's name and properties. 4: then `u64 uid`, the owners and the
+// intents (names: `u32 n` and n bytes each).
+constexpr std::uint32_t request_format = 4;
 // 1: version, counters, tables. 2: then the namespaces (`u32 n`, each name and properties).
 constexpr std::uint32_t header_format = 2;
 
@@ -387,6 +430,11 @@ std::string encode_ddl_request(const ddl_request& q) {
   for (const auto& n : q.unset_attributes) detail::put_bytes(out, n);
   detail::put_bytes(out, q.ns.name);
   detail::put_string_map(out, q.ns.properties);
+  detail::put_u64(out, q.uid);
+  for (const auto* names : {&q.owners, &q.intents}) {
+    detail::put_u32(out, static_cast<std::uint32_t>(names->size()));
+    for (const auto& n : *names) detail::put_bytes(out, n);
+  }
   return out;
 }
 
@@ -398,7 +446,7 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
   std::uint8_t what = 0, origin = 0, has_expected = 0;
   std::uint64_t expected = 0;
   if (!r.u32(format) || format < 1 || format > request_format || !r.u8(what) ||
-      what > static_cast<std::uint8_t>(ddl_request::kind::alter_namespace))
+      what > static_cast<std::uint8_t>(ddl_request::kind::reshape_table))
     return bad;
   q.what = static_cast<ddl_request::kind>(what);
   if (!r.bytes(q.table) || !r.bytes(q.descriptor.name) || !get_partitioning(r, q.descriptor.partitioning) ||
@@ -426,6 +474,18 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
     }
   }
   if (format >= 3 && (!r.bytes(q.ns.name) || !r.string_map(q.ns.properties))) return bad;
+  if (format >= 4) {
+    if (!r.u64(q.uid)) return bad;
+    for (auto* names : {&q.owners, &q.intents}) {
+      std::uint32_t n = 0;
+      if (!r.u32(n)) return bad;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        std::string name;
+        if (!r.bytes(name)) return bad;
+        names->push_back(std::move(name));
+      }
+    }
+  }
   if (!r.done()) return bad;
   q.origin = static_cast<schema_origin>(origin);
   if (has_expected) q.expected_version = expected;

@@ -55,6 +55,7 @@ struct ddl_request {
     create_namespace,    // (ns)
     drop_namespace,      // (ns.name)
     alter_namespace,     // (ns.name, unset_attributes, then set_attributes)
+    reshape_table,       // a split or merge: RANGE bounds `partitioning`, incarnation `uid` (below)
   };
   kind what = kind::create_table_group;
   std::string table;
@@ -69,6 +70,13 @@ struct ddl_request {
   // When set, the DDL applies only to this catalog version (CONFLICT otherwise): a caller
   // that decided from what it read is refused if anything changed since.
   std::optional<std::uint64_t> expected_version;
+  // reshape_table (cluster/reshaper.h): the table's new incarnation must get uid `uid`
+  // (CONFLICT otherwise: its partitions were built under it), its partitions go to
+  // `owners` (one node each), and the move intents `intents`, under which the old
+  // partitions were frozen, must still exist; the commit removes them.
+  std::uint64_t uid = 0;
+  std::vector<std::string> owners;
+  std::vector<std::string> intents;
 
   static ddl_request create(table_descriptor d, schema_origin o);
   static ddl_request create_group(std::string table);
@@ -87,6 +95,8 @@ struct ddl_request {
   static ddl_request drop_namespace(std::string name);
   static ddl_request alter_namespace(std::string name, std::map<std::string, std::string> set,
                                      std::vector<std::string> unset);
+  static ddl_request reshape(std::string table, partition_spec p, std::uint64_t uid, std::vector<std::string> owners,
+                             std::vector<std::string> intents, std::uint64_t expected_version);
 
   friend bool operator==(const ddl_request&, const ddl_request&) = default;
 };

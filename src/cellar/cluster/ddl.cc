@@ -99,6 +99,29 @@ result<std::uint64_t> submit_ddl(zk_client& zk, const ddl_request& r, std::chron
 
 namespace {
 
+// The move intents a split or merge froze its partitions under, all still there (the node
+// running it holds them; ABORTED once its session ended, which released the partitions).
+status check_intents(zk_client& zk, const ddl_request& r) {
+  for (const auto& intent : r.intents) {
+    auto e = zk.exists(intent);
+    if (!e) return e.error();
+    if (!e->has_value())
+      return {code::aborted, "the split or merge of '" + r.table + "' lost its hold on the partitions (" + intent +
+                                 " is gone): nothing changed"};
+  }
+  return status::ok();
+}
+
+// `m` with table `table`'s partitions on `owners`, one each (epoch + 1).
+placement_map place_on(const placement_map& m, const std::string& table, const std::vector<std::string>& owners) {
+  placement_map out = m;
+  out.epoch = m.epoch + 1;
+  auto& parts = out.tables[table];
+  parts.clear();
+  for (const auto& n : owners) parts.push_back(partition_owner{n, out.epoch, {}, {}});
+  return out;
+}
+
 // One request: the ops of its multi, or the error to answer with.
 status serve_one(zk_client& zk, const std::string& fence, const std::string& name,
                  const std::function<std::vector<std::string>()>& live) {
@@ -116,11 +139,18 @@ status serve_one(zk_client& zk, const std::string& fence, const std::string& nam
     auto pl = read_placement(zk);
     if (!pl) return pl.error();
     result<ddl_outcome> outcome = req ? apply_ddl(cat->catalog, *req) : result<ddl_outcome>(req.error());
+    const bool reshape = req && req->what == ddl_request::kind::reshape_table;
+    if (outcome && reshape)
+      if (auto st = check_intents(zk, *req); !st) outcome = st;
     if (outcome) {
       placement_map map = pl->map;
       const auto* t = outcome->catalog.find(outcome->table);
       if (outcome->dropped || outcome->old_partitions_gone) map = remove_table(map, outcome->table);
-      if (outcome->new_partitions && t) {
+      if (reshape) {
+        // The new partitions' cells wait at the owners the request names (cluster/reshaper.h).
+        map = place_on(map, outcome->table, req->owners);
+        for (const auto& intent : req->intents) ops.push_back(zk_op::remove(intent, 0));
+      } else if (outcome->new_partitions && t) {
         auto placed =
             assign_table(map, outcome->table, t->partitioning.count(), live(), replication_factor(t->attributes));
         if (!placed) {

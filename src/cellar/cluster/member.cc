@@ -41,9 +41,8 @@ void hand_off(const detail::partition_ref& p, const detail::partition_actor& to)
                [](caf::error& e) { spdlog::warn("cellar: handing a moved partition over: {}", to_string(e)); });
 }
 
-// `r`, made to stop its actor once no copy of it is left (dispatch.h). A runtime replaced
-// by reconcile() may still be in a client's hands for a moment (loaded just before the new
-// one was published); its partitions keep answering until it is let go.
+}  // namespace
+
 detail::partition_ref stops_when_released(detail::partition_ref r) {
   struct stopper {
     explicit stopper(detail::partition_actor a) : actor(std::move(a)) {}
@@ -55,6 +54,8 @@ detail::partition_ref stops_when_released(detail::partition_ref r) {
   if (r.actor && !r.stop_when_released) r.stop_when_released = std::make_shared<const stopper>(r.actor);
   return r;
 }
+
+namespace {
 
 // A partition of the runtime being replaced that the new one does not name: stopped when
 // the last copy of its ref goes (or by the store's close, should a client still hold one
@@ -194,6 +195,12 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
     if (prev) let_go(local, *prev, fx.stopped);  // the partition changed owner
     absl::MutexLock mlock(&move_mu);
     moved_out.erase(key);
+    if (auto st = staged.find(key); st != staged.end() && st->second.uid == schema->uid) {
+      auto ref = std::move(st->second.ref);  // a split or merge built it here (reshaper.h)
+      staged.erase(st);
+      caf::anon_send(ref.actor, detail::adopt_schema_request{*schema});
+      return ref;
+    }
     if (auto in = incoming.find(key); in != incoming.end() && in->second.uid == schema->uid) {
       // A move brought it here: its copy serves from now on. It stays in `incoming` until
       // the catalog naming it is published (reconcile), so that find() keeps holding
@@ -207,7 +214,7 @@ detail::partition_ref member::state::place_partition(const std::string& name, co
   }
   detail::partition_ref r;
   r.id = {schema->uid, i};
-  r.actor = spawn_remote_partition(seat.system(), peers, owner, name, i, opts.forward_timeout);
+  r.actor = spawn_remote_partition(seat.system(), peers, owner, name, i, opts.forward_timeout, schema->uid);
   r = stops_when_released(std::move(r));
   if (prev && prev->local) {
     // It moved away: what it held during the move's freeze, and whatever still reaches
@@ -231,6 +238,7 @@ void member::state::finish_reconcile(const cluster_catalog& cat, reconcile_effec
     absl::MutexLock mlock(&move_mu);
     for (const auto& k : fx.adopted) incoming.erase(k);
   }
+  drop_stale_staged(cat);
   for (auto& a : fx.stopped) caf::anon_send(a, detail::stop_request{});
   for (auto& rt : fx.retired) {
     // A recovered table the cluster still has (same uid) keeps its WiredTiger tables.
@@ -391,6 +399,7 @@ void member::state::guard_move(const std::string& table, std::uint32_t index, bo
   if (!guards_open || node == nullptr) return;
   auto& g = guarded[key];
   (source ? g.source : g.target) = true;
+  if (auto rt = source ? local.lookup(table) : nullptr) g.uid = rt->schema->uid;
   g.czxid = 0;  // a new move: the intent there now is the one to watch
   node->zookeeper().post([this, key] { arm_guard(key); });
 }
@@ -445,7 +454,19 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
   }
   const partition_owner* owner = pl->map.owner({table, index});
   const std::string where = "partition " + std::to_string(index) + " of '" + table + "'";
-  if (side.source && owner && owner->node == opts.node_id) {
+  // A split or merge committed: the table's new incarnation replaces the frozen partition,
+  // which answers what it held UNAVAILABLE (sent again, to the new partitions).
+  bool reshaped = false;
+  if (side.source && side.uid != 0) {
+    auto cat = read_catalog(zk, nullptr);
+    if (!cat) {
+      absl::MutexLock lock(&move_mu);
+      guarded.emplace(key, side);  // armed again when the session is back
+      return;
+    }
+    if (const auto* t = cat->catalog.find(table); t && t->uid != side.uid) reshaped = true;
+  }
+  if (side.source && !reshaped && owner && owner->node == opts.node_id) {
     // Not flipped, and it never will be in that move: run what the freeze held. (Should a
     // newer move of the partition have started meanwhile, it fails at its next step,
     // ABORTED, and aborts cleanly.)
@@ -530,78 +551,6 @@ void member::state::on_session(const session_event& ev) {
     if (!guards_open) return;
     for (const auto& [key, side] : guarded) node->zookeeper().post([this, key = key] { arm_guard(key); });
   }
-}
-
-status member::state::ddl(const detail::ddl_call& c) {
-  using k = detail::ddl_call::kind;
-  ddl_request r;
-  switch (c.what) {
-    case k::create_table: {
-      // The node's default replication factor, written into the table so that describe
-      // shows it and the master places that many replicas.
-      auto d = c.descriptor;
-      if (opts.replication_factor != 1 && !d.attributes.count("REGION_REPLICATION"))
-        d.attributes["REGION_REPLICATION"] = std::to_string(opts.replication_factor);
-      r = ddl_request::create(d, c.origin);
-      break;
-    }
-    case k::create_table_group: r = ddl_request::create_group(c.table); break;
-    case k::add_family: r = ddl_request::add(c.table, c.family, c.partitioning); break;
-    case k::alter_family: r = ddl_request::alter(c.table, c.family); break;
-    case k::drop_family: r = ddl_request::drop_family(c.table, c.family_name, c.origin); break;
-    case k::drop_table: r = ddl_request::drop(c.table); break;
-    case k::truncate_table: r = ddl_request::truncate(c.table); break;
-    case k::disable_table: r = ddl_request::set_disabled(c.table, true); break;
-    case k::enable_table: r = ddl_request::set_disabled(c.table, false); break;
-    case k::truncate_family: r = ddl_request::truncate_family(c.table, c.family_name); break;
-    case k::alter_table: r = ddl_request::alter_table(c.table, c.set_attributes, c.unset_attributes); break;
-    case k::create_namespace: r = ddl_request::create_namespace(c.ns); break;
-    case k::drop_namespace: r = ddl_request::drop_namespace(c.ns.name); break;
-    case k::alter_namespace: r = ddl_request::alter_namespace(c.ns.name, c.set_attributes, c.unset_attributes); break;
-  }
-  result<std::uint64_t> v = status{code::unavailable, "not sent"};
-  {
-    auto use = gate.enter(opts.node_id);
-    if (!use) return use.error();
-    v = (*use)->ddl(r);
-  }
-  if (!v) return v.error();
-  if (!wait_applied(*v, opts.apply_wait))
-    return {code::unavailable, "the DDL was committed as catalog version " + std::to_string(*v) + " but node '" +
-                                   opts.node_id + "' has not applied it within " +
-                                   std::to_string(opts.apply_wait.count()) + " ms"};
-  return status::ok();
-}
-
-// Reads the catalog's version in ZooKeeper on the event thread (where the member applies
-// catalogs, so it reads after every change applied so far), then waits until this node has
-// applied it; both within apply_wait.
-bool member::state::catch_up() {
-  const auto deadline = std::chrono::steady_clock::now() + opts.apply_wait;
-  auto seen = std::make_shared<std::promise<std::uint64_t>>();
-  auto got = seen->get_future();
-  {
-    // ~member closes the guards, then lets posted work end, before `node` goes.
-    absl::MutexLock lock(&move_mu);
-    if (!guards_open || node == nullptr) return false;
-    node->zookeeper().post([this, seen] {
-      std::uint64_t version = 0;
-      if (auto head = node->zookeeper().get(layout::catalog); head)
-        if (auto h = decode_catalog_header(head->data); h) version = h->version;
-      seen->set_value(version);
-    });
-  }
-  if (got.wait_until(deadline) != std::future_status::ready) return false;
-  return wait_applied(got.get(), std::max(std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now()));
-}
-
-bool member::state::wait_applied(std::uint64_t version, std::chrono::nanoseconds timeout) {
-  absl::MutexLock lock(&mu);
-  const auto reached = [this, version] {
-    mu.AssertHeld();
-    return applied >= version;
-  };
-  return mu.AwaitWithTimeout(absl::Condition(&reached), absl::FromChrono(timeout));
 }
 
 // --- member --------------------------------------------------------------------------------
@@ -701,6 +650,13 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   so.repo = &seat.snapshots();
   so.find = [raw](const std::string& t, std::uint32_t i, detail::partition_ref& out) {
     return raw->find(t, i, 0, out);
+  };
+  so.guard_source = [weak](const std::string& t, std::uint32_t i) {
+    if (auto s = weak.lock()) s->guard_move(t, i, true);
+  };
+  so.stage = [weak, leaving](const node_snapshot& m) {
+    auto s = weak.lock();
+    return s ? s->stage(m) : leaving();
   };
   st->snaps = std::make_unique<snapshot_service>(seat, *st->peers, st->gate, std::move(so));
   ec.snapshot_step = [weak, leaving](node_snapshot& m) {

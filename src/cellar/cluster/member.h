@@ -16,6 +16,9 @@
 //  - the store's DDL calls go through the master (cluster_node::ddl) and return once this
 //    node has applied the catalog version they produced, so the caller's next call sees it.
 //    disable, enable and truncate of one family are not cluster DDL yet: UNSUPPORTED.
+//    A split or merge of a RANGE table's partitions runs from the node that got it
+//    (cluster/reshaper.h); the partitions it builds here wait in `staged` until the catalog
+//    names their incarnation.
 //
 // A table appears on a node once the node has both its catalog entry and its placement
 // (ZooKeeper reports them separately); until then calls name an unknown table, and

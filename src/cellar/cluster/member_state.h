@@ -83,12 +83,23 @@ struct member::state final : detail::cluster_hooks {
     bool source = false;
     bool target = false;
     std::int64_t czxid = 0;
+    std::uint64_t uid = 0;  // the source's table incarnation when its move began
   };
   std::map<part_key, move_side> guarded ABSL_GUARDED_BY(move_mu);
   bool guards_open ABSL_GUARDED_BY(move_mu) = true;
   void guard_move(const std::string& table, std::uint32_t index, bool source);  // any thread
   void arm_guard(const part_key& key);                                          // event thread
   void settle_move(const part_key& key, std::int64_t czxid);                    // event thread
+
+  // Partitions of a table's next incarnation built here by a split or merge (reshaper.h),
+  // not serving until the catalog names that incarnation (place_partition adopts them).
+  std::map<part_key, incoming_copy> staged ABSL_GUARDED_BY(move_mu);
+  // The stage and unstage steps (remote.h: node_snapshot), on a thread of their own.
+  status stage(const node_snapshot& m);
+  // Drops what staged holds for incarnations `cat` will not name (a split or merge that
+  // failed or whose runner died before its commit).
+  void drop_stale_staged(const cluster_catalog& cat);
+  result<std::uint32_t> reshape(const detail::reshape_call& c) override;
 
   status prepare_incoming(const std::string& table, std::uint32_t index);
   status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);
@@ -143,5 +154,10 @@ struct member::state final : detail::cluster_hooks {
   bool find(const std::string& table, std::uint32_t index, std::uint64_t version, detail::partition_ref& out) const;
   std::string describe_owner(const std::string& table, std::uint32_t index) const;
 };
+
+// `r`, made to stop its actor once no copy of it is left (dispatch.h). A runtime replaced
+// by reconcile() may still be in a client's hands for a moment (loaded just before the new
+// one was published); its partitions keep answering until it is let go.
+detail::partition_ref stops_when_released(detail::partition_ref r);
 
 }  // namespace cellar::cluster

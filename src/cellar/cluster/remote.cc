@@ -238,14 +238,21 @@ void drain(endpoint_pointer self) {
   }
 }
 
+status reshaped(const endpoint_context& ctx, const std::string& table) {
+  return {code::unavailable, "the partitions of '" + table +
+                                 "' were split or merged since the request was routed (node '" + ctx.self +
+                                 "' has the new ones): send it again"};
+}
+
 template <class Reply, class Request, class Refuse>
-caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::uint32_t index, Request& req,
-                         Refuse refuse) {
+caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::uint32_t index, std::uint64_t uid,
+                         Request& req, Refuse refuse) {
   auto& ctx = self->state.ctx;
   ctx.served->fetch_add(1, std::memory_order_relaxed);
   if (self->state.queue.empty()) {
     detail::partition_ref ref;
     if (ctx.find(table, index, req.schema_version, ref)) {
+      if (uid != 0 && ref.id.table_uid != uid) return refuse(reshaped(ctx, table));
       if (ref.local || ref.replica_here) return self->delegate(ref.actor, std::move(req));
       if (auto to = moved_to(ctx, table, index)) return self->delegate(to, std::move(req));
       return refuse(not_owner(ctx, table, index));
@@ -253,11 +260,13 @@ caf::result<Reply> serve(endpoint_pointer self, const std::string& table, std::u
   }
   auto rp = self->template make_response_promise<Reply>();
   self->state.queue.push_back({std::chrono::steady_clock::now() + ctx.catch_up_wait,
-                               [self, table, index, req = std::move(req), rp, refuse](bool expired) mutable {
+                               [self, table, index, uid, req = std::move(req), rp, refuse](bool expired) mutable {
                                  auto& c = self->state.ctx;
                                  detail::partition_ref ref;
                                  if (c.find(table, index, req.schema_version, ref)) {
-                                   if (ref.local || ref.replica_here)
+                                   if (uid != 0 && ref.id.table_uid != uid)
+                                     rp.deliver(refuse(reshaped(c, table)));
+                                   else if (ref.local || ref.replica_here)
                                      rp.delegate(ref.actor, std::move(req));
                                    else if (auto to = moved_to(c, table, index))
                                      rp.delegate(to, std::move(req));
@@ -282,10 +291,11 @@ node_endpoint::behavior_type endpoint_fn(endpoint_pointer self, endpoint_context
           return failed(n, {code::unavailable, "node '" + self->state.ctx.self +
                                                    "' lost its ZooKeeper session: it takes no writes until it has "
                                                    "rejoined and re-read the placement map"});
-        return serve<batch_reply>(self, b.table, b.index, b.req, [n](const status& st) { return failed(n, st); });
+        return serve<batch_reply>(self, b.table, b.index, b.uid, b.req,
+                                  [n](const status& st) { return failed(n, st); });
       },
       [self](node_scan& s) -> caf::result<scan_reply> {
-        return serve<scan_reply>(self, s.table, s.index, s.req, [](const status& st) {
+        return serve<scan_reply>(self, s.table, s.index, s.uid, s.req, [](const status& st) {
           scan_reply r;
           r.st = st;
           return r;
@@ -316,6 +326,7 @@ struct remote_state {
   std::string node;
   std::string table;
   std::uint32_t index = 0;
+  std::uint64_t uid = 0;  // the table's incarnation (node_batch)
   std::chrono::milliseconds timeout{10000};
   node_endpoint ep;
   std::uint64_t next = 0;
@@ -419,8 +430,10 @@ caf::result<Reply> forward(remote_pointer self, Msg msg, Refuse refuse) {
 }
 
 partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<peer_directory> peers, std::string node,
-                                         std::string table, std::uint32_t index, std::chrono::milliseconds timeout) {
+                                         std::string table, std::uint32_t index, std::chrono::milliseconds timeout,
+                                         std::uint64_t uid) {
   auto& st = self->state;
+  st.uid = uid;
   st.peers = std::move(peers);
   st.node = std::move(node);
   st.table = std::move(table);
@@ -438,12 +451,12 @@ partition_actor::behavior_type remote_fn(remote_pointer self, std::shared_ptr<pe
       [self](batch_request& r) -> caf::result<batch_reply> {
         const auto n = r.ops.size();
         auto& s = self->state;
-        return forward<batch_reply>(self, node_batch{s.table, s.index, std::move(r)},
+        return forward<batch_reply>(self, node_batch{s.table, s.index, std::move(r), s.uid},
                                     [n](const status& e) { return failed(n, e); });
       },
       [self](scan_request& r) -> caf::result<scan_reply> {
         auto& s = self->state;
-        return forward<scan_reply>(self, node_scan{s.table, s.index, std::move(r)}, [](const status& e) {
+        return forward<scan_reply>(self, node_scan{s.table, s.index, std::move(r), s.uid}, [](const status& e) {
           scan_reply out;
           out.st = e;
           return out;
@@ -480,8 +493,8 @@ node_endpoint spawn_node_endpoint(caf::actor_system& sys, endpoint_context ctx) 
 
 partition_actor spawn_remote_partition(caf::actor_system& sys, std::shared_ptr<peer_directory> peers, std::string node,
                                        std::string table, std::uint32_t index,
-                                       std::chrono::milliseconds forward_timeout) {
-  return sys.spawn(remote_fn, std::move(peers), std::move(node), std::move(table), index, forward_timeout);
+                                       std::chrono::milliseconds forward_timeout, std::uint64_t uid) {
+  return sys.spawn(remote_fn, std::move(peers), std::move(node), std::move(table), index, forward_timeout, uid);
 }
 
 // --- peers -----------------------------------------------------------------------------------

@@ -52,16 +52,21 @@
 
 namespace cellar::cluster {
 
+// `uid`: the incarnation of the table the sender routed with (0: any). A split or merge
+// gives the table a new incarnation whose partition `index` holds other rows, so a request
+// routed with the old one is refused UNAVAILABLE (send again) once the node has the new one.
 struct node_batch {
   std::string table;
   std::uint32_t index = 0;
   detail::batch_request req;
+  std::uint64_t uid = 0;
 };
 
 struct node_scan {
   std::string table;
   std::uint32_t index = 0;
   detail::scan_request req;
+  std::uint64_t uid = 0;
 };
 
 // A step of a move (cluster/mover.h) sent to a node's endpoint: either to the partition
@@ -127,6 +132,16 @@ struct node_member_reply {
 //   fetch    this node's copy of file `file` of snapshot `name`, checked against its own
 //            manifest
 //   drop     deletes this node's files of snapshot `name` (OK if it has none)
+// and the steps of a split or merge (cluster/reshaper.h), served alike:
+//   freeze   copies this node's single-copy partition (table, index) as a move's source
+//            does (track, chunks, cuts) and freezes it (it holds writes from then on,
+//            until the table's new incarnation replaces it or `release`); `cells`: all of
+//            it at the freeze
+//   release  ends the freeze of (table, index): what it held runs
+//   stage    builds partition `index` of the table's next incarnation (`manifest`: its
+//            schema, cluster/catalog_state.h encode_table_entry) on `cells`, durable and
+//            not serving until the catalog names that incarnation
+//   unstage  drops what `stage` built for incarnation `name` (decimal uid), partition `index`
 struct node_snapshot {
   enum step_kind : std::uint8_t {
     copy = 0,
@@ -136,7 +151,11 @@ struct node_snapshot {
     keep_file = 4,
     keep = 5,
     fetch = 6,
-    drop = 7
+    drop = 7,
+    freeze = 8,
+    release = 9,
+    stage = 10,
+    unstage = 11
   };
   std::uint8_t step = copy;
   std::string table;
@@ -187,12 +206,12 @@ typename Inspector::result_type inspect(Inspector& f, node_move& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_batch& x) {
-  return f(caf::meta::type_name("node_batch"), x.table, x.index, x.req);
+  return f(caf::meta::type_name("node_batch"), x.table, x.index, x.req, x.uid);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_scan& x) {
-  return f(caf::meta::type_name("node_scan"), x.table, x.index, x.req);
+  return f(caf::meta::type_name("node_scan"), x.table, x.index, x.req, x.uid);
 }
 
 using catch_up_atom = caf::atom_constant<caf::atom("catchup")>;
@@ -295,6 +314,6 @@ bool never_sent(const status& s);
 // A partition of `node` as seen from here (see above).
 detail::partition_actor spawn_remote_partition(caf::actor_system& sys, std::shared_ptr<peer_directory> peers,
                                                std::string node, std::string table, std::uint32_t index,
-                                               std::chrono::milliseconds forward_timeout);
+                                               std::chrono::milliseconds forward_timeout, std::uint64_t uid = 0);
 
 }  // namespace cellar::cluster

@@ -65,10 +65,22 @@ move_request step(std::uint8_t what) {
   return r;
 }
 
+// Applies a cut (cells present or erased since the last one) to `copy`.
+void apply_cut(delta_map& copy, const delta_map& cut) {
+  for (auto it = cut.begin(); it != cut.end(); ++it) {
+    if (it->second.present)
+      copy.put(it->first.bytes, it->second.expires_at, it->second.value());
+    else
+      copy.erase(it->first.bytes);
+  }
+}
+
 // A single-copy partition of this node as it was at one instant: the chunks copied while it
 // serves, with every change since `track` (the cut) applied on top (store/named_snapshots.cc).
+// With `freeze` that instant is the freeze (a split's or merge's copy, reshaper.h): the
+// partition holds writes from then on, and the freeze's own delta is applied too.
 result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const detail::partition_actor& p,
-                                              std::chrono::milliseconds timeout) {
+                                              std::chrono::milliseconds timeout, bool freeze = false) {
   if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
   auto copy = std::make_shared<delta_map>();
   auto run = [&]() -> status {
@@ -86,16 +98,16 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
     }
     auto cut = ask_partition(sys, p, step(move_request::cut), timeout);
     if (!cut) return cut.error();
-    for (auto it = cut->cells.map->begin(); it != cut->cells.map->end(); ++it) {
-      if (it->second.present)
-        copy->put(it->first.bytes, it->second.expires_at, it->second.value());
-      else
-        copy->erase(it->first.bytes);
+    apply_cut(*copy, *cut->cells.map);
+    if (freeze) {
+      auto last = ask_partition(sys, p, step(move_request::freeze), timeout);
+      if (!last) return last.error();
+      apply_cut(*copy, *last->cells.map);
     }
     return status::ok();
   };
   const status st = run();
-  (void)ask_partition(sys, p, step(move_request::abort), timeout);
+  if (!st || !freeze) (void)ask_partition(sys, p, step(move_request::abort), timeout);
   if (!st) return st;
   return copy;
 }
@@ -201,6 +213,12 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
       auto st = repo.remove(m.name);
       return failed(st.code() == code::not_found ? status::ok() : st);
     }
+    case node_snapshot::freeze:
+    case node_snapshot::release: return freeze_here(m);
+    case node_snapshot::stage:
+    case node_snapshot::unstage:
+      if (!o_.stage) return failed({code::unsupported, "this node builds no partitions of a split or merge"});
+      return failed(o_.stage(m));
   }
   return failed({code::invalid_argument, "unknown snapshot step " + std::to_string(m.step)});
 }
@@ -212,6 +230,26 @@ static bool find_here(const snapshot_service_options& o, detail::cluster_seat& s
   if (o.find(m.table, m.index, ref)) return true;
   if (auto h = seat.cluster().hooks(); h && h->catch_up()) return o.find(m.table, m.index, ref);
   return false;
+}
+
+node_snapshot_reply snapshot_service::freeze_here(const node_snapshot& m) {
+  detail::partition_ref ref;
+  if (!find_here(o_, seat_, m, ref))
+    return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
+  if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
+  auto& sys = seat_.system();
+  if (m.step == node_snapshot::release) {
+    auto r = ask_partition(sys, ref.actor, step(move_request::abort), std::chrono::seconds(60));
+    return failed(r ? status::ok() : r.error());
+  }
+  // Should the node running the split die, its intent goes and this node runs what the
+  // freeze held (member.h: the source side of a move).
+  if (o_.guard_source) o_.guard_source(m.table, m.index);
+  auto c = copy_local(sys, ref.actor, std::chrono::seconds(60), true);
+  if (!c) return failed(c.error());
+  node_snapshot_reply out;
+  out.cells.map = std::move(*c);
+  return out;
 }
 
 node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {

@@ -56,6 +56,12 @@ struct snapshot_service_options {
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds step_timeout{600000};
   std::chrono::milliseconds leader_wait{30000};
+  // The steps of a split or merge (remote.h: node_snapshot freeze ... unstage):
+  // `guard_source` watches the move intent of this node's partition (table, index) that a
+  // freeze holds (member.h: guard_move); `stage` serves stage and unstage. Unset:
+  // UNSUPPORTED.
+  std::function<void(const std::string& table, std::uint32_t index)> guard_source;
+  std::function<status(const node_snapshot& m)> stage;
 };
 
 class snapshot_service final : public detail::snapshot_cluster {
@@ -77,6 +83,8 @@ class snapshot_service final : public detail::snapshot_cluster {
 
   // A step another node (or this one) asks of this node (remote.h: node_snapshot).
   node_snapshot_reply serve(node_snapshot& m);
+  // Step `m` at node `n`: served here for this node, else through its endpoint.
+  result<node_snapshot_reply> ask(const std::string& n, node_snapshot m);
 
  private:
   struct holders_and_manifest {
@@ -84,8 +92,6 @@ class snapshot_service final : public detail::snapshot_cluster {
     detail::snapshot_manifest m;
   };
   result<node_gate::use> node() const { return gate_.enter(o_.self); }
-  // Step `m` at node `n`: served here for this node, else through its endpoint.
-  result<node_snapshot_reply> ask(const std::string& n, node_snapshot m);
   // Step `m` of a replicated partition at whichever of `replicas` leads, retried while the
   // group has no leader, for at most the step timeout.
   result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m);
@@ -95,6 +101,7 @@ class snapshot_service final : public detail::snapshot_cluster {
   status keep_at(const std::string& node_id, const detail::snapshot_manifest& m,
                  const std::map<std::string, std::string>& files);
   node_snapshot_reply copy_here(const node_snapshot& m);
+  node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);
 

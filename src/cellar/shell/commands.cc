@@ -291,14 +291,16 @@ rows, each at its middle row. With a region named as list_regions shows it: that
 its middle row. With a split key: the region of the table that holds the key, or the named
 region, which must hold the key within its bounds. A one-partition table becomes RANGE
 partitioned. KEY (hash) partitions are fixed, as in OceanBase, and do not split. Reads and
-writes go on meanwhile.
+writes go on meanwhile; in a cluster, writes that reach the table while its partitions are
+frozen for the last part of the copy answer UNAVAILABLE, to be sent again.
   hbase> split 'tableName'
   hbase> split 'tableName/3'
   hbase> split 'tableName', 'splitKey'
   hbase> split 'tableName/3', 'splitKey'
 )"},
     {"merge_region", "tools", cmd_merge_region,
-     R"(Merge two adjacent RANGE partitions of a table, named as list_regions shows them.
+     R"(Merge two adjacent RANGE partitions of a table, named as list_regions shows them. Reads and
+writes go on meanwhile, as for split.
   hbase> merge_region 't1/0', 't1/1'
   hbase> merge_region ['t1/0', 't1/1']
 )"},

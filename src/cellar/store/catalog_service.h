@@ -38,6 +38,7 @@
 #include "store/catalog_map.h"
 #include "store/partition_factory.h"
 #include "store/persistence.h"
+#include "store/reshape_plan.h"
 
 namespace cellar::detail {
 
@@ -77,6 +78,8 @@ class catalog_service {
   status split_partition(const std::string& table, std::uint32_t index, const std::string& key);
   result<std::uint32_t> split_table(const std::string& table);
   status merge_regions(const std::string& table, std::uint32_t index);
+  // Any of the four: plans `c` (store/reshape_plan.h) and runs it; the number of splits.
+  result<std::uint32_t> reshape_by(const reshape_call& c) ABSL_LOCKS_EXCLUDED(mu_);
   // HBase's size-driven split: each partition of `table` whose cells take more bytes than
   // its MAX_FILESIZE attribute is split at its middle row (none without the attribute,
   // with SPLIT_ENABLED false or SPLIT_POLICY DisabledRegionSplitPolicy, or for KEY

@@ -22,6 +22,7 @@
 #include "cellar/cluster_admin.h"
 #include "cellar/schema.h"
 #include "cellar/status.h"
+#include "store/reshape_plan.h"
 
 namespace cellar::detail {
 
@@ -85,6 +86,11 @@ struct cluster_hooks {
   // Makes `node` a replicated partition's preferred leader (cluster/replica_mover.h).
   virtual status transfer_leader(const std::string& /*partition*/, const std::string& /*node*/) {
     return {code::unavailable, "this node has not joined its cluster yet"};
+  }
+  // A split or merge of a RANGE table's partitions (store/reshape_plan.h), run through the
+  // cluster (cluster/reshaper.h); returns how many partitions were split.
+  virtual result<std::uint32_t> reshape(const reshape_call& /*c*/) {
+    return status{code::unavailable, "this node has not joined its cluster yet"};
   }
   // Runs the balancer's moves; returns how many ran.
   virtual result<std::uint32_t> balance() = 0;

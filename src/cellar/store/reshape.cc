@@ -14,6 +14,7 @@
 #include "route/router.h"
 #include "store/catalog_service.h"
 #include "store/reshape.h"
+#include "store/reshape_plan.h"
 
 namespace cellar::detail {
 
@@ -23,19 +24,6 @@ constexpr std::uint64_t copy_chunk_bytes = 4u << 20;
 
 status table_not_found(std::string_view name) {
   return {code::table_not_found, "table '" + std::string(name) + "' does not exist"};
-}
-
-// Why `rt`'s partitions cannot be split or merged, or OK.
-status check_reshapable(const table_runtime& rt, std::string_view what) {
-  using m = partition_spec::method;
-  const auto& p = rt.schema->partitioning;
-  if (!rt.schema->partitioned || rt.partitions.empty())
-    return {code::invalid_argument, "table group '" + rt.schema->name + "' has no partitions yet; add a family first"};
-  if (p.how == m::key || p.how == m::key_prefix)
-    return {code::unsupported, std::string(what) + ": table '" + rt.schema->name +
-                                   "' is KEY (hash) partitioned; its partitions are fixed, as in OceanBase (only "
-                                   "RANGE partitions split and merge)"};
-  return status::ok();
 }
 
 move_request step(std::uint8_t what, std::string after = {}) {
@@ -53,12 +41,6 @@ result<Reply> ask_one(caf::actor_system& sys, const partition_actor& p, Request 
   auto f = got.get_future();
   ask<Reply>(sys, p, std::move(req), [&got](result<Reply> r) { got.set_value(std::move(r)); });
   return f.get();
-}
-
-status check_split_key(const std::string& key) {
-  if (key.empty()) return {code::invalid_argument, "split: a split key is needed (a row key, not empty)"};
-  if (key.size() > max_row_key_bytes) return {code::too_large, "split: the split key is longer than a row key may be"};
-  return status::ok();
 }
 
 // The middle row of partition `i` of `rt` (the row that half of its rows sort before), or
@@ -92,88 +74,34 @@ status catalog_service::check_more_regions(const std::string& table, std::size_t
 
 status catalog_service::split_region(const std::string& table, const std::string& key) {
   if (auto s = check_split_key(key); !s) return s;
-  absl::MutexLock lock(&mu_);
-  auto old = lookup(table);
-  if (!old) return table_not_found(table);
-  if (auto s = check_reshapable(*old, "split"); !s) return s;
-  auto bounds = old->schema->partitioning.bounds;
-  auto at = std::lower_bound(bounds.begin(), bounds.end(), key);
-  if (at != bounds.end() && *at == key)
-    return {code::invalid_argument, "split: '" + key + "' is already the start of a region of '" + table + "'"};
-  if (auto s = check_more_regions(table, old->partitions.size(), 1); !s) return s;
-  bounds.insert(at, key);
-  return reshape(old, std::move(bounds));
+  return reshape_by(reshape_call{reshape_call::kind::split_at_key, table, 0, key}).error();
 }
 
-status catalog_service::split_partition(const std::string& table, std::uint32_t index, const std::string& key_in) {
-  if (!key_in.empty())
-    if (auto s = check_split_key(key_in); !s) return s;
-  absl::MutexLock lock(&mu_);
-  auto old = lookup(table);
-  if (!old) return table_not_found(table);
-  if (auto s = check_reshapable(*old, "split"); !s) return s;
-  const std::string region = "'" + table + "/" + std::to_string(index) + "'";
-  if (index >= old->partitions.size())
-    return {code::invalid_argument, "split: '" + table + "' has no region " + std::to_string(index) + " (it has " +
-                                        std::to_string(old->partitions.size()) + ", from 0)"};
-  auto bounds = old->schema->partitioning.bounds;
-  auto [lo, hi] = range_of(bounds, index);
-  std::string key = key_in;
-  if (key.empty()) {
-    auto mid = middle_row(partitions_.system(), *old, index);
-    if (!mid) return mid.error();
-    if (!mid->has_value())
-      return {code::invalid_argument,
-              "split: region " + region + " holds fewer than two rows, so it has no middle row; give a split key"};
-    key = std::move(**mid);
-  } else if (key == lo) {
-    return {code::invalid_argument, "split: '" + key + "' is already the start of region " + region};
-  } else if (key < lo || (!hi.empty() && key >= hi)) {
-    return {code::invalid_argument, "split: '" + key + "' is outside region " + region +
-                                        ", which holds the rows from '" + lo + "' up to " +
-                                        (hi.empty() ? std::string("the end") : "'" + hi + "'")};
-  }
-  if (auto s = check_more_regions(table, old->partitions.size(), 1); !s) return s;
-  bounds.insert(bounds.begin() + index, std::move(key));
-  return reshape(old, std::move(bounds));
+status catalog_service::split_partition(const std::string& table, std::uint32_t index, const std::string& key) {
+  if (!key.empty())
+    if (auto s = check_split_key(key); !s) return s;
+  return reshape_by(reshape_call{reshape_call::kind::split_region, table, index, key}).error();
 }
 
 result<std::uint32_t> catalog_service::split_table(const std::string& table) {
-  absl::MutexLock lock(&mu_);
-  auto old = lookup(table);
-  if (!old) return table_not_found(table);
-  if (auto s = check_reshapable(*old, "split"); !s) return s;
-  const auto& was = old->schema->partitioning.bounds;
-  // Partition i's middle row goes between bounds i - 1 and i, so the bounds stay sorted.
-  std::vector<std::string> bounds;
-  std::uint32_t splits = 0;
-  for (std::uint32_t i = 0; i < old->partitions.size(); ++i) {
-    auto mid = middle_row(partitions_.system(), *old, i);
-    if (!mid) return mid.error();
-    if (mid->has_value()) {
-      bounds.push_back(std::move(**mid));
-      ++splits;
-    }
-    if (i < was.size()) bounds.push_back(was[i]);
-  }
-  if (splits == 0) return splits;
-  if (auto s = check_more_regions(table, old->partitions.size(), splits); !s) return s;
-  if (auto s = reshape(old, std::move(bounds)); !s) return s;
-  return splits;
+  return reshape_by(reshape_call{reshape_call::kind::split_all, table, 0, {}});
 }
 
 status catalog_service::merge_regions(const std::string& table, std::uint32_t index) {
+  return reshape_by(reshape_call{reshape_call::kind::merge, table, index, {}}).error();
+}
+
+result<std::uint32_t> catalog_service::reshape_by(const reshape_call& c) {
   absl::MutexLock lock(&mu_);
-  auto old = lookup(table);
-  if (!old) return table_not_found(table);
-  if (auto s = check_reshapable(*old, "merge_region"); !s) return s;
-  auto bounds = old->schema->partitioning.bounds;
-  if (index >= bounds.size())
-    return {code::invalid_argument, "merge_region: '" + table + "' has no regions " + std::to_string(index) + " and " +
-                                        std::to_string(index + 1) + " (it has " + std::to_string(bounds.size() + 1) +
-                                        ")"};
-  bounds.erase(bounds.begin() + index);
-  return reshape(old, std::move(bounds));
+  auto old = lookup(c.table);
+  if (!old) return table_not_found(c.table);
+  auto plan = plan_reshape(*old->schema, old->partitions.size(), c,
+                           [&](std::uint32_t i) { return middle_row(partitions_.system(), *old, i); });
+  if (!plan) return plan.error();
+  if (!plan->changes) return plan->splits;
+  if (auto s = check_more_regions(c.table, old->partitions.size(), plan->splits); !s) return s;
+  if (auto s = reshape(old, std::move(plan->bounds)); !s) return s;
+  return plan->splits;
 }
 
 result<std::uint32_t> catalog_service::split_oversized(const std::string& table) {
@@ -189,7 +117,7 @@ result<std::uint32_t> catalog_service::split_oversized(const std::string& table)
     auto policy = attrs.find("SPLIT_POLICY");
     if (max == attrs.end() || (enabled != attrs.end() && enabled->second == "false") ||
         (policy != attrs.end() && policy->second.find("DisabledRegionSplitPolicy") != std::string::npos) ||
-        !check_reshapable(*rt, "split"))
+        !check_reshapable(*rt->schema, rt->partitions.size(), "split"))
       return splits;
     const std::uint64_t limit = std::strtoull(max->second.c_str(), nullptr, 10);
     auto stats = ask_all<stats_reply>(sys, *rt, [](std::uint32_t) { return stats_request{}; });

@@ -1,0 +1,247 @@
+// cluster/reshaper.cc: a split or merge of RANGE partitions in a cluster (reshaper.h).
+#include "cluster/reshaper.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "cluster/catalog_state.h"
+#include "cluster/layout.h"
+#include "cluster/placement.h"
+#include "cluster/zk_state.h"
+#include "persist/codec.h"
+#include "route/router.h"
+
+namespace cellar::cluster {
+
+namespace {
+
+using detail::delta_map;
+using detail::reshape_call;
+
+// Partitions copied, or built, at once.
+constexpr std::size_t parallel_steps = 8;
+
+// The middle row of `cells` (the row half of its rows sort before), or none under two rows.
+std::optional<std::string> middle_row(const delta_map& cells) {
+  std::set<std::string> rows;
+  for (auto it = cells.begin(); it != cells.end(); ++it)
+    if (auto key = detail::decode_cell_key(it->first.bytes)) rows.insert(std::move(key->row));
+  if (rows.size() < 2) return std::nullopt;
+  auto mid = rows.begin();
+  std::advance(mid, rows.size() / 2);
+  return *mid;
+}
+
+// Whether `c` needs the partitions' cells to be planned (a middle row).
+bool needs_cells(const reshape_call& c) {
+  return c.what == reshape_call::kind::split_all || (c.what == reshape_call::kind::split_region && c.key.empty());
+}
+
+struct reshaper {
+  cluster_node& node;
+  snapshot_service& snaps;
+  const reshape_call& c;
+  std::vector<std::string> owners;   // of the old partitions
+  std::vector<std::string> intents;  // made, with their czxid
+  std::vector<std::int64_t> czxids;
+  std::vector<bool> frozen;
+  std::vector<std::pair<std::string, std::uint32_t>> built;  // (owner, index) staged
+  std::uint64_t uid = 0;
+  std::uint64_t committed = 0;  // undo(): the catalog version that named `uid` after all
+
+  // Runs `step` for every index below `n`, `parallel_steps` at a time; every step runs (so
+  // undo() knows what each did); the first error, or OK.
+  template <class F>
+  status each(std::size_t n, F step) {
+    status first = status::ok();
+    for (std::size_t from = 0; from < n; from += parallel_steps) {
+      std::vector<std::future<status>> running;
+      for (std::size_t i = from; i < std::min(n, from + parallel_steps); ++i)
+        running.push_back(std::async(std::launch::async, step, static_cast<std::uint32_t>(i)));
+      for (auto& r : running)
+        if (auto st = r.get(); !st && first) first = st;
+    }
+    return first;
+  }
+
+  status take_intents() {
+    auto& zk = node.zookeeper();
+    if (auto st = zk.ensure_path(layout::moves); !st) return st;
+    for (std::uint32_t i = 0; i < owners.size(); ++i) {
+      const std::string intent = layout::move_intent(c.table, i);
+      auto made = zk.create(intent, "reshape " + owners[i], create_mode::ephemeral);
+      if (!made)
+        return made.code() == code::already_exists
+                   ? status{code::conflict, "a move or snapshot of partition " + std::to_string(i) + " of '" + c.table +
+                                                "' is running; split or merge again once it is done"}
+                   : made.error();
+      auto e = zk.exists(intent);
+      intents.push_back(intent);
+      czxids.push_back(e && e->has_value() ? (*e)->czxid : 0);
+    }
+    return status::ok();
+  }
+
+  // Undoes what ran: the intents first (a commit on its way then fails), then the freezes
+  // and the built partitions. OK when the commit happened after all.
+  status undo(const status& why) {
+    auto& zk = node.zookeeper();
+    for (std::size_t i = 0; i < intents.size(); ++i)
+      if (auto now = zk.exists(intents[i]); now && now->has_value() && (*now)->czxid == czxids[i])
+        (void)zk.remove(intents[i]);
+    if (uid != 0)
+      if (auto cat = read_catalog(zk, nullptr); cat)
+        if (const auto* t = cat->catalog.find(c.table); t && t->uid == uid) {
+          committed = cat->catalog.version;
+          return status::ok();
+        }
+    for (std::uint32_t i = 0; i < frozen.size(); ++i) {
+      if (!frozen[i]) continue;
+      node_snapshot m;
+      m.step = node_snapshot::release;
+      m.table = c.table;
+      m.index = i;
+      (void)snaps.ask(owners[i], std::move(m));
+    }
+    for (const auto& [n, j] : built) {
+      node_snapshot m;
+      m.step = node_snapshot::unstage;
+      m.table = c.table;
+      m.index = j;
+      m.name = std::to_string(uid);
+      (void)snaps.ask(n, std::move(m));
+    }
+    if (!why) spdlog::warn("cellar: the split or merge of '{}' was undone: {}", c.table, why.to_string());
+    return why;
+  }
+
+  result<reshape_result> run() {
+    auto& zk = node.zookeeper();
+    auto cat = read_catalog(zk, nullptr);
+    if (!cat) return cat.error();
+    const auto* t = cat->catalog.find(c.table);
+    if (!t) return status{code::table_not_found, "table '" + c.table + "' does not exist"};
+    auto pl = read_placement(zk);
+    if (!pl) return pl.error();
+    const std::size_t n = t->partitioned ? t->partitioning.count() : 0;
+    auto placed = pl->map.tables.find(c.table);
+    const bool merge = c.what == reshape_call::kind::merge;
+    if (auto st = detail::check_reshapable(*t, n, merge ? "merge_region" : "split"); !st) return st;
+    if (placed == pl->map.tables.end() || placed->second.size() != n)
+      return status{code::unavailable, "the placement of '" + c.table + "' is not written yet"};
+    for (const auto& o : placed->second) {
+      if (o.replicated())
+        return status{code::unsupported, std::string(merge ? "merge_region" : "split") + ": the partitions of '" +
+                                             c.table + "' are replicated (REGION_REPLICATION " +
+                                             std::to_string(o.replicas.size()) +
+                                             "); in a cluster only single-copy partitions split and merge so far"};
+      owners.push_back(o.node);
+    }
+    // A plan that needs no cells is checked before anything is frozen.
+    const auto no_cells = [](std::uint32_t) -> result<std::optional<std::string>> {
+      return status{code::internal, "no cells"};
+    };
+    std::optional<detail::reshape_plan> plan;
+    if (!needs_cells(c)) {
+      auto p = detail::plan_reshape(*t, n, c, no_cells);
+      if (!p) return p.error();
+      plan = std::move(*p);
+    }
+    auto live = zk.children(layout::nodes);
+    if (!live) return live.error();
+    for (const auto& o : owners)
+      if (std::find(live->begin(), live->end(), o) == live->end())
+        return status{code::unavailable,
+                      "a partition of '" + c.table + "' is on node '" + o + "', which is down: it cannot be split"};
+
+    if (auto st = take_intents(); !st) return undo(st);
+    // 2. Copy and freeze every partition, all at once.
+    std::vector<std::shared_ptr<delta_map>> cells(n);
+    frozen.assign(n, false);
+    std::mutex mu;
+    auto st = each(n, [&](std::uint32_t i) -> status {
+      node_snapshot m;
+      m.step = node_snapshot::freeze;
+      m.table = c.table;
+      m.index = i;
+      auto r = snaps.ask(owners[i], std::move(m));
+      std::lock_guard lock(mu);
+      if (!r) return r.error();
+      frozen[i] = true;
+      cells[i] = r->cells.map ? std::move(r->cells.map) : std::make_shared<delta_map>();
+      return status::ok();
+    });
+    if (!st) return undo(st);
+    // 3. Plan, place, deal and build.
+    if (!plan) {
+      auto p = detail::plan_reshape(*t, n, c, [&](std::uint32_t i) -> result<std::optional<std::string>> {
+        return middle_row(*cells[i]);
+      });
+      if (!p) return undo(p.error());
+      plan = std::move(*p);
+    }
+    if (!plan->changes) {
+      (void)undo(status::ok());
+      return reshape_result{};
+    }
+    detail::table_schema next = *t;
+    next.partitioning = partition_spec::range_bounds(plan->bounds);
+    next.uid = cat->catalog.next_uid;
+    next.version = cat->catalog.version + 1;
+    uid = next.uid;
+    const std::uint32_t m = next.partitioning.count();
+    auto to = assign_table(pl->map, c.table, m, *live, 1);
+    if (!to) return undo(to.error());
+    std::vector<std::string> new_owners;
+    for (const auto& o : to->tables.at(c.table)) new_owners.push_back(o.node);
+    std::vector<detail::delta_handle> parts(m);
+    for (auto& from : cells) {
+      for (auto it = from->begin(); it != from->end(); ++it) {
+        auto key = detail::decode_cell_key(it->first.bytes);
+        if (!key) continue;
+        parts[detail::partition_of(next.partitioning, key->row)].map->put(it->first.bytes, it->second.expires_at,
+                                                                          it->second.value());
+      }
+      from.reset();
+    }
+    const std::string schema = encode_table_entry(next);
+    st = each(m, [&](std::uint32_t j) -> status {
+      node_snapshot s;
+      s.step = node_snapshot::stage;
+      s.table = c.table;
+      s.index = j;
+      s.manifest = schema;
+      s.cells = std::move(parts[j]);
+      {
+        std::lock_guard lock(mu);
+        built.emplace_back(new_owners[j], j);  // undone even if the answer is lost
+      }
+      auto r = snaps.ask(new_owners[j], std::move(s));
+      return r ? status::ok() : r.error();
+    });
+    if (!st) return undo(st);
+    // 4. The commit.
+    auto v = node.ddl(ddl_request::reshape(c.table, next.partitioning, uid, new_owners, intents, cat->catalog.version));
+    if (!v) {
+      auto why = undo(v.error());
+      if (why) return reshape_result{plan->splits, committed};  // committed after all
+      return why;
+    }
+    spdlog::info("cellar: '{}' now has {} partitions (was {}), catalog version {}", c.table, m, n, *v);
+    return reshape_result{plan->splits, *v};
+  }
+};
+
+}  // namespace
+
+result<reshape_result> run_reshape(cluster_node& node, snapshot_service& snaps, const detail::reshape_call& c) {
+  reshaper r{node, snaps, c, {}, {}, {}, {}, {}, 0, 0};
+  return r.run();
+}
+
+}  // namespace cellar::cluster

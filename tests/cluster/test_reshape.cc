@@ -1,0 +1,412 @@
+// cluster/reshaper.h in one process: three members split and merge a RANGE table's
+// partitions while a writer and a reader run through the other nodes; the model (every
+// acknowledged cell) is checked against what the nodes read during and after.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cellar/connection.h"
+#include "cellar/store.h"
+#include "cluster/layout.h"
+#include "cluster/member.h"
+#include "cluster/remote.h"
+#include "cluster/zk_state.h"
+#include "cluster_test.h"
+#include "partition/protocol.h"
+
+using namespace cellar;
+
+namespace {
+
+struct node {
+  std::unique_ptr<store> s;
+  std::unique_ptr<cluster::member> m;
+};
+
+node join(const std::string& chroot, const std::string& id, store_options so = {}) {
+  node n;
+  auto opened = cluster::member::open_store(so);
+  INFO(zktest::describe_status(opened));
+  REQUIRE(opened.is_ok());
+  n.s = std::move(opened).value();
+  cluster::member_options o;
+  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
+  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
+  o.node_id = id;
+  o.data_address = "127.0.0.1:1";
+  auto m = cluster::member::join(*n.s, o);
+  INFO(zktest::describe_status(m));
+  REQUIRE(m.is_ok());
+  n.m = std::move(m).value();
+  return n;
+}
+
+// A cell as the model keeps it: (row, qualifier) -> value.
+using model = std::map<std::pair<std::string, std::string>, std::string>;
+
+std::string row_of(int i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "k%04d", i);
+  return b;
+}
+
+// A scan of the whole table through `c`: every cell, and whether the rows came in order,
+// each once. UNAVAILABLE while a split or merge changes the partitions under it.
+struct scanned {
+  model cells;
+  bool in_order = true;
+};
+result<scanned> scan_all(connection& c, const std::string& table) {
+  auto sc = c.scan(table, cellar::scan().caching(50));
+  if (!sc) return sc.error();
+  scanned out;
+  std::string last;
+  bool first = true;
+  for (;;) {
+    auto page = (*sc)->next(50);
+    if (!page) return page.error();
+    if (page->empty()) break;
+    for (const auto& r : *page) {
+      if (!first && !(last < r.row)) out.in_order = false;
+      first = false;
+      last = r.row;
+      for (const auto& cell : r.cells)
+        if (!out.cells.emplace(std::make_pair(r.row, cell.qualifier), cell.value).second) out.in_order = false;
+    }
+  }
+  return out;
+}
+
+// Writes new cells through `c` (each put sent again while it is refused UNAVAILABLE) until
+// told to stop; `acked` is the model of what was acknowledged.
+struct writer {
+  connection& c;
+  std::string table;
+  std::mutex mu;
+  model acked;  // guarded by mu
+  std::atomic<bool> stop{false};
+  std::atomic<int> retries{0};
+  std::atomic<int> failures{0};
+  std::string failure;  // guarded by mu: the first error that was not UNAVAILABLE
+
+  void run() {
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string row = row_of((i * 37) % 600), q = "w" + std::to_string(i), v = "v" + std::to_string(i);
+      for (int attempt = 0;; ++attempt) {
+        // An explicit timestamp: a put sent again writes the same cell.
+        auto st = c.put(table, cellar::put(row).add("f", q, i + 1, v));
+        if (st) {
+          std::lock_guard lock(mu);
+          acked[{row, q}] = v;
+          break;
+        }
+        if (st.code() != code::unavailable || attempt > 200) {
+          std::lock_guard lock(mu);
+          if (failure.empty()) failure = st.to_string();
+          ++failures;
+          break;
+        }
+        ++retries;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  model snapshot() {
+    std::lock_guard lock(mu);
+    return acked;
+  }
+};
+
+// Scans through `c` until told to stop: each scan that completes must be in order and hold
+// every cell acknowledged before it started.
+struct reader {
+  connection& c;
+  writer& w;
+  std::atomic<bool> stop{false};
+  std::atomic<int> scans{0};
+  std::atomic<int> refused{0};
+  std::mutex mu;
+  std::vector<std::string> problems;  // guarded by mu
+
+  void run() {
+    while (!stop.load()) {
+      const model before = w.snapshot();
+      auto got = scan_all(c, w.table);
+      if (!got) {
+        std::lock_guard lock(mu);
+        if (got.code() == code::unavailable)
+          ++refused;
+        else
+          problems.push_back("scan failed: " + got.error().to_string());
+        continue;
+      }
+      ++scans;
+      std::lock_guard lock(mu);
+      if (!got->in_order) problems.push_back("a scan returned rows out of order or twice");
+      for (const auto& [k, v] : before) {
+        auto it = got->cells.find(k);
+        if (it == got->cells.end() || it->second != v) {
+          problems.push_back("a scan missed acknowledged cell " + k.first + "/" + k.second);
+          break;
+        }
+      }
+    }
+  }
+};
+
+std::vector<std::string> bounds_of(store& s, const std::string& table) {
+  auto regions = s.list_regions(table);
+  REQUIRE_OK(regions);
+  std::vector<std::string> out;
+  for (const auto& r : *regions) {
+    CHECK_FALSE(r.node.empty());  // each region names the node serving it
+    if (!r.start_key.empty()) out.push_back(r.start_key);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a reader run", "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape");
+  auto n1 = join(chroot, "m1");
+  auto n2 = join(chroot, "m2");
+  auto n3 = join(chroot, "m3");
+  REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rs";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0300"});
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rs") && n3.s->table_exists("rs"); }));
+  auto c2 = connect_embedded(*n2.s);
+  auto c3 = connect_embedded(*n3.s);
+
+  writer w{*c2, "rs"};
+  reader r{*c3, w};
+  std::thread wt([&] { w.run(); });
+  std::thread rt([&] { r.run(); });
+  auto wait_writes = [&](std::size_t more) {
+    const auto want = w.snapshot().size() + more;
+    REQUIRE(zktest::eventually([&] { return w.snapshot().size() >= want; }));
+  };
+  auto regions_everywhere = [&](std::size_t n) {
+    REQUIRE(zktest::eventually([&] {
+      for (auto* x : {&n1, &n2, &n3}) {
+        auto regions = x->s->list_regions("rs");
+        if (!regions || regions->size() != n) return false;
+      }
+      return true;
+    }));
+  };
+
+  wait_writes(200);
+  // split 'rs', 'k0150': through m1, which may own neither partition.
+  REQUIRE_OK(n1.s->split_region("rs", "k0150"));
+  CHECK(bounds_of(*n1.s, "rs") == std::vector<std::string>{"k0150", "k0300"});
+  regions_everywhere(3);
+  wait_writes(100);
+  // split 'rs/2': at its middle row, through m2 (the writer's node).
+  REQUIRE_OK(n2.s->split_partition("rs", 2, ""));
+  auto after_split = bounds_of(*n2.s, "rs");
+  REQUIRE(after_split.size() == 3);
+  CHECK(after_split[2] > "k0300");
+  regions_everywhere(4);
+  wait_writes(100);
+  // merge_region of regions 0 and 1: k0150 goes.
+  REQUIRE_OK(n3.s->merge_regions("rs", 0));
+  CHECK(bounds_of(*n3.s, "rs") == std::vector<std::string>{"k0300", after_split[2]});
+  regions_everywhere(3);
+  wait_writes(100);
+
+  w.stop = true;
+  wt.join();
+  r.stop = true;
+  rt.join();
+  INFO("writer: " << w.failure << "; retries " << w.retries.load() << "; reader scans " << r.scans.load()
+                  << ", refused " << r.refused.load());
+  CHECK(w.failures.load() == 0);
+  {
+    std::lock_guard lock(r.mu);
+    for (const auto& p : r.problems) FAIL_CHECK(p);
+  }
+  CHECK(r.scans.load() > 0);
+  // Every node reads exactly the acknowledged cells: nothing lost, nothing doubled.
+  const model want = w.snapshot();
+  for (auto* x : {&n1, &n2, &n3}) {
+    auto c = connect_embedded(*x->s);
+    auto got = scan_all(*c, "rs");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells.size() == want.size());
+    CHECK(got->cells == want);
+  }
+
+  // KEY (hash) partitions stay fixed, with the reason.
+  table_descriptor h;
+  h.name = "hs";
+  h.families.push_back(family_descriptor{"f"});
+  h.partitioning = partition_spec::hash(3);
+  REQUIRE_OK(n1.s->create_table(h, schema_origin::hbase_shell));
+  auto refused = n2.s->split_region("hs", "x");
+  CHECK(refused.code() == code::unsupported);
+  CHECK(refused.message().find("KEY (hash)") != std::string::npos);
+  CHECK(n1.s->merge_regions("hs", 0).code() == code::unsupported);
+  // Partitions replicated as Raft groups do not split in a cluster yet, and say so.
+  table_descriptor rep;
+  rep.name = "rp";
+  rep.families.push_back(family_descriptor{"f"});
+  rep.partitioning = partition_spec::range_bounds({"m"});
+  rep.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(rep, schema_origin::hbase_shell));
+  auto replicated = n3.s->split_region("rp", "g");
+  CHECK(replicated.code() == code::unsupported);
+  CHECK(replicated.message().find("replicated (REGION_REPLICATION 3)") != std::string::npos);
+
+  for (auto* x : {&n3, &n2, &n1}) x->m.reset();
+  for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("after a split, a request routed with the old partitions is refused UNAVAILABLE, not run on new ones",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-uid");
+  auto n1 = join(chroot, "m1");
+  auto n2 = join(chroot, "m2");
+  REQUIRE(zktest::eventually([&] { return n2.m->report().nodes.size() == 2; }));
+  table_descriptor d;
+  d.name = "ru";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"m"});
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("ru"); }));
+  const std::uint64_t old_uid = n1.m->node().catalog()->find("ru")->uid;
+
+  // A move's intent on partition 1: the split is refused and changes nothing (the intent it
+  // took on partition 0 goes again, or the split below would be refused too).
+  auto zk = zktest::connect(chroot);
+  REQUIRE_OK(zk->ensure_path(cluster::layout::moves));
+  REQUIRE_OK(zk->create(cluster::layout::move_intent("ru", 1), "m1 m2", cluster::create_mode::ephemeral));
+  REQUIRE_CODE(n2.s->split_region("ru", "g"), code::conflict);
+  REQUIRE_OK(zk->remove(cluster::layout::move_intent("ru", 1)));
+  CHECK(n1.m->node().catalog()->find("ru")->uid == old_uid);
+  auto c1 = connect_embedded(*n1.s);
+  REQUIRE_OK(c1->put("ru", cellar::put("z").add("f", "q", 1, "before")));  // not left frozen
+
+  REQUIRE_OK(n1.s->split_region("ru", "g"));
+  const auto* now = n1.m->node().catalog()->find("ru");
+  REQUIRE(now->uid != old_uid);
+  const std::uint64_t new_uid = now->uid;
+  REQUIRE(zktest::eventually([&] {
+    auto r = n2.s->list_regions("ru");
+    return r && r->size() == 3;
+  }));
+  // Old partition 1 held [m, end); new partition 1 holds [g, m). A put of row "z" sent as
+  // old partition 1 (as a node that has not applied the split yet would) must not land there.
+  auto pl = cluster::read_placement(*zk);
+  REQUIRE_OK(pl);
+  const std::string owner = pl->map.tables.at("ru")[1].node;
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  auto peers = std::make_shared<cluster::peer_directory>(sys);
+  peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
+  auto ep = peers->endpoint(owner, std::chrono::seconds(10));
+  REQUIRE_OK(ep);
+  caf::scoped_actor self{sys};
+  auto send = [&](std::uint64_t uid) {
+    cluster::node_batch b;
+    b.table = "ru";
+    b.index = 1;
+    b.uid = uid;
+    b.req.ops.push_back(cellar::put("z").add("f", "q", 2, "routed"));
+    status out{code::internal, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(b))
+        .receive([&](detail::batch_reply& r) { out = r.results.at(0).st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
+    return out;
+  };
+  auto refused = send(old_uid);
+  CHECK(refused.code() == code::unavailable);
+  CHECK(refused.message().find("split or merged") != std::string::npos);
+  REQUIRE_OK(send(new_uid));  // routed with the new partitions: [g, m) takes it as asked
+  // Row "z" as the table reads it: the value put before the split, from partition 2.
+  auto g = c1->get("ru", cellar::get("z"));
+  REQUIRE_OK(g);
+  REQUIRE(g->cells.size() == 1);
+  CHECK(g->cells[0].value == "before");
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("the partitions a split or merge built are on disk: a node restarted reads them", "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-disk");
+  const auto base = std::filesystem::temp_directory_path() / ("cellar-reshape-disk-" + std::to_string(getpid()));
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  auto dir_of = [&](const std::string& id) {
+    store_options so;
+    so.directory = (base / id).string();
+    return so;
+  };
+  auto n1 = join(chroot, "m1", dir_of("m1"));
+  auto n2 = join(chroot, "m2", dir_of("m2"));
+  REQUIRE(zktest::eventually([&] { return n2.m->report().nodes.size() == 2; }));
+  table_descriptor d;
+  d.name = "rd";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0100"});
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rd"); }));
+  auto c1 = connect_embedded(*n1.s);
+  model want;
+  auto put_rows = [&](int from, int to, const std::string& v) {
+    for (int i = from; i < to; ++i) {
+      REQUIRE_OK(c1->put("rd", cellar::put(row_of(i)).add("f", "q", 1, v)));
+      want[{row_of(i), "q"}] = v;
+    }
+  };
+  put_rows(0, 200, "a");
+  REQUIRE_OK(n2.s->split_region("rd", "k0050"));
+  REQUIRE_OK(n1.s->split_table("rd"));  // every partition at its middle row: 6 of them
+  put_rows(0, 200, "b");                // over the built partitions, into their logs
+  REQUIRE_OK(n2.s->merge_regions("rd", 1));
+  put_rows(150, 250, "c");
+  REQUIRE(zktest::eventually([&] {
+    auto r = n2.s->list_regions("rd");
+    return r && r->size() == 5;
+  }));
+
+  // m2 leaves and comes back on its directory; m1 stays.
+  n2.m.reset();
+  REQUIRE_OK(n2.s->close());
+  n2 = join(chroot, "m2", dir_of("m2"));
+  for (auto* x : {&n1, &n2}) {
+    auto c = connect_embedded(*x->s);
+    REQUIRE(zktest::eventually([&] {
+      auto got = scan_all(*c, "rd");
+      return got && got->cells == want;
+    }));
+    auto got = scan_all(*c, "rd");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells == want);
+  }
+  CHECK(bounds_of(*n2.s, "rd").size() == 4);
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+  std::filesystem::remove_all(base);
+}
