@@ -420,6 +420,27 @@ TEST_CASE("the interval between snapshots grows with the state, so a large state
     CHECK(c.await_count(id, 200).size() == 200 * 1002);  // 1,001 bytes and a comma each
 }
 
+TEST_CASE("small entries after large ones wait for a state's worth of bytes before the next snapshot", "[replica]") {
+  group_options opt;
+  opt.snapshot_threshold = 8;
+  opt.snapshot_trailing = 2;
+  cluster c(memory_storages(3), opt);
+  auto leader = c.await_leader(1);
+  // Large entries first (as a bulk load's): the state reaches about 40 KB.
+  const std::string large(9996, 'x');
+  for (int i = 0; i < 4; ++i) c.write("w" + std::to_string(1000 + i) + large, 0);
+  const std::string wide(1996, 'x');
+  for (int i = 4; i < 20; ++i) c.write("w" + std::to_string(1000 + i) + wide, 0);
+  const int before = c.snapshots(leader);
+  CHECK(before >= 1);
+  // Then 64 small entries (as single updates): about 8 KB with their overhead, far less than
+  // the state, so no snapshot copies the whole state again for them. Pacing by entries
+  // alone would take one every few entries.
+  for (int i = 20; i < 84; ++i) c.write("w" + std::to_string(1000 + i), 0);
+  CHECK(c.snapshots(leader) == before);
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 84).size() == 4 * 10002 + 16 * 2002 + 64 * 6);
+}
+
 TEST_CASE("leadership goes to the preferred replica once it has the whole log, and back to it after it returns",
           "[replica]") {
   group_options opt;

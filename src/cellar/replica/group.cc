@@ -111,6 +111,9 @@ std::uint64_t replica_group::last_applied() const {
 
 void replica_group::on_tick(std::uint64_t generation) {
   io_.on_tick(generation);
+  // Entries that are not applied by the state machine (barriers) count toward the next
+  // snapshot too.
+  if (initialized_) pace_snapshots(raft_last_applied(&raft_));
   // A membership change holds the preferred leader's handover back until it is done.
   if (change_)
     continue_change();
@@ -343,22 +346,34 @@ int replica_group::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** resul
   std::uint64_t index = raft_last_applied(&g->raft_) + 1;
   g->last_result_ = g->sm_.apply(index, std::string_view(static_cast<const char*>(buf->base), buf->len));
   g->applied_bytes_ += buf->len;
+  g->pace_snapshots(index);
   *result = &g->last_result_;
   return 0;
 }
 
+namespace {
+// An entry's bytes in the log beyond its command; barriers and configuration changes are
+// entries with no command.
+constexpr std::uint64_t entry_overhead = 64;
+// Entries between two snapshots, at most.
+constexpr std::uint64_t max_snapshot_interval = 1u << 22;
+}  // namespace
+
+void replica_group::pace_snapshots(std::uint64_t applied) {
+  // libraft takes a snapshot after an apply once `threshold` entries were applied since the
+  // last one: the threshold is the entries so far once the snapshot is due, else the most.
+  const std::uint64_t entries = applied > snapshot_at_ ? applied - snapshot_at_ : 0;
+  const std::uint64_t bytes = applied_bytes_ + entries * entry_overhead;
+  const bool due = (entries >= opt_.snapshot_threshold && bytes >= state_bytes_) || entries >= max_snapshot_interval;
+  raft_set_snapshot_threshold(&raft_,
+                              static_cast<unsigned>(due ? std::max<std::uint64_t>(entries, 1) : max_snapshot_interval));
+}
+
 void replica_group::snapshot_taken(std::size_t state_bytes) {
-  // An entry's bytes in the log beyond its command; barriers and configuration changes are
-  // entries with no command.
-  constexpr std::uint64_t entry_overhead = 64;
-  constexpr std::uint64_t max_threshold = 1u << 22;
-  const std::uint64_t applied = raft_last_applied(&raft_);
-  const std::uint64_t entries = applied > snapshot_at_ ? applied - snapshot_at_ : 1;
-  const std::uint64_t per_entry = applied_bytes_ / entries + entry_overhead;
-  const std::uint64_t next = std::clamp<std::uint64_t>(state_bytes / per_entry, opt_.snapshot_threshold, max_threshold);
-  raft_set_snapshot_threshold(&raft_, static_cast<unsigned>(next));
   applied_bytes_ = 0;
-  snapshot_at_ = applied;
+  state_bytes_ = state_bytes;
+  snapshot_at_ = raft_last_applied(&raft_);
+  pace_snapshots(snapshot_at_);
 }
 
 int replica_group::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) {

@@ -52,9 +52,10 @@ struct group_options {
   unsigned election_timeout_ms = 1000;  // libraft randomises each election between 1x and 2x
   unsigned heartbeat_timeout_ms = 100;  // also the tick interval
   // Entries applied between two snapshots, at least. A snapshot copies the whole state, so
-  // after each one the interval grows until the log written before the next is about as
-  // large as the snapshot was: each byte written then costs at most about one byte of
-  // snapshot, however large the state (the log kept in memory or on disk grows alike).
+  // the next one waits until the log written since holds about as many bytes as the last
+  // snapshot did (each entry's command and 64 bytes): each byte written then costs at most
+  // about one byte of snapshot, however large the state and whatever the entries' sizes
+  // (the log kept in memory or on disk grows alike).
   unsigned snapshot_threshold = 1024;
   unsigned snapshot_trailing = 128;  // entries kept after a snapshot, for followers close behind
   // The replica that should lead (0: whichever wins the elections). Another replica that
@@ -182,7 +183,9 @@ class replica_group {
   void begin_handover(std::uint64_t to);  // to replica `to` (0: whichever voter libraft picks)
   void advance_handover();
   void finish_handover();
-  // Sets the interval to the next snapshot from the one just taken (see snapshot_threshold).
+  // Whether the next snapshot is due at applied index `applied` (see snapshot_threshold),
+  // told to libraft as its threshold.
+  void pace_snapshots(std::uint64_t applied);
   void snapshot_taken(std::size_t state_bytes);
   static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
   status failure(int rv) const;
@@ -207,6 +210,7 @@ class replica_group {
   std::string last_result_;          // what the state machine answered for the entry just applied
   std::uint64_t applied_bytes_ = 0;  // the commands' bytes applied since the last snapshot
   std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
+  std::uint64_t state_bytes_ = 0;    // the last snapshot's size
   std::chrono::steady_clock::time_point handed_over_at_{};  // the last handover begun
   handover handover_ = handover::none;
   std::uint64_t handover_to_ = 0;  // the replica the handover under way is for (0: any voter)
