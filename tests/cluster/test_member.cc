@@ -41,6 +41,23 @@ cluster::member_options member_options_for(const std::string& chroot, const std:
   return o;
 }
 
+// A node endpoint that takes every move step and never answers it, counting them.
+cluster::node_endpoint::behavior_type move_sink(cluster::node_endpoint::pointer self,
+                                                std::shared_ptr<std::atomic<int>> steps) {
+  return {
+      [](cluster::node_batch&) { return detail::batch_reply{}; },
+      [](cluster::node_scan&) { return detail::scan_reply{}; },
+      [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
+        ++*steps;
+        return self->make_response_promise<detail::move_reply>();  // never answered
+      },
+      [](cluster::node_member&) { return cluster::node_member_reply{}; },
+      [](cluster::node_snapshot&) { return cluster::node_snapshot_reply{}; },
+      [](cluster::node_replica&) {},
+      [](cluster::catch_up_atom) {},
+  };
+}
+
 }  // namespace
 
 TEST_CASE("a member store refuses data and DDL until it has joined, then serves the cluster's tables", "[member]") {
@@ -470,21 +487,7 @@ TEST_CASE("a move whose target dies mid-step fails at once, not after the step t
   peer_system fake_process;
   auto& fake_sys = fake_process.sys;
   auto steps = std::make_shared<std::atomic<int>>(0);
-  auto fake_ep =
-      fake_sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
-        return {
-            [](cluster::node_batch&) { return detail::batch_reply{}; },
-            [](cluster::node_scan&) { return detail::scan_reply{}; },
-            [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
-              ++*steps;
-              return self->make_response_promise<detail::move_reply>();  // never answered
-            },
-            [](cluster::node_member&) { return cluster::node_member_reply{}; },
-            [](cluster::node_snapshot&) { return cluster::node_snapshot_reply{}; },
-            [](cluster::node_replica&) {},
-            [](cluster::catch_up_atom) {},
-        };
-      });
+  auto fake_ep = fake_sys->spawn(move_sink, steps);
   auto port = fake_sys->middleman().publish(fake_ep, 0, "127.0.0.1", true);
   REQUIRE(port);
   const cluster::node_info fake{"fake", "127.0.0.1:1", "127.0.0.1:" + std::to_string(*port)};
@@ -536,21 +539,7 @@ TEST_CASE("a member leaving while an admin move waits for another node ends the 
   // The target: a member whose endpoint takes a move's first step and never answers.
   peer_system fake_process;
   auto steps = std::make_shared<std::atomic<int>>(0);
-  auto fake_ep =
-      fake_process.sys->spawn([steps](cluster::node_endpoint::pointer self) -> cluster::node_endpoint::behavior_type {
-        return {
-            [](cluster::node_batch&) { return detail::batch_reply{}; },
-            [](cluster::node_scan&) { return detail::scan_reply{}; },
-            [self, steps](cluster::node_move&) -> caf::result<detail::move_reply> {
-              ++*steps;
-              return self->make_response_promise<detail::move_reply>();  // never answered
-            },
-            [](cluster::node_member&) { return cluster::node_member_reply{}; },
-            [](cluster::node_snapshot&) { return cluster::node_snapshot_reply{}; },
-            [](cluster::node_replica&) {},
-            [](cluster::catch_up_atom) {},
-        };
-      });
+  auto fake_ep = fake_process.sys->spawn(move_sink, steps);
   auto port = fake_process.sys->middleman().publish(fake_ep, 0, "127.0.0.1", true);
   REQUIRE(port);
   auto fake_zk = zktest::connect(chroot);

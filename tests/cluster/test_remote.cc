@@ -212,13 +212,17 @@ TEST_CASE("a peer that never completes the middleman's handshake: requests answe
 
 namespace {
 
-// A partition that answers its first batch with `first` and every later one with OK,
-// counting the stops it gets.
-detail::partition_actor::behavior_type electing_partition(detail::partition_actor::pointer, status first,
+// A partition that answers its first batch with `first` and every later one with OK, or,
+// when `mute`, takes every batch and answers none; it counts the batches and the stops.
+detail::partition_actor::behavior_type electing_partition(detail::partition_actor::pointer self, status first,
                                                           std::shared_ptr<std::atomic<int>> batches,
-                                                          std::shared_ptr<std::atomic<int>> stops) {
+                                                          std::shared_ptr<std::atomic<int>> stops, bool mute) {
   return {
-      [first, batches](detail::batch_request& r) {
+      [self, first, batches, mute](detail::batch_request& r) -> caf::result<detail::batch_reply> {
+        if (mute) {
+          ++*batches;
+          return self->make_response_promise<detail::batch_reply>();  // dropped: never delivered
+        }
         detail::batch_reply out;
         out.results.resize(r.ops.size());
         const status st = batches->fetch_add(1) == 0 ? first : status::ok();
@@ -243,36 +247,13 @@ detail::partition_actor::behavior_type electing_partition(detail::partition_acto
   };
 }
 
-// A partition that takes every batch and never answers it, counting them.
-detail::partition_actor::behavior_type mute_partition(detail::partition_actor::pointer self,
-                                                      std::shared_ptr<std::atomic<int>> batches) {
-  return {
-      [self, batches](detail::batch_request&) -> caf::result<detail::batch_reply> {
-        ++*batches;
-        return self->make_response_promise<detail::batch_reply>();  // dropped: never delivered
-      },
-      [](detail::scan_request&) { return detail::scan_reply{}; },
-      [](detail::adopt_schema_request&) { return detail::admin_reply{}; },
-      [](detail::drop_families_request&) { return detail::admin_reply{}; },
-      [](detail::reclaim_request&) { return detail::reclaim_reply{}; },
-      [](detail::stats_request&) { return detail::stats_reply{}; },
-      [](detail::cut_request&) { return detail::cut_reply{}; },
-      [](detail::merge_delta_request&) { return detail::admin_reply{}; },
-      [](detail::stop_request&) { return detail::admin_reply{}; },
-      [](detail::move_request&) { return detail::move_reply{}; },
-      [](detail::handoff_request&) { return detail::admin_reply{}; },
-      [](detail::tick_atom) {},
-      [](detail::log_synced_atom) {},
-  };
-}
-
 }  // namespace
 
 TEST_CASE("a replica router answers UNAVAILABLE for the requests its replica took when the replica stops",
           "[remote][replica]") {
   system_with_middleman s;
   auto batches = std::make_shared<std::atomic<int>>(0);
-  auto local = s.sys->spawn(mute_partition, batches);
+  auto local = s.sys->spawn(electing_partition, status::ok(), batches, std::make_shared<std::atomic<int>>(0), true);
   replica_router_config cfg;
   cfg.table = "t";
   cfg.self = "n1";
@@ -300,7 +281,8 @@ TEST_CASE("a replica router stopped while a request waits for a leader answers i
   system_with_middleman s;
   auto batches = std::make_shared<std::atomic<int>>(0);
   auto stops = std::make_shared<std::atomic<int>>(0);
-  auto local = s.sys->spawn(electing_partition, status{code::not_leader, "an election is under way"}, batches, stops);
+  auto local =
+      s.sys->spawn(electing_partition, status{code::not_leader, "an election is under way"}, batches, stops, false);
   replica_router_config cfg;
   cfg.table = "t";
   cfg.self = "n1";
@@ -330,7 +312,7 @@ TEST_CASE("a replica router sends a write answered NOT_OWNER (a replica that lef
   auto batches = std::make_shared<std::atomic<int>>(0);
   auto stops = std::make_shared<std::atomic<int>>(0);
   auto local = s.sys->spawn(electing_partition, status{code::not_owner, "node 'n1' does not own partition 0 of 't'"},
-                            batches, stops);
+                            batches, stops, false);
   replica_router_config cfg;
   cfg.table = "t";
   cfg.self = "n1";
