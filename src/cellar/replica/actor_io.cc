@@ -261,10 +261,13 @@ int actor_io::m_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_pu
   rec.term = snapshot->term;
   rec.configuration = encode_configuration(snapshot->configuration);
   rec.configuration_index = snapshot->configuration_index;
+  std::size_t bytes = 0;
+  for (unsigned i = 0; i < snapshot->n_bufs; ++i) bytes += snapshot->bufs[i].len;
+  rec.data.reserve(bytes);
   for (unsigned i = 0; i < snapshot->n_bufs; ++i) {
     rec.data.append(static_cast<const char*>(snapshot->bufs[i].base), snapshot->bufs[i].len);
   }
-  auto st = self.storage_.put_snapshot(rec, trailing);
+  auto st = self.storage_.put_snapshot(std::move(rec), trailing);
   if (!st) self.fail(st);
   self.queue([req, cb, ok = st.is_ok()] {
     if (cb != nullptr) cb(req, ok ? 0 : RAFT_IOERR);

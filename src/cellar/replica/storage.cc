@@ -22,7 +22,7 @@ std::uint64_t last_of(const persisted_state& s) {
 }
 
 // Drops the entries a snapshot covers, but the last `trailing` of them.
-void compact(persisted_state& s, const snapshot_record& snap, unsigned trailing) {
+void compact(persisted_state& s, snapshot_record snap, unsigned trailing) {
   std::uint64_t keep_from = snap.index + 1;
   if (trailing > 0) keep_from = snap.index >= trailing ? snap.index - trailing + 1 : 1;
   if (trailing == 0) {
@@ -34,7 +34,7 @@ void compact(persisted_state& s, const snapshot_record& snap, unsigned trailing)
     keep_from = s.first_index;
   }
   s.first_index = s.entries.empty() ? snap.index + 1 : keep_from;
-  s.snapshot = snap;
+  s.snapshot = std::move(snap);  // the state's bulk: moved, not copied
 }
 
 status truncate_state(persisted_state& s, std::uint64_t index) {
@@ -183,8 +183,8 @@ status memory_storage::append(const std::vector<log_entry>& entries) {
 
 status memory_storage::truncate(std::uint64_t index) { return truncate_state(s_, index); }
 
-status memory_storage::put_snapshot(const snapshot_record& s, unsigned trailing) {
-  compact(s_, s, trailing);
+status memory_storage::put_snapshot(snapshot_record s, unsigned trailing) {
+  compact(s_, std::move(s), trailing);
   return status::ok();
 }
 
@@ -342,9 +342,9 @@ status file_storage::truncate(std::uint64_t index) {
   return truncate_state(s_, index);
 }
 
-status file_storage::put_snapshot(const snapshot_record& s, unsigned trailing) {
+status file_storage::put_snapshot(snapshot_record s, unsigned trailing) {
   if (auto st = replace_file(dir_, snap_path(), encode_snapshot(s)); !st) return st;
-  compact(s_, s, trailing);
+  compact(s_, std::move(s), trailing);
   return rewrite_log();
 }
 

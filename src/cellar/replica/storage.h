@@ -65,7 +65,7 @@ class replica_storage {
   // Stores `s` as the latest snapshot and deletes the entries it covers except the last
   // `trailing` of them; trailing 0 deletes every entry (a snapshot installed from a leader
   // replaces the whole log).
-  virtual status put_snapshot(const snapshot_record& s, unsigned trailing) = 0;
+  virtual status put_snapshot(snapshot_record s, unsigned trailing) = 0;
   // The latest snapshot, if any.
   virtual status get_snapshot(std::optional<snapshot_record>& out) = 0;
 
@@ -81,7 +81,7 @@ class memory_storage final : public replica_storage {
   status set_vote(std::uint64_t server) override;
   status append(const std::vector<log_entry>& entries) override;
   status truncate(std::uint64_t index) override;
-  status put_snapshot(const snapshot_record& s, unsigned trailing) override;
+  status put_snapshot(snapshot_record s, unsigned trailing) override;
   status get_snapshot(std::optional<snapshot_record>& out) override;
   std::uint64_t last_index() const override;
 
@@ -105,7 +105,7 @@ class file_storage final : public replica_storage {
   status set_vote(std::uint64_t server) override;
   status append(const std::vector<log_entry>& entries) override;
   status truncate(std::uint64_t index) override;
-  status put_snapshot(const snapshot_record& s, unsigned trailing) override;
+  status put_snapshot(snapshot_record s, unsigned trailing) override;
   status get_snapshot(std::optional<snapshot_record>& out) override;
   std::uint64_t last_index() const override;
 
