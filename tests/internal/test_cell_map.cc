@@ -144,11 +144,14 @@ TEST_CASE("cell_map keeps R1 order and agrees with a model under random changes"
       REQUIRE((it == m.end()) == (mi == mo.end()));
       if (mi != mo.end()) REQUIRE(at_of(it) == at_of(mi));
     }
+    // The bytes kept up to date by each change are those of the map as it is.
+    REQUIRE(m.bytes() == m.bytes_recounted());
     if (step % 500 == 0) check_same(m, mo);
   }
   check_same(m, mo);
   // Empty every row through erase: no row node may survive its last cell.
   for (auto it = m.begin(); it != m.end();) it = m.erase(it);
+  CHECK(m.bytes() == 0);
   CHECK(m.empty());
   CHECK(m.rows() == 0);
   CHECK(m.size() == 0);
@@ -358,6 +361,8 @@ TEST_CASE("cell_map: packed rows hold exactly what B-tree rows hold", "[cell_map
       REQUIRE(a.value().expires_at == b.value().expires_at);
     }
     REQUIRE(a == packed.end());
+    REQUIRE(packed.bytes() == packed.bytes_recounted());
+    REQUIRE(plain.bytes() == plain.bytes_recounted());
     auto x = packed.end();
     for (auto y = plain.end(); y != plain.begin();) {
       --x;
@@ -449,4 +454,52 @@ TEST_CASE("cell_map: a row of ten small cells is one packed block of their bytes
   for (auto c = m.begin(); c != m.end(); ++c, ++n)
     CHECK(c.value().value == (c.qualifier() == "field4" ? std::string(5000, 'w') : std::string(10, 'v')));
   CHECK(n == 10);
+}
+
+TEST_CASE("cell_map: bytes() is what each layout takes, and take_bytes_change() reports each change once",
+          "[cell_map][memory]") {
+  // YCSB's rows: a 23-byte key, ten 6-byte qualifiers with 10-byte values.
+  cell_map packed, plain(cell_map::packing::none());
+  const int rows = 100;
+  std::int64_t taken = 0;
+  for (int r = 0; r < rows; ++r) {
+    const std::string row = "user" + std::to_string(1000000000000000000ll + r);
+    for (int q = 0; q < 10; ++q) {
+      const std::string qualifier = "field" + std::to_string(q);
+      const key_view k{row, qualifier, 1700000000000};
+      for (cell_map* m : {&packed, &plain}) {
+        auto it = m->try_emplace(k).first;
+        m->assign(it, cell_value{short_bytes(std::string(10, 'v')), INT64_MAX});
+      }
+    }
+    taken += packed.take_bytes_change();
+  }
+  const std::int64_t cells = rows * 10;
+  CHECK(taken == packed.bytes());
+  CHECK(packed.take_bytes_change() == 0);
+  REQUIRE(packed.packed_rows().first == rows);
+  // Packed: the cells' bytes (packed_rows) in blocks of jemalloc's sizes, and per row its
+  // node and index slots, less than a B-tree slot per cell.
+  const auto block_bytes = static_cast<std::int64_t>(packed.packed_rows().second);
+  CHECK(packed.bytes() >= block_bytes + rows * cell_map::index_slot_bytes);
+  CHECK(packed.bytes() < cells * cell_map::tree_slot_bytes);
+  CHECK(packed.bytes() <= block_bytes * 5 / 4 + rows * (128 + cell_map::index_slot_bytes));
+  // B-tree rows: a slot per cell (the 10-byte values held in place).
+  CHECK(plain.bytes() >= cells * cell_map::tree_slot_bytes);
+  CHECK(plain.bytes() == plain.bytes_recounted());
+  // A row moved from packed to a B-tree costs a B-tree row's bytes from then on.
+  {
+    const std::string row = "user" + std::to_string(1000000000000000000ll);
+    auto it = packed.find(key_view{row, "field4", 1700000000000});
+    const std::int64_t before = packed.bytes();
+    packed.assign(it, cell_value{short_bytes(std::string(5000, 'w')), INT64_MAX});
+    const auto on_heap = static_cast<std::int64_t>(cellar::detail::packed::block::size_class(5000));
+    CHECK(packed.packed_rows().first == rows - 1);
+    CHECK(packed.bytes() - before >= 9 * cell_map::tree_slot_bytes + on_heap - 200);
+    CHECK(packed.take_bytes_change() == packed.bytes() - before);
+  }
+  const std::int64_t reported = packed.bytes();
+  packed.clear();
+  CHECK(packed.bytes() == 0);
+  CHECK(packed.take_bytes_change() == -reported);
 }

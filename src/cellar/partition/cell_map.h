@@ -18,6 +18,9 @@
 // by any insertion or erasure in the map (erase returns the next one), and a change of a
 // cell's value (assign, replace) invalidates the others into its row. Values are read as
 // views (cell_ref), valid until the map changes.
+//
+// The map counts the bytes it takes (bytes()): what the memory limit charges
+// (partition/memtable.h), so that a cell costs what its layout costs.
 // Thread safety: none; the memtable that owns it belongs to one partition.
 #pragma once
 
@@ -296,12 +299,15 @@ class cell_map {
         head_(o.head_),
         tail_(o.tail_),
         cells_(o.cells_),
-        packing_(o.packing_) {
+        packing_(o.packing_),
+        bytes_(o.bytes_),
+        reported_(o.reported_) {
     o.order_.clear();
     o.index_.clear();
     o.head_ = o.tail_ = nullptr;
     o.cells_ = 0;
     o.append_at_ = nullptr;
+    o.bytes_ = o.reported_ = 0;
   }
   cell_map& operator=(cell_map&&) = delete;
 
@@ -319,6 +325,44 @@ class cell_map {
         bytes += r->pk.bytes;
       }
     return {n, bytes};
+  }
+
+  // The bytes the map takes from the allocator, as jemalloc's size classes round them: each
+  // row's node (and its key, when longer than the node holds) and its slots in the two
+  // indexes (index_slot_bytes), a packed row's block, a B-tree row's slots
+  // (tree_slot_bytes each) and the heap blocks of their qualifiers and values. Exact but
+  // for the slack of the B-trees' nodes and of the hash table, which are estimates; 0 when
+  // the map is empty.
+  std::int64_t bytes() const noexcept { return bytes_; }
+  // The change of bytes() since the last call (the first call: since the map was made).
+  std::int64_t take_bytes_change() noexcept {
+    const std::int64_t now = bytes();
+    const std::int64_t d = now - reported_;
+    reported_ = now;
+    return d;
+  }
+  // bytes() counted anew, row by row (tests: it walks the whole map).
+  std::int64_t bytes_recounted() const noexcept {
+    std::int64_t b = 0;
+    for (const row_node* n = head_; n != nullptr; n = n->next) {
+      b += node_bytes(n);
+      if (n->packed) {
+        b += n->pk.capacity();
+      } else {
+        for (const auto& [k, v] : n->cells) b += tree_cell_bytes(k.qualifier.size(), v.value.size());
+      }
+    }
+    return b;
+  }
+  // A B-tree row's cell: its 48-byte slot in nodes about three quarters full.
+  static constexpr std::int64_t tree_slot_bytes = 64;
+  // A row's slots in the indexes: 8 bytes in the ordered index's nodes, about two thirds
+  // full, and 9 (pointer and control byte) in the hash table, about two thirds full.
+  static constexpr std::int64_t index_slot_bytes = 12 + 14;
+  // What a cell with these sizes takes in a B-tree row: at least what it takes packed, so a
+  // write is checked against the limit with it before its row's layout is known.
+  static std::int64_t tree_cell_bytes(std::size_t qualifier, std::size_t value) noexcept {
+    return tree_slot_bytes + heap_bytes<short_bytes>(qualifier) + heap_bytes<short_bytes>(value);
   }
 
   // The cells of `row`, or none.
@@ -424,13 +468,16 @@ class cell_map {
       const std::uint32_t len = packed::encoded_size(old.q, ts, v.value.view(), v.expires_at, n->pk.base);
       // The qualifier stays where it is; what follows it is written again.
       const std::uint32_t off = it.in_.off_;
+      const std::uint32_t cap = n->pk.capacity();
       char* p = n->pk.resize_range(off + head, old.size - head, len - head);
+      bytes_ += std::int64_t{n->pk.capacity()} - cap;
       encode_after_qualifier(p, ts, v.value.view(), v.expires_at, n->pk.base);
       it.in_ = packed_at(n, off);
       v.value = short_bytes();
       return;
     }
     auto& slot = *it.in_.bt_;
+    bytes_ += heap_bytes<short_bytes>(v.value.size()) - heap_bytes<short_bytes>(slot.second.value.size());
     slot.second.value.take(std::move(v.value));
     slot.second.expires_at = v.expires_at;
     slot.first.ts = ts;
@@ -448,7 +495,9 @@ class cell_map {
     const std::uint64_t size = std::uint64_t{n->pk.bytes} - old.size + len;
     if (fits(n, 0, size)) {
       const char* was = n->pk.data;
+      const std::uint32_t cap = n->pk.capacity();
       n->pk.reserve(static_cast<std::uint32_t>(size));
+      bytes_ += std::int64_t{n->pk.capacity()} - cap;
       if (n->pk.data != was) it.in_ = packed_at(n, it.in_.off_);  // the block moved
       return;
     }
@@ -506,12 +555,15 @@ class cell_map {
     append_at_ = nullptr;
     --cells_;
     if (!n->packed) {
+      bytes_ -= tree_cell_bytes(it.in_.bt_->first.qualifier.size(), it.in_.bt_->second.value.size());
       auto in = n->cells.erase(it.in_.bt_);
       if (in != n->cells.end()) return {this, n, row_at(n, in)};
     } else {
       const std::uint32_t off = it.in_.off_;
       --n->pk.count;
+      const std::uint32_t cap = n->pk.capacity();
       n->pk.resize_range(off, it.in_.cur_.size, 0);
+      bytes_ += std::int64_t{n->pk.capacity()} - cap;
       if (off < n->pk.bytes) return {this, n, packed_at(n, off)};
     }
     row_node* next = n->next;
@@ -530,9 +582,20 @@ class cell_map {
     order_.clear();
     index_.clear();
     cells_ = 0;
+    bytes_ = 0;
   }
 
  private:
+  // The heap block of a key_bytes or short_bytes of `size` bytes: none when held in place.
+  template <class Bytes>
+  static std::int64_t heap_bytes(std::size_t size) noexcept {
+    return size > Bytes::inline_capacity ? packed::block::size_class(static_cast<std::uint32_t>(size)) : 0;
+  }
+  // A row's node and its key.
+  static std::int64_t node_bytes(const row_node* n) noexcept {
+    return packed::block::size_class(sizeof(row_node)) + heap_bytes<key_bytes>(n->row.size()) + index_slot_bytes;
+  }
+
   static bool row_empty(const row_node* n) noexcept { return n->packed ? n->pk.count == 0 : n->cells.empty(); }
   static row_iterator row_at(row_node* n, row_cells::iterator in) noexcept {
     row_iterator r;
@@ -586,9 +649,13 @@ class cell_map {
   // Moves a packed row's cells to a B-tree. Throws with the row unchanged.
   void unpack(row_node* n) {
     row_cells t;
-    for (row_iterator r = packed_at(n, 0); !at_row_end(r); ++r)
+    std::int64_t tree = 0;
+    for (row_iterator r = packed_at(n, 0); !at_row_end(r); ++r) {
       t.emplace_hint(t.end(), column_key{short_bytes(r.cur_.q), r.cur_.ts},
                      cell_value{short_bytes(r.cur_.v), r.cur_.expires_at});
+      tree += tree_cell_bytes(r.cur_.q.size(), r.cur_.v.size());
+    }
+    bytes_ += tree - n->pk.capacity();
     n->pk.release();
     n->packed = false;
     new (&n->cells) row_cells(std::move(t));
@@ -604,8 +671,10 @@ class cell_map {
         if (!at_row_end(in) && !column_less{}(c, in.column())) return {iterator{this, n, in}, false};
         const std::uint32_t len = packed::encoded_size(k.qualifier, k.ts, {}, latest_timestamp, n->pk.base);
         if (fits(n, 1, std::uint64_t{n->pk.bytes} + len)) {
+          const std::uint32_t cap = n->pk.capacity();
           n->pk.reserve(n->pk.bytes + len);
           char* p = n->pk.resize_range(in.off_, 0, len);
+          bytes_ += std::int64_t{n->pk.capacity()} - cap;
           packed::encode(p, k.qualifier, k.ts, {}, latest_timestamp, n->pk.base);
           ++n->pk.count;
           ++cells_;
@@ -616,6 +685,7 @@ class cell_map {
       auto in = n->cells.lower_bound(c);
       if (in != n->cells.end() && !column_less{}(c, in->first)) return {iterator{this, n, row_at(n, in)}, false};
       in = n->cells.emplace_hint(in, column_key{short_bytes(k.qualifier), k.ts}, cell_value{});
+      bytes_ += tree_cell_bytes(k.qualifier.size(), 0);
       ++cells_;
       return {iterator{this, n, row_at(n, in)}, true};
     } catch (...) {
@@ -639,8 +709,10 @@ class cell_map {
       const std::uint32_t len = packed::encoded_size(k.qualifier, k.ts, v.value.view(), v.expires_at, n->pk.base);
       if (fits(n, 1, std::uint64_t{n->pk.bytes} + len)) {
         const std::uint32_t off = n->pk.bytes;
+        const std::uint32_t cap = n->pk.capacity();
         n->pk.reserve(off + len);
         char* p = n->pk.resize_range(off, 0, len);
+        bytes_ += std::int64_t{n->pk.capacity()} - cap;
         packed::encode(p, k.qualifier, k.ts, v.value.view(), v.expires_at, n->pk.base);
         ++n->pk.count;
         append_at_ = n;
@@ -650,7 +722,9 @@ class cell_map {
       }
       unpack(n);
     }
+    const std::int64_t b = tree_cell_bytes(k.qualifier.size(), v.value.size());
     n->cells.emplace_hint(n->cells.end(), column_key{short_bytes(k.qualifier), k.ts}, std::move(v));
+    bytes_ += b;
   }
 
   iterator first_of(row_node* n) const { return n ? iterator{this, n, row_begin(n)} : end(); }
@@ -679,6 +753,7 @@ class cell_map {
       throw;
     }
     row_node* n = owned.release();
+    bytes_ += node_bytes(n);
     n->next = next;
     n->prev = next ? next->prev : tail_;
     (n->prev ? n->prev->next : head_) = n;
@@ -691,6 +766,7 @@ class cell_map {
     order_.erase(n->row.view());
     index_.erase(n->row.view());
     if (append_at_ == n) append_at_ = nullptr;
+    bytes_ -= node_bytes(n) + (n->packed ? n->pk.capacity() : 0);
     delete n;
   }
 
@@ -746,6 +822,8 @@ class cell_map {
   // the next append to that row compares with it without reading the row from its start.
   row_node* append_at_ = nullptr;
   std::uint32_t append_off_ = 0;
+  std::int64_t bytes_ = 0;     // bytes(), kept up to date by every change
+  std::int64_t reported_ = 0;  // bytes() at the last take_bytes_change()
 };
 
 }  // namespace cellar::detail

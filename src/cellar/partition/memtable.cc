@@ -12,8 +12,6 @@ namespace cellar::detail {
 
 namespace {
 
-constexpr std::int64_t cell_overhead = 48;  // key/value headers and btree slot, roughly
-
 std::int64_t sat_add(std::int64_t a, std::int64_t b) {
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return b > 0 ? latest_timestamp : std::numeric_limits<std::int64_t>::min();
@@ -146,8 +144,8 @@ struct family_reader {
 
 }  // namespace
 
-std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t value) {
-  return cell_overhead + static_cast<std::int64_t>(row + qualifier + value);
+std::int64_t cell_charge(std::size_t qualifier, std::size_t value) {
+  return family_map::tree_cell_bytes(qualifier, value);
 }
 
 memtable::memtable(memory_pool* pool) : account_(pool) {}
@@ -175,7 +173,6 @@ status memtable::reserve(std::int64_t bytes) const { return account_.reserve(byt
 
 family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, const key_view& key, cell_value v,
                                           std::string_view encoded, family_map::row_hint* hint) {
-  const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
   // The row by hash, then one descent inside it: the cell itself or a new one there.
   auto [it, inserted] = hint ? m.try_emplace(key, *hint) : m.try_emplace(key);
   try {
@@ -184,17 +181,12 @@ family_map::iterator memtable::write_cell(std::uint32_t fid, family_map& m, cons
     if (in_unit_) undo_.push_back({fid, owned(key), inserted ? std::nullopt : std::optional(it.value().owned())});
   } catch (...) {
     if (inserted) m.erase(it);  // nothing half-written
+    account(m.take_bytes_change());
     throw;
   }
-  if (!inserted) {
-    const std::int64_t old = cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
-    m.replace(it, key.ts, std::move(v));
-    account(charge - old);
-    return it;
-  }
   m.replace(it, key.ts, std::move(v));
-  account(charge);
-  ++cells_;
+  account(m.take_bytes_change());
+  if (inserted) ++cells_;
   return it;
 }
 
@@ -218,10 +210,8 @@ bool memtable::replace_sole_version(const family_schema& f, family_map& m, const
     undo_.push_back({f.id, owned(key), std::nullopt});
     undo_.push_back({f.id, owned(old_key), it.value().owned()});
   }
-  const std::int64_t delta = cell_charge(key.row.size(), key.qualifier.size(), v.value.size()) -
-                             cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
   m.replace(it, key.ts, std::move(v));  // same size: the old block keeps its place
-  account(delta);
+  account(m.take_bytes_change());
   return true;
 }
 
@@ -342,11 +332,9 @@ void memtable::merge_delta(delta_map older, std::vector<loaded_layer> older_load
 
 void memtable::load(std::uint32_t fid, cell_key key, cell_value v) {
   auto& m = ensure(fid);
-  const auto charge = cell_charge(key.row.size(), key.qualifier.size(), v.value.size());
   auto [it, inserted] = m.try_emplace(key_view{key.row, key.qualifier, key.ts});
-  if (!inserted) account(-cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size()));
   m.assign(it, std::move(v));
-  account(charge);
+  account(m.take_bytes_change());
   if (inserted) ++cells_;
 }
 
@@ -355,9 +343,9 @@ void memtable::unload(std::uint32_t fid, const cell_key& key) {
   if (!m) return;
   auto it = m->find(key_view{key.row, key.qualifier, key.ts});
   if (it == m->end()) return;
-  account(-cell_charge(it.row().size(), it.qualifier().size(), it.value().value.size()));
   --cells_;
   m->erase(it);
+  account(m->take_bytes_change());
 }
 
 void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value> v) {
@@ -377,9 +365,10 @@ void memtable::replay(std::uint32_t fid, cell_key key, std::optional<cell_value>
 family_map::iterator memtable::erase_cell(std::uint32_t fid, family_map& m, family_map::iterator it) {
   if (track_delta_ || track_redo_ || move_delta_) record(fid, it.key(), nullptr);
   if (in_unit_) undo_.push_back({fid, owned(it.key()), it.value().owned()});
-  account(-cell_charge(it.row().size(), it.qualifier().size(), it.value().value.size()));
   --cells_;
-  return m.erase(it);
+  auto next = m.erase(it);
+  account(m.take_bytes_change());
+  return next;
 }
 
 void memtable::begin() {
@@ -400,9 +389,9 @@ void memtable::rollback() {
     const key_view k{it->key.row, it->key.qualifier, it->key.ts};
     auto cur = m.find(k);
     if (cur != m.end()) {
-      account(-cell_charge(k.row.size(), k.qualifier.size(), cur.value().value.size()));
       --cells_;
       m.erase(cur);
+      account(m.take_bytes_change());
     }
     if (track_delta_ || move_delta_) {  // the deltas hold each key's state now: the restored one
       std::string& k = key_scratch_;
@@ -417,10 +406,10 @@ void memtable::rollback() {
       }
     }
     if (it->old) {
-      account(cell_charge(it->key.row.size(), it->key.qualifier.size(), it->old->value.size()));
       ++cells_;
       auto restored = m.try_emplace(k).first;
       m.assign(restored, std::move(*it->old));
+      account(m.take_bytes_change());
     }
   }
   undo_.clear();
@@ -621,7 +610,7 @@ family_map::iterator memtable::newest(const family_schema& f, const family_map& 
 
 status memtable::apply(const table_schema& schema, const put& p, std::int64_t now) {
   std::int64_t charge = 0;
-  for (const auto& e : p.entries) charge += cell_charge(p.row.size(), e.qualifier.size(), e.value.size());
+  for (const auto& e : p.entries) charge += cell_charge(e.qualifier.size(), e.value.size());
   if (auto s = reserve(charge); !s) return s;
   // Every family is found, and checked, before the first write; found once.
   absl::InlinedVector<const family_schema*, 16> families;
@@ -704,7 +693,7 @@ void sort_cells(std::vector<cell>& cells) {
 
 result<row_result> memtable::apply(const table_schema& schema, const increment& inc, std::int64_t now) {
   std::int64_t charge = 0;
-  for (const auto& e : inc.entries) charge += cell_charge(inc.row.size(), e.qualifier.size(), 8);
+  for (const auto& e : inc.entries) charge += cell_charge(e.qualifier.size(), 8);
   if (auto s = reserve(charge); !s) return s;
   row_result out;
   out.row = inc.row;
@@ -751,7 +740,7 @@ result<row_result> memtable::apply(const table_schema& schema, const append& app
       return status{code::too_large, "appended value of " + std::to_string(value.size()) +
                                          " bytes exceeds the family limit of " +
                                          std::to_string(f->desc.max_value_bytes)};
-    if (auto s = reserve(cell_charge(app.row.size(), e.qualifier.size(), value.size())); !s) return s;
+    if (auto s = reserve(cell_charge(e.qualifier.size(), value.size())); !s) return s;
     if (app.return_results_) out.cells.push_back(cell{app.row, e.family, e.qualifier, ts, value});
     auto at = write_cell(f->id, m, key_view{app.row, e.qualifier, ts},
                          cell_value{std::move(value), app.ttl_ms_ ? sat_add(ts, *app.ttl_ms_) : latest_timestamp});
@@ -918,14 +907,17 @@ void memtable::drop_family(std::uint32_t id) {
   delta_.forget(family_prefix(id), family_prefix(id + 1));
   auto it = families_.find(id);
   if (it == families_.end()) return;
-  std::int64_t freed = 0;
-  const family_map& m = it->second;
-  for (auto c = m.begin(); c != m.end(); ++c) {
-    freed += cell_charge(c.row().size(), c.qualifier().size(), c.value().value.size());
-    --cells_;
-  }
-  account(-freed);
+  family_map& m = it->second;
+  cells_ -= m.size();
+  account(m.take_bytes_change());  // all it holds is charged: return it
+  account(-m.bytes());
   families_.erase(it);
+}
+
+std::int64_t memtable::bytes_recounted() const {
+  std::int64_t b = 0;
+  for (const auto& [id, m] : families_) b += m.bytes_recounted();
+  return b;
 }
 
 memtable_stats memtable::stats() const { return {cells_, static_cast<std::uint64_t>(account_.held())}; }

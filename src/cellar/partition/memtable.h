@@ -129,6 +129,9 @@ class memtable {
   void drop_family(std::uint32_t id);
   bool dropped(std::uint32_t id) const { return dropped_.count(id) != 0; }
   memtable_stats stats() const;
+  // What its maps take, counted anew (tests: it walks every row); every change keeps
+  // stats().bytes, the bytes charged to the pool, equal to it.
+  std::int64_t bytes_recounted() const;
 
   // --- persistence --------------------------------------------------------------------
   // Which change records to keep: the snapshot delta, and/or the redo of the current
@@ -293,8 +296,12 @@ class memtable {
   std::vector<reclaim_rule> settled_rules_;
 };
 
-// Bytes a cell is charged in the memory counter.
-std::int64_t cell_charge(std::size_t row, std::size_t qualifier, std::size_t value);
+// The bytes a write of one cell is checked against the memory limit with, before the write
+// (memory_account::reserve): what the cell takes in a B-tree row, no less than it takes
+// packed. Once written, the memtable is charged what its maps really take
+// (cell_map::bytes()): a cell of a small row a few bytes beyond its qualifier and value,
+// its row's key and node once per row.
+std::int64_t cell_charge(std::size_t qualifier, std::size_t value);
 
 // Which versions of a column a read can see, and the background reclaim keeps (R19, R20,
 // HBase's ScanWildcardColumnTracker): walking a column newest first, a cell past its cell

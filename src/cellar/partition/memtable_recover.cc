@@ -7,25 +7,23 @@ namespace cellar::detail {
 void memtable::bulk_loader::load(std::uint32_t fid, const key_view& key, std::string_view value,
                                  std::int64_t expires_at) {
   if (map_ == nullptr || fid != fid_) {
+    if (map_ != nullptr) charge_ += map_->take_bytes_change();
     map_ = &m_.ensure(fid);
     fid_ = fid;
   }
   cell_value v{short_bytes(value), expires_at};
-  charge_ += cell_charge(key.row.size(), key.qualifier.size(), value.size());
   if (map_->append(key, v)) {
     ++cells_;
     return;
   }
   // As memtable::load: the cell is set, replacing any cell of the same key.
   auto [it, inserted] = map_->try_emplace(key);
-  if (inserted)
-    ++cells_;
-  else
-    charge_ -= cell_charge(key.row.size(), key.qualifier.size(), it.value().value.size());
+  if (inserted) ++cells_;
   map_->assign(it, std::move(v));
 }
 
 void memtable::bulk_loader::flush() {
+  if (map_ != nullptr) charge_ += map_->take_bytes_change();
   if (charge_ != 0) m_.account(charge_);
   m_.cells_ += cells_;
   charge_ = 0;

@@ -9,9 +9,11 @@
 // called from any thread; the promises belong to the loop that made them.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 #include <kj/async.h>
 
-#include <condition_variable>
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -23,47 +25,58 @@
 
 namespace cellar::rpc {
 
-// Runs blocking store calls off the event loop.
+// Runs blocking store calls off the event loop, on up to `n` threads started as the calls
+// come: a thread starts when a call is posted and every thread started is busy. A server
+// that is never asked a blocking call (most serve reads and writes only) has no thread
+// here, nor its stack.
 class worker_pool {
  public:
-  explicit worker_pool(std::size_t n) {
-    for (std::size_t i = 0; i < std::max<std::size_t>(1, n); ++i) threads_.emplace_back([this] { run(); });
-  }
+  explicit worker_pool(std::size_t n) : most_(std::max<std::size_t>(1, n)) {}
   ~worker_pool() {
+    std::vector<std::thread> threads;
     {
-      std::lock_guard l(mu_);
+      absl::MutexLock l(&mu_);
       stop_ = true;
+      threads.swap(threads_);  // no thread starts once stopping
     }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    for (auto& t : threads) t.join();
   }
   void post(std::function<void()> f) {
-    {
-      std::lock_guard l(mu_);
-      q_.push_back(std::move(f));
-    }
-    cv_.notify_one();
+    absl::MutexLock l(&mu_);
+    q_.push_back(std::move(f));
+    // A waiting thread takes the call (the mutex's release wakes it); else a new one does.
+    if (idle_ < q_.size() && threads_.size() < most_) threads_.emplace_back([this] { run(); });
+  }
+  // Threads started so far (tests).
+  std::size_t threads() const {
+    absl::MutexLock l(&mu_);
+    return threads_.size();
   }
 
  private:
   void run() {
+    absl::MutexLock l(&mu_);
     for (;;) {
-      std::function<void()> f;
-      {
-        std::unique_lock l(mu_);
-        cv_.wait(l, [&] { return stop_ || !q_.empty(); });
-        if (q_.empty()) return;
-        f = std::move(q_.front());
-        q_.pop_front();
-      }
+      ++idle_;
+      mu_.Await(absl::Condition(this, &worker_pool::has_work_or_stops));
+      --idle_;
+      if (q_.empty()) return;
+      std::function<void()> f = std::move(q_.front());
+      q_.pop_front();
+      mu_.Unlock();
       f();
+      f = nullptr;  // what the call captured goes before the next wait
+      mu_.Lock();
     }
   }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> q_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  bool has_work_or_stops() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !q_.empty(); }
+
+  const std::size_t most_;
+  mutable absl::Mutex mu_;
+  std::deque<std::function<void()>> q_ ABSL_GUARDED_BY(mu_);
+  std::size_t idle_ ABSL_GUARDED_BY(mu_) = 0;  // threads waiting for a call
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };
 
 // A promise on the calling event loop, and the callback that fulfills it from any thread
