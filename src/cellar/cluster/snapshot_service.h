@@ -17,8 +17,9 @@
 //    repository, or from another holder's when this node's copy is missing or damaged
 //    (each file is checked against the manifest's size and CRC before anything changes);
 //    they load the cells through each partition's owner (which then takes a snapshot of
-//    its store, making them durable) or through its Raft group (one log entry per piece,
-//    applied by every replica).
+//    its store, making them durable) or through its Raft group's leader (in one message;
+//    a large part is staged on every replica in log entries, then written in one step:
+//    replica/replicated_partition.h).
 //  - delete removes the znode (the snapshot is gone from then on), then asks every live
 //    node to delete its files; a node that was down keeps files no znode names, which a
 //    later snapshot of the same name replaces.
