@@ -470,6 +470,47 @@ status snapshot_service::remove(const std::string& name) {
   return status::ok();
 }
 
+status snapshot_service::drop_unnamed() {
+  auto n = node();
+  if (!n) return n.error();
+  auto& zk = (*n)->zookeeper();
+  // Read in this order: this node's copies, the claims, then the snapshots. A write under
+  // way when the copies were read still holds its claim when the claims are read, or has
+  // made its znode by then (it drops the claim after), so its copy is kept either way.
+  auto held = o_.repo->list();
+  if (!held) return held.error();
+  if (held->empty()) return status::ok();
+  auto names_under = [&](const char* path) -> result<std::set<std::string>> {
+    auto children = zk.children(path);
+    if (!children) {
+      if (children.error().code() == code::not_found) return std::set<std::string>{};
+      return children.error();
+    }
+    std::set<std::string> out;
+    for (const auto& c : *children)
+      if (c.starts_with("s_")) out.insert(c.substr(2));
+    return out;
+  };
+  auto writing = names_under(layout::snapshot_writes);
+  if (!writing) return writing.error();
+  auto named = names_under(layout::snapshots);
+  if (!named) return named.error();
+  for (const auto& m : *held) {
+    if (named->count(m.name) || writing->count(m.name)) continue;
+    // A write of the name that began since the claims were read: its copy is kept.
+    if (auto claim = zk.exists(claim_znode(m.name)); !claim || *claim) continue;
+    if (auto st = o_.repo->remove(m.name); st)
+      spdlog::info(
+          "cellar: node '{}' removed its copy of snapshot '{}' (table '{}'): no snapshot of that name "
+          "exists in the cluster",
+          o_.self, m.name, m.table);
+    else
+      spdlog::warn("cellar: node '{}' could not remove its copy of deleted snapshot '{}': {}", o_.self, m.name,
+                   st.to_string());
+  }
+  return status::ok();
+}
+
 result<std::map<std::string, std::string>> snapshot_service::files(const snapshot_manifest& m) {
   std::map<std::string, std::string> out;
   auto& repo = *o_.repo;
