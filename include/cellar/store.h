@@ -456,8 +456,8 @@ class store {
   // sees all of them or none. Everything is checked before the first partition changes.
   // Durable when it returns. Errors: TABLE_NOT_FOUND; FAMILY_NOT_FOUND; INVALID_ARGUMENT
   // (a file of another partition count, a row in the wrong partition); CORRUPTION; IO_ERROR.
-  // On a cluster member a replicated partition takes its cells in log entries of 4 MiB,
-  // so a reader may see part of a larger partition's file before the rest.
+  // On a cluster member a replicated partition stages a large file's cells in its Raft log,
+  // then writes them in one step: there too a reader sees all of them or none.
   result<bulk_load_stats> bulk_load(const std::string& table, const std::string& dir);
   // Moving and balancing partitions over a cluster's nodes: cellar/cluster_admin.h.
 

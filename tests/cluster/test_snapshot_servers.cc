@@ -2,7 +2,8 @@
 // (cluster/snapshot_service.h; docs/backup.md, "In a cluster"). One cluster serves every
 // step, in order: a snapshot of a single-copy table under a writer, its clone, a restore
 // through another node, a damaged snapshot refused, list and delete through two nodes,
-// then a replicated (factor 3) table restored and read after one node is killed.
+// then a replicated (factor 3) table restored and read after one node is killed, and that
+// node's copy of a snapshot deleted while it was down removed when it comes back.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -353,4 +354,32 @@ TEST_CASE(
   c.kill9(1);
   CHECK(n2([&](connection& x) { return read_when_served(x, "t3"); }) == snap3);
   CHECK(n3([&](connection& x) { return read_when_served(x, "t3"); }) == snap3);
+
+  // --- a holder down while a snapshot is deleted ---------------------------------------------
+  // Node 1 keeps its copy of s3 while it is down; back, it removes that copy as it joins,
+  // and keeps its copies of the snapshots that exist and of one being written (a copy of
+  // s2 named "sw", under a claim this test's session holds).
+  const std::string snaps1 = c.data_dir(1) + "/snapshots/";
+  REQUIRE_OK(n2([&](connection& x) { return x.delete_snapshot("s3"); }));
+  CHECK(std::filesystem::exists(snaps1 + "s3/manifest"));
+  REQUIRE(std::filesystem::exists(snaps1 + "s2/manifest"));
+  std::filesystem::copy(snaps1 + "s2", snaps1 + "sw");
+  {
+    std::ifstream in(snaps1 + "sw/manifest", std::ios::binary);
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    const auto at = text.find("\nname s2\n");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 9, "\nname sw\n");
+    std::ofstream(snaps1 + "sw/manifest", std::ios::binary | std::ios::trunc) << text;
+  }
+  auto claimant = c.zk();
+  REQUIRE(
+      claimant->create(std::string(cluster::layout::snapshot_writes) + "/s_sw", "n9", cluster::create_mode::ephemeral)
+          .is_ok());
+  c.start(1);  // returns once it listens, after its join
+  CHECK_FALSE(std::filesystem::exists(snaps1 + "s3"));
+  CHECK(std::filesystem::exists(snaps1 + "s1/manifest"));
+  CHECK(std::filesystem::exists(snaps1 + "s2/manifest"));
+  CHECK(std::filesystem::exists(snaps1 + "sw/manifest"));
+  CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("", ""); })) == std::set<std::string>{"s1", "s2"});
 }

@@ -2,12 +2,17 @@
 // are answered by the leader after commit, followers refuse with NOT_LEADER naming the
 // leader, the leader's reads see every acknowledged write, a killed leader's successor has
 // every acknowledged write (timestamps and counters included), a restarted replica catches
-// up, a replica joins and another leaves by membership change.
+// up, a replica joins and another leaves by membership change, a load larger than one log
+// entry is written in one step on every replica (none of it visible before, nor after its
+// leader dies midway; a replica restored from a snapshot taken midway gets all of it).
 #include <catch2/catch.hpp>
 
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <future>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -35,6 +40,8 @@ struct group_fixture {
   std::int64_t clock_ms = 1'000'000;                                 // the same clock for every replica's reads
   unsigned snapshot_threshold = group_options{}.snapshot_threshold;  // for replicas started from now on
   unsigned snapshot_trailing = group_options{}.snapshot_trailing;
+  std::size_t load_entry_bytes = replication_config{}.load_entry_bytes;  // likewise
+  std::function<bool(std::size_t)> load_may_continue;
 
   group_fixture() {
     schema->name = "t";
@@ -84,6 +91,8 @@ struct group_fixture {
     rc.group.heartbeat_timeout_ms = 40;
     rc.group.snapshot_threshold = snapshot_threshold;
     rc.group.snapshot_trailing = snapshot_trailing;
+    rc.load_entry_bytes = load_entry_bytes;
+    rc.load_may_continue = load_may_continue;
     if (!joining) rc.members = std::vector<member>(members.begin(), members.begin() + 3);
     rc.storage = storages[id - 1].get();
     rc.net = &net;
@@ -424,4 +433,192 @@ TEST_CASE("a replica that missed a schema change and the entries after it catche
   const auto probe = ask_v2(away, {put("probe").add("g", "q", "x")}).results.at(0).st;
   CHECK(probe.code() == code::not_leader);
   INFO(probe.to_string());
+}
+
+namespace {
+
+// Rows l000.. with one cell each, as a restore or bulk load hands them to a partition.
+delta_handle load_cells(group_fixture& g, int rows) {
+  memtable m(&g.pool);
+  std::vector<batch_op> ops;
+  for (int i = 0; i < rows; ++i) {
+    char row[16];
+    std::snprintf(row, sizeof row, "l%03d", i);
+    ops.push_back(put(row).add("f", "q", std::string(100, static_cast<char>('a' + i % 26))));
+  }
+  std::vector<op_result> results;
+  REQUIRE(run_actions(m, *g.schema, ops, results, g.clock_ms));
+  delta_handle out;
+  std::string last;
+  REQUIRE(m.copy_cells({}, std::numeric_limits<std::size_t>::max(), *out.map, last));
+  REQUIRE(out.map->size() == static_cast<std::size_t>(rows));
+  return out;
+}
+
+// How many of rows l000.. replica `a` serves in one read (-1: it refused). Usable off the
+// test's thread (no assertions).
+int visible(caf::actor_system& sys, const replicated_partition_actor& a, int rows) {
+  std::vector<batch_op> ops;
+  for (int i = 0; i < rows; ++i) {
+    char row[16];
+    std::snprintf(row, sizeof row, "l%03d", i);
+    ops.push_back(get(row));
+  }
+  caf::scoped_actor self{sys};
+  int n = 0;
+  self->request(a, wait_limit, batch_request{1, std::move(ops)})
+      .receive(
+          [&](batch_reply& r) {
+            for (const auto& x : r.results) {
+              if (!x.st.is_ok()) n = -1;
+              if (n >= 0 && !x.row.cells.empty()) ++n;
+            }
+          },
+          [&](caf::error&) { n = -1; });
+  return n;
+}
+
+// move_request::apply of `cells` at replica `a`, answered on another thread: its status
+// (UNAVAILABLE when the replica died first).
+std::future<status> load_async(caf::actor_system& sys, replicated_partition_actor a, delta_handle cells) {
+  return std::async(std::launch::async, [&sys, a, cells] {
+    caf::scoped_actor self{sys};
+    status out{code::internal, "no answer"};
+    move_request r;
+    r.what = move_request::apply;
+    r.cells = cells;
+    self->request(a, wait_limit, std::move(r))
+        .receive([&](move_reply& rep) { out = rep.st; },
+                 [&](caf::error& e) {
+                   out = status{code::unavailable, sys.render(e)};
+                 });
+    return out;
+  });
+}
+
+// Holds a staged load on its leader once `hold_at` parts are committed (load_may_continue).
+struct load_hold {
+  std::atomic<std::size_t> hold_at{std::numeric_limits<std::size_t>::max()};
+  std::atomic<bool> holding{false};
+
+  void install(group_fixture& g, std::size_t entry_bytes) {
+    g.load_entry_bytes = entry_bytes;
+    g.load_may_continue = [this](std::size_t committed) {
+      if (committed < hold_at) return true;
+      holding = true;
+      return false;
+    };
+    for (std::uint64_t id = 1; id <= 3; ++id) {
+      g.kill(id);
+      g.start(id);
+    }
+  }
+  void release() { hold_at = std::numeric_limits<std::size_t>::max(); }
+};
+
+}  // namespace
+
+TEST_CASE("a load larger than one log entry is staged on every replica, then written in one step", "[replica][load]") {
+  load_hold hold;  // outlives the replicas, which call it
+  group_fixture g;
+  hold.install(g, 2048);
+  const auto l = g.leader();
+  constexpr int rows = 300;  // about 20 parts of 2 KiB
+  const auto cells = load_cells(g, rows);
+
+  SECTION("readers see none of its rows, then all") {
+    hold.hold_at = 5;
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0}, partial{0}, refused{0};
+    std::thread reader([&] {
+      const auto a = g.actors[l - 1];
+      while (!stop) {
+        const int n = visible(g.sys, a, rows);
+        if (n < 0) ++refused;
+        if (n > 0 && n < rows) ++partial;
+        ++reads;
+      }
+    });
+    auto done = load_async(g.sys, g.actors[l - 1], cells);
+    REQUIRE(testsupport::eventually([&] { return hold.holding.load(); }, wait_limit));
+    // Five parts committed (and applied on the leader), nothing written anywhere.
+    for (std::uint64_t id = 1; id <= 3; ++id) CHECK(g.stats(id).cells == 0);
+    CHECK(visible(g.sys, g.actors[l - 1], rows) == 0);
+    hold.release();
+    REQUIRE(done.wait_for(wait_limit) == std::future_status::ready);
+    const auto st = done.get();
+    INFO(st.to_string());
+    CHECK(st.is_ok());
+    stop = true;
+    reader.join();
+    CHECK(reads > 0);
+    CHECK(refused == 0);
+    CHECK(partial == 0);
+    CHECK(visible(g.sys, g.actors[l - 1], rows) == rows);
+    for (std::uint64_t id = 1; id <= 3; ++id)
+      CHECK(testsupport::eventually([&] { return g.stats(id).cells == rows; }, wait_limit));
+  }
+
+  SECTION("a leader killed midway leaves none of it on the next, whose caller may load it again") {
+    hold.hold_at = 8;
+    auto done = load_async(g.sys, g.actors[l - 1], cells);
+    REQUIRE(testsupport::eventually([&] { return hold.holding.load(); }, wait_limit));
+    g.kill(l);
+    REQUIRE(done.wait_for(wait_limit) == std::future_status::ready);
+    const auto st = done.get();
+    INFO(st.to_string());
+    CHECK((st.code() == code::unavailable || st.code() == code::not_leader));
+    hold.release();
+    const auto next = g.leader(l);
+    CHECK(visible(g.sys, g.actors[next - 1], rows) == 0);
+    for (std::uint64_t id = 1; id <= 3; ++id)
+      if (id != l) CHECK(g.stats(id).cells == 0);
+    // Sent again, whole, to the new leader: every row.
+    auto again = load_async(g.sys, g.actors[next - 1], cells);
+    REQUIRE(again.wait_for(wait_limit) == std::future_status::ready);
+    CHECK(again.get().is_ok());
+    CHECK(visible(g.sys, g.actors[next - 1], rows) == rows);
+  }
+}
+
+TEST_CASE("a replica restored from a Raft snapshot taken midway through a load writes all of it", "[replica][load]") {
+  load_hold hold;
+  group_fixture g;
+  g.snapshot_threshold = 8;
+  g.snapshot_trailing = 2;
+  hold.install(g, 1024);
+  const auto l = g.leader();
+  const std::uint64_t away = l == 3 ? 2 : 3;
+  g.kill(away);
+  constexpr int rows = 400;  // about 50 parts of 1 KiB
+  const auto cells = load_cells(g, rows);
+
+  // The other two commit 40 parts, snapshotting as they go (the entries `away` missed are
+  // dropped: it can only catch up from a snapshot, which holds staged parts).
+  hold.hold_at = 40;
+  auto done = load_async(g.sys, g.actors[l - 1], cells);
+  REQUIRE(testsupport::eventually([&] { return hold.holding.load(); }, wait_limit));
+  g.start(away);
+  const auto applied = g.status_of(l).commit_index;
+  REQUIRE(testsupport::eventually([&] { return g.status_of(away).last_applied >= applied; }, wait_limit));
+  CHECK(g.stats(away).cells == 0);
+
+  hold.release();
+  REQUIRE(done.wait_for(wait_limit) == std::future_status::ready);
+  CHECK(done.get().is_ok());
+  CHECK(testsupport::eventually([&] { return g.stats(away).cells == rows; }, wait_limit));
+  // Led by `away`, the partition serves exactly the loaded rows.
+  {
+    caf::scoped_actor self{g.sys};
+    self->send(g.actors[l - 1], replica_prefer_atom::value, away);
+  }
+  REQUIRE(testsupport::eventually([&] { return visible(g.sys, g.actors[away - 1], rows) >= 0; }, wait_limit));
+  for (int i = 0; i < rows; i += 37) {
+    char row[16];
+    std::snprintf(row, sizeof row, "l%03d", i);
+    const auto r = g.ask(away, {get(row)});
+    REQUIRE(r.results.at(0).st.is_ok());
+    CHECK(value_of(r.results[0]) == std::string(100, static_cast<char>('a' + i % 26)));
+  }
+  CHECK(g.stats(away).cells == rows);
 }

@@ -716,6 +716,9 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     st->node->zookeeper().post([raw] { raw->sweep_replicas(); });
   }
   st->gate.open(st->node.get());
+  // Snapshots deleted while this node was down: their files here go now (docs/backup.md).
+  if (auto swept = st->snaps->drop_unnamed(); !swept)
+    spdlog::warn("cellar: node '{}' kept the snapshot files it holds: {}", st->opts.node_id, swept.to_string());
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   {
     std::weak_ptr<state> w = st;

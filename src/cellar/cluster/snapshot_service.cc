@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <future>
-#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -29,10 +28,6 @@ namespace {
 constexpr std::uint64_t chunk_bytes = 1 << 20;
 // Partitions copied at once.
 constexpr std::uint32_t parallel_copies = 4;
-// Bytes of cells one log entry of a replicated partition's load carries (a single-copy
-// partition takes its whole part in one message).
-constexpr std::size_t entry_bytes = 4 << 20;
-
 std::string snapshot_znode(const std::string& name) { return std::string(layout::snapshots) + "/s_" + name; }
 std::string claim_znode(const std::string& name) { return std::string(layout::snapshot_writes) + "/s_" + name; }
 
@@ -110,24 +105,6 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
   if (!st || !freeze) (void)ask_partition(sys, p, step(move_request::abort), timeout);
   if (!st) return st;
   return copy;
-}
-
-// `cells` in pieces of about `piece_bytes` each (at least one piece).
-std::vector<delta_handle> pieces_of(const delta_map& cells, std::size_t piece_bytes) {
-  std::vector<delta_handle> out(1);
-  std::size_t bytes = 0;
-  for (auto it = cells.begin(); it != cells.end(); ++it) {
-    if (bytes >= piece_bytes) {
-      out.emplace_back();
-      bytes = 0;
-    }
-    if (it->second.present)
-      out.back().map->put(it->first.bytes, it->second.expires_at, it->second.value());
-    else
-      out.back().map->erase(it->first.bytes);
-    bytes += it->first.bytes.size() + it->second.value().size() + 16;
-  }
-  return out;
 }
 
 bool matches(const snapshot_manifest::file& f, std::string_view data) {
@@ -493,6 +470,47 @@ status snapshot_service::remove(const std::string& name) {
   return status::ok();
 }
 
+status snapshot_service::drop_unnamed() {
+  auto n = node();
+  if (!n) return n.error();
+  auto& zk = (*n)->zookeeper();
+  // Read in this order: this node's copies, the claims, then the snapshots. A write under
+  // way when the copies were read still holds its claim when the claims are read, or has
+  // made its znode by then (it drops the claim after), so its copy is kept either way.
+  auto held = o_.repo->list();
+  if (!held) return held.error();
+  if (held->empty()) return status::ok();
+  auto names_under = [&](const char* path) -> result<std::set<std::string>> {
+    auto children = zk.children(path);
+    if (!children) {
+      if (children.error().code() == code::not_found) return std::set<std::string>{};
+      return children.error();
+    }
+    std::set<std::string> out;
+    for (const auto& c : *children)
+      if (c.starts_with("s_")) out.insert(c.substr(2));
+    return out;
+  };
+  auto writing = names_under(layout::snapshot_writes);
+  if (!writing) return writing.error();
+  auto named = names_under(layout::snapshots);
+  if (!named) return named.error();
+  for (const auto& m : *held) {
+    if (named->count(m.name) || writing->count(m.name)) continue;
+    // A write of the name that began since the claims were read: its copy is kept.
+    if (auto claim = zk.exists(claim_znode(m.name)); !claim || *claim) continue;
+    if (auto st = o_.repo->remove(m.name); st)
+      spdlog::info(
+          "cellar: node '{}' removed its copy of snapshot '{}' (table '{}'): no snapshot of that name "
+          "exists in the cluster",
+          o_.self, m.name, m.table);
+    else
+      spdlog::warn("cellar: node '{}' could not remove its copy of deleted snapshot '{}': {}", o_.self, m.name,
+                   st.to_string());
+  }
+  return status::ok();
+}
+
 result<std::map<std::string, std::string>> snapshot_service::files(const snapshot_manifest& m) {
   std::map<std::string, std::string> out;
   auto& repo = *o_.repo;
@@ -532,20 +550,25 @@ status snapshot_service::load(const std::string& table, const std::vector<std::s
     const partition_owner* o = map ? map->owner({table, p}) : nullptr;
     if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
     if (!parts[p] || parts[p]->size() == 0) continue;
-    // A single-copy partition takes its part in one message, so a reader sees all of it or
-    // none; a replicated one in log entries of a bounded size.
-    const auto limit = o->replicated() ? entry_bytes : std::numeric_limits<std::size_t>::max();
-    for (auto& piece : pieces_of(*parts[p], limit)) {
-      node_snapshot m;
-      m.step = node_snapshot::load;
-      m.table = table;
-      m.index = p;
-      m.cells = std::move(piece);
-      // Writing the same cells again is harmless, so a replica that may have taken them
-      // before it stopped answering is simply asked again through the next leader.
-      auto r = o->replicated() ? ask_leader(o->replicas, m) : ask(o->node, std::move(m));
-      if (!r) return r.error();
+    // Each partition takes its part in one message, and writes it in one step, so a reader
+    // sees all of it or none: a single-copy partition at once, a replicated one through
+    // its log, staged in parts there when it is large (replica/replicated_partition.h).
+    node_snapshot m;
+    m.step = node_snapshot::load;
+    m.table = table;
+    m.index = p;
+    m.cells.map = std::make_shared<delta_map>();
+    for (auto it = parts[p]->begin(); it != parts[p]->end(); ++it) {
+      if (it->second.present)
+        m.cells.map->put(it->first.bytes, it->second.expires_at, it->second.value());
+      else
+        m.cells.map->erase(it->first.bytes);
     }
+    // A load a leader did not finish wrote nothing, and writing the same cells again is
+    // harmless, so a load whose replica stopped answering is sent again, whole, to the
+    // next leader.
+    auto r = o->replicated() ? ask_leader(o->replicas, m) : ask(o->node, std::move(m));
+    if (!r) return r.error();
     if (!o->replicated()) owners.insert(o->node);
   }
   node_snapshot persist;

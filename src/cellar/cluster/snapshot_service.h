@@ -17,11 +17,12 @@
 //    repository, or from another holder's when this node's copy is missing or damaged
 //    (each file is checked against the manifest's size and CRC before anything changes);
 //    they load the cells through each partition's owner (which then takes a snapshot of
-//    its store, making them durable) or through its Raft group (one log entry per piece,
-//    applied by every replica).
+//    its store, making them durable) or through its Raft group's leader (in one message;
+//    a large part is staged on every replica in log entries, then written in one step:
+//    replica/replicated_partition.h).
 //  - delete removes the znode (the snapshot is gone from then on), then asks every live
-//    node to delete its files; a node that was down keeps files no znode names, which a
-//    later snapshot of the same name replaces.
+//    node to delete its files; a node that was down removes them when it joins again
+//    (drop_unnamed).
 //
 // Thread safety: every call may come from any thread but a CAF worker (they block).
 #pragma once
@@ -80,6 +81,12 @@ class snapshot_service final : public detail::snapshot_cluster {
   status remove(const std::string& name) override;
   result<std::map<std::string, std::string>> files(const detail::snapshot_manifest& m) override;
   status load(const std::string& table, const std::vector<std::shared_ptr<const detail::delta_map>>& parts) override;
+
+  // Removes from this node's snapshot repository every snapshot no /snapshots znode names
+  // and no /snapshot_writes claim is writing (deleted while this node was down, or left
+  // by a write that failed), logging each; run when the node joins its cluster. A copy
+  // whose manifest cannot be read stops it (the error; nothing removed).
+  status drop_unnamed();
 
   // A step another node (or this one) asks of this node (remote.h: node_snapshot).
   node_snapshot_reply serve(node_snapshot& m);

@@ -1,8 +1,11 @@
 #include "replica/replicated_partition.h"
 
+#include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -19,7 +22,12 @@ using namespace cellar::detail;
 constexpr char writes_entry = 'W';  // the leader's clock, then batches of writes
 constexpr char schema_entry = 'S';  // a table schema, adopted if newer than the replica's
 constexpr char drop_entry = 'D';    // family ids whose cells every replica drops
-constexpr char cells_entry = 'C';   // cells every replica writes (a restore or clone)
+constexpr char cells_entry = 'C';   // cells every replica writes (a load of one entry)
+// A load of more than one entry (see spawn_replicated_partition): its parts, which every
+// replica stages, then the entry that writes what was staged in one step, or an abort.
+constexpr char part_entry = 'P';   // load id, part number, cells
+constexpr char load_entry = 'L';   // load id, number of parts: the staged parts are written
+constexpr char abort_entry = 'A';  // load id whose staged parts are dropped
 
 bool reads_only(const std::vector<batch_op>& ops) {
   for (const auto& op : ops)
@@ -31,6 +39,24 @@ batch_reply failed(std::size_t n, const status& why) {
   batch_reply out;
   out.results.resize(n);
   fail_all(out.results, why);
+  return out;
+}
+
+// `cells` in pieces of about `piece_bytes` each (at least one piece).
+std::vector<delta_handle> pieces_of(const delta_map& cells, std::size_t piece_bytes) {
+  std::vector<delta_handle> out(1);
+  std::size_t bytes = 0;
+  for (auto it = cells.begin(); it != cells.end(); ++it) {
+    if (bytes >= piece_bytes) {
+      out.emplace_back();
+      bytes = 0;
+    }
+    if (it->second.present)
+      out.back().map->put(it->first.bytes, it->second.expires_at, it->second.value());
+    else
+      out.back().map->erase(it->first.bytes);
+    bytes += it->first.bytes.size() + it->second.value().size() + 16;
+  }
   return out;
 }
 
@@ -61,6 +87,9 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   const char* name() const override { return "cellar.replicated_partition"; }
 
   void on_exit() override {
+    // A load's caller learns at once that it was not written (its parts, if any, are
+    // dropped by the next load or leader).
+    fail_loads({code::unavailable, "partition " + std::to_string(cfg_.index) + " stopped during a load"});
     group_.reset();
     rc_.keep.reset();
   }
@@ -120,6 +149,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](merge_delta_request&) -> admin_reply { return {}; },
         [this](stop_request&) -> caf::result<admin_reply> {
           stopping_ = true;
+          fail_loads(stopped_status());
           auto rp = make_response_promise<admin_reply>();
           group_->close([this, rp]() mutable {
             rp.deliver(admin_reply{});
@@ -146,6 +176,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](replica_tick_atom, std::uint64_t generation) {
           group_->on_tick(generation);
           propose_pending();
+          next_part();
         },
         [this](replica_flush_atom) { group_->on_flush(); },
         [this](replica_msg_atom, const std::string& bytes) { group_->on_receive(bytes); },
@@ -180,6 +211,15 @@ class replicated_owner final : public replicated_partition_actor::base, public s
       delta_handle cells;
       if (!deserialize(system(), command, cells) || !cells.map) return {};
       mem_->apply_cells(*cells.map);
+      return "ok";
+    }
+    if (kind == part_entry) return apply_part(command);
+    if (kind == load_entry) return apply_load(command);
+    if (kind == abort_entry) {
+      detail::reader in(command);
+      std::uint64_t id = 0;
+      if (!in.u64(id)) return {};
+      if (stage_ && stage_->id == id) stage_.reset();
       return "ok";
     }
     if (kind == drop_entry) {
@@ -218,17 +258,49 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     return group_ && group_->is_leader() ? serialize(system(), out) : std::string();
   }
 
-  // A snapshot: whether the replica had adopted a schema, the schema, then the cells, in
-  // one serialisation (the cells, the state's bulk, are copied once into it).
+  // A part of a load: staged, if it is the next part of the load staged here (part 0
+  // starts a load, dropping what an earlier one left staged).
+  std::string apply_part(std::string_view command) {
+    detail::reader in(command);
+    std::uint64_t id = 0, part = 0;
+    delta_handle cells;
+    if (!in.u64(id) || !in.u64(part) || !deserialize(system(), in.rest(), cells) || !cells.map) return {};
+    if (part == 0) stage_ = staged_load{id, {}};
+    if (!stage_ || stage_->id != id || stage_->parts.size() != part) return {};
+    stage_->parts.push_back(std::move(cells));
+    return "ok";
+  }
+
+  // The end of a load: every staged part written in this one step, so a reader sees all
+  // of the load or none; refused (nothing written) unless each of its parts was staged.
+  std::string apply_load(std::string_view command) {
+    detail::reader in(command);
+    std::uint64_t id = 0, parts = 0;
+    if (!in.u64(id) || !in.u64(parts)) return {};
+    if (!stage_ || stage_->id != id) return {};
+    auto staged = std::move(*stage_);
+    stage_.reset();
+    if (staged.parts.size() != parts) return {};
+    for (const auto& p : staged.parts) mem_->apply_cells(*p.map);
+    return "ok";
+  }
+
+  // A snapshot: whether the replica had adopted a schema, the schema, the cells, then the
+  // parts of a load staged but not yet written, in one serialisation (the cells, the
+  // state's bulk, are copied once into it).
   std::string snapshot() override {
     delta_handle cells;
     std::string last;
     mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *cells.map, last);
     bool has_schema = cfg_.schema != nullptr;
     table_schema schema = has_schema ? *cfg_.schema : table_schema{};
+    bool has_stage = stage_.has_value();
+    std::uint64_t stage_id = has_stage ? stage_->id : 0;
+    std::vector<delta_handle> no_parts;
+    auto& parts = has_stage ? stage_->parts : no_parts;
     std::vector<char> buf;
     caf::binary_serializer sink(system(), buf);
-    if (sink(has_schema, schema, cells)) return {};
+    if (sink(has_schema, schema, cells, has_stage, stage_id, parts)) return {};
     return std::string(buf.begin(), buf.end());
   }
 
@@ -236,14 +308,22 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     bool has_schema = false;
     table_schema schema;
     delta_handle cells;
+    bool has_stage = false;
+    std::uint64_t stage_id = 0;
+    std::vector<delta_handle> parts;
+    const status damaged{code::corruption,
+                         "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
     caf::binary_deserializer source(system(), bytes.data(), bytes.size());
-    if (source(has_schema, schema, cells))
-      return {code::corruption, "the Raft snapshot of partition " + std::to_string(cfg_.index) + " is damaged"};
+    if (source(has_schema, schema, cells)) return damaged;
+    // A snapshot of a build without staged loads ends after the cells.
+    if (source.remaining() > 0 && source(has_stage, stage_id, parts)) return damaged;
     if (has_schema && (!cfg_.schema || schema.version > cfg_.schema->version))
       cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
     auto fresh = std::make_unique<memtable>(cfg_.memory);
     fresh->apply_cells(*cells.map);
     mem_ = std::move(fresh);
+    stage_.reset();
+    if (has_stage) stage_ = staged_load{stage_id, std::move(parts)};
     return status::ok();
   }
 
@@ -326,11 +406,21 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     return rp;
   }
 
-  // Writes `cells` on every replica: one log entry, answered once it is committed and applied.
+  // Writes `cells` on every replica, answered once they are committed and applied: in one
+  // log entry if they fit in one, else as a staged load (next_part).
   caf::result<move_reply> apply_through_log(delta_handle cells) {
     if (stopping_) return move_failed(stopped_status());
     if (!group_->is_leader()) return move_failed(named(group_->not_leader()));
     if (!cells.map) return move_reply{};
+    auto pieces = pieces_of(*cells.map, std::max<std::size_t>(1, rc_.load_entry_bytes));
+    if (pieces.size() > 1) {
+      auto rp = make_response_promise<move_reply>();
+      std::uint64_t id = 0;
+      while (id == 0) id = load_ids_();
+      loads_.push_back({id, std::move(pieces), 0, false, rp});
+      next_part();
+      return rp;
+    }
     auto rp = make_response_promise<move_reply>();
     group_->propose(std::string(1, cells_entry) + serialize(system(), cells), [this, rp](const status& st,
                                                                                          std::string reply) mutable {
@@ -343,6 +433,55 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         rp.deliver(move_reply{});
     });
     return rp;
+  }
+
+  // Proposes the next entry of the load at the front of loads_ (a part, or once every part
+  // is committed the load entry), one at a time; answers the load once its load entry is
+  // applied, or with the first failure. A load that fails leaves its parts staged until the
+  // next load or the abort propose_pending sends.
+  void next_part() {
+    if (loads_.empty() || loads_.front().in_flight) return;
+    if (stopping_ || !group_->is_leader())
+      return fail_loads(stopping_ ? stopped_status() : named(group_->not_leader()));
+    auto& l = loads_.front();
+    if (rc_.load_may_continue && !rc_.load_may_continue(l.committed)) return;  // asked again at the next tick
+    std::string entry;
+    if (l.committed < l.parts.size()) {
+      entry.push_back(part_entry);
+      put_u64(entry, l.id);
+      put_u64(entry, l.committed);
+      entry += serialize(system(), l.parts[l.committed]);
+    } else {
+      entry.push_back(load_entry);
+      put_u64(entry, l.id);
+      put_u64(entry, l.parts.size());
+    }
+    l.in_flight = true;
+    group_->propose(std::move(entry), [this, id = l.id](const status& st, std::string reply) {
+      if (loads_.empty() || loads_.front().id != id) return;  // failed meanwhile (fail_loads)
+      auto& l = loads_.front();
+      l.in_flight = false;
+      status failure = status::ok();
+      if (!st)
+        failure = named(st);
+      else if (reply.empty())
+        failure = {code::unavailable, "partition " + std::to_string(cfg_.index) +
+                                          ": a load's parts were not staged whole on its replicas; load again"};
+      const bool done = !failure.is_ok() || l.committed == l.parts.size();
+      if (!done) {
+        l.parts[l.committed++].map.reset();  // in the log now
+      } else {
+        auto rp = l.rp;
+        loads_.pop_front();
+        rp.deliver(failure.is_ok() ? move_reply{} : move_failed(failure));
+      }
+      next_part();
+    });
+  }
+
+  void fail_loads(const status& why) {
+    auto failing = std::exchange(loads_, {});
+    for (auto& l : failing) l.rp.deliver(move_failed(why));
   }
 
   // Runs `served` once a read barrier shared with the reads queued beside it completes.
@@ -418,6 +557,14 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   // them until it leads (a leader that dies before they commit leaves them to the next).
   void propose_pending() {
     if (stopping_ || !group_ || !group_->is_leader()) return;
+    // Parts a leader left staged (it failed or died mid-load) are not of this leader's
+    // running load: dropped, so every replica frees them.
+    if (stage_ && (loads_.empty() || loads_.front().id != stage_->id) && !abort_in_flight_) {
+      abort_in_flight_ = true;
+      std::string entry(1, abort_entry);
+      put_u64(entry, stage_->id);
+      group_->propose(std::move(entry), [this](const status&, std::string) { abort_in_flight_ = false; });
+    }
     if (pending_schema_ && cfg_.schema && pending_schema_->version <= cfg_.schema->version) pending_schema_.reset();
     if (pending_schema_ && !schema_in_flight_) {
       schema_in_flight_ = true;
@@ -433,6 +580,26 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   // A flush comes at the latest after this many queued requests, bounding an entry's size.
   static constexpr std::size_t max_queued = 256;
+
+  // The parts of a load staged so far, on every replica alike (applied from the log).
+  struct staged_load {
+    std::uint64_t id = 0;
+    std::vector<delta_handle> parts;
+  };
+  std::optional<staged_load> stage_;
+  // On the leader: the loads asked of it, the front one being proposed.
+  struct running_load {
+    std::uint64_t id = 0;
+    std::vector<delta_handle> parts;
+    std::size_t committed = 0;  // parts committed
+    bool in_flight = false;
+    caf::typed_response_promise<move_reply> rp;
+  };
+  std::deque<running_load> loads_;
+  bool abort_in_flight_ = false;
+  // Load ids: random, so that a load of another leader (or of this one before a restart)
+  // never has the id of this one's.
+  std::mt19937_64 load_ids_{std::random_device{}()};
 
   std::vector<queued_write> writes_;
   queued_reads reads_;

@@ -29,6 +29,17 @@
 //    leadership over first and answers NOT_LEADER naming the new leader), one change at a
 //    time (replica_group::add_member, remove_member). A replica started for a new member
 //    (replication_config::members empty) starts empty and waits for the leader.
+//  - A load (move_request::apply: a restore's, a clone's or a bulk load's cells) is one
+//    log entry when its cells fit in replication_config::load_entry_bytes. A larger one is
+//    proposed by the leader as parts of that size under a random load id, one after
+//    another, which every replica only stages; then one small entry that writes the
+//    staged parts in one step, so a reader sees all of a load or none. Part 0 of a load
+//    drops what an earlier one left staged, and a leader that finds parts of a load not its
+//    own staged (its predecessor failed or died mid-load) proposes an abort entry that
+//    drops them. Staged parts are part of the Raft snapshot, so a replica restored from
+//    one taken mid-load stages the rest and writes the whole load. A load whose leader
+//    loses leadership or stops answers NOT_LEADER or UNAVAILABLE and leaves nothing
+//    written: it may be sent again, whole, to the next leader.
 // The leader checks a write's schema version before proposing it: a write made against a
 // schema the log has not applied yet answers UNAVAILABLE, to be sent again.
 //
@@ -38,6 +49,7 @@
 
 #include <caf/all.hpp>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -94,6 +106,13 @@ struct replication_config {
   std::vector<member> members;
   replica_storage* storage = nullptr;  // outlives the actor, or is held by `keep`
   transport* net = nullptr;            // outlives the actor, or is held by `keep`
+  // A load larger than this many bytes of cells goes through the log as a staged load
+  // of parts of about this size (see above); one no larger, as one entry.
+  std::size_t load_entry_bytes = 4u << 20;
+  // For tests: asked on the leader before it proposes the next entry of a staged load,
+  // with the number of parts committed so far; false holds the load until the next tick
+  // asks again (a test stops a load midway with it). Called on the actor's thread.
+  std::function<bool(std::size_t parts_committed)> load_may_continue;
   // Held by the actor until it exits (after its group is closed): what owns `storage` and
   // `net` when nothing else does.
   std::shared_ptr<void> keep;
