@@ -356,21 +356,23 @@ TEST_CASE(
   CHECK(n3([&](connection& x) { return read_when_served(x, "t3"); }) == snap3);
 
   // --- a holder down while a snapshot is deleted ---------------------------------------------
-  // Node 1 keeps its copy of s3 while it is down; back, it removes that copy as it joins,
-  // and keeps its copies of the snapshots that exist and of one being written (a copy of
-  // s2 named "sw", under a claim this test's session holds).
+  // Node 1 keeps its copy of s3 while it is down; back, it removes that copy as it joins
+  // (the cluster recorded s3 as deleted), and keeps its copies of the snapshots that exist,
+  // of one being written and of one the cluster never had.
   const std::string snaps1 = c.data_dir(1) + "/snapshots/";
   REQUIRE_OK(n2([&](connection& x) { return x.delete_snapshot("s3"); }));
   CHECK(std::filesystem::exists(snaps1 + "s3/manifest"));
   REQUIRE(std::filesystem::exists(snaps1 + "s2/manifest"));
-  std::filesystem::copy(snaps1 + "s2", snaps1 + "sw");
-  {
-    std::ifstream in(snaps1 + "sw/manifest", std::ios::binary);
+  // Copies of s2 under other names: "sw", being written, and "sa", which the cluster never
+  // had (as a store's own snapshot from before it joined): both stay.
+  for (const char* name : {"sw", "sa"}) {
+    std::filesystem::copy(snaps1 + "s2", snaps1 + name);
+    std::ifstream in(snaps1 + name + "/manifest", std::ios::binary);
     std::string text(std::istreambuf_iterator<char>(in), {});
     const auto at = text.find("\nname s2\n");
     REQUIRE(at != std::string::npos);
-    text.replace(at, 9, "\nname sw\n");
-    std::ofstream(snaps1 + "sw/manifest", std::ios::binary | std::ios::trunc) << text;
+    text.replace(at, 9, std::string("\nname ") + name + "\n");
+    std::ofstream(snaps1 + name + "/manifest", std::ios::binary | std::ios::trunc) << text;
   }
   auto claimant = c.zk();
   REQUIRE(
@@ -381,5 +383,6 @@ TEST_CASE(
   CHECK(std::filesystem::exists(snaps1 + "s1/manifest"));
   CHECK(std::filesystem::exists(snaps1 + "s2/manifest"));
   CHECK(std::filesystem::exists(snaps1 + "sw/manifest"));
+  CHECK(std::filesystem::exists(snaps1 + "sa/manifest"));
   CHECK(names_of(n2([&](connection& x) { return x.list_snapshots("", ""); })) == std::set<std::string>{"s1", "s2"});
 }

@@ -14,6 +14,8 @@
 //                                a named snapshot copying it (snapshot_service.h)
 //   /snapshots/s_<name>          a named snapshot: the nodes holding its files, its manifest
 //   /snapshot_writes/s_<name>    ephemeral: a named snapshot being written (snapshot_service.h)
+//   /snapshot_deleted/s_<name>   the manifest of the snapshot last deleted (or whose write
+//                                failed) under that name: what a holder that was down removes
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,7 @@ inline constexpr const char* placement = "/placement";
 inline constexpr const char* moves = "/moves";
 inline constexpr const char* snapshots = "/snapshots";
 inline constexpr const char* snapshot_writes = "/snapshot_writes";
+inline constexpr const char* snapshot_deleted = "/snapshot_deleted";
 
 // The intent znode of a move of partition `index` of `table`; its data is "FROM TO".
 inline std::string move_intent(const std::string& table, std::uint32_t index) {

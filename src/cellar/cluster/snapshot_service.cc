@@ -35,6 +35,29 @@ std::string where(const std::string& table, std::uint32_t index) {
   return "partition " + std::to_string(index) + " of '" + table + "'";
 }
 
+std::string deleted_znode(const std::string& name) { return std::string(layout::snapshot_deleted) + "/s_" + name; }
+
+// Records that snapshot `m` is gone (deleted, or its write failed), so that a node that was
+// down meanwhile removes its copy of it when it joins (drop_unnamed), and only that copy:
+// the record names the snapshot by its manifest. Best effort: without the record such a
+// copy stays, which loses nothing.
+void mark_deleted(zk_client& zk, const snapshot_manifest& m) {
+  const std::string data = detail::encode_manifest(m);
+  status st = zk.ensure_path(layout::snapshot_deleted);
+  if (st) {
+    auto made = zk.create(deleted_znode(m.name), data);
+    if (!made && made.error().code() == code::already_exists) {
+      auto set = zk.set(deleted_znode(m.name), data);
+      st = set ? status::ok() : set.error();
+    } else if (!made) {
+      st = made.error();
+    }
+  }
+  if (!st)
+    spdlog::warn("cellar: snapshot '{}' is gone but its record for nodes that were down was not written: {}", m.name,
+                 st.to_string());
+}
+
 node_snapshot_reply failed(status st) {
   node_snapshot_reply r;
   r.st = std::move(st);
@@ -418,6 +441,7 @@ status snapshot_service::put(const snapshot_manifest& m, const std::map<std::str
     drop.step = node_snapshot::drop;
     drop.name = m.name;
     for (const auto& h : holders) (void)ask(h, drop);
+    mark_deleted(zk, m);
   }
   release();
   return st;
@@ -458,8 +482,9 @@ status snapshot_service::remove(const std::string& name) {
   if (!n) return n.error();
   if (auto st = (*n)->zookeeper().remove(snapshot_znode(name)); !st)
     return st.code() == code::not_found ? status{code::not_found, "snapshot '" + name + "' does not exist"} : st;
-  // The snapshot is gone; its files go from every node that is up (a node down now keeps
-  // files no znode names: ignored, and replaced by a later snapshot of the same name).
+  // The snapshot is gone; its files go from every node that is up, and a node down now
+  // removes its copy when it joins again (drop_unnamed, by the record written here).
+  mark_deleted((*n)->zookeeper(), z->m);
   node_snapshot drop;
   drop.step = node_snapshot::drop;
   drop.name = name;
@@ -497,6 +522,16 @@ status snapshot_service::drop_unnamed() {
   if (!named) return named.error();
   for (const auto& m : *held) {
     if (named->count(m.name) || writing->count(m.name)) continue;
+    // Only a copy of a snapshot the cluster recorded as gone: a copy it has no record of
+    // (such as one a store kept before it joined this cluster) is not the cluster's to drop.
+    auto gone = zk.get(deleted_znode(m.name));
+    if (!gone || gone->data != detail::encode_manifest(m)) {
+      spdlog::info(
+          "cellar: node '{}' keeps its copy of snapshot '{}' (table '{}'), which the cluster does not list "
+          "and has no record of deleting",
+          o_.self, m.name, m.table);
+      continue;
+    }
     // A write of the name that began since the claims were read: its copy is kept.
     if (auto claim = zk.exists(claim_znode(m.name)); !claim || *claim) continue;
     if (auto st = o_.repo->remove(m.name); st)

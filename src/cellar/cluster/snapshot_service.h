@@ -20,9 +20,10 @@
 //    its store, making them durable) or through its Raft group's leader (in one message;
 //    a large part is staged on every replica in log entries, then written in one step:
 //    replica/replicated_partition.h).
-//  - delete removes the znode (the snapshot is gone from then on), then asks every live
-//    node to delete its files; a node that was down removes them when it joins again
-//    (drop_unnamed).
+//  - delete removes the znode (the snapshot is gone from then on), records the deleted
+//    manifest under /snapshot_deleted, then asks every live node to delete its files; a
+//    node that was down removes its copy of that snapshot when it joins again
+//    (drop_unnamed). A write that fails records its manifest the same way.
 //
 // Thread safety: every call may come from any thread but a CAF worker (they block).
 #pragma once
@@ -82,10 +83,12 @@ class snapshot_service final : public detail::snapshot_cluster {
   result<std::map<std::string, std::string>> files(const detail::snapshot_manifest& m) override;
   status load(const std::string& table, const std::vector<std::shared_ptr<const detail::delta_map>>& parts) override;
 
-  // Removes from this node's snapshot repository every snapshot no /snapshots znode names
-  // and no /snapshot_writes claim is writing (deleted while this node was down, or left
-  // by a write that failed), logging each; run when the node joins its cluster. A copy
-  // whose manifest cannot be read stops it (the error; nothing removed).
+  // Removes from this node's snapshot repository every copy of a snapshot the cluster
+  // recorded as gone (deleted while this node was down, or left by a write that failed:
+  // its manifest under /snapshot_deleted) that no /snapshots znode names and no
+  // /snapshot_writes claim is writing, logging each; a copy the cluster has no record of
+  // is kept. Run when the node joins its cluster. A copy whose manifest cannot be read
+  // stops it (the error; nothing removed).
   status drop_unnamed();
 
   // A step another node (or this one) asks of this node (remote.h: node_snapshot).
