@@ -341,6 +341,24 @@ TEST_CASE("after a split, a request routed with the old partitions is refused UN
   CHECK(refused.code() == code::unavailable);
   CHECK(refused.message().find("split or merged") != std::string::npos);
   REQUIRE_OK(send(new_uid));  // routed with the new partitions: [g, m) takes it as asked
+  // A split planned with the old incarnation (as a node that read the catalog before this
+  // split would) freezes nothing here: the owner refuses the step, and writes go on.
+  {
+    cluster::node_snapshot f;
+    f.step = cluster::node_snapshot::freeze;
+    f.table = "ru";
+    f.index = 1;
+    f.uid = old_uid;
+    status out{code::internal, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(f))
+        .receive([&](cluster::node_snapshot_reply& r) { out = r.st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
+    CHECK(out.code() == code::unavailable);
+    CHECK(out.message().find("another incarnation") != std::string::npos);
+    REQUIRE_OK(c1->put("ru", cellar::put("h").add("f", "q", 1, "after")));
+  }
   // Row "z" as the table reads it: the value put before the split, from partition 2.
   auto g = c1->get("ru", cellar::get("z"));
   REQUIRE_OK(g);

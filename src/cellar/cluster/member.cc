@@ -651,6 +651,10 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   so.find = [raw](const std::string& t, std::uint32_t i, detail::partition_ref& out) {
     return raw->find(t, i, 0, out);
   };
+  so.table_uid = [raw](const std::string& t) -> std::uint64_t {
+    auto rt = raw->local.lookup(t);
+    return rt ? rt->schema->uid : 0;
+  };
   so.guard_source = [weak](const std::string& t, std::uint32_t i) {
     if (auto s = weak.lock()) s->guard_move(t, i, true);
   };

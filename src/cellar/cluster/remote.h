@@ -161,6 +161,7 @@ struct node_snapshot {
   std::string table;
   std::uint32_t index = 0;
   std::string name;
+  std::uint64_t uid = 0;                     // freeze: the table's uid the caller planned with
   std::string file;                          // fetch
   std::string manifest;                      // keep: encode_manifest
   std::map<std::string, std::string> files;  // keep_file
@@ -175,7 +176,7 @@ struct node_snapshot_reply {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
-  return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.file, x.manifest, x.files,
+  return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.uid, x.file, x.manifest, x.files,
            x.cells);
 }
 

@@ -169,6 +169,7 @@ struct reshaper {
       m.step = node_snapshot::freeze;
       m.table = c.table;
       m.index = i;
+      m.uid = t->uid;
       auto r = snaps.ask(owners[i], std::move(m));
       std::lock_guard lock(mu);
       if (!r) return r.error();

@@ -233,6 +233,15 @@ static bool find_here(const snapshot_service_options& o, detail::cluster_seat& s
 }
 
 node_snapshot_reply snapshot_service::freeze_here(const node_snapshot& m) {
+  // The partition the caller planned with, not another incarnation of the table: a node
+  // that has not applied the catalog the caller read catches up first, and one that is
+  // past it refuses (the caller's plan is stale: it undoes the split and may call again).
+  if (m.step == node_snapshot::freeze && m.uid != 0 && o_.table_uid && o_.table_uid(m.table) != m.uid) {
+    if (auto h = seat_.cluster().hooks(); h) (void)h->catch_up();
+    if (o_.table_uid(m.table) != m.uid)
+      return failed({code::unavailable, "node '" + o_.self + "' holds another incarnation of table '" + m.table +
+                                            "' than the split or merge was planned with: call it again"});
+  }
   detail::partition_ref ref;
   if (!find_here(o_, seat_, m, ref))
     return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});

@@ -63,6 +63,8 @@ struct snapshot_service_options {
   // freeze holds (member.h: guard_move); `stage` serves stage and unstage. Unset:
   // UNSUPPORTED.
   std::function<void(const std::string& table, std::uint32_t index)> guard_source;
+  // The uid of the incarnation of `table` this node has applied (0: none).
+  std::function<std::uint64_t(const std::string& table)> table_uid;
   std::function<status(const node_snapshot& m)> stage;
 };
 
