@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
