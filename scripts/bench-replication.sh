@@ -13,7 +13,7 @@
 #       master and one replica hold the write, as a Raft majority of three does) and counts
 #       them done when it answers
 # For each repetition and set-up: a YCSB load phase (the keys recreated: the cellar table
-# dropped and made again, FLUSHALL on redis), then workload a for SECONDS. The set-ups take
+# dropped and made again, FLUSHALL on redis), then workload WORKLOAD (default a) for SECONDS. The set-ups take
 # turns in an order that reverses every repetition, so the machine's noise hits all alike.
 # Prints every run (with the load generator's CPU share and the servers' CPUs' busy share),
 # then per phase and set-up the median with the range, and the f3/f1 and rw/r1 ratios.
@@ -38,7 +38,7 @@
 #
 # Environment: SERVER_CPUS (default 1), LOADGEN_CPUS (default 0), RECORDS (default 50000),
 # DEPTH (default 16), CONNECTIONS (default 4), THREADS (default 1), SETUPS (default
-# "f1 f3 f3l r1 rw"), REDIS_WAIT (default 1), SERVER, SHELL_BIN, LOADGEN (binaries; default build/src/tools/...,
+# "f1 f3 f3l r1 rw"), REDIS_WAIT (default 1), WORKLOAD (default a), SERVER, SHELL_BIN, LOADGEN (binaries; default build/src/tools/...,
 # build/examples/loadgen/...), SERVER_ARGS (more cellar-server flags for every node). Each
 # cellar node: --worker-threads 1 --event-loops 1. The table: range:6 (two partitions per node).
 set -euo pipefail
@@ -56,6 +56,7 @@ CONNECTIONS=${CONNECTIONS:-4}
 THREADS=${THREADS:-1}
 SETUPS=${SETUPS:-f1 f3 f3l r1 rw}
 REDIS_WAIT=${REDIS_WAIT:-1}
+WORKLOAD=${WORKLOAD:-a}
 jar=/usr/share/java/zookeeper.jar
 [ -f "$jar" ] || { echo "ZooKeeper is not installed ($jar): run scripts/setup.sh" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "redis-server is not installed: run scripts/setup.sh" >&2; exit 1; }
@@ -179,7 +180,7 @@ lg() {
     r1) target=(--target redis --port "$r1_port") ;;
     rw) target=(--target redis --port "$rw_port" --redis-wait "$REDIS_WAIT") ;;
   esac
-  taskset -c "$LOADGEN_CPUS" /usr/bin/time -f "%U %S" -o "$work/lg.time" "$LOADGEN" "${target[@]}" --workload a \
+  taskset -c "$LOADGEN_CPUS" /usr/bin/time -f "%U %S" -o "$work/lg.time" "$LOADGEN" "${target[@]}" --workload "$WORKLOAD" \
     --phase "$phase" --records "$RECORDS" --threads "$THREADS" --connections "$CONNECTIONS" --depth "$DEPTH" \
     --quiet --json "$json" "$@" >/dev/null
 }
@@ -187,7 +188,7 @@ lg() {
 # run_one REP SETUP PHASE: one measured run, printed and added to $work/runs.
 run_one() {
   local rep=$1 s=$2 phase=$3 extra=() label=$3
-  [ "$phase" = run ] && extra=(--duration "$secs") && label=a
+  [ "$phase" = run ] && extra=(--duration "$secs") && label=$WORKLOAD
   read -r b0 t0 < <(cpu_ticks)
   lg "$s" "$phase" "$work/$s.json" "${extra[@]}" || true  # exit 3: errors, shown below
   read -r b1 t1 < <(cpu_ticks)
@@ -204,7 +205,7 @@ run_one() {
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); servers on CPUs $SERVER_CPUS," \
      "loadgen on $LOADGEN_CPUS; $RECORDS records, depth $DEPTH x $CONNECTIONS connections x $THREADS threads," \
-     "${secs} s runs of workload a"
+     "${secs} s runs of workload $WORKLOAD"
 printf "%-5s %-4s %-4s %10s %9s %7s %12s %12s\n" phase setup rep ops/s p99_us errors loadgen_cpu% servers_cpu%
 : >"$work/runs"
 for rep in $(seq "$reps"); do
@@ -218,7 +219,7 @@ done
 
 echo
 echo "# median [min - max] ops/s per set-up; replicated as a share of unreplicated (f3/f1, rw/r1)"
-for phase in load a; do
+for phase in load "$WORKLOAD"; do
   awk -v phase="$phase" '
     function median(a, k,   i, j, t) {
       for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
