@@ -34,6 +34,7 @@ using await_leader_atom = caf::atom_constant<caf::atom("awaitlead")>;
 using snapshots_atom = caf::atom_constant<caf::atom("snapshots")>;
 using add_member_atom = caf::atom_constant<caf::atom("addmember")>;
 using remove_member_atom = caf::atom_constant<caf::atom("rmmember")>;
+using lease_atom = caf::atom_constant<caf::atom("lease")>;
 
 // The replicated state: the commands applied, in order.
 struct list_machine final : state_machine {
@@ -152,6 +153,7 @@ caf::behavior replica_actor(caf::stateful_actor<replica_state>* self, replica_se
         return rp;
       },
       [=](snapshots_atom) { return self->state.sm->snapshots; },
+      [=](lease_atom) { return self->state.group->lease_valid(); },
       [=](add_member_atom, std::uint64_t id, std::string address) -> caf::result<std::uint16_t, std::string> {
         auto rp = self->make_response_promise();
         self->state.group->add_member({id, std::move(address)}, [rp](const status& st) mutable {
@@ -285,6 +287,15 @@ struct cluster {
       if (r.first != code::not_leader && r.first != code::unavailable && r.first != code::conflict) return r;
     }
     return r;
+  }
+
+  // Whether replica `id` may serve reads under its lease now.
+  bool lease(std::uint64_t id) {
+    caf::scoped_actor self{sys};
+    bool out = false;
+    self->request(actors[id - 1], wait_limit, lease_atom::value)
+        .receive([&](bool b) { out = b; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return out;
   }
 
   int snapshots(std::uint64_t id) {
@@ -723,5 +734,53 @@ TEST_CASE("removing the leader fails no write: writes in flight commit first, ne
     int missing = 0;
     for (const auto& w : acked) missing += all.second.find(w + ",") == std::string::npos;
     CHECK(missing == 0);
+  }
+}
+
+TEST_CASE("a leader reads under a lease; a leader cut off loses it before the others elect another",
+          "[replica][lease]") {
+  cluster c(memory_storages(3));
+  const auto leader = c.await_leader(1);
+  c.write("w0");
+  // Once it has applied an entry of its term and a follower answered it, the leader holds
+  // a lease; a follower never does.
+  REQUIRE(testsupport::eventually([&] { return c.lease(leader); }, std::chrono::seconds(10)));
+  for (std::uint64_t id = 1; id <= 3; ++id)
+    if (id != leader) CHECK_FALSE(c.lease(id));
+
+  // Cut off, it keeps serving reads until its lease ends, which is before the two others
+  // can elect a leader (they refuse votes for an election timeout after hearing from it).
+  c.net.isolate(leader);
+  const auto other = leader == 1 ? 2 : 1;
+  const auto next = c.await_leader(other, leader);
+  CHECK(next != leader);
+  CHECK_FALSE(c.lease(leader));
+  // The new leader holds one once it has committed in its term.
+  c.write("w1", leader);
+  CHECK(testsupport::eventually([&] { return c.lease(next); }, std::chrono::seconds(10)));
+}
+
+TEST_CASE("a restarted replica refuses votes for an election timeout, so a lease it backed holds", "[replica][lease]") {
+  // Replica g loses its link to the leader L and asks for votes, which f refuses while it
+  // follows L. Then f restarts at once (forgetting L) while L is cut off: L's lease rests on
+  // what f echoed before the restart, so f must not vote for g before that lease has ended.
+  // g asks again every one to two election timeouts, so without the refusal it would often
+  // win while L still holds its lease; three rounds make that near certain to be seen.
+  for (int round = 0; round < 3; ++round) {
+    cluster c(memory_storages(3));
+    const auto leader = c.await_leader(1);
+    c.write("w0");
+    REQUIRE(testsupport::eventually([&] { return c.lease(leader); }, std::chrono::seconds(10)));
+    const std::uint64_t f = leader % 3 + 1, g = f % 3 + 1;
+    c.net.cut(leader, g);
+    // g's election timer runs out (one to two election timeouts); f refuses its requests.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 * c.base.election_timeout_ms));
+    REQUIRE(c.lease(leader));
+    c.kill(f);
+    c.net.isolate(leader);
+    c.start(f);
+    const auto next = c.await_leader(g, leader);
+    CHECK(next != leader);
+    CHECK_FALSE(c.lease(leader));
   }
 }

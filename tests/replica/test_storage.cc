@@ -255,13 +255,19 @@ TEST_CASE("every other raft message type survives its bytes, and its cuts are re
   CHECK(got.append_entries_result.rejected == 77);
   REQUIRE(decode_message(encode_message(all[3], 5, "e"), got, from));
   CHECK(got.timeout_now.last_log_term == 13);
-  // A bad boolean or tribool byte is refused.
+  // A bad boolean or tribool byte (the last field, before the 16 bytes of lease stamps)
+  // is refused.
   std::string bad = encode_message(all[0], 5, "e");
-  bad.back() = 2;
+  bad[bad.size() - 17] = 2;
   CHECK_FALSE(decode_message(bad, got, from));
   bad = encode_message(all[1], 5, "e");
-  bad.back() = 3;
+  bad[bad.size() - 17] = 3;
   CHECK_FALSE(decode_message(bad, got, from));
+  // The lease stamps come back as sent.
+  lease_stamps stamps;
+  REQUIRE(decode_message(encode_message(all[2], 5, "e", {123456789, 987654321}), got, from, &stamps));
+  CHECK(stamps.sent == 123456789);
+  CHECK(stamps.echo == 987654321);
 }
 
 namespace {

@@ -91,14 +91,65 @@ void actor_io::drain() {
   }
 }
 
+namespace {
+
+std::uint64_t* slot_of(std::vector<std::pair<raft_id, std::uint64_t>>& v, raft_id id) {
+  for (auto& [k, t] : v)
+    if (k == id) return &t;
+  v.emplace_back(id, 0);
+  return &v.back().second;
+}
+
+raft_term term_of(const raft_message& m) {
+  switch (m.type) {
+    case RAFT_IO_APPEND_ENTRIES: return m.append_entries.term;
+    case RAFT_IO_APPEND_ENTRIES_RESULT: return m.append_entries_result.term;
+    case RAFT_IO_REQUEST_VOTE: return m.request_vote.term;
+    case RAFT_IO_REQUEST_VOTE_RESULT: return m.request_vote_result.term;
+    case RAFT_IO_INSTALL_SNAPSHOT: return m.install_snapshot.term;
+    case RAFT_IO_TIMEOUT_NOW: return m.timeout_now.term;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+std::uint64_t actor_io::now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void actor_io::accept_from_leader(raft_id from, std::uint64_t sent) {
+  auto* t = slot_of(accepted_, from);
+  if (sent > *t) *t = sent;
+}
+
+std::uint64_t actor_io::echoed_by(raft_id peer) const {
+  for (const auto& [k, t] : echoed_)
+    if (k == peer) return t;
+  return 0;
+}
+
 void actor_io::on_receive(std::string_view bytes) {
+  last_ = {};
   if (recv_cb_ == nullptr || closing_) return;
   raft_message m;
   std::string from_address;
-  if (!decode_message(bytes, m, from_address)) {
+  lease_stamps stamps;
+  if (!decode_message(bytes, m, from_address, &stamps)) {
     ++malformed_;
     return;
   }
+  if (m.type == RAFT_IO_REQUEST_VOTE && now_ns() < votes_from_ns_) {
+    release_message(m);
+    return;
+  }
+  if (stamps.echo != 0) {
+    auto* t = slot_of(echoed_, m.server_id);
+    if (stamps.echo > *t) *t = stamps.echo;
+  }
+  last_ = {m.server_id, m.type, term_of(m), stamps.sent};
   recv_cb_(&io_, &m);  // libraft takes the message's entries and snapshot data
 }
 
@@ -167,6 +218,7 @@ int actor_io::m_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io
   self.tick_ms_ = msecs;
   self.tick_cb_ = tick;
   self.recv_cb_ = recv;
+  self.votes_from_ns_ = now_ns() + static_cast<std::uint64_t>(std::chrono::nanoseconds(self.vote_quiet_).count());
   self.loop_.post_tick(std::chrono::milliseconds(msecs), self.generation_);
   return 0;
 }
@@ -218,8 +270,11 @@ int actor_io::m_set_vote(raft_io* io, raft_id server_id) {
 int actor_io::m_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb) {
   auto& self = of(io);
   req->cb = cb;
+  if (message->type == RAFT_IO_TIMEOUT_NOW && message->timeout_now.term > self.timeout_now_term_)
+    self.timeout_now_term_ = message->timeout_now.term;
+  lease_stamps stamps{now_ns(), *slot_of(self.accepted_, message->server_id)};
   bool sent = self.net_.deliver(message->server_id, message->server_address ? message->server_address : "",
-                                encode_message(*message, self.id_, self.address_));
+                                encode_message(*message, self.id_, self.address_, stamps));
   self.queue([req, cb, sent] {
     if (cb != nullptr) cb(req, sent ? 0 : RAFT_NOCONNECTION);
   });

@@ -28,6 +28,8 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "replica/storage.h"
 
@@ -73,6 +75,32 @@ class actor_io {
   // Messages that could not be decoded (dropped).
   std::uint64_t malformed() const { return malformed_; }
 
+  // For read leases (replica_group::lease_valid). Every message carries the time it was
+  // sent and echoes the newest time this replica accepted from the receiver as its leader
+  // (replica/wire.h, lease_stamps).
+  // The steady clock, in nanoseconds: what the stamps count in.
+  static std::uint64_t now_ns();
+  // Drops vote requests for `quiet` after start: a replica that followed a leader promised
+  // it, by refusing votes, an election timeout without another leader; a restart must not
+  // break that promise.
+  void set_vote_quiet(std::chrono::milliseconds quiet) { vote_quiet_ = quiet; }
+  // The message on_receive handed libraft last (type 0: none).
+  struct received {
+    raft_id from = 0;
+    unsigned short type = 0;
+    raft_term term = 0;
+    std::uint64_t sent = 0;
+  };
+  const received& last_received() const { return last_; }
+  // This replica accepted, as its leader's, a message `from` sent at `sent`; what it sends
+  // `from` from now on echoes it.
+  void accept_from_leader(raft_id from, std::uint64_t sent);
+  // The newest stamp of this replica's that `peer` echoed (0: none).
+  std::uint64_t echoed_by(raft_id peer) const;
+  // The highest term in which this replica sent a TimeoutNow (a leadership transfer: its
+  // target then asks for votes that replicas grant despite a leader); 0: none.
+  raft_term timeout_now_term() const { return timeout_now_term_; }
+
  private:
   static actor_io& of(raft_io* io) { return *static_cast<actor_io*>(io->impl); }
   void queue(std::function<void()> completion);
@@ -111,6 +139,13 @@ class actor_io {
   bool closing_ = false;
   std::uint64_t malformed_ = 0;
   std::mt19937_64 rng_;
+  // Per peer (a group has a handful): the newest stamp accepted from it as leader, and the
+  // newest stamp of ours it echoed.
+  std::vector<std::pair<raft_id, std::uint64_t>> accepted_, echoed_;
+  received last_;
+  raft_term timeout_now_term_ = 0;
+  std::chrono::milliseconds vote_quiet_{0};
+  std::uint64_t votes_from_ns_ = 0;  // vote requests before this steady-clock time are dropped
 };
 
 }  // namespace cellar::replica

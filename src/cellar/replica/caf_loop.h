@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "replica/actor_io.h"
 
@@ -68,6 +69,15 @@ class local_transport final : public transport {
     absl::MutexLock lock(&mu_);
     isolated_.erase(id);
   }
+  // Drops every message between `a` and `b`, both ways, until mend(a, b): one link down.
+  void cut(std::uint64_t a, std::uint64_t b) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    cut_.insert(link(a, b));
+  }
+  void mend(std::uint64_t a, std::uint64_t b) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    cut_.erase(link(a, b));
+  }
   // Delivers every later message `d` after it is sent: a network's latency.
   void set_latency(std::chrono::milliseconds d) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
@@ -97,7 +107,7 @@ class local_transport final : public transport {
     std::chrono::milliseconds latency;
     {
       absl::MutexLock lock(&mu_);
-      if (isolated_.contains(from) || isolated_.contains(to)) return false;
+      if (isolated_.contains(from) || isolated_.contains(to) || cut_.contains(link(from, to))) return false;
       auto it = actors_.find(to);
       if (it == actors_.end()) return false;
       dest = it->second;
@@ -110,9 +120,14 @@ class local_transport final : public transport {
     return true;
   }
 
+  static std::pair<std::uint64_t, std::uint64_t> link(std::uint64_t a, std::uint64_t b) {
+    return a < b ? std::pair{a, b} : std::pair{b, a};
+  }
+
   absl::Mutex mu_;
   absl::flat_hash_map<std::uint64_t, caf::actor> actors_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::uint64_t> isolated_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::pair<std::uint64_t, std::uint64_t>> cut_ ABSL_GUARDED_BY(mu_);
   std::chrono::milliseconds latency_ ABSL_GUARDED_BY(mu_){0};
 };
 

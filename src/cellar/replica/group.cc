@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <iterator>
 
 namespace cellar::replica {
 
@@ -15,6 +17,7 @@ struct replica_group::pending {
     struct raft_barrier barrier;
   };
   replica_group* group = nullptr;
+  std::uint64_t term = 0;  // the leader's term when it was proposed
   applied_fn on_applied;
   std::function<void(const status&)> on_barrier;
   pending() { std::memset(&apply, 0, std::max(sizeof apply, sizeof barrier)); }
@@ -56,6 +59,7 @@ status replica_group::start(const std::vector<member>& members) {
   // A replica cut off from the others asks first whether it could win before it raises its
   // term, so rejoining does not depose a working leader.
   raft_set_pre_vote(&raft_, true);
+  io_.set_vote_quiet(std::chrono::milliseconds(opt_.election_timeout_ms));
   if (!members.empty()) {
     raft_configuration conf;
     raft_configuration_init(&conf);
@@ -109,8 +113,45 @@ std::uint64_t replica_group::last_applied() const {
   return initialized_ ? raft_last_applied(const_cast<raft*>(&raft_)) : 0;
 }
 
+void replica_group::note_leadership() {
+  if (lease_term_ != raft_.current_term && is_leader()) {
+    lease_term_ = raft_.current_term;
+    leader_since_ = actor_io::now_ns();
+  }
+}
+
+bool replica_group::lease_valid() {
+  if (!is_leader() || handover_ != handover::none || raft_.transfer != nullptr) return false;
+  note_leadership();
+  const std::uint64_t term = raft_.current_term;
+  if (applied_term_ != term || io_.timeout_now_term() >= term) return false;
+  // The newest stamps the other voters echoed; `need` of them make a majority with this one.
+  std::uint64_t echoes[8];
+  unsigned others = 0, voters = 0;
+  bool voter = false;
+  for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+    const auto& s = raft_.configuration.servers[i];
+    if (s.role != RAFT_VOTER) continue;
+    ++voters;
+    if (s.id == opt_.id)
+      voter = true;
+    else if (others < std::size(echoes))
+      echoes[others++] = io_.echoed_by(s.id);
+  }
+  if (!voter) return false;
+  const unsigned need = voters / 2;
+  if (need == 0) return true;
+  if (others < need) return false;
+  std::nth_element(echoes, echoes + (need - 1), echoes + others, std::greater<>());
+  const std::uint64_t since = echoes[need - 1];
+  if (since < leader_since_) return false;  // not all of them from this term's leadership
+  const std::uint64_t lease = std::uint64_t{opt_.election_timeout_ms} * 800'000;  // 80%, in ns
+  return actor_io::now_ns() < since + lease;
+}
+
 void replica_group::on_tick(std::uint64_t generation) {
   io_.on_tick(generation);
+  note_leadership();
   // Entries that are not applied by the state machine (barriers) count toward the next
   // snapshot too.
   if (initialized_) pace_snapshots(raft_last_applied(&raft_));
@@ -124,11 +165,20 @@ void replica_group::on_tick(std::uint64_t generation) {
 
 void replica_group::on_flush() {
   io_.on_flush();
+  note_leadership();
   advance_handover();
 }
 
 void replica_group::on_receive(std::string_view bytes) {
   io_.on_receive(bytes);
+  // A message from the leader of this replica's term that libraft took as such (it restarted
+  // the election timer): echoed back to that leader from now on, for its lease.
+  const auto& got = io_.last_received();
+  if ((got.type == RAFT_IO_APPEND_ENTRIES || got.type == RAFT_IO_INSTALL_SNAPSHOT) && got.sent != 0 && initialized_ &&
+      raft_state(&raft_) == RAFT_FOLLOWER && raft_.follower_state.current_leader.id == got.from &&
+      raft_.current_term == got.term)
+    io_.accept_from_leader(got.from, got.sent);
+  note_leadership();
   advance_handover();
 }
 
@@ -249,6 +299,7 @@ void replica_group::propose(std::string command, applied_fn done) {
   if (!command.empty()) std::memcpy(buf.base, command.data(), command.size());
   auto* p = new pending;
   p->group = this;
+  p->term = raft_.current_term;
   p->on_applied = std::move(done);
   p->apply.data = p;
   int rv = raft_apply(&raft_, &p->apply, &buf, 1, [](struct raft_apply* req, int st, void* result) {
@@ -257,6 +308,7 @@ void replica_group::propose(std::string command, applied_fn done) {
     if (!g->dying_) {
       --g->in_flight_;
       if (st == 0) {
+        g->applied(p->term);
         p->on_applied(status::ok(), result != nullptr ? std::move(*static_cast<std::string*>(result)) : std::string());
       } else if (st == RAFT_NOTLEADER) {
         p->on_applied(g->not_leader(), {});
@@ -289,6 +341,7 @@ void replica_group::barrier(std::function<void(const status&)> done) {
   }
   auto* p = new pending;
   p->group = this;
+  p->term = raft_.current_term;
   p->on_barrier = std::move(done);
   p->barrier.data = p;
   int rv = raft_barrier(&raft_, &p->barrier, [](struct raft_barrier* req, int st) {
@@ -297,6 +350,7 @@ void replica_group::barrier(std::function<void(const status&)> done) {
     if (!g->dying_) {
       --g->in_flight_;
       if (st == 0 && g->is_leader()) {
+        g->applied(p->term);
         p->on_barrier(status::ok());
       } else if (st == 0 || st == RAFT_NOTLEADER) {
         p->on_barrier(g->not_leader());

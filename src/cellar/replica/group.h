@@ -145,6 +145,18 @@ class replica_group {
   // The replica that should lead from now on (group_options::preferred_leader; 0: none).
   void set_preferred_leader(std::uint64_t id) { opt_.preferred_leader = id; }
 
+  // Whether this replica may serve a read now from its applied state, without a barrier,
+  // and the read sees every write acknowledged before it was asked (a leader lease). True
+  // when it leads, has applied an entry it proposed in its current term, and a majority of
+  // the group's voters (itself included) accepted a message it sent as leader of this term
+  // less than 80% of the election timeout ago. A replica that accepted a leader's message
+  // refuses votes until its election timer runs out (libraft's rule; a restarted replica
+  // refuses them for one election timeout, actor_io::set_vote_quiet), so no other leader can
+  // be elected before the lease ends; the margin covers the replicas' clocks running at
+  // slightly different rates. False from the moment a leadership transfer starts (its target
+  // asks for votes that replicas grant despite a leader) until the next term.
+  bool lease_valid();
+
   bool is_leader() const;
   // The leader this replica knows (id 0: none).
   member leader() const;
@@ -198,6 +210,13 @@ class replica_group {
   void finish_change(const status& st);
   status change_failure(int rv) const;
 
+  // Notes when this replica became the leader of its current term (lease_valid).
+  void note_leadership();
+  // An entry this replica proposed in `term` was applied.
+  void applied(std::uint64_t term) {
+    if (term == raft_.current_term && is_leader()) applied_term_ = term;
+  }
+
   group_options opt_;
   state_machine& sm_;
   actor_io io_;
@@ -219,6 +238,9 @@ class replica_group {
   std::size_t in_flight_ = 0;                                 // proposals and barriers libraft holds
   std::function<void()> on_closed_;
   std::optional<membership_change> change_;
+  std::uint64_t lease_term_ = 0;    // the term leader_since_ is of
+  std::uint64_t leader_since_ = 0;  // actor_io::now_ns when this replica was seen leading lease_term_
+  std::uint64_t applied_term_ = 0;  // the term of the last entry this replica proposed and applied as leader
 };
 
 // The address of the leader a NOT_LEADER status of replica_group::not_leader names, also

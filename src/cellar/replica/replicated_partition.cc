@@ -111,15 +111,14 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](scan_request& r) -> caf::result<scan_reply> {
           if (stopping_) return scan_reply{stopped_status(), {}};
           if (auto why = stale(r.schema_version)) return scan_reply{*why, {}};
+          if (group_->lease_valid()) return scan_reply{status::ok(), mem_->scan(*cfg_.schema, r.page, cfg_.clock())};
           auto rp = make_response_promise<scan_reply>();
           after_barrier([this, rp, r = std::move(r)](const status& st) mutable {
             if (!st) {
               rp.deliver(scan_reply{named(st), {}});
               return;
             }
-            scan_reply out;
-            out.page = mem_->scan(*cfg_.schema, r.page, cfg_.clock());
-            rp.deliver(std::move(out));
+            rp.deliver(scan_reply{status::ok(), mem_->scan(*cfg_.schema, r.page, cfg_.clock())});
           });
           return rp;
         },
@@ -352,23 +351,25 @@ class replicated_owner final : public replicated_partition_actor::base, public s
                                          " has not yet adopted schema version " + std::to_string(version)};
   }
 
+  // Reads at once under the leader's lease, else after a read barrier.
   caf::result<batch_reply> read(batch_request r) {
+    if (group_->lease_valid()) return read_now(r);
     auto rp = make_response_promise<batch_reply>();
     after_barrier([this, rp, r = std::move(r)](const status& st) mutable {
-      if (!st) {
-        rp.deliver(failed(r.ops.size(), named(st)));
-        return;
-      }
-      batch_reply out;
-      out.results.resize(r.ops.size());
-      const auto now = cfg_.clock();
-      for (std::size_t k = 0; k < r.ops.size(); ++k) {
-        const auto& g = std::get<get>(r.ops[k]);
-        out.results[k].row = mem_->read_row(*cfg_.schema, g.row, g.options, g.exists_only_, now);
-      }
-      rp.deliver(std::move(out));
+      rp.deliver(st ? read_now(r) : failed(r.ops.size(), named(st)));
     });
     return rp;
+  }
+
+  batch_reply read_now(const batch_request& r) {
+    batch_reply out;
+    out.results.resize(r.ops.size());
+    const auto now = cfg_.clock();
+    for (std::size_t k = 0; k < r.ops.size(); ++k) {
+      const auto& g = std::get<get>(r.ops[k]);
+      out.results[k].row = mem_->read_row(*cfg_.schema, g.row, g.options, g.exists_only_, now);
+    }
+    return out;
   }
 
   struct queued_write {

@@ -111,7 +111,7 @@ bool decode_configuration(std::string_view bytes, raft_configuration& c) {
   return false;
 }
 
-std::string encode_message(const raft_message& m, raft_id from, std::string_view from_address) {
+std::string encode_message(const raft_message& m, raft_id from, std::string_view from_address, lease_stamps stamps) {
   std::string out;
   put_u8(out, m.type);
   put_u64(out, from);
@@ -174,10 +174,12 @@ std::string encode_message(const raft_message& m, raft_id from, std::string_view
     }
     default: break;
   }
+  put_u64(out, stamps.sent);
+  put_u64(out, stamps.echo);
   return out;
 }
 
-bool decode_message(std::string_view bytes, raft_message& m, std::string& from_address) {
+bool decode_message(std::string_view bytes, raft_message& m, std::string& from_address, lease_stamps* stamps) {
   std::memset(&m, 0, sizeof m);
   detail::reader r(bytes);
   std::uint8_t type = 0;
@@ -231,7 +233,12 @@ bool decode_message(std::string_view bytes, raft_message& m, std::string& from_a
     }
     default: return false;
   }
-  if (ok && r.done()) return true;
+  lease_stamps got;
+  ok = ok && get_u64(r, got.sent) && get_u64(r, got.echo);
+  if (ok && r.done()) {
+    if (stamps != nullptr) *stamps = got;
+    return true;
+  }
   release_message(m);
   return false;
 }
