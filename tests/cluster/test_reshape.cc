@@ -632,3 +632,76 @@ TEST_CASE("a replicated partition frozen by a split whose runner died takes writ
   for (auto* x : {&n3, &n2, &n1}) x->m.reset();
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
 }
+
+TEST_CASE("the Raft groups a split of a replicated table built keep their files: a node restarted rejoins them",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep-disk");
+  const auto base = std::filesystem::temp_directory_path() / ("cellar-reshape-rep-" + std::to_string(getpid()));
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  auto dir_of = [&](const std::string& id) {
+    store_options so;
+    so.directory = (base / id).string();
+    so.durability = durability::log;
+    return so;
+  };
+  constexpr auto election = std::chrono::milliseconds(300);
+  auto n1 = join(chroot, "m1", dir_of("m1"), election);
+  auto n2 = join(chroot, "m2", dir_of("m2"), election);
+  auto n3 = join(chroot, "m3", dir_of("m3"), election);
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rk";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0100"});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rk") && n3.s->table_exists("rk"); }));
+  auto c1 = connect_embedded(*n1.s);
+  model want;
+  auto put_rows = [&](int from, int to, const std::string& v) {
+    for (int i = from; i < to; ++i) {
+      REQUIRE(zktest::eventually([&] { return c1->put("rk", cellar::put(row_of(i)).add("f", "q", 1, v)).is_ok(); }));
+      want[{row_of(i), "q"}] = v;
+    }
+  };
+  put_rows(0, 200, "a");
+  REQUIRE_OK(n2.s->split_region("rk", "k0050"));
+  put_rows(0, 200, "b");  // into the new groups' logs
+  const std::uint64_t uid = n1.m->node().catalog()->find("rk")->uid;
+  for (std::uint32_t j = 0; j < 3; ++j)
+    CHECK(std::filesystem::exists(base / "m2" / "raft" / (std::to_string(uid) + "-" + std::to_string(j) + ".raftlog")));
+
+  // m2 leaves and comes back on its directory: its replicas resume from their Raft files.
+  n2.m.reset();
+  REQUIRE_OK(n2.s->close());
+  n2 = join(chroot, "m2", dir_of("m2"), election);
+  for (auto* x : {&n1, &n2}) {
+    auto c = connect_embedded(*x->s);
+    REQUIRE(zktest::eventually([&] {
+      auto got = scan_all(*c, "rk");
+      return got && got->cells == want;
+    }));
+  }
+  // m2 runs its replica of each new group again.
+  REQUIRE(zktest::eventually([&] {
+    std::set<std::uint32_t> held;
+    for (const auto& r : n2.m->report().replicas)
+      if (r.table == "rk" && (r.status.role == "leader" || r.status.role == "follower")) held.insert(r.index);
+    return held.size() == 3;
+  }));
+  // m3 leaves: every write now needs m2's replica to commit.
+  n3.m.reset();
+  REQUIRE_OK(n3.s->close());
+  put_rows(150, 250, "c");
+  auto c2 = connect_embedded(*n2.s);
+  REQUIRE(zktest::eventually([&] {
+    auto got = scan_all(*c2, "rk");
+    return got && got->cells == want;
+  }));
+  CHECK(bounds_of(*n2.s, "rk") == std::vector<std::string>{"k0050", "k0100"});
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+  std::filesystem::remove_all(base);
+}
