@@ -470,13 +470,21 @@ TEST_CASE("split and merge a table replicated as Raft groups while a writer and 
   };
 
   wait_writes(150);
+  // At a key: the new groups start before the freeze.
   REQUIRE_OK(n1.s->split_region("rr", "k0150"));
   CHECK(bounds_of(*n1.s, "rr") == std::vector<std::string>{"k0150", "k0300"});
   REQUIRE(zktest::eventually([&] { return groups_settled(3); }));
   wait_writes(100);
+  // At region 2's middle row: planned from the frozen copy, so the groups start after it.
+  REQUIRE_OK(n2.s->split_partition("rr", 2, ""));
+  auto after_split = bounds_of(*n2.s, "rr");
+  REQUIRE(after_split.size() == 3);
+  CHECK(after_split[2] > "k0300");
+  REQUIRE(zktest::eventually([&] { return groups_settled(4); }));
+  wait_writes(100);
   REQUIRE_OK(n3.s->merge_regions("rr", 1));  // k0300 goes
-  CHECK(bounds_of(*n3.s, "rr") == std::vector<std::string>{"k0150"});
-  REQUIRE(zktest::eventually([&] { return groups_settled(2); }));
+  CHECK(bounds_of(*n3.s, "rr") == std::vector<std::string>{"k0150", after_split[2]});
+  REQUIRE(zktest::eventually([&] { return groups_settled(3); }));
   wait_writes(100);
 
   w.stop = true;
@@ -535,12 +543,13 @@ TEST_CASE("a split of a replicated table that fails after its freeze leaves the 
   auto put_ok = [&](const std::string& row, const std::string& v) {
     return c1->put("ru3", cellar::put(row).add("f", "q", 1, v)).is_ok();
   };
-  for (const std::string row : {"a", "z"}) {
+  for (const std::string row : {"a", "c", "z"}) {
     REQUIRE(zktest::eventually([&] { return put_ok(row, "before"); }));
     want[{row, "q"}] = "before";
   }
 
-  auto failed = n2.s->split_region("ru3", "g");
+  // At region 0's middle row: planned, and placed, after the freeze.
+  auto failed = n2.s->split_partition("ru3", 0, "");
   INFO(failed.to_string());
   CHECK(failed.code() == code::unavailable);
   CHECK(n1.m->node().catalog()->find("ru3")->uid == uid);

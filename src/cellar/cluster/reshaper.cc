@@ -56,6 +56,12 @@ struct reshaper {
   std::vector<std::pair<std::string, std::uint32_t>> built;
   std::uint64_t uid = 0;
   std::uint64_t committed = 0;  // undo(): the catalog version that named `uid` after all
+  // The table's next incarnation (uid `uid`) and where its partitions go (place_next).
+  detail::table_schema next;
+  std::string schema;  // `next`, encoded
+  std::vector<std::string> new_owners;
+  std::vector<std::vector<std::string>> new_sets;  // a replicated table's
+  bool started = false;                            // start_groups ran
 
   // Runs `step` for every index below `n`, `parallel_steps` at a time; every step runs (so
   // undo() knows what each did); the first error, or OK.
@@ -127,34 +133,59 @@ struct reshaper {
     return why;
   }
 
-  // The new partitions of a replicated table: each a Raft group started empty on its replica
-  // set (stage), then filled through its log in one staged load (fill), so that every
-  // replica holds all of the cells or none before the commit names the group.
-  status build_groups(const std::string& schema, const std::vector<std::vector<std::string>>& to,
-                      std::vector<detail::delta_handle>& parts, std::mutex& mu) {
-    return each(to.size(), [&](std::uint32_t j) -> status {
+  // The table's next incarnation after `plan`, placed as table creation places partitions
+  // (a replicated one's replicas on distinct nodes).
+  status place_next(const cluster_catalog& cat, const detail::table_schema& t, const placement_map& map,
+                    const std::vector<std::string>& live, const detail::reshape_plan& plan, std::uint32_t factor) {
+    next = t;
+    next.partitioning = partition_spec::range_bounds(plan.bounds);
+    next.uid = cat.next_uid;
+    next.version = cat.version + 1;
+    uid = next.uid;
+    schema = encode_table_entry(next);
+    auto to = assign_table(map, c.table, next.partitioning.count(), live, factor);
+    if (!to) return to.error();
+    for (const auto& o : to->tables.at(c.table)) {
+      new_owners.push_back(o.node);
+      if (o.replicated()) new_sets.push_back(o.replicas);
+    }
+    return status::ok();
+  }
+
+  // A replicated table's new partitions: each a Raft group started empty on its replicas
+  // (stage with the replica set), which elect a leader meanwhile.
+  status start_groups(std::mutex& mu) {
+    started = true;
+    return each(new_sets.size(), [&](std::uint32_t j) -> status {
       status first = status::ok();
-      for (const auto& n : to[j]) {
+      for (const auto& n : new_sets[j]) {
         node_snapshot s;
         s.step = node_snapshot::stage;
         s.table = c.table;
         s.index = j;
         s.manifest = schema;
-        s.replicas = to[j];
+        s.replicas = new_sets[j];
         {
           std::lock_guard lock(mu);
           built.emplace_back(n, j);  // undone even if the answer is lost
         }
         if (auto r = snaps.ask(n, std::move(s)); !r && first) first = r.error();
       }
-      if (!first) return first;
+      return first;
+    });
+  }
+
+  // Fills each new group through its log at its leader (fill: one entry, or a staged load
+  // written in one step), so every replica holds all of its cells or none.
+  status fill_groups(std::vector<detail::delta_handle>& parts) {
+    return each(new_sets.size(), [&](std::uint32_t j) -> status {
       node_snapshot f;
       f.step = node_snapshot::fill;
       f.table = c.table;
       f.index = j;
       f.uid = uid;
       f.cells = std::move(parts[j]);
-      auto r = snaps.ask_leader(to[j], f);
+      auto r = snaps.ask_leader(new_sets[j], f);
       return r ? status::ok() : r.error();
     });
   }
@@ -201,10 +232,16 @@ struct reshaper {
                       "a partition of '" + c.table + "' is on node '" + o + "', which is down: it cannot be split"};
 
     if (auto st = take_intents(); !st) return undo(st);
+    std::mutex mu;
+    if (replicated && plan) {
+      // The new groups start, and elect their leaders, before the freeze: writes are refused
+      // only while the cells are copied, filled and committed.
+      if (auto st = place_next(cat->catalog, *t, pl->map, *live, *plan, factor); !st) return undo(st);
+      if (auto st = start_groups(mu); !st) return undo(st);
+    }
     // 2. Copy and freeze every partition, all at once.
     std::vector<std::shared_ptr<delta_map>> cells(n);
     frozen.assign(n, false);
-    std::mutex mu;
     auto st = each(n, [&](std::uint32_t i) -> status {
       node_snapshot m;
       m.step = node_snapshot::freeze;
@@ -236,21 +273,10 @@ struct reshaper {
       (void)undo(status::ok());
       return reshape_result{};
     }
-    detail::table_schema next = *t;
-    next.partitioning = partition_spec::range_bounds(plan->bounds);
-    next.uid = cat->catalog.next_uid;
-    next.version = cat->catalog.version + 1;
-    uid = next.uid;
+    if (uid == 0)
+      if (auto placed_next = place_next(cat->catalog, *t, pl->map, *live, *plan, factor); !placed_next)
+        return undo(placed_next);
     const std::uint32_t m = next.partitioning.count();
-    // Placed as table creation places partitions: a replicated one's replicas on distinct nodes.
-    auto to = assign_table(pl->map, c.table, m, *live, factor);
-    if (!to) return undo(to.error());
-    std::vector<std::string> new_owners;
-    std::vector<std::vector<std::string>> new_sets;
-    for (const auto& o : to->tables.at(c.table)) {
-      new_owners.push_back(o.node);
-      if (replicated) new_sets.push_back(o.replicas);
-    }
     std::vector<detail::delta_handle> parts(m);
     for (auto& from : cells) {
       for (auto it = from->begin(); it != from->end(); ++it) {
@@ -261,21 +287,22 @@ struct reshaper {
       }
       from.reset();
     }
-    const std::string schema = encode_table_entry(next);
-    st = replicated ? build_groups(schema, new_sets, parts, mu) : each(m, [&](std::uint32_t j) -> status {
-      node_snapshot s;
-      s.step = node_snapshot::stage;
-      s.table = c.table;
-      s.index = j;
-      s.manifest = schema;
-      s.cells = std::move(parts[j]);
-      {
-        std::lock_guard lock(mu);
-        built.emplace_back(new_owners[j], j);  // undone even if the answer is lost
-      }
-      auto r = snaps.ask(new_owners[j], std::move(s));
-      return r ? status::ok() : r.error();
-    });
+    if (replicated && !started) st = start_groups(mu);
+    if (st)
+      st = replicated ? fill_groups(parts) : each(m, [&](std::uint32_t j) -> status {
+        node_snapshot s;
+        s.step = node_snapshot::stage;
+        s.table = c.table;
+        s.index = j;
+        s.manifest = schema;
+        s.cells = std::move(parts[j]);
+        {
+          std::lock_guard lock(mu);
+          built.emplace_back(new_owners[j], j);  // undone even if the answer is lost
+        }
+        auto r = snaps.ask(new_owners[j], std::move(s));
+        return r ? status::ok() : r.error();
+      });
     if (!st) return undo(st);
     // 4. The commit.
     auto commit = ddl_request::reshape(c.table, next.partitioning, uid, new_owners, intents, cat->catalog.version);
@@ -294,7 +321,7 @@ struct reshaper {
 }  // namespace
 
 result<reshape_result> run_reshape(cluster_node& node, snapshot_service& snaps, const detail::reshape_call& c) {
-  reshaper r{node, snaps, c, {}, {}, {}, {}, {}, {}, 0, 0};
+  reshaper r{node, snaps, c};
   return r.run();
 }
 

@@ -34,9 +34,11 @@
 //   3. each new partition is a new Raft group, placed as a new table's are (its replicas on
 //      distinct nodes), started empty on its replicas (stage with the replica set) and
 //      filled through its own log (fill: a staged load, replicated_partition.h), so that
-//      every replica holds all of its cells or none. This rather than seeding each replica
-//      from a snapshot: the load path already makes a large fill atomic on every replica
-//      and survives a leader change midway (the fill is sent again, whole);
+//      every replica holds all of its cells or none. When the plan needs no cells (a split
+//      at a key, a merge) the groups start before the freeze and elect their leaders while
+//      writes go on. A fill rather than seeding each replica from a snapshot: the load
+//      path already makes a large fill atomic on every replica and survives a leader
+//      change midway (the fill is sent again, whole);
 //   4. the commit names each new partition's replica set; every node's replica host takes
 //      the running replicas over, and drops the old groups' replicas and Raft state.
 // Each freeze and release names its hold, the czxid of the partition's intent, so that a
