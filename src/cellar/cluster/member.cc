@@ -767,6 +767,13 @@ member::~member() {
   // Admin calls that took the hooks before they were replaced end first (a move or a
   // snapshot waiting for another node gives up).
   st_->gate.close();
+  {
+    // Releases of frozen replicated partitions give up once the gate is closed.
+    auto& r = *st_->releasing;
+    absl::MutexLock lock(&r.mu);
+    r.mu.Await(absl::Condition(
+        +[](int* running) { return *running == 0; }, &r.running));
+  }
   st_->node.reset();  // no callback runs after this
   st_->seat.system().middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);

@@ -194,20 +194,27 @@ status member::state::stage_replica(const node_snapshot& m) {
 
 void member::state::release_frozen(const std::string& table, std::uint32_t index, std::vector<std::string> replicas,
                                    std::uint64_t hold) {
-  std::thread([w = self, table, index, replicas = std::move(replicas), hold] {
-    auto s = w.lock();
-    if (!s || !s->snaps) return;
-    node_snapshot m;
-    m.step = node_snapshot::release;
-    m.table = table;
-    m.index = index;
-    m.hold = hold;
-    if (auto r = s->snaps->ask_leader(replicas, m); r)
-      spdlog::info("cellar: the split or merge of '{}' ended without a commit: partition {} takes writes again", table,
-                   index);
-    else
-      spdlog::warn("cellar: partition {} of '{}' stays frozen: its release failed: {}", index, table,
-                   r.error().to_string());
+  auto count = releasing;
+  {
+    absl::MutexLock lock(&count->mu);
+    ++count->running;
+  }
+  std::thread([w = self, count, table, index, replicas = std::move(replicas), hold] {
+    if (auto s = w.lock(); s && s->snaps) {
+      node_snapshot m;
+      m.step = node_snapshot::release;
+      m.table = table;
+      m.index = index;
+      m.hold = hold;
+      if (auto r = s->snaps->ask_leader(replicas, m); r)
+        spdlog::info("cellar: the split or merge of '{}' ended without a commit: partition {} is released", table,
+                     index);
+      else
+        spdlog::warn("cellar: partition {} of '{}' stays frozen: its release failed: {}", index, table,
+                     r.error().to_string());
+    }
+    absl::MutexLock lock(&count->mu);  // the state is let go of first
+    --count->running;
   }).detach();
 }
 

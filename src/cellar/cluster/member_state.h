@@ -102,9 +102,15 @@ struct member::state final : detail::cluster_hooks {
   status stage_replica(const node_snapshot& m);
   // Ends the freeze `hold` of the replicated partition (table, index) at its group's leader
   // (a split or merge whose runner died: its intent went without a commit), on a thread of
-  // its own, which holds the state while it asks.
+  // its own, which holds the state while it asks; ~member waits for those threads (they
+  // give up once the gate closes), so the state never outlives the member on one of them.
   void release_frozen(const std::string& table, std::uint32_t index, std::vector<std::string> replicas,
                       std::uint64_t hold);
+  struct thread_count {
+    absl::Mutex mu;
+    int running ABSL_GUARDED_BY(mu) = 0;
+  };
+  std::shared_ptr<thread_count> releasing = std::make_shared<thread_count>();
   std::weak_ptr<state> self;  // set once at join
   // Drops what staged holds for incarnations `cat` will not name (a split or merge that
   // failed or whose runner died before its commit).
