@@ -128,7 +128,9 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
       ddl_request::alter_namespace("ns", {{"a", "b"}}, {"k"}),
       ddl_request::reshape("t", partition_spec::range_bounds({"g", "k", "p"}), 7, {"n1", "n2", "n1", "n3"},
                            {"/moves/t_t.0", "/moves/t_t.1", "/moves/t_t.2"}, 5),
+      ddl_request::reshape("t", partition_spec::range_bounds({"g"}), 8, {"n1", "n2"}, {"/moves/t_t.0"}, 6),
   };
+  all.back().replica_sets = {{"n1", "n2", "n3"}, {"n2", "n3", "n1"}};
   all[3].expected_version = 42;
   all[3].family.ttl_seconds = 3600;
   all[3].family.kind = family_kind::time_series;
@@ -147,8 +149,9 @@ TEST_CASE("DDL requests, catalog headers and table entries round-trip", "[catalo
     const ddl_request plain = ddl_request::drop("g");
     const std::string v2 = encode_ddl_request(plain);
     // family (u32 + 0 attributes), 2 empty maps, no names; then (format 3) the namespace's
-    // empty name and properties; then (format 4) a zero uid, no owners and no intents.
-    const std::size_t trailer = 4 + 4 + 4 + 4 + 4 + 4 + 4 + 8 + 4 + 4;
+    // empty name and properties; then (format 4) a zero uid, no owners and no intents;
+    // then (format 5) no replica sets.
+    const std::size_t trailer = 4 + 4 + 4 + 4 + 4 + 4 + 4 + 8 + 4 + 4 + 4;
     std::string v1 = std::string("\0\0\0\1", 4) + v2.substr(4, v2.size() - 4 - trailer);
     auto back = decode_ddl_request(v1);
     REQUIRE_OK(back);

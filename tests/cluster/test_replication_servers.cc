@@ -793,3 +793,42 @@ TEST_CASE(
   CHECK(logs(raft_files_of(c, 4, uid2)) == logs(fresh));
   check_all_on(c.node(4), rows2, "rt2");
 }
+
+TEST_CASE("factor 3: split and merge_region through cellar-shell --cluster; each new region a group on three nodes",
+          "[cluster][servers][replication][reshape]") {
+  cluster3 c(replicated);
+  REQUIRE(lines(shell(c.node(1), "create 'rs', 'f', SPLITS => ['m']\n").out) ==
+          std::vector<std::string>{"{\"ok\":true}"});
+  std::set<std::string> rows;
+  {
+    auto n2 = connect_to(c.node(2));
+    for (char r = 'a'; r <= 'z'; ++r) {
+      const std::string row(1, r);
+      REQUIRE(eventually([&] { return n2->put("rs", cellar::put(row).add("f", "q", "v" + row)).is_ok(); }, 30s));
+      rows.insert(row);
+    }
+  }
+  auto r = testproc::run({CELLAR_SHELL, "--cluster", c.zk_connect(), "--json"},
+                         "split 'rs', 'g'\nmerge_region 'rs/1', 'rs/2'\nsplit 'rs', 't'\nlist_regions 'rs'\n");
+  INFO(r.out);
+  auto out = lines(r.out);
+  REQUIRE(out.size() == 4);
+  CHECK(out[0] == R"({"ok":true,"table":"rs","splits":1})");
+  CHECK(out[1] == R"({"ok":true,"table":"rs"})");
+  CHECK(out[2] == R"({"ok":true,"table":"rs","splits":1})");
+  CHECK(out[3].find(R"("start_key":"g","end_key":"t")") != std::string::npos);
+  CHECK(out[3].find(R"("start_key":"t","end_key":"")") != std::string::npos);
+  const auto owners = c.placement().tables.at("rs");
+  REQUIRE(owners.size() == 3);
+  for (const auto& o : owners)
+    CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()) == std::set<std::string>{"n1", "n2", "n3"});
+  auto n3 = connect_to(c.node(3));
+  std::vector<std::string> gone;
+  CHECK(eventually(
+      [&] {
+        gone = missing(*n3, rows, "rs");
+        return gone.empty();
+      },
+      30s));
+  for (const auto& g : gone) FAIL_CHECK(g);
+}

@@ -1,6 +1,7 @@
 // cluster/reshaper.h in one process: three members split and merge a RANGE table's
-// partitions while a writer and a reader run through the other nodes; the model (every
-// acknowledged cell) is checked against what the nodes read during and after.
+// partitions, single-copy or replicated as Raft groups, while a writer and a reader run
+// through the other nodes; the model (every acknowledged cell) is checked against what the
+// nodes read during and after.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -30,7 +31,8 @@ struct node {
   std::unique_ptr<cluster::member> m;
 };
 
-node join(const std::string& chroot, const std::string& id, store_options so = {}) {
+node join(const std::string& chroot, const std::string& id, store_options so = {},
+          std::chrono::milliseconds election = std::chrono::milliseconds(1000)) {
   node n;
   auto opened = cluster::member::open_store(so);
   INFO(zktest::describe_status(opened));
@@ -41,6 +43,7 @@ node join(const std::string& chroot, const std::string& id, store_options so = {
   o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
   o.node_id = id;
   o.data_address = "127.0.0.1:1";
+  o.election_timeout = election;
   auto m = cluster::member::join(*n.s, o);
   INFO(zktest::describe_status(m));
   REQUIRE(m.is_ok());
@@ -107,7 +110,7 @@ struct writer {
           acked[{row, q}] = v;
           break;
         }
-        if (st.code() != code::unavailable || attempt > 200) {
+        if (st.code() != code::unavailable || attempt > 2000) {
           std::lock_guard lock(mu);
           if (failure.empty()) failure = st.to_string();
           ++failures;
@@ -260,16 +263,6 @@ TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a re
   CHECK(refused.code() == code::unsupported);
   CHECK(refused.message().find("KEY (hash)") != std::string::npos);
   CHECK(n1.s->merge_regions("hs", 0).code() == code::unsupported);
-  // Partitions replicated as Raft groups do not split in a cluster yet, and say so.
-  table_descriptor rep;
-  rep.name = "rp";
-  rep.families.push_back(family_descriptor{"f"});
-  rep.partitioning = partition_spec::range_bounds({"m"});
-  rep.attributes["REGION_REPLICATION"] = "3";
-  REQUIRE_OK(n1.s->create_table(rep, schema_origin::hbase_shell));
-  auto replicated = n3.s->split_region("rp", "g");
-  CHECK(replicated.code() == code::unsupported);
-  CHECK(replicated.message().find("replicated (REGION_REPLICATION 3)") != std::string::npos);
 
   for (auto* x : {&n3, &n2, &n1}) x->m.reset();
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
@@ -423,6 +416,299 @@ TEST_CASE("the partitions a split or merge built are on disk: a node restarted r
     CHECK(got->cells == want);
   }
   CHECK(bounds_of(*n2.s, "rd").size() == 4);
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+  std::filesystem::remove_all(base);
+}
+
+TEST_CASE("split and merge a table replicated as Raft groups while a writer and a reader run", "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep");
+  constexpr auto election = std::chrono::milliseconds(300);
+  auto n1 = join(chroot, "m1", {}, election);
+  auto n2 = join(chroot, "m2", {}, election);
+  auto n3 = join(chroot, "m3", {}, election);
+  REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rr";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0300"});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rr") && n3.s->table_exists("rr"); }));
+  auto zk = zktest::connect(chroot);
+  // Every partition a group of three replicas on distinct nodes, each group with one leader
+  // and no replica left of an earlier incarnation.
+  auto groups_settled = [&](std::size_t partitions) {
+    auto pl = cluster::read_placement(*zk);
+    if (!pl || pl->map.tables.at("rr").size() != partitions) return false;
+    for (const auto& o : pl->map.tables.at("rr"))
+      if (std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() != 3) return false;
+    std::map<std::uint32_t, int> replicas, leaders;
+    for (auto* x : {&n1, &n2, &n3})
+      for (const auto& r : x->m->report().replicas) {
+        if (r.table != "rr") continue;
+        ++replicas[r.index];
+        if (r.status.role == "leader") ++leaders[r.index];
+      }
+    if (replicas.size() != partitions) return false;
+    for (std::uint32_t i = 0; i < partitions; ++i)
+      if (replicas[i] != 3 || leaders[i] != 1) return false;
+    return true;
+  };
+  REQUIRE(zktest::eventually([&] { return groups_settled(2); }));
+  auto c2 = connect_embedded(*n2.s);
+  auto c3 = connect_embedded(*n3.s);
+
+  writer w{*c2, "rr"};
+  reader r{*c3, w};
+  std::thread wt([&] { w.run(); });
+  std::thread rt([&] { r.run(); });
+  auto wait_writes = [&](std::size_t more) {
+    const auto want = w.snapshot().size() + more;
+    REQUIRE(zktest::eventually([&] { return w.snapshot().size() >= want; }));
+  };
+
+  wait_writes(150);
+  // At a key: the new groups start before the freeze.
+  REQUIRE_OK(n1.s->split_region("rr", "k0150"));
+  CHECK(bounds_of(*n1.s, "rr") == std::vector<std::string>{"k0150", "k0300"});
+  REQUIRE(zktest::eventually([&] { return groups_settled(3); }));
+  wait_writes(100);
+  // At region 2's middle row: planned from the frozen copy, so the groups start after it.
+  REQUIRE_OK(n2.s->split_partition("rr", 2, ""));
+  auto after_split = bounds_of(*n2.s, "rr");
+  REQUIRE(after_split.size() == 3);
+  CHECK(after_split[2] > "k0300");
+  REQUIRE(zktest::eventually([&] { return groups_settled(4); }));
+  wait_writes(100);
+  REQUIRE_OK(n3.s->merge_regions("rr", 1));  // k0300 goes
+  CHECK(bounds_of(*n3.s, "rr") == std::vector<std::string>{"k0150", after_split[2]});
+  REQUIRE(zktest::eventually([&] { return groups_settled(3); }));
+  wait_writes(100);
+
+  w.stop = true;
+  wt.join();
+  r.stop = true;
+  rt.join();
+  INFO("writer: " << w.failure << "; retries " << w.retries.load() << "; reader scans " << r.scans.load()
+                  << ", refused " << r.refused.load());
+  CHECK(w.failures.load() == 0);
+  CHECK(w.retries.load() > 0);  // the freezes refused writes, which were sent again
+  {
+    std::lock_guard lock(r.mu);
+    for (const auto& p : r.problems) FAIL_CHECK(p);
+  }
+  CHECK(r.scans.load() > 0);
+  const model want = w.snapshot();
+  for (auto* x : {&n1, &n2, &n3}) {
+    auto c = connect_embedded(*x->s);
+    auto got = scan_all(*c, "rr");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells == want);
+  }
+
+  for (auto* x : {&n3, &n2, &n1}) x->m.reset();
+  for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("a split of a replicated table that fails after its freeze leaves the table as it was, taking writes",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep-undo");
+  constexpr auto election = std::chrono::milliseconds(300);
+  auto n1 = join(chroot, "m1", {}, election);
+  auto n2 = join(chroot, "m2", {}, election);
+  auto n3 = join(chroot, "m3", {}, election);
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "ru3";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"m"});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("ru3"); }));
+  const std::uint64_t uid = n1.m->node().catalog()->find("ru3")->uid;
+  // m3 leaves: each group keeps a majority (and a leader), but three live nodes are needed
+  // to place the new groups, so the split fails after the freeze.
+  n3.m.reset();
+  REQUIRE_OK(n3.s->close());
+  auto zk = zktest::connect(chroot);
+  REQUIRE(zktest::eventually([&] {
+    auto live = zk->children(cluster::layout::nodes);
+    return live && live->size() == 2;
+  }));
+  auto c1 = connect_embedded(*n1.s);
+  model want;
+  auto put_ok = [&](const std::string& row, const std::string& v) {
+    return c1->put("ru3", cellar::put(row).add("f", "q", 1, v)).is_ok();
+  };
+  for (const std::string row : {"a", "c", "z"}) {
+    REQUIRE(zktest::eventually([&] { return put_ok(row, "before"); }));
+    want[{row, "q"}] = "before";
+  }
+
+  // At region 0's middle row: planned, and placed, after the freeze.
+  auto failed = n2.s->split_partition("ru3", 0, "");
+  INFO(failed.to_string());
+  CHECK(failed.code() == code::unavailable);
+  CHECK(n1.m->node().catalog()->find("ru3")->uid == uid);
+  // Released through each group's log before the call returned: writes are taken at once.
+  for (const std::string row : {"b", "y"}) {
+    auto st = c1->put("ru3", cellar::put(row).add("f", "q", 1, "after"));
+    INFO(st.to_string());
+    CHECK(st.is_ok());
+    want[{row, "q"}] = "after";
+  }
+  auto got = scan_all(*c1, "ru3");
+  REQUIRE_OK(got);
+  CHECK(got->cells == want);
+  CHECK(bounds_of(*n1.s, "ru3") == std::vector<std::string>{"m"});
+
+  for (auto* x : {&n2, &n1}) x->m.reset();
+  for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("a replicated partition frozen by a split whose runner died takes writes again once its intent goes",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep-guard");
+  constexpr auto election = std::chrono::milliseconds(300);
+  auto n1 = join(chroot, "m1", {}, election);
+  auto n2 = join(chroot, "m2", {}, election);
+  auto n3 = join(chroot, "m3", {}, election);
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rg";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"m"});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rg") && n3.s->table_exists("rg"); }));
+  auto c1 = connect_embedded(*n1.s);
+  auto put = [&](const std::string& row) { return c1->put("rg", cellar::put(row).add("f", "q", 1, "v")); };
+  REQUIRE(zktest::eventually([&] { return put("a").is_ok() && put("z").is_ok(); }));
+
+  // The split's runner: its intent on partition 0 (this test's session), and the freeze
+  // asked of each node in turn until the group's leader takes it.
+  auto zk = zktest::connect(chroot);
+  const auto intent = cluster::layout::move_intent("rg", 0);
+  REQUIRE_OK(zk->ensure_path(cluster::layout::moves));
+  REQUIRE_OK(zk->create(intent, "reshape test", cluster::create_mode::ephemeral));
+  auto seen = zk->exists(intent);
+  REQUIRE_OK(seen);
+  REQUIRE(seen->has_value());
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  auto peers = std::make_shared<cluster::peer_directory>(sys);
+  peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()},
+                      cluster::node_info{"m3", "127.0.0.1:1", n3.m->peer_address()}});
+  caf::scoped_actor self{sys};
+  auto freeze_at = [&](const std::string& id) {
+    auto ep = peers->endpoint(id, std::chrono::seconds(10));
+    REQUIRE_OK(ep);
+    cluster::node_snapshot f;
+    f.step = cluster::node_snapshot::freeze;
+    f.table = "rg";
+    f.index = 0;
+    f.uid = n1.m->node().catalog()->find("rg")->uid;
+    f.hold = static_cast<std::uint64_t>((*seen)->czxid);
+    status out{code::internal, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(f))
+        .receive([&](cluster::node_snapshot_reply& r) { out = r.st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
+    return out;
+  };
+  REQUIRE(zktest::eventually([&] {
+    for (const char* id : {"m1", "m2", "m3"})
+      if (freeze_at(id).is_ok()) return true;
+    return false;
+  }));
+  auto refused = put("a");
+  CHECK(refused.code() == code::unavailable);
+  CHECK(refused.message().find("frozen") != std::string::npos);
+  CHECK(put("z").is_ok());  // partition 1 was not frozen
+
+  // The runner dies before its commit: its intent goes, and the node that served the freeze
+  // releases the partition through the group's log.
+  REQUIRE_OK(zk->remove(intent));
+  CHECK(zktest::eventually([&] { return put("a").is_ok(); }));
+
+  for (auto* x : {&n3, &n2, &n1}) x->m.reset();
+  for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("the Raft groups a split of a replicated table built keep their files: a node restarted rejoins them",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep-disk");
+  const auto base = std::filesystem::temp_directory_path() / ("cellar-reshape-rep-" + std::to_string(getpid()));
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  auto dir_of = [&](const std::string& id) {
+    store_options so;
+    so.directory = (base / id).string();
+    so.durability = durability::log;
+    return so;
+  };
+  constexpr auto election = std::chrono::milliseconds(300);
+  auto n1 = join(chroot, "m1", dir_of("m1"), election);
+  auto n2 = join(chroot, "m2", dir_of("m2"), election);
+  auto n3 = join(chroot, "m3", dir_of("m3"), election);
+  REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rk";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"k0100"});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rk") && n3.s->table_exists("rk"); }));
+  auto c1 = connect_embedded(*n1.s);
+  model want;
+  auto put_rows = [&](int from, int to, const std::string& v) {
+    for (int i = from; i < to; ++i) {
+      REQUIRE(zktest::eventually([&] { return c1->put("rk", cellar::put(row_of(i)).add("f", "q", 1, v)).is_ok(); }));
+      want[{row_of(i), "q"}] = v;
+    }
+  };
+  put_rows(0, 200, "a");
+  REQUIRE_OK(n2.s->split_region("rk", "k0050"));
+  put_rows(0, 200, "b");  // into the new groups' logs
+  const std::uint64_t uid = n1.m->node().catalog()->find("rk")->uid;
+  for (std::uint32_t j = 0; j < 3; ++j)
+    CHECK(std::filesystem::exists(base / "m2" / "raft" / (std::to_string(uid) + "-" + std::to_string(j) + ".raftlog")));
+
+  // m2 leaves and comes back on its directory: its replicas resume from their Raft files.
+  n2.m.reset();
+  REQUIRE_OK(n2.s->close());
+  n2 = join(chroot, "m2", dir_of("m2"), election);
+  for (auto* x : {&n1, &n2}) {
+    auto c = connect_embedded(*x->s);
+    REQUIRE(zktest::eventually([&] {
+      auto got = scan_all(*c, "rk");
+      return got && got->cells == want;
+    }));
+  }
+  // m2 runs its replica of each new group again.
+  REQUIRE(zktest::eventually([&] {
+    std::set<std::uint32_t> held;
+    for (const auto& r : n2.m->report().replicas)
+      if (r.table == "rk" && (r.status.role == "leader" || r.status.role == "follower")) held.insert(r.index);
+    return held.size() == 3;
+  }));
+  // m3 leaves: every write now needs m2's replica to commit.
+  n3.m.reset();
+  REQUIRE_OK(n3.s->close());
+  put_rows(150, 250, "c");
+  auto c2 = connect_embedded(*n2.s);
+  REQUIRE(zktest::eventually([&] {
+    auto got = scan_all(*c2, "rk");
+    return got && got->cells == want;
+  }));
+  CHECK(bounds_of(*n2.s, "rk") == std::vector<std::string>{"k0050", "k0100"});
 
   for (auto* x : {&n2, &n1}) x->m.reset();
   for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());

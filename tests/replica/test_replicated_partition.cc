@@ -4,7 +4,8 @@
 // every acknowledged write (timestamps and counters included), a restarted replica catches
 // up, a replica joins and another leaves by membership change, a load larger than one log
 // entry is written in one step on every replica (none of it visible before, nor after its
-// leader dies midway; a replica restored from a snapshot taken midway gets all of it).
+// leader dies midway; a replica restored from a snapshot taken midway gets all of it), and a
+// split's freeze through the log holds writes whoever leads.
 #include <catch2/catch.hpp>
 
 #include <caf/all.hpp>
@@ -621,4 +622,52 @@ TEST_CASE("a replica restored from a Raft snapshot taken midway through a load w
     CHECK(value_of(r.results[0]) == std::string(100, static_cast<char>('a' + i % 26)));
   }
   CHECK(g.stats(away).cells == rows);
+}
+
+TEST_CASE("a freeze through the log holds whoever leads: writes refused UNAVAILABLE until the release",
+          "[replica][freeze]") {
+  group_fixture g;
+  const auto l = g.leader();
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(g.ask(l, {put("r" + std::to_string(i)).add("f", "q", "v")}).results.at(0).st.is_ok());
+  auto step = [&](std::uint64_t id, std::uint8_t what, std::uint64_t hold = 7) {
+    caf::scoped_actor self{g.sys};
+    move_reply out;
+    out.st = {code::internal, "no answer"};
+    move_request r;
+    r.what = what;
+    r.max_bytes = hold;
+    self->request(g.actors[id - 1], wait_limit, std::move(r))
+        .receive([&](move_reply& rep) { out = std::move(rep); },
+                 [&](caf::error& e) {
+                   out.st = status{code::unavailable, g.sys.render(e)};
+                 });
+    return out;
+  };
+  const std::uint64_t follower = l == 1 ? 2 : 1;
+  CHECK(step(follower, move_request::freeze).st.code() == code::not_leader);
+  auto frozen = step(l, move_request::freeze);
+  REQUIRE(frozen.st.is_ok());
+  CHECK(frozen.cells.map->size() == 10);  // every cell written before the freeze
+  auto refused = g.ask(l, {put("late").add("f", "q", "no")});
+  CHECK(refused.results.at(0).st.code() == code::unavailable);
+  CHECK(refused.results[0].st.message().find("frozen") != std::string::npos);
+  CHECK(g.ask(l, {get("r0")}).results.at(0).st.is_ok());  // reads go on
+
+  // The leader dies: the freeze is in the log, so its successor refuses writes too.
+  g.kill(l);
+  const auto l2 = g.leader(l);
+  CHECK(g.ask(l2, {put("late").add("f", "q", "no")}).results.at(0).st.code() == code::unavailable);
+  auto again = step(l2, move_request::freeze);  // a freeze asked again answers the same cells
+  REQUIRE(again.st.is_ok());
+  CHECK(again.cells.map->size() == 10);
+  // A release of another hold (a split that gave up earlier) leaves this freeze alone.
+  REQUIRE(step(l2, move_request::abort, 3).st.is_ok());
+  CHECK(g.ask(l2, {put("late").add("f", "q", "no")}).results.at(0).st.code() == code::unavailable);
+  REQUIRE(step(l2, move_request::abort).st.is_ok());
+  CHECK(g.ask(l2, {put("after").add("f", "q", "yes")}).results.at(0).st.is_ok());
+  CHECK(g.ask(l2, {get("late")}).results.at(0).row.cells.empty());
+  g.start(l);
+  const auto want = g.stats(l2).cells;
+  CHECK(testsupport::eventually([&] { return g.stats(l).cells == want; }, wait_limit));
 }

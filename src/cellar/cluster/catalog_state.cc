@@ -305,7 +305,7 @@ status apply(cluster_catalog& c, const ddl_request& r, ddl_outcome& out) {
         return {code::invalid_argument, "only RANGE partitions of '" + r.table + "' split and merge"};
       if (auto s = detail::check_partitioning(r.partitioning); !s) return s;
       const std::uint32_t was = old->partitioning.count(), now = r.partitioning.count();
-      if (r.owners.size() != now)
+      if (r.owners.size() != now || (!r.replica_sets.empty() && r.replica_sets.size() != now))
         return {code::invalid_argument, "a split or merge of '" + r.table + "' names " +
                                             std::to_string(r.owners.size()) + " owners for " + std::to_string(now) +
                                             " partitions"};
@@ -354,7 +354,7 @@ namespace {
 // unset_attributes (attributes: `u32 n` and n pairs of bytes; names: `u32 n` and n bytes).
 // 3: then the namespace's name and properties. 4: then `u64 uid`, the owners and the
 // intents (names: `u32 n` and n bytes each).
-constexpr std::uint32_t request_format = 4;
+constexpr std::uint32_t request_format = 5;
 // 1: version, counters, tables. 2: then the namespaces (`u32 n`, each name and properties).
 constexpr std::uint32_t header_format = 2;
 
@@ -435,6 +435,11 @@ std::string encode_ddl_request(const ddl_request& q) {
     detail::put_u32(out, static_cast<std::uint32_t>(names->size()));
     for (const auto& n : *names) detail::put_bytes(out, n);
   }
+  detail::put_u32(out, static_cast<std::uint32_t>(q.replica_sets.size()));
+  for (const auto& set : q.replica_sets) {
+    detail::put_u32(out, static_cast<std::uint32_t>(set.size()));
+    for (const auto& n : set) detail::put_bytes(out, n);
+  }
   return out;
 }
 
@@ -483,6 +488,20 @@ result<ddl_request> decode_ddl_request(std::string_view bytes) {
         std::string name;
         if (!r.bytes(name)) return bad;
         names->push_back(std::move(name));
+      }
+    }
+  }
+  if (format >= 5) {
+    std::uint32_t sets = 0;
+    if (!r.u32(sets)) return bad;
+    for (std::uint32_t i = 0; i < sets; ++i) {
+      std::uint32_t n = 0;
+      if (!r.u32(n)) return bad;
+      auto& set = q.replica_sets.emplace_back();
+      for (std::uint32_t j = 0; j < n; ++j) {
+        std::string name;
+        if (!r.bytes(name)) return bad;
+        set.push_back(std::move(name));
       }
     }
   }

@@ -73,10 +73,13 @@ struct ddl_request {
   // reshape_table (cluster/reshaper.h): the table's new incarnation must get uid `uid`
   // (CONFLICT otherwise: its partitions were built under it), its partitions go to
   // `owners` (one node each), and the move intents `intents`, under which the old
-  // partitions were frozen, must still exist; the commit removes them.
+  // partitions were frozen, must still exist; the commit removes them. A replicated table's
+  // partitions are Raft groups: `replica_sets` gives each one's replicas (the preferred
+  // leader, its owner, first); empty for single-copy partitions.
   std::uint64_t uid = 0;
   std::vector<std::string> owners;
   std::vector<std::string> intents;
+  std::vector<std::vector<std::string>> replica_sets;
 
   static ddl_request create(table_descriptor d, schema_origin o);
   static ddl_request create_group(std::string table);

@@ -112,13 +112,16 @@ status check_intents(zk_client& zk, const ddl_request& r) {
   return status::ok();
 }
 
-// `m` with table `table`'s partitions on `owners`, one each (epoch + 1).
-placement_map place_on(const placement_map& m, const std::string& table, const std::vector<std::string>& owners) {
+// `m` with table `table`'s partitions on `owners`, one each, or on the replica sets `sets`
+// when it has them (epoch + 1).
+placement_map place_on(const placement_map& m, const std::string& table, const std::vector<std::string>& owners,
+                       const std::vector<std::vector<std::string>>& sets) {
   placement_map out = m;
   out.epoch = m.epoch + 1;
   auto& parts = out.tables[table];
   parts.clear();
-  for (const auto& n : owners) parts.push_back(partition_owner{n, out.epoch, {}, {}});
+  for (std::size_t i = 0; i < owners.size(); ++i)
+    parts.push_back(partition_owner{owners[i], out.epoch, i < sets.size() ? sets[i] : std::vector<std::string>{}, {}});
   return out;
 }
 
@@ -148,7 +151,7 @@ status serve_one(zk_client& zk, const std::string& fence, const std::string& nam
       if (outcome->dropped || outcome->old_partitions_gone) map = remove_table(map, outcome->table);
       if (reshape) {
         // The new partitions' cells wait at the owners the request names (cluster/reshaper.h).
-        map = place_on(map, outcome->table, req->owners);
+        map = place_on(map, outcome->table, req->owners, req->replica_sets);
         for (const auto& intent : req->intents) ops.push_back(zk_op::remove(intent, 0));
       } else if (outcome->new_partitions && t) {
         auto placed =

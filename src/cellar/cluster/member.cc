@@ -466,6 +466,13 @@ void member::state::settle_move(const part_key& key, std::int64_t czxid) {
     }
     if (const auto* t = cat->catalog.find(table); t && t->uid != side.uid) reshaped = true;
   }
+  if (side.source && !reshaped && owner && owner->replicated() && owner->holds(opts.node_id)) {
+    // A split's freeze is in the group's log: the release goes there too, naming the intent
+    // watched, so that it never ends a later split's freeze. (An intent gone before it was
+    // seen names none: that split released the partition itself, or a later one will.)
+    if (czxid != 0) release_frozen(table, index, owner->replicas, static_cast<std::uint64_t>(czxid));
+    return;
+  }
   if (side.source && !reshaped && owner && owner->node == opts.node_id) {
     // Not flipped, and it never will be in that move: run what the freeze held. (Should a
     // newer move of the partition have started meanwhile, it fails at its next step,
@@ -585,6 +592,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
     return status{code::invalid_argument, "the store was not opened for a cluster (member::open_store)"};
   if (auto st = check_node_id(o.node_id); !st) return st;
   auto st = std::make_shared<state>(seat, std::move(o));
+  st->self = st;
   st->peers = std::make_shared<peer_directory>(seat.system());
   replica_host_options ro;
   ro.self = st->opts.node_id;
@@ -759,6 +767,13 @@ member::~member() {
   // Admin calls that took the hooks before they were replaced end first (a move or a
   // snapshot waiting for another node gives up).
   st_->gate.close();
+  {
+    // Releases of frozen replicated partitions give up once the gate is closed.
+    auto& r = *st_->releasing;
+    absl::MutexLock lock(&r.mu);
+    r.mu.Await(absl::Condition(
+        +[](int* running) { return *running == 0; }, &r.running));
+  }
   st_->node.reset();  // no callback runs after this
   st_->seat.system().middleman().unpublish(st_->endpoint, 0);
   caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);

@@ -18,7 +18,11 @@
 //    disable, enable and truncate of one family are not cluster DDL yet: UNSUPPORTED.
 //    A split or merge of a RANGE table's partitions runs from the node that got it
 //    (cluster/reshaper.h); the partitions it builds here wait in `staged` until the catalog
-//    names their incarnation.
+//    names their incarnation (a replicated table's: this node's replicas of the new Raft
+//    groups, which the replica host runs until a placement takes them over). A partition
+//    this node froze watches the split's intent; should it go without a commit, a
+//    single-copy partition runs what it held and a replicated one's release is proposed
+//    at its group's leader.
 //
 // A table appears on a node once the node has both its catalog entry and its placement
 // (ZooKeeper reports them separately); until then calls name an unknown table, and

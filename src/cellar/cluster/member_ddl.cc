@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <future>
+#include <thread>
 
 #include "catalog/hbase_options.h"
 #include "cluster/catalog_state.h"
@@ -110,11 +111,16 @@ result<std::uint32_t> member::state::reshape(const detail::reshape_call& c) {
 
 status member::state::stage(const node_snapshot& m) {
   const part_key key{m.table, m.index};
+  if (m.step == node_snapshot::fill || (m.step == node_snapshot::stage && !m.replicas.empty())) return stage_replica(m);
   if (m.step == node_snapshot::unstage) {
     const std::uint64_t uid = std::strtoull(m.name.c_str(), nullptr, 10);
     incoming_copy gone;
     {
       absl::MutexLock lock(&move_mu);
+      if (auto r = staged_replicas.find(key); r != staged_replicas.end() && r->second == uid) {
+        staged_replicas.erase(r);
+        replicas->leave(replica_host::group_name(m.table, uid), m.index);
+      }
       auto it = staged.find(key);
       if (it == staged.end() || it->second.uid != uid) return status::ok();
       gone = std::move(it->second);
@@ -153,10 +159,81 @@ status member::state::stage(const node_snapshot& m) {
   return status::ok();
 }
 
+status member::state::stage_replica(const node_snapshot& m) {
+  const part_key key{m.table, m.index};
+  if (m.step == node_snapshot::fill) {
+    auto r = replicas->replica(replica_host::group_name(m.table, m.uid), m.index);
+    if (!r)
+      return {code::not_owner, "node '" + opts.node_id + "' runs no replica of partition " + std::to_string(m.index) +
+                                   " of incarnation " + std::to_string(m.uid) + " of '" + m.table + "'"};
+    detail::move_request load;
+    load.what = detail::move_request::apply;
+    load.cells = m.cells;
+    caf::scoped_actor self{seat.system()};
+    status out{code::unavailable, "no answer"};
+    self->request(caf::actor_cast<detail::partition_actor>(r), std::chrono::minutes(10), std::move(load))
+        .receive([&](detail::move_reply& rep) { out = rep.st; },
+                 [&](caf::error& e) {
+                   out = {code::unavailable, "the replica did not answer: " + seat.system().render(e)};
+                 });
+    return out;
+  }
+  auto decoded = decode_table_entry(m.manifest);
+  if (!decoded) return decoded.error();
+  auto schema = std::make_shared<const detail::table_schema>(std::move(*decoded));
+  partition_owner owner;
+  owner.node = m.replicas.front();
+  owner.replicas = m.replicas;
+  {
+    // Recorded first: drop_stale_staged stops it should the catalog pass it meanwhile.
+    absl::MutexLock lock(&move_mu);
+    staged_replicas[key] = schema->uid;
+  }
+  return replicas->stage(schema, m.index, owner);
+}
+
+void member::state::release_frozen(const std::string& table, std::uint32_t index, std::vector<std::string> replicas,
+                                   std::uint64_t hold) {
+  auto count = releasing;
+  {
+    absl::MutexLock lock(&count->mu);
+    ++count->running;
+  }
+  std::thread([w = self, count, table, index, replicas = std::move(replicas), hold] {
+    if (auto s = w.lock(); s && s->snaps) {
+      node_snapshot m;
+      m.step = node_snapshot::release;
+      m.table = table;
+      m.index = index;
+      m.hold = hold;
+      if (auto r = s->snaps->ask_leader(replicas, m); r)
+        spdlog::info("cellar: the split or merge of '{}' ended without a commit: partition {} is released", table,
+                     index);
+      else
+        spdlog::warn("cellar: partition {} of '{}' stays frozen: its release failed: {}", index, table,
+                     r.error().to_string());
+    }
+    absl::MutexLock lock(&count->mu);  // the state is let go of first
+    --count->running;
+  }).detach();
+}
+
 void member::state::drop_stale_staged(const cluster_catalog& cat) {
   std::vector<std::pair<part_key, incoming_copy>> gone;
   {
     absl::MutexLock lock(&move_mu);
+    for (auto it = staged_replicas.begin(); it != staged_replicas.end();) {
+      const auto* t = cat.find(it->first.first);
+      if (t && t->uid == it->second) {
+        it = staged_replicas.erase(it);  // the catalog names it: a placement took it over
+      } else if (it->second < cat.next_uid) {
+        // Started for an incarnation the catalog has passed without naming it.
+        replicas->leave(replica_host::group_name(it->first.first, it->second), it->first.second);
+        it = staged_replicas.erase(it);
+      } else {
+        ++it;
+      }
+    }
     for (auto it = staged.begin(); it != staged.end();) {
       const auto* t = cat.find(it->first.first);
       // Built for an incarnation the catalog has passed without naming it.

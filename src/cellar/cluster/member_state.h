@@ -94,8 +94,24 @@ struct member::state final : detail::cluster_hooks {
   // Partitions of a table's next incarnation built here by a split or merge (reshaper.h),
   // not serving until the catalog names that incarnation (place_partition adopts them).
   std::map<part_key, incoming_copy> staged ABSL_GUARDED_BY(move_mu);
-  // The stage and unstage steps (remote.h: node_snapshot), on a thread of their own.
+  // Likewise this node's replicas of the new Raft groups of a replicated table (replica_host::
+  // stage), by partition, with the incarnation they were started for.
+  std::map<part_key, std::uint64_t> staged_replicas ABSL_GUARDED_BY(move_mu);
+  // The stage, fill and unstage steps (remote.h: node_snapshot), on a thread of their own.
   status stage(const node_snapshot& m);
+  status stage_replica(const node_snapshot& m);
+  // Ends the freeze `hold` of the replicated partition (table, index) at its group's leader
+  // (a split or merge whose runner died: its intent went without a commit), on a thread of
+  // its own, which holds the state while it asks; ~member waits for those threads (they
+  // give up once the gate closes), so the state never outlives the member on one of them.
+  void release_frozen(const std::string& table, std::uint32_t index, std::vector<std::string> replicas,
+                      std::uint64_t hold);
+  struct thread_count {
+    absl::Mutex mu;
+    int running ABSL_GUARDED_BY(mu) = 0;
+  };
+  std::shared_ptr<thread_count> releasing = std::make_shared<thread_count>();
+  std::weak_ptr<state> self;  // set once at join
   // Drops what staged holds for incarnations `cat` will not name (a split or merge that
   // failed or whose runner died before its commit).
   void drop_stale_staged(const cluster_catalog& cat);

@@ -136,11 +136,22 @@ struct node_member_reply {
 //   freeze   copies this node's single-copy partition (table, index) as a move's source
 //            does (track, chunks, cuts) and freezes it (it holds writes from then on,
 //            until the table's new incarnation replaces it or `release`); `cells`: all of
-//            it at the freeze
-//   release  ends the freeze of (table, index): what it held runs
+//            it at the freeze. A replicated partition: its replica here, if it leads
+//            (NOT_LEADER otherwise), freezes its group through the Raft log (every replica
+//            then refuses writes UNAVAILABLE, whoever leads) and answers its cells at the
+//            freeze entry
+//   release  ends the freeze of (table, index): what it held runs (a replicated
+//            partition: the release entry, on the leader)
 //   stage    builds partition `index` of the table's next incarnation (`manifest`: its
 //            schema, cluster/catalog_state.h encode_table_entry) on `cells`, durable and
 //            not serving until the catalog names that incarnation
+//            With `replicas` (a replicated partition's replica set, the preferred leader
+//            first) it starts this node's replica of the new Raft group instead, empty,
+//            bootstrapping the group's initial configuration as placement.h numbers it;
+//            the replica runs, not serving, until a placement names it or `unstage`
+//   fill     writes `cells` into partition `index` of incarnation `uid` that `stage` with
+//            `replicas` started, through its Raft group (its replica here must lead;
+//            NOT_LEADER otherwise): a staged load, written in one step on every replica
 //   unstage  drops what `stage` built for incarnation `name` (decimal uid), partition `index`
 struct node_snapshot {
   enum step_kind : std::uint8_t {
@@ -155,17 +166,22 @@ struct node_snapshot {
     freeze = 8,
     release = 9,
     stage = 10,
-    unstage = 11
+    unstage = 11,
+    fill = 12
   };
   std::uint8_t step = copy;
   std::string table;
   std::uint32_t index = 0;
   std::string name;
-  std::uint64_t uid = 0;                     // freeze: the table's uid the caller planned with
+  std::uint64_t uid = 0;                     // freeze: the table's uid the caller planned with; fill
   std::string file;                          // fetch
   std::string manifest;                      // keep: encode_manifest
   std::map<std::string, std::string> files;  // keep_file
-  detail::delta_handle cells;                // load
+  detail::delta_handle cells;                // load, stage, fill
+  std::vector<std::string> replicas;         // stage: a replicated partition's replica set
+  // freeze, release of a replicated partition: the hold (the czxid of the move intent the
+  // split holds), so that a release ends only the freeze it names.
+  std::uint64_t hold = 0;
 };
 
 struct node_snapshot_reply {
@@ -177,7 +193,7 @@ struct node_snapshot_reply {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
   return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.uid, x.file, x.manifest, x.files,
-           x.cells);
+           x.cells, x.replicas, x.hold);
 }
 
 template <class Inspector>

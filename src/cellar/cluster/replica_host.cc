@@ -249,6 +249,28 @@ status replica_host::join(const detail::schema_ptr& schema, std::uint32_t index,
   return status::ok();
 }
 
+status replica_host::stage(const detail::schema_ptr& schema, std::uint32_t index, const partition_owner& owner) {
+  const key k{group_name(*schema), index};
+  const auto me = std::find(owner.replicas.begin(), owner.replicas.end(), opts_.self);
+  if (me == owner.replicas.end())
+    return {code::not_owner, "node '" + opts_.self + "' holds no replica of partition " + std::to_string(index) +
+                                 " of '" + schema->name + "'"};
+  const std::uint64_t id = owner.replica_id(static_cast<std::size_t>(me - owner.replicas.begin()));
+  {
+    absl::MutexLock lock(&running_->mu);
+    if (auto it = running_->replicas.find(k); it != running_->replicas.end() && running_->joining.count(k))
+      return it->second.id == id ? status::ok() : status{code::conflict, "another replica of the group runs here"};
+  }
+  std::vector<replica::member> members;
+  for (std::size_t i = 0; i < owner.replicas.size(); ++i) members.push_back({owner.replica_id(i), owner.replicas[i]});
+  status why;
+  auto held = spawn(schema, index, id, owner.replica_id(0), std::move(members), true, why);
+  if (!held) return why;
+  absl::MutexLock lock(&running_->mu);
+  running_->joining[k] = std::move(held);
+  return status::ok();
+}
+
 void replica_host::leave(const std::string& group, std::uint32_t index) {
   std::shared_ptr<lease> gone;  // released after the lock: that stops the replica
   absl::MutexLock lock(&running_->mu);

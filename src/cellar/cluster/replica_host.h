@@ -86,7 +86,15 @@ class replica_host {
   // placement dropped, not stopped yet); IO_ERROR if its storage cannot be opened. It
   // runs until a placement naming this node takes it over, or leave().
   status join(const detail::schema_ptr& schema, std::uint32_t index, std::uint64_t id);
-  // Stops a replica join() started that no placement took over, and deletes its state.
+  // Starts this node's replica of partition `index` of `schema`, replicated as `owner`
+  // says, for a split or merge (cluster/reshaper.h) whose incarnation no placement names
+  // yet: empty (Raft state left by an earlier replica here is deleted), bootstrapping the
+  // group's initial configuration as place() would, so that place() takes it over once a
+  // placement names it. It runs until then, or leave(). OK if it runs already; NOT_OWNER if
+  // `owner` does not name this node; IO_ERROR if its storage cannot be opened.
+  status stage(const detail::schema_ptr& schema, std::uint32_t index, const partition_owner& owner);
+  // Stops a replica join() or stage() started that no placement took over, and deletes its
+  // state.
   void leave(const std::string& group, std::uint32_t index);
 
   // This node's replica of partition `index` of the group named `group` (group_name);

@@ -46,13 +46,22 @@ struct reshaper {
   cluster_node& node;
   snapshot_service& snaps;
   const reshape_call& c;
-  std::vector<std::string> owners;   // of the old partitions
+  std::vector<std::string> owners;  // of the old partitions
+  // A replicated table: each old partition's replica set (empty: single-copy partitions).
+  std::vector<std::vector<std::string>> sets;
   std::vector<std::string> intents;  // made, with their czxid
   std::vector<std::int64_t> czxids;
   std::vector<bool> frozen;
-  std::vector<std::pair<std::string, std::uint32_t>> built;  // (owner, index) staged
+  // (node, index) staged: a new partition's owner, or each replica of its new group.
+  std::vector<std::pair<std::string, std::uint32_t>> built;
   std::uint64_t uid = 0;
   std::uint64_t committed = 0;  // undo(): the catalog version that named `uid` after all
+  // The table's next incarnation (uid `uid`) and where its partitions go (place_next).
+  detail::table_schema next;
+  std::string schema;  // `next`, encoded
+  std::vector<std::string> new_owners;
+  std::vector<std::vector<std::string>> new_sets;  // a replicated table's
+  bool started = false;                            // start_groups ran
 
   // Runs `step` for every index below `n`, `parallel_steps` at a time; every step runs (so
   // undo() knows what each did); the first error, or OK.
@@ -106,7 +115,11 @@ struct reshaper {
       m.step = node_snapshot::release;
       m.table = c.table;
       m.index = i;
-      (void)snaps.ask(owners[i], std::move(m));
+      m.hold = static_cast<std::uint64_t>(czxids[i]);
+      const auto done = sets.empty() ? snaps.ask(owners[i], std::move(m)) : snaps.ask_leader(sets[i], m);
+      if (!done && !sets.empty())
+        spdlog::warn("cellar: the release of partition {} of '{}' failed ({}); the watch on its intent releases it", i,
+                     c.table, done.error().to_string());
     }
     for (const auto& [n, j] : built) {
       node_snapshot m;
@@ -118,6 +131,63 @@ struct reshaper {
     }
     if (!why) spdlog::warn("cellar: the split or merge of '{}' was undone: {}", c.table, why.to_string());
     return why;
+  }
+
+  // The table's next incarnation after `plan`, placed as table creation places partitions
+  // (a replicated one's replicas on distinct nodes).
+  status place_next(const cluster_catalog& cat, const detail::table_schema& t, const placement_map& map,
+                    const std::vector<std::string>& live, const detail::reshape_plan& plan, std::uint32_t factor) {
+    next = t;
+    next.partitioning = partition_spec::range_bounds(plan.bounds);
+    next.uid = cat.next_uid;
+    next.version = cat.version + 1;
+    uid = next.uid;
+    schema = encode_table_entry(next);
+    auto to = assign_table(map, c.table, next.partitioning.count(), live, factor);
+    if (!to) return to.error();
+    for (const auto& o : to->tables.at(c.table)) {
+      new_owners.push_back(o.node);
+      if (o.replicated()) new_sets.push_back(o.replicas);
+    }
+    return status::ok();
+  }
+
+  // A replicated table's new partitions: each a Raft group started empty on its replicas
+  // (stage with the replica set), which elect a leader meanwhile.
+  status start_groups(std::mutex& mu) {
+    started = true;
+    return each(new_sets.size(), [&](std::uint32_t j) -> status {
+      status first = status::ok();
+      for (const auto& n : new_sets[j]) {
+        node_snapshot s;
+        s.step = node_snapshot::stage;
+        s.table = c.table;
+        s.index = j;
+        s.manifest = schema;
+        s.replicas = new_sets[j];
+        {
+          std::lock_guard lock(mu);
+          built.emplace_back(n, j);  // undone even if the answer is lost
+        }
+        if (auto r = snaps.ask(n, std::move(s)); !r && first) first = r.error();
+      }
+      return first;
+    });
+  }
+
+  // Fills each new group through its log at its leader (fill: one entry, or a staged load
+  // written in one step), so every replica holds all of its cells or none.
+  status fill_groups(std::vector<detail::delta_handle>& parts) {
+    return each(new_sets.size(), [&](std::uint32_t j) -> status {
+      node_snapshot f;
+      f.step = node_snapshot::fill;
+      f.table = c.table;
+      f.index = j;
+      f.uid = uid;
+      f.cells = std::move(parts[j]);
+      auto r = snaps.ask_leader(new_sets[j], f);
+      return r ? status::ok() : r.error();
+    });
   }
 
   result<reshape_result> run() {
@@ -134,14 +204,15 @@ struct reshaper {
     if (auto st = detail::check_reshapable(*t, n, merge ? "merge_region" : "split"); !st) return st;
     if (placed == pl->map.tables.end() || placed->second.size() != n)
       return status{code::unavailable, "the placement of '" + c.table + "' is not written yet"};
+    const bool replicated = placed->second.front().replicated();
     for (const auto& o : placed->second) {
-      if (o.replicated())
-        return status{code::unsupported, std::string(merge ? "merge_region" : "split") + ": the partitions of '" +
-                                             c.table + "' are replicated (REGION_REPLICATION " +
-                                             std::to_string(o.replicas.size()) +
-                                             "); in a cluster only single-copy partitions split and merge so far"};
+      if (o.replicated() != replicated)
+        return status{code::unavailable, "the partitions of '" + c.table +
+                                             "' are partly replicated (a change of REGION_REPLICATION is under way)"};
       owners.push_back(o.node);
+      if (replicated) sets.push_back(o.replicas);
     }
+    const auto factor = static_cast<std::uint32_t>(replicated ? sets.front().size() : 1);
     // A plan that needs no cells is checked before anything is frozen.
     const auto no_cells = [](std::uint32_t) -> result<std::optional<std::string>> {
       return status{code::internal, "no cells"};
@@ -154,23 +225,35 @@ struct reshaper {
     }
     auto live = zk.children(layout::nodes);
     if (!live) return live.error();
+    // A replicated partition is frozen at whichever replica leads (asked in turn).
     for (const auto& o : owners)
-      if (std::find(live->begin(), live->end(), o) == live->end())
+      if (!replicated && std::find(live->begin(), live->end(), o) == live->end())
         return status{code::unavailable,
                       "a partition of '" + c.table + "' is on node '" + o + "', which is down: it cannot be split"};
 
     if (auto st = take_intents(); !st) return undo(st);
+    std::mutex mu;
+    if (replicated && plan) {
+      // The new groups start, and elect their leaders, before the freeze: writes are refused
+      // only while the cells are copied, filled and committed.
+      if (auto st = place_next(cat->catalog, *t, pl->map, *live, *plan, factor); !st) return undo(st);
+      if (auto st = start_groups(mu); !st) return undo(st);
+    }
     // 2. Copy and freeze every partition, all at once.
     std::vector<std::shared_ptr<delta_map>> cells(n);
     frozen.assign(n, false);
-    std::mutex mu;
     auto st = each(n, [&](std::uint32_t i) -> status {
       node_snapshot m;
       m.step = node_snapshot::freeze;
       m.table = c.table;
       m.index = i;
       m.uid = t->uid;
-      auto r = snaps.ask(owners[i], std::move(m));
+      m.hold = static_cast<std::uint64_t>(czxids[i]);
+      if (replicated) {
+        std::lock_guard lock(mu);
+        frozen[i] = true;  // released on undo even if the answer is lost: the entry may be in the log
+      }
+      auto r = replicated ? snaps.ask_leader(sets[i], m) : snaps.ask(owners[i], std::move(m));
       std::lock_guard lock(mu);
       if (!r) return r.error();
       frozen[i] = true;
@@ -190,16 +273,10 @@ struct reshaper {
       (void)undo(status::ok());
       return reshape_result{};
     }
-    detail::table_schema next = *t;
-    next.partitioning = partition_spec::range_bounds(plan->bounds);
-    next.uid = cat->catalog.next_uid;
-    next.version = cat->catalog.version + 1;
-    uid = next.uid;
+    if (uid == 0)
+      if (auto placed_next = place_next(cat->catalog, *t, pl->map, *live, *plan, factor); !placed_next)
+        return undo(placed_next);
     const std::uint32_t m = next.partitioning.count();
-    auto to = assign_table(pl->map, c.table, m, *live, 1);
-    if (!to) return undo(to.error());
-    std::vector<std::string> new_owners;
-    for (const auto& o : to->tables.at(c.table)) new_owners.push_back(o.node);
     std::vector<detail::delta_handle> parts(m);
     for (auto& from : cells) {
       for (auto it = from->begin(); it != from->end(); ++it) {
@@ -210,24 +287,27 @@ struct reshaper {
       }
       from.reset();
     }
-    const std::string schema = encode_table_entry(next);
-    st = each(m, [&](std::uint32_t j) -> status {
-      node_snapshot s;
-      s.step = node_snapshot::stage;
-      s.table = c.table;
-      s.index = j;
-      s.manifest = schema;
-      s.cells = std::move(parts[j]);
-      {
-        std::lock_guard lock(mu);
-        built.emplace_back(new_owners[j], j);  // undone even if the answer is lost
-      }
-      auto r = snaps.ask(new_owners[j], std::move(s));
-      return r ? status::ok() : r.error();
-    });
+    if (replicated && !started) st = start_groups(mu);
+    if (st)
+      st = replicated ? fill_groups(parts) : each(m, [&](std::uint32_t j) -> status {
+        node_snapshot s;
+        s.step = node_snapshot::stage;
+        s.table = c.table;
+        s.index = j;
+        s.manifest = schema;
+        s.cells = std::move(parts[j]);
+        {
+          std::lock_guard lock(mu);
+          built.emplace_back(new_owners[j], j);  // undone even if the answer is lost
+        }
+        auto r = snaps.ask(new_owners[j], std::move(s));
+        return r ? status::ok() : r.error();
+      });
     if (!st) return undo(st);
     // 4. The commit.
-    auto v = node.ddl(ddl_request::reshape(c.table, next.partitioning, uid, new_owners, intents, cat->catalog.version));
+    auto commit = ddl_request::reshape(c.table, next.partitioning, uid, new_owners, intents, cat->catalog.version);
+    commit.replica_sets = std::move(new_sets);
+    auto v = node.ddl(commit);
     if (!v) {
       auto why = undo(v.error());
       if (why) return reshape_result{plan->splits, committed};  // committed after all
@@ -241,7 +321,7 @@ struct reshaper {
 }  // namespace
 
 result<reshape_result> run_reshape(cluster_node& node, snapshot_service& snaps, const detail::reshape_call& c) {
-  reshaper r{node, snaps, c, {}, {}, {}, {}, {}, 0, 0};
+  reshaper r{node, snaps, c};
   return r.run();
 }
 

@@ -25,8 +25,28 @@
 // partitions themselves (member.h), and the built partitions are dropped when a later
 // catalog shows they were never named.
 //
-// Replicated partitions (REGION_REPLICATION above 1) are not split or merged in a cluster
-// yet: UNSUPPORTED. KEY partitions never are (UNSUPPORTED, with the reason).
+// Replicated partitions (REGION_REPLICATION 3 or 5: each a Raft group, replica_host.h) go
+// the same way, with these differences:
+//   2. the freeze goes through the group's log, at its leader (asked of each replica in
+//      turn): a freeze entry after which every replica refuses writes UNAVAILABLE, whoever
+//      leads, so that no write slips in after the copy; the copy is the leader's cells as
+//      of that entry. The undo's release is a log entry too;
+//   3. each new partition is a new Raft group, placed as a new table's are (its replicas on
+//      distinct nodes), started empty on its replicas (stage with the replica set) and
+//      filled through its own log (fill: a staged load, replicated_partition.h), so that
+//      every replica holds all of its cells or none. When the plan needs no cells (a split
+//      at a key, a merge) the groups start before the freeze and elect their leaders while
+//      writes go on. A fill rather than seeding each replica from a snapshot: the load
+//      path already makes a large fill atomic on every replica and survives a leader
+//      change midway (the fill is sent again, whole);
+//   4. the commit names each new partition's replica set; every node's replica host takes
+//      the running replicas over, and drops the old groups' replicas and Raft state.
+// Each freeze and release names its hold, the czxid of the partition's intent, so that a
+// late release never ends a later split's freeze. Should this node die first, the node
+// that served a freeze sees the intent go without a new incarnation and proposes the
+// release at the group's leader (member.h), and the staged groups stop once a catalog
+// passes their incarnation.
+// KEY partitions are never split or merged (UNSUPPORTED, with the reason).
 //
 // Threads: blocks for the whole call; not on a CAF worker nor ZooKeeper's event thread.
 #pragma once
@@ -46,7 +66,7 @@ struct reshape_result {
 };
 
 // Errors: those of plan_reshape (INVALID_ARGUMENT, UNSUPPORTED); TABLE_NOT_FOUND;
-// UNSUPPORTED for replicated partitions; UNAVAILABLE when an owner is down or did not
+// UNAVAILABLE when an owner (a replicated partition: its group's leader) is down or did not
 // answer; CONFLICT when a move or snapshot of a partition runs, or another DDL came first
 // (nothing changed: call again); ABORTED when this node's session ended midway.
 result<reshape_result> run_reshape(cluster_node& node, snapshot_service& snaps, const detail::reshape_call& c);

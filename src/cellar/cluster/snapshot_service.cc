@@ -217,6 +217,7 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
     case node_snapshot::release: return freeze_here(m);
     case node_snapshot::stage:
     case node_snapshot::unstage:
+    case node_snapshot::fill:
       if (!o_.stage) return failed({code::unsupported, "this node builds no partitions of a split or merge"});
       return failed(o_.stage(m));
   }
@@ -245,8 +246,19 @@ node_snapshot_reply snapshot_service::freeze_here(const node_snapshot& m) {
   detail::partition_ref ref;
   if (!find_here(o_, seat_, m, ref))
     return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
-  if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
   auto& sys = seat_.system();
+  if (ref.replica_here) {
+    // Through the group's log, on its leader: the freeze holds whoever leads later.
+    if (m.step == node_snapshot::freeze && o_.guard_source) o_.guard_source(m.table, m.index);
+    move_request req = step(m.step == node_snapshot::freeze ? move_request::freeze : move_request::abort);
+    req.max_bytes = m.hold;  // the hold (replicated_partition.h)
+    auto r = ask_partition(sys, ref.actor, std::move(req), o_.step_timeout);
+    if (!r) return failed(r.error());
+    node_snapshot_reply out;
+    out.cells = std::move(r->cells);
+    return out;
+  }
+  if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
   if (m.step == node_snapshot::release) {
     auto r = ask_partition(sys, ref.actor, step(move_request::abort), std::chrono::seconds(60));
     return failed(r ? status::ok() : r.error());

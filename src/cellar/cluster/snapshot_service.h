@@ -97,6 +97,9 @@ class snapshot_service final : public detail::snapshot_cluster {
   node_snapshot_reply serve(node_snapshot& m);
   // Step `m` at node `n`: served here for this node, else through its endpoint.
   result<node_snapshot_reply> ask(const std::string& n, node_snapshot m);
+  // Step `m` of a replicated partition at whichever of `replicas` leads, retried while the
+  // group has no leader (NOT_LEADER or UNAVAILABLE), for at most `leader_wait`.
+  result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m);
 
  private:
   struct holders_and_manifest {
@@ -104,9 +107,6 @@ class snapshot_service final : public detail::snapshot_cluster {
     detail::snapshot_manifest m;
   };
   result<node_gate::use> node() const { return gate_.enter(o_.self); }
-  // Step `m` of a replicated partition at whichever of `replicas` leads, retried while the
-  // group has no leader, for at most the step timeout.
-  result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m);
   result<std::shared_ptr<detail::delta_map>> copy_one(const std::string& table, std::uint32_t index);
   result<holders_and_manifest> read_znode(const std::string& name);
   // Writes snapshot `m`'s files to node `node_id`'s repository, a file per step.

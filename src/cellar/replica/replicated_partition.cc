@@ -28,6 +28,10 @@ constexpr char cells_entry = 'C';   // cells every replica writes (a load of one
 constexpr char part_entry = 'P';   // load id, part number, cells
 constexpr char load_entry = 'L';   // load id, number of parts: the staged parts are written
 constexpr char abort_entry = 'A';  // load id whose staged parts are dropped
+// A split or merge of the partition (cluster/reshaper.h): from the freeze on every replica
+// refuses writes, until the release. Each names its hold (a token; see freeze_through_log).
+constexpr char freeze_entry = 'Z';   // hold
+constexpr char release_entry = 'R';  // hold (0: whichever)
 
 bool reads_only(const std::vector<batch_op>& ops) {
   for (const auto& op : ops)
@@ -159,6 +163,8 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](move_request& r) -> caf::result<move_reply> {
           if (r.what == move_request::copy) return copy_all();
           if (r.what == move_request::apply) return apply_through_log(std::move(r.cells));
+          if (r.what == move_request::freeze || r.what == move_request::abort)
+            return freeze_through_log(r.what == move_request::freeze, r.max_bytes);
           return move_reply{{code::unsupported, "a replicated partition moves by Raft membership change, not by copy"},
                             {},
                             {},
@@ -212,6 +218,19 @@ class replicated_owner final : public replicated_partition_actor::base, public s
       mem_->apply_cells(*cells.map);
       return "ok";
     }
+    if (kind == freeze_entry || kind == release_entry) {
+      detail::reader in(command);
+      std::uint64_t hold = 0;
+      if (!in.u64(hold)) return {};
+      if (kind == freeze_entry) {
+        frozen_ = true;
+        frozen_by_ = hold;
+      } else if (hold == 0 || hold == frozen_by_) {
+        frozen_ = false;  // a release of an earlier hold leaves a later freeze alone
+        frozen_by_ = 0;
+      }
+      return "ok";
+    }
     if (kind == part_entry) return apply_part(command);
     if (kind == load_entry) return apply_load(command);
     if (kind == abort_entry) {
@@ -247,7 +266,9 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     }
     out.resize(batches.size());
     for (std::size_t b = 0; b < batches.size(); ++b) {
-      if (!cfg_.schema)
+      if (frozen_)
+        out[b] = failed(batches[b].ops.size(), frozen_status());  // proposed before the freeze, ordered after it
+      else if (!cfg_.schema)
         out[b] = failed(batches[b].ops.size(),
                         {code::unavailable, "partition " + std::to_string(cfg_.index) + " has no schema yet"});
       else
@@ -297,9 +318,11 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     std::uint64_t stage_id = has_stage ? stage_->id : 0;
     std::vector<delta_handle> no_parts;
     auto& parts = has_stage ? stage_->parts : no_parts;
+    bool frozen = frozen_;
+    std::uint64_t frozen_by = frozen_by_;
     std::vector<char> buf;
     caf::binary_serializer sink(system(), buf);
-    if (sink(has_schema, schema, cells, has_stage, stage_id, parts)) return {};
+    if (sink(has_schema, schema, cells, has_stage, stage_id, parts, frozen, frozen_by)) return {};
     return std::string(buf.begin(), buf.end());
   }
 
@@ -316,6 +339,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     if (source(has_schema, schema, cells)) return damaged;
     // A snapshot of a build without staged loads ends after the cells.
     if (source.remaining() > 0 && source(has_stage, stage_id, parts)) return damaged;
+    // One of a build without freezes ends after the staged parts.
+    bool frozen = false;
+    std::uint64_t frozen_by = 0;
+    if (source.remaining() > 0 && source(frozen, frozen_by)) return damaged;
     if (has_schema && (!cfg_.schema || schema.version > cfg_.schema->version))
       cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
     auto fresh = std::make_unique<memtable>(cfg_.memory);
@@ -323,11 +350,16 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     mem_ = std::move(fresh);
     stage_.reset();
     if (has_stage) stage_ = staged_load{stage_id, std::move(parts)};
+    frozen_ = frozen;
+    frozen_by_ = frozen_by;
     return status::ok();
   }
 
  private:
   static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
+  status frozen_status() const {
+    return named({code::unavailable, "frozen by a split or merge of its table: send the write again"});
+  }
 
   // A membership change: `start` hands the group a callback that answers the request.
   template <class Start>
@@ -379,6 +411,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   caf::result<batch_reply> write(batch_request r) {
     if (!group_->is_leader()) return failed(r.ops.size(), named(group_->not_leader()));
+    if (frozen_) return failed(r.ops.size(), frozen_status());
     auto rp = make_response_promise<batch_reply>();
     writes_.push_back({std::move(r), rp});
     queued();
@@ -398,6 +431,34 @@ class replicated_owner final : public replicated_partition_actor::base, public s
       if (!st) {
         out.st = named(st);
       } else {
+        std::string last;
+        mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *out.cells.map, last);
+        out.done = true;
+      }
+      rp.deliver(std::move(out));
+    });
+    return rp;
+  }
+
+  // A freeze (or its release) as a log entry, answered once applied here. A freeze answers
+  // every cell as of the entry: its callback runs right after the entry is applied, before
+  // the next one, so the copy holds each write ordered before the freeze and none after.
+  // `hold` names the freeze; a release names the hold it ends (0: any), so that a late
+  // release of a split that gave up never thaws the freeze of the next one.
+  caf::result<move_reply> freeze_through_log(bool freeze, std::uint64_t hold) {
+    if (stopping_) return move_failed(stopped_status());
+    if (!group_->is_leader()) return move_failed(named(group_->not_leader()));
+    auto rp = make_response_promise<move_reply>();
+    std::string entry(1, freeze ? freeze_entry : release_entry);
+    put_u64(entry, hold);
+    group_->propose(std::move(entry), [this, rp, freeze](const status& st, std::string reply) mutable {
+      move_reply out;
+      if (!st) {
+        out.st = named(st);
+      } else if (reply.empty()) {
+        out.st = {code::corruption,
+                  "a replicated entry of partition " + std::to_string(cfg_.index) + " could not be decoded"};
+      } else if (freeze) {
         std::string last;
         mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *out.cells.map, last);
         out.done = true;
@@ -616,6 +677,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   caf_loop<replicated_owner> loop_;
   std::unique_ptr<replica_group> group_;
   bool stopping_ = false;
+  // Between a freeze entry and a release entry: writes are refused (a split or merge copies
+  // the cells), on every replica alike, and in its Raft snapshot.
+  bool frozen_ = false;
+  std::uint64_t frozen_by_ = 0;  // the hold the freeze names
 };
 
 }  // namespace

@@ -40,6 +40,14 @@
 //    one taken mid-load stages the rest and writes the whole load. A load whose leader
 //    loses leadership or stops answers NOT_LEADER or UNAVAILABLE and leaves nothing
 //    written: it may be sent again, whole, to the next leader.
+//  - A split or merge of the table (cluster/reshaper.h) freezes the partition through the
+//    log: the leader takes move_request::freeze, proposes a freeze entry and answers every
+//    cell as of that entry; from it on every replica refuses writes UNAVAILABLE (to be sent
+//    again, to the table's new partitions), whoever leads, reads go on. move_request::abort
+//    proposes the release entry that ends it. Each carries a hold token in max_bytes: a
+//    release ends only the freeze of its hold (0: any), so a late release of a split that
+//    gave up never thaws the next split's freeze. Both answer NOT_LEADER on a follower; the
+//    freeze is part of the Raft snapshot.
 // The leader checks a write's schema version before proposing it: a write made against a
 // schema the log has not applied yet answers UNAVAILABLE, to be sent again.
 //
