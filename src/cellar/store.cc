@@ -423,7 +423,7 @@ status store::enable_table(const std::string& table_in) {
 
 result<bool> store::is_table_enabled(const std::string& table_in) const {
   const std::string table = canonical_table_name(table_in);
-  auto rt = impl_->catalog->lookup(table);
+  auto rt = impl_->data->lookup_current(table);
   if (!rt) return table_not_found(table);
   return !rt->schema->disabled;
 }

@@ -728,3 +728,58 @@ TEST_CASE("a table another node just created is found on a node that has not app
   CHECK_FALSE(t.n2.s->table_exists("nosuch"));
   shut_down({&t.n2, &t.n1});
 }
+
+TEST_CASE("a table another node just enabled or disabled is seen so on a node that has not applied it yet",
+          "[member][disable]") {
+  // As above, for disable and enable: m2, its event thread held busy, still has the table
+  // in the state before the DDL. A read of a table just enabled waits until m2 has caught
+  // up instead of answering TABLE_DISABLED, and a restore of a table just disabled instead
+  // of answering TABLE_NOT_DISABLED.
+  auto t = join_two("member-enable-catch-up");
+  REQUIRE(t.n1.m->report().master == "m1");
+  table_descriptor d;
+  d.name = "ed";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(2);
+  REQUIRE_OK(t.n1.s->create_table(d, schema_origin::oceanbase_ddl));
+  REQUIRE(zktest::eventually([&] { return t.n2.s->table_exists("ed"); }));
+  REQUIRE_OK(connect_embedded(*t.n1.s)->put("ed", cellar::put("r").add("f", "q", "v")));
+  REQUIRE_OK(t.n1.s->snapshot("ed", "eds"));
+  // Runs `ddl` through m1 while m2's event thread is held, then `call` through m2: it must
+  // wait for m2 to catch up (still running while held), then answer as the DDL left it.
+  auto while_m2_behind = [&](auto ddl, auto call) {
+    std::promise<void> release;
+    auto held = release.get_future().share();
+    std::promise<void> holding;
+    t.n2.m->node().zookeeper().post([held, &holding] {
+      holding.set_value();
+      held.wait();
+    });
+    holding.get_future().wait();
+    REQUIRE_OK(ddl());
+    auto answer = std::async(std::launch::async, call);
+    CHECK(answer.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+    release.set_value();
+    REQUIRE(answer.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    return answer.get();
+  };
+  REQUIRE_OK(t.n1.s->disable_table("ed"));
+  REQUIRE(zktest::eventually([&] {
+    auto e = t.n2.s->is_table_enabled("ed");
+    return e.is_ok() && !*e;
+  }));
+  auto g = while_m2_behind([&] { return t.n1.s->enable_table("ed"); },
+                           [&] { return connect_embedded(*t.n2.s)->get("ed", cellar::get("r")); });
+  REQUIRE_OK(g);  // not TABLE_DISABLED
+  REQUIRE(g->cells.size() == 1);
+  CHECK(g->cells[0].value == "v");
+  REQUIRE_OK(connect_embedded(*t.n1.s)->put("ed", cellar::put("r").add("f", "q", "changed")));
+  REQUIRE_OK(while_m2_behind([&] { return t.n1.s->disable_table("ed"); },
+                             [&] { return t.n2.s->restore_snapshot("eds"); }));  // not TABLE_NOT_DISABLED
+  REQUIRE_OK(t.n1.s->enable_table("ed"));
+  auto back = connect_embedded(*t.n2.s)->get("ed", cellar::get("r"));
+  REQUIRE_OK(back);
+  REQUIRE(back->cells.size() == 1);
+  CHECK(back->cells[0].value == "v");
+  shut_down({&t.n2, &t.n1});
+}
