@@ -19,6 +19,7 @@
 #include "cluster/membership.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
+#include "cluster/snapshot_sweep.h"
 #include "cluster/zk_state.h"
 #include "cluster_test.h"
 #include "partition/ask.h"
@@ -782,4 +783,44 @@ TEST_CASE("a table another node just enabled or disabled is seen so on a node th
   REQUIRE(back->cells.size() == 1);
   CHECK(back->cells[0].value == "v");
   shut_down({&t.n2, &t.n1});
+}
+
+TEST_CASE("the master takes a node dead past the dead-node timeout out of the snapshot tombstones",
+          "[member][snapshots]") {
+  const auto chroot = zktest::fresh_chroot("member-tombstone-dead");
+  auto opened = cluster::member::open_store(store_options{});
+  REQUIRE(opened.is_ok());
+  auto& s = *opened.value();
+  auto o = member_options_for(chroot, "m1");
+  o.dead_node_timeout = std::chrono::milliseconds(500);
+  auto m = cluster::member::join(s, o);
+  INFO(zktest::describe_status(m));
+  REQUIRE(m.is_ok());
+  // Tombstones written after m1's join sweep: one waits for m9 only (a node that is not
+  // live), one for m9 and m1 (live).
+  auto zk = zktest::connect(chroot);
+  auto calls = cluster::tombstone_zk_of(*zk);
+  detail::snapshot_manifest a;
+  a.table = "t";
+  a.partitions = 1;
+  a.files = {{"schema", {}}, {"part-00000.cells", {}}};
+  auto b = a;
+  a.name = "a";
+  b.name = "b";
+  REQUIRE_OK(cluster::mark_deleted(*calls, a, {"m9"}));
+  REQUIRE_OK(cluster::mark_deleted(*calls, b, {"m1", "m9"}));
+  CHECK(zktest::eventually([&] {
+    auto e = zk->exists(cluster::tombstone_znode("a"));
+    return e.is_ok() && !*e;
+  }));
+  // A live node is never forgotten.
+  const auto pending_b = [&] {
+    auto left = zk->get(cluster::tombstone_znode("b"));
+    auto entries =
+        left ? cluster::decode_tombstone(left->data) : result<std::vector<cluster::tombstone_entry>>(left.error());
+    return entries && entries->size() == 1 ? (*entries)[0].pending : std::vector<std::string>{};
+  };
+  CHECK(zktest::eventually([&] { return pending_b() == std::vector<std::string>{"m1"}; }));
+  m.value().reset();
+  REQUIRE_OK(s.close());
 }
