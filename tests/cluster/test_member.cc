@@ -785,6 +785,40 @@ TEST_CASE("a table another node just enabled or disabled is seen so on a node th
   shut_down({&t.n2, &t.n1});
 }
 
+TEST_CASE("a node sweeps its copies of deleted snapshots when its ZooKeeper session is established anew",
+          "[member][snapshots][expiry]") {
+  auto t = two_nodes_with("member-snapshot-session", "ss", 2);
+  REQUIRE_OK(connect_embedded(*t.n1.s)->put("ss", cellar::put("r").add("f", "q", "v")));
+  REQUIRE_OK(t.n1.s->snapshot("ss", "gone"));
+  REQUIRE_OK(t.n1.s->snapshot("ss", "kept"));
+  auto& repo2 = detail::store_access::seat(*t.n2.s).snapshots();
+  auto gone = repo2.manifest("gone");
+  REQUIRE_OK(gone);
+  REQUIRE_OK(repo2.manifest("kept"));
+  // "gone" is deleted while m2 is cut off, so that no drop reaches it: its znode goes and
+  // its tombstone names m2 as the node that may still hold a copy.
+  auto zk = zktest::connect(t.chroot);
+  REQUIRE_OK(zk->remove(std::string(cluster::layout::snapshots) + "/s_gone"));
+  auto calls = cluster::tombstone_zk_of(*zk);
+  REQUIRE_OK(cluster::mark_deleted(*calls, *gone, {"m2"}));
+  REQUIRE_OK(repo2.manifest("gone"));  // nothing has told m2 yet
+
+  REQUIRE_OK(t.n2.m->node().zookeeper().expire_session_for_testing());
+  // The new session's sweep removes the copy, keeps the snapshot that exists, and takes m2
+  // out of the tombstone, its last pending node: the tombstone goes.
+  CHECK(zktest::eventually([&] { return repo2.manifest("gone").code() == code::not_found; }));
+  REQUIRE_OK(repo2.manifest("kept"));
+  CHECK(zktest::eventually([&] {
+    auto e = zk->exists(cluster::tombstone_znode("gone"));
+    return e.is_ok() && !*e;
+  }));
+  auto listed = t.n2.s->list_snapshots();
+  REQUIRE_OK(listed);
+  REQUIRE(listed->size() == 1);
+  CHECK((*listed)[0].name == "kept");
+  shut_down({&t.n2, &t.n1});
+}
+
 TEST_CASE("the master takes a node dead past the dead-node timeout out of the snapshot tombstones",
           "[member][snapshots]") {
   const auto chroot = zktest::fresh_chroot("member-tombstone-dead");
