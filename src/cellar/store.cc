@@ -528,6 +528,12 @@ result<std::vector<region_info>> store::list_regions(const std::string& table_in
     if (hooks) r.node = hooks->owner_of(table, i);
     r.cells = stats[i]->stats.cells;
     r.bytes = stats[i]->stats.bytes;
+    // A partition another node holds answers nothing here: its counts come from that node.
+    if (hooks && !rt->partitions[i].local && !rt->partitions[i].replica_here) {
+      auto there = hooks->partition_stats(table, i);
+      if (!there) return there.error();
+      std::tie(r.cells, r.bytes) = *there;
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -858,3 +858,35 @@ TEST_CASE("the master takes a node dead past the dead-node timeout out of the sn
   m.value().reset();
   REQUIRE_OK(s.close());
 }
+
+TEST_CASE("list_regions through any node counts every partition's cells where it lives", "[member][regions]") {
+  auto t = two_nodes_with("member-regions", "lr", 4);
+  auto conn = connect_embedded(*t.n1.s);
+  // Partition p gets p + 1 rows, one cell each.
+  std::vector<std::uint64_t> rows(4, 0);
+  for (int i = 0; rows[0] < 1 || rows[1] < 2 || rows[2] < 3 || rows[3] < 4; ++i) {
+    const std::string row = "r" + std::to_string(i);
+    const auto p = detail::partition_of(t.d.partitioning, row);
+    if (rows[p] == p + 1) continue;
+    REQUIRE_OK(conn->put("lr", cellar::put(row).add("f", "q", "v")));
+    ++rows[p];
+  }
+  auto zk = zktest::connect(t.chroot);
+  auto placement = cluster::read_placement(*zk);
+  REQUIRE_OK(placement);
+  for (auto* s : {t.n1.s.get(), t.n2.s.get()}) {
+    auto regions = s->list_regions("lr");
+    REQUIRE_OK(regions);
+    REQUIRE(regions->size() == 4);
+    for (const auto& r : *regions) {
+      INFO("partition " << r.index << " on " << r.node);
+      CHECK(r.node == placement->map.tables.at("lr")[r.index].node);
+      CHECK(r.cells == rows[r.index]);
+      CHECK(r.bytes > 0);
+    }
+  }
+  // Both nodes hold partitions, so each listing asked the other node.
+  CHECK(zktest::first_partition_on(placement->map, "lr", "m1") < 4);
+  CHECK(zktest::first_partition_on(placement->map, "lr", "m2") < 4);
+  shut_down({&t.n2, &t.n1});
+}

@@ -118,6 +118,8 @@ struct member::state final : detail::cluster_hooks {
   std::string report() const override;
   std::vector<cellar::cluster_node> nodes() const override;
   std::string owner_of(const std::string& table, std::uint32_t index) const override;
+  result<std::pair<std::uint64_t, std::uint64_t>> partition_stats(const std::string& table,
+                                                                  std::uint32_t index) override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   // make_report() and the state of this node's replicas, which it asks each for.

@@ -197,6 +197,7 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
     case node_snapshot::unstage:
       if (!o_.stage) return failed({code::unsupported, "this node builds no partitions of a split or merge"});
       return failed(o_.stage(m));
+    case node_snapshot::stats: return stats_here(m);
   }
   return failed({code::invalid_argument, "unknown snapshot step " + std::to_string(m.step)});
 }
@@ -258,6 +259,26 @@ node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
   if (!c) return failed(c.error());
   node_snapshot_reply out;
   out.cells.map = std::move(*c);
+  return out;
+}
+
+node_snapshot_reply snapshot_service::stats_here(const node_snapshot& m) {
+  detail::partition_ref ref;
+  if (!find_here(o_, seat_, m, ref))
+    return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
+  if (!ref.local && !ref.replica_here)
+    return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
+  caf::scoped_actor self{seat_.system()};
+  node_snapshot_reply out;
+  self->request(ref.actor, std::chrono::seconds(60), detail::stats_request{})
+      .receive(
+          [&](detail::stats_reply& r) {
+            out.cells_held = r.stats.cells;
+            out.bytes_held = r.stats.bytes;
+          },
+          [&](caf::error& e) {
+            out.st = {code::unavailable, where(m.table, m.index) + " did not answer: " + seat_.system().render(e)};
+          });
   return out;
 }
 

@@ -119,6 +119,7 @@ class snapshot_service final : public detail::snapshot_cluster {
   node_snapshot_reply copy_here(const node_snapshot& m);
   node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);
+  node_snapshot_reply stats_here(const node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);
   // Snapshot `m` is gone: records it for the nodes of `may_hold` (snapshot_sweep.h), asks
   // the `live` ones to drop its files, and takes out of the record those that did.
