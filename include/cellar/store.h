@@ -371,7 +371,9 @@ class store {
   result<table_stats> stats(const std::string& table);
 
   // HBase's list_regions: the table's partitions in order, with bounds and counts (asks
-  // every partition). Errors: TABLE_NOT_FOUND.
+  // every partition; on a cluster member, a partition another node holds is asked of that
+  // node, or of any replica of a replicated one). Errors: TABLE_NOT_FOUND; on a cluster
+  // member UNAVAILABLE when no node holding a partition answers.
   result<std::vector<region_info>> list_regions(const std::string& table);
   // HBase's split: the RANGE partition holding `key` becomes two, [start, key) and [key,
   // end), at once: a reader sees every cell exactly once, before or after, and writes

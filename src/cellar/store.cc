@@ -423,7 +423,7 @@ status store::enable_table(const std::string& table_in) {
 
 result<bool> store::is_table_enabled(const std::string& table_in) const {
   const std::string table = canonical_table_name(table_in);
-  auto rt = impl_->catalog->lookup(table);
+  auto rt = impl_->data->lookup_current(table);
   if (!rt) return table_not_found(table);
   return !rt->schema->disabled;
 }
@@ -528,6 +528,12 @@ result<std::vector<region_info>> store::list_regions(const std::string& table_in
     if (hooks) r.node = hooks->owner_of(table, i);
     r.cells = stats[i]->stats.cells;
     r.bytes = stats[i]->stats.bytes;
+    // A partition another node holds answers nothing here: its counts come from that node.
+    if (hooks && !rt->partitions[i].local && !rt->partitions[i].replica_here) {
+      auto there = hooks->partition_stats(table, i);
+      if (!there) return there.error();
+      std::tie(r.cells, r.bytes) = *there;
+    }
     out.push_back(std::move(r));
   }
   return out;

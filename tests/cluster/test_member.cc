@@ -19,6 +19,7 @@
 #include "cluster/membership.h"
 #include "cluster/mover.h"
 #include "cluster/remote.h"
+#include "cluster/snapshot_sweep.h"
 #include "cluster/zk_state.h"
 #include "cluster_test.h"
 #include "partition/ask.h"
@@ -726,5 +727,166 @@ TEST_CASE("a table another node just created is found on a node that has not app
   // A table that exists nowhere is still TABLE_NOT_FOUND, after one look at ZooKeeper.
   CHECK(connect_embedded(*t.n2.s)->get("nosuch", cellar::get("r")).code() == code::table_not_found);
   CHECK_FALSE(t.n2.s->table_exists("nosuch"));
+  shut_down({&t.n2, &t.n1});
+}
+
+TEST_CASE("a table another node just enabled or disabled is seen so on a node that has not applied it yet",
+          "[member][disable]") {
+  // As above, for disable and enable: m2, its event thread held busy, still has the table
+  // in the state before the DDL. A read of a table just enabled waits until m2 has caught
+  // up instead of answering TABLE_DISABLED, and a restore of a table just disabled instead
+  // of answering TABLE_NOT_DISABLED.
+  auto t = join_two("member-enable-catch-up");
+  REQUIRE(t.n1.m->report().master == "m1");
+  table_descriptor d;
+  d.name = "ed";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::hash(2);
+  REQUIRE_OK(t.n1.s->create_table(d, schema_origin::oceanbase_ddl));
+  REQUIRE(zktest::eventually([&] { return t.n2.s->table_exists("ed"); }));
+  REQUIRE_OK(connect_embedded(*t.n1.s)->put("ed", cellar::put("r").add("f", "q", "v")));
+  REQUIRE_OK(t.n1.s->snapshot("ed", "eds"));
+  // Runs `ddl` through m1 while m2's event thread is held, then `call` through m2: it must
+  // wait for m2 to catch up (still running while held), then answer as the DDL left it.
+  auto while_m2_behind = [&](auto ddl, auto call) {
+    std::promise<void> release;
+    auto held = release.get_future().share();
+    std::promise<void> holding;
+    t.n2.m->node().zookeeper().post([held, &holding] {
+      holding.set_value();
+      held.wait();
+    });
+    holding.get_future().wait();
+    REQUIRE_OK(ddl());
+    auto answer = std::async(std::launch::async, call);
+    CHECK(answer.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+    release.set_value();
+    REQUIRE(answer.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    return answer.get();
+  };
+  REQUIRE_OK(t.n1.s->disable_table("ed"));
+  REQUIRE(zktest::eventually([&] {
+    auto e = t.n2.s->is_table_enabled("ed");
+    return e.is_ok() && !*e;
+  }));
+  auto g = while_m2_behind([&] { return t.n1.s->enable_table("ed"); },
+                           [&] { return connect_embedded(*t.n2.s)->get("ed", cellar::get("r")); });
+  REQUIRE_OK(g);  // not TABLE_DISABLED
+  REQUIRE(g->cells.size() == 1);
+  CHECK(g->cells[0].value == "v");
+  REQUIRE_OK(connect_embedded(*t.n1.s)->put("ed", cellar::put("r").add("f", "q", "changed")));
+  REQUIRE_OK(while_m2_behind([&] { return t.n1.s->disable_table("ed"); },
+                             [&] { return t.n2.s->restore_snapshot("eds"); }));  // not TABLE_NOT_DISABLED
+  REQUIRE_OK(t.n1.s->enable_table("ed"));
+  auto back = connect_embedded(*t.n2.s)->get("ed", cellar::get("r"));
+  REQUIRE_OK(back);
+  REQUIRE(back->cells.size() == 1);
+  CHECK(back->cells[0].value == "v");
+  shut_down({&t.n2, &t.n1});
+}
+
+TEST_CASE("a node sweeps its copies of deleted snapshots when its ZooKeeper session is established anew",
+          "[member][snapshots][expiry]") {
+  auto t = two_nodes_with("member-snapshot-session", "ss", 2);
+  REQUIRE_OK(connect_embedded(*t.n1.s)->put("ss", cellar::put("r").add("f", "q", "v")));
+  REQUIRE_OK(t.n1.s->snapshot("ss", "gone"));
+  REQUIRE_OK(t.n1.s->snapshot("ss", "kept"));
+  auto& repo2 = detail::store_access::seat(*t.n2.s).snapshots();
+  auto gone = repo2.manifest("gone");
+  REQUIRE_OK(gone);
+  REQUIRE_OK(repo2.manifest("kept"));
+  // "gone" is deleted while m2 is cut off, so that no drop reaches it: its znode goes and
+  // its tombstone names m2 as the node that may still hold a copy.
+  auto zk = zktest::connect(t.chroot);
+  REQUIRE_OK(zk->remove(std::string(cluster::layout::snapshots) + "/s_gone"));
+  auto calls = cluster::tombstone_zk_of(*zk);
+  REQUIRE_OK(cluster::mark_deleted(*calls, *gone, {"m2"}));
+  REQUIRE_OK(repo2.manifest("gone"));  // nothing has told m2 yet
+
+  REQUIRE_OK(t.n2.m->node().zookeeper().expire_session_for_testing());
+  // The new session's sweep removes the copy, keeps the snapshot that exists, and takes m2
+  // out of the tombstone, its last pending node: the tombstone goes.
+  CHECK(zktest::eventually([&] { return repo2.manifest("gone").code() == code::not_found; }));
+  REQUIRE_OK(repo2.manifest("kept"));
+  CHECK(zktest::eventually([&] {
+    auto e = zk->exists(cluster::tombstone_znode("gone"));
+    return e.is_ok() && !*e;
+  }));
+  auto listed = t.n2.s->list_snapshots();
+  REQUIRE_OK(listed);
+  REQUIRE(listed->size() == 1);
+  CHECK((*listed)[0].name == "kept");
+  shut_down({&t.n2, &t.n1});
+}
+
+TEST_CASE("the master takes a node dead past the dead-node timeout out of the snapshot tombstones",
+          "[member][snapshots]") {
+  const auto chroot = zktest::fresh_chroot("member-tombstone-dead");
+  auto opened = cluster::member::open_store(store_options{});
+  REQUIRE(opened.is_ok());
+  auto& s = *opened.value();
+  auto o = member_options_for(chroot, "m1");
+  o.dead_node_timeout = std::chrono::milliseconds(500);
+  auto m = cluster::member::join(s, o);
+  INFO(zktest::describe_status(m));
+  REQUIRE(m.is_ok());
+  // Tombstones written after m1's join sweep: one waits for m9 only (a node that is not
+  // live), one for m9 and m1 (live).
+  auto zk = zktest::connect(chroot);
+  auto calls = cluster::tombstone_zk_of(*zk);
+  detail::snapshot_manifest a;
+  a.table = "t";
+  a.partitions = 1;
+  a.files = {{"schema", {}}, {"part-00000.cells", {}}};
+  auto b = a;
+  a.name = "a";
+  b.name = "b";
+  REQUIRE_OK(cluster::mark_deleted(*calls, a, {"m9"}));
+  REQUIRE_OK(cluster::mark_deleted(*calls, b, {"m1", "m9"}));
+  CHECK(zktest::eventually([&] {
+    auto e = zk->exists(cluster::tombstone_znode("a"));
+    return e.is_ok() && !*e;
+  }));
+  // A live node is never forgotten.
+  const auto pending_b = [&] {
+    auto left = zk->get(cluster::tombstone_znode("b"));
+    auto entries =
+        left ? cluster::decode_tombstone(left->data) : result<std::vector<cluster::tombstone_entry>>(left.error());
+    return entries && entries->size() == 1 ? (*entries)[0].pending : std::vector<std::string>{};
+  };
+  CHECK(zktest::eventually([&] { return pending_b() == std::vector<std::string>{"m1"}; }));
+  m.value().reset();
+  REQUIRE_OK(s.close());
+}
+
+TEST_CASE("list_regions through any node counts every partition's cells where it lives", "[member][regions]") {
+  auto t = two_nodes_with("member-regions", "lr", 4);
+  auto conn = connect_embedded(*t.n1.s);
+  // Partition p gets p + 1 rows, one cell each.
+  std::vector<std::uint64_t> rows(4, 0);
+  for (int i = 0; rows[0] < 1 || rows[1] < 2 || rows[2] < 3 || rows[3] < 4; ++i) {
+    const std::string row = "r" + std::to_string(i);
+    const auto p = detail::partition_of(t.d.partitioning, row);
+    if (rows[p] == p + 1) continue;
+    REQUIRE_OK(conn->put("lr", cellar::put(row).add("f", "q", "v")));
+    ++rows[p];
+  }
+  auto zk = zktest::connect(t.chroot);
+  auto placement = cluster::read_placement(*zk);
+  REQUIRE_OK(placement);
+  for (auto* s : {t.n1.s.get(), t.n2.s.get()}) {
+    auto regions = s->list_regions("lr");
+    REQUIRE_OK(regions);
+    REQUIRE(regions->size() == 4);
+    for (const auto& r : *regions) {
+      INFO("partition " << r.index << " on " << r.node);
+      CHECK(r.node == placement->map.tables.at("lr")[r.index].node);
+      CHECK(r.cells == rows[r.index]);
+      CHECK(r.bytes > 0);
+    }
+  }
+  // Both nodes hold partitions, so each listing asked the other node.
+  CHECK(zktest::first_partition_on(placement->map, "lr", "m1") < 4);
+  CHECK(zktest::first_partition_on(placement->map, "lr", "m2") < 4);
   shut_down({&t.n2, &t.n1});
 }

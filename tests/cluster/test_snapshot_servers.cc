@@ -19,6 +19,7 @@
 
 #include "cellar/client.h"
 #include "cluster/node_link.h"
+#include "cluster/snapshot_sweep.h"
 #include "servers_test.h"
 
 using namespace cellar;
@@ -378,8 +379,24 @@ TEST_CASE(
   REQUIRE(
       claimant->create(std::string(cluster::layout::snapshot_writes) + "/s_sw", "n9", cluster::create_mode::ephemeral)
           .is_ok());
+  {
+    // The tombstone of s3 waits for node 1 only: the live nodes dropped their copies.
+    auto z = c.zk()->get(cluster::tombstone_znode("s3"));
+    REQUIRE(z.is_ok());
+    auto entries = cluster::decode_tombstone(z->data);
+    REQUIRE(entries.is_ok());
+    REQUIRE(entries->size() == 1);
+    CHECK((*entries)[0].pending == std::vector<std::string>{"n1"});
+  }
   c.start(1);  // returns once it listens, after its join
   CHECK_FALSE(std::filesystem::exists(snaps1 + "s3"));
+  {
+    // Node 1 swept: no node may hold a copy of a deleted snapshot, so no tombstone is left
+    // (of s3, nor of the snapshots deleted while every node was up).
+    auto left = c.zk()->children(cluster::layout::snapshot_deleted);
+    REQUIRE(left.is_ok());
+    CHECK(left->empty());
+  }
   CHECK(std::filesystem::exists(snaps1 + "s1/manifest"));
   CHECK(std::filesystem::exists(snaps1 + "s2/manifest"));
   CHECK(std::filesystem::exists(snaps1 + "sw/manifest"));

@@ -14,8 +14,9 @@
 //                                a named snapshot copying it (snapshot_service.h)
 //   /snapshots/s_<name>          a named snapshot: the nodes holding its files, its manifest
 //   /snapshot_writes/s_<name>    ephemeral: a named snapshot being written (snapshot_service.h)
-//   /snapshot_deleted/s_<name>   the manifest of the snapshot last deleted (or whose write
-//                                failed) under that name: what a holder that was down removes
+//   /snapshot_deleted/s_<name>   a tombstone: per deleted incarnation of the name (or one
+//                                whose write failed), its manifest and the nodes that may
+//                                still hold a copy (snapshot_sweep.h)
 #pragma once
 
 #include <cstdint>

@@ -557,7 +557,20 @@ void member::state::on_session(const session_event& ev) {
     absl::MutexLock lock(&move_mu);
     if (!guards_open) return;
     for (const auto& [key, side] : guarded) node->zookeeper().post([this, key = key] { arm_guard(key); });
+    // Snapshots may have been deleted while the session was gone, their drops missing this
+    // node: its copies of them go now, as at a join.
+    if (ev.new_session) node->zookeeper().post([this] { sweep_snapshots(); });
   }
+}
+
+void member::state::sweep_snapshots() {
+  {
+    // ~member closes the guards, then waits for the event thread (this one) before the node goes.
+    absl::MutexLock lock(&move_mu);
+    if (!guards_open || node == nullptr) return;
+  }
+  if (auto swept = snaps->drop_unnamed(); !swept)
+    spdlog::warn("cellar: node '{}' kept the snapshot files it holds: {}", opts.node_id, swept.to_string());
 }
 
 // --- member --------------------------------------------------------------------------------

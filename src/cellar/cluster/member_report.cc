@@ -30,6 +30,31 @@ std::string member::state::owner_of(const std::string& table, std::uint32_t inde
   return it->second[index].node;
 }
 
+result<std::pair<std::uint64_t, std::uint64_t>> member::state::partition_stats(const std::string& table,
+                                                                               std::uint32_t index) {
+  std::vector<std::string> holders;
+  {
+    absl::MutexLock lock(&mu);
+    const partition_owner* o = map ? map->owner({table, index}) : nullptr;
+    if (o) holders = o->replicated() ? o->replicas : std::vector<std::string>{o->node};
+  }
+  if (holders.empty())
+    return status{code::unavailable,
+                  "the placement map has no partition " + std::to_string(index) + " of '" + table + "' yet"};
+  node_snapshot m;
+  m.step = node_snapshot::stats;
+  m.table = table;
+  m.index = index;
+  // Any replica's counts will do: each holds the partition's cells.
+  status last;
+  for (const auto& h : holders) {
+    auto r = snaps->ask(h, m);
+    if (r) return std::make_pair(r->cells_held, r->bytes_held);
+    last = r.error();
+  }
+  return last;
+}
+
 cluster_report member::state::make_report() const {
   cluster_report r;
   r.self = opts.node_id;

@@ -125,6 +125,8 @@ struct member::state final : detail::cluster_hooks {
   status transfer_leader(const std::string& partition, const std::string& node) override;
   result<std::uint32_t> balance() override;
   void on_session(const session_event& ev);
+  // The snapshot sweep of a new session (snapshot_service::drop_unnamed), on the event thread.
+  void sweep_snapshots();
 
   status ddl(const detail::ddl_call& c) override;
   bool catch_up() override;
@@ -132,6 +134,8 @@ struct member::state final : detail::cluster_hooks {
   std::string report() const override;
   std::vector<cellar::cluster_node> nodes() const override;
   std::string owner_of(const std::string& table, std::uint32_t index) const override;
+  result<std::pair<std::uint64_t, std::uint64_t>> partition_stats(const std::string& table,
+                                                                  std::uint32_t index) override;
   status not_owner(const std::string& table, std::uint32_t index) override;
   cluster_report make_report() const;
   // make_report() and the state of this node's replicas, which it asks each for.

@@ -153,6 +153,9 @@ struct node_member_reply {
 //            `replicas` started, through its Raft group (its replica here must lead;
 //            NOT_LEADER otherwise): a staged load, written in one step on every replica
 //   unstage  drops what `stage` built for incarnation `name` (decimal uid), partition `index`
+// and one the store's list_regions asks of the node holding a partition:
+//   stats    the cells and bytes (`cells_held`, `bytes_held`) of partition (table, index)
+//            here: this node's single-copy partition or its replica of a replicated one
 struct node_snapshot {
   enum step_kind : std::uint8_t {
     copy = 0,
@@ -167,7 +170,8 @@ struct node_snapshot {
     release = 9,
     stage = 10,
     unstage = 11,
-    fill = 12
+    fill = 12,
+    stats = 13
   };
   std::uint8_t step = copy;
   std::string table;
@@ -188,6 +192,8 @@ struct node_snapshot_reply {
   status st;
   detail::delta_handle cells;                // copy
   std::map<std::string, std::string> files;  // fetch
+  std::uint64_t cells_held = 0;              // stats
+  std::uint64_t bytes_held = 0;              // stats
 };
 
 template <class Inspector>
@@ -198,7 +204,7 @@ typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot_reply& x) {
-  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.files);
+  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.files, x.cells_held, x.bytes_held);
 }
 
 template <class Inspector>

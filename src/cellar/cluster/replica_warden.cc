@@ -8,6 +8,7 @@
 #include <absl/time/time.h>
 
 #include "cluster/replica_mover.h"
+#include "cluster/snapshot_sweep.h"
 
 namespace cellar::cluster {
 
@@ -58,12 +59,14 @@ void replica_warden::run() {
 std::vector<std::string> replica_warden::pass() {
   if (!node_.is_master()) {
     dead_since_.clear();  // a new master starts its clocks afresh
+    tombstone_dead_since_.clear();
     return {};
   }
-  auto map = node_.placement();
-  if (!map) return {};
   std::vector<std::string> live;
   for (const auto& m : node_.members()) live.push_back(m.id);
+  forget_dead_in_tombstones(live, std::chrono::steady_clock::now());
+  auto map = node_.placement();
+  if (!map) return {};
   std::set<std::string> holders;
   for (const auto& [table, owners] : map->tables)
     for (const auto& o : owners)
@@ -112,6 +115,30 @@ std::vector<std::string> replica_warden::pass() {
     }
   }
   return notes;
+}
+
+void replica_warden::forget_dead_in_tombstones(const std::vector<std::string>& live,
+                                               std::chrono::steady_clock::time_point now) {
+  auto calls = tombstone_zk_of(node_.zookeeper());
+  auto pending = pending_in_tombstones(*calls);
+  if (!pending) return;  // ZooKeeper unreachable: the next pass
+  std::set<std::string> gone;
+  for (const auto& n : *pending) {
+    if (std::find(live.begin(), live.end(), n) != live.end()) continue;
+    auto since = tombstone_dead_since_.emplace(n, now).first->second;
+    if (now - since >= timeout_) gone.insert(n);
+  }
+  for (auto it = tombstone_dead_since_.begin(); it != tombstone_dead_since_.end();)
+    it = pending->count(it->first) && std::find(live.begin(), live.end(), it->first) == live.end()
+             ? std::next(it)
+             : tombstone_dead_since_.erase(it);
+  if (gone.empty()) return;
+  if (auto changed = forget_in_tombstones(*calls, gone); !changed)
+    spdlog::warn("cellar: the tombstones of deleted snapshots still wait for nodes dead over {} s: {}",
+                 timeout_.count() / 1000.0, changed.error().to_string());
+  else if (*changed > 0)
+    spdlog::info("cellar: {} tombstone(s) of deleted snapshots no longer wait for nodes dead over {} s", *changed,
+                 timeout_.count() / 1000.0);
 }
 
 }  // namespace cellar::cluster

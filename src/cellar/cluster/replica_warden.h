@@ -11,6 +11,8 @@
 // nodes than a partition's factor remain, or most of its replicas are dead (its group can
 // commit no change), its dead replicas stay and notes() says so. A
 // node that returns before the timeout keeps its replicas (Raft brings them up to date).
+// A node dead that long also counts as swept in the tombstones of deleted named snapshots
+// (snapshot_sweep.h), which then no longer wait for it.
 //
 // Thread safety: its own thread runs the passes; notes() may be called from any thread. The
 // destructor cancels a replacement under way (move_options::cancelled).
@@ -50,6 +52,9 @@ class replica_warden {
   void run();
   // One pass (see above); returns the notes.
   std::vector<std::string> pass();
+  // Takes the nodes dead for `timeout_` out of the snapshot tombstones: a node gone that
+  // long counts as swept (snapshot_sweep.h).
+  void forget_dead_in_tombstones(const std::vector<std::string>& live, std::chrono::steady_clock::time_point now);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
 
   cluster_node& node_;
@@ -58,6 +63,8 @@ class replica_warden {
   const std::chrono::milliseconds timeout_;
   move_options moves_;                                                       // set before the thread starts
   std::map<std::string, std::chrono::steady_clock::time_point> dead_since_;  // the thread's own
+  // Since when each dead node a snapshot tombstone waits for has been dead; the thread's own.
+  std::map<std::string, std::chrono::steady_clock::time_point> tombstone_dead_since_;
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> notes_ ABSL_GUARDED_BY(mu_);

@@ -10,6 +10,7 @@
 
 #include "cluster/ask_node.h"
 #include "cluster/layout.h"
+#include "cluster/snapshot_sweep.h"
 #include "persist/codec.h"
 #include "store/cluster_state.h"
 
@@ -33,29 +34,6 @@ std::string claim_znode(const std::string& name) { return std::string(layout::sn
 
 std::string where(const std::string& table, std::uint32_t index) {
   return "partition " + std::to_string(index) + " of '" + table + "'";
-}
-
-std::string deleted_znode(const std::string& name) { return std::string(layout::snapshot_deleted) + "/s_" + name; }
-
-// Records that snapshot `m` is gone (deleted, or its write failed), so that a node that was
-// down meanwhile removes its copy of it when it joins (drop_unnamed), and only that copy:
-// the record names the snapshot by its manifest. Best effort: without the record such a
-// copy stays, which loses nothing.
-void mark_deleted(zk_client& zk, const snapshot_manifest& m) {
-  const std::string data = detail::encode_manifest(m);
-  status st = zk.ensure_path(layout::snapshot_deleted);
-  if (st) {
-    auto made = zk.create(deleted_znode(m.name), data);
-    if (!made && made.error().code() == code::already_exists) {
-      auto set = zk.set(deleted_znode(m.name), data);
-      st = set ? status::ok() : set.error();
-    } else if (!made) {
-      st = made.error();
-    }
-  }
-  if (!st)
-    spdlog::warn("cellar: snapshot '{}' is gone but its record for nodes that were down was not written: {}", m.name,
-                 st.to_string());
 }
 
 node_snapshot_reply failed(status st) {
@@ -220,6 +198,7 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
     case node_snapshot::fill:
       if (!o_.stage) return failed({code::unsupported, "this node builds no partitions of a split or merge"});
       return failed(o_.stage(m));
+    case node_snapshot::stats: return stats_here(m);
   }
   return failed({code::invalid_argument, "unknown snapshot step " + std::to_string(m.step)});
 }
@@ -292,6 +271,26 @@ node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
   if (!c) return failed(c.error());
   node_snapshot_reply out;
   out.cells.map = std::move(*c);
+  return out;
+}
+
+node_snapshot_reply snapshot_service::stats_here(const node_snapshot& m) {
+  detail::partition_ref ref;
+  if (!find_here(o_, seat_, m, ref))
+    return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
+  if (!ref.local && !ref.replica_here)
+    return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
+  caf::scoped_actor self{seat_.system()};
+  node_snapshot_reply out;
+  self->request(ref.actor, std::chrono::seconds(60), detail::stats_request{})
+      .receive(
+          [&](detail::stats_reply& r) {
+            out.cells_held = r.stats.cells;
+            out.bytes_held = r.stats.bytes;
+          },
+          [&](caf::error& e) {
+            out.st = {code::unavailable, where(m.table, m.index) + " did not answer: " + seat_.system().render(e)};
+          });
   return out;
 }
 
@@ -458,14 +457,35 @@ status snapshot_service::put(const snapshot_manifest& m, const std::map<std::str
     if (auto made = zk.create(snapshot_znode(m.name), data); !made) st = made.error();
   }
   if (!st) {
-    node_snapshot drop;
-    drop.step = node_snapshot::drop;
-    drop.name = m.name;
-    for (const auto& h : holders) (void)ask(h, drop);
-    mark_deleted(zk, m);
+    // Every node asked may have kept the files (a step whose answer was lost), and one
+    // down when asked to drop them removes them when it sweeps.
+    record_gone(zk, m, {live.begin(), live.end()}, live);
   }
   release();
   return st;
+}
+
+void snapshot_service::record_gone(zk_client& zk, const snapshot_manifest& m, const std::set<std::string>& may_hold,
+                                   const std::vector<std::string>& live) {
+  auto calls = tombstone_zk_of(zk);
+  // The tombstone first: a node that misses the drops below finds it when it sweeps.
+  if (auto st = mark_deleted(*calls, m, may_hold); !st)
+    spdlog::warn("cellar: snapshot '{}' is gone but its record for nodes that were down was not written: {}", m.name,
+                 st.to_string());
+  node_snapshot drop;
+  drop.step = node_snapshot::drop;
+  drop.name = m.name;
+  std::set<std::string> dropped;
+  for (const auto& node_id : live) {
+    if (auto r = ask(node_id, drop); r)
+      dropped.insert(node_id);
+    else
+      spdlog::warn("cellar: deleting the files of snapshot '{}' on node '{}': {}", m.name, node_id,
+                   r.error().to_string());
+  }
+  if (auto st = mark_swept(*calls, m, dropped); !st)
+    spdlog::warn("cellar: the record of deleted snapshot '{}' still names the nodes that dropped its files: {}", m.name,
+                 st.to_string());
 }
 
 result<std::vector<snapshot_manifest>> snapshot_service::list() {
@@ -503,68 +523,21 @@ status snapshot_service::remove(const std::string& name) {
   if (!n) return n.error();
   if (auto st = (*n)->zookeeper().remove(snapshot_znode(name)); !st)
     return st.code() == code::not_found ? status{code::not_found, "snapshot '" + name + "' does not exist"} : st;
-  // The snapshot is gone; its files go from every node that is up, and a node down now
-  // removes its copy when it joins again (drop_unnamed, by the record written here).
-  mark_deleted((*n)->zookeeper(), z->m);
-  node_snapshot drop;
-  drop.step = node_snapshot::drop;
-  drop.name = name;
-  for (const auto& node_id : live_nodes(**n))
-    if (auto r = ask(node_id, drop); !r)
-      spdlog::warn("cellar: deleting the files of snapshot '{}' on node '{}': {}", name, node_id,
-                   r.error().to_string());
+  // The snapshot is gone; its files go from every node that is up, and a node that holds
+  // them but is down now removes them when it sweeps (drop_unnamed), by the record written
+  // here.
+  const auto live = live_nodes(**n);
+  std::set<std::string> may_hold(z->holders.begin(), z->holders.end());
+  may_hold.insert(live.begin(), live.end());
+  record_gone((*n)->zookeeper(), z->m, may_hold, live);
   return status::ok();
 }
 
 status snapshot_service::drop_unnamed() {
   auto n = node();
   if (!n) return n.error();
-  auto& zk = (*n)->zookeeper();
-  // Read in this order: this node's copies, the claims, then the snapshots. A write under
-  // way when the copies were read still holds its claim when the claims are read, or has
-  // made its znode by then (it drops the claim after), so its copy is kept either way.
-  auto held = o_.repo->list();
-  if (!held) return held.error();
-  if (held->empty()) return status::ok();
-  auto names_under = [&](const char* path) -> result<std::set<std::string>> {
-    auto children = zk.children(path);
-    if (!children) {
-      if (children.error().code() == code::not_found) return std::set<std::string>{};
-      return children.error();
-    }
-    std::set<std::string> out;
-    for (const auto& c : *children)
-      if (c.starts_with("s_")) out.insert(c.substr(2));
-    return out;
-  };
-  auto writing = names_under(layout::snapshot_writes);
-  if (!writing) return writing.error();
-  auto named = names_under(layout::snapshots);
-  if (!named) return named.error();
-  for (const auto& m : *held) {
-    if (named->count(m.name) || writing->count(m.name)) continue;
-    // Only a copy of a snapshot the cluster recorded as gone: a copy it has no record of
-    // (such as one a store kept before it joined this cluster) is not the cluster's to drop.
-    auto gone = zk.get(deleted_znode(m.name));
-    if (!gone || gone->data != detail::encode_manifest(m)) {
-      spdlog::info(
-          "cellar: node '{}' keeps its copy of snapshot '{}' (table '{}'), which the cluster does not list "
-          "and has no record of deleting",
-          o_.self, m.name, m.table);
-      continue;
-    }
-    // A write of the name that began since the claims were read: its copy is kept.
-    if (auto claim = zk.exists(claim_znode(m.name)); !claim || *claim) continue;
-    if (auto st = o_.repo->remove(m.name); st)
-      spdlog::info(
-          "cellar: node '{}' removed its copy of snapshot '{}' (table '{}'): no snapshot of that name "
-          "exists in the cluster",
-          o_.self, m.name, m.table);
-    else
-      spdlog::warn("cellar: node '{}' could not remove its copy of deleted snapshot '{}': {}", o_.self, m.name,
-                   st.to_string());
-  }
-  return status::ok();
+  auto calls = tombstone_zk_of((*n)->zookeeper());
+  return sweep_snapshot_copies(*calls, *o_.repo, o_.self);
 }
 
 result<std::map<std::string, std::string>> snapshot_service::files(const snapshot_manifest& m) {

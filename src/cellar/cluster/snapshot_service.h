@@ -20,10 +20,12 @@
 //    its store, making them durable) or through its Raft group's leader (in one message;
 //    a large part is staged on every replica in log entries, then written in one step:
 //    replica/replicated_partition.h).
-//  - delete removes the znode (the snapshot is gone from then on), records the deleted
-//    manifest under /snapshot_deleted, then asks every live node to delete its files; a
-//    node that was down removes its copy of that snapshot when it joins again
-//    (drop_unnamed). A write that fails records its manifest the same way.
+//  - delete removes the znode (the snapshot is gone from then on), leaves a tombstone under
+//    /snapshot_deleted naming the nodes that may hold its files, then asks every live
+//    node to delete its files and takes those that did out of the tombstone; a node that
+//    was down removes its copy of that snapshot when it joins again or gets a new
+//    ZooKeeper session (drop_unnamed; snapshot_sweep.h). A write that fails is recorded
+//    the same way.
 //
 // Thread safety: every call may come from any thread but a CAF worker (they block).
 #pragma once
@@ -32,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,10 +90,11 @@ class snapshot_service final : public detail::snapshot_cluster {
 
   // Removes from this node's snapshot repository every copy of a snapshot the cluster
   // recorded as gone (deleted while this node was down, or left by a write that failed:
-  // its manifest under /snapshot_deleted) that no /snapshots znode names and no
-  // /snapshot_writes claim is writing, logging each; a copy the cluster has no record of
-  // is kept. Run when the node joins its cluster. A copy whose manifest cannot be read
-  // stops it (the error; nothing removed).
+  // its tombstone under /snapshot_deleted) that no /snapshots znode names and no
+  // /snapshot_writes claim is writing, logging each, and takes this node out of the
+  // tombstones (snapshot_sweep.h: sweep_snapshot_copies); a copy the cluster has no record
+  // of is kept. Run when the node joins its cluster and when its ZooKeeper session is
+  // established anew. A copy whose manifest cannot be read stops it (the error).
   status drop_unnamed();
 
   // A step another node (or this one) asks of this node (remote.h: node_snapshot).
@@ -115,7 +119,12 @@ class snapshot_service final : public detail::snapshot_cluster {
   node_snapshot_reply copy_here(const node_snapshot& m);
   node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);
+  node_snapshot_reply stats_here(const node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);
+  // Snapshot `m` is gone: records it for the nodes of `may_hold` (snapshot_sweep.h), asks
+  // the `live` ones to drop its files, and takes out of the record those that did.
+  void record_gone(zk_client& zk, const detail::snapshot_manifest& m, const std::set<std::string>& may_hold,
+                   const std::vector<std::string>& live);
 
   detail::cluster_seat& seat_;
   peer_directory& peers_;

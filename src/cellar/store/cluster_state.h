@@ -92,6 +92,12 @@ struct cluster_hooks {
   virtual result<std::uint32_t> reshape(const reshape_call& /*c*/) {
     return status{code::unavailable, "this node has not joined its cluster yet"};
   }
+  // The cells and bytes of partition `index` of `table`, asked of the node that holds it
+  // (any replica of a replicated one), for list_regions.
+  virtual result<std::pair<std::uint64_t, std::uint64_t>> partition_stats(const std::string& /*table*/,
+                                                                          std::uint32_t /*index*/) {
+    return status{code::unavailable, "this node has not joined its cluster yet"};
+  }
   // Runs the balancer's moves; returns how many ran.
   virtual result<std::uint32_t> balance() = 0;
   // A request named a table this node does not know: waits, bounded, until this node has

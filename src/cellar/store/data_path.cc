@@ -28,7 +28,10 @@ data_path::data_path(catalog_service& catalog, cluster_state& cluster, caf::acto
 
 runtime_ptr data_path::lookup_current(std::string_view table) const {
   auto rt = catalog_.lookup(table);
-  if (rt || !cluster_.member() || closed_.load(std::memory_order_acquire)) return rt;
+  // A table this node does not know, or knows as disabled, may have been created or enabled
+  // through another node a moment ago (a DDL returns once the node that ran it applied it):
+  // such an answer is given only after catching up with the cluster's catalog.
+  if ((rt && !rt->schema->disabled) || !cluster_.member() || closed_.load(std::memory_order_acquire)) return rt;
   if (auto hooks = cluster_.hooks(); hooks && hooks->catch_up()) rt = catalog_.lookup(table);
   return rt;
 }

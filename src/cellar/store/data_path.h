@@ -82,8 +82,8 @@ class data_path {
   // The runtime of `table` now, or null (catalog_service::lookup). Never blocks.
   runtime_ptr lookup(std::string_view table) const { return catalog_.lookup(table); }
   // The runtime of `table` (catalog_service::lookup); in a cluster, once more after the
-  // member has caught up with the cluster's catalog when this node does not know it yet.
-  // Blocks on such a miss: not on a CAF worker.
+  // member has caught up with the cluster's catalog when this node does not know it yet or
+  // knows it as disabled. Blocks on such a miss: not on a CAF worker.
   runtime_ptr lookup_current(std::string_view table) const;
   // The error of a call naming `table`, which lookup did not find.
   status missing(std::string_view table) const;

@@ -454,7 +454,13 @@ status store::restore_snapshot(const std::string& name) {
     if (auto st = disable_table(table); !st) return st;
     rt = s.catalog->lookup(table);
     if (!rt) return table_not_found(table);
-  } else if (!rt->schema->disabled) {
+  } else if (!rt->schema->disabled && s.cluster.hooks()) {
+    // Disabled through another node a moment ago, perhaps: this node answers that the table
+    // is enabled only after catching up with the cluster's catalog.
+    if (auto h = s.cluster.hooks(); h->catch_up()) rt = s.catalog->lookup(table);
+    if (!rt) return table_not_found(table);
+  }
+  if (!rt->schema->disabled) {
     return {code::table_not_disabled,
             "table '" + table + "' must be disabled to restore snapshot '" + name + "' (disable '" + table + "')"};
   }
