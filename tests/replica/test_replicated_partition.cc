@@ -671,3 +671,32 @@ TEST_CASE("a freeze through the log holds whoever leads: writes refused UNAVAILA
   const auto want = g.stats(l2).cells;
   CHECK(testsupport::eventually([&] { return g.stats(l).cells == want; }, wait_limit));
 }
+
+TEST_CASE("writes that come while a writes entry is in flight wait for it and share the next entry",
+          "[replica][batching]") {
+  group_fixture g;
+  auto l = g.leader();
+  REQUIRE(g.ask(l, {put("warm").add("f", "q", "v")}).results[0].st.is_ok());
+  const auto before = g.status_of(l).last_index;
+
+  // The leader is cut off, so its first entry cannot commit; the writes after it come one
+  // at a time, each on its own turn of the leader's mailbox, well inside the election
+  // timeout (the followers keep the leader).
+  g.net.isolate(l);
+  constexpr int n = 6;
+  std::vector<std::future<batch_reply>> writes;
+  for (int i = 0; i < n; ++i) {
+    writes.push_back(std::async(std::launch::async, [&g, l, i] {
+      return g.ask(l, {put("b" + std::to_string(i)).add("f", "q", "v" + std::to_string(i))});
+    }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+  }
+  const auto proposed = g.status_of(l).last_index - before;
+  g.net.heal(l);
+  for (auto& w : writes) CHECK(w.get().results.at(0).st.is_ok());
+  // One entry for the first write; the other n - 1 wait for it and go together.
+  CHECK(proposed == 1);
+  CHECK(g.status_of(l).last_index - before <= 3);  // and one more for them (libraft may add a barrier)
+  for (int i = 0; i < n; ++i)
+    CHECK(value_of(g.ask(l, {get("b" + std::to_string(i))}).results[0]) == "v" + std::to_string(i));
+}

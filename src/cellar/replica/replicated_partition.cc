@@ -565,6 +565,8 @@ class replicated_owner final : public replicated_partition_actor::base, public s
 
   void flush_batch() {
     flush_posted_ = false;
+    // While a writes entry is in flight, new writes wait for it and go together in the next.
+    if (writes_in_flight_ > 0 && writes_.size() < max_queued && reads_.empty()) return;
     auto reads = std::exchange(reads_, {});
     if (!writes_.empty())
       // The writes' entry is the reads' barrier: once it is committed in this leader's term
@@ -587,6 +589,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     entry += serialize(system(), batches);
     std::vector<std::pair<std::size_t, caf::typed_response_promise<batch_reply>>> waiting;
     waiting.reserve(ws.size());
+    ++writes_in_flight_;
     for (std::size_t i = 0; i < ws.size(); ++i) waiting.emplace_back(batches[i].ops.size(), ws[i].rp);
     group_->propose(std::move(entry), [this, waiting = std::move(waiting),
                                        reads = std::move(reads)](const status& st, std::string reply) mutable {
@@ -611,6 +614,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
                                  : status{code::unavailable, "partition " + std::to_string(cfg_.index) +
                                                                  ": leadership was lost before the read was served"};
       for (const auto& served : reads) served(read_st);
+      if (--writes_in_flight_ == 0 && !writes_.empty()) flush_batch();
     });
   }
 
@@ -664,6 +668,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   std::mt19937_64 load_ids_{std::random_device{}()};
 
   std::vector<queued_write> writes_;
+  int writes_in_flight_ = 0;  // writes entries proposed and not yet answered
   queued_reads reads_;
   std::optional<table_schema> pending_schema_;  // told of, not yet applied from the log
   std::vector<std::uint32_t> pending_drops_;
