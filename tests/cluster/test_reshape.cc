@@ -32,7 +32,8 @@ struct node {
 };
 
 node join(const std::string& chroot, const std::string& id, store_options so = {},
-          std::chrono::milliseconds election = std::chrono::milliseconds(1000)) {
+          std::chrono::milliseconds election = std::chrono::milliseconds(1000),
+          std::chrono::milliseconds leader_wait = cluster::member_options{}.leader_wait) {
   node n;
   auto opened = cluster::member::open_store(so);
   INFO(zktest::describe_status(opened));
@@ -44,6 +45,7 @@ node join(const std::string& chroot, const std::string& id, store_options so = {
   o.node_id = id;
   o.data_address = "127.0.0.1:1";
   o.election_timeout = election;
+  o.leader_wait = leader_wait;
   auto m = cluster::member::join(*n.s, o);
   INFO(zktest::describe_status(m));
   REQUIRE(m.is_ok());
@@ -640,6 +642,104 @@ TEST_CASE("a replicated partition frozen by a split whose runner died takes writ
 
   for (auto* x : {&n3, &n2, &n1}) x->m.reset();
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("a frozen replicated partition whose group has no leader is released once a majority is back",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep-lost");
+  const auto base = std::filesystem::temp_directory_path() / ("cellar-reshape-lost-" + std::to_string(getpid()));
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  const std::vector<std::string> ids{"m1", "m2", "m3"};
+  constexpr auto election = std::chrono::milliseconds(300);
+  constexpr auto leader_wait = std::chrono::milliseconds(400);
+  auto start = [&](std::size_t i) {
+    store_options so;
+    so.directory = (base / ids[i]).string();
+    so.durability = durability::log;
+    return join(chroot, ids[i], so, election, leader_wait);
+  };
+  std::vector<node> n;
+  for (std::size_t i = 0; i < 3; ++i) n.push_back(start(i));
+  REQUIRE(zktest::eventually([&] { return n[0].m->report().nodes.size() == 3; }));
+  table_descriptor d;
+  d.name = "rl";
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({"m"});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(n[0].s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] { return n[1].s->table_exists("rl") && n[2].s->table_exists("rl"); }));
+  {
+    auto c = connect_embedded(*n[0].s);
+    REQUIRE(zktest::eventually([&] { return c->put("rl", cellar::put("a").add("f", "q", 1, "v")).is_ok(); }));
+  }
+
+  // A split's runner (this test's session) freezes partition 0 at its group's leader.
+  auto zk = zktest::connect(chroot);
+  const auto intent = cluster::layout::move_intent("rl", 0);
+  REQUIRE_OK(zk->ensure_path(cluster::layout::moves));
+  REQUIRE_OK(zk->create(intent, "reshape test", cluster::create_mode::ephemeral));
+  auto seen = zk->exists(intent);
+  REQUIRE_OK(seen);
+  REQUIRE(seen->has_value());
+  caf::actor_system_config cfg;
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  caf::actor_system sys{cfg};
+  auto peers = std::make_shared<cluster::peer_directory>(sys);
+  std::vector<cluster::node_info> infos;
+  for (std::size_t i = 0; i < 3; ++i) infos.push_back({ids[i], "127.0.0.1:1", n[i].m->peer_address()});
+  peers->set_members(infos);
+  caf::scoped_actor self{sys};
+  auto freeze_at = [&](std::size_t i) {
+    auto ep = peers->endpoint(ids[i], std::chrono::seconds(10));
+    REQUIRE_OK(ep);
+    cluster::node_snapshot f;
+    f.step = cluster::node_snapshot::freeze;
+    f.table = "rl";
+    f.index = 0;
+    f.uid = n[0].m->node().catalog()->find("rl")->uid;
+    f.hold = static_cast<std::uint64_t>((*seen)->czxid);
+    status out{code::internal, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(f))
+        .receive([&](cluster::node_snapshot_reply& r) { out = r.st; },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
+    return out;
+  };
+  std::size_t x = 3;  // the node that served the freeze: it releases the partition
+  REQUIRE(zktest::eventually([&] {
+    for (std::size_t i = 0; i < 3; ++i)
+      if (freeze_at(i).is_ok()) x = i;
+    return x < 3;
+  }));
+  auto cx = connect_embedded(*n[x].s);
+  auto put_a = [&] { return cx->put("rl", cellar::put("a").add("f", "q", 1, "after")); };
+  CHECK(put_a().code() == code::unavailable);
+
+  // The other two nodes go, so the group has no leader; the runner dies. The release finds
+  // no leader for many times its leader wait, then the two come back on their directories.
+  for (std::size_t i = 0; i < 3; ++i)
+    if (i != x) {
+      n[i].m.reset();
+      REQUIRE_OK(n[i].s->close());
+    }
+  // x's replica steps down first, so no release can enter the log before the two are back.
+  REQUIRE(zktest::eventually([&] {
+    for (const auto& r : n[x].m->report().replicas)
+      if (r.table == "rl" && r.index == 0 && r.status.role == "leader") return false;
+    return true;
+  }));
+  REQUIRE_OK(zk->remove(intent));
+  std::this_thread::sleep_for(leader_wait * 6);
+  for (std::size_t i = 0; i < 3; ++i)
+    if (i != x) n[i] = start(i);
+  CHECK(zktest::eventually([&] { return put_a().is_ok(); }));
+
+  for (auto& y : n) y.m.reset();
+  for (auto& y : n) REQUIRE_OK(y.s->close());
+  std::filesystem::remove_all(base);
 }
 
 TEST_CASE("the Raft groups a split of a replicated table built keep their files: a node restarted rejoins them",

@@ -668,6 +668,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   snapshot_service_options so;
   so.self = st->opts.node_id;
   so.connect_timeout = st->opts.forward_timeout;
+  so.leader_wait = st->opts.leader_wait;
   so.repo = &seat.snapshots();
   so.find = [raw](const std::string& t, std::uint32_t i, detail::partition_ref& out) {
     return raw->find(t, i, 0, out);

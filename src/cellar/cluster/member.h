@@ -67,6 +67,10 @@ struct member_options {
   // While this node is the master: a node dead (its ZooKeeper membership gone) this long
   // has each of its replicas replaced on a live node (cluster/replica_warden.h).
   std::chrono::milliseconds dead_node_timeout{600000};
+  // An admin step to a replicated partition (a named snapshot, a split's freeze, fill or
+  // release) asks its replicas for the leader this long before it fails UNAVAILABLE; the
+  // release of a partition a dead split left frozen asks again until it is taken.
+  std::chrono::milliseconds leader_wait{30000};
 };
 
 // One node as `status 'detailed'` shows it.

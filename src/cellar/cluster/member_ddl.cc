@@ -206,12 +206,28 @@ void member::state::release_frozen(const std::string& table, std::uint32_t index
       m.table = table;
       m.index = index;
       m.hold = hold;
-      if (auto r = s->snaps->ask_leader(replicas, m); r)
-        spdlog::info("cellar: the split or merge of '{}' ended without a commit: partition {} is released", table,
-                     index);
-      else
-        spdlog::warn("cellar: partition {} of '{}' stays frozen: its release failed: {}", index, table,
-                     r.error().to_string());
+      auto at_start = s->local.lookup(table);
+      const std::uint64_t uid = at_start ? at_start->schema->uid : 0;
+      // A group without a leader (a majority of its replicas down) keeps the freeze until one
+      // takes the release: asked again while this incarnation of the table is the one that
+      // froze and the node stays, lest the partition refuse writes for good.
+      for (;;) {
+        auto r = s->snaps->ask_leader(replicas, m);
+        if (r) {
+          spdlog::info("cellar: the split or merge of '{}' ended without a commit: partition {} is released", table,
+                       index);
+          break;
+        }
+        const auto c = r.error().code();
+        auto now = s->local.lookup(table);
+        if ((c != code::unavailable && c != code::not_leader) || s->gate.closing() || !now || now->schema->uid != uid) {
+          spdlog::warn("cellar: partition {} of '{}' stays frozen: its release failed: {}", index, table,
+                       r.error().to_string());
+          break;
+        }
+        spdlog::warn("cellar: partition {} of '{}' is still frozen: its release found no leader ({}); asking again",
+                     index, table, r.error().to_string());
+      }
     }
     absl::MutexLock lock(&count->mu);  // the state is let go of first
     --count->running;
