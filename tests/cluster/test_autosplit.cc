@@ -257,8 +257,7 @@ TEST_CASE("a single-copy partition grown past MAX_FILESIZE in a cluster splits b
   grows_and_splits(c, "grow");
 }
 
-TEST_CASE("a replicated partition grown past MAX_FILESIZE is split once, by its group's leader",
-          "[member][autosplit]") {
+TEST_CASE("a replicated partition grown past MAX_FILESIZE in a cluster splits once by itself", "[member][autosplit]") {
   const auto chroot = zktest::fresh_chroot("autosplit-rep");
   cluster3 c;
   start(c, chroot, std::chrono::milliseconds(300));
