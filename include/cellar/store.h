@@ -94,7 +94,8 @@ struct store_options {
   std::size_t maintenance_slice_cells = 4096;
   // How often the store looks for a partition of a table with MAX_FILESIZE that has grown
   // past it, and splits it at its middle row (HBase's size-driven split; RANGE and
-  // one-partition tables, not in a cluster). Zero: only store::compact looks.
+  // one-partition tables). In a cluster each node checks the partitions it is responsible
+  // for. Zero: only store::compact looks (on one node).
   std::chrono::milliseconds split_check_interval{std::chrono::seconds(10)};
   // Milliseconds since the epoch; replaceable for deterministic tests.
   std::function<std::int64_t()> clock;

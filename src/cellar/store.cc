@@ -36,6 +36,7 @@ class seat_of_store final : public cluster_seat {
   store_persistence* persistence() override { return s_.persistence.get(); }
   result<snapshot_stats> snapshot() override { return s_.snapshot(); }
   snapshot_repo& snapshots() override { return *s_.snapshots; }
+  std::chrono::milliseconds split_check_interval() override { return s_.options.split_check_interval; }
 
  private:
   store_impl& s_;
@@ -120,6 +121,7 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
     progress->enter(recovery_progress::phase::done);  // nothing to recover
   }
   mark.opened = true;
+  // A cluster member's node splits the partitions it is responsible for (cluster/size_splitter.h).
   if (!cluster_member && impl->options.split_check_interval.count() > 0)
     impl->splitter = std::thread([s = impl.get()] { s->run_split_checks(); });
   return store_access::make(std::move(impl));
@@ -575,7 +577,9 @@ status store::compact(const std::string& table_in) {
   if (!rt) return table_not_found(table);
   for (auto& r : ask_all<reclaim_reply>(*impl_->system, *rt, [](std::uint32_t) { return reclaim_request{}; }))
     if (!r) return r.error();
-  if (cluster_of(*impl_)) return status::ok();  // size-driven splits run on one node only
+  // In a cluster each node's periodic check splits the partitions it is responsible for
+  // (cluster/size_splitter.h).
+  if (cluster_of(*impl_)) return status::ok();
   return impl_->catalog->split_oversized(table).error();
 }
 

@@ -746,6 +746,14 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   if (auto swept = st->snaps->drop_unnamed(); !swept)
     spdlog::warn("cellar: node '{}' kept the snapshot files it holds: {}", st->opts.node_id, swept.to_string());
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
+  if (const auto every = seat.split_check_interval(); every.count() > 0) {
+    size_splitter_options so;
+    so.self = st->opts.node_id;
+    so.interval = every;
+    so.candidates = [raw] { return raw->split_candidates(); };
+    so.split = [raw](const detail::reshape_call& c) { return raw->reshape(c).error(); };
+    st->splitter = std::make_unique<size_splitter>(seat.system(), std::move(so));
+  }
   {
     std::weak_ptr<state> w = st;
     st->node->zookeeper().add_session_listener([w](const session_event& ev) {
@@ -761,6 +769,8 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
 member::member(std::shared_ptr<state> st) : st_(std::move(st)) {}
 
 member::~member() {
+  // No size-driven split starts from here on; one under way gives up once the gate closes.
+  if (st_->splitter) st_->splitter->stop();
   st_->seat.cluster().set_joined(false);
   st_->warden.reset();
   {
@@ -781,6 +791,7 @@ member::~member() {
   // Admin calls that took the hooks before they were replaced end first (a move or a
   // snapshot waiting for another node gives up).
   st_->gate.close();
+  st_->splitter.reset();
   {
     // Releases of frozen replicated partitions give up once the gate is closed.
     auto& r = *st_->releasing;

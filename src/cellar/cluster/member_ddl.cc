@@ -109,6 +109,40 @@ result<std::uint32_t> member::state::reshape(const detail::reshape_call& c) {
   return r->splits;
 }
 
+std::vector<split_candidate> member::state::split_candidates() const {
+  std::vector<split_candidate> out;
+  // Leaving, or unsure it still owns its partitions (its session lost): nothing splits.
+  if (gate.closing() || !seat.cluster().joined() || seat.cluster().writes_refused()) return out;
+  std::shared_ptr<const placement_map> placed;
+  {
+    absl::MutexLock lock(&mu);
+    placed = map;
+  }
+  if (!placed) return out;
+  for (const auto& [name, rt] : *local.current()) {
+    if (!rt || !rt->schema) continue;
+    const auto limit = detail::size_split_limit(*rt->schema, rt->partitions.size());
+    auto owners = placed->tables.find(name);
+    // The map and the runtime disagree while a change is being applied: the next round.
+    if (!limit || owners == placed->tables.end() || owners->second.size() != rt->partitions.size()) continue;
+    for (std::uint32_t i = 0; i < rt->partitions.size(); ++i) {
+      const auto& o = owners->second[i];
+      split_candidate c{name, i, rt->schema->uid, *limit, {}, o.replicated()};
+      if (!o.replicated()) {
+        if (o.node != opts.node_id || !rt->partitions[i].local) continue;
+        c.actor = rt->partitions[i].actor;
+      } else {
+        if (!o.holds(opts.node_id)) continue;
+        auto r = replicas->replica(replica_host::group_name(*rt->schema), i);
+        if (!r) continue;
+        c.actor = caf::actor_cast<detail::partition_actor>(r);
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 status member::state::stage(const node_snapshot& m) {
   const part_key key{m.table, m.index};
   if (m.step == node_snapshot::fill || (m.step == node_snapshot::stage && !m.replicas.empty())) return stage_replica(m);

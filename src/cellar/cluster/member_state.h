@@ -17,6 +17,7 @@
 #include "cluster/remote.h"
 #include "cluster/replica_host.h"
 #include "cluster/replica_warden.h"
+#include "cluster/size_splitter.h"
 #include "cluster/snapshot_service.h"
 #include "store/access.h"
 #include "store/catalog_service.h"
@@ -42,6 +43,9 @@ struct member::state final : detail::cluster_hooks {
   std::unique_ptr<replica_host> replicas;              // set once at join, before the endpoint is published
   std::unique_ptr<replica_warden> warden;              // set once at join, after `node`; goes before it
   std::unique_ptr<snapshot_service> snaps;             // set once at join, before the endpoint is published
+  // Size-driven splits (size_splitter.h); set once at join, after the gate opens; stopped
+  // first and destroyed after the gate closes when the member leaves.
+  std::unique_ptr<size_splitter> splitter;
   // How admin calls on other threads use `node` (opened once it has joined, closed before it
   // goes): move, balance, DDL, snapshots, the report.
   node_gate gate;
@@ -116,6 +120,10 @@ struct member::state final : detail::cluster_hooks {
   // failed or whose runner died before its commit).
   void drop_stale_staged(const cluster_catalog& cat);
   result<std::uint32_t> reshape(const detail::reshape_call& c) override;
+  // The partitions this node is responsible for splitting by size (size_splitter.h): the
+  // single-copy ones the map gives it and its replicas of replicated ones, of the tables
+  // with a size limit; none once the member is leaving or while writes are refused.
+  std::vector<split_candidate> split_candidates() const;
 
   status prepare_incoming(const std::string& table, std::uint32_t index);
   status persist_incoming(const std::string& table, std::uint32_t index, const detail::delta_handle& cut);

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -40,6 +41,8 @@ class cluster_seat {
   virtual result<snapshot_stats> snapshot() = 0;
   // The store's named snapshots (store/snapshot_files.h).
   virtual snapshot_repo& snapshots() = 0;
+  // store_options::split_check_interval (0: no size-driven splits).
+  virtual std::chrono::milliseconds split_check_interval() = 0;
 };
 
 struct store_access {

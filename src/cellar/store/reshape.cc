@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <future>
 #include <optional>
 #include <set>
@@ -43,18 +42,18 @@ result<Reply> ask_one(caf::actor_system& sys, const partition_actor& p, Request 
   return f.get();
 }
 
-// The middle row of partition `i` of `rt` (the row that half of its rows sort before), or
-// none when it holds fewer than two rows. Reads a copy of its cells (every family's, so
-// the union of their rows) while it keeps serving.
-result<std::optional<std::string>> middle_row(caf::actor_system& sys, const table_runtime& rt, std::uint32_t i) {
+}  // namespace
+
+result<std::optional<std::string>> middle_row_of(caf::actor_system& sys, const partition_actor& p, bool replicated) {
   std::set<std::string> rows;
   std::string after;
   for (;;) {
-    auto c = ask_one<move_reply>(sys, rt.partitions[i].actor, step(move_request::chunk, after));
+    // A replicated partition copies no chunks: it answers its leader's cells whole.
+    auto c = ask_one<move_reply>(sys, p, replicated ? step(move_request::copy) : step(move_request::chunk, after));
     if (!c || !c->st) return c ? c->st : c.error();
     for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
       if (auto key = decode_cell_key(it->first.bytes)) rows.insert(std::move(key->row));
-    if (c->done || c->last.empty()) break;
+    if (replicated || c->done || c->last.empty()) break;
     after = c->last;
   }
   if (rows.size() < 2) return std::optional<std::string>();
@@ -62,8 +61,6 @@ result<std::optional<std::string>> middle_row(caf::actor_system& sys, const tabl
   std::advance(mid, rows.size() / 2);
   return std::optional<std::string>(*mid);
 }
-
-}  // namespace
 
 status catalog_service::check_more_regions(const std::string& table, std::size_t now, std::size_t more) {
   if (now + more > max_partitions)
@@ -95,8 +92,9 @@ result<std::uint32_t> catalog_service::reshape_by(const reshape_call& c) {
   absl::MutexLock lock(&mu_);
   auto old = lookup(c.table);
   if (!old) return table_not_found(c.table);
-  auto plan = plan_reshape(*old->schema, old->partitions.size(), c,
-                           [&](std::uint32_t i) { return middle_row(partitions_.system(), *old, i); });
+  auto plan = plan_reshape(*old->schema, old->partitions.size(), c, [&](std::uint32_t i) {
+    return middle_row_of(partitions_.system(), old->partitions[i].actor, false);
+  });
   if (!plan) return plan.error();
   if (!plan->changes) return plan->splits;
   if (auto s = check_more_regions(c.table, old->partitions.size(), plan->splits); !s) return s;
@@ -111,21 +109,14 @@ result<std::uint32_t> catalog_service::split_oversized(const std::string& table)
   for (int round = 0; round < 64; ++round) {
     auto rt = lookup(table);
     if (!rt) return splits;
-    const auto& attrs = rt->schema->attributes;
-    auto max = attrs.find("MAX_FILESIZE");
-    auto enabled = attrs.find("SPLIT_ENABLED");
-    auto policy = attrs.find("SPLIT_POLICY");
-    if (max == attrs.end() || (enabled != attrs.end() && enabled->second == "false") ||
-        (policy != attrs.end() && policy->second.find("DisabledRegionSplitPolicy") != std::string::npos) ||
-        !check_reshapable(*rt->schema, rt->partitions.size(), "split"))
-      return splits;
-    const std::uint64_t limit = std::strtoull(max->second.c_str(), nullptr, 10);
+    const auto limit = size_split_limit(*rt->schema, rt->partitions.size());
+    if (!limit) return splits;
     auto stats = ask_all<stats_reply>(sys, *rt, [](std::uint32_t) { return stats_request{}; });
     std::optional<std::uint32_t> big;
     for (std::uint32_t i = 0; i < stats.size() && !big; ++i)
-      if (stats[i] && stats[i]->stats.bytes > limit) big = i;
+      if (stats[i] && stats[i]->stats.bytes > *limit) big = i;
     if (!big) return splits;
-    auto mid = middle_row(sys, *rt, *big);
+    auto mid = middle_row_of(sys, rt->partitions[*big].actor, false);
     if (!mid) return mid.error();
     if (!mid->has_value()) return splits;  // one huge row cannot be split
     if (auto s = split_region(table, **mid); !s) return s;

@@ -24,8 +24,10 @@
 
 #include <caf/all.hpp>
 
+#include <optional>
 #include <string>
 
+#include "cellar/status.h"
 #include "dispatch/dispatch.h"
 
 namespace cellar::detail {
@@ -33,6 +35,13 @@ namespace cellar::detail {
 // The actor an old partition with key range [lo, hi) (empty: unbounded) hands its
 // requests to once `next` has replaced its table's runtime.
 partition_actor spawn_reshape_forwarder(caf::actor_system& sys, runtime_ptr next, std::string lo, std::string hi);
+
+// The middle row of partition `p` (the row half of its rows sort before), or none when it
+// holds fewer than two rows; the union of every family's rows. A single partition is read
+// in chunks while it keeps serving; a replicated one (`replicated`, replica/
+// replicated_partition.h) answers its cells whole after a read barrier, and NOT_LEADER
+// unless it leads its group. Blocks until answered: not for a CAF worker.
+result<std::optional<std::string>> middle_row_of(caf::actor_system& sys, const partition_actor& p, bool replicated);
 
 // The key range [lo, hi) of RANGE partition `i` under `bounds` (empty: unbounded).
 std::pair<std::string, std::string> range_of(const std::vector<std::string>& bounds, std::uint32_t i);

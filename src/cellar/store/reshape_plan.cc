@@ -2,6 +2,7 @@
 #include "store/reshape_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "store/reshape.h"
 
@@ -104,10 +105,25 @@ status check_reshapable(const table_schema& s, std::size_t partitions, std::stri
   return status::ok();
 }
 
+std::optional<std::uint64_t> size_split_limit(const table_schema& s, std::size_t partitions) {
+  const auto& attrs = s.attributes;
+  auto max = attrs.find("MAX_FILESIZE");
+  auto enabled = attrs.find("SPLIT_ENABLED");
+  auto policy = attrs.find("SPLIT_POLICY");
+  if (max == attrs.end() || (enabled != attrs.end() && enabled->second == "false") ||
+      (policy != attrs.end() && policy->second.find("DisabledRegionSplitPolicy") != std::string::npos) ||
+      !check_reshapable(s, partitions, "split"))
+    return std::nullopt;
+  return std::strtoull(max->second.c_str(), nullptr, 10);
+}
+
 result<reshape_plan> plan_reshape(const table_schema& s, std::size_t partitions, const reshape_call& c,
                                   const middle_row_fn& middle) {
   using k = reshape_call::kind;
   if (auto st = check_reshapable(s, partitions, c.what == k::merge ? "merge_region" : "split"); !st) return st;
+  if (c.uid != 0 && c.uid != s.uid)
+    return status{code::conflict, "split: the partitions of '" + s.name +
+                                      "' changed since the split was decided (another split, merge or DDL came first)"};
   switch (c.what) {
     case k::split_at_key: return split_at_key(s, c.key);
     case k::split_region: return split_region(s, partitions, c.index, c.key, middle);

@@ -27,6 +27,10 @@ struct reshape_call {
   std::string table;
   std::uint32_t index = 0;  // split_region, merge
   std::string key;          // split_at_key; split_region (empty: the region's middle row)
+  // Not 0: the table incarnation (table_schema::uid) the call was decided in; the call is
+  // refused CONFLICT once the table has another (a size-driven split measured a partition
+  // that a split, merge or DDL has replaced since).
+  std::uint64_t uid = 0;
 };
 
 struct reshape_plan {
@@ -47,10 +51,17 @@ status check_split_key(const std::string& key);
 // partitions, which stay fixed as in OceanBase.
 status check_reshapable(const table_schema& schema, std::size_t partitions, std::string_view what);
 
+// The bytes of cells past which a partition of `schema` (with `partitions` partitions)
+// splits by itself at its middle row, HBase's size-driven split: the table's MAX_FILESIZE.
+// None when its partitions never split by size: no MAX_FILESIZE, SPLIT_ENABLED false,
+// SPLIT_POLICY DisabledRegionSplitPolicy, or partitions check_reshapable refuses.
+std::optional<std::uint64_t> size_split_limit(const table_schema& schema, std::size_t partitions);
+
 // The plan of `c` on `schema` (with `partitions` partitions). `middle` is asked only for the
 // partitions whose middle row the call needs. Errors: those of check_reshapable;
 // INVALID_ARGUMENT for a key that is empty, too long, already a bound or outside the region,
-// a region that does not exist or has no middle row.
+// a region that does not exist or has no middle row; CONFLICT when `c.uid` names another
+// incarnation than `schema`'s.
 result<reshape_plan> plan_reshape(const table_schema& schema, std::size_t partitions, const reshape_call& c,
                                   const middle_row_fn& middle);
 

@@ -1,0 +1,300 @@
+// cluster/size_splitter.h in one process: three members, each checking every 100 ms the
+// partitions it is responsible for, split a table grown past its MAX_FILESIZE by
+// themselves, single-copy or replicated as Raft groups; a table whose SPLIT_POLICY is
+// DisabledRegionSplitPolicy stays whole.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cellar/connection.h"
+#include "cellar/store.h"
+#include "cluster/member.h"
+#include "cluster/zk_state.h"
+#include "cluster_test.h"
+
+using namespace cellar;
+
+namespace {
+
+constexpr auto check_every = std::chrono::milliseconds(100);
+constexpr std::uint64_t max_filesize = 2u << 20;  // the least HBase and cellar accept
+constexpr int rows = 300;                         // of 8 KiB: about 3 MiB, one split's worth
+
+struct node {
+  std::unique_ptr<store> s;
+  std::unique_ptr<cluster::member> m;
+};
+
+node join(const std::string& chroot, const std::string& id,
+          std::chrono::milliseconds election = std::chrono::milliseconds(1000)) {
+  store_options so;
+  so.split_check_interval = check_every;
+  node n;
+  auto opened = cluster::member::open_store(so);
+  INFO(zktest::describe_status(opened));
+  REQUIRE(opened.is_ok());
+  n.s = std::move(opened).value();
+  cluster::member_options o;
+  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
+  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
+  o.node_id = id;
+  o.data_address = "127.0.0.1:1";
+  o.election_timeout = election;
+  auto m = cluster::member::join(*n.s, o);
+  INFO(zktest::describe_status(m));
+  REQUIRE(m.is_ok());
+  n.m = std::move(m).value();
+  return n;
+}
+
+struct cluster3 {
+  node n1, n2, n3;
+  std::vector<node*> all() { return {&n1, &n2, &n3}; }
+  ~cluster3() {
+    for (auto* x : {&n3, &n2, &n1}) x->m.reset();
+    for (auto* x : {&n3, &n2, &n1})
+      if (x->s) (void)x->s->close();
+  }
+};
+
+void start(cluster3& c, const std::string& chroot, std::chrono::milliseconds election) {
+  c.n1 = join(chroot, "m1", election);
+  c.n2 = join(chroot, "m2", election);
+  c.n3 = join(chroot, "m3", election);
+  REQUIRE(zktest::eventually([&] { return c.n3.m->report().nodes.size() == 3; }));
+}
+
+void create(cluster3& c, const std::string& name, std::map<std::string, std::string> attributes) {
+  table_descriptor d;
+  d.name = name;
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::single();
+  d.attributes = std::move(attributes);
+  REQUIRE_OK(c.n1.s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] {
+    for (auto* x : c.all())
+      if (!x->s->table_exists(name)) return false;
+    return true;
+  }));
+}
+
+std::string row_of(int i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "r%04d", i);
+  return b;
+}
+
+// (row, qualifier) -> value.
+using model = std::map<std::pair<std::string, std::string>, std::string>;
+
+// Puts `rows` rows of 8 KiB through `c`, 20 a batch; a batch refused UNAVAILABLE (a split
+// holding the partition) is sent again. What was acknowledged.
+model fill(connection& c, const std::string& table) {
+  model acked;
+  const std::string value(8192, 'v');
+  for (int from = 0; from < rows; from += 20) {
+    std::vector<batch_op> ops;
+    for (int i = from; i < from + 20; ++i) ops.push_back(cellar::put(row_of(i)).add("f", "q", 1, value + row_of(i)));
+    for (int attempt = 0;; ++attempt) {
+      std::vector<batch_op> pending;
+      auto results = c.batch(table, ops);
+      REQUIRE(results.size() == ops.size());
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        const auto& p = std::get<cellar::put>(ops[k]);
+        if (results[k].st) {
+          acked[{p.row, "q"}] = value + p.row;
+        } else {
+          INFO(results[k].st.to_string());
+          REQUIRE(results[k].st.code() == code::unavailable);
+          pending.push_back(ops[k]);
+        }
+      }
+      if (pending.empty()) break;
+      REQUIRE(attempt < 2000);
+      ops = std::move(pending);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return acked;
+}
+
+// Every cell of `table` through `c`, and whether the rows came in order, each once.
+struct scanned {
+  model cells;
+  bool in_order = true;
+};
+result<scanned> scan_all(connection& c, const std::string& table) {
+  auto sc = c.scan(table, cellar::scan().caching(50));
+  if (!sc) return sc.error();
+  scanned out;
+  std::string last;
+  for (bool first = true;;) {
+    auto page = (*sc)->next(50);
+    if (!page) return page.error();
+    if (page->empty()) break;
+    for (const auto& r : *page) {
+      if (!first && !(last < r.row)) out.in_order = false;
+      first = false;
+      last = r.row;
+      for (const auto& cell : r.cells)
+        if (!out.cells.emplace(std::make_pair(r.row, cell.qualifier), cell.value).second) out.in_order = false;
+    }
+  }
+  return out;
+}
+
+std::size_t regions_of(store& s, const std::string& table) {
+  auto r = s.list_regions(table);
+  return r ? r->size() : 0;
+}
+
+// Small cells put through `c` (each sent again while refused UNAVAILABLE) until told to
+// stop; `acked` is what was acknowledged.
+struct writer {
+  connection& c;
+  std::string table;
+  std::mutex mu;
+  model acked;  // guarded by mu
+  std::atomic<bool> stop{false};
+  std::string failure;  // guarded by mu: the first error that was not UNAVAILABLE
+
+  void run() {
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string row = row_of((i * 37) % rows), q = "w" + std::to_string(i), v = "v" + std::to_string(i);
+      for (int attempt = 0;; ++attempt) {
+        auto st = c.put(table, cellar::put(row).add("f", q, 1, v));
+        if (st || st.code() != code::unavailable || attempt > 2000) {
+          std::lock_guard lock(mu);
+          if (st)
+            acked[{row, q}] = v;
+          else if (failure.empty())
+            failure = st.to_string();
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+  }
+  std::size_t count() {
+    std::lock_guard lock(mu);
+    return acked.size();
+  }
+};
+
+// Fills `table` (without a MAX_FILESIZE) to about 3 MiB through m2, then sets its
+// MAX_FILESIZE to 2 MiB while a writer puts small cells through m3, and waits until the
+// table has split by itself, at its middle row, on every node. Then every acknowledged
+// cell reads back through every node, in order across the new bound, and each half (about
+// 1.5 MiB) stays whole.
+void grows_and_splits(cluster3& c, const std::string& table) {
+  auto c2 = connect_embedded(*c.n2.s);
+  model acked = fill(*c2, table);
+  REQUIRE(acked.size() == static_cast<std::size_t>(rows));
+  auto c3 = connect_embedded(*c.n3.s);
+  writer w{*c3, table};
+  std::thread wt([&] { w.run(); });
+  REQUIRE(zktest::eventually([&] { return w.count() >= 50; }));
+  CHECK(regions_of(*c.n1.s, table) == 1);
+  REQUIRE_OK(c.n1.s->alter_table(table, {{"MAX_FILESIZE", std::to_string(max_filesize)}}, {}));
+  // Bounded: a round every 100 ms measures it; the split itself takes well under a second.
+  const bool split = zktest::eventually(
+      [&] {
+        for (auto* x : c.all())
+          if (regions_of(*x->s, table) != 2) return false;
+        return true;
+      },
+      std::chrono::seconds(30));
+  const auto before = w.count();
+  const bool more = zktest::eventually([&] { return w.count() >= before + 50; });  // writes go on after it
+  w.stop = true;
+  wt.join();
+  REQUIRE(split);
+  REQUIRE(more);
+  {
+    std::lock_guard lock(w.mu);
+    INFO(w.failure);
+    CHECK(w.failure.empty());
+    acked.insert(w.acked.begin(), w.acked.end());
+  }
+  auto regions = c.n1.s->list_regions(table);
+  REQUIRE_OK(regions);
+  REQUIRE(regions->size() == 2);
+  const std::string bound = (*regions)[1].start_key;
+  CHECK(bound == row_of(rows / 2));  // the middle row
+  CHECK((*regions)[0].end_key == bound);
+  for (auto* x : c.all()) {
+    auto cx = connect_embedded(*x->s);
+    auto got = scan_all(*cx, table);
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells.size() == acked.size());
+    CHECK(got->cells == acked);
+    // A row on each side of the bound, read alone.
+    for (const auto& r : {row_of(rows / 2 - 1), bound}) {
+      auto g = cx->get(table, cellar::get(r));
+      REQUIRE_OK(g);
+      CHECK_FALSE(g->cells.empty());
+      for (const auto& cell : g->cells) CHECK(cell.value == acked.at({r, cell.qualifier}));
+    }
+  }
+  // Each half is under the limit: more rounds split nothing.
+  std::this_thread::sleep_for(10 * check_every);
+  for (auto* x : c.all()) CHECK(regions_of(*x->s, table) == 2);
+}
+
+}  // namespace
+
+TEST_CASE("a single-copy partition grown past MAX_FILESIZE in a cluster splits by itself at its middle row",
+          "[member][autosplit]") {
+  const auto chroot = zktest::fresh_chroot("autosplit");
+  cluster3 c;
+  start(c, chroot, std::chrono::milliseconds(1000));
+  create(c, "grow", {});
+  grows_and_splits(c, "grow");
+}
+
+TEST_CASE("a replicated partition grown past MAX_FILESIZE in a cluster splits once by itself", "[member][autosplit]") {
+  const auto chroot = zktest::fresh_chroot("autosplit-rep");
+  cluster3 c;
+  start(c, chroot, std::chrono::milliseconds(300));
+  create(c, "grow", {{"REGION_REPLICATION", "3"}});
+  auto zk = zktest::connect(chroot);
+  auto pl = cluster::read_placement(*zk);
+  REQUIRE_OK(pl);
+  REQUIRE(pl->map.tables.at("grow").at(0).replicas.size() == 3);
+  // Three nodes hold a replica each and measure it alike: one split runs (the leader's),
+  // so the table has two partitions, not three or four.
+  grows_and_splits(c, "grow");
+  pl = cluster::read_placement(*zk);
+  REQUIRE_OK(pl);
+  REQUIRE(pl->map.tables.at("grow").size() == 2);
+  for (const auto& o : pl->map.tables.at("grow"))
+    CHECK(std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() == 3);
+}
+
+TEST_CASE("a table with SPLIT_POLICY DisabledRegionSplitPolicy is not split by size in a cluster",
+          "[member][autosplit]") {
+  const auto chroot = zktest::fresh_chroot("autosplit-off");
+  cluster3 c;
+  start(c, chroot, std::chrono::milliseconds(1000));
+  const std::string limit = std::to_string(max_filesize);
+  create(c, "off", {{"MAX_FILESIZE", limit}, {"SPLIT_POLICY", "DisabledRegionSplitPolicy"}});
+  create(c, "on", {{"MAX_FILESIZE", limit}});
+  auto c3 = connect_embedded(*c.n3.s);
+  const model off = fill(*c3, "off");
+  (void)fill(*c3, "on");
+  // The checks run: the table without the policy splits.
+  REQUIRE(zktest::eventually([&] { return regions_of(*c.n1.s, "on") >= 2; }, std::chrono::seconds(30)));
+  std::this_thread::sleep_for(10 * check_every);
+  for (auto* x : c.all()) {
+    CHECK(regions_of(*x->s, "off") == 1);
+    auto cx = connect_embedded(*x->s);
+    auto got = scan_all(*cx, "off");
+    REQUIRE_OK(got);
+    CHECK(got->cells == off);
+  }
+}
