@@ -140,8 +140,11 @@ declare -A program=([internal]=tests/internal/test_internal [persistence]=tests/
   [security]="tests/security/test_security ${programs[*]}" [loadgen]="tests/loadgen/test_loadgen ${programs[*]}"
   [shell]="tests/shell/test_shell ${programs[*]}" [shell_hbase]="tests/shell/test_shell_hbase ${programs[*]}"
   [filter_wire]=tests/filter/test_filter_wire [filter_shell]="tests/filter/test_shell_filter ${programs[*]}"
-  [cluster_servers]="tests/cluster/test_cluster_servers ${programs[*]}" [replica]=tests/replica/test_replica
-  [replication_servers]="tests/cluster/test_replication_servers ${programs[*]}")
+  [cluster_servers]="tests/cluster/test_cluster_servers tests/cluster/zk_member ${programs[*]}"
+  [snapshot_servers]="tests/cluster/test_snapshot_servers tests/cluster/zk_member ${programs[*]}"
+  [thrift_cluster]="tests/cluster/test_thrift_cluster tests/cluster/zk_member ${programs[*]}"
+  [replica]=tests/replica/test_replica
+  [replication_servers]="tests/cluster/test_replication_servers tests/cluster/zk_member ${programs[*]}")
 tests=(${TSAN_TESTS:-internal persistence faults semantics partitions table_state limits_errors timeseries cluster
   replica rpc security loadgen shell shell_hbase filter_wire filter_shell})
 if [ $# -eq 0 ]; then

@@ -333,3 +333,42 @@ TEST_CASE("a replica router sends a write answered NOT_OWNER (a replica that lef
   CHECK(eventually([&] { return stops->load() == 1; }, 5s));
   caf::anon_send_exit(local, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("a replica router's remote replica refuses a request routed for an earlier incarnation of the table",
+          "[remote][replica]") {
+  system_with_middleman s;
+  auto batches = std::make_shared<std::atomic<int>>(0);
+  auto stops = std::make_shared<std::atomic<int>>(0);
+  // Node n1 runs partition 0 of incarnation 8 (a split replaced incarnation 7), which covers
+  // other rows than partition 0 of incarnation 7 did.
+  auto newer = s.sys->spawn(electing_partition, status::ok(), batches, stops, false);
+  endpoint_context ec;
+  ec.self = "n1";
+  ec.find = [newer](const std::string&, std::uint32_t i, std::uint64_t, detail::partition_ref& out) {
+    out = detail::partition_ref{};
+    out.actor = newer;
+    out.id = {8, i};
+    out.replica_here = true;
+    return true;
+  };
+  ec.describe_owner = [](const std::string&, std::uint32_t) { return std::string(); };
+  auto ep = spawn_node_endpoint(*s.sys, ec);
+  auto peers = publish(*s.sys, ep);
+  // A router of incarnation 7 on node n2, whose replica set is n1 only.
+  replica_router_config cfg;
+  cfg.table = "t";
+  cfg.uid = 7;
+  cfg.self = "n2";
+  cfg.replicas = {"n1"};
+  cfg.forward_timeout = 5s;
+  cfg.deadline = 300ms;
+  auto router = spawn_replica_router(*s.sys, peers, cfg);
+  auto r = ask_batch(*s.sys, router);
+  INFO(r.results[0].st.to_string());
+  CHECK(r.results[0].st.code() == code::unavailable);
+  CHECK(r.results[0].st.message().find("split or merged") != std::string::npos);
+  CHECK(batches->load() == 0);  // never served by the newer incarnation's partition
+  caf::anon_send(router, detail::stop_request{});
+  caf::anon_send_exit(ep, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(newer, caf::exit_reason::user_shutdown);
+}

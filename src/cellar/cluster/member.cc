@@ -801,7 +801,13 @@ member::~member() {
   }
   st_->node.reset();  // no callback runs after this
   st_->seat.system().middleman().unpublish(st_->endpoint, 0);
-  caf::anon_send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
+  // The endpoint's handlers use the state (find, replica, ...) without holding it: it has
+  // stopped before the state can go. A message already in its mailbox would otherwise run
+  // after ~member let go of the state.
+  caf::scoped_actor self{st_->seat.system()};
+  self->monitor(st_->endpoint);
+  self->send_exit(st_->endpoint, caf::exit_reason::user_shutdown);
+  self->receive([](const caf::down_msg&) {});
 }
 
 cluster_node& member::node() { return *st_->node; }

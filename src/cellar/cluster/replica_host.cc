@@ -179,6 +179,7 @@ detail::partition_ref replica_host::place(const detail::schema_ptr& schema, std:
   replica_router_config rc;
   rc.table = schema->name;
   rc.index = index;
+  rc.uid = schema->uid;
   rc.self = opts_.self;
   rc.replicas = replicas;
   rc.forward_timeout = opts_.forward_timeout;

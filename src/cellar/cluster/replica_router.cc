@@ -43,7 +43,8 @@ partition_actor actor_for(router_pointer self, const std::string& node) {
   if (node == st.cfg.self && st.cfg.local) return st.cfg.local;
   auto& r = st.remotes[node];
   if (!r) {
-    r = spawn_remote_partition(self->system(), st.peers, node, st.cfg.table, st.cfg.index, st.cfg.forward_timeout);
+    r = spawn_remote_partition(self->system(), st.peers, node, st.cfg.table, st.cfg.index, st.cfg.forward_timeout,
+                               st.cfg.uid);
     self->monitor(r);
   }
   return r;

@@ -47,6 +47,11 @@ namespace cellar::cluster {
 struct replica_router_config {
   std::string table;  // the table group, as remote partitions name it
   std::uint32_t index = 0;
+  // The table's incarnation the router routes for (0: any). Remote partitions name it, so a
+  // node that already runs the table's next incarnation (a split or merge) refuses a request
+  // UNAVAILABLE instead of serving it from its partition of the same index, which covers
+  // other rows.
+  std::uint64_t uid = 0;
   std::string self;                   // this node's id
   std::vector<std::string> replicas;  // the nodes holding a replica, the preferred leader first
   detail::partition_actor local;      // this node's replica; null when it holds none
