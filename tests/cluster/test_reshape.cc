@@ -53,6 +53,65 @@ node join(const std::string& chroot, const std::string& id, store_options so = {
   return n;
 }
 
+caf::actor_system_config& with_protocols(caf::actor_system_config& cfg) {
+  detail::add_partition_protocol(cfg);
+  cluster::add_cluster_protocol(cfg);
+  return cfg;
+}
+
+// The test speaking to members over their node links, as another node would: a split's
+// runner asking for a freeze, a node routing with old partitions.
+struct peer_client {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{with_protocols(cfg)};
+  std::shared_ptr<cluster::peer_directory> peers = std::make_shared<cluster::peer_directory>(sys);
+  caf::scoped_actor self{sys};
+
+  explicit peer_client(std::vector<cluster::node_info> members) { peers->set_members(std::move(members)); }
+
+  // `m` asked of member `id`: its answer, as `Reply`, or INTERNAL naming what failed.
+  template <class Reply, class Message, class Get>
+  status ask(const std::string& id, Message m, Get get) {
+    auto ep = peers->endpoint(id, std::chrono::seconds(10));
+    if (!ep) return ep.error();
+    status out{code::internal, "no answer"};
+    self->request(*ep, std::chrono::seconds(10), std::move(m))
+        .receive([&](Reply& r) { out = get(r); },
+                 [&](caf::error& e) {
+                   out = {code::internal, sys.render(e)};
+                 });
+    return out;
+  }
+
+  // The freeze step of a split of (table, index) in incarnation `uid` under `hold`.
+  status freeze(const std::string& id, const std::string& table, std::uint32_t index, std::uint64_t uid,
+                std::uint64_t hold = 0) {
+    cluster::node_snapshot f;
+    f.step = cluster::node_snapshot::freeze;
+    f.table = table;
+    f.index = index;
+    f.uid = uid;
+    f.hold = hold;
+    return ask<cluster::node_snapshot_reply>(id, std::move(f), [](cluster::node_snapshot_reply& r) { return r.st; });
+  }
+};
+
+// A RANGE table of factor 3 with one bound, created through the first of `nodes`, once
+// every one of them has it.
+void create_replicated(const std::vector<node*>& nodes, const std::string& name, const std::string& bound) {
+  table_descriptor d;
+  d.name = name;
+  d.families.push_back(family_descriptor{"f"});
+  d.partitioning = partition_spec::range_bounds({bound});
+  d.attributes["REGION_REPLICATION"] = "3";
+  REQUIRE_OK(nodes.front()->s->create_table(d, schema_origin::hbase_shell));
+  REQUIRE(zktest::eventually([&] {
+    for (auto* x : nodes)
+      if (!x->s->table_exists(name)) return false;
+    return true;
+  }));
+}
+
 // A cell as the model keeps it: (row, qualifier) -> value.
 using model = std::map<std::pair<std::string, std::string>, std::string>;
 
@@ -308,29 +367,16 @@ TEST_CASE("after a split, a request routed with the old partitions is refused UN
   auto pl = cluster::read_placement(*zk);
   REQUIRE_OK(pl);
   const std::string owner = pl->map.tables.at("ru")[1].node;
-  caf::actor_system_config cfg;
-  detail::add_partition_protocol(cfg);
-  cluster::add_cluster_protocol(cfg);
-  caf::actor_system sys{cfg};
-  auto peers = std::make_shared<cluster::peer_directory>(sys);
-  peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
-                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
-  auto ep = peers->endpoint(owner, std::chrono::seconds(10));
-  REQUIRE_OK(ep);
-  caf::scoped_actor self{sys};
+  peer_client peer({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                    cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()}});
   auto send = [&](std::uint64_t uid) {
     cluster::node_batch b;
     b.table = "ru";
     b.index = 1;
     b.uid = uid;
     b.req.ops.push_back(cellar::put("z").add("f", "q", 2, "routed"));
-    status out{code::internal, "no answer"};
-    self->request(*ep, std::chrono::seconds(10), std::move(b))
-        .receive([&](detail::batch_reply& r) { out = r.results.at(0).st; },
-                 [&](caf::error& e) {
-                   out = {code::internal, sys.render(e)};
-                 });
-    return out;
+    return peer.ask<detail::batch_reply>(owner, std::move(b),
+                                         [](detail::batch_reply& r) { return r.results.at(0).st; });
   };
   auto refused = send(old_uid);
   CHECK(refused.code() == code::unavailable);
@@ -339,17 +385,7 @@ TEST_CASE("after a split, a request routed with the old partitions is refused UN
   // A split planned with the old incarnation (as a node that read the catalog before this
   // split would) freezes nothing here: the owner refuses the step, and writes go on.
   {
-    cluster::node_snapshot f;
-    f.step = cluster::node_snapshot::freeze;
-    f.table = "ru";
-    f.index = 1;
-    f.uid = old_uid;
-    status out{code::internal, "no answer"};
-    self->request(*ep, std::chrono::seconds(10), std::move(f))
-        .receive([&](cluster::node_snapshot_reply& r) { out = r.st; },
-                 [&](caf::error& e) {
-                   out = {code::internal, sys.render(e)};
-                 });
+    auto out = peer.freeze(owner, "ru", 1, old_uid);
     CHECK(out.code() == code::unavailable);
     CHECK(out.message().find("another incarnation") != std::string::npos);
     REQUIRE_OK(c1->put("ru", cellar::put("h").add("f", "q", 1, "after")));
@@ -431,13 +467,7 @@ TEST_CASE("split and merge a table replicated as Raft groups while a writer and 
   auto n2 = join(chroot, "m2", {}, election);
   auto n3 = join(chroot, "m3", {}, election);
   REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
-  table_descriptor d;
-  d.name = "rr";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::range_bounds({"k0300"});
-  d.attributes["REGION_REPLICATION"] = "3";
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rr") && n3.s->table_exists("rr"); }));
+  create_replicated({&n1, &n2, &n3}, "rr", "k0300");
   auto zk = zktest::connect(chroot);
   // Every partition a group of three replicas on distinct nodes, each group with one leader
   // and no replica left of an earlier incarnation.
@@ -523,13 +553,7 @@ TEST_CASE("a split of a replicated table that fails after its freeze leaves the 
   auto n2 = join(chroot, "m2", {}, election);
   auto n3 = join(chroot, "m3", {}, election);
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
-  table_descriptor d;
-  d.name = "ru3";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::range_bounds({"m"});
-  d.attributes["REGION_REPLICATION"] = "3";
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("ru3"); }));
+  create_replicated({&n1, &n2, &n3}, "ru3", "m");
   const std::uint64_t uid = n1.m->node().catalog()->find("ru3")->uid;
   // m3 leaves: each group keeps a majority (and a leader), but three live nodes are needed
   // to place the new groups, so the split fails after the freeze.
@@ -579,13 +603,7 @@ TEST_CASE("a replicated partition frozen by a split whose runner died takes writ
   auto n2 = join(chroot, "m2", {}, election);
   auto n3 = join(chroot, "m3", {}, election);
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
-  table_descriptor d;
-  d.name = "rg";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::range_bounds({"m"});
-  d.attributes["REGION_REPLICATION"] = "3";
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rg") && n3.s->table_exists("rg"); }));
+  create_replicated({&n1, &n2, &n3}, "rg", "m");
   auto c1 = connect_embedded(*n1.s);
   auto put = [&](const std::string& row) { return c1->put("rg", cellar::put(row).add("f", "q", 1, "v")); };
   REQUIRE(zktest::eventually([&] { return put("a").is_ok() && put("z").is_ok(); }));
@@ -599,32 +617,12 @@ TEST_CASE("a replicated partition frozen by a split whose runner died takes writ
   auto seen = zk->exists(intent);
   REQUIRE_OK(seen);
   REQUIRE(seen->has_value());
-  caf::actor_system_config cfg;
-  detail::add_partition_protocol(cfg);
-  cluster::add_cluster_protocol(cfg);
-  caf::actor_system sys{cfg};
-  auto peers = std::make_shared<cluster::peer_directory>(sys);
-  peers->set_members({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
-                      cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()},
-                      cluster::node_info{"m3", "127.0.0.1:1", n3.m->peer_address()}});
-  caf::scoped_actor self{sys};
-  auto freeze_at = [&](const std::string& id) {
-    auto ep = peers->endpoint(id, std::chrono::seconds(10));
-    REQUIRE_OK(ep);
-    cluster::node_snapshot f;
-    f.step = cluster::node_snapshot::freeze;
-    f.table = "rg";
-    f.index = 0;
-    f.uid = n1.m->node().catalog()->find("rg")->uid;
-    f.hold = static_cast<std::uint64_t>((*seen)->czxid);
-    status out{code::internal, "no answer"};
-    self->request(*ep, std::chrono::seconds(10), std::move(f))
-        .receive([&](cluster::node_snapshot_reply& r) { out = r.st; },
-                 [&](caf::error& e) {
-                   out = {code::internal, sys.render(e)};
-                 });
-    return out;
-  };
+  peer_client peer({cluster::node_info{"m1", "127.0.0.1:1", n1.m->peer_address()},
+                    cluster::node_info{"m2", "127.0.0.1:1", n2.m->peer_address()},
+                    cluster::node_info{"m3", "127.0.0.1:1", n3.m->peer_address()}});
+  const std::uint64_t uid = n1.m->node().catalog()->find("rg")->uid;
+  const auto hold = static_cast<std::uint64_t>((*seen)->czxid);
+  auto freeze_at = [&](const std::string& id) { return peer.freeze(id, "rg", 0, uid, hold); };
   REQUIRE(zktest::eventually([&] {
     for (const char* id : {"m1", "m2", "m3"})
       if (freeze_at(id).is_ok()) return true;
@@ -662,13 +660,7 @@ TEST_CASE("a frozen replicated partition whose group has no leader is released o
   std::vector<node> n;
   for (std::size_t i = 0; i < 3; ++i) n.push_back(start(i));
   REQUIRE(zktest::eventually([&] { return n[0].m->report().nodes.size() == 3; }));
-  table_descriptor d;
-  d.name = "rl";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::range_bounds({"m"});
-  d.attributes["REGION_REPLICATION"] = "3";
-  REQUIRE_OK(n[0].s->create_table(d, schema_origin::hbase_shell));
-  REQUIRE(zktest::eventually([&] { return n[1].s->table_exists("rl") && n[2].s->table_exists("rl"); }));
+  create_replicated({&n[0], &n[1], &n[2]}, "rl", "m");
   {
     auto c = connect_embedded(*n[0].s);
     REQUIRE(zktest::eventually([&] { return c->put("rl", cellar::put("a").add("f", "q", 1, "v")).is_ok(); }));
@@ -682,32 +674,12 @@ TEST_CASE("a frozen replicated partition whose group has no leader is released o
   auto seen = zk->exists(intent);
   REQUIRE_OK(seen);
   REQUIRE(seen->has_value());
-  caf::actor_system_config cfg;
-  detail::add_partition_protocol(cfg);
-  cluster::add_cluster_protocol(cfg);
-  caf::actor_system sys{cfg};
-  auto peers = std::make_shared<cluster::peer_directory>(sys);
   std::vector<cluster::node_info> infos;
   for (std::size_t i = 0; i < 3; ++i) infos.push_back({ids[i], "127.0.0.1:1", n[i].m->peer_address()});
-  peers->set_members(infos);
-  caf::scoped_actor self{sys};
-  auto freeze_at = [&](std::size_t i) {
-    auto ep = peers->endpoint(ids[i], std::chrono::seconds(10));
-    REQUIRE_OK(ep);
-    cluster::node_snapshot f;
-    f.step = cluster::node_snapshot::freeze;
-    f.table = "rl";
-    f.index = 0;
-    f.uid = n[0].m->node().catalog()->find("rl")->uid;
-    f.hold = static_cast<std::uint64_t>((*seen)->czxid);
-    status out{code::internal, "no answer"};
-    self->request(*ep, std::chrono::seconds(10), std::move(f))
-        .receive([&](cluster::node_snapshot_reply& r) { out = r.st; },
-                 [&](caf::error& e) {
-                   out = {code::internal, sys.render(e)};
-                 });
-    return out;
-  };
+  peer_client peer(infos);
+  const std::uint64_t uid = n[0].m->node().catalog()->find("rl")->uid;
+  const auto hold = static_cast<std::uint64_t>((*seen)->czxid);
+  auto freeze_at = [&](std::size_t i) { return peer.freeze(ids[i], "rl", 0, uid, hold); };
   std::size_t x = 3;  // the node that served the freeze: it releases the partition
   REQUIRE(zktest::eventually([&] {
     for (std::size_t i = 0; i < 3; ++i)
@@ -759,13 +731,7 @@ TEST_CASE("the Raft groups a split of a replicated table built keep their files:
   auto n2 = join(chroot, "m2", dir_of("m2"), election);
   auto n3 = join(chroot, "m3", dir_of("m3"), election);
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
-  table_descriptor d;
-  d.name = "rk";
-  d.families.push_back(family_descriptor{"f"});
-  d.partitioning = partition_spec::range_bounds({"k0100"});
-  d.attributes["REGION_REPLICATION"] = "3";
-  REQUIRE_OK(n1.s->create_table(d, schema_origin::hbase_shell));
-  REQUIRE(zktest::eventually([&] { return n2.s->table_exists("rk") && n3.s->table_exists("rk"); }));
+  create_replicated({&n1, &n2, &n3}, "rk", "k0100");
   auto c1 = connect_embedded(*n1.s);
   model want;
   auto put_rows = [&](int from, int to, const std::string& v) {
