@@ -565,7 +565,8 @@ void member::state::on_session(const session_event& ev) {
 
 void member::state::sweep_snapshots() {
   {
-    // ~member closes the guards, then waits for the event thread (this one) before the node goes.
+    // ~member closes the guards, then waits for the event thread (which runs the sweep of a
+    // new session) before the node goes.
     absl::MutexLock lock(&move_mu);
     if (!guards_open || node == nullptr) return;
   }
@@ -743,8 +744,7 @@ result<std::unique_ptr<member>> member::join(store& s, member_options o) {
   }
   st->gate.open(st->node.get());
   // Snapshots deleted while this node was down: their files here go now (docs/backup.md).
-  if (auto swept = st->snaps->drop_unnamed(); !swept)
-    spdlog::warn("cellar: node '{}' kept the snapshot files it holds: {}", st->opts.node_id, swept.to_string());
+  st->sweep_snapshots();
   st->warden = std::make_unique<replica_warden>(*st->node, *st->peers, seat.system(), st->opts.dead_node_timeout);
   if (const auto every = seat.split_check_interval(); every.count() > 0) {
     size_splitter_options so;

@@ -133,7 +133,8 @@ struct member::state final : detail::cluster_hooks {
   status transfer_leader(const std::string& partition, const std::string& node) override;
   result<std::uint32_t> balance() override;
   void on_session(const session_event& ev);
-  // The snapshot sweep of a new session (snapshot_service::drop_unnamed), on the event thread.
+  // The snapshot sweep (snapshot_service::drop_unnamed): at join, and on the event thread
+  // when a new session starts.
   void sweep_snapshots();
 
   status ddl(const detail::ddl_call& c) override;
