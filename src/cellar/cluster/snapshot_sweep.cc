@@ -149,7 +149,6 @@ result<std::vector<tombstone_entry>> decode_tombstone(std::string_view data) {
 }
 
 status mark_deleted(tombstone_zk& zk, const snapshot_manifest& m, const std::set<std::string>& pending) {
-  if (auto st = zk.ensure_path(layout::snapshot_deleted); !st) return st;
   const std::string mine = detail::encode_manifest(m);
   return update(zk, tombstone_znode(m.name), [&](std::vector<tombstone_entry>& entries, bool decoded) {
     // A tombstone that cannot be read records nothing any node could match: replaced.
