@@ -15,6 +15,7 @@
 #include "cluster/member.h"
 #include "cluster/zk_state.h"
 #include "cluster_test.h"
+#include "member_test.h"
 
 using namespace cellar;
 
@@ -24,31 +25,14 @@ constexpr auto check_every = std::chrono::milliseconds(100);
 constexpr std::uint64_t max_filesize = 2u << 20;  // the least HBase and cellar accept
 constexpr int rows = 300;                         // of 8 KiB: about 3 MiB, one split's worth
 
-struct node {
-  std::unique_ptr<store> s;
-  std::unique_ptr<cluster::member> m;
-};
+using node = zktest::member_node;
 
+// A member whose store checks its partitions' sizes every `check_every`.
 node join(const std::string& chroot, const std::string& id,
           std::chrono::milliseconds election = std::chrono::milliseconds(1000)) {
   store_options so;
   so.split_check_interval = check_every;
-  node n;
-  auto opened = cluster::member::open_store(so);
-  INFO(zktest::describe_status(opened));
-  REQUIRE(opened.is_ok());
-  n.s = std::move(opened).value();
-  cluster::member_options o;
-  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
-  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
-  o.node_id = id;
-  o.data_address = "127.0.0.1:1";
-  o.election_timeout = election;
-  auto m = cluster::member::join(*n.s, o);
-  INFO(zktest::describe_status(m));
-  REQUIRE(m.is_ok());
-  n.m = std::move(m).value();
-  return n;
+  return zktest::join_member(chroot, id, so, election);
 }
 
 struct cluster3 {

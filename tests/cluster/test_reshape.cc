@@ -20,38 +20,15 @@
 #include "cluster/remote.h"
 #include "cluster/zk_state.h"
 #include "cluster_test.h"
+#include "member_test.h"
 #include "partition/protocol.h"
 
 using namespace cellar;
 
 namespace {
 
-struct node {
-  std::unique_ptr<store> s;
-  std::unique_ptr<cluster::member> m;
-};
-
-node join(const std::string& chroot, const std::string& id, store_options so = {},
-          std::chrono::milliseconds election = std::chrono::milliseconds(1000),
-          std::chrono::milliseconds leader_wait = cluster::member_options{}.leader_wait) {
-  node n;
-  auto opened = cluster::member::open_store(so);
-  INFO(zktest::describe_status(opened));
-  REQUIRE(opened.is_ok());
-  n.s = std::move(opened).value();
-  cluster::member_options o;
-  o.zookeeper.connect = zktest::zk_server::shared().connect(chroot);
-  o.zookeeper.session_timeout = std::chrono::milliseconds(4000);
-  o.node_id = id;
-  o.data_address = "127.0.0.1:1";
-  o.election_timeout = election;
-  o.leader_wait = leader_wait;
-  auto m = cluster::member::join(*n.s, o);
-  INFO(zktest::describe_status(m));
-  REQUIRE(m.is_ok());
-  n.m = std::move(m).value();
-  return n;
-}
+using node = zktest::member_node;
+using zktest::join_member;
 
 caf::actor_system_config& with_protocols(caf::actor_system_config& cfg) {
   detail::add_partition_protocol(cfg);
@@ -241,9 +218,9 @@ std::vector<std::string> bounds_of(store& s, const std::string& table) {
 
 TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a reader run", "[member][reshape]") {
   const auto chroot = zktest::fresh_chroot("reshape");
-  auto n1 = join(chroot, "m1");
-  auto n2 = join(chroot, "m2");
-  auto n3 = join(chroot, "m3");
+  auto n1 = join_member(chroot, "m1");
+  auto n2 = join_member(chroot, "m2");
+  auto n3 = join_member(chroot, "m3");
   REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
   table_descriptor d;
   d.name = "rs";
@@ -332,8 +309,8 @@ TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a re
 TEST_CASE("after a split, a request routed with the old partitions is refused UNAVAILABLE, not run on new ones",
           "[member][reshape]") {
   const auto chroot = zktest::fresh_chroot("reshape-uid");
-  auto n1 = join(chroot, "m1");
-  auto n2 = join(chroot, "m2");
+  auto n1 = join_member(chroot, "m1");
+  auto n2 = join_member(chroot, "m2");
   REQUIRE(zktest::eventually([&] { return n2.m->report().nodes.size() == 2; }));
   table_descriptor d;
   d.name = "ru";
@@ -410,8 +387,8 @@ TEST_CASE("the partitions a split or merge built are on disk: a node restarted r
     so.directory = (base / id).string();
     return so;
   };
-  auto n1 = join(chroot, "m1", dir_of("m1"));
-  auto n2 = join(chroot, "m2", dir_of("m2"));
+  auto n1 = join_member(chroot, "m1", dir_of("m1"));
+  auto n2 = join_member(chroot, "m2", dir_of("m2"));
   REQUIRE(zktest::eventually([&] { return n2.m->report().nodes.size() == 2; }));
   table_descriptor d;
   d.name = "rd";
@@ -441,7 +418,7 @@ TEST_CASE("the partitions a split or merge built are on disk: a node restarted r
   // m2 leaves and comes back on its directory; m1 stays.
   n2.m.reset();
   REQUIRE_OK(n2.s->close());
-  n2 = join(chroot, "m2", dir_of("m2"));
+  n2 = join_member(chroot, "m2", dir_of("m2"));
   for (auto* x : {&n1, &n2}) {
     auto c = connect_embedded(*x->s);
     REQUIRE(zktest::eventually([&] {
@@ -463,9 +440,9 @@ TEST_CASE("the partitions a split or merge built are on disk: a node restarted r
 TEST_CASE("split and merge a table replicated as Raft groups while a writer and a reader run", "[member][reshape]") {
   const auto chroot = zktest::fresh_chroot("reshape-rep");
   constexpr auto election = std::chrono::milliseconds(300);
-  auto n1 = join(chroot, "m1", {}, election);
-  auto n2 = join(chroot, "m2", {}, election);
-  auto n3 = join(chroot, "m3", {}, election);
+  auto n1 = join_member(chroot, "m1", {}, election);
+  auto n2 = join_member(chroot, "m2", {}, election);
+  auto n3 = join_member(chroot, "m3", {}, election);
   REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
   create_replicated({&n1, &n2, &n3}, "rr", "k0300");
   auto zk = zktest::connect(chroot);
@@ -549,9 +526,9 @@ TEST_CASE("a split of a replicated table that fails after its freeze leaves the 
           "[member][reshape]") {
   const auto chroot = zktest::fresh_chroot("reshape-rep-undo");
   constexpr auto election = std::chrono::milliseconds(300);
-  auto n1 = join(chroot, "m1", {}, election);
-  auto n2 = join(chroot, "m2", {}, election);
-  auto n3 = join(chroot, "m3", {}, election);
+  auto n1 = join_member(chroot, "m1", {}, election);
+  auto n2 = join_member(chroot, "m2", {}, election);
+  auto n3 = join_member(chroot, "m3", {}, election);
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
   create_replicated({&n1, &n2, &n3}, "ru3", "m");
   const std::uint64_t uid = n1.m->node().catalog()->find("ru3")->uid;
@@ -599,9 +576,9 @@ TEST_CASE("a replicated partition frozen by a split whose runner died takes writ
           "[member][reshape]") {
   const auto chroot = zktest::fresh_chroot("reshape-rep-guard");
   constexpr auto election = std::chrono::milliseconds(300);
-  auto n1 = join(chroot, "m1", {}, election);
-  auto n2 = join(chroot, "m2", {}, election);
-  auto n3 = join(chroot, "m3", {}, election);
+  auto n1 = join_member(chroot, "m1", {}, election);
+  auto n2 = join_member(chroot, "m2", {}, election);
+  auto n3 = join_member(chroot, "m3", {}, election);
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
   create_replicated({&n1, &n2, &n3}, "rg", "m");
   auto c1 = connect_embedded(*n1.s);
@@ -655,7 +632,7 @@ TEST_CASE("a frozen replicated partition whose group has no leader is released o
     store_options so;
     so.directory = (base / ids[i]).string();
     so.durability = durability::log;
-    return join(chroot, ids[i], so, election, leader_wait);
+    return join_member(chroot, ids[i], so, election, leader_wait);
   };
   std::vector<node> n;
   for (std::size_t i = 0; i < 3; ++i) n.push_back(start(i));
@@ -727,9 +704,9 @@ TEST_CASE("the Raft groups a split of a replicated table built keep their files:
     return so;
   };
   constexpr auto election = std::chrono::milliseconds(300);
-  auto n1 = join(chroot, "m1", dir_of("m1"), election);
-  auto n2 = join(chroot, "m2", dir_of("m2"), election);
-  auto n3 = join(chroot, "m3", dir_of("m3"), election);
+  auto n1 = join_member(chroot, "m1", dir_of("m1"), election);
+  auto n2 = join_member(chroot, "m2", dir_of("m2"), election);
+  auto n3 = join_member(chroot, "m3", dir_of("m3"), election);
   REQUIRE(zktest::eventually([&] { return n1.m->report().nodes.size() == 3; }));
   create_replicated({&n1, &n2, &n3}, "rk", "k0100");
   auto c1 = connect_embedded(*n1.s);
@@ -750,7 +727,7 @@ TEST_CASE("the Raft groups a split of a replicated table built keep their files:
   // m2 leaves and comes back on its directory: its replicas resume from their Raft files.
   n2.m.reset();
   REQUIRE_OK(n2.s->close());
-  n2 = join(chroot, "m2", dir_of("m2"), election);
+  n2 = join_member(chroot, "m2", dir_of("m2"), election);
   for (auto* x : {&n1, &n2}) {
     auto c = connect_embedded(*x->s);
     REQUIRE(zktest::eventually([&] {
