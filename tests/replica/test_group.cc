@@ -48,12 +48,12 @@ struct list_machine final : state_machine {
     applied.emplace_back(command);
     return "applied " + std::string(command);
   }
-  std::string snapshot() override {
+  std::vector<char> snapshot() override {
     ++snapshots;
     std::string out;
     detail::put_u64(out, last_index);
     for (const auto& a : applied) detail::put_bytes(out, a);
-    return out;
+    return {out.begin(), out.end()};
   }
   status restore(std::string_view bytes) override {
     detail::reader r(bytes);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/temp_dir.h"
+#include "persist/codec.h"
 #include "replica/actor_io.h"
 #include "replica/storage.h"
 #include "replica/wire.h"
@@ -66,8 +67,11 @@ void check_storage(replica_storage& st, const std::function<replica_storage&()>&
   REQUIRE(r1.append({entry(5, "e"), entry(5, "f")}).is_ok());  // 4, 5
 
   // A snapshot at 4 keeping 2 trailing entries: 3 and 4 stay, 1 and 2 go.
-  snapshot_record snap{4, 5, "conf", 1, "state@4"};
-  REQUIRE(r1.put_snapshot(snap, 2).is_ok());
+  REQUIRE(r1.put_snapshot({4, 5, "conf", 1}, "state@4", 2).is_ok());
+  std::optional<snapshot_record> now;
+  REQUIRE(r1.get_snapshot(now).is_ok());
+  REQUIRE(now);
+  CHECK(now->data == "state@4");
   auto& r2 = reopen();
   REQUIRE(r2.load(s).is_ok());
   CHECK(s.term == 5);
@@ -81,7 +85,7 @@ void check_storage(replica_storage& st, const std::function<replica_storage&()>&
   CHECK(r2.last_index() == 5);
 
   // A snapshot installed from a leader (no trailing entries) replaces the whole log.
-  REQUIRE(r2.put_snapshot({9, 6, "conf2", 8, "state@9"}, 0).is_ok());
+  REQUIRE(r2.put_snapshot({9, 6, "conf2", 8}, "state@9", 0).is_ok());
   CHECK(r2.last_index() == 9);
   REQUIRE(r2.append({entry(6, "j")}).is_ok());
   auto& r3 = reopen();
@@ -159,6 +163,44 @@ TEST_CASE("replica storage in files: a torn record at the end is dropped, damage
     auto fs = file_storage::open(dir.path, "g", true);
     CHECK(fs.code() == code::corruption);
   }
+}
+
+TEST_CASE("crc32c_extend checksums pieces as their concatenation", "[replica]") {
+  std::string all;
+  for (int i = 0; i < 1000; ++i) all.push_back(static_cast<char>(i * 7 + i / 13));
+  CHECK(detail::crc32c_extend(0, all) == detail::crc32c(all));
+  CHECK(detail::crc32c_extend(0, "123456789") == 0xE3069283u);  // the CRC-32C check value
+  for (std::size_t cut : {0, 1, 7, 8, 9, 500, 999, 1000}) {
+    const std::string_view a(all.data(), cut), b(all.data() + cut, all.size() - cut);
+    CHECK(detail::crc32c_extend(detail::crc32c(a), b) == detail::crc32c(all));
+  }
+}
+
+TEST_CASE("a snapshot file is read back whole, and a damaged one is refused", "[replica]") {
+  temp_dir dir;
+  std::string big(1 << 20, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>(i);
+  {
+    auto fs = file_storage::open(dir.path, "g", false);
+    REQUIRE(fs.is_ok());
+    REQUIRE((*fs)->append({entry(1, "a")}).is_ok());
+    REQUIRE((*fs)->put_snapshot({1, 1, "conf", 1}, big, 0).is_ok());
+  }
+  {
+    auto fs = file_storage::open(dir.path, "g", false);
+    REQUIRE(fs.is_ok());
+    persisted_state s;
+    REQUIRE((*fs)->load(s).is_ok());
+    REQUIRE(s.snapshot);
+    CHECK(s.snapshot->data == big);
+  }
+  // One byte of the data flipped: the checksum over header and data catches it.
+  const std::string snap = dir.path + "/g.raftsnap";
+  int fd = ::open(snap.c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, "y", 1, static_cast<off_t>(std::filesystem::file_size(snap) - 100)) == 1);
+  ::close(fd);
+  CHECK(file_storage::open(dir.path, "g", false).code() == code::corruption);
 }
 
 TEST_CASE("raft messages and configurations survive their bytes", "[replica]") {

@@ -308,6 +308,23 @@ bool memtable::copy_cells(const std::string& after, std::size_t max_bytes, delta
   return true;
 }
 
+void memtable::visit_cells(
+    absl::FunctionRef<void(std::string_view key, std::int64_t expires_at, std::string_view value)> fn) const {
+  std::vector<std::uint32_t> ids;
+  for (const auto& [id, m] : families_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  std::string k;
+  for (auto id : ids) {
+    const auto& m = families_.at(id);
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      k.clear();
+      encode_cell_key(k, id, it.row(), it.qualifier(), it.ts());
+      const auto& v = it.value();
+      fn(k, v.expires_at, v.value);
+    }
+  }
+}
+
 void memtable::apply_cells(const delta_map& cells) {
   for (auto it = cells.begin(); it != cells.end(); ++it) {
     auto key = decode_cell_key(it->first.bytes);

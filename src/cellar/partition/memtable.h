@@ -22,6 +22,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <absl/functional/function_ref.h>
+
 #include "catalog/catalog.h"
 #include "cellar/ops.h"
 #include "partition/cell_map.h"
@@ -194,6 +196,11 @@ class memtable {
   // returns true when the copy reached the last cell. `last` is the last key copied
   // (unchanged when none was).
   bool copy_cells(const std::string& after, std::size_t max_bytes, delta_map& out, std::string& last) const;
+  // Calls `fn(key, expires_at, value)` for every cell, in the order of copy_cells, with its
+  // encoded key: the cells copy_cells would copy, without building a delta_map of them.
+  // The views last until `fn` returns; `fn` must not change this memtable.
+  void visit_cells(
+      absl::FunctionRef<void(std::string_view key, std::int64_t expires_at, std::string_view value)> fn) const;
   // Applies the cells of `cells` (a copy or a move delta of another partition), tracked
   // in the snapshot delta like replayed log records, not in the redo.
   void apply_cells(const delta_map& cells);

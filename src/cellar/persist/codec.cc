@@ -2,8 +2,13 @@
 
 #include <wiredtiger.h>
 
+#include <array>
 #include <cstring>
 #include <limits>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace cellar::detail {
 
@@ -182,6 +187,49 @@ std::uint32_t crc32c(std::string_view data) {
   // it, else its own software table (the same function its page checksums use).
   static const auto fn = wiredtiger_crc32c_func();
   return fn(data.data(), data.size());
+}
+
+namespace {
+
+// Reflected CRC-32C, one byte at a time from a table: where the CPU has no CRC instruction.
+std::uint32_t crc32c_table(std::uint32_t crc, const unsigned char* p, std::size_t n) {
+  static const auto table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  while (n-- > 0) crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t crc, const unsigned char* p, std::size_t n) {
+  std::uint64_t c = crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    c = _mm_crc32_u64(c, w);
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  for (; n > 0; --n) c32 = _mm_crc32_u8(c32, *p++);
+  return c32;
+}
+#endif
+
+}  // namespace
+
+std::uint32_t crc32c_extend(std::uint32_t crc, std::string_view data) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  crc = ~crc;
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) return ~crc32c_sse42(crc, p, data.size());
+#endif
+  return ~crc32c_table(crc, p, data.size());
 }
 
 }  // namespace cellar::detail

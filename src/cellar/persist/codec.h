@@ -79,5 +79,9 @@ class reader {
 // wiredtiger_crc32c_func(), hardware-accelerated where the CPU can. The redo log's
 // record checksums are this function (docs/storage.md).
 std::uint32_t crc32c(std::string_view data);
+// The CRC-32C of the bytes whose CRC-32C is `crc` followed by `data`: crc32c(a + b) ==
+// crc32c_extend(crc32c(a), b), and crc32c_extend(0, b) == crc32c(b). For a checksum over
+// pieces that are not contiguous in memory, without copying them together.
+std::uint32_t crc32c_extend(std::uint32_t crc, std::string_view data);
 
 }  // namespace cellar::detail

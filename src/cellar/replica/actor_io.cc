@@ -311,18 +311,23 @@ int actor_io::m_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_pu
                              raft_io_snapshot_put_cb cb) {
   auto& self = of(io);
   req->cb = cb;
-  snapshot_record rec;
-  rec.index = snapshot->index;
-  rec.term = snapshot->term;
-  rec.configuration = encode_configuration(snapshot->configuration);
-  rec.configuration_index = snapshot->configuration_index;
-  std::size_t bytes = 0;
-  for (unsigned i = 0; i < snapshot->n_bufs; ++i) bytes += snapshot->bufs[i].len;
-  rec.data.reserve(bytes);
-  for (unsigned i = 0; i < snapshot->n_bufs; ++i) {
-    rec.data.append(static_cast<const char*>(snapshot->bufs[i].base), snapshot->bufs[i].len);
+  snapshot_meta meta;
+  meta.index = snapshot->index;
+  meta.term = snapshot->term;
+  meta.configuration = encode_configuration(snapshot->configuration);
+  meta.configuration_index = snapshot->configuration_index;
+  // libraft's snapshots come in one buffer (the state machine's, or an installed one's);
+  // pieces are joined only if it ever gives more.
+  std::string joined;
+  std::string_view data;
+  if (snapshot->n_bufs == 1) {
+    data = std::string_view(static_cast<const char*>(snapshot->bufs[0].base), snapshot->bufs[0].len);
+  } else {
+    for (unsigned i = 0; i < snapshot->n_bufs; ++i)
+      joined.append(static_cast<const char*>(snapshot->bufs[i].base), snapshot->bufs[i].len);
+    data = joined;
   }
-  auto st = self.storage_.put_snapshot(std::move(rec), trailing);
+  auto st = self.storage_.put_snapshot(meta, data, trailing);
   if (!st) self.fail(st);
   self.queue([req, cb, ok = st.is_ok()] {
     if (cb != nullptr) cb(req, ok ? 0 : RAFT_IOERR);

@@ -432,7 +432,7 @@ void replica_group::snapshot_taken(std::size_t state_bytes) {
 
 int replica_group::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) {
   auto* g = static_cast<replica_group*>(fsm->data);
-  std::string state = g->sm_.snapshot();
+  std::vector<char> state = g->sm_.snapshot();
   g->snapshot_taken(state.size());
   auto* out = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
   void* data = raft_malloc(state.empty() ? 1 : state.size());

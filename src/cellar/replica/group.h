@@ -36,7 +36,7 @@ class state_machine {
   // Applies the command at log index `index`; returns what the proposer is told.
   virtual std::string apply(std::uint64_t index, std::string_view command) = 0;
   // The whole state as bytes, for a snapshot (the log before it is then discarded).
-  virtual std::string snapshot() = 0;
+  virtual std::vector<char> snapshot() = 0;
   // Replaces the whole state with a snapshot's bytes.
   virtual status restore(std::string_view bytes) = 0;
 };

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "partition/cell_stream.h"
 #include "partition/inspect.h"
 #include "persist/codec.h"
 
@@ -306,12 +307,10 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   }
 
   // A snapshot: whether the replica had adopted a schema, the schema, the cells, then the
-  // parts of a load staged but not yet written, in one serialisation (the cells, the
-  // state's bulk, are copied once into it).
-  std::string snapshot() override {
-    delta_handle cells;
-    std::string last;
-    mem_->copy_cells({}, std::numeric_limits<std::size_t>::max(), *cells.map, last);
+  // parts of a load staged but not yet written, in one serialisation. The cells are
+  // written straight from the memtable, in the bytes a delta_handle of them serialises to
+  // (restore reads them as one), so each cell is copied once.
+  std::vector<char> snapshot() override {
     bool has_schema = cfg_.schema != nullptr;
     table_schema schema = has_schema ? *cfg_.schema : table_schema{};
     bool has_stage = stage_.has_value();
@@ -321,9 +320,12 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     bool frozen = frozen_;
     std::uint64_t frozen_by = frozen_by_;
     std::vector<char> buf;
+    const auto st = mem_->stats();
+    buf.reserve(st.bytes + st.cells * 32 + 4096);
     caf::binary_serializer sink(system(), buf);
-    if (sink(has_schema, schema, cells, has_stage, stage_id, parts, frozen, frozen_by)) return {};
-    return std::string(buf.begin(), buf.end());
+    if (sink(has_schema, schema) || write_cells(system(), sink, buf, *mem_)) return {};
+    if (sink(has_stage, stage_id, parts, frozen, frozen_by)) return {};
+    return buf;
   }
 
   status restore(std::string_view bytes) override {

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
+#include <limits>
 
 #include "persist/codec.h"
 
@@ -75,15 +77,20 @@ std::string entry_record(std::uint64_t index, const log_entry& e) {
   return p;
 }
 
-std::string encode_snapshot(const snapshot_record& s) {
+// A snapshot file is one record (u32 length | u32 crc32c | payload), the payload being
+// index, term, configuration, configuration index and the data (put_bytes). The record's
+// bytes before `data`, its checksum computed over both without copying `data`.
+std::string snapshot_head(const snapshot_meta& s, std::string_view data) {
   std::string p;
   put_u64(p, s.index);
   put_u64(p, s.term);
   put_bytes(p, s.configuration);
   put_u64(p, s.configuration_index);
-  put_bytes(p, s.data);
+  put_u32(p, static_cast<std::uint32_t>(data.size()));
   std::string out;
-  frame(out, p);
+  put_u32(out, static_cast<std::uint32_t>(p.size() + data.size()));
+  put_u32(out, detail::crc32c_extend(detail::crc32c(p), data));
+  out += p;
   return out;
 }
 
@@ -143,11 +150,13 @@ status sync_dir(const std::string& dir) {
 
 // Writes `bytes` to `path` through a temporary file and a rename, so a crash leaves either
 // the old file or the new one.
-status replace_file(const std::string& dir, const std::string& path, const std::string& bytes) {
+status replace_file(const std::string& dir, const std::string& path, std::initializer_list<std::string_view> pieces) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_failure("create", tmp);
-  auto st = write_fully(fd, bytes, tmp);
+  status st = status::ok();
+  for (auto piece : pieces)
+    if (st) st = write_fully(fd, piece, tmp);
   if (st && ::fsync(fd) != 0) st = io_failure("fsync", tmp);
   ::close(fd);
   if (!st) return st;
@@ -183,8 +192,11 @@ status memory_storage::append(const std::vector<log_entry>& entries) {
 
 status memory_storage::truncate(std::uint64_t index) { return truncate_state(s_, index); }
 
-status memory_storage::put_snapshot(snapshot_record s, unsigned trailing) {
-  compact(s_, std::move(s), trailing);
+status memory_storage::put_snapshot(const snapshot_meta& s, std::string_view data, unsigned trailing) {
+  snapshot_record rec;
+  static_cast<snapshot_meta&>(rec) = s;
+  rec.data.assign(data);
+  compact(s_, std::move(rec), trailing);
   return status::ok();
 }
 
@@ -217,6 +229,7 @@ status file_storage::read_all() {
   if (snap_exists) {
     snapshot_record snap;
     if (!decode_snapshot(snap_bytes, snap)) return {code::corruption, "raft snapshot " + snap_path() + " is damaged"};
+    std::string().swap(snap.data);  // read again from the file when wanted
     s_.snapshot = std::move(snap);
     s_.first_index = s_.snapshot->index + 1;
   }
@@ -295,7 +308,7 @@ status file_storage::rewrite_log() {
   frame(bytes, u64_record(rec_term, s_.term));
   frame(bytes, u64_record(rec_vote, s_.vote));
   for (std::size_t i = 0; i < s_.entries.size(); ++i) frame(bytes, entry_record(s_.first_index + i, s_.entries[i]));
-  if (auto st = replace_file(dir_, log_path(), bytes); !st) return st;
+  if (auto st = replace_file(dir_, log_path(), {bytes}); !st) return st;
   ::close(fd_);
   fd_ = ::open(log_path().c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) return io_failure("open", log_path());
@@ -303,7 +316,10 @@ status file_storage::rewrite_log() {
 }
 
 status file_storage::load(persisted_state& out) {
+  std::optional<snapshot_record> snap;
+  if (auto st = read_snapshot(snap); !st) return st;
   out = s_;
+  out.snapshot = std::move(snap);
   return status::ok();
 }
 
@@ -342,16 +358,30 @@ status file_storage::truncate(std::uint64_t index) {
   return truncate_state(s_, index);
 }
 
-status file_storage::put_snapshot(snapshot_record s, unsigned trailing) {
-  if (auto st = replace_file(dir_, snap_path(), encode_snapshot(s)); !st) return st;
-  compact(s_, std::move(s), trailing);
+status file_storage::put_snapshot(const snapshot_meta& s, std::string_view data, unsigned trailing) {
+  if (data.size() > std::numeric_limits<std::uint32_t>::max() - (std::size_t{1} << 20))
+    return {code::invalid_argument, "a raft snapshot of " + std::to_string(data.size()) + " bytes is over 4 GiB"};
+  if (auto st = replace_file(dir_, snap_path(), {snapshot_head(s, data), data}); !st) return st;
+  snapshot_record rec;
+  static_cast<snapshot_meta&>(rec) = s;
+  compact(s_, std::move(rec), trailing);
   return rewrite_log();
 }
 
-status file_storage::get_snapshot(std::optional<snapshot_record>& out) {
-  out = s_.snapshot;
+status file_storage::read_snapshot(std::optional<snapshot_record>& out) const {
+  out.reset();
+  if (!s_.snapshot) return status::ok();
+  std::string bytes;
+  bool exists = false;
+  if (auto st = read_file(snap_path(), bytes, exists); !st) return st;
+  snapshot_record snap;
+  if (!exists || !decode_snapshot(bytes, snap))
+    return {code::corruption, "raft snapshot " + snap_path() + " is damaged"};
+  out = std::move(snap);
   return status::ok();
 }
+
+status file_storage::get_snapshot(std::optional<snapshot_record>& out) { return read_snapshot(out); }
 
 std::uint64_t file_storage::last_index() const { return last_of(s_); }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cellar/status.h"
@@ -32,11 +33,15 @@ struct log_entry {
   friend bool operator==(const log_entry&, const log_entry&) = default;
 };
 
-struct snapshot_record {
+// What a snapshot is, without its bytes.
+struct snapshot_meta {
   std::uint64_t index = 0;    // last entry the snapshot covers
   std::uint64_t term = 0;     // its term
   std::string configuration;  // encode_configuration (replica/wire.h) as of `index`
   std::uint64_t configuration_index = 0;
+};
+
+struct snapshot_record : snapshot_meta {
   std::string data;  // the state machine's bytes
 };
 
@@ -62,10 +67,11 @@ class replica_storage {
   virtual status append(const std::vector<log_entry>& entries) = 0;
   // Deletes the entries from `index` on.
   virtual status truncate(std::uint64_t index) = 0;
-  // Stores `s` as the latest snapshot and deletes the entries it covers except the last
-  // `trailing` of them; trailing 0 deletes every entry (a snapshot installed from a leader
-  // replaces the whole log).
-  virtual status put_snapshot(snapshot_record s, unsigned trailing) = 0;
+  // Stores the snapshot `s` whose state machine bytes are `data` as the latest snapshot
+  // and deletes the entries it covers except the last `trailing` of them; trailing 0
+  // deletes every entry (a snapshot installed from a leader replaces the whole log).
+  // `data` is not needed after the call.
+  virtual status put_snapshot(const snapshot_meta& s, std::string_view data, unsigned trailing) = 0;
   // The latest snapshot, if any.
   virtual status get_snapshot(std::optional<snapshot_record>& out) = 0;
 
@@ -81,7 +87,7 @@ class memory_storage final : public replica_storage {
   status set_vote(std::uint64_t server) override;
   status append(const std::vector<log_entry>& entries) override;
   status truncate(std::uint64_t index) override;
-  status put_snapshot(snapshot_record s, unsigned trailing) override;
+  status put_snapshot(const snapshot_meta& s, std::string_view data, unsigned trailing) override;
   status get_snapshot(std::optional<snapshot_record>& out) override;
   std::uint64_t last_index() const override;
 
@@ -93,7 +99,8 @@ class memory_storage final : public replica_storage {
 // log file is a sequence of records (u32 length | u32 crc32c | payload); a torn record at
 // its end, left by a crash in the middle of a write, is dropped at load. A snapshot is
 // written to a new file that replaces the old one by rename, and the log is then rewritten
-// without the entries it covers.
+// without the entries it covers. The snapshot's bytes stay in their file, not in memory:
+// load and get_snapshot read them from it.
 class file_storage final : public replica_storage {
  public:
   // Opens or creates the files. `sync`: fsync each change before the call returns.
@@ -105,7 +112,7 @@ class file_storage final : public replica_storage {
   status set_vote(std::uint64_t server) override;
   status append(const std::vector<log_entry>& entries) override;
   status truncate(std::uint64_t index) override;
-  status put_snapshot(snapshot_record s, unsigned trailing) override;
+  status put_snapshot(const snapshot_meta& s, std::string_view data, unsigned trailing) override;
   status get_snapshot(std::optional<snapshot_record>& out) override;
   std::uint64_t last_index() const override;
 
@@ -115,13 +122,16 @@ class file_storage final : public replica_storage {
   status read_all();
   status write_records(const std::string& bytes);
   status rewrite_log();
+  status read_snapshot(std::optional<snapshot_record>& out) const;
   std::string log_path() const;
   std::string snap_path() const;
 
   std::string dir_, name_;
   bool sync_;
   int fd_ = -1;
-  persisted_state s_;  // a copy of what the files hold, so load and appends need no reads
+  // A copy of what the files hold, so that appends need no reads; but the snapshot's
+  // bytes (s_.snapshot->data stays empty).
+  persisted_state s_;
 };
 
 }  // namespace cellar::replica
