@@ -3,7 +3,8 @@
 // endpoints and their connections (cluster/replica_links.h, cluster/remote.h). A leader is
 // elected, writes are acknowledged after commit, a node that goes away entirely is
 // replaced as leader with no acknowledged write lost, and it catches up when it comes back
-// on a new port.
+// on a new port. A node's link to another is made again after the other died, however long
+// the link had lasted, and after the other left the membership and came back.
 #include <catch2/catch.hpp>
 
 #include <absl/synchronization/mutex.h>
@@ -52,12 +53,12 @@ struct node {
   replicated_partition_actor replica;
   std::string peer_address;
 
-  explicit node(std::string name) : id(std::move(name)) {
+  explicit node(std::string name, std::chrono::milliseconds connect_timeout = 2s) : id(std::move(name)) {
     detail::add_partition_protocol(cfg);
     add_cluster_protocol(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
     peers = std::make_shared<peer_directory>(*sys);
-    links = std::make_unique<replica_links>(*sys, peers, 2s);
+    links = std::make_unique<replica_links>(*sys, peers, connect_timeout);
     endpoint_context ec;
     ec.self = id;
     ec.find = [](const std::string&, std::uint32_t, std::uint64_t, detail::partition_ref&) { return false; };
@@ -74,6 +75,7 @@ struct node {
   void stop() {
     caf::scoped_actor self{*sys};
     for (caf::actor a : {caf::actor_cast<caf::actor>(replica), caf::actor_cast<caf::actor>(ep)}) {
+      if (!a) continue;
       self->monitor(a);
       self->send_exit(a, caf::exit_reason::kill);
       self->receive([](const caf::down_msg&) {});
@@ -169,6 +171,17 @@ struct three_nodes {
   }
 };
 
+// The directory of `from` knows `to` at its current peer address (ZooKeeper's job in a
+// cluster), or, with `to` null, that the node left the membership.
+void tell_members(node& from, const std::string& to_id, const node* to) {
+  std::vector<node_info> infos{{from.id, "127.0.0.1:1", from.peer_address}};
+  if (to) infos.push_back({to_id, "127.0.0.1:1", to->peer_address});
+  from.peers->set_members(infos);
+}
+
+// A Raft message for partition ("t", 0), which the receiving endpoint drops (no replica).
+node_replica probe() { return node_replica{"t", 0, "x"}; }
+
 std::string value_of(const op_result& r) { return r.row.cells.empty() ? "" : r.row.cells[0].value; }
 
 }  // namespace
@@ -205,4 +218,39 @@ TEST_CASE("a partition's replicas on three nodes: messages over the node links, 
   const auto want = c.cells(l2);
   CHECK(want == 15);
   CHECK(testsupport::eventually([&] { return c.cells(l) == want; }, wait_limit));
+}
+
+TEST_CASE("a node link watches its connection for longer than the connect timeout: a peer that dies is reached again",
+          "[replica]") {
+  node a("a", 100ms);
+  auto b = std::make_unique<node>("b");
+  tell_members(a, "b", b.get());
+  REQUIRE(testsupport::eventually([&] { return a.links->send("b", probe()); }));
+  // Many times the connect's timeout: the link still watches the connection it made.
+  std::this_thread::sleep_for(1s);
+
+  // b goes away entirely: the broken connection is forgotten, not used on.
+  b.reset();
+  CHECK(testsupport::eventually(
+      [&] {
+        auto w = a.peers->find("b");
+        return w && !w->ep;
+      },
+      10s));
+  // It comes back on a new port: its messages go there.
+  tell_members(a, "b", nullptr);
+  b = std::make_unique<node>("b");
+  tell_members(a, "b", b.get());
+  CHECK(testsupport::eventually([&] { return a.links->send("b", probe()); }, 10s));
+}
+
+TEST_CASE("a node link the directory let go of (the peer left the membership and is back) is made again", "[replica]") {
+  node a("a"), b("b");
+  tell_members(a, "b", &b);
+  REQUIRE(testsupport::eventually([&] { return a.links->send("b", probe()); }));
+  // Its ZooKeeper node goes and comes back at the same address; its endpoint never stopped.
+  tell_members(a, "b", nullptr);
+  CHECK_FALSE(a.links->send("b", probe()));
+  tell_members(a, "b", &b);
+  CHECK(testsupport::eventually([&] { return a.links->send("b", probe()); }, 10s));
 }

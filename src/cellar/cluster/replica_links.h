@@ -8,9 +8,11 @@
 //
 // Sending never blocks the replica's actor: when the node is not connected yet, the message
 // is dropped (Raft sends again at its next heartbeat) and a connect starts in the
-// background, one per node at a time. A link actor watches each connection; when it breaks
-// (the node died), the directory forgets it, so the next message connects again (to the
-// node's new address if it came back elsewhere).
+// background, one per node at a time. A link actor, held until it ends, watches each
+// connection for as long as it lasts; when it breaks (the node died), the directory forgets
+// it, so the next message connects again (to the node's new address if it came back
+// elsewhere). When the directory lets go of a connection first (the node left the
+// membership or moved), the next message replaces the node's link with a new one.
 //
 // Thread safety: every method may be called from any thread; the transports it makes are
 // used by their replica's actor.
