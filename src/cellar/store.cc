@@ -133,7 +133,9 @@ void store_impl::run_split_checks() {
     split_mu.AwaitWithTimeout(absl::Condition(&split_stop), absl::Milliseconds(options.split_check_interval.count()));
     if (split_stop) break;
     split_mu.Unlock();
-    for (const auto& [name, rt] : *catalog->current())
+    // Held for the loop: a split publishes a new catalog and would free this one.
+    const auto tables = catalog->current();
+    for (const auto& [name, rt] : *tables)
       if (auto r = catalog->split_oversized(name); !r)
         spdlog::warn("cellar: splitting '{}' by its MAX_FILESIZE: {}", name, r.error().to_string());
     split_mu.Lock();

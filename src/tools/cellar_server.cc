@@ -63,6 +63,7 @@ struct settings {
   std::string log_level = "info";
   std::int64_t default_partitions = 7;
   std::int64_t snapshot_interval_ms = 60000;
+  std::int64_t split_check_interval_ms = 10000;
   std::int64_t log_sync_interval_ms = 100;
   std::string max_message = "256MiB";
   std::int64_t max_batch = 10000;
@@ -139,6 +140,8 @@ class flag_set {
     add("--log-level", "log_level", st.log_level, "trace | debug | info | warn | error");
     add("--default-partitions", "default_partitions", st.default_partitions, "partitions of an HBase-shell create");
     add("--snapshot-interval-ms", "snapshot_interval_ms", st.snapshot_interval_ms, "0 = only on demand and at exit");
+    add("--split-check-interval-ms", "split_check_interval_ms", st.split_check_interval_ms,
+        "how often partitions past their table's MAX_FILESIZE are split at their middle row; 0 = only at compact");
     add("--log-sync-interval-ms", "log_sync_interval_ms", st.log_sync_interval_ms, "sync period of durability=log");
     add("--max-message", "max_message", st.max_message, "largest RPC message accepted (e.g. 256MiB)");
     add("--max-batch", "max_batch", st.max_batch, "most actions in one batch call");
@@ -284,6 +287,10 @@ problem store_settings(const settings& st, cellar::store_options& so, cellar::de
   if (!limit) return "--memory-limit: not a size: " + st.memory_limit;
   so.memory_limit_bytes = *limit;
   so.snapshot_interval = std::chrono::milliseconds(std::max<std::int64_t>(0, st.snapshot_interval_ms));
+  if (st.split_check_interval_ms < 0)
+    return "--split-check-interval-ms (split_check_interval_ms) must be 0 or more, not " +
+           std::to_string(st.split_check_interval_ms);
+  so.split_check_interval = std::chrono::milliseconds(st.split_check_interval_ms);
   so.log_sync_interval = std::chrono::milliseconds(std::max<std::int64_t>(1, st.log_sync_interval_ms));
   // Server defaults: half the cores for partition actors, one event loop per core, and
   // workers that sleep instead of spinning, since a spinning worker takes the CPU the event

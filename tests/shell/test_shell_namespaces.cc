@@ -6,7 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <regex>
+#include <thread>
 
 #include "process.h"
 
@@ -333,4 +336,51 @@ list_regions 'rs'
   REQUIRE(again[2]["regions"].size() == 2);
   CHECK(again[2]["regions"][0]["cells"] == 2);
   CHECK(again[2]["regions"][1]["cells"] == 2);
+}
+
+TEST_CASE("cellar-server --split-check-interval-ms: a region past MAX_FILESIZE splits on its own", "[shell][regions]") {
+  temp_dir data;
+  testproc::server srv(CELLAR_SERVER, data.path, {"--split-check-interval-ms", "100"});
+  // About 3.2 MiB into the first of two RANGE regions whose MAX_FILESIZE is 2 MiB. No
+  // compact: only the server's periodic check splits it, while the rows still come, so
+  // where it splits depends on how far the writes got; once all are in, no region is
+  // past the limit.
+  std::string script = "create 'as', 'f', SPLITS => ['s'], MAX_FILESIZE => '2097152'\n";
+  const std::string value(8192, 'v');
+  char row[16];
+  for (int i = 0; i < 400; ++i) {
+    std::snprintf(row, sizeof row, "r%04d", i);
+    script += "put 'as', '" + std::string(row) + "', 'f:q', '" + value + "'\n";
+  }
+  auto loaded = testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--quiet"}, script);
+  REQUIRE(loaded.exit_code == 0);
+  CHECK(loaded.out.find("ERROR") == std::string::npos);
+  json regions;
+  auto settled = [&] {
+    if (regions["regions"].size() < 3) return false;
+    for (const auto& r : regions["regions"])
+      if (r["bytes"].get<std::uint64_t>() > 2097152) return false;
+    return true;
+  };
+  for (int i = 0; i < 200; ++i) {
+    auto out = testproc::run({CELLAR_SHELL, "--connect", srv.address(), "--json"}, "list_regions 'as'\n");
+    regions = json::parse(lines(out.out).at(0));
+    if (settled()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO(regions.dump());
+  REQUIRE(settled());
+  const auto& rs = regions["regions"];
+  std::uint64_t cells = 0;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    cells += rs[i]["cells"].get<std::uint64_t>();
+    if (i > 0) CHECK(rs[i]["start_key"] == rs[i - 1]["end_key"]);
+  }
+  CHECK(cells == 400);
+  CHECK(rs[0]["start_key"] == "");
+  CHECK(rs[rs.size() - 1]["start_key"] == "s");
+  // A negative interval is refused at start.
+  auto bad = testproc::run({CELLAR_SERVER, "--listen", "127.0.0.1:0", "--split-check-interval-ms", "-1"}, "", true);
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.out.find("--split-check-interval-ms") != std::string::npos);
 }

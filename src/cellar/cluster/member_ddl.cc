@@ -119,7 +119,8 @@ std::vector<split_candidate> member::state::split_candidates() const {
     placed = map;
   }
   if (!placed) return out;
-  for (const auto& [name, rt] : *local.current()) {
+  const auto tables = local.current();  // held: a concurrent change would free it
+  for (const auto& [name, rt] : *tables) {
     if (!rt || !rt->schema) continue;
     const auto limit = detail::size_split_limit(*rt->schema, rt->partitions.size());
     auto owners = placed->tables.find(name);

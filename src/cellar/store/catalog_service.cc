@@ -369,7 +369,8 @@ status catalog_service::set_disabled(const std::string& table, bool disabled) {
 
 namespace_usage catalog_service::usage(std::string_view ns) const {
   std::vector<std::pair<std::string, std::uint32_t>> tables;
-  for (const auto& [name, rt] : *current())
+  const auto held = current();  // a concurrent change would free a map not held
+  for (const auto& [name, rt] : *held)
     tables.emplace_back(name, rt->schema->partitioned ? rt->schema->partitioning.count() : 0);
   return usage_of(ns, tables);
 }
