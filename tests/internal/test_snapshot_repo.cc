@@ -2,10 +2,15 @@
 // way a cluster node takes one, cluster/snapshot_service.h), in memory and in a directory.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <set>
 #include <string>
 
 #include "../support/temp_dir.h"
 #include "persist/codec.h"
+#include "persist/delta_map.h"
 #include "store/snapshot_files.h"
 
 using namespace cellar;
@@ -34,5 +39,67 @@ TEST_CASE("a snapshot repo takes a snapshot a file at a time: it exists once com
     // Starting again drops the copy of that name (the caller knows it is a leftover).
     REQUIRE(repo.begin_staged("s").is_ok());
     CHECK_FALSE(repo.manifest("s").is_ok());
+  }
+}
+
+TEST_CASE("a partition copied in chunks makes the cell file its merged copy would", "[snapshot_repo]") {
+  using detail::delta_map;
+  std::mt19937 rng(11);
+  // Keys as encoded cell keys start: a big-endian family id, then bytes.
+  auto key_of = [](std::uint32_t family, int row) {
+    std::string k;
+    detail::put_u32(k, family);
+    k += "row" + std::to_string(100000 + row);
+    return k;
+  };
+  for (int round = 0; round < 50; ++round) {
+    // Cells of families 1 and 2 in chunks of up to 7 keys, each after the one before.
+    std::vector<std::string> keys;
+    for (std::uint32_t f : {1u, 2u})
+      for (int r = 0; r < 40; ++r)
+        if (rng() % 3 != 0) keys.push_back(key_of(f, 2 * r));  // odd rows are left for new keys
+    std::sort(keys.begin(), keys.end());
+    detail::chunked_cells cells;
+    delta_map merged;
+    for (std::size_t i = 0; i < keys.size();) {
+      auto chunk = std::make_shared<delta_map>();
+      for (std::size_t end = std::min(keys.size(), i + 1 + rng() % 7); i < end; ++i) {
+        const std::string v = "v" + std::to_string(rng() % 1000);
+        chunk->put(keys[i], static_cast<std::int64_t>(rng() % 3), v);
+      }
+      for (auto it = chunk->begin(); it != chunk->end(); ++it)
+        merged.put(it->first.bytes, it->second.expires_at, it->second.value());
+      cells.chunks.push_back(chunk);
+    }
+    // Changes since: replaced and erased copied keys, new keys between, before and after.
+    auto changes = std::make_shared<delta_map>();
+    for (int c = 0; c < 15; ++c) {
+      const std::string k = key_of(1 + rng() % 3, static_cast<int>(rng() % 82) - 1);
+      if (rng() % 3 == 0) {
+        changes->erase(k);
+        merged.erase(k);
+      } else {
+        const std::string v = "changed" + std::to_string(c);
+        changes->put(k, 7, v);
+        merged.put(k, 7, v);
+      }
+    }
+    if (round % 5 != 0) cells.changes = changes;
+    if (round % 5 == 0) {  // no changes: the merged copy without them
+      merged = delta_map();
+      for (const auto& ch : cells.chunks)
+        for (auto it = ch->begin(); it != ch->end(); ++it)
+          merged.put(it->first.bytes, it->second.expires_at, it->second.value());
+    }
+    if (round % 7 == 3 && cells.chunks.size() > 1)
+      std::swap(cells.chunks.front(), cells.chunks.back());  // out of order
+    for (const std::set<std::uint32_t>& families : {std::set<std::uint32_t>{}, std::set<std::uint32_t>{2}}) {
+      std::uint64_t n_chunked = 0, n_merged = 0;
+      const std::string chunked = detail::encode_cells(cells, families, &n_chunked);
+      const std::string whole = detail::encode_cells(merged, families, &n_merged);
+      INFO("round " << round);
+      CHECK(chunked == whole);
+      CHECK(n_chunked == n_merged);
+    }
   }
 }

@@ -62,15 +62,16 @@ void stop_tracking(caf::actor_system& sys, const table_runtime& rt) {
 }
 
 // Each partition of `rt` as it was at one instant (see above).
-result<std::vector<std::shared_ptr<delta_map>>> copy_partitions(caf::actor_system& sys, const table_runtime& rt) {
+result<std::vector<chunked_cells>> copy_partitions(caf::actor_system& sys, const table_runtime& rt) {
   const std::size_t n = rt.partitions.size();
   for (auto& r : ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::track); }))
     if (!r || !r->st) {
       stop_tracking(sys, rt);
       return r ? r->st : r.error();
     }
-  std::vector<std::shared_ptr<delta_map>> copies(n);
-  for (auto& c : copies) c = std::make_shared<delta_map>();
+  // Each partition's chunks are kept as they come (in key order, each after the last) and
+  // written into its file with the changes at the end (encode_cells), not merged here.
+  std::vector<chunked_cells> copies(n);
   std::vector<std::string> after(n);
   std::vector<bool> done(n, false);
   status failed;
@@ -98,8 +99,7 @@ result<std::vector<std::shared_ptr<delta_map>>> copy_partitions(caf::actor_syste
         failed = r ? r->st : r.error();
         break;
       }
-      for (auto it = r->cells.map->begin(); it != r->cells.map->end(); ++it)
-        copies[i]->put(it->first.bytes, it->second.expires_at, it->second.value());
+      if (r->cells.map && !r->cells.map->empty()) copies[i].chunks.push_back(std::move(r->cells.map));
       if (!r->last.empty()) after[i] = r->last;
       done[i] = r->done;
     }
@@ -112,12 +112,7 @@ result<std::vector<std::shared_ptr<delta_map>>> copy_partitions(caf::actor_syste
   for (std::size_t i = 0; i < n; ++i) {
     if (!cuts[i]) return cuts[i].error();
     if (!cuts[i]->st) return cuts[i]->st;
-    for (auto it = cuts[i]->cells.map->begin(); it != cuts[i]->cells.map->end(); ++it) {
-      if (it->second.present)
-        copies[i]->put(it->first.bytes, it->second.expires_at, it->second.value());
-      else
-        copies[i]->erase(it->first.bytes);
-    }
+    copies[i].changes = std::move(cuts[i]->cells.map);
   }
   return copies;
 }
@@ -251,9 +246,10 @@ std::shared_ptr<const delta_map> to_cells(const loaded_cells& lc) {
 }
 
 // The snapshot of `schema`'s table from its partition copies: its manifest and files.
-std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(
-    const std::string& name, std::int64_t now, const table_schema& schema,
-    std::vector<std::shared_ptr<delta_map>>& copies) {
+std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(const std::string& name,
+                                                                               std::int64_t now,
+                                                                               const table_schema& schema,
+                                                                               std::vector<chunked_cells>& copies) {
   snapshot_manifest m;
   m.name = name;
   m.table = schema.name;
@@ -272,8 +268,8 @@ std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(
   add(std::string(schema_file), encode_schema(schema), 0);
   for (std::uint32_t p = 0; p < copies.size(); ++p) {
     std::uint64_t cells = 0;
-    std::string data = encode_cells(*copies[p], families, &cells);
-    copies[p].reset();
+    std::string data = encode_cells(copies[p], families, &cells);
+    copies[p] = {};
     add(part_file_name(p), std::move(data), cells);
   }
   return {std::move(m), std::move(files)};
@@ -310,7 +306,9 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
   auto now = s.catalog->lookup(table);
   if (!now || now->schema->uid != schema.uid || now->schema->version != schema.version)
     return {code::conflict, "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
-  auto [m, files] = make_snapshot(name, s.options.clock(), schema, *copies);
+  std::vector<chunked_cells> parts(copies->size());
+  for (std::size_t p = 0; p < parts.size(); ++p) parts[p].chunks.push_back(std::move((*copies)[p]));
+  auto [m, files] = make_snapshot(name, s.options.clock(), schema, parts);
   return c.put(m, files);
 }
 
@@ -327,7 +325,7 @@ status store::snapshot(const std::string& table, const std::string& name) {
   if (auto st = check_snapshot_name(name); !st) return st;
   if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
   table_schema schema;
-  std::vector<std::shared_ptr<delta_map>> copies;
+  std::vector<chunked_cells> copies;
   {
     // No DDL while the partitions are copied: the schema written is the cells' schema.
     absl::MutexLock lock(&s.catalog->mutex());

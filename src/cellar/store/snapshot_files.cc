@@ -249,6 +249,78 @@ std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& 
   return out;
 }
 
+namespace {
+
+bool in_families(std::string_view key, const std::set<std::uint32_t>& families) {
+  if (families.empty()) return true;
+  reader r(key);
+  std::uint32_t fid = 0;
+  return r.u32(fid) && families.count(fid) > 0;
+}
+
+// The chunks' cells and the changes as one sorted stream into `out`; false (and `out`
+// unfinished) when a chunk's first key does not come after the one before's last.
+bool encode_in_order(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::string& out,
+                     std::uint64_t& n) {
+  static const delta_map none;
+  const delta_map& changes = cells.changes ? *cells.changes : none;
+  auto c = changes.begin();
+  std::string_view previous;  // the last chunk key taken
+  bool any = false;
+  auto emit_changes_before = [&](const std::string_view* key) {
+    // The changes ordered before `key` (all of them when null); one at `key` replaces it.
+    while (c != changes.end() && (key == nullptr || c->first.bytes.compare(*key) <= 0)) {
+      if (c->second.present && in_families(c->first.bytes, families)) {
+        append_cell(out, c->first.bytes, c->second.expires_at, c->second.value());
+        ++n;
+      }
+      const bool same = key != nullptr && c->first.bytes == *key;
+      ++c;
+      if (same) return true;
+    }
+    return false;
+  };
+  for (const auto& chunk : cells.chunks) {
+    if (!chunk) continue;
+    for (auto it = chunk->begin(); it != chunk->end(); ++it) {
+      const std::string_view key = it->first.bytes;
+      if (any && key.compare(previous) <= 0) return false;
+      any = true;
+      previous = key;
+      if (emit_changes_before(&key)) continue;  // changed since it was copied
+      if (!it->second.present || !in_families(key, families)) continue;
+      append_cell(out, key, it->second.expires_at, it->second.value());
+      ++n;
+    }
+  }
+  emit_changes_before(nullptr);
+  return true;
+}
+
+}  // namespace
+
+std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::uint64_t* count) {
+  std::string out = cell_file_header();
+  std::uint64_t n = 0;
+  if (encode_in_order(cells, families, out, n)) {
+    if (count) *count = n;
+    return out;
+  }
+  delta_map merged;
+  for (const auto& chunk : cells.chunks)
+    if (chunk)
+      for (auto it = chunk->begin(); it != chunk->end(); ++it)
+        if (it->second.present) merged.put(it->first.bytes, it->second.expires_at, it->second.value());
+  if (cells.changes)
+    for (auto it = cells.changes->begin(); it != cells.changes->end(); ++it) {
+      if (it->second.present)
+        merged.put(it->first.bytes, it->second.expires_at, it->second.value());
+      else
+        merged.erase(it->first.bytes);
+    }
+  return encode_cells(merged, families, count);
+}
+
 result<std::string_view> cell_records(std::string_view file) {
   if (file.substr(0, cells_magic.size()) != cells_magic) return corrupt("not a cellar cell file");
   return file.substr(cells_magic.size());

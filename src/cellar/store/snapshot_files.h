@@ -59,6 +59,17 @@ result<snapshot_manifest> decode_manifest(std::string_view text);
 // A cell file: the present cells of `cells` (erased ones are skipped) whose family is in
 // `families` (empty: all), in key order. Counts them into *count.
 std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
+// A partition copied in pieces: `chunks` in key order, each after the one before, and the
+// `changes` made since the first was copied (a present entry replaces or adds its cell, an
+// erased one removes it; null: none).
+struct chunked_cells {
+  std::vector<std::shared_ptr<const delta_map>> chunks;
+  std::shared_ptr<const delta_map> changes;
+};
+// The cell file of `cells`: the bytes encode_cells makes of the chunks merged into one map
+// with the changes applied, written from the pieces without merging them. Chunks that are
+// not in key order after all are merged first.
+std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
 // Appends one cell to a cell file being built (start it with cell_file_header()).
 std::string cell_file_header();
 void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value);
