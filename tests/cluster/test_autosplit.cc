@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "cell_model.h"
 #include "cellar/connection.h"
 #include "cellar/store.h"
 #include "cluster/member.h"
@@ -26,6 +27,8 @@ constexpr std::uint64_t max_filesize = 2u << 20;  // the least HBase and cellar 
 constexpr int rows = 300;                         // of 8 KiB: about 3 MiB, one split's worth
 
 using node = zktest::member_node;
+using zktest::model;
+using zktest::scan_all;
 
 // A member whose store checks its partitions' sizes every `check_every`.
 node join(const std::string& chroot, const std::string& id,
@@ -72,9 +75,6 @@ std::string row_of(int i) {
   return b;
 }
 
-// (row, qualifier) -> value.
-using model = std::map<std::pair<std::string, std::string>, std::string>;
-
 // Puts `rows` rows of 8 KiB through `c`, 20 a batch; a batch refused UNAVAILABLE (a split
 // holding the partition) is sent again. What was acknowledged.
 model fill(connection& c, const std::string& table) {
@@ -104,31 +104,6 @@ model fill(connection& c, const std::string& table) {
     }
   }
   return acked;
-}
-
-// Every cell of `table` through `c`, and whether the rows came in order, each once.
-struct scanned {
-  model cells;
-  bool in_order = true;
-};
-result<scanned> scan_all(connection& c, const std::string& table) {
-  auto sc = c.scan(table, cellar::scan().caching(50));
-  if (!sc) return sc.error();
-  scanned out;
-  std::string last;
-  for (bool first = true;;) {
-    auto page = (*sc)->next(50);
-    if (!page) return page.error();
-    if (page->empty()) break;
-    for (const auto& r : *page) {
-      if (!first && !(last < r.row)) out.in_order = false;
-      first = false;
-      last = r.row;
-      for (const auto& cell : r.cells)
-        if (!out.cells.emplace(std::make_pair(r.row, cell.qualifier), cell.value).second) out.in_order = false;
-    }
-  }
-  return out;
 }
 
 std::size_t regions_of(store& s, const std::string& table) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "cell_model.h"
 #include "cellar/connection.h"
 #include "cellar/store.h"
 #include "cluster/layout.h"
@@ -29,6 +30,8 @@ namespace {
 
 using node = zktest::member_node;
 using zktest::join_member;
+using zktest::model;
+using zktest::scan_all;
 
 caf::actor_system_config& with_protocols(caf::actor_system_config& cfg) {
   detail::add_partition_protocol(cfg);
@@ -89,40 +92,10 @@ void create_replicated(const std::vector<node*>& nodes, const std::string& name,
   }));
 }
 
-// A cell as the model keeps it: (row, qualifier) -> value.
-using model = std::map<std::pair<std::string, std::string>, std::string>;
-
 std::string row_of(int i) {
   char b[16];
   std::snprintf(b, sizeof b, "k%04d", i);
   return b;
-}
-
-// A scan of the whole table through `c`: every cell, and whether the rows came in order,
-// each once. UNAVAILABLE while a split or merge changes the partitions under it.
-struct scanned {
-  model cells;
-  bool in_order = true;
-};
-result<scanned> scan_all(connection& c, const std::string& table) {
-  auto sc = c.scan(table, cellar::scan().caching(50));
-  if (!sc) return sc.error();
-  scanned out;
-  std::string last;
-  bool first = true;
-  for (;;) {
-    auto page = (*sc)->next(50);
-    if (!page) return page.error();
-    if (page->empty()) break;
-    for (const auto& r : *page) {
-      if (!first && !(last < r.row)) out.in_order = false;
-      first = false;
-      last = r.row;
-      for (const auto& cell : r.cells)
-        if (!out.cells.emplace(std::make_pair(r.row, cell.qualifier), cell.value).second) out.in_order = false;
-    }
-  }
-  return out;
 }
 
 // Writes new cells through `c` (each put sent again while it is refused UNAVAILABLE) until
