@@ -231,18 +231,24 @@ void append_cell(std::string& file, std::string_view key, std::int64_t expires_a
   put_bytes(file, value);
 }
 
+namespace {
+
+// Whether the cell at encoded key `key` belongs to one of `families` (empty: all).
+bool in_families(std::string_view key, const std::set<std::uint32_t>& families) {
+  if (families.empty()) return true;
+  reader r(key);
+  std::uint32_t fid = 0;
+  return r.u32(fid) && families.count(fid) > 0;
+}
+
+}  // namespace
+
 std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& families, std::uint64_t* count) {
   std::string out = cell_file_header();
   std::uint64_t n = 0;
   for (auto it = cells.begin(); it != cells.end(); ++it) {
-    if (!it->second.present) continue;
-    const std::string_view key = it->first.bytes;
-    if (!families.empty()) {
-      reader r(key);
-      std::uint32_t fid = 0;
-      if (!r.u32(fid) || !families.count(fid)) continue;
-    }
-    append_cell(out, key, it->second.expires_at, it->second.value());
+    if (!it->second.present || !in_families(it->first.bytes, families)) continue;
+    append_cell(out, it->first.bytes, it->second.expires_at, it->second.value());
     ++n;
   }
   if (count) *count = n;
@@ -250,13 +256,6 @@ std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& 
 }
 
 namespace {
-
-bool in_families(std::string_view key, const std::set<std::uint32_t>& families) {
-  if (families.empty()) return true;
-  reader r(key);
-  std::uint32_t fid = 0;
-  return r.u32(fid) && families.count(fid) > 0;
-}
 
 // The chunks' cells and the changes as one sorted stream into `out`; false (and `out`
 // unfinished) when a chunk's first key does not come after the one before's last.
