@@ -229,7 +229,7 @@ status file_storage::read_all() {
   if (snap_exists) {
     snapshot_record snap;
     if (!decode_snapshot(snap_bytes, snap)) return {code::corruption, "raft snapshot " + snap_path() + " is damaged"};
-    std::string().swap(snap.data);  // read again from the file when wanted
+    opened_data_ = std::move(snap.data);  // for the load that follows the open
     s_.snapshot = std::move(snap);
     s_.first_index = s_.snapshot->index + 1;
   }
@@ -317,7 +317,14 @@ status file_storage::rewrite_log() {
 
 status file_storage::load(persisted_state& out) {
   std::optional<snapshot_record> snap;
-  if (auto st = read_snapshot(snap); !st) return st;
+  if (s_.snapshot && !opened_data_.empty()) {
+    // The bytes open() read and checked: not read twice at start.
+    snap = *s_.snapshot;
+    snap->data = std::move(opened_data_);
+    std::string().swap(opened_data_);
+  } else if (auto st = read_snapshot(snap); !st) {
+    return st;
+  }
   out = s_;
   out.snapshot = std::move(snap);
   return status::ok();
@@ -365,6 +372,7 @@ status file_storage::put_snapshot(const snapshot_meta& s, std::string_view data,
   snapshot_record rec;
   static_cast<snapshot_meta&>(rec) = s;
   compact(s_, std::move(rec), trailing);
+  std::string().swap(opened_data_);  // another snapshot's bytes now
   return rewrite_log();
 }
 

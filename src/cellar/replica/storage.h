@@ -132,6 +132,9 @@ class file_storage final : public replica_storage {
   // A copy of what the files hold, so that appends need no reads; but the snapshot's
   // bytes (s_.snapshot->data stays empty).
   persisted_state s_;
+  // The snapshot's bytes as open() read them, until the first load takes them or a new
+  // snapshot replaces them.
+  std::string opened_data_;
 };
 
 }  // namespace cellar::replica
