@@ -50,22 +50,36 @@ long wakeups_after_a_write(std::size_t nap_polls, std::chrono::milliseconds idle
   return voluntary_switches() - before;
 }
 
+// Whether `holds` is true in one of a few tries. A busy machine only makes a napping worker
+// wake less often (each nap then lasts longer than asked), never a blocked one more, so a
+// try that holds shows the behaviour and one that does not may be the machine's load.
+template <typename Try>
+bool holds_in_one_of_a_few(Try&& holds) {
+  for (int i = 0; i < 5; ++i)
+    if (holds()) return true;
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("an idle worker blocks instead of napping when worker_nap_polls is 0", "[worker]") {
-  const long napping = wakeups_after_a_write(500);  // CAF's default: 500 naps of 50 us
-  const long blocking = wakeups_after_a_write(0);   // blocks; its idle timeout is 10 ms
-  INFO("napping: " << napping << " wake-ups, blocking: " << blocking);
-  CHECK(blocking * 4 < napping);
+  CHECK(holds_in_one_of_a_few([] {
+    const long napping = wakeups_after_a_write(500);  // CAF's default: 500 naps of 50 us
+    const long blocking = wakeups_after_a_write(0);   // blocks; its idle timeout is 10 ms
+    UNSCOPED_INFO("napping: " << napping << " wake-ups, blocking: " << blocking);
+    return blocking * 4 < napping;
+  }));
 }
 
 // cellar-server --worker-idle-sleep-ms: a blocked worker still wakes every idle_sleep to
 // look for work to steal; each wake-up costs the core (docs/operations.md).
 TEST_CASE("a blocked worker wakes every idle_sleep, no more", "[worker]") {
   using std::chrono::milliseconds;
-  const long every_ms = wakeups_after_a_write(0, milliseconds(1), milliseconds(100));
-  const long every_100ms = wakeups_after_a_write(0, milliseconds(100), milliseconds(100));
-  INFO("idle_sleep 1 ms: " << every_ms << " wake-ups in 100 ms, 100 ms: " << every_100ms);
-  CHECK(every_ms > 20);  // one a millisecond: about 100, fewer when the machine is busy
-  CHECK(every_100ms * 4 < every_ms);
+  CHECK(holds_in_one_of_a_few([] {
+    const long every_ms = wakeups_after_a_write(0, milliseconds(1), milliseconds(100));
+    const long every_100ms = wakeups_after_a_write(0, milliseconds(100), milliseconds(100));
+    UNSCOPED_INFO("idle_sleep 1 ms: " << every_ms << " wake-ups in 100 ms, 100 ms: " << every_100ms);
+    // one a millisecond: about 100, fewer when the machine is busy
+    return every_ms > 20 && every_100ms * 4 < every_ms;
+  }));
 }
