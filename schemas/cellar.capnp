@@ -19,6 +19,8 @@
 #   20 NOT_LEADER: cluster: the replica asked is not its partition's Raft leader; the
 #      message names the leader it knows.
 #   21 TABLE_NOT_DISABLED: the call needs the table disabled first (`restoreSnapshot`).
+#   22 RESHAPING: cluster: the partition is frozen by a split or merge of its table, or was
+#      just replaced by one; nothing was applied: send it again.
 # A client that meets a code it does not know reads it as INTERNAL.
 # Names of tables and families are Text; row keys, qualifiers and values are Data.
 

@@ -496,6 +496,7 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK(code_name(code::table_read_only) == "TABLE_READ_ONLY");
   CHECK(code_name(code::not_leader) == "NOT_LEADER");
   CHECK(code_name(code::table_not_disabled) == "TABLE_NOT_DISABLED");
+  CHECK(code_name(code::reshaping) == "RESHAPING");
   // Stable numbers (wire contract).
   CHECK(static_cast<int>(code::table_not_found) == 1);
   CHECK(static_cast<int>(code::not_a_long) == 8);
@@ -507,7 +508,8 @@ TEST_CASE("code_name gives stable upper-case names", "[errors]") {
   CHECK(static_cast<int>(code::table_read_only) == 19);
   CHECK(static_cast<int>(code::not_leader) == 20);
   CHECK(static_cast<int>(code::table_not_disabled) == 21);
-  CHECK(cellar::last_code == code::table_not_disabled);
+  CHECK(static_cast<int>(code::reshaping) == 22);
+  CHECK(cellar::last_code == code::reshaping);
 
   fixture fx;
   auto r = fx.store->open_table("missing_table");

@@ -36,6 +36,9 @@ class connection {
  public:
   virtual ~connection() = default;
 
+  // One result per action (store.h: table::batch). Every connection cellar makes sends the
+  // actions a split or merge in a cluster refuses (RESHAPING: not applied) again, for up
+  // to 30 s, so a writer sees a split as a pause.
   virtual std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) = 0;
   virtual result<std::unique_ptr<row_stream>> scan(const std::string& table, const cellar::scan& s) = 0;
 

@@ -43,9 +43,13 @@ enum class code : std::uint16_t {
   not_leader =
       20,  // cluster: this replica of the partition is not its Raft leader; the message names the leader it knows
   table_not_disabled = 21,  // the call needs the table disabled (HBase's TableNotDisabledException)
+  // cluster: the partition is frozen by a split or merge of its table, or was just replaced
+  // by one; nothing was applied. Send it again (routed to the new partitions once the
+  // split commits); cellar's clients do so themselves (connection.h).
+  reshaping = 22,
 };
 // The highest code in use (a reader of the wire refuses numbers above it).
-inline constexpr code last_code = code::table_not_disabled;
+inline constexpr code last_code = code::reshaping;
 
 // Upper-case stable name of a code, e.g. "TABLE_NOT_FOUND".
 std::string_view code_name(code c) noexcept;

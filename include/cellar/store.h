@@ -217,18 +217,22 @@ class table {
   // partition are applied as one atomic unit, in order: if one fails, that partition's
   // actions are all undone (the failing one reports its error, the others ABORTED).
   // A batch with an invalid action (unknown family, too large, ...) is refused whole
-  // before anything runs. Blocks until every partition has answered.
+  // before anything runs. Blocks until every partition has answered. In a cluster, the
+  // actions a split or merge of the table refuses (RESHAPING: not applied) are sent again
+  // until the split ends, for up to 30 s; then they answer RESHAPING.
   std::vector<op_result> batch(std::vector<batch_op> ops);
 
   // The same without waiting: `done` gets the results once, on a thread of the store (a
   // partition's worker, or the log's writer in log-sync mode), or on this thread if every
-  // partition answered before this returns. `done` must not block.
+  // partition answered before this returns. `done` must not block. Actions answered
+  // RESHAPING are not sent again.
   void batch_async(std::vector<batch_op> ops, std::function<void(std::vector<op_result>)> done);
 
  private:
   friend class store;
   friend class scanner;
   table(std::shared_ptr<detail::store_impl> s, std::string name);
+  std::vector<op_result> batch_once(std::vector<batch_op> ops);
   std::shared_ptr<detail::store_impl> store_;
   std::string name_;
 };

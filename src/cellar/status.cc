@@ -26,6 +26,7 @@ std::string_view code_name(code c) noexcept {
     case code::table_read_only: return "TABLE_READ_ONLY";
     case code::not_leader: return "NOT_LEADER";
     case code::table_not_disabled: return "TABLE_NOT_DISABLED";
+    case code::reshaping: return "RESHAPING";
   }
   return "UNKNOWN";
 }

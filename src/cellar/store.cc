@@ -18,6 +18,7 @@
 #include "store/reshape.h"
 #include "store/scheduler_tuning.h"
 #include "store/store_impl.h"
+#include "util/resend.h"
 
 namespace cellar {
 
@@ -622,6 +623,14 @@ struct waiting_batch {
 }  // namespace
 
 std::vector<op_result> table::batch(std::vector<batch_op> ops) {
+  auto& data = *store_->data;
+  if (!data.cluster_member()) return batch_once(std::move(ops));
+  // One node hands what a split held to the new partitions: only a member answers RESHAPING.
+  return detail::resend_while_reshaping(std::move(ops),
+                                        [this](const std::vector<batch_op>& part, int) { return batch_once(part); });
+}
+
+std::vector<op_result> table::batch_once(std::vector<batch_op> ops) {
   auto w = std::make_shared<waiting_batch>();
   auto& data = *store_->data;
   auto now = data.run_batch(name_, std::move(ops), data.embedded_order(), true, [w](std::vector<op_result> r) {

@@ -75,32 +75,20 @@ std::string row_of(int i) {
   return b;
 }
 
-// Puts `rows` rows of 8 KiB through `c`, 20 a batch; a batch refused UNAVAILABLE (a split
-// holding the partition) is sent again. What was acknowledged.
+// Puts `rows` rows of 8 KiB through `c`, 20 a batch; every put must succeed (a split's
+// freeze holds a batch: the connection sends it again). What was acknowledged.
 model fill(connection& c, const std::string& table) {
   model acked;
   const std::string value(8192, 'v');
   for (int from = 0; from < rows; from += 20) {
     std::vector<batch_op> ops;
     for (int i = from; i < from + 20; ++i) ops.push_back(cellar::put(row_of(i)).add("f", "q", 1, value + row_of(i)));
-    for (int attempt = 0;; ++attempt) {
-      std::vector<batch_op> pending;
-      auto results = c.batch(table, ops);
-      REQUIRE(results.size() == ops.size());
-      for (std::size_t k = 0; k < ops.size(); ++k) {
-        const auto& p = std::get<cellar::put>(ops[k]);
-        if (results[k].st) {
-          acked[{p.row, "q"}] = value + p.row;
-        } else {
-          INFO(results[k].st.to_string());
-          REQUIRE(results[k].st.code() == code::unavailable);
-          pending.push_back(ops[k]);
-        }
-      }
-      if (pending.empty()) break;
-      REQUIRE(attempt < 2000);
-      ops = std::move(pending);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto results = c.batch(table, ops);
+    REQUIRE(results.size() == ops.size());
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      INFO(results[k].st.to_string());
+      REQUIRE(results[k].st.is_ok());
+      acked[{std::get<cellar::put>(ops[k]).row, "q"}] = value + std::get<cellar::put>(ops[k]).row;
     }
   }
   return acked;
@@ -111,31 +99,25 @@ std::size_t regions_of(store& s, const std::string& table) {
   return r ? r->size() : 0;
 }
 
-// Small cells put through `c` (each sent again while refused UNAVAILABLE) until told to
-// stop; `acked` is what was acknowledged.
+// Small cells put through `c` until told to stop; every put must succeed (the connection
+// sends again what a split's freeze refuses). `acked` is what was acknowledged.
 struct writer {
   connection& c;
   std::string table;
   std::mutex mu;
   model acked;  // guarded by mu
   std::atomic<bool> stop{false};
-  std::string failure;  // guarded by mu: the first error that was not UNAVAILABLE
+  std::string failure;  // guarded by mu: the first error
 
   void run() {
     for (int i = 0; !stop.load(); ++i) {
       const std::string row = row_of((i * 37) % rows), q = "w" + std::to_string(i), v = "v" + std::to_string(i);
-      for (int attempt = 0;; ++attempt) {
-        auto st = c.put(table, cellar::put(row).add("f", q, 1, v));
-        if (st || st.code() != code::unavailable || attempt > 2000) {
-          std::lock_guard lock(mu);
-          if (st)
-            acked[{row, q}] = v;
-          else if (failure.empty())
-            failure = st.to_string();
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
+      auto st = c.put(table, cellar::put(row).add("f", q, 1, v));
+      std::lock_guard lock(mu);
+      if (st)
+        acked[{row, q}] = v;
+      else if (failure.empty())
+        failure = st.to_string();
     }
   }
   std::size_t count() {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -432,14 +433,18 @@ std::vector<std::string> missing_through(const std::string& address, const std::
   return out;
 }
 
-// Keeps writing new rows ("w<n>" = "v" + row) through one node and remembers those acknowledged.
+// Keeps writing new rows ("w<n>" = "v" + row) through one node (or the connection `connect`
+// makes) and remembers those acknowledged.
 class writer {
  public:
+  using connector = std::function<result<std::unique_ptr<connection>>()>;
   writer(const std::string& address, std::string table, std::string prefix = "w")
+      : writer([address] { return rpc::connect(address); }, std::move(table), std::move(prefix)) {}
+  writer(connector connect, std::string table, std::string prefix)
       : table_(std::move(table)), prefix_(std::move(prefix)) {
     // A connection belongs to the thread that made it (cellar/client.h).
-    thread_ = std::thread([this, address] {
-      auto c = rpc::connect(address);
+    thread_ = std::thread([this, connect] {
+      auto c = connect();
       if (!c.is_ok()) {
         std::lock_guard lock(mu_);
         failures_.push_back("connect: " + c.error().to_string());
@@ -848,4 +853,41 @@ TEST_CASE("split, merge_region and list_regions through cellar-shell --cluster",
   CHECK(out[32] == R"({"ok":true})");
   CHECK(has(out[33], R"("error":"UNSUPPORTED")"));
   CHECK(has(out[33], "KEY (hash)"));
+}
+
+TEST_CASE("a split and a merge under write load: the RPC and routed clients' writes wait, none fails or is lost",
+          "[cluster][servers][reshape]") {
+  cluster3 c;
+  REQUIRE(lines(shell(c.node(1), "create 'sw', 'f', SPLITS => ['m']\n").out) ==
+          std::vector<std::string>{"{\"ok\":true}"});
+  // Rows "b..." and "h..." fall in [, m), which is split at 'g' and merged back; "x..." in
+  // [m, ), which neither changes. A thin RPC client of node 2 and a routed client.
+  cluster::routed_options ro;
+  ro.zookeeper.connect = c.zk_connect();
+  writer thin(c.node(2).address(), "sw", "b");
+  writer routed([ro] { return cluster::connect_routed(ro); }, "sw", "h");
+  writer other(c.node(3).address(), "sw", "x");
+  for (auto* w : {&thin, &routed, &other})
+    if (!w->advance(30)) FAIL(w->state());
+  auto split = testproc::run({CELLAR_SHELL, "--cluster", c.zk_connect(), "--json"}, "split 'sw', 'g'\n");
+  CHECK(lines(split.out) == std::vector<std::string>{R"({"ok":true,"table":"sw","splits":1})"});
+  for (auto* w : {&thin, &routed})
+    if (!w->advance(30)) FAIL(w->state());
+  auto merge = testproc::run({CELLAR_SHELL, "--cluster", c.zk_connect(), "--json"}, "merge_region 'sw/0', 'sw/1'\n");
+  CHECK(lines(merge.out) == std::vector<std::string>{R"({"ok":true,"table":"sw"})"});
+  for (auto* w : {&thin, &routed})
+    if (!w->advance(30)) FAIL(w->state());
+  std::vector<std::string> rows;
+  for (auto* w : {&thin, &routed, &other}) {
+    w->stop();
+    INFO(w->state());
+    CHECK(w->failures().empty());  // a freeze's refusals were sent again, not returned
+    auto acked = w->acked();
+    rows.insert(rows.end(), acked.begin(), acked.end());
+  }
+  for (int i = 1; i <= 3; ++i) {
+    auto missing = missing_through(c.node(i).address(), "sw", rows);
+    INFO("through n" << i << ": " << missing.size() << " missing, first " << (missing.empty() ? "" : missing[0]));
+    CHECK(missing.empty());
+  }
 }

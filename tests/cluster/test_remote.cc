@@ -365,7 +365,7 @@ TEST_CASE("a replica router's remote replica refuses a request routed for an ear
   auto router = spawn_replica_router(*s.sys, peers, cfg);
   auto r = ask_batch(*s.sys, router);
   INFO(r.results[0].st.to_string());
-  CHECK(r.results[0].st.code() == code::unavailable);
+  CHECK(r.results[0].st.code() == code::reshaping);
   CHECK(r.results[0].st.message().find("split or merged") != std::string::npos);
   CHECK(batches->load() == 0);  // never served by the newer incarnation's partition
   caf::anon_send(router, detail::stop_request{});

@@ -650,20 +650,20 @@ TEST_CASE("a freeze through the log holds whoever leads: writes refused UNAVAILA
   REQUIRE(frozen.st.is_ok());
   CHECK(frozen.cells.map->size() == 10);  // every cell written before the freeze
   auto refused = g.ask(l, {put("late").add("f", "q", "no")});
-  CHECK(refused.results.at(0).st.code() == code::unavailable);
+  CHECK(refused.results.at(0).st.code() == code::reshaping);
   CHECK(refused.results[0].st.message().find("frozen") != std::string::npos);
   CHECK(g.ask(l, {get("r0")}).results.at(0).st.is_ok());  // reads go on
 
   // The leader dies: the freeze is in the log, so its successor refuses writes too.
   g.kill(l);
   const auto l2 = g.leader(l);
-  CHECK(g.ask(l2, {put("late").add("f", "q", "no")}).results.at(0).st.code() == code::unavailable);
+  CHECK(g.ask(l2, {put("late").add("f", "q", "no")}).results.at(0).st.code() == code::reshaping);
   auto again = step(l2, move_request::freeze);  // a freeze asked again answers the same cells
   REQUIRE(again.st.is_ok());
   CHECK(again.cells.map->size() == 10);
   // A release of another hold (a split that gave up earlier) leaves this freeze alone.
   REQUIRE(step(l2, move_request::abort, 3).st.is_ok());
-  CHECK(g.ask(l2, {put("late").add("f", "q", "no")}).results.at(0).st.code() == code::unavailable);
+  CHECK(g.ask(l2, {put("late").add("f", "q", "no")}).results.at(0).st.code() == code::reshaping);
   REQUIRE(step(l2, move_request::abort).st.is_ok());
   CHECK(g.ask(l2, {put("after").add("f", "q", "yes")}).results.at(0).st.is_ok());
   CHECK(g.ask(l2, {get("late")}).results.at(0).row.cells.empty());

@@ -239,9 +239,9 @@ void drain(endpoint_pointer self) {
 }
 
 status reshaped(const endpoint_context& ctx, const std::string& table) {
-  return {code::unavailable, "the partitions of '" + table +
-                                 "' were split or merged since the request was routed (node '" + ctx.self +
-                                 "' has the new ones): send it again"};
+  return {code::reshaping, "the partitions of '" + table +
+                               "' were split or merged since the request was routed (node '" + ctx.self +
+                               "' has the new ones): send it again"};
 }
 
 template <class Reply, class Request, class Refuse>

@@ -14,6 +14,7 @@
 #include "cluster/routed_scan.h"
 #include "cluster/zk_state.h"
 #include "route/router.h"
+#include "util/resend.h"
 
 namespace cellar::cluster {
 
@@ -105,6 +106,13 @@ class routed_connection final : public connection {
 
   std::vector<op_result> batch(const std::string& table_in, std::vector<batch_op> ops) override {
     const std::string table = canonical_table_name(table_in);  // as the catalog keeps it
+    return detail::resend_while_reshaping(std::move(ops), [&](const std::vector<batch_op>& part, int attempt) {
+      if (attempt > 0) stale_->store(true);  // the split may have committed: re-read the catalog
+      return route_batch(table, part);
+    });
+  }
+
+  std::vector<op_result> route_batch(const std::string& table, const std::vector<batch_op>& ops) {
     const auto n = static_cast<std::uint32_t>(ops.size());
     std::vector<op_result> out(n);
     std::vector<std::uint32_t> todo(n);
@@ -201,7 +209,8 @@ class routed_connection final : public connection {
       if (!parts) return parts.error();
       std::string failed;
       auto r = parts->empty() ? scan_any(table, s) : open_routed_scan(table, s, std::move(parts.value()), &failed);
-      if (r || r.code() != code::not_owner) {
+      // RESHAPING: opened with partitions a split or merge has just replaced (nothing read).
+      if (r || (r.code() != code::not_owner && r.code() != code::reshaping)) {
         if (!r && r.code() == code::unavailable && !failed.empty()) {  // the connection may have broken
           conns_.erase(failed);
           stale_->store(true);

@@ -29,9 +29,12 @@
 // catalog, map and members from ZooKeeper and sends those actions again (opens the scan
 // again) to the owners it now sees, up to `not_owner_retries` times (waiting a little
 // longer each time, for a node whose copy is behind), so a stale map costs a round trip,
-// never a forward. A partition that moves while a scan pages through it fails the scan
-// (the node's error). DDL and admin calls go to one node; after a DDL the copy is re-read.
-// A table the copy cannot route (unknown to it, no family yet) is scanned through one node.
+// never a forward. Actions a split or merge refuses (RESHAPING: frozen, or routed with the
+// partitions it replaced) are sent again after a re-read, for up to 30 s (util/resend.h);
+// a scan opened with replaced partitions is opened again like one answered NOT_OWNER. A
+// partition that moves while a scan pages through it fails the scan (the node's error). DDL and admin calls go to one
+// node; after a DDL the copy is re-read. A table the copy cannot route (unknown to it, no family yet) is scanned
+// through one node.
 //
 // Errors: a node that cannot be connected fails its part UNAVAILABLE, naming the node; a
 // connection that broke is dropped and made again on the next call; actions (scans) still

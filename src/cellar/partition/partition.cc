@@ -481,8 +481,14 @@ class partition_owner final : public partition_actor::base {
     }
   }
 
-  static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
-  static batch_reply stopped(std::size_t n) {
+  // A partition frozen by a split, merge or move stops once it is replaced: what reaches
+  // it then was not applied and belongs to its successor, so it is sent again.
+  status stopped_status() const {
+    if (core_.frozen())
+      return {code::reshaping, "the partition was frozen by a split, merge or move and has stopped: send it again"};
+    return {code::unavailable, "the partition is stopping"};
+  }
+  batch_reply stopped(std::size_t n) const {
     batch_reply out;
     out.results.resize(n);
     for (auto& r : out.results) r.st = stopped_status();

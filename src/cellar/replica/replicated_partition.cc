@@ -360,7 +360,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
  private:
   static status stopped_status() { return {code::unavailable, "the partition is stopping"}; }
   status frozen_status() const {
-    return named({code::unavailable, "frozen by a split or merge of its table: send the write again"});
+    return named({code::reshaping, "frozen by a split or merge of its table: send the write again"});
   }
 
   // A membership change: `start` hands the group a callback that answers the request.

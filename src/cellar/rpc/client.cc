@@ -9,6 +9,7 @@
 #include "rpc/scoped_scan.h"
 #include "rpc/socket_stream.h"
 #include "rpc/tls.h"
+#include "util/resend.h"
 
 namespace cellar::rpc {
 
@@ -48,6 +49,12 @@ class rpc_connection final : public connection {
   void set_no_forward(bool on) { no_forward_ = on; }
 
   std::vector<op_result> batch(const std::string& table, std::vector<batch_op> ops) override {
+    return detail::resend_while_reshaping(std::move(ops), [&](const std::vector<batch_op>& part, int) {
+      return batch_once(table, part);
+    });
+  }
+
+  std::vector<op_result> batch_once(const std::string& table, const std::vector<batch_op>& ops) {
     if (frames_) {
       auto r = frames_->batch(table, ops);
       if (r) return std::move(r.value());

@@ -292,7 +292,7 @@ its middle row. With a split key: the region of the table that holds the key, or
 region, which must hold the key within its bounds. A one-partition table becomes RANGE
 partitioned. KEY (hash) partitions are fixed, as in OceanBase, and do not split. Reads and
 writes go on meanwhile; in a cluster, writes that reach the table while its partitions are
-frozen for the last part of the copy answer UNAVAILABLE, to be sent again.
+frozen for the last part of the copy wait until the split ends (sent again on RESHAPING).
   hbase> split 'tableName'
   hbase> split 'tableName/3'
   hbase> split 'tableName', 'splitKey'
