@@ -95,7 +95,7 @@ struct store_options {
   // How often the store looks for a partition of a table with MAX_FILESIZE that has grown
   // past it, and splits it at its middle row (HBase's size-driven split; RANGE and
   // one-partition tables). In a cluster each node checks the partitions it is responsible
-  // for. Zero: only store::compact looks (on one node).
+  // for. Zero: only store::compact looks.
   std::chrono::milliseconds split_check_interval{std::chrono::seconds(10)};
   // Milliseconds since the epoch; replaceable for deterministic tests.
   std::function<std::int64_t()> clock;
@@ -407,7 +407,8 @@ class store {
   // Runs the background reclamation (expired cells, versions beyond MaxVersions) over
   // every partition now and waits for it; then, as HBase checks after a compaction, splits
   // each partition past the table's MAX_FILESIZE at its middle row (see
-  // store_options::split_check_interval).
+  // store_options::split_check_interval); in a cluster, every partition of the table,
+  // wherever it lives, measured by the node holding it. A partition of one row is not split.
   status compact(const std::string& table);
 
   // Writes a point-in-time cut of every partition to WiredTiger and checkpoints. Costs

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <semaphore>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -574,15 +575,46 @@ status store::merge_regions(const std::string& table, std::uint32_t index) {
   return reshape_in(*impl_, {detail::reshape_call::kind::merge, table, index, {}}).error();
 }
 
+namespace {
+
+// Every partition of `table` measured where it lives (list_regions); the last one past the
+// limit is split at its middle row through the cluster, so the indices before it stay as
+// measured, until none is. A region of one row (INVALID_ARGUMENT: no middle row) is passed
+// over, known by its start key, which a split elsewhere does not change; a CONFLICT (another
+// change came first) is measured again.
+status split_oversized_in_cluster(store& s, store_impl& impl, cluster_hooks& hooks, const std::string& table) {
+  std::set<std::string> one_row;
+  for (int round = 0; round < 64; ++round) {
+    auto rt = impl.catalog->lookup(table);
+    if (!rt) return status::ok();
+    const auto limit = detail::size_split_limit(*rt->schema, rt->partitions.size());
+    if (!limit) return status::ok();
+    auto regions = s.list_regions(table);
+    if (!regions) return regions.error();
+    const region_info* big = nullptr;
+    for (auto r = regions->rbegin(); r != regions->rend() && !big; ++r)
+      if (r->bytes > *limit && !one_row.count(r->start_key)) big = &*r;
+    if (!big) return status::ok();
+    detail::reshape_call c{detail::reshape_call::kind::split_region, table, big->index, {}};
+    c.uid = rt->schema->uid;
+    auto split = hooks.reshape(c);
+    if (!split && split.code() == code::invalid_argument)
+      one_row.insert(big->start_key);
+    else if (!split && split.code() != code::conflict)
+      return split.error();
+  }
+  return status::ok();
+}
+
+}  // namespace
+
 status store::compact(const std::string& table_in) {
   const std::string table = canonical_table_name(table_in);
   auto rt = impl_->catalog->lookup(table);
   if (!rt) return table_not_found(table);
   for (auto& r : ask_all<reclaim_reply>(*impl_->system, *rt, [](std::uint32_t) { return reclaim_request{}; }))
     if (!r) return r.error();
-  // In a cluster each node's periodic check splits the partitions it is responsible for
-  // (cluster/size_splitter.h).
-  if (cluster_of(*impl_)) return status::ok();
+  if (auto hooks = cluster_of(*impl_)) return split_oversized_in_cluster(*this, *impl_, *hooks, table);
   return impl_->catalog->split_oversized(table).error();
 }
 

@@ -1,7 +1,8 @@
 // cluster/size_splitter.h in one process: three members, each checking every 100 ms the
 // partitions it is responsible for, split a table grown past its MAX_FILESIZE by
 // themselves, single-copy or replicated as Raft groups; a table whose SPLIT_POLICY is
-// DisabledRegionSplitPolicy stays whole.
+// DisabledRegionSplitPolicy stays whole; with the checks off, compact through any node
+// splits what is past the limit.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -30,11 +31,12 @@ using node = zktest::member_node;
 using zktest::model;
 using zktest::scan_all;
 
-// A member whose store checks its partitions' sizes every `check_every`.
+// A member whose store checks its partitions' sizes every `every` (0: only at compact).
 node join(const std::string& chroot, const std::string& id,
-          std::chrono::milliseconds election = std::chrono::milliseconds(1000)) {
+          std::chrono::milliseconds election = std::chrono::milliseconds(1000),
+          std::chrono::milliseconds every = check_every) {
   store_options so;
-  so.split_check_interval = check_every;
+  so.split_check_interval = every;
   return zktest::join_member(chroot, id, so, election);
 }
 
@@ -48,10 +50,11 @@ struct cluster3 {
   }
 };
 
-void start(cluster3& c, const std::string& chroot, std::chrono::milliseconds election) {
-  c.n1 = join(chroot, "m1", election);
-  c.n2 = join(chroot, "m2", election);
-  c.n3 = join(chroot, "m3", election);
+void start(cluster3& c, const std::string& chroot, std::chrono::milliseconds election,
+           std::chrono::milliseconds every = check_every) {
+  c.n1 = join(chroot, "m1", election, every);
+  c.n2 = join(chroot, "m2", election, every);
+  c.n3 = join(chroot, "m3", election, every);
   REQUIRE(zktest::eventually([&] { return c.n3.m->report().nodes.size() == 3; }));
 }
 
@@ -238,4 +241,56 @@ TEST_CASE("a table with SPLIT_POLICY DisabledRegionSplitPolicy is not split by s
     REQUIRE_OK(got);
     CHECK(got->cells == off);
   }
+}
+
+TEST_CASE("compact through any node splits a table's partitions past MAX_FILESIZE in a cluster",
+          "[member][autosplit][compact]") {
+  const auto chroot = zktest::fresh_chroot("autosplit-compact");
+  cluster3 c;
+  start(c, chroot, std::chrono::milliseconds(1000), std::chrono::milliseconds(0));  // no periodic check
+  const std::string limit = std::to_string(max_filesize);
+  create(c, "cp", {{"MAX_FILESIZE", limit}});
+  create(c, "wide", {{"MAX_FILESIZE", limit}});
+  auto c3 = connect_embedded(*c.n3.s);
+  const model acked = fill(*c3, "cp");
+  // One row of 300 cells of 8 KiB: past the limit, but a row is never split.
+  model wide;
+  const std::string value(8192, 'w');
+  for (int i = 0; i < rows; ++i) {
+    const std::string q = "q" + std::to_string(i);
+    REQUIRE_OK(c3->put("wide", cellar::put("row").add("f", q, 1, value)));
+    wide[{"row", q}] = value;
+  }
+  std::this_thread::sleep_for(5 * check_every);
+  REQUIRE(regions_of(*c.n1.s, "cp") == 1);  // nothing measures it by itself
+
+  for (const std::string table : {"cp", "wide"}) {
+    auto owner = c.n1.s->list_regions(table);
+    REQUIRE_OK(owner);
+    REQUIRE(owner->at(0).bytes > max_filesize);
+  }
+  // Through each node in turn: m1 holds neither partition or one of them; either way every
+  // partition is measured where it lives.
+  REQUIRE_OK(c.n1.s->compact("cp"));
+  REQUIRE_OK(c.n1.s->compact("wide"));
+  CHECK(regions_of(*c.n1.s, "cp") == 2);  // applied here before compact returned
+  CHECK(regions_of(*c.n1.s, "wide") == 1);
+  for (auto* x : c.all()) {
+    REQUIRE(zktest::eventually([&] { return regions_of(*x->s, "cp") == 2; }));
+    auto cx = connect_embedded(*x->s);
+    auto got = scan_all(*cx, "cp");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells == acked);
+    auto got_wide = scan_all(*cx, "wide");
+    REQUIRE_OK(got_wide);
+    CHECK(got_wide->cells == wide);
+  }
+  auto regions = c.n2.s->list_regions("cp");
+  REQUIRE_OK(regions);
+  CHECK(regions->at(1).start_key == row_of(rows / 2));  // the middle row
+  for (const auto& r : *regions) CHECK(r.bytes <= max_filesize);
+  // Each half is under the limit: a compact again changes nothing.
+  REQUIRE_OK(c.n3.s->compact("cp"));
+  CHECK(regions_of(*c.n3.s, "cp") == 2);
 }
