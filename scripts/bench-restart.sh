@@ -13,7 +13,10 @@
 # start), the bytes on disk, the save (Redis's SAVE; cellar's SIGTERM to exit, its final
 # snapshot), the restart (exec to the first answered read: of user0, which the hashed YCSB
 # keys leave absent, answered by either only once all is loaded) and the load time each
-# server logs (Redis's "DB loaded from disk", cellar's "recovered ... in").
+# server logs (Redis's "DB loaded from disk", cellar's "recovered ... in"). With
+# --save-cpus "1 0,1", cellar is also loaded again (on --server-cpu) and saved on each
+# further setting: the affinity of all its threads is widened to those cores once the load
+# ends (its snapshot has one writer per core of the machine, each on a core it may use).
 #
 # Both servers are detected alike: a poller started before the server (on --client-cpu)
 # tries the port every 5 ms (for Redis: until EXISTS user0 answers other than LOADING), then
@@ -21,13 +24,13 @@
 # that read is answered. Both read files the save just wrote, from the page cache.
 #   scripts/bench-restart.sh [--records 1000000] [--field-length 100] [--runs 5]
 #                            [--compressions snappy] [--server-cpu 1] [--client-cpu 0]
-#                            [--cpus "1 0,1"]
+#                            [--cpus "1 0,1"] [--save-cpus "1 0,1"]
 # One line per figure, then the medians with their ranges (min-max), also written to
 # build/bench-results/restart.txt; the figures worth keeping go to docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-records=1000000 fl=100 runs=5 compressions="snappy" server_cpu=1 client_cpu=0 cpus_list=""
+records=1000000 fl=100 runs=5 compressions="snappy" server_cpu=1 client_cpu=0 cpus_list="" save_cpus_list=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --records) records=$2; shift 2 ;;
@@ -37,10 +40,12 @@ while [ $# -gt 0 ]; do
     --server-cpu) server_cpu=$2; shift 2 ;;
     --client-cpu) client_cpu=$2; shift 2 ;;
     --cpus) cpus_list=$2; shift 2 ;;
+    --save-cpus) save_cpus_list=$2; shift 2 ;;
     *) echo "bench-restart: unknown option $1" >&2; exit 2 ;;
   esac
 done
 cpus_list=${cpus_list:-"$server_cpu 0,1"}
+save_cpus_list=${save_cpus_list:-$server_cpu}
 LOADGEN=${LOADGEN:-$root/build/examples/loadgen/cellar-loadgen}
 CELLAR_SERVER=${CELLAR_SERVER:-$root/build/src/tools/cellar-server}
 CELLAR_SHELL=${CELLAR_SHELL:-$root/build/src/tools/cellar-shell}
@@ -159,10 +164,22 @@ redis_run() {
 }
 # cellar: loaded and stopped (its final snapshot) once per compression, restarted on each CPU setting.
 cellar_run() {
-  local c d cpus empty save size la recovery
+  local c d cpus empty save size la recovery scpus
   for c in $compressions; do
-    d="$work/cellar-$c"; rm -rf "$d"
-    start_cellar "$d" "$c" "$server_cpu" fresh; empty=$(echo "$t1 - $t0" | bc -l); load cellar; timed_stop
+    d="$work/cellar-$c"
+    # Saves on the further --save-cpus settings: loaded alike, widened, stopped.
+    for scpus in ${save_cpus_list#* }; do
+      [ "$scpus" = "${save_cpus_list%% *}" ] && continue
+      rm -rf "$d"
+      start_cellar "$d" "$c" "$server_cpu" fresh; load cellar
+      taskset -a -p -c "$scpus" "$pid" >/dev/null; timed_stop
+      say 'run %d cellar-%s save on cpus %-4s disk %8.1f MB  save %6.2f s' "$run" "$c" "$scpus" "$(mb "$d")" "$stopped"
+    done
+    rm -rf "$d"
+    scpus=${save_cpus_list%% *}
+    start_cellar "$d" "$c" "$server_cpu" fresh
+    empty=$(echo "$t1 - $t0" | bc -l); load cellar
+    taskset -a -p -c "$scpus" "$pid" >/dev/null; timed_stop
     save=$stopped
     for cpus in $order; do
       size=$(mb "$d"); la=$(load_average)
@@ -213,7 +230,17 @@ def fig(xs, f):
     if not xs:
         return "-"
     return (f % statistics.median(xs)) + " (" + (f % min(xs)) + "-" + (f % max(xs)) + ")"
+# Each save on further cores: its rate, and that rate over the same run's dd rate.
+text = open(sys.argv[1]).read()
+disk = {int(m[1]): float(m[2]) for m in re.finditer(r"run (\d+) disk sequential write\s+([\d.]+) MB/s", text)}
+saves = {}
+for m in re.finditer(r"run (\d+) (\S+) save on cpus (\S+)\s+disk\s+([\d.]+) MB\s+save\s+([\d.]+) s", text):
+    rate = float(m[4]) / float(m[5])
+    saves.setdefault(f"{m[2]} save on cpus {m[3]}", []).append((float(m[4]), float(m[5]), rate, rate / disk[int(m[1])]))
 print("medians (min-max):")
+for k, v in saves.items():
+    print(f"{k:26s} disk {fig([x[0] for x in v], '%.1f')} MB  save {fig([x[1] for x in v], '%.2f')} s  "
+          f"rate {fig([x[2] for x in v], '%.0f')} MB/s  / the run's disk rate {fig([x[3] for x in v], '%.2f')}")
 for k, r in rows.items():
     print(f"{k:20s} empty start {fig(r['empty'], '%.3f')} s  disk {fig(r['disk'], '%.1f')} MB  save "
           f"{fig(r['save'], '%.2f')} s  restart {fig(r['restart'], '%.3f')} s  load {fig(r['load'], '%.3f')} s  "
