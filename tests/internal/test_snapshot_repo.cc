@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <set>
@@ -39,6 +40,49 @@ TEST_CASE("a snapshot repo takes a snapshot a file at a time: it exists once com
     // Starting again drops the copy of that name (the caller knows it is a leftover).
     REQUIRE(repo.begin_staged("s").is_ok());
     CHECK_FALSE(repo.manifest("s").is_ok());
+  }
+}
+
+TEST_CASE("a snapshot repo takes a snapshot whose files are made one at a time, all or nothing", "[snapshot_repo]") {
+  testsupport::made_dir dir("cellar-streamed");
+  for (const std::string& root : {std::string(), dir.path}) {
+    INFO("store directory '" << root << "'");
+    detail::snapshot_repo repo(root);
+    const std::string schema = "schema bytes", cells = "cell bytes";
+    auto make = [&](const detail::snapshot_repo::file_sink& sink) -> result<detail::snapshot_manifest> {
+      detail::snapshot_manifest m;
+      m.name = "s";
+      m.table = "t";
+      m.partitions = 1;
+      m.files["schema"] = {schema.size(), 0, detail::crc32c(schema)};
+      if (auto st = sink("schema", schema); !st) return st;
+      // Between two files: not a snapshot yet, and its name is held.
+      CHECK_FALSE(repo.manifest("s").is_ok());
+      CHECK(repo.put(m, {{"schema", schema}}).code() == code::already_exists);
+      m.files["part-00000.cells"] = {cells.size(), 0, detail::crc32c(cells)};
+      if (auto st = sink("part-00000.cells", cells); !st) return st;
+      return m;
+    };
+    // A failure midway leaves nothing: no snapshot, no staging directory, the name free.
+    auto fails = [&](const detail::snapshot_repo::file_sink& sink) -> result<detail::snapshot_manifest> {
+      REQUIRE(sink("schema", schema).is_ok());
+      return status{code::io_error, "the disk is full"};
+    };
+    CHECK(repo.put_streamed("s", fails).code() == code::io_error);
+    CHECK_FALSE(repo.manifest("s").is_ok());
+    if (!root.empty()) CHECK_FALSE(std::filesystem::exists(root + "/snapshots/.new-s"));
+    REQUIRE(repo.put_streamed("s", make).is_ok());
+    CHECK(repo.verify("s").is_ok());
+    CHECK(repo.read("s", "schema").value() == schema);
+    CHECK(repo.read("s", "part-00000.cells").value() == cells);
+    bool made = false;
+    CHECK(repo.put_streamed("s",
+                            [&](const detail::snapshot_repo::file_sink&) -> result<detail::snapshot_manifest> {
+                              made = true;
+                              return status{code::internal, "never called"};
+                            })
+              .code() == code::already_exists);
+    CHECK_FALSE(made);
   }
 }
 

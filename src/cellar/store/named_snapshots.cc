@@ -245,11 +245,11 @@ std::shared_ptr<const delta_map> to_cells(const loaded_cells& lc) {
   return out;
 }
 
-// The snapshot of `schema`'s table from its partition copies: its manifest and files.
-std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(const std::string& name,
-                                                                               std::int64_t now,
-                                                                               const table_schema& schema,
-                                                                               std::vector<chunked_cells>& copies) {
+// The snapshot of `schema`'s table from its partition copies: its files, each handed to
+// `sink` as it is made (and each partition's copy dropped once its file is), and its
+// manifest.
+result<snapshot_manifest> make_snapshot(const std::string& name, std::int64_t now, const table_schema& schema,
+                                        std::vector<chunked_cells>& copies, const snapshot_repo::file_sink& sink) {
   snapshot_manifest m;
   m.name = name;
   m.table = schema.name;
@@ -260,19 +260,18 @@ std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(c
     m.families[f.id] = f.desc.name;
     families.insert(f.id);
   }
-  std::map<std::string, std::string> files;
   auto add = [&](const std::string& file, std::string data, std::uint64_t cells) {
     m.files[file] = {data.size(), cells, crc32c(data)};
-    files.emplace(file, std::move(data));
+    return sink(file, std::move(data));
   };
-  add(std::string(schema_file), encode_schema(schema), 0);
+  if (auto st = add(std::string(schema_file), encode_schema(schema), 0); !st) return st;
   for (std::uint32_t p = 0; p < copies.size(); ++p) {
     std::uint64_t cells = 0;
     std::string data = encode_cells(copies[p], families, &cells);
     copies[p] = {};
-    add(part_file_name(p), std::move(data), cells);
+    if (auto st = add(part_file_name(p), std::move(data), cells); !st) return st;
   }
-  return {std::move(m), std::move(files)};
+  return m;
 }
 
 // The cluster's side of the store's snapshots; null on a single store or a member that
@@ -308,8 +307,13 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
     return {code::conflict, "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
   std::vector<chunked_cells> parts(copies->size());
   for (std::size_t p = 0; p < parts.size(); ++p) parts[p].chunks.push_back(std::move((*copies)[p]));
-  auto [m, files] = make_snapshot(name, s.options.clock(), schema, parts);
-  return c.put(m, files);
+  std::map<std::string, std::string> files;
+  auto m = make_snapshot(name, s.options.clock(), schema, parts, [&files](const std::string& file, std::string data) {
+    files[file] = std::move(data);
+    return status::ok();
+  });
+  if (!m) return m.error();
+  return c.put(*m, files);
 }
 
 }  // namespace
@@ -337,8 +341,11 @@ status store::snapshot(const std::string& table, const std::string& name) {
     copies = std::move(*c);
     schema = *rt->schema;
   }
-  auto [m, files] = make_snapshot(name, s.options.clock(), schema, copies);
-  return s.snapshots->put(m, files);
+  // Each partition's file is written as it is encoded: the table's encoded files are never
+  // all in memory at once.
+  return s.snapshots->put_streamed(name, [&](const snapshot_repo::file_sink& sink) {
+    return make_snapshot(name, s.options.clock(), schema, copies, sink);
+  });
 }
 
 result<std::vector<snapshot_info>> store::list_snapshots(const std::string& regex) const {

@@ -440,6 +440,39 @@ status snapshot_repo::put(const snapshot_manifest& m, const std::map<std::string
   return st;
 }
 
+status snapshot_repo::put_streamed(const std::string& name,
+                                   const std::function<result<snapshot_manifest>(const file_sink&)>& make) {
+  if (auto st = claim(name); !st) return st;
+  status st;
+  if (dir_.empty()) {
+    std::map<std::string, std::string> files;
+    auto m = make([&files](const std::string& file, std::string data) {
+      files[file] = std::move(data);
+      return status::ok();
+    });
+    if (m && m->name != name) m = status{code::internal, "a streamed snapshot's manifest names another snapshot"};
+    if (m) {
+      absl::MutexLock lock(&mu_);
+      memory_[name] = held{std::move(*m), std::move(files)};
+    } else {
+      st = m.error();
+    }
+  } else {
+    const std::string tmp = root() + "/.new-" + name;
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    st = create_snapshot_dir(tmp);
+    if (st) {
+      auto m = make(
+          [&tmp](const std::string& file, std::string data) { return write_snapshot_file(tmp, file, data, true); });
+      if (m && m->name != name) m = status{code::internal, "a streamed snapshot's manifest names another snapshot"};
+      st = publish(tmp, name, m ? write_snapshot_manifest(tmp, *m, true) : m.error());
+    }
+  }
+  release(name);
+  return st;
+}
+
 status snapshot_repo::publish(const std::string& tmp, const std::string& name, status written) {
   status st = std::move(written);
   std::error_code ec;

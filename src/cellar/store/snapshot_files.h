@@ -123,6 +123,13 @@ class snapshot_repo {
   status begin_staged(const std::string& name);
   status stage(const std::string& name, const std::string& file, std::string_view data);
   status commit_staged(const snapshot_manifest& m);
+  // Adds snapshot `name` whose files `make` hands over one at a time through the sink it is
+  // given (each written, synced and dropped before the next is made, so they are never all
+  // in memory at once); `make` returns the snapshot's manifest, naming `name` and those
+  // files. ALREADY_EXISTS if the name is taken (or being written); the name is held from
+  // the start, and nothing is left behind when `make` or a write fails.
+  using file_sink = std::function<status(const std::string& file, std::string data)>;
+  status put_streamed(const std::string& name, const std::function<result<snapshot_manifest>(const file_sink&)>& make);
   // Adds a snapshot by copying the files of `dir` (checked first).
   status put_from_dir(const snapshot_manifest& m, const std::string& dir);
   result<snapshot_manifest> manifest(const std::string& name) const;
