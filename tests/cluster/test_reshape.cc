@@ -742,3 +742,54 @@ TEST_CASE("the Raft groups a split of a replicated table built keep their files:
   for (auto* x : {&n2, &n1}) REQUIRE_OK(x->s->close());
   std::filesystem::remove_all(base);
 }
+
+TEST_CASE("a replicated partition of over 4 MiB splits: each new group is filled in parts, nothing lost",
+          "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep-big");
+  constexpr auto election = std::chrono::milliseconds(300);
+  auto n1 = join_member(chroot, "m1", {}, election);
+  auto n2 = join_member(chroot, "m2", {}, election);
+  auto n3 = join_member(chroot, "m3", {}, election);
+  REQUIRE(zktest::eventually([&] { return n3.m->report().nodes.size() == 3; }));
+  create_replicated({&n1, &n2, &n3}, "rb", "m");
+  // About 10 MiB in partition 0 ([, m)): each half of the split passes the 4 MiB a fill
+  // entry holds (replication_config::load_entry_bytes), so it goes as a staged load.
+  auto c1 = connect_embedded(*n1.s);
+  model want;
+  const std::string value(8192, 'b');
+  constexpr int rows = 1200;
+  for (int from = 0; from < rows; from += 20) {
+    std::vector<batch_op> ops;
+    for (int i = from; i < from + 20; ++i) {
+      const std::string v = value + std::to_string(i);
+      ops.push_back(cellar::put(row_of(i)).add("f", "q", 1, v));
+      want[{row_of(i), "q"}] = v;
+    }
+    for (const auto& r : c1->batch("rb", std::move(ops))) REQUIRE_OK(r.st);
+  }
+  auto before = n2.s->list_regions("rb");
+  REQUIRE_OK(before);
+  REQUIRE(before->at(0).bytes > 8u << 20);
+
+  REQUIRE_OK(n2.s->split_region("rb", row_of(rows / 2)));
+  CHECK(bounds_of(*n2.s, "rb") == std::vector<std::string>{row_of(rows / 2), "m"});
+  for (auto* x : {&n1, &n2, &n3}) {
+    REQUIRE(zktest::eventually([&] {
+      auto r = x->s->list_regions("rb");
+      return r && r->size() == 3;
+    }));
+    auto regions = x->s->list_regions("rb");
+    REQUIRE_OK(regions);
+    CHECK(regions->at(0).bytes > 4u << 20);
+    CHECK(regions->at(1).bytes > 4u << 20);
+    auto c = connect_embedded(*x->s);
+    auto got = scan_all(*c, "rb");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells.size() == want.size());
+    CHECK(got->cells == want);
+  }
+
+  for (auto* x : {&n3, &n2, &n1}) x->m.reset();
+  for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
