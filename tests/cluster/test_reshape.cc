@@ -289,7 +289,7 @@ TEST_CASE("split and merge RANGE partitions in a cluster while a writer and a re
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
 }
 
-TEST_CASE("after a split, a request routed with the old partitions is refused UNAVAILABLE, not run on new ones",
+TEST_CASE("after a split, a request routed with the old partitions is refused RESHAPING, not run on new ones",
           "[member][reshape]") {
   const auto chroot = zktest::fresh_chroot("reshape-uid");
   auto n1 = join_member(chroot, "m1");

@@ -624,7 +624,7 @@ TEST_CASE("a replica restored from a Raft snapshot taken midway through a load w
   CHECK(g.stats(away).cells == rows);
 }
 
-TEST_CASE("a freeze through the log holds whoever leads: writes refused UNAVAILABLE until the release",
+TEST_CASE("a freeze through the log holds whoever leads: writes refused RESHAPING until the release",
           "[replica][freeze]") {
   group_fixture g;
   const auto l = g.leader();
