@@ -132,13 +132,15 @@ TEST_CASE("a snapshot taken while batches run holds each partition's batches who
     for (int r = 0; r < 2000; ++r) first.push_back(put("pad" + std::to_string(r)).add("f", "q", pad));
     REQUIRE(t.put(first).is_ok());
   }
+  // The batch's rows lie among the others, from first to last, so a batch spans every chunk
+  // of the copy: one that lands while the copy runs must come whole from the changes.
+  auto row_name = [](int r) { return "pad" + std::to_string(r * 50) + "n"; };
   std::atomic<bool> stop{false};
   std::atomic<int> rounds{0};
   std::thread writer([&] {
     for (int round = 1; !stop.load(); ++round) {
       std::vector<put> batch;
-      for (int r = 0; r < rows; ++r)
-        batch.push_back(put("row" + std::to_string(r)).add("f", "n", std::to_string(round)));
+      for (int r = 0; r < rows; ++r) batch.push_back(put(row_name(r)).add("f", "n", std::to_string(round)));
       REQUIRE(t.put(batch).is_ok());
       rounds = round;
     }
@@ -153,7 +155,7 @@ TEST_CASE("a snapshot taken while batches run holds each partition's batches who
     auto c = s->open_table(clone).value();
     std::string seen;
     for (int r = 0; r < rows; ++r) {
-      auto row = c.get(get("row" + std::to_string(r)));
+      auto row = c.get(get(row_name(r)));
       REQUIRE(row.is_ok());
       REQUIRE(row->cells.size() == 1);
       if (r == 0) seen = row->cells[0].value;

@@ -1,6 +1,7 @@
 // memtable::bulk_loader (recovery's load of a snapshot) against memtable::load, the plain
 // path: the same cells, versions, expiries and order, the same cell count and bytes,
-// whatever order the cells come in and whether they replace cells already there.
+// whatever order the cells come in and whether they replace cells already there; and
+// memtable::copy_records against copy_cells.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -178,4 +179,31 @@ TEST_CASE("bulk_loader: the memory pool is charged what the cells take, as on th
     REQUIRE(pa.used() > 0);
   }
   REQUIRE(pa.used() == 0);
+}
+
+TEST_CASE("copy_records copies, in chunks as records, the cells copy_cells copies", "[memtable][copy]") {
+  std::mt19937_64 rng(13);
+  auto cells = edge_cells(rng);
+  memtable m(nullptr);
+  for (const auto& c : cells) load_plain(m, c);
+  const auto want = listing(m);
+  for (std::size_t max_bytes : {std::size_t{1}, std::size_t{200}, std::size_t{1} << 20}) {
+    INFO("max_bytes " << max_bytes);
+    std::vector<std::tuple<std::string, std::int64_t, std::string>> got;
+    std::string last;
+    int chunks = 0;
+    for (bool done = false; !done;) {
+      std::string records, after = last;
+      done = m.copy_records(after, max_bytes, records, last);
+      ++chunks;
+      cell_record_reader r(records);
+      std::string_view key, value;
+      std::int64_t expires = 0;
+      while (r.next(key, expires, value)) got.emplace_back(std::string(key), expires, std::string(value));
+      REQUIRE_FALSE(r.failed());
+      if (!done) REQUIRE(last > after);  // each chunk takes up after the one before
+    }
+    CHECK(got == want);
+    if (max_bytes == 1) CHECK(chunks >= static_cast<int>(want.size()));
+  }
 }

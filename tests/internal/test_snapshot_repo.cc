@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -12,6 +13,7 @@
 #include "../support/temp_dir.h"
 #include "persist/codec.h"
 #include "persist/delta_map.h"
+#include "persist/loaded_cells.h"
 #include "store/snapshot_files.h"
 
 using namespace cellar;
@@ -43,29 +45,36 @@ TEST_CASE("a snapshot repo takes a snapshot a file at a time: it exists once com
   }
 }
 
-TEST_CASE("a snapshot repo takes a snapshot whose files are made one at a time, all or nothing", "[snapshot_repo]") {
+TEST_CASE("a snapshot repo takes a snapshot whose files are written as their bytes come, all or nothing",
+          "[snapshot_repo]") {
   testsupport::made_dir dir("cellar-streamed");
   for (const std::string& root : {std::string(), dir.path}) {
     INFO("store directory '" << root << "'");
     detail::snapshot_repo repo(root);
     const std::string schema = "schema bytes", cells = "cell bytes";
-    auto make = [&](const detail::snapshot_repo::file_sink& sink) -> result<detail::snapshot_manifest> {
+    auto make = [&](detail::snapshot_writer& w) -> result<detail::snapshot_manifest> {
       detail::snapshot_manifest m;
       m.name = "s";
       m.table = "t";
       m.partitions = 1;
       m.files["schema"] = {schema.size(), 0, detail::crc32c(schema)};
-      if (auto st = sink("schema", schema); !st) return st;
+      m.files["part-00000.cells"] = {cells.size(), 0, detail::crc32c(cells)};
+      // Two files appended to in turn; one read back and written again.
+      if (auto st = w.append("part-00000.cells", "cell "); !st) return st;
+      if (auto st = w.append("schema", schema); !st) return st;
+      if (auto st = w.append("part-00000.cells", "bites"); !st) return st;
+      auto now = w.contents("part-00000.cells");
+      if (!now) return now.error();
+      CHECK(now->data == "cell bites");
       // Between two files: not a snapshot yet, and its name is held.
       CHECK_FALSE(repo.manifest("s").is_ok());
       CHECK(repo.put(m, {{"schema", schema}}).code() == code::already_exists);
-      m.files["part-00000.cells"] = {cells.size(), 0, detail::crc32c(cells)};
-      if (auto st = sink("part-00000.cells", cells); !st) return st;
+      if (auto st = w.replace("part-00000.cells", {now->data.substr(0, 5), "bytes"}); !st) return st;
       return m;
     };
     // A failure midway leaves nothing: no snapshot, no staging directory, the name free.
-    auto fails = [&](const detail::snapshot_repo::file_sink& sink) -> result<detail::snapshot_manifest> {
-      REQUIRE(sink("schema", schema).is_ok());
+    auto fails = [&](detail::snapshot_writer& w) -> result<detail::snapshot_manifest> {
+      REQUIRE(w.append("schema", schema).is_ok());
       return status{code::io_error, "the disk is full"};
     };
     CHECK(repo.put_streamed("s", fails).code() == code::io_error);
@@ -75,9 +84,10 @@ TEST_CASE("a snapshot repo takes a snapshot whose files are made one at a time, 
     CHECK(repo.verify("s").is_ok());
     CHECK(repo.read("s", "schema").value() == schema);
     CHECK(repo.read("s", "part-00000.cells").value() == cells);
+    if (!root.empty()) CHECK_FALSE(std::filesystem::exists(root + "/snapshots/s/part-00000.cells.next"));
     bool made = false;
     CHECK(repo.put_streamed("s",
-                            [&](const detail::snapshot_repo::file_sink&) -> result<detail::snapshot_manifest> {
+                            [&](detail::snapshot_writer&) -> result<detail::snapshot_manifest> {
                               made = true;
                               return status{code::internal, "never called"};
                             })
@@ -86,7 +96,8 @@ TEST_CASE("a snapshot repo takes a snapshot whose files are made one at a time, 
   }
 }
 
-TEST_CASE("a partition copied in chunks makes the cell file its merged copy would", "[snapshot_repo]") {
+TEST_CASE("a partition copied in chunks, of cells or of records, makes the cell file its merged copy would",
+          "[snapshot_repo]") {
   using detail::delta_map;
   std::mt19937 rng(11);
   // Keys as encoded cell keys start: a big-endian family id, then bytes.
@@ -144,6 +155,27 @@ TEST_CASE("a partition copied in chunks makes the cell file its merged copy woul
       INFO("round " << round);
       CHECK(chunked == whole);
       CHECK(n_chunked == n_merged);
+      // The same chunks as cell file records (a named snapshot's copy), written as pieces.
+      std::vector<std::string> held;
+      for (const auto& ch : cells.chunks) {
+        std::string& r = held.emplace_back();
+        for (auto it = ch->begin(); it != ch->end(); ++it)
+          detail::append_cell_record(r, it->first.bytes, it->second.expires_at, it->second.value());
+      }
+      detail::record_chunks records;
+      records.changes = cells.changes;
+      for (const auto& r : held) records.chunks.push_back(r);
+      std::deque<std::string> scratch;
+      std::uint64_t n_records = 0;
+      std::string joined;
+      for (auto piece : detail::cell_file_pieces(records, families, &n_records, scratch)) joined.append(piece);
+      CHECK(joined == whole);
+      CHECK(n_records == n_merged);
+      // Without the header: the records alone (a chunk added to a file already begun).
+      std::string records_only;
+      for (auto piece : detail::cell_file_pieces(records, families, nullptr, scratch, false))
+        records_only.append(piece);
+      CHECK(std::string(detail::cell_file_header()) + records_only == whole);
     }
   }
 }

@@ -281,6 +281,20 @@ delta_map memtable::take_move_delta() {
 }
 
 bool memtable::copy_cells(const std::string& after, std::size_t max_bytes, delta_map& out, std::string& last) const {
+  return copy_after(after, max_bytes, last, [&out](std::string_view key, std::int64_t expires_at, std::string_view v) {
+    out.put(key, expires_at, v);
+  });
+}
+
+bool memtable::copy_records(const std::string& after, std::size_t max_bytes, std::string& out,
+                            std::string& last) const {
+  return copy_after(after, max_bytes, last, [&out](std::string_view key, std::int64_t expires_at, std::string_view v) {
+    append_cell_record(out, key, expires_at, v);
+  });
+}
+
+bool memtable::copy_after(const std::string& after, std::size_t max_bytes, std::string& last,
+                          absl::FunctionRef<void(std::string_view, std::int64_t, std::string_view)> emit) const {
   std::vector<std::uint32_t> ids;
   for (const auto& [id, m] : families_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
@@ -300,7 +314,7 @@ bool memtable::copy_cells(const std::string& after, std::size_t max_bytes, delta
       if (bytes >= max_bytes) return false;
       k.clear();
       encode_cell_key(k, id, it.row(), it.qualifier(), it.ts());
-      out.put(k, it.value().expires_at, it.value().value);
+      emit(k, it.value().expires_at, it.value().value);
       bytes += k.size() + it.value().value.size();
       last = k;
     }

@@ -196,6 +196,9 @@ class memtable {
   // returns true when the copy reached the last cell. `last` is the last key copied
   // (unchanged when none was).
   bool copy_cells(const std::string& after, std::size_t max_bytes, delta_map& out, std::string& last) const;
+  // As copy_cells, each cell appended to `out` as a cell file record (persist/loaded_cells.h:
+  // append_cell_record) instead of put in a delta_map: one buffer, no node or heap block a cell.
+  bool copy_records(const std::string& after, std::size_t max_bytes, std::string& out, std::string& last) const;
   // Calls `fn(key, expires_at, value)` for every cell, in the order of copy_cells, with its
   // encoded key: the cells copy_cells would copy, without building a delta_map of them.
   // The views last until `fn` returns; `fn` must not change this memtable.
@@ -212,6 +215,11 @@ class memtable {
   void load_cells(std::shared_ptr<const loaded_cells> cells);
 
  private:
+  // copy_cells and copy_records: the cells after `after`, in key order, each given to `emit`
+  // with its encoded key, until about `max_bytes`.
+  bool copy_after(
+      const std::string& after, std::size_t max_bytes, std::string& last,
+      absl::FunctionRef<void(std::string_view key, std::int64_t expires_at, std::string_view value)> emit) const;
   template <class Out>
   void read_row_into(const table_schema& schema, std::string_view row, const read_options& o, bool exists_only,
                      std::int64_t now, Out& out) const;

@@ -217,6 +217,10 @@ move_reply partition::move(move_request& r) {
     case move_request::chunk:
       out.done = mem_->copy_cells(r.after, std::max<std::uint64_t>(r.max_bytes, 1), *out.cells.map, out.last);
       break;
+    case move_request::records:
+      out.records.reserve(r.max_bytes + r.max_bytes / 8);
+      out.done = mem_->copy_records(r.after, std::max<std::uint64_t>(r.max_bytes, 1), out.records, out.last);
+      break;
     case move_request::cut:
     case move_request::freeze:
       if (!mem_->tracking_move()) {

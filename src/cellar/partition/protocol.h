@@ -141,7 +141,19 @@ struct admin_reply {
 //   copy    every cell, at one instant after a read barrier (`cells`)
 //   apply   writes `cells` through the Raft log: every replica applies them
 struct move_request {
-  enum step : std::uint8_t { track = 0, chunk = 1, cut = 2, freeze = 3, abort = 4, apply = 5, load = 6, copy = 7 };
+  // records: as chunk, the cells as cell file records (move_reply::records), for a named
+  // snapshot, which writes them to its files as they are.
+  enum step : std::uint8_t {
+    track = 0,
+    chunk = 1,
+    cut = 2,
+    freeze = 3,
+    abort = 4,
+    apply = 5,
+    load = 6,
+    copy = 7,
+    records = 8
+  };
   std::uint8_t what = track;
   std::string after;
   std::uint64_t max_bytes = 0;
@@ -151,9 +163,10 @@ struct move_request {
 
 struct move_reply {
   status st;
-  delta_handle cells;  // chunk, cut, freeze
-  std::string last;    // chunk: the last key copied (empty: none)
-  bool done = false;   // chunk: nothing after `last`
+  delta_handle cells;   // chunk, cut, freeze
+  std::string last;     // chunk: the last key copied (empty: none)
+  bool done = false;    // chunk: nothing after `last`
+  std::string records;  // records: the cells copied, as cell file records
 };
 
 // The partition moved to another node: requests held by a freeze, and every later
@@ -296,7 +309,7 @@ CELLAR_INSPECT_FIELDS(merge_delta_request, x.delta)
 CELLAR_INSPECT_FIELDS(stop_request)
 CELLAR_INSPECT_FIELDS(admin_reply, x.st)
 CELLAR_INSPECT_FIELDS(move_request, x.what, x.after, x.max_bytes, x.cells, x.loaded)
-CELLAR_INSPECT_FIELDS(move_reply, x.st, x.cells, x.last, x.done)
+CELLAR_INSPECT_FIELDS(move_reply, x.st, x.cells, x.last, x.done, x.records)
 CELLAR_INSPECT_FIELDS(handoff_request, x.to)
 
 #undef CELLAR_INSPECT_FIELDS

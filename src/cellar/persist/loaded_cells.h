@@ -20,6 +20,17 @@
 
 namespace cellar::detail {
 
+// Appends one record of a cell file: u32 key length, key, i64 expires_at, u32 value length,
+// value (all big-endian).
+inline void append_cell_record(std::string& out, std::string_view key, std::int64_t expires_at,
+                               std::string_view value) {
+  put_u32(out, static_cast<std::uint32_t>(key.size()));
+  out.append(key);
+  put_u64(out, static_cast<std::uint64_t>(expires_at));
+  put_u32(out, static_cast<std::uint32_t>(value.size()));
+  out.append(value);
+}
+
 // Reads the records of a cell file: u32 key length, key, i64 expires_at, u32 value
 // length, value (all big-endian).
 class cell_record_reader {

@@ -18,8 +18,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <latch>
 #include <optional>
+#include <set>
 
 #include "partition/ask.h"
 #include "persist/codec.h"
@@ -61,17 +64,18 @@ void stop_tracking(caf::actor_system& sys, const table_runtime& rt) {
   (void)ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::abort); });
 }
 
-// Each partition of `rt` as it was at one instant (see above).
-result<std::vector<chunked_cells>> copy_partitions(caf::actor_system& sys, const table_runtime& rt) {
+// Each partition of `rt` as it was at one instant (see above): every chunk of its cells,
+// as cell file records in key order (each chunk after the one before), is given to
+// `take(partition, records)` as it comes; what changed in each partition since its first
+// chunk was copied is returned, for the caller to apply.
+result<std::vector<std::shared_ptr<const delta_map>>> copy_partitions(
+    caf::actor_system& sys, const table_runtime& rt, const std::function<status(std::size_t, std::string_view)>& take) {
   const std::size_t n = rt.partitions.size();
   for (auto& r : ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::track); }))
     if (!r || !r->st) {
       stop_tracking(sys, rt);
       return r ? r->st : r.error();
     }
-  // Each partition's chunks are kept as they come (in key order, each after the last) and
-  // written into its file with the changes at the end (encode_cells), not merged here.
-  std::vector<chunked_cells> copies(n);
   std::vector<std::string> after(n);
   std::vector<bool> done(n, false);
   status failed;
@@ -84,7 +88,7 @@ result<std::vector<chunked_cells>> copy_partitions(caf::actor_system& sys, const
     std::vector<std::optional<result<move_reply>>> got(n);
     std::latch left(static_cast<std::ptrdiff_t>(open.size()));
     for (auto i : open) {
-      move_request r = step(move_request::chunk);
+      move_request r = step(move_request::records);
       r.after = after[i];
       r.max_bytes = chunk_bytes;
       ask<move_reply>(sys, rt.partitions[i].actor, std::move(r), [&got, &left, i](result<move_reply> x) {
@@ -99,7 +103,11 @@ result<std::vector<chunked_cells>> copy_partitions(caf::actor_system& sys, const
         failed = r ? r->st : r.error();
         break;
       }
-      if (r->cells.map && !r->cells.map->empty()) copies[i].chunks.push_back(std::move(r->cells.map));
+      if (!r->records.empty())
+        if (auto st = take(i, r->records); !st) {
+          failed = st;
+          break;
+        }
       if (!r->last.empty()) after[i] = r->last;
       done[i] = r->done;
     }
@@ -109,12 +117,13 @@ result<std::vector<chunked_cells>> copy_partitions(caf::actor_system& sys, const
   }
   auto cuts = ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::cut); });
   stop_tracking(sys, rt);
+  std::vector<std::shared_ptr<const delta_map>> changes(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (!cuts[i]) return cuts[i].error();
     if (!cuts[i]->st) return cuts[i]->st;
-    copies[i].changes = std::move(cuts[i]->cells.map);
+    changes[i] = std::move(cuts[i]->cells.map);
   }
-  return copies;
+  return changes;
 }
 
 status table_not_found(const std::string& name) {
@@ -245,32 +254,113 @@ std::shared_ptr<const delta_map> to_cells(const loaded_cells& lc) {
   return out;
 }
 
-// The snapshot of `schema`'s table from its partition copies: its files, each handed to
-// `sink` as it is made (and each partition's copy dropped once its file is), and its
-// manifest.
-result<snapshot_manifest> make_snapshot(const std::string& name, std::int64_t now, const table_schema& schema,
-                                        std::vector<chunked_cells>& copies, const snapshot_repo::file_sink& sink) {
+// A manifest of snapshot `name` of `schema`'s table, with no file yet; the ids of the
+// table's families into `families`.
+snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const table_schema& schema,
+                              std::uint32_t partitions, std::set<std::uint32_t>& families) {
   snapshot_manifest m;
   m.name = name;
   m.table = schema.name;
   m.created_unix_ms = now;
-  m.partitions = static_cast<std::uint32_t>(copies.size());
-  std::set<std::uint32_t> families;
+  m.partitions = partitions;
   for (const auto& f : schema.families) {
     m.families[f.id] = f.desc.name;
     families.insert(f.id);
   }
+  return m;
+}
+
+// The snapshot of `schema`'s table from its partition copies: its manifest and files.
+std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(const std::string& name,
+                                                                               std::int64_t now,
+                                                                               const table_schema& schema,
+                                                                               std::vector<chunked_cells>& copies) {
+  std::set<std::uint32_t> families;
+  snapshot_manifest m = manifest_of(name, now, schema, static_cast<std::uint32_t>(copies.size()), families);
+  std::map<std::string, std::string> files;
   auto add = [&](const std::string& file, std::string data, std::uint64_t cells) {
     m.files[file] = {data.size(), cells, crc32c(data)};
-    return sink(file, std::move(data));
+    files.emplace(file, std::move(data));
   };
-  if (auto st = add(std::string(schema_file), encode_schema(schema), 0); !st) return st;
+  add(std::string(schema_file), encode_schema(schema), 0);
   for (std::uint32_t p = 0; p < copies.size(); ++p) {
     std::uint64_t cells = 0;
     std::string data = encode_cells(copies[p], families, &cells);
     copies[p] = {};
-    if (auto st = add(part_file_name(p), std::move(data), cells); !st) return st;
+    add(part_file_name(p), std::move(data), cells);
   }
+  return {std::move(m), std::move(files)};
+}
+
+// A snapshot file written through a snapshot_writer as its pieces come: its size, CRC and
+// cells so far.
+struct file_written {
+  snapshot_manifest::file f;
+  status add(snapshot_writer& w, const std::string& name, const std::vector<std::string_view>& pieces) {
+    for (const auto& piece : pieces) {
+      if (auto st = w.append(name, piece); !st) return st;
+      f.bytes += piece.size();
+      f.crc = crc32c_extend(f.crc, piece);
+    }
+    return status::ok();
+  }
+};
+
+// store::snapshot on one store: every partition copied at one instant (the catalog held,
+// so no DDL meanwhile), each chunk of its cells written to its file as it comes; then
+// the file of each partition that changed during the copy is written again with the
+// changes applied. Neither the copy nor the files are ever whole in memory.
+result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table, const std::string& name,
+                                         snapshot_writer& w) {
+  table_schema schema;
+  std::set<std::uint32_t> families;
+  snapshot_manifest m;
+  std::vector<file_written> files;
+  std::vector<std::shared_ptr<const delta_map>> changes;
+  {
+    absl::MutexLock lock(&s.catalog->mutex());
+    auto rt = s.catalog->lookup(table);
+    if (!rt) return table_not_found(table);
+    if (rt->partitions.empty()) return status{code::invalid_argument, "table '" + table + "' has no family yet"};
+    schema = *rt->schema;
+    const auto n = static_cast<std::uint32_t>(rt->partitions.size());
+    m = manifest_of(name, s.options.clock(), schema, n, families);
+    files.resize(n);
+    for (std::uint32_t p = 0; p < n; ++p)
+      if (auto st = files[p].add(w, part_file_name(p), {cell_file_header()}); !st) return st;
+    auto c = copy_partitions(*s.system, *rt, [&](std::size_t p, std::string_view records) {
+      std::deque<std::string> scratch;
+      std::uint64_t cells = 0;
+      auto pieces = cell_file_pieces({{records}, nullptr}, families, &cells, scratch, false);
+      files[p].f.cells += cells;
+      return files[p].add(w, part_file_name(static_cast<std::uint32_t>(p)), pieces);
+    });
+    if (!c) return c.error();
+    changes = std::move(*c);
+  }
+  for (std::uint32_t p = 0; p < files.size(); ++p) {
+    const std::string file = part_file_name(p);
+    if (changes[p] && !changes[p]->empty()) {
+      auto now = w.contents(file);
+      if (!now) return now.error();
+      auto records = cell_records(now->data);
+      if (!records) return records.error();
+      std::deque<std::string> scratch;
+      file_written again;
+      auto pieces = cell_file_pieces({{*records}, changes[p]}, families, &again.f.cells, scratch);
+      for (const auto& piece : pieces) {
+        again.f.bytes += piece.size();
+        again.f.crc = crc32c_extend(again.f.crc, piece);
+      }
+      if (auto st = w.replace(file, pieces); !st) return st;
+      files[p] = again;
+    }
+    m.files[file] = files[p].f;
+  }
+  const std::string encoded_schema = encode_schema(schema);
+  file_written schema_written;
+  if (auto st = schema_written.add(w, std::string(schema_file), {encoded_schema}); !st) return st;
+  m.files[std::string(schema_file)] = schema_written.f;
   return m;
 }
 
@@ -307,13 +397,8 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
     return {code::conflict, "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
   std::vector<chunked_cells> parts(copies->size());
   for (std::size_t p = 0; p < parts.size(); ++p) parts[p].chunks.push_back(std::move((*copies)[p]));
-  std::map<std::string, std::string> files;
-  auto m = make_snapshot(name, s.options.clock(), schema, parts, [&files](const std::string& file, std::string data) {
-    files[file] = std::move(data);
-    return status::ok();
-  });
-  if (!m) return m.error();
-  return c.put(*m, files);
+  auto [m, files] = make_snapshot(name, s.options.clock(), schema, parts);
+  return c.put(m, files);
 }
 
 }  // namespace
@@ -328,24 +413,7 @@ status store::snapshot(const std::string& table, const std::string& name) {
   }
   if (auto st = check_snapshot_name(name); !st) return st;
   if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
-  table_schema schema;
-  std::vector<chunked_cells> copies;
-  {
-    // No DDL while the partitions are copied: the schema written is the cells' schema.
-    absl::MutexLock lock(&s.catalog->mutex());
-    auto rt = s.catalog->lookup(table);
-    if (!rt) return table_not_found(table);
-    if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
-    auto c = copy_partitions(*s.system, *rt);
-    if (!c) return c.error();
-    copies = std::move(*c);
-    schema = *rt->schema;
-  }
-  // Each partition's file is written as it is encoded: the table's encoded files are never
-  // all in memory at once.
-  return s.snapshots->put_streamed(name, [&](const snapshot_repo::file_sink& sink) {
-    return make_snapshot(name, s.options.clock(), schema, copies, sink);
-  });
+  return s.snapshots->put_streamed(name, [&](snapshot_writer& w) { return write_snapshot(s, table, name, w); });
 }
 
 result<std::vector<snapshot_info>> store::list_snapshots(const std::string& regex) const {

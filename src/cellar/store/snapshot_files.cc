@@ -4,9 +4,12 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -32,19 +35,31 @@ status io_error(const std::string& what, const std::string& path) {
 
 status corrupt(const std::string& what) { return {code::corruption, what}; }
 
-status write_synced(const std::string& path, std::string_view data, bool durable = true) {
+// `pieces` written to `path` one after another (up to IOV_MAX a call), then synced.
+status write_synced(const std::string& path, const std::vector<std::string_view>& pieces, bool durable = true) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot create", path);
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+  std::vector<iovec> left;
+  left.reserve(pieces.size());
+  for (const auto& p : pieces)
+    if (!p.empty()) left.push_back({const_cast<char*>(p.data()), p.size()});
+  std::size_t first = 0;
+  while (first < left.size()) {
+    const int count = static_cast<int>(std::min<std::size_t>(left.size() - first, IOV_MAX));
+    const ssize_t n = ::writev(fd, left.data() + first, count);
     if (n < 0) {
       if (errno == EINTR) continue;
       auto st = io_error("cannot write", path);
       ::close(fd);
       return st;
     }
-    done += static_cast<std::size_t>(n);
+    // Past what was written: whole pieces, then part of one.
+    auto written = static_cast<std::size_t>(n);
+    while (first < left.size() && written >= left[first].iov_len) written -= left[first++].iov_len;
+    if (written > 0) {
+      left[first].iov_base = static_cast<char*>(left[first].iov_base) + written;
+      left[first].iov_len -= written;
+    }
   }
   if (durable && ::fdatasync(fd) != 0) {
     auto st = io_error("cannot sync", path);
@@ -53,6 +68,10 @@ status write_synced(const std::string& path, std::string_view data, bool durable
   }
   ::close(fd);
   return status::ok();
+}
+
+status write_synced(const std::string& path, std::string_view data, bool durable = true) {
+  return write_synced(path, std::vector<std::string_view>{data}, durable);
 }
 
 status sync_dir(const std::string& path) {
@@ -226,9 +245,7 @@ std::string cell_file_header() {
 }
 
 void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value) {
-  put_bytes(file, key);
-  put_u64(file, static_cast<std::uint64_t>(expires_at));
-  put_bytes(file, value);
+  append_cell_record(file, key, expires_at, value);
 }
 
 namespace {
@@ -320,6 +337,86 @@ std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_
   return encode_cells(merged, families, count);
 }
 
+std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const std::set<std::uint32_t>& families,
+                                               std::uint64_t* count, std::deque<std::string>& scratch, bool header) {
+  static const delta_map none;
+  const delta_map& changes = cells.changes ? *cells.changes : none;
+  std::vector<std::string_view> pieces;
+  if (header) pieces.push_back(cells_magic);
+  std::uint64_t n = 0;
+  auto c = changes.begin();
+  auto emit_change = [&] {
+    if (c->second.present && in_families(c->first.bytes, families)) {
+      append_cell_record(scratch.emplace_back(), c->first.bytes, c->second.expires_at, c->second.value());
+      pieces.push_back(scratch.back());
+      ++n;
+    }
+  };
+  std::string_view previous;  // the last chunk key taken
+  bool any = false, in_order = true;
+  for (const std::string_view chunk : cells.chunks) {
+    std::size_t run = 0;  // where the run of the chunk's bytes not yet in `pieces` starts
+    auto close_run = [&](std::size_t at) {
+      if (at > run) pieces.push_back(chunk.substr(run, at - run));
+    };
+    cell_record_reader r(chunk);
+    std::string_view key, value;
+    std::int64_t expires = 0;
+    while (r.next(key, expires, value)) {
+      const auto begin = static_cast<std::size_t>(key.data() - chunk.data()) - 4;
+      const auto end = static_cast<std::size_t>(value.data() + value.size() - chunk.data());
+      if (any && key.compare(previous) <= 0) {
+        in_order = false;
+        break;
+      }
+      any = true;
+      previous = key;
+      bool replaced = false;
+      // The changes ordered before `key`; one at `key` replaces its record.
+      if (c != changes.end() && c->first.bytes.compare(key) <= 0) {
+        close_run(begin);
+        run = begin;
+        for (; c != changes.end() && c->first.bytes.compare(key) <= 0; ++c) {
+          replaced = replaced || c->first.bytes == key;
+          emit_change();
+        }
+      }
+      if (replaced || !in_families(key, families)) {
+        close_run(begin);
+        run = end;
+      } else {
+        ++n;
+      }
+    }
+    if (r.failed()) in_order = false;  // not a copy's records: merged below, which skips them
+    if (!in_order) break;
+    close_run(chunk.size());
+  }
+  if (in_order) {
+    for (; c != changes.end(); ++c) emit_change();
+    if (count) *count = n;
+    return pieces;
+  }
+  // Out of order after all: merged into one map, then encoded as one piece.
+  delta_map merged;
+  for (const std::string_view chunk : cells.chunks) {
+    cell_record_reader r(chunk);
+    std::string_view key, value;
+    std::int64_t expires = 0;
+    while (r.next(key, expires, value)) merged.put(key, expires, value);
+  }
+  for (auto it = changes.begin(); it != changes.end(); ++it) {
+    if (it->second.present)
+      merged.put(it->first.bytes, it->second.expires_at, it->second.value());
+    else
+      merged.erase(it->first.bytes);
+  }
+  scratch.push_back(encode_cells(merged, families, count));
+  std::string_view whole = scratch.back();
+  if (!header) whole.remove_prefix(cells_magic.size());
+  return {whole};
+}
+
 result<std::string_view> cell_records(std::string_view file) {
   if (file.substr(0, cells_magic.size()) != cells_magic) return corrupt("not a cellar cell file");
   return file.substr(cells_magic.size());
@@ -358,6 +455,11 @@ status create_snapshot_dir(const std::string& dir) {
 
 status write_snapshot_file(const std::string& dir, const std::string& file, std::string_view data, bool durable) {
   return write_synced(dir + "/" + file, data, durable);
+}
+
+status write_snapshot_file(const std::string& dir, const std::string& file, const std::vector<std::string_view>& pieces,
+                           bool durable) {
+  return write_synced(dir + "/" + file, pieces, durable);
 }
 
 status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable) {
@@ -440,20 +542,99 @@ status snapshot_repo::put(const snapshot_manifest& m, const std::map<std::string
   return st;
 }
 
+namespace {
+
+// A snapshot's files in memory (a memory-only store's).
+class memory_writer final : public snapshot_writer {
+ public:
+  status append(const std::string& file, std::string_view data) override {
+    files_[file].append(data);
+    return status::ok();
+  }
+  result<file_bytes> contents(const std::string& file) override { return file_bytes{nullptr, files_[file]}; }
+  status replace(const std::string& file, const std::vector<std::string_view>& pieces) override {
+    std::string now;
+    for (const auto& p : pieces) now.append(p);
+    files_[file] = std::move(now);
+    return status::ok();
+  }
+  std::map<std::string, std::string> take() { return std::move(files_); }
+
+ private:
+  std::map<std::string, std::string> files_;
+};
+
+// A snapshot's files in a staging directory, each kept open while it is appended to.
+class dir_writer final : public snapshot_writer {
+ public:
+  explicit dir_writer(std::string dir) : dir_(std::move(dir)) {}
+  ~dir_writer() override {
+    for (const auto& [file, fd] : open_) ::close(fd);
+  }
+  status append(const std::string& file, std::string_view data) override {
+    auto it = open_.find(file);
+    if (it == open_.end()) {
+      const std::string path = dir_ + "/" + file;
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) return io_error("cannot create", path);
+      it = open_.emplace(file, fd).first;
+    }
+    while (!data.empty()) {
+      const ssize_t n = ::write(it->second, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return io_error("cannot write", dir_ + "/" + file);
+      }
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return status::ok();
+  }
+  result<file_bytes> contents(const std::string& file) override { return map_whole(dir_ + "/" + file); }
+  status replace(const std::string& file, const std::vector<std::string_view>& pieces) override {
+    // Written beside it and renamed over it: the pieces may view its mapping.
+    const std::string path = dir_ + "/" + file, next = path + ".next";
+    if (auto it = open_.find(file); it != open_.end()) {
+      ::close(it->second);
+      open_.erase(it);
+    }
+    if (auto st = write_synced(next, pieces); !st) return st;
+    std::error_code ec;
+    fs::rename(next, path, ec);
+    if (ec) return {code::io_error, "cannot rename '" + next + "': " + ec.message()};
+    return status::ok();
+  }
+  // Every file appended to, synced and closed.
+  status finish() {
+    status st;
+    for (const auto& [file, fd] : open_) {
+      if (st && ::fdatasync(fd) != 0) st = io_error("cannot sync", dir_ + "/" + file);
+      ::close(fd);
+    }
+    open_.clear();
+    return st;
+  }
+
+ private:
+  const std::string dir_;
+  std::map<std::string, int> open_;
+};
+
+}  // namespace
+
 status snapshot_repo::put_streamed(const std::string& name,
-                                   const std::function<result<snapshot_manifest>(const file_sink&)>& make) {
+                                   const std::function<result<snapshot_manifest>(snapshot_writer&)>& make) {
   if (auto st = claim(name); !st) return st;
+  auto named = [&name](result<snapshot_manifest> m) -> result<snapshot_manifest> {
+    if (m && m->name != name) return status{code::internal, "a streamed snapshot's manifest names another snapshot"};
+    return m;
+  };
   status st;
   if (dir_.empty()) {
-    std::map<std::string, std::string> files;
-    auto m = make([&files](const std::string& file, std::string data) {
-      files[file] = std::move(data);
-      return status::ok();
-    });
-    if (m && m->name != name) m = status{code::internal, "a streamed snapshot's manifest names another snapshot"};
+    memory_writer w;
+    auto m = named(make(w));
     if (m) {
       absl::MutexLock lock(&mu_);
-      memory_[name] = held{std::move(*m), std::move(files)};
+      memory_[name] = held{std::move(*m), w.take()};
     } else {
       st = m.error();
     }
@@ -463,10 +644,11 @@ status snapshot_repo::put_streamed(const std::string& name,
     fs::remove_all(tmp, ec);
     st = create_snapshot_dir(tmp);
     if (st) {
-      auto m = make(
-          [&tmp](const std::string& file, std::string data) { return write_snapshot_file(tmp, file, data, true); });
-      if (m && m->name != name) m = status{code::internal, "a streamed snapshot's manifest names another snapshot"};
-      st = publish(tmp, name, m ? write_snapshot_manifest(tmp, *m, true) : m.error());
+      dir_writer w(tmp);
+      auto m = named(make(w));
+      status written = m ? w.finish() : m.error();
+      if (written) written = write_snapshot_manifest(tmp, *m, true);
+      st = publish(tmp, name, written);
     }
   }
   release(name);

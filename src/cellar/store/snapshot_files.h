@@ -15,6 +15,7 @@
 #include <absl/synchronization/mutex.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,23 @@ struct chunked_cells {
 // with the changes applied, written from the pieces without merging them. Chunks that are
 // not in key order after all are merged first.
 std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
+// A partition copied in pieces of cell file records (partition/protocol.h:
+// move_request::records): `chunks` in key order, each after the one before, and the
+// `changes` made since the first was copied, as chunked_cells.
+struct record_chunks {
+  std::vector<std::string_view> chunks;  // held by the caller
+  std::shared_ptr<const delta_map> changes;
+};
+// The cell file of `cells` (the bytes encode_cells makes of the chunks' cells with the
+// changes applied) as pieces to write one after another: the header (unless `header` is
+// false: the records alone), runs of the chunks' own bytes, and the records of the
+// changes, which `scratch` holds. The pieces view `cells` and `scratch`. Chunks not in key
+// order after all are merged first (then the records are one piece). Counts the cells
+// into *count.
+std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const std::set<std::uint32_t>& families,
+                                               std::uint64_t* count, std::deque<std::string>& scratch,
+                                               bool header = true);
+
 // Appends one cell to a cell file being built (start it with cell_file_header()).
 std::string cell_file_header();
 void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value);
@@ -100,6 +118,9 @@ status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
 // directory, each file, then the manifest last (a directory without one is not a snapshot).
 status create_snapshot_dir(const std::string& dir);
 status write_snapshot_file(const std::string& dir, const std::string& file, std::string_view data, bool durable);
+// A file of `pieces` written one after another.
+status write_snapshot_file(const std::string& dir, const std::string& file, const std::vector<std::string_view>& pieces,
+                           bool durable);
 status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable);
 result<snapshot_manifest> read_manifest_dir(const std::string& dir);
 result<std::string> read_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
@@ -107,6 +128,20 @@ result<std::string> read_file_checked(const std::string& dir, const snapshot_man
 result<file_bytes> map_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
 // Reads and checks every file `m` names (CORRUPTION for the first that fails).
 status verify_dir(const std::string& dir, const snapshot_manifest& m);
+
+// The files of a snapshot being written (snapshot_repo::put_streamed): bytes appended to
+// each file as they come, several files at once, and a file read back and replaced for a
+// second pass. One thread at a time.
+class snapshot_writer {
+ public:
+  virtual ~snapshot_writer() = default;
+  // Appends `data` to `file` (made on first use).
+  virtual status append(const std::string& file, std::string_view data) = 0;
+  // What `file` holds so far; valid until `file` is appended to or replaced.
+  virtual result<file_bytes> contents(const std::string& file) = 0;
+  // `file` from now on holds `pieces`, one after another (they may view its contents).
+  virtual status replace(const std::string& file, const std::vector<std::string_view>& pieces) = 0;
+};
 
 class snapshot_repo {
  public:
@@ -123,13 +158,13 @@ class snapshot_repo {
   status begin_staged(const std::string& name);
   status stage(const std::string& name, const std::string& file, std::string_view data);
   status commit_staged(const snapshot_manifest& m);
-  // Adds snapshot `name` whose files `make` hands over one at a time through the sink it is
-  // given (each written, synced and dropped before the next is made, so they are never all
-  // in memory at once); `make` returns the snapshot's manifest, naming `name` and those
-  // files. ALREADY_EXISTS if the name is taken (or being written); the name is held from
-  // the start, and nothing is left behind when `make` or a write fails.
-  using file_sink = std::function<status(const std::string& file, std::string data)>;
-  status put_streamed(const std::string& name, const std::function<result<snapshot_manifest>(const file_sink&)>& make);
+  // Adds snapshot `name` whose files `make` writes through the writer it is given, as their
+  // bytes come (in a store with a directory, straight to the files, so they are never in
+  // memory whole); `make` returns the snapshot's manifest, naming `name` and those files.
+  // ALREADY_EXISTS if the name is taken (or being written); the name is held from the
+  // start; the files are synced before the manifest is written; nothing is left behind
+  // when `make` or a write fails.
+  status put_streamed(const std::string& name, const std::function<result<snapshot_manifest>(snapshot_writer&)>& make);
   // Adds a snapshot by copying the files of `dir` (checked first).
   status put_from_dir(const snapshot_manifest& m, const std::string& dir);
   result<snapshot_manifest> manifest(const std::string& name) const;
