@@ -389,6 +389,36 @@ TEST_CASE("a schema change reaches every replica through the log, also one never
   CHECK(ask_v2(l2, {put("after").add("g", "q", "x")}).results.at(0).st.is_ok());
 }
 
+TEST_CASE("a write routed with a schema version the leader has not applied yet waits for it, then runs", "[replica]") {
+  group_fixture g;
+  const auto l = g.leader();
+  REQUIRE(g.ask(l, {put("before").add("f", "q", "1")}).results.at(0).st.is_ok());
+  table_schema v2 = *g.schema;
+  v2.version = 2;
+  v2.families.push_back({family_descriptor{"g", 0, 0}, 2});
+  // Its node routed it with version 2 before telling the replica (the adopt comes after).
+  auto early = std::async(std::launch::async, [&] {
+    caf::scoped_actor self{g.sys};
+    batch_reply out;
+    self->request(g.actors[l - 1], wait_limit, batch_request{2, {put("early").add("g", "q", "v2")}})
+        .receive([&](batch_reply& r) { out = std::move(r); }, [&](caf::error& e) { FAIL(g.sys.render(e)); });
+    return out;
+  });
+  CHECK(early.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);  // waiting, not refused
+  {
+    caf::scoped_actor self{g.sys};
+    self->request(g.actors[l - 1], wait_limit, adopt_schema_request{v2})
+        .receive([](admin_reply&) {}, [&](caf::error& e) { FAIL(g.sys.render(e)); });
+  }
+  REQUIRE(early.wait_for(wait_limit) == std::future_status::ready);
+  const auto r = early.get();
+  INFO(r.results.at(0).st.to_string());
+  CHECK(r.results.at(0).st.is_ok());
+  auto got = g.ask(l, {get("early")});
+  REQUIRE(got.results.at(0).st.is_ok());
+  CHECK(value_of(got.results[0]) == "v2");
+}
+
 TEST_CASE("a replica that missed a schema change and the entries after it catches up by snapshot, schema included",
           "[replica]") {
   group_fixture g;

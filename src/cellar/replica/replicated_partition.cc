@@ -109,13 +109,17 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     return {
         [this](batch_request& r) -> caf::result<batch_reply> {
           if (stopping_) return failed(r.ops.size(), stopped_status());
-          if (auto why = stale(r.schema_version)) return failed(r.ops.size(), *why);
+          if (stale(r.schema_version)) {
+            const auto n = r.ops.size();
+            return wait_for_schema<batch_reply>(std::move(r), [n](const status& st) { return failed(n, st); });
+          }
           if (reads_only(r.ops)) return read(std::move(r));
           return write(std::move(r));
         },
         [this](scan_request& r) -> caf::result<scan_reply> {
           if (stopping_) return scan_reply{stopped_status(), {}};
-          if (auto why = stale(r.schema_version)) return scan_reply{*why, {}};
+          if (stale(r.schema_version))
+            return wait_for_schema<scan_reply>(std::move(r), [](const status& st) { return scan_reply{st, {}}; });
           if (group_->lease_valid()) return scan_reply{status::ok(), mem_->scan(*cfg_.schema, r.page, cfg_.clock())};
           auto rp = make_response_promise<scan_reply>();
           after_barrier([this, rp, r = std::move(r)](const status& st) mutable {
@@ -154,6 +158,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [this](stop_request&) -> caf::result<admin_reply> {
           stopping_ = true;
           fail_loads(stopped_status());
+          end_schema_waits(true);
           auto rp = make_response_promise<admin_reply>();
           group_->close([this, rp]() mutable {
             rp.deliver(admin_reply{});
@@ -181,6 +186,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
         [](log_synced_atom) {},
         [this](replica_tick_atom, std::uint64_t generation) {
           group_->on_tick(generation);
+          end_schema_waits(false);
           propose_pending();
           next_part();
         },
@@ -211,6 +217,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
       if (!cfg_.schema || schema.version > cfg_.schema->version)
         cfg_.schema = std::make_shared<const table_schema>(std::move(schema));
       if (pending_schema_ && pending_schema_->version <= cfg_.schema->version) pending_schema_.reset();
+      end_schema_waits(false);
       return "ok";
     }
     if (kind == cells_entry) {
@@ -354,6 +361,7 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     if (has_stage) stage_ = staged_load{stage_id, std::move(parts)};
     frozen_ = frozen;
     frozen_by_ = frozen_by;
+    end_schema_waits(false);
     return status::ok();
   }
 
@@ -383,6 +391,43 @@ class replicated_owner final : public replicated_partition_actor::base, public s
     if (cfg_.schema && version <= cfg_.schema->version) return std::nullopt;
     return status{code::unavailable, "partition " + std::to_string(cfg_.index) +
                                          " has not yet adopted schema version " + std::to_string(version)};
+  }
+
+  // A request routed with a schema version this replica has not applied yet. Its node has
+  // applied it (a node routes with the versions it knows), so the schema entry is on its
+  // way through the group's log: the request waits for it, up to schema_wait, and then is
+  // handled as it came (sent to this actor again), or answers UNAVAILABLE (`refuse`).
+  template <class Reply, class Request, class Refuse>
+  caf::result<Reply> wait_for_schema(Request r, Refuse refuse) {
+    auto rp = make_response_promise<Reply>();
+    const auto version = r.schema_version;
+    schema_waits_.push_back({version, std::chrono::steady_clock::now() + schema_wait,
+                             [this, rp, r = std::move(r), refuse](const std::optional<status>& why) mutable {
+                               if (why)
+                                 rp.deliver(refuse(*why));
+                               else
+                                 rp.delegate(caf::actor_cast<detail::partition_actor>(this), std::move(r));
+                             }});
+    return rp;
+  }
+
+  // Resumes the waits the schema now allows; with `all`, or once past its deadline, a wait
+  // ends refused (stopping: the partition's stop status).
+  void end_schema_waits(bool all) {
+    if (schema_waits_.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<schema_waiter> waits;
+    waits.swap(schema_waits_);
+    for (auto& w : waits) {
+      if (!stale(w.version) && !stopping_)
+        w.resume(std::nullopt);
+      else if (all || stopping_)
+        w.resume(stopped_status());
+      else if (now >= w.deadline)
+        w.resume(stale(w.version));
+      else
+        schema_waits_.push_back(std::move(w));
+    }
   }
 
   // Reads at once under the leader's lease, else after a read barrier.
@@ -684,6 +729,14 @@ class replicated_owner final : public replicated_partition_actor::base, public s
   caf_loop<replicated_owner> loop_;
   std::unique_ptr<replica_group> group_;
   bool stopping_ = false;
+  // Requests waiting for a newer schema (wait_for_schema), in arrival order.
+  struct schema_waiter {
+    std::uint64_t version = 0;
+    std::chrono::steady_clock::time_point deadline;
+    std::function<void(const std::optional<status>&)> resume;
+  };
+  static constexpr std::chrono::seconds schema_wait{5};
+  std::vector<schema_waiter> schema_waits_;
   // Between a freeze entry and a release entry: writes are refused (a split or merge copies
   // the cells), on every replica alike, and in its Raft snapshot.
   bool frozen_ = false;
