@@ -26,6 +26,7 @@
 
 #include "partition/ask.h"
 #include "persist/codec.h"
+#include "persist/loaded_cells.h"
 #include "route/router.h"
 #include "store/snapshot_cluster.h"
 #include "store/snapshot_files.h"
@@ -66,10 +67,11 @@ void stop_tracking(caf::actor_system& sys, const table_runtime& rt) {
 
 // Each partition of `rt` as it was at one instant (see above): every chunk of its cells,
 // as cell file records in key order (each chunk after the one before), is given to
-// `take(partition, records)` as it comes; what changed in each partition since its first
-// chunk was copied is returned, for the caller to apply.
-result<std::vector<std::shared_ptr<const delta_map>>> copy_partitions(
-    caf::actor_system& sys, const table_runtime& rt, const std::function<status(std::size_t, std::string_view)>& take) {
+// `take(partition, records, last key)` as it comes; what changed in each partition since
+// its first chunk was copied is returned, for the caller to apply.
+using take_chunk_fn = std::function<status(std::size_t, std::string_view, const std::string&)>;
+result<std::vector<std::shared_ptr<const delta_map>>> copy_partitions(caf::actor_system& sys, const table_runtime& rt,
+                                                                      const take_chunk_fn& take) {
   const std::size_t n = rt.partitions.size();
   for (auto& r : ask_all<move_reply>(sys, rt, [](std::uint32_t) { return step(move_request::track); }))
     if (!r || !r->st) {
@@ -104,7 +106,7 @@ result<std::vector<std::shared_ptr<const delta_map>>> copy_partitions(
         break;
       }
       if (!r->records.empty())
-        if (auto st = take(i, r->records); !st) {
+        if (auto st = take(i, r->records, r->last); !st) {
           failed = st;
           break;
         }
@@ -317,6 +319,10 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
   snapshot_manifest m;
   std::vector<file_written> files;
   std::vector<std::shared_ptr<const delta_map>> changes;
+  // Each partition's last key copied, and whether a chunk did not come after the one
+  // before (a copy's chunks do; such a file is merged again below, as when it changed).
+  std::vector<std::string> last;
+  std::vector<bool> disordered;
   {
     absl::MutexLock lock(&s.catalog->mutex());
     auto rt = s.catalog->lookup(table);
@@ -326,9 +332,16 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
     const auto n = static_cast<std::uint32_t>(rt->partitions.size());
     m = manifest_of(name, s.options.clock(), schema, n, families);
     files.resize(n);
+    last.resize(n);
+    disordered.resize(n);
     for (std::uint32_t p = 0; p < n; ++p)
       if (auto st = files[p].add(w, part_file_name(p), {cell_file_header()}); !st) return st;
-    auto c = copy_partitions(*s.system, *rt, [&](std::size_t p, std::string_view records) {
+    auto c = copy_partitions(*s.system, *rt, [&](std::size_t p, std::string_view records, const std::string& to) {
+      cell_record_reader first(records);
+      std::string_view key, value;
+      std::int64_t expires = 0;
+      if (!last[p].empty() && first.next(key, expires, value) && key.compare(last[p]) <= 0) disordered[p] = true;
+      last[p] = to;
       std::deque<std::string> scratch;
       std::uint64_t cells = 0;
       auto pieces = cell_file_pieces({{records}, nullptr}, families, &cells, scratch, false);
@@ -340,7 +353,7 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
   }
   for (std::uint32_t p = 0; p < files.size(); ++p) {
     const std::string file = part_file_name(p);
-    if (changes[p] && !changes[p]->empty()) {
+    if ((changes[p] && !changes[p]->empty()) || disordered[p]) {
       auto now = w.contents(file);
       if (!now) return now.error();
       auto records = cell_records(now->data);
