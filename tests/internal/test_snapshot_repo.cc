@@ -96,6 +96,17 @@ TEST_CASE("a snapshot repo takes a snapshot whose files are written as their byt
   }
 }
 
+TEST_CASE("a malformed chunk of copied records is refused, not cut short", "[snapshot_repo]") {
+  std::string chunk;
+  detail::append_cell_record(chunk, "key1", 0, "value");
+  detail::append_cell_record(chunk, "key2", 0, "value");
+  chunk.resize(chunk.size() - 2);  // the last record cut short
+  std::deque<std::string> scratch;
+  std::vector<std::string_view> chunks{chunk};
+  auto pieces = detail::cell_file_pieces({chunks, nullptr}, {}, nullptr, scratch);
+  CHECK(pieces.code() == code::corruption);
+}
+
 TEST_CASE("a partition copied in chunks, of cells or of records, makes the cell file its merged copy would",
           "[snapshot_repo]") {
   using detail::delta_map;
@@ -168,13 +179,16 @@ TEST_CASE("a partition copied in chunks, of cells or of records, makes the cell 
       std::deque<std::string> scratch;
       std::uint64_t n_records = 0;
       std::string joined;
-      for (auto piece : detail::cell_file_pieces(records, families, &n_records, scratch)) joined.append(piece);
+      auto pieces = detail::cell_file_pieces(records, families, &n_records, scratch);
+      REQUIRE(pieces.is_ok());
+      for (auto piece : *pieces) joined.append(piece);
       CHECK(joined == whole);
       CHECK(n_records == n_merged);
       // Without the header: the records alone (a chunk added to a file already begun).
       std::string records_only;
-      for (auto piece : detail::cell_file_pieces(records, families, nullptr, scratch, false))
-        records_only.append(piece);
+      auto bare = detail::cell_file_pieces(records, families, nullptr, scratch, false);
+      REQUIRE(bare.is_ok());
+      for (auto piece : *bare) records_only.append(piece);
       CHECK(std::string(detail::cell_file_header()) + records_only == whole);
     }
   }

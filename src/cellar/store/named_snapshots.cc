@@ -345,8 +345,9 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
       std::deque<std::string> scratch;
       std::uint64_t cells = 0;
       auto pieces = cell_file_pieces({{records}, nullptr}, families, &cells, scratch, false);
+      if (!pieces) return pieces.error();
       files[p].f.cells += cells;
-      return files[p].add(w, part_file_name(static_cast<std::uint32_t>(p)), pieces);
+      return files[p].add(w, part_file_name(static_cast<std::uint32_t>(p)), *pieces);
     });
     if (!c) return c.error();
     changes = std::move(*c);
@@ -361,11 +362,12 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
       std::deque<std::string> scratch;
       file_written again;
       auto pieces = cell_file_pieces({{*records}, changes[p]}, families, &again.f.cells, scratch);
-      for (const auto& piece : pieces) {
+      if (!pieces) return pieces.error();
+      for (const auto& piece : *pieces) {
         again.f.bytes += piece.size();
         again.f.crc = crc32c_extend(again.f.crc, piece);
       }
-      if (auto st = w.replace(file, pieces); !st) return st;
+      if (auto st = w.replace(file, *pieces); !st) return st;
       files[p] = again;
     }
     m.files[file] = files[p].f;

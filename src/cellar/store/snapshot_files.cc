@@ -337,8 +337,9 @@ std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_
   return encode_cells(merged, families, count);
 }
 
-std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const std::set<std::uint32_t>& families,
-                                               std::uint64_t* count, std::deque<std::string>& scratch, bool header) {
+result<std::vector<std::string_view>> cell_file_pieces(const record_chunks& cells,
+                                                       const std::set<std::uint32_t>& families, std::uint64_t* count,
+                                                       std::deque<std::string>& scratch, bool header) {
   static const delta_map none;
   const delta_map& changes = cells.changes ? *cells.changes : none;
   std::vector<std::string_view> pieces;
@@ -388,7 +389,7 @@ std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const
         ++n;
       }
     }
-    if (r.failed()) in_order = false;  // not a copy's records: merged below, which skips them
+    if (r.failed()) return corrupt("a copied chunk of cells is malformed");
     if (!in_order) break;
     close_run(chunk.size());
   }
@@ -404,6 +405,7 @@ std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const
     std::string_view key, value;
     std::int64_t expires = 0;
     while (r.next(key, expires, value)) merged.put(key, expires, value);
+    if (r.failed()) return corrupt("a copied chunk of cells is malformed");
   }
   for (auto it = changes.begin(); it != changes.end(); ++it) {
     if (it->second.present)
@@ -414,7 +416,7 @@ std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const
   scratch.push_back(encode_cells(merged, families, count));
   std::string_view whole = scratch.back();
   if (!header) whole.remove_prefix(cells_magic.size());
-  return {whole};
+  return std::vector<std::string_view>{whole};
 }
 
 result<std::string_view> cell_records(std::string_view file) {

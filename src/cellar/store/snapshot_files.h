@@ -83,10 +83,10 @@ struct record_chunks {
 // false: the records alone), runs of the chunks' own bytes, and the records of the
 // changes, which `scratch` holds. The pieces view `cells` and `scratch`. Chunks not in key
 // order after all are merged first (then the records are one piece). Counts the cells
-// into *count.
-std::vector<std::string_view> cell_file_pieces(const record_chunks& cells, const std::set<std::uint32_t>& families,
-                                               std::uint64_t* count, std::deque<std::string>& scratch,
-                                               bool header = true);
+// into *count. CORRUPTION if a chunk's records are malformed.
+result<std::vector<std::string_view>> cell_file_pieces(const record_chunks& cells,
+                                                       const std::set<std::uint32_t>& families, std::uint64_t* count,
+                                                       std::deque<std::string>& scratch, bool header = true);
 
 // Appends one cell to a cell file being built (start it with cell_file_header()).
 std::string cell_file_header();
