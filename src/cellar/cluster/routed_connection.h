@@ -32,9 +32,9 @@
 // never a forward. Actions a split or merge refuses (RESHAPING: frozen, or routed with the
 // partitions it replaced) are sent again after a re-read, for up to 30 s (util/resend.h);
 // a scan opened with replaced partitions is opened again like one answered NOT_OWNER. A
-// partition that moves while a scan pages through it fails the scan (the node's error). DDL and admin calls go to one
-// node; after a DDL the copy is re-read. A table the copy cannot route (unknown to it, no family yet) is scanned
-// through one node.
+// partition that moves while a scan pages through it fails the scan (the node's error).
+// DDL and admin calls go to one node; after a DDL the copy is re-read. A table the copy
+// cannot route (unknown to it, no family yet) is scanned through one node.
 //
 // Errors: a node that cannot be connected fails its part UNAVAILABLE, naming the node; a
 // connection that broke is dropped and made again on the next call; actions (scans) still

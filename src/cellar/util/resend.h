@@ -22,11 +22,11 @@ namespace cellar::detail {
 // split's freeze (the copy's last delta, the build of the new partitions and one DDL).
 inline constexpr std::chrono::milliseconds reshape_resend_wait{30'000};
 
-// Sends `ops` with `send` (a callable taking a std::vector<batch_op> and answering one
-// op_result each) and sends again, after a pause that grows from 5 ms to 200 ms, the
+// Sends `ops` with `send(const std::vector<batch_op>&, int attempt)` (answering one
+// op_result each; attempt 0 first) and sends again, after a pause that grows from 5 ms to 200 ms, the
 // actions answered RESHAPING, until none is or `wait` has passed; then the last answer of
 // each action stands. Only RESHAPING actions go again: nothing of them was applied, and
-// the actions of other partitions keep their answers. `send` is told the attempt (0 first).
+// the actions of other partitions keep their answers.
 template <class Send>
 std::vector<op_result> resend_while_reshaping(std::vector<batch_op> ops, Send&& send,
                                               std::chrono::milliseconds wait = reshape_resend_wait) {
