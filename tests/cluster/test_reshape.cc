@@ -77,14 +77,15 @@ struct peer_client {
   }
 };
 
-// A RANGE table of factor 3 with one bound, created through the first of `nodes`, once
-// every one of them has it.
-void create_replicated(const std::vector<node*>& nodes, const std::string& name, const std::string& bound) {
+// A RANGE table of factor 3 (or `factor`) with one bound, created through the first of
+// `nodes`, once every one of them has it.
+void create_replicated(const std::vector<node*>& nodes, const std::string& name, const std::string& bound,
+                       const std::string& factor = "3") {
   table_descriptor d;
   d.name = name;
   d.families.push_back(family_descriptor{"f"});
   d.partitioning = partition_spec::range_bounds({bound});
-  d.attributes["REGION_REPLICATION"] = "3";
+  d.attributes["REGION_REPLICATION"] = factor;
   REQUIRE_OK(nodes.front()->s->create_table(d, schema_origin::hbase_shell));
   REQUIRE(zktest::eventually([&] {
     for (auto* x : nodes)
@@ -794,4 +795,52 @@ TEST_CASE("a replicated partition of over 4 MiB splits: each new group is filled
 
   for (auto* x : {&n3, &n2, &n1}) x->m.reset();
   for (auto* x : {&n3, &n2, &n1}) REQUIRE_OK(x->s->close());
+}
+
+TEST_CASE("a table replicated on five nodes splits into groups of five", "[member][reshape]") {
+  const auto chroot = zktest::fresh_chroot("reshape-rep5");
+  constexpr auto election = std::chrono::milliseconds(300);
+  std::vector<node> n;
+  for (int i = 1; i <= 5; ++i) n.push_back(join_member(chroot, "m" + std::to_string(i), {}, election));
+  REQUIRE(zktest::eventually([&] { return n[4].m->report().nodes.size() == 5; }));
+  std::vector<node*> all;
+  for (auto& x : n) all.push_back(&x);
+  create_replicated(all, "r5", "m", "5");
+  auto c1 = connect_embedded(*n[0].s);
+  model want;
+  for (int i = 0; i < 200; ++i) {
+    const std::string v = "v" + std::to_string(i);
+    REQUIRE(zktest::eventually([&] { return c1->put("r5", cellar::put(row_of(i)).add("f", "q", 1, v)).is_ok(); }));
+    want[{row_of(i), "q"}] = v;
+  }
+
+  REQUIRE_OK(n[2].s->split_region("r5", row_of(100)));
+  CHECK(bounds_of(*n[2].s, "r5") == std::vector<std::string>{row_of(100), "m"});
+  // Each of the three partitions a group of five replicas on distinct nodes with one leader.
+  auto zk = zktest::connect(chroot);
+  CHECK(zktest::eventually([&] {
+    auto pl = cluster::read_placement(*zk);
+    if (!pl || pl->map.tables.at("r5").size() != 3) return false;
+    for (const auto& o : pl->map.tables.at("r5"))
+      if (std::set<std::string>(o.replicas.begin(), o.replicas.end()).size() != 5) return false;
+    std::map<std::uint32_t, int> replicas, leaders;
+    for (auto& x : n)
+      for (const auto& r : x.m->report().replicas) {
+        if (r.table != "r5") continue;
+        ++replicas[r.index];
+        if (r.status.role == "leader") ++leaders[r.index];
+      }
+    for (std::uint32_t i = 0; i < 3; ++i)
+      if (replicas[i] != 5 || leaders[i] != 1) return false;
+    return replicas.size() == 3;
+  }));
+  for (auto& x : n) {
+    auto c = connect_embedded(*x.s);
+    auto got = scan_all(*c, "r5");
+    REQUIRE_OK(got);
+    CHECK(got->in_order);
+    CHECK(got->cells == want);
+  }
+  for (auto it = n.rbegin(); it != n.rend(); ++it) it->m.reset();
+  for (auto it = n.rbegin(); it != n.rend(); ++it) REQUIRE_OK(it->s->close());
 }
