@@ -346,6 +346,25 @@ TEST_CASE(
   }
 }
 
+namespace {
+
+// Version 2 of the fixture's schema: family 'g' added.
+table_schema with_family_g(const group_fixture& g) {
+  table_schema v2 = *g.schema;
+  v2.version = 2;
+  v2.families.push_back({family_descriptor{"g", 0, 0}, 2});
+  return v2;
+}
+
+// Replica `id`'s node tells it of schema `s`.
+void adopt(group_fixture& g, std::uint64_t id, const table_schema& s) {
+  caf::scoped_actor self{g.sys};
+  self->request(g.actors[id - 1], wait_limit, adopt_schema_request{s})
+      .receive([](admin_reply&) {}, [&](caf::error& e) { FAIL(g.sys.render(e)); });
+}
+
+}  // namespace
+
 TEST_CASE("a schema change reaches every replica through the log, also one never told of it directly", "[replica]") {
   group_fixture g;
   const auto l = g.leader();
@@ -353,14 +372,7 @@ TEST_CASE("a schema change reaches every replica through the log, also one never
 
   // Version 2 adds family 'g'; only the leader's node tells its replica (the others' nodes
   // have not caught up with the catalog yet).
-  table_schema v2 = *g.schema;
-  v2.version = 2;
-  v2.families.push_back({family_descriptor{"g", 0, 0}, 2});
-  {
-    caf::scoped_actor self{g.sys};
-    self->request(g.actors[l - 1], wait_limit, adopt_schema_request{v2})
-        .receive([](admin_reply&) {}, [&](caf::error& e) { FAIL(g.sys.render(e)); });
-  }
+  adopt(g, l, with_family_g(g));
   const auto ask_v2 = [&](std::uint64_t id, std::vector<batch_op> ops) {
     caf::scoped_actor self{g.sys};
     batch_reply out;
@@ -393,9 +405,6 @@ TEST_CASE("a write routed with a schema version the leader has not applied yet w
   group_fixture g;
   const auto l = g.leader();
   REQUIRE(g.ask(l, {put("before").add("f", "q", "1")}).results.at(0).st.is_ok());
-  table_schema v2 = *g.schema;
-  v2.version = 2;
-  v2.families.push_back({family_descriptor{"g", 0, 0}, 2});
   // Its node routed it with version 2 before telling the replica (the adopt comes after).
   auto early = std::async(std::launch::async, [&] {
     caf::scoped_actor self{g.sys};
@@ -405,11 +414,7 @@ TEST_CASE("a write routed with a schema version the leader has not applied yet w
     return out;
   });
   CHECK(early.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);  // waiting, not refused
-  {
-    caf::scoped_actor self{g.sys};
-    self->request(g.actors[l - 1], wait_limit, adopt_schema_request{v2})
-        .receive([](admin_reply&) {}, [&](caf::error& e) { FAIL(g.sys.render(e)); });
-  }
+  adopt(g, l, with_family_g(g));
   REQUIRE(early.wait_for(wait_limit) == std::future_status::ready);
   const auto r = early.get();
   INFO(r.results.at(0).st.to_string());
