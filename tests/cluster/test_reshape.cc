@@ -391,7 +391,10 @@ TEST_CASE("the partitions a split or merge built are on disk: a node restarted r
   put_rows(0, 200, "a");
   REQUIRE_OK(n2.s->split_region("rd", "k0050"));
   REQUIRE_OK(n1.s->split_table("rd"));  // every partition at its middle row: 6 of them
-  put_rows(0, 200, "b");                // over the built partitions, into their logs
+  // m2 applies it a moment after m1 (a request m1 routes meanwhile waits at m2, up to 5 s,
+  // which a loaded machine can pass).
+  REQUIRE(zktest::eventually([&] { return bounds_of(*n2.s, "rd").size() == 5; }));
+  put_rows(0, 200, "b");  // over the built partitions, into their logs
   REQUIRE_OK(n2.s->merge_regions("rd", 1));
   put_rows(150, 250, "c");
   REQUIRE(zktest::eventually([&] {
