@@ -12,6 +12,7 @@
 #include "admin/transfer.h"
 #include "backup_fixture.h"
 #include "persist/codec.h"
+#include "persist/loaded_cells.h"
 #include "route/router.h"
 #include "store/snapshot_files.h"
 
@@ -198,7 +199,7 @@ TEST_CASE("a bulk load file whose cells are out of key order is refused, changin
   std::vector<std::string> cells;
   REQUIRE(for_each_cell(data, [&](std::string_view key, std::int64_t expires, std::string_view value) {
             std::string one;
-            append_cell(one, key, expires, value);
+            append_cell_record(one, key, expires, value);
             cells.push_back(one);
             return status::ok();
           }).is_ok());

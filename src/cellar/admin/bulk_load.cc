@@ -20,6 +20,7 @@
 
 #include "admin/transfer.h"
 #include "persist/codec.h"
+#include "persist/loaded_cells.h"
 #include "route/router.h"
 #include "store/snapshot_files.h"
 
@@ -175,7 +176,7 @@ void append_row(std::string& file, std::string& key, std::uint32_t fid, const st
       key.resize(row_end);
       key += c.escaped;
       encode_cell_key_ts(key, first->ts);
-      append_cell(file, key, no_ttl, fields[c.field]);
+      append_cell_record(file, key, no_ttl, fields[c.field]);
       ++*cells;
     }
     return;
@@ -201,7 +202,7 @@ void append_row(std::string& file, std::string& key, std::uint32_t fid, const st
     if (i > 0 && all[i].ts == all[i - 1].ts && all[i].col->qualifier == all[i - 1].col->qualifier) continue;
     key.clear();
     encode_cell_key(key, fid, first->row, all[i].col->qualifier, all[i].ts);
-    append_cell(file, key, no_ttl, all[i].value);
+    append_cell_record(file, key, no_ttl, all[i].value);
     ++*cells;
   }
 }

@@ -298,11 +298,14 @@ std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(c
 // cells so far.
 struct file_written {
   snapshot_manifest::file f;
+  void count(std::string_view piece) {
+    f.bytes += piece.size();
+    f.crc = crc32c_extend(f.crc, piece);
+  }
   status add(snapshot_writer& w, const std::string& name, const std::vector<std::string_view>& pieces) {
     for (const auto& piece : pieces) {
       if (auto st = w.append(name, piece); !st) return st;
-      f.bytes += piece.size();
-      f.crc = crc32c_extend(f.crc, piece);
+      count(piece);
     }
     return status::ok();
   }
@@ -363,10 +366,7 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
       file_written again;
       auto pieces = cell_file_pieces({{*records}, changes[p]}, families, &again.f.cells, scratch);
       if (!pieces) return pieces.error();
-      for (const auto& piece : *pieces) {
-        again.f.bytes += piece.size();
-        again.f.crc = crc32c_extend(again.f.crc, piece);
-      }
+      for (const auto& piece : *pieces) again.count(piece);
       if (auto st = w.replace(file, *pieces); !st) return st;
       files[p] = again;
     }

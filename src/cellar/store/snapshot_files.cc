@@ -244,10 +244,6 @@ std::string cell_file_header() {
   return out;
 }
 
-void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value) {
-  append_cell_record(file, key, expires_at, value);
-}
-
 namespace {
 
 // Whether the cell at encoded key `key` belongs to one of `families` (empty: all).
@@ -265,7 +261,7 @@ std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& 
   std::uint64_t n = 0;
   for (auto it = cells.begin(); it != cells.end(); ++it) {
     if (!it->second.present || !in_families(it->first.bytes, families)) continue;
-    append_cell(out, it->first.bytes, it->second.expires_at, it->second.value());
+    append_cell_record(out, it->first.bytes, it->second.expires_at, it->second.value());
     ++n;
   }
   if (count) *count = n;
@@ -287,7 +283,7 @@ bool encode_in_order(const chunked_cells& cells, const std::set<std::uint32_t>& 
     // The changes ordered before `key` (all of them when null); one at `key` replaces it.
     while (c != changes.end() && (key == nullptr || c->first.bytes.compare(*key) <= 0)) {
       if (c->second.present && in_families(c->first.bytes, families)) {
-        append_cell(out, c->first.bytes, c->second.expires_at, c->second.value());
+        append_cell_record(out, c->first.bytes, c->second.expires_at, c->second.value());
         ++n;
       }
       const bool same = key != nullptr && c->first.bytes == *key;
@@ -305,7 +301,7 @@ bool encode_in_order(const chunked_cells& cells, const std::set<std::uint32_t>& 
       previous = key;
       if (emit_changes_before(&key)) continue;  // changed since it was copied
       if (!it->second.present || !in_families(key, families)) continue;
-      append_cell(out, key, it->second.expires_at, it->second.value());
+      append_cell_record(out, key, it->second.expires_at, it->second.value());
       ++n;
     }
   }
@@ -459,11 +455,6 @@ status write_snapshot_file(const std::string& dir, const std::string& file, std:
   return write_synced(dir + "/" + file, data, durable);
 }
 
-status write_snapshot_file(const std::string& dir, const std::string& file, const std::vector<std::string_view>& pieces,
-                           bool durable) {
-  return write_synced(dir + "/" + file, pieces, durable);
-}
-
 status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable) {
   if (auto st = write_synced(dir + "/" + std::string(manifest_file), encode_manifest(m), durable); !st) return st;
   return durable ? sync_dir(dir) : status::ok();
@@ -529,21 +520,12 @@ void snapshot_repo::release(const std::string& name) {
 }
 
 status snapshot_repo::put(const snapshot_manifest& m, const std::map<std::string, std::string>& files) {
-  if (auto st = claim(m.name); !st) return st;
-  status st;
-  if (dir_.empty()) {
-    absl::MutexLock lock(&mu_);
-    memory_[m.name] = held{m, files};
-  } else {
-    const std::string tmp = root() + "/.new-" + m.name;
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    st = publish(tmp, m.name, write_snapshot_dir(tmp, m, files));
-  }
-  release(m.name);
-  return st;
+  return put_streamed(m.name, [&](snapshot_writer& w) -> result<snapshot_manifest> {
+    for (const auto& [file, data] : files)
+      if (auto st = w.append(file, data); !st) return st;
+    return m;
+  });
 }
-
 namespace {
 
 // A snapshot's files in memory (a memory-only store's).

@@ -88,9 +88,9 @@ result<std::vector<std::string_view>> cell_file_pieces(const record_chunks& cell
                                                        const std::set<std::uint32_t>& families, std::uint64_t* count,
                                                        std::deque<std::string>& scratch, bool header = true);
 
-// Appends one cell to a cell file being built (start it with cell_file_header()).
+// The start of a cell file; its cells follow as records (persist/loaded_cells.h:
+// append_cell_record).
 std::string cell_file_header();
-void append_cell(std::string& file, std::string_view key, std::int64_t expires_at, std::string_view value);
 // Calls `each` for every cell of a cell file, in file order; stops at its first error.
 // CORRUPTION for a malformed file.
 status for_each_cell(
@@ -118,9 +118,6 @@ status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
 // directory, each file, then the manifest last (a directory without one is not a snapshot).
 status create_snapshot_dir(const std::string& dir);
 status write_snapshot_file(const std::string& dir, const std::string& file, std::string_view data, bool durable);
-// A file of `pieces` written one after another.
-status write_snapshot_file(const std::string& dir, const std::string& file, const std::vector<std::string_view>& pieces,
-                           bool durable);
 status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable);
 result<snapshot_manifest> read_manifest_dir(const std::string& dir);
 result<std::string> read_file_checked(const std::string& dir, const snapshot_manifest& m, const std::string& file);
