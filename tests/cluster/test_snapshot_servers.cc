@@ -289,11 +289,15 @@ TEST_CASE(
   {
     // A session of its own stands in for a node: its move intent on a partition makes a
     // snapshot fail CONFLICT, its claim on a name ALREADY_EXISTS, and neither leaves a
-    // snapshot behind.
+    // snapshot behind. The intent is on the last of t1's 6 partitions, so the files of the
+    // others were handed to the nodes before the copy failed: no node keeps them.
     auto zk = c.zk();
-    REQUIRE(zk->create(cluster::layout::move_intent("t1", 0), "snapshot", cluster::create_mode::ephemeral).is_ok());
+    REQUIRE(zk->create(cluster::layout::move_intent("t1", 5), "snapshot", cluster::create_mode::ephemeral).is_ok());
     REQUIRE_CODE(n2([&](connection& x) { return x.snapshot_table("t1", "sd"); }), code::conflict);
-    REQUIRE(zk->remove(cluster::layout::move_intent("t1", 0)).is_ok());
+    REQUIRE(zk->remove(cluster::layout::move_intent("t1", 5)).is_ok());
+    for (int i = 1; i <= 3; ++i)
+      for (const auto& e : std::filesystem::directory_iterator(c.data_dir(i) + "/snapshots"))
+        CHECK(e.path().filename().string().find("sd") == std::string::npos);
     REQUIRE(zk->create(std::string(cluster::layout::snapshot_writes) + "/s_sd", "n9", cluster::create_mode::ephemeral)
                 .is_ok());
     REQUIRE_CODE(n2([&](connection& x) { return x.snapshot_table("t1", "sd"); }), code::already_exists);

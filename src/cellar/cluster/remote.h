@@ -186,20 +186,21 @@ struct node_snapshot {
   // freeze, release of a replicated partition: the hold (the czxid of the move intent the
   // split holds), so that a release ends only the freeze it names.
   std::uint64_t hold = 0;
+  std::vector<std::uint32_t> families;  // copy: the family ids whose cells the file holds
 };
 
 struct node_snapshot_reply {
   status st;
-  detail::delta_handle cells;                // copy
-  std::map<std::string, std::string> files;  // fetch
-  std::uint64_t cells_held = 0;              // stats
+  detail::delta_handle cells;                // freeze: the partition's cells
+  std::map<std::string, std::string> files;  // fetch; copy: the partition's cell file
+  std::uint64_t cells_held = 0;              // stats; copy: the cells of that file
   std::uint64_t bytes_held = 0;              // stats
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
   return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.uid, x.file, x.manifest, x.files,
-           x.cells, x.replicas, x.hold);
+           x.cells, x.replicas, x.hold, x.families);
 }
 
 template <class Inspector>

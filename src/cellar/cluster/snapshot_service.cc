@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <future>
 #include <set>
 #include <sstream>
@@ -108,6 +109,50 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
   return copy;
 }
 
+// A single-copy partition of this node as it was at one instant, as the cell file of its
+// cells of `families`: the chunks copied as cell file records while it serves, with every
+// change since `track` (the cut) applied as they are encoded (store/snapshot_files.h:
+// cell_file_pieces). Holds the chunks' records and the file, never a map of the cells.
+result<snapshot_service::partition_file> copy_local_file(caf::actor_system& sys, const detail::partition_actor& p,
+                                                         const std::set<std::uint32_t>& families,
+                                                         std::chrono::milliseconds timeout) {
+  if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
+  std::vector<std::string> chunks;
+  std::shared_ptr<const delta_map> changes;
+  auto run = [&]() -> status {
+    std::string after;
+    for (bool done = false; !done;) {
+      move_request r = step(move_request::records);
+      r.after = after;
+      r.max_bytes = chunk_bytes;
+      auto c = ask_partition(sys, p, std::move(r), timeout);
+      if (!c) return c.error();
+      if (!c->records.empty()) chunks.push_back(std::move(c->records));
+      if (!c->last.empty()) after = c->last;
+      done = c->done;
+    }
+    auto cut = ask_partition(sys, p, step(move_request::cut), timeout);
+    if (!cut) return cut.error();
+    changes = std::move(cut->cells.map);
+    return status::ok();
+  };
+  const status st = run();
+  (void)ask_partition(sys, p, step(move_request::abort), timeout);
+  if (!st) return st;
+  detail::record_chunks cells;
+  for (const auto& c : chunks) cells.chunks.push_back(c);
+  cells.changes = changes;
+  std::deque<std::string> scratch;
+  snapshot_service::partition_file out;
+  auto pieces = detail::cell_file_pieces(cells, families, &out.cells, scratch);
+  if (!pieces) return pieces.error();
+  std::size_t bytes = 0;
+  for (const auto& piece : *pieces) bytes += piece.size();
+  out.data.reserve(bytes);
+  for (const auto& piece : *pieces) out.data.append(piece);
+  return out;
+}
+
 bool matches(const snapshot_manifest::file& f, std::string_view data) {
   return f.bytes == data.size() && f.crc == detail::crc32c(data);
 }
@@ -188,6 +233,8 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
       return out;
     }
     case node_snapshot::drop: {
+      // A write cut short leaves its files staged; a snapshot kept has them in place.
+      repo.abandon_staged(m.name);
       auto st = repo.remove(m.name);
       return failed(st.code() == code::not_found ? status::ok() : st);
     }
@@ -257,20 +304,23 @@ node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
   if (!find_here(o_, seat_, m, ref))
     return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
   auto& sys = seat_.system();
+  const std::set<std::uint32_t> families(m.families.begin(), m.families.end());
+  node_snapshot_reply out;
+  const std::string file = detail::part_file_name(m.index);
   if (ref.replica_here) {
     auto r = ask_partition(sys, ref.actor, step(move_request::copy), o_.step_timeout);
     if (!r) return failed(r.error());
-    node_snapshot_reply out;
-    out.cells = std::move(r->cells);
+    static const delta_map none;
+    out.files.emplace(file, detail::encode_cells(r->cells.map ? *r->cells.map : none, families, &out.cells_held));
     return out;
   }
   if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
   // Each request copies at most a chunk: a partition that does not answer one within a
   // minute is stuck.
-  auto c = copy_local(sys, ref.actor, std::chrono::seconds(60));
+  auto c = copy_local_file(sys, ref.actor, families, std::chrono::seconds(60));
   if (!c) return failed(c.error());
-  node_snapshot_reply out;
-  out.cells.map = std::move(*c);
+  out.cells_held = c->cells;
+  out.files.emplace(file, std::move(c->data));
   return out;
 }
 
@@ -310,7 +360,8 @@ node_snapshot_reply snapshot_service::load_here(node_snapshot& m) {
 
 // --- the calls of the serving node ----------------------------------------------------------
 
-result<std::shared_ptr<delta_map>> snapshot_service::copy_one(const std::string& table, std::uint32_t index) {
+result<snapshot_service::partition_file> snapshot_service::copy_one(const std::string& table, std::uint32_t index,
+                                                                    const std::set<std::uint32_t>& families) {
   auto n = node();
   if (!n) return n.error();
   auto owner_now = [&]() -> result<partition_owner> {
@@ -325,6 +376,7 @@ result<std::shared_ptr<delta_map>> snapshot_service::copy_one(const std::string&
   m.step = node_snapshot::copy;
   m.table = table;
   m.index = index;
+  m.families.assign(families.begin(), families.end());
   result<node_snapshot_reply> got = status{code::unavailable, "not asked"};
   if (owner->replicated()) {
     got = ask_leader(owner->replicas, m);
@@ -347,31 +399,36 @@ result<std::shared_ptr<delta_map>> snapshot_service::copy_one(const std::string&
     if (auto now = zk.exists(intent); now && *now && (*now)->czxid == mine) (void)zk.remove(intent);
   }
   if (!got) return got.error();
-  if (!got->cells.map) return std::make_shared<delta_map>();
-  return std::move(got->cells.map);
+  auto f = got->files.find(detail::part_file_name(index));
+  if (f == got->files.end())
+    return status{code::internal, "the copy of " + where(table, index) + " came without its file"};
+  return partition_file{std::move(f->second), got->cells_held};
 }
 
-result<std::vector<std::shared_ptr<delta_map>>> snapshot_service::copy_partitions(const std::string& table,
-                                                                                  std::uint32_t partitions) {
+status snapshot_service::copy_partitions(const std::string& table, std::uint32_t partitions,
+                                         const std::set<std::uint32_t>& families, const take_copy_fn& take) {
   // Several partitions at once (each at its own instant, as one at a time would be), so
-  // that the copies of different nodes overlap.
-  std::vector<std::shared_ptr<delta_map>> out(partitions);
-  for (std::uint32_t from = 0; from < partitions; from += parallel_copies) {
-    const std::uint32_t to = std::min(partitions, from + parallel_copies);
-    std::vector<std::future<result<std::shared_ptr<delta_map>>>> running;
-    for (std::uint32_t i = from; i < to; ++i)
-      running.push_back(std::async(std::launch::async, [this, &table, i] { return copy_one(table, i); }));
-    status failed;
-    for (std::uint32_t i = from; i < to; ++i) {
-      auto c = running[i - from].get();
-      if (c)
-        out[i] = std::move(*c);
-      else if (failed.is_ok())
-        failed = c.error();
+  // that the copies of different nodes overlap; each handed on as soon as it is made.
+  using copied = result<partition_file>;
+  std::deque<std::pair<std::uint32_t, std::future<copied>>> running;
+  std::uint32_t next = 0;
+  status failed;
+  while (!running.empty() || (failed.is_ok() && next < partitions)) {
+    while (failed.is_ok() && next < partitions && running.size() < parallel_copies) {
+      const std::uint32_t i = next++;
+      running.emplace_back(i, std::async(std::launch::async,
+                                         [this, &table, &families, i] { return copy_one(table, i, families); }));
     }
-    if (!failed.is_ok()) return failed;
+    auto [i, f] = std::move(running.front());
+    running.pop_front();
+    auto c = f.get();
+    if (!failed.is_ok()) continue;  // the copies already running end unused
+    if (!c)
+      failed = c.error();
+    else if (auto st = take(i, std::move(*c)); !st)
+      failed = st;
   }
-  return out;
+  return failed;
 }
 
 result<snapshot_service::holders_and_manifest> snapshot_service::read_znode(const std::string& name) {
@@ -399,67 +456,90 @@ result<snapshot_service::holders_and_manifest> snapshot_service::read_znode(cons
   return out;
 }
 
-status snapshot_service::keep_at(const std::string& node_id, const snapshot_manifest& m,
-                                 const std::map<std::string, std::string>& files) {
+result<snapshot_manifest> snapshot_service::keep_at(
+    std::vector<std::string>& keeping, const std::string& name,
+    const std::function<result<snapshot_manifest>(const keep_file_fn& keep)>& make, status& failure) {
+  // Runs `step` at every node of `keeping`, leaving out those that fail it.
+  auto at_each = [&](const node_snapshot& step) {
+    std::vector<std::string> kept;
+    for (const auto& node_id : keeping) {
+      if (auto r = ask(node_id, step); r)
+        kept.push_back(node_id);
+      else
+        failure = r.error();
+    }
+    keeping = std::move(kept);
+  };
+  const std::size_t needed = std::min<std::size_t>(2, keeping.size());
+  auto enough = [&]() -> status {
+    if (keeping.size() >= needed && !keeping.empty()) return status::ok();
+    return {code::unavailable, "snapshot '" + name + "' reached " + std::to_string(keeping.size()) +
+                                   " node(s), fewer than " + std::to_string(std::max<std::size_t>(needed, 1)) + ": " +
+                                   failure.to_string()};
+  };
   node_snapshot step;
-  step.name = m.name;
+  step.name = name;
   step.step = node_snapshot::begin;
-  if (auto r = ask(node_id, step); !r) return r.error();
-  step.step = node_snapshot::keep_file;
-  for (const auto& [file, data] : files) {
-    step.files = {{file, data}};
-    if (auto r = ask(node_id, step); !r) return r.error();
-  }
-  step.files.clear();
+  at_each(step);
+  if (auto st = enough(); !st) return st;
+  auto m = make([&](const std::string& file, std::string_view data) -> status {
+    node_snapshot f;
+    f.name = name;
+    f.step = node_snapshot::keep_file;
+    f.files.emplace(file, std::string(data));
+    at_each(f);
+    return enough();
+  });
+  if (!m) return m.error();
+  if (m->name != name) return status{code::internal, "snapshot '" + name + "' was given another name's manifest"};
   step.step = node_snapshot::keep;
-  step.manifest = detail::encode_manifest(m);
-  auto r = ask(node_id, step);
-  return r ? status::ok() : r.error();
+  step.manifest = detail::encode_manifest(*m);
+  at_each(step);
+  if (auto st = enough(); !st) return st;
+  return m;
 }
 
-status snapshot_service::put(const snapshot_manifest& m, const std::map<std::string, std::string>& files) {
+status snapshot_service::put(const std::string& name,
+                             const std::function<result<snapshot_manifest>(const keep_file_fn& keep)>& make) {
   auto n = node();
   if (!n) return n.error();
   auto& zk = (*n)->zookeeper();
   if (auto st = zk.ensure_path(layout::snapshots); !st) return st;
   if (auto st = zk.ensure_path(layout::snapshot_writes); !st) return st;
-  const status taken{code::already_exists, "snapshot '" + m.name + "' already exists"};
-  if (auto e = zk.exists(snapshot_znode(m.name)); !e || *e) return e ? taken : e.error();
+  const status taken{code::already_exists, "snapshot '" + name + "' already exists"};
+  if (auto e = zk.exists(snapshot_znode(name)); !e || *e) return e ? taken : e.error();
   // The claim: one writer per name; it goes with this node's session if it dies.
-  if (auto c = zk.create(claim_znode(m.name), o_.self, create_mode::ephemeral); !c)
+  if (auto c = zk.create(claim_znode(name), o_.self, create_mode::ephemeral); !c)
     return c.error().code() == code::already_exists
-               ? status{code::already_exists, "snapshot '" + m.name + "' is being taken through another node"}
+               ? status{code::already_exists, "snapshot '" + name + "' is being taken through another node"}
                : c.error();
-  auto release = [&] { (void)zk.remove(claim_znode(m.name)); };
-  if (auto e = zk.exists(snapshot_znode(m.name)); !e || *e) {
+  auto release = [&] { (void)zk.remove(claim_znode(name)); };
+  if (auto e = zk.exists(snapshot_znode(name)); !e || *e) {
     release();
     return e ? taken : e.error();
   }
-  const auto live = live_nodes(**n);
-  std::vector<std::string> holders;
-  status failure;
-  for (const auto& node_id : live) {
-    if (auto st = keep_at(node_id, m, files); st)
-      holders.push_back(node_id);
-    else
-      failure = st;
-  }
   // Two copies at least when two nodes live: losing one node then loses no snapshot.
-  const std::size_t needed = std::min<std::size_t>(2, std::max<std::size_t>(1, live.size()));
-  status st = status::ok();
-  if (holders.size() < needed) {
-    st = status{code::unavailable, "snapshot '" + m.name + "' reached " + std::to_string(holders.size()) +
-                                       " node(s), fewer than " + std::to_string(needed) + ": " + failure.to_string()};
-  } else {
+  const auto live = live_nodes(**n);
+  std::vector<std::string> holders = live;
+  status failure;
+  auto m = keep_at(holders, name, make, failure);
+  status st = m ? status::ok() : m.error();
+  if (st) {
     std::string data = "holders";
     for (const auto& h : holders) data += " " + h;
-    data += "\n" + detail::encode_manifest(m);
-    if (auto made = zk.create(snapshot_znode(m.name), data); !made) st = made.error();
+    data += "\n" + detail::encode_manifest(*m);
+    if (auto made = zk.create(snapshot_znode(name), data); !made) st = made.error();
   }
   if (!st) {
-    // Every node asked may have kept the files (a step whose answer was lost), and one
-    // down when asked to drop them removes them when it sweeps.
-    record_gone(zk, m, {live.begin(), live.end()}, live);
+    // Every node asked may have kept the files (a step whose answer was lost) or staged
+    // some, and one down when asked to drop them removes them when it sweeps.
+    snapshot_manifest gone;
+    if (m) {
+      gone = *m;
+    } else {
+      gone.name = name;
+    }
+    record_gone(zk, gone, {live.begin(), live.end()}, live);
   }
   release();
   return st;
@@ -540,45 +620,40 @@ status snapshot_service::drop_unnamed() {
   return sweep_snapshot_copies(*calls, *o_.repo, o_.self);
 }
 
-result<std::map<std::string, std::string>> snapshot_service::files(const snapshot_manifest& m) {
-  std::map<std::string, std::string> out;
-  auto& repo = *o_.repo;
-  for (const auto& [file, f] : m.files)
-    if (auto data = repo.read(m.name, file); data && matches(f, *data)) out.emplace(file, std::move(*data));
-  if (out.size() == m.files.size()) return out;
-  // This node's copy is missing or damaged: the other holders' files, each checked alike.
+result<detail::file_bytes> snapshot_service::file(const snapshot_manifest& m, const std::string& file) {
+  auto f = m.files.find(file);
+  if (f == m.files.end()) return status{code::corruption, "snapshot '" + m.name + "' has no file '" + file + "'"};
+  if (auto here = o_.repo->map(m.name, file); here && matches(f->second, here->data)) return here;
+  // This node's copy is missing or damaged: another holder's, checked alike.
   auto z = read_znode(m.name);
   if (!z) return z.error();
   node_snapshot fetch;
   fetch.step = node_snapshot::fetch;
   fetch.name = m.name;
-  for (const auto& [file, f] : m.files) {
-    for (const auto& h : z->holders) {
-      if (out.count(file)) break;
-      if (h == o_.self) continue;
-      fetch.file = file;
-      auto r = ask(h, fetch);
-      if (!r) continue;
-      auto got = r->files.find(file);
-      if (got != r->files.end() && matches(f, got->second)) out.emplace(file, std::move(got->second));
-    }
+  fetch.file = file;
+  for (const auto& h : z->holders) {
+    if (h == o_.self) continue;
+    auto r = ask(h, fetch);
+    if (!r) continue;
+    auto got = r->files.find(file);
+    if (got == r->files.end() || !matches(f->second, got->second)) continue;
+    auto held = std::make_shared<const std::string>(std::move(got->second));
+    return detail::file_bytes{held, *held};
   }
-  for (const auto& [file, f] : m.files)
-    if (!out.count(file))
-      return status{code::corruption,
-                    "snapshot '" + m.name + "': no node holds an intact copy of its file '" + file + "'"};
-  return out;
+  return status{code::corruption, "snapshot '" + m.name + "': no node holds an intact copy of its file '" + file + "'"};
 }
 
-status snapshot_service::load(const std::string& table, const std::vector<std::shared_ptr<const delta_map>>& parts) {
+status snapshot_service::load(const std::string& table, std::uint32_t partitions, const part_fn& part) {
   auto n = node();
   if (!n) return n.error();
   auto map = (*n)->placement();
   std::set<std::string> owners;  // nodes whose single-copy partitions took cells
-  for (std::uint32_t p = 0; p < parts.size(); ++p) {
+  for (std::uint32_t p = 0; p < partitions; ++p) {
     const partition_owner* o = map ? map->owner({table, p}) : nullptr;
     if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
-    if (!parts[p] || parts[p]->size() == 0) continue;
+    auto cells = part(p);
+    if (!cells) return cells.error();
+    if (!*cells || (*cells)->size() == 0) continue;
     // Each partition takes its part in one message, and writes it in one step, so a reader
     // sees all of it or none: a single-copy partition at once, a replicated one through
     // its log, staged in parts there when it is large (replica/replicated_partition.h).
@@ -586,13 +661,7 @@ status snapshot_service::load(const std::string& table, const std::vector<std::s
     m.step = node_snapshot::load;
     m.table = table;
     m.index = p;
-    m.cells.map = std::make_shared<delta_map>();
-    for (auto it = parts[p]->begin(); it != parts[p]->end(); ++it) {
-      if (it->second.present)
-        m.cells.map->put(it->first.bytes, it->second.expires_at, it->second.value());
-      else
-        m.cells.map->erase(it->first.bytes);
-    }
+    m.cells.map = std::move(*cells);
     // A load a leader did not finish wrote nothing, and writing the same cells again is
     // harmless, so a load whose replica stopped answering is sent again, whole, to the
     // next leader.

@@ -79,14 +79,15 @@ class snapshot_service final : public detail::snapshot_cluster {
   snapshot_service(detail::cluster_seat& seat, peer_directory& peers, const node_gate& gate,
                    snapshot_service_options o);
 
-  result<std::vector<std::shared_ptr<detail::delta_map>>> copy_partitions(const std::string& table,
-                                                                          std::uint32_t partitions) override;
-  status put(const detail::snapshot_manifest& m, const std::map<std::string, std::string>& files) override;
+  status copy_partitions(const std::string& table, std::uint32_t partitions, const std::set<std::uint32_t>& families,
+                         const take_copy_fn& take) override;
+  status put(const std::string& name,
+             const std::function<result<detail::snapshot_manifest>(const keep_file_fn& keep)>& make) override;
   result<std::vector<detail::snapshot_manifest>> list() override;
   result<detail::snapshot_manifest> manifest(const std::string& name) override;
   status remove(const std::string& name) override;
-  result<std::map<std::string, std::string>> files(const detail::snapshot_manifest& m) override;
-  status load(const std::string& table, const std::vector<std::shared_ptr<const detail::delta_map>>& parts) override;
+  result<detail::file_bytes> file(const detail::snapshot_manifest& m, const std::string& file) override;
+  status load(const std::string& table, std::uint32_t partitions, const part_fn& part) override;
 
   // Removes from this node's snapshot repository every copy of a snapshot the cluster
   // recorded as gone (deleted while this node was down, or left by a write that failed:
@@ -111,11 +112,15 @@ class snapshot_service final : public detail::snapshot_cluster {
     detail::snapshot_manifest m;
   };
   result<node_gate::use> node() const { return gate_.enter(o_.self); }
-  result<std::shared_ptr<detail::delta_map>> copy_one(const std::string& table, std::uint32_t index);
+  result<partition_file> copy_one(const std::string& table, std::uint32_t index,
+                                  const std::set<std::uint32_t>& families);
   result<holders_and_manifest> read_znode(const std::string& name);
-  // Writes snapshot `m`'s files to node `node_id`'s repository, a file per step.
-  status keep_at(const std::string& node_id, const detail::snapshot_manifest& m,
-                 const std::map<std::string, std::string>& files);
+  // Hands the files of snapshot `name` that `make` gives to the nodes of `keeping` (a file
+  // per step; a node that fails a step is left out of the rest), then its manifest; leaves
+  // in `keeping` the nodes that kept all of it. `failure`: the last node's failure.
+  result<detail::snapshot_manifest> keep_at(
+      std::vector<std::string>& keeping, const std::string& name,
+      const std::function<result<detail::snapshot_manifest>(const keep_file_fn& keep)>& make, status& failure);
   node_snapshot_reply copy_here(const node_snapshot& m);
   node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);

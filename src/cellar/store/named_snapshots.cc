@@ -185,33 +185,55 @@ status check_part(const table_schema& schema, std::uint32_t p, const std::string
   return status::ok();
 }
 
-// The cells of every part file, checked (check_part) and mapped to `rt`'s family ids (by
-// family name); nothing is changed. Returns one set per partition.
-result<loaded_parts> read_parts(const table_runtime& rt, const snapshot_manifest& m, const part_reader& read,
-                                bulk_load_stats& stats) {
-  const auto& schema = *rt.schema;
-  if (rt.partitions.size() != m.partitions)
-    return status{code::invalid_argument, "the files hold " + std::to_string(m.partitions) + " partitions, table '" +
-                                              schema.name + "' has " + std::to_string(rt.partitions.size())};
-  loaded_cells::id_map ids;  // the files' family id -> the table's
+// The files' family ids mapped to `schema`'s (by family name).
+result<loaded_cells::id_map> family_ids(const table_schema& schema, const snapshot_manifest& m) {
+  loaded_cells::id_map ids;
   for (const auto& [id, name] : m.families) {
     const family_schema* f = schema.find(name);
     if (!f) return status{code::family_not_found, "table '" + schema.name + "' has no family '" + name + "'"};
     ids.emplace_back(id, f->id);
   }
+  return ids;
+}
+
+// FAILED unless the files are of as many partitions as `rt` has.
+status check_partitions(const table_runtime& rt, const snapshot_manifest& m) {
+  if (rt.partitions.size() == m.partitions) return status::ok();
+  return {code::invalid_argument, "the files hold " + std::to_string(m.partitions) + " partitions, table '" +
+                                      rt.schema->name + "' has " + std::to_string(rt.partitions.size())};
+}
+
+// The cells of part file `p`, checked (check_part) and mapped to the table's family ids by
+// `ids`; null when it holds none. Adds them to `stats`.
+result<std::shared_ptr<const loaded_cells>> read_part(const table_schema& schema, const part_reader& read,
+                                                      const loaded_cells::id_map& ids, std::uint32_t p,
+                                                      bulk_load_stats& stats) {
+  const std::string file = part_file_name(p);
+  auto data = read(file);
+  if (!data) return data.error();
+  stats.bytes += data->data.size();
+  auto records = cell_records(data->data);
+  if (!records) return status{code::corruption, "file '" + file + "': " + records.error().message()};
+  std::uint64_t cells = 0;
+  if (auto st = check_part(schema, p, file, *records, ids, &cells); !st) return st;
+  stats.cells += cells;
+  if (!cells) return std::shared_ptr<const loaded_cells>();
+  ++stats.partitions;
+  return std::make_shared<const loaded_cells>(std::move(data->owner), *records, ids, cells);
+}
+
+// The cells of every part file (read_part) for the partitions of `rt`; nothing is changed.
+// Returns one set per partition.
+result<loaded_parts> read_parts(const table_runtime& rt, const snapshot_manifest& m, const part_reader& read,
+                                bulk_load_stats& stats) {
+  if (auto st = check_partitions(rt, m); !st) return st;
+  auto ids = family_ids(*rt.schema, m);
+  if (!ids) return ids.error();
   loaded_parts out;
   for (std::uint32_t p = 0; p < m.partitions; ++p) {
-    const std::string file = part_file_name(p);
-    auto data = read(file);
-    if (!data) return data.error();
-    stats.bytes += data->data.size();
-    auto records = cell_records(data->data);
-    if (!records) return status{code::corruption, "file '" + file + "': " + records.error().message()};
-    std::uint64_t cells = 0;
-    if (auto st = check_part(schema, p, file, *records, ids, &cells); !st) return st;
-    stats.cells += cells;
-    if (cells) ++stats.partitions;
-    out.push_back(cells ? std::make_shared<const loaded_cells>(std::move(data->owner), *records, ids, cells) : nullptr);
+    auto part = read_part(*rt.schema, read, *ids, p, stats);
+    if (!part) return part.error();
+    out.push_back(std::move(*part));
   }
   return out;
 }
@@ -239,7 +261,7 @@ result<std::unique_ptr<RE2>> compile(const std::string& regex) {
 
 // The cells of `lc` keyed with the table's family ids: what a partition on another node
 // takes (a loaded_cells refers to a file of this node).
-std::shared_ptr<const delta_map> to_cells(const loaded_cells& lc) {
+std::shared_ptr<delta_map> to_cells(const loaded_cells& lc) {
   auto out = std::make_shared<delta_map>();
   cell_record_reader in(lc.records());
   std::string_view key, value;
@@ -270,28 +292,6 @@ snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const t
     families.insert(f.id);
   }
   return m;
-}
-
-// The snapshot of `schema`'s table from its partition copies: its manifest and files.
-std::pair<snapshot_manifest, std::map<std::string, std::string>> make_snapshot(const std::string& name,
-                                                                               std::int64_t now,
-                                                                               const table_schema& schema,
-                                                                               std::vector<chunked_cells>& copies) {
-  std::set<std::uint32_t> families;
-  snapshot_manifest m = manifest_of(name, now, schema, static_cast<std::uint32_t>(copies.size()), families);
-  std::map<std::string, std::string> files;
-  auto add = [&](const std::string& file, std::string data, std::uint64_t cells) {
-    m.files[file] = {data.size(), cells, crc32c(data)};
-    files.emplace(file, std::move(data));
-  };
-  add(std::string(schema_file), encode_schema(schema), 0);
-  for (std::uint32_t p = 0; p < copies.size(); ++p) {
-    std::uint64_t cells = 0;
-    std::string data = encode_cells(copies[p], families, &cells);
-    copies[p] = {};
-    add(part_file_name(p), std::move(data), cells);
-  }
-  return {std::move(m), std::move(files)};
 }
 
 // A snapshot file written through a snapshot_writer as its pieces come: its size, CRC and
@@ -395,7 +395,8 @@ runtime_ptr lookup_caught_up(store_impl& s, const std::string& table) {
   return rt;
 }
 
-// store::snapshot on a cluster member (snapshot_cluster.h).
+// store::snapshot on a cluster member (snapshot_cluster.h): each partition's copy encoded
+// into its file and handed to the nodes keeping the snapshot as soon as it is made.
 status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string& table, const std::string& name) {
   if (auto st = check_snapshot_name(name); !st) return st;
   if (c.manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
@@ -403,17 +404,27 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
   if (!rt) return table_not_found(table);
   if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
   const table_schema schema = *rt->schema;
-  auto copies = c.copy_partitions(table, static_cast<std::uint32_t>(rt->partitions.size()));
-  if (!copies) return copies.error();
-  // DDL goes through the master, so no lock here keeps it out: a table changed while it
-  // was copied is not snapshotted with the schema it had before.
-  auto now = s.catalog->lookup(table);
-  if (!now || now->schema->uid != schema.uid || now->schema->version != schema.version)
-    return {code::conflict, "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
-  std::vector<chunked_cells> parts(copies->size());
-  for (std::size_t p = 0; p < parts.size(); ++p) parts[p].chunks.push_back(std::move((*copies)[p]));
-  auto [m, files] = make_snapshot(name, s.options.clock(), schema, parts);
-  return c.put(m, files);
+  const auto n = static_cast<std::uint32_t>(rt->partitions.size());
+  return c.put(name, [&](const snapshot_cluster::keep_file_fn& keep) -> result<snapshot_manifest> {
+    std::set<std::uint32_t> families;
+    snapshot_manifest m = manifest_of(name, s.options.clock(), schema, n, families);
+    auto kept = [&](const std::string& file, const std::string& data, std::uint64_t cells) {
+      m.files[file] = {data.size(), cells, crc32c(data)};
+      return keep(file, data);
+    };
+    auto copied = c.copy_partitions(table, n, families, [&](std::uint32_t p, snapshot_cluster::partition_file f) {
+      return kept(part_file_name(p), f.data, f.cells);
+    });
+    if (!copied) return copied;
+    // DDL goes through the master, so no lock here keeps it out: a table changed while it
+    // was copied is not snapshotted with the schema it had before.
+    auto now = s.catalog->lookup(table);
+    if (!now || now->schema->uid != schema.uid || now->schema->version != schema.version)
+      return status{code::conflict,
+                    "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
+    if (auto st = kept(std::string(schema_file), encode_schema(schema), 0); !st) return st;
+    return m;
+  });
 }
 
 }  // namespace
@@ -479,18 +490,16 @@ result<opened_snapshot> open_snapshot(store_impl& s, const std::string& name) {
     if (!c) return not_joined();
     auto m = c->manifest(name);
     if (!m) return m.error();
-    auto files = c->files(*m);
-    if (!files) return files.error();
-    auto held = std::make_shared<const std::map<std::string, std::string>>(std::move(*files));
-    auto it = held->find(std::string(schema_file));
-    if (it == held->end()) return status{code::corruption, "snapshot '" + name + "' has no schema file"};
-    schema_bytes = it->second;
+    if (!m->files.count(std::string(schema_file)))
+      return status{code::corruption, "snapshot '" + name + "' has no schema file"};
+    // Every file checked before anything changes; each read again when its turn comes.
+    for (const auto& [file, f] : m->files) {
+      auto bytes = c->file(*m, file);
+      if (!bytes) return bytes.error();
+      if (file == schema_file) schema_bytes = bytes->data;
+    }
     out.m = std::move(*m);
-    out.read = [held, name](const std::string& file) -> result<file_bytes> {
-      auto f = held->find(file);
-      if (f == held->end()) return status{code::corruption, "snapshot '" + name + "' has no file '" + file + "'"};
-      return file_bytes{held, f->second};
-    };
+    out.read = [c, m = out.m](const std::string& file) { return c->file(m, file); };
   } else {
     const snapshot_repo& repo = *s.snapshots;
     auto m = repo.manifest(name);
@@ -509,16 +518,25 @@ result<opened_snapshot> open_snapshot(store_impl& s, const std::string& name) {
 }
 
 // Writes the cells of `m`'s part files into the partitions of `rt` and makes them durable.
+// Every part is checked before any is written.
 status load_snapshot(store_impl& s, const table_runtime& rt, const opened_snapshot& snap) {
   bulk_load_stats stats;
+  if (auto* c = cluster_snapshots(s)) {
+    // A part at a time: this node holds one part's file and cells, not the table's.
+    if (auto st = check_partitions(rt, snap.m); !st) return st;
+    auto ids = family_ids(*rt.schema, snap.m);
+    if (!ids) return ids.error();
+    for (std::uint32_t p = 0; p < snap.m.partitions; ++p)
+      if (auto part = read_part(*rt.schema, snap.read, *ids, p, stats); !part) return part.error();
+    return c->load(rt.schema->name, snap.m.partitions, [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
+      bulk_load_stats again;
+      auto part = read_part(*rt.schema, snap.read, *ids, p, again);
+      if (!part) return part.error();
+      return *part ? to_cells(**part) : nullptr;
+    });
+  }
   auto parts = read_parts(rt, snap.m, snap.read, stats);
   if (!parts) return parts.error();
-  if (auto* c = cluster_snapshots(s)) {
-    std::vector<std::shared_ptr<const delta_map>> cells;
-    for (const auto& p : *parts) cells.push_back(p ? to_cells(*p) : std::make_shared<const delta_map>());
-    parts->clear();
-    return c->load(rt.schema->name, cells);
-  }
   if (auto st = apply_parts(*s.system, rt, *parts); !st) return st;
   if (s.persistence)
     if (auto r = s.snapshot(); !r) return r.error();
@@ -593,24 +611,18 @@ status store::clone_snapshot(const std::string& name, const std::string& table) 
 }
 
 status store::export_snapshot(const std::string& name, const std::string& dir) {
-  if (impl_->cluster.hooks()) {
-    auto* c = cluster_snapshots(*impl_);
-    if (!c) return not_joined();
-    auto m = c->manifest(name);
-    if (!m) return m.error();
-    auto files = c->files(*m);
-    if (!files) return files.error();
-    return write_snapshot_dir(dir, *m, *files);
-  }
-  auto m = impl_->snapshots->manifest(name);
+  // A file at a time, each checked against the manifest as it is read.
+  auto* c = cluster_snapshots(*impl_);
+  if (!c && impl_->cluster.hooks()) return not_joined();
+  auto m = c ? c->manifest(name) : impl_->snapshots->manifest(name);
   if (!m) return m.error();
-  std::map<std::string, std::string> files;
+  if (auto st = create_snapshot_dir(dir); !st) return st;
   for (const auto& [file, f] : m->files) {
-    auto data = impl_->snapshots->read(name, file);
+    auto data = c ? c->file(*m, file) : impl_->snapshots->map(name, file);
     if (!data) return data.error();
-    files.emplace(file, std::move(*data));
+    if (auto st = write_snapshot_file(dir, file, data->data, true); !st) return st;
   }
-  return write_snapshot_dir(dir, *m, files);
+  return write_snapshot_manifest(dir, *m, true);
 }
 
 result<snapshot_info> store::import_snapshot(const std::string& dir) {
@@ -621,13 +633,16 @@ result<snapshot_info> store::import_snapshot(const std::string& dir) {
   if (impl_->cluster.hooks()) {
     auto* c = cluster_snapshots(*impl_);
     if (!c) return not_joined();
-    std::map<std::string, std::string> files;
-    for (const auto& [file, f] : m->files) {
-      auto data = read_file_checked(dir, *m, file);
-      if (!data) return data.error();
-      files.emplace(file, std::move(*data));
-    }
-    if (auto st = c->put(*m, files); !st) return st;
+    // A file at a time: each checked and handed to the nodes keeping the snapshot.
+    auto st = c->put(m->name, [&](const snapshot_cluster::keep_file_fn& keep) -> result<snapshot_manifest> {
+      for (const auto& [file, f] : m->files) {
+        auto data = map_file_checked(dir, *m, file);
+        if (!data) return data.error();
+        if (auto kept = keep(file, data->data); !kept) return kept;
+      }
+      return *m;
+    });
+    if (!st) return st;
     return m->info();
   }
   if (auto st = impl_->snapshots->put_from_dir(*m, dir); !st) return st;
@@ -653,11 +668,13 @@ result<bulk_load_stats> store::bulk_load(const std::string& table, const std::st
   if (!parts) return parts.error();
   const auto t1 = clock::now();
   if (cluster) {
-    // Each partition's owner or Raft group takes its part and makes it durable.
-    std::vector<std::shared_ptr<const delta_map>> cells;
-    for (const auto& p : *parts) cells.push_back(p ? to_cells(*p) : std::make_shared<const delta_map>());
-    parts->clear();
-    if (auto st = cluster->load(table, cells); !st) return st;
+    // Each partition's owner or Raft group takes its part and makes it durable; the parts'
+    // files are mapped, and each part's cells are built only when its turn comes.
+    auto st = cluster->load(table, m->partitions, [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
+      auto part = std::move((*parts)[p]);
+      return part ? to_cells(*part) : nullptr;
+    });
+    if (!st) return st;
     spdlog::info("bulk load into '{}': {} cells, {} bytes; files checked in {:.3f} s, loaded in {:.3f} s", table,
                  stats.cells, stats.bytes, seconds(t0, t1), seconds(t1, clock::now()));
     return stats;

@@ -268,70 +268,6 @@ std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& 
   return out;
 }
 
-namespace {
-
-// The chunks' cells and the changes as one sorted stream into `out`; false (and `out`
-// unfinished) when a chunk's first key does not come after the one before's last.
-bool encode_in_order(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::string& out,
-                     std::uint64_t& n) {
-  static const delta_map none;
-  const delta_map& changes = cells.changes ? *cells.changes : none;
-  auto c = changes.begin();
-  std::string_view previous;  // the last chunk key taken
-  bool any = false;
-  auto emit_changes_before = [&](const std::string_view* key) {
-    // The changes ordered before `key` (all of them when null); one at `key` replaces it.
-    while (c != changes.end() && (key == nullptr || c->first.bytes.compare(*key) <= 0)) {
-      if (c->second.present && in_families(c->first.bytes, families)) {
-        append_cell_record(out, c->first.bytes, c->second.expires_at, c->second.value());
-        ++n;
-      }
-      const bool same = key != nullptr && c->first.bytes == *key;
-      ++c;
-      if (same) return true;
-    }
-    return false;
-  };
-  for (const auto& chunk : cells.chunks) {
-    if (!chunk) continue;
-    for (auto it = chunk->begin(); it != chunk->end(); ++it) {
-      const std::string_view key = it->first.bytes;
-      if (any && key.compare(previous) <= 0) return false;
-      any = true;
-      previous = key;
-      if (emit_changes_before(&key)) continue;  // changed since it was copied
-      if (!it->second.present || !in_families(key, families)) continue;
-      append_cell_record(out, key, it->second.expires_at, it->second.value());
-      ++n;
-    }
-  }
-  emit_changes_before(nullptr);
-  return true;
-}
-
-}  // namespace
-
-std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::uint64_t* count) {
-  std::string out = cell_file_header();
-  std::uint64_t n = 0;
-  if (encode_in_order(cells, families, out, n)) {
-    if (count) *count = n;
-    return out;
-  }
-  delta_map merged;
-  for (const auto& chunk : cells.chunks)
-    if (chunk)
-      for (auto it = chunk->begin(); it != chunk->end(); ++it)
-        if (it->second.present) merged.put(it->first.bytes, it->second.expires_at, it->second.value());
-  if (cells.changes)
-    for (auto it = cells.changes->begin(); it != cells.changes->end(); ++it) {
-      if (it->second.present)
-        merged.put(it->first.bytes, it->second.expires_at, it->second.value());
-      else
-        merged.erase(it->first.bytes);
-    }
-  return encode_cells(merged, families, count);
-}
 
 result<std::vector<std::string_view>> cell_file_pieces(const record_chunks& cells,
                                                        const std::set<std::uint32_t>& families, std::uint64_t* count,
@@ -699,6 +635,17 @@ status snapshot_repo::commit_staged(const snapshot_manifest& m) {
   }
   release(m.name);
   return st;
+}
+
+void snapshot_repo::abandon_staged(const std::string& name) {
+  if (!check_snapshot_name(name)) return;
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    staged_.erase(name);
+    return;
+  }
+  std::error_code ec;
+  fs::remove_all(root() + "/.new-" + name, ec);
 }
 
 status snapshot_repo::put_from_dir(const snapshot_manifest& m, const std::string& dir) {

@@ -60,20 +60,10 @@ result<snapshot_manifest> decode_manifest(std::string_view text);
 // A cell file: the present cells of `cells` (erased ones are skipped) whose family is in
 // `families` (empty: all), in key order. Counts them into *count.
 std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
-// A partition copied in pieces: `chunks` in key order, each after the one before, and the
-// `changes` made since the first was copied (a present entry replaces or adds its cell, an
-// erased one removes it; null: none).
-struct chunked_cells {
-  std::vector<std::shared_ptr<const delta_map>> chunks;
-  std::shared_ptr<const delta_map> changes;
-};
-// The cell file of `cells`: the bytes encode_cells makes of the chunks merged into one map
-// with the changes applied, written from the pieces without merging them. Chunks that are
-// not in key order after all are merged first.
-std::string encode_cells(const chunked_cells& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
 // A partition copied in pieces of cell file records (partition/protocol.h:
 // move_request::records): `chunks` in key order, each after the one before, and the
-// `changes` made since the first was copied, as chunked_cells.
+// `changes` made since the first was copied (a present entry replaces or adds its cell, an
+// erased one removes it; null: none).
 struct record_chunks {
   std::vector<std::string_view> chunks;  // held by the caller
   std::shared_ptr<const delta_map> changes;
@@ -155,6 +145,8 @@ class snapshot_repo {
   status begin_staged(const std::string& name);
   status stage(const std::string& name, const std::string& file, std::string_view data);
   status commit_staged(const snapshot_manifest& m);
+  // Drops the files staged for `name`, if any (a write that was cut short).
+  void abandon_staged(const std::string& name);
   // Adds snapshot `name` whose files `make` writes through the writer it is given, as their
   // bytes come (in a store with a directory, straight to the files, so they are never in
   // memory whole); `make` returns the snapshot's manifest, naming `name` and those files.
