@@ -171,41 +171,48 @@ struct node_snapshot {
     stage = 10,
     unstage = 11,
     fill = 12,
-    stats = 13
+    stats = 13,
+    pull = 14,
+    fetch_staged = 15
   };
   std::uint8_t step = copy;
   std::string table;
   std::uint32_t index = 0;
   std::string name;
   std::uint64_t uid = 0;                     // freeze: the table's uid the caller planned with; fill
-  std::string file;                          // fetch
+  std::string file;                          // fetch, fetch_staged, pull
   std::string manifest;                      // keep: encode_manifest
-  std::map<std::string, std::string> files;  // keep_file
+  std::map<std::string, std::string> files;  // keep_file: a piece of one file, at `offset`
   detail::delta_handle cells;                // load, stage, fill
   std::vector<std::string> replicas;         // stage: a replicated partition's replica set
   // freeze, release of a replicated partition: the hold (the czxid of the move intent the
   // split holds), so that a release ends only the freeze it names.
   std::uint64_t hold = 0;
   std::vector<std::uint32_t> families;  // copy: the family ids whose cells the file holds
+  std::uint64_t offset = 0;             // keep_file, fetch, fetch_staged: where the piece starts
+  std::string from;                     // pull: the node that staged the file
+  std::uint64_t bytes = 0;              // pull: the file's size
+  std::uint32_t crc = 0;                // pull: the file's CRC-32C
 };
 
 struct node_snapshot_reply {
   status st;
   detail::delta_handle cells;                // freeze: the partition's cells
-  std::map<std::string, std::string> files;  // fetch; copy: the partition's cell file
-  std::uint64_t cells_held = 0;              // stats; copy: the cells of that file
-  std::uint64_t bytes_held = 0;              // stats
+  std::map<std::string, std::string> files;  // fetch, fetch_staged: a piece of the file
+  std::uint64_t cells_held = 0;              // stats; copy: the cells of the file it staged
+  std::uint64_t bytes_held = 0;              // stats; copy: that file's size
+  std::uint32_t crc = 0;                     // copy: that file's CRC-32C
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
   return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.uid, x.file, x.manifest, x.files,
-           x.cells, x.replicas, x.hold, x.families);
+           x.cells, x.replicas, x.hold, x.families, x.offset, x.from, x.bytes, x.crc);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot_reply& x) {
-  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.files, x.cells_held, x.bytes_held);
+  return f(caf::meta::type_name("node_snapshot_reply"), x.st, x.cells, x.files, x.cells_held, x.bytes_held, x.crc);
 }
 
 template <class Inspector>

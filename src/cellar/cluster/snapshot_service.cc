@@ -30,6 +30,9 @@ namespace {
 constexpr std::uint64_t chunk_bytes = 1 << 20;
 // Partitions copied at once.
 constexpr std::uint32_t parallel_copies = 4;
+// Bytes of a file one step carries between nodes: a message this size passes through the
+// node links' buffers, which keep their largest size.
+constexpr std::uint64_t piece_bytes = 4 << 20;
 std::string snapshot_znode(const std::string& name) { return std::string(layout::snapshots) + "/s_" + name; }
 std::string claim_znode(const std::string& name) { return std::string(layout::snapshot_writes) + "/s_" + name; }
 
@@ -113,9 +116,9 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
 // cells of `families`: the chunks copied as cell file records while it serves, with every
 // change since `track` (the cut) applied as they are encoded (store/snapshot_files.h:
 // cell_file_pieces). Holds the chunks' records and the file, never a map of the cells.
-result<snapshot_service::partition_file> copy_local_file(caf::actor_system& sys, const detail::partition_actor& p,
-                                                         const std::set<std::uint32_t>& families,
-                                                         std::chrono::milliseconds timeout) {
+result<std::string> copy_local_file(caf::actor_system& sys, const detail::partition_actor& p,
+                                    const std::set<std::uint32_t>& families, std::uint64_t* count,
+                                    std::chrono::milliseconds timeout) {
   if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
   std::vector<std::string> chunks;
   std::shared_ptr<const delta_map> changes;
@@ -143,13 +146,13 @@ result<snapshot_service::partition_file> copy_local_file(caf::actor_system& sys,
   for (const auto& c : chunks) cells.chunks.push_back(c);
   cells.changes = changes;
   std::deque<std::string> scratch;
-  snapshot_service::partition_file out;
-  auto pieces = detail::cell_file_pieces(cells, families, &out.cells, scratch);
+  auto pieces = detail::cell_file_pieces(cells, families, count, scratch);
   if (!pieces) return pieces.error();
   std::size_t bytes = 0;
   for (const auto& piece : *pieces) bytes += piece.size();
-  out.data.reserve(bytes);
-  for (const auto& piece : *pieces) out.data.append(piece);
+  std::string out;
+  out.reserve(bytes);
+  for (const auto& piece : *pieces) out.append(piece);
   return out;
 }
 
@@ -189,13 +192,16 @@ result<node_snapshot_reply> snapshot_service::ask(const std::string& n, node_sna
 }
 
 result<node_snapshot_reply> snapshot_service::ask_leader(const std::vector<std::string>& replicas,
-                                                         const node_snapshot& m) {
+                                                         const node_snapshot& m, std::string* who) {
   const auto deadline = std::chrono::steady_clock::now() + o_.leader_wait;
   for (;;) {
     status last;
     for (const auto& r : replicas) {
       auto got = ask(r, m);
-      if (got) return got;
+      if (got) {
+        if (who) *who = r;
+        return got;
+      }
       if (!try_next_replica(got.error())) return got.error();
       last = got.error();
     }
@@ -218,20 +224,16 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
     case node_snapshot::begin: return failed(repo.begin_staged(m.name));
     case node_snapshot::keep_file:
       for (const auto& [file, data] : m.files)
-        if (auto st = repo.stage(m.name, file, data); !st) return failed(st);
+        if (auto st = repo.stage(m.name, file, data, m.offset); !st) return failed(st);
       return {};
+    case node_snapshot::pull: return failed(pull_here(m));
+    case node_snapshot::fetch_staged: return piece_here(m);
     case node_snapshot::keep: {
       auto man = detail::decode_manifest(m.manifest);
       if (!man) return failed(man.error());
       return failed(repo.commit_staged(*man));
     }
-    case node_snapshot::fetch: {
-      auto data = repo.read(m.name, m.file);
-      if (!data) return failed(data.error());
-      node_snapshot_reply out;
-      out.files.emplace(m.file, std::move(*data));
-      return out;
-    }
+    case node_snapshot::fetch: return piece_here(m);
     case node_snapshot::drop: {
       // A write cut short leaves its files staged; a snapshot kept has them in place.
       repo.abandon_staged(m.name);
@@ -306,22 +308,74 @@ node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
   auto& sys = seat_.system();
   const std::set<std::uint32_t> families(m.families.begin(), m.families.end());
   node_snapshot_reply out;
-  const std::string file = detail::part_file_name(m.index);
+  result<std::string> data = status{code::internal, "not copied"};
   if (ref.replica_here) {
     auto r = ask_partition(sys, ref.actor, step(move_request::copy), o_.step_timeout);
     if (!r) return failed(r.error());
     static const delta_map none;
-    out.files.emplace(file, detail::encode_cells(r->cells.map ? *r->cells.map : none, families, &out.cells_held));
-    return out;
+    data = detail::encode_cells(r->cells.map ? *r->cells.map : none, families, &out.cells_held);
+  } else if (ref.local) {
+    // Each request copies at most a chunk: a partition that does not answer one within a
+    // minute is stuck.
+    data = copy_local_file(sys, ref.actor, families, &out.cells_held, std::chrono::seconds(60));
+  } else {
+    return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
   }
-  if (!ref.local) return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
-  // Each request copies at most a chunk: a partition that does not answer one within a
-  // minute is stuck.
-  auto c = copy_local_file(sys, ref.actor, families, std::chrono::seconds(60));
-  if (!c) return failed(c.error());
-  out.cells_held = c->cells;
-  out.files.emplace(file, std::move(c->data));
+  if (!data) return failed(data.error());
+  if (auto st = o_.repo->stage(m.name, detail::part_file_name(m.index), *data); !st) return failed(st);
+  out.bytes_held = data->size();
+  out.crc = detail::crc32c(*data);
   return out;
+}
+
+node_snapshot_reply snapshot_service::piece_here(const node_snapshot& m) {
+  auto piece = o_.repo->read_piece(m.name, m.file, m.offset, piece_bytes, m.step == node_snapshot::fetch_staged);
+  if (!piece) return failed(piece.error());
+  node_snapshot_reply out;
+  out.files.emplace(m.file, std::move(*piece));
+  return out;
+}
+
+result<std::string> snapshot_service::fetch_from(const std::string& n, const std::string& name, const std::string& file,
+                                                 bool staged) {
+  node_snapshot fetch;
+  fetch.step = staged ? node_snapshot::fetch_staged : node_snapshot::fetch;
+  fetch.name = name;
+  fetch.file = file;
+  std::string out;
+  for (;;) {
+    fetch.offset = out.size();
+    auto r = ask(n, fetch);
+    if (!r) return r.error();
+    auto got = r->files.find(file);
+    if (got == r->files.end()) return status{code::internal, "node '" + n + "' sent no piece of '" + file + "'"};
+    out.append(got->second);
+    if (got->second.size() < piece_bytes) return out;
+  }
+}
+
+status snapshot_service::pull_here(const node_snapshot& m) {
+  node_snapshot fetch;
+  fetch.step = node_snapshot::fetch_staged;
+  fetch.name = m.name;
+  fetch.file = m.file;
+  std::uint32_t crc = 0;
+  for (;;) {
+    auto r = ask(m.from, fetch);
+    if (!r) return r.error();
+    auto got = r->files.find(m.file);
+    if (got == r->files.end()) return {code::internal, "node '" + m.from + "' sent no piece of '" + m.file + "'"};
+    const std::string& piece = got->second;
+    if (fetch.offset + piece.size() > m.bytes) break;
+    if (auto st = o_.repo->stage(m.name, m.file, piece, fetch.offset); !st) return st;
+    crc = detail::crc32c_extend(crc, piece);
+    fetch.offset += piece.size();
+    if (piece.size() < piece_bytes) break;
+  }
+  if (fetch.offset != m.bytes || crc != m.crc)
+    return {code::corruption, "file '" + m.file + "' of snapshot '" + m.name + "' fetched from node '" + m.from +
+                                  "' is not the file copied there"};
+  return status::ok();
 }
 
 node_snapshot_reply snapshot_service::stats_here(const node_snapshot& m) {
@@ -360,8 +414,9 @@ node_snapshot_reply snapshot_service::load_here(node_snapshot& m) {
 
 // --- the calls of the serving node ----------------------------------------------------------
 
-result<snapshot_service::partition_file> snapshot_service::copy_one(const std::string& table, std::uint32_t index,
-                                                                    const std::set<std::uint32_t>& families) {
+result<snapshot_service::staged_copy> snapshot_service::copy_one(const std::string& name, const std::string& table,
+                                                                 std::uint32_t index,
+                                                                 const std::set<std::uint32_t>& families) {
   auto n = node();
   if (!n) return n.error();
   auto owner_now = [&]() -> result<partition_owner> {
@@ -374,12 +429,14 @@ result<snapshot_service::partition_file> snapshot_service::copy_one(const std::s
   if (!owner) return owner.error();
   node_snapshot m;
   m.step = node_snapshot::copy;
+  m.name = name;
   m.table = table;
   m.index = index;
   m.families.assign(families.begin(), families.end());
   result<node_snapshot_reply> got = status{code::unavailable, "not asked"};
+  staged_copy out;
   if (owner->replicated()) {
-    got = ask_leader(owner->replicas, m);
+    got = ask_leader(owner->replicas, m, &out.node);
   } else {
     // The move intent keeps moves of the partition out while its owner tracks its changes
     // (a move's track would replace the snapshot's change record, and the reverse).
@@ -395,40 +452,13 @@ result<snapshot_service::partition_file> snapshot_service::copy_one(const std::s
     auto made = zk.exists(intent);
     const std::int64_t mine = made && *made ? (*made)->czxid : 0;
     owner = owner_now();  // a move that flipped just before the intent
+    if (owner) out.node = owner->node;
     got = owner ? ask(owner->node, m) : result<node_snapshot_reply>(owner.error());
     if (auto now = zk.exists(intent); now && *now && (*now)->czxid == mine) (void)zk.remove(intent);
   }
   if (!got) return got.error();
-  auto f = got->files.find(detail::part_file_name(index));
-  if (f == got->files.end())
-    return status{code::internal, "the copy of " + where(table, index) + " came without its file"};
-  return partition_file{std::move(f->second), got->cells_held};
-}
-
-status snapshot_service::copy_partitions(const std::string& table, std::uint32_t partitions,
-                                         const std::set<std::uint32_t>& families, const take_copy_fn& take) {
-  // Several partitions at once (each at its own instant, as one at a time would be), so
-  // that the copies of different nodes overlap; each handed on as soon as it is made.
-  using copied = result<partition_file>;
-  std::deque<std::pair<std::uint32_t, std::future<copied>>> running;
-  std::uint32_t next = 0;
-  status failed;
-  while (!running.empty() || (failed.is_ok() && next < partitions)) {
-    while (failed.is_ok() && next < partitions && running.size() < parallel_copies) {
-      const std::uint32_t i = next++;
-      running.emplace_back(i, std::async(std::launch::async,
-                                         [this, &table, &families, i] { return copy_one(table, i, families); }));
-    }
-    auto [i, f] = std::move(running.front());
-    running.pop_front();
-    auto c = f.get();
-    if (!failed.is_ok()) continue;  // the copies already running end unused
-    if (!c)
-      failed = c.error();
-    else if (auto st = take(i, std::move(*c)); !st)
-      failed = st;
-  }
-  return failed;
+  out.f = {got->bytes_held, got->cells_held, got->crc};
+  return out;
 }
 
 result<snapshot_service::holders_and_manifest> snapshot_service::read_znode(const std::string& name) {
@@ -456,51 +486,118 @@ result<snapshot_service::holders_and_manifest> snapshot_service::read_znode(cons
   return out;
 }
 
-result<snapshot_manifest> snapshot_service::keep_at(
-    std::vector<std::string>& keeping, const std::string& name,
-    const std::function<result<snapshot_manifest>(const keep_file_fn& keep)>& make, status& failure) {
-  // Runs `step` at every node of `keeping`, leaving out those that fail it.
-  auto at_each = [&](const node_snapshot& step) {
+// The keeper snapshot_service::put gives the maker of snapshot `name`: it hands each file
+// to the nodes of `keeping`, leaving out a node that fails a step (its error in `failure`).
+class snapshot_service::keeper final : public detail::snapshot_keeper {
+ public:
+  keeper(snapshot_service& s, std::string name, std::vector<std::string> live)
+      : s_(s), name_(std::move(name)), keeping_(std::move(live)), needed_(std::min<std::size_t>(2, keeping_.size())) {}
+
+  // Runs `step` at every node still keeping, leaving out those that fail it.
+  void at_each(const node_snapshot& step, const std::string& except = {}) {
     std::vector<std::string> kept;
-    for (const auto& node_id : keeping) {
-      if (auto r = ask(node_id, step); r)
+    for (const auto& node_id : keeping_) {
+      if (node_id == except) {
         kept.push_back(node_id);
-      else
-        failure = r.error();
+      } else if (auto r = s_.ask(node_id, step); r) {
+        kept.push_back(node_id);
+      } else {
+        failure_ = r.error();
+      }
     }
-    keeping = std::move(kept);
-  };
-  const std::size_t needed = std::min<std::size_t>(2, keeping.size());
-  auto enough = [&]() -> status {
-    if (keeping.size() >= needed && !keeping.empty()) return status::ok();
-    return {code::unavailable, "snapshot '" + name + "' reached " + std::to_string(keeping.size()) +
-                                   " node(s), fewer than " + std::to_string(std::max<std::size_t>(needed, 1)) + ": " +
-                                   failure.to_string()};
-  };
-  node_snapshot step;
-  step.name = name;
-  step.step = node_snapshot::begin;
-  at_each(step);
-  if (auto st = enough(); !st) return st;
-  auto m = make([&](const std::string& file, std::string_view data) -> status {
+    keeping_ = std::move(kept);
+  }
+  status enough() const {
+    if (keeping_.size() >= needed_ && !keeping_.empty()) return status::ok();
+    return {code::unavailable, "snapshot '" + name_ + "' reached " + std::to_string(keeping_.size()) +
+                                   " node(s), fewer than " + std::to_string(std::max<std::size_t>(needed_, 1)) + ": " +
+                                   failure_.to_string()};
+  }
+  const std::vector<std::string>& keeping() const { return keeping_; }
+
+  status keep(const std::string& file, std::string_view data) override {
     node_snapshot f;
-    f.name = name;
+    f.name = name_;
     f.step = node_snapshot::keep_file;
-    f.files.emplace(file, std::string(data));
-    at_each(f);
+    std::uint64_t at = 0;
+    do {
+      const auto piece = data.substr(at, piece_bytes);
+      f.offset = at;
+      f.files = {{file, std::string(piece)}};
+      at_each(f);
+      if (auto st = enough(); !st) return st;
+      at += piece.size();
+    } while (at < data.size());
+    return status::ok();
+  }
+
+  status copy_partitions(const std::string& table, std::uint32_t partitions, const std::set<std::uint32_t>& families,
+                         const std::function<status(std::uint32_t, const snapshot_manifest::file&)>& kept) override {
+    // Several partitions at once (each at its own instant, as one at a time would be), so
+    // that the copies of different nodes overlap; each pulled by the other keeping nodes
+    // from the node that staged it as soon as it is made.
+    using copied = result<staged_copy>;
+    std::deque<std::pair<std::uint32_t, std::future<copied>>> running;
+    std::uint32_t next = 0;
+    status failed;
+    while (!running.empty() || (failed.is_ok() && next < partitions)) {
+      while (failed.is_ok() && next < partitions && running.size() < parallel_copies) {
+        const std::uint32_t i = next++;
+        running.emplace_back(i, std::async(std::launch::async, [this, &table, &families, i] {
+                               return s_.copy_one(name_, table, i, families);
+                             }));
+      }
+      auto [i, f] = std::move(running.front());
+      running.pop_front();
+      auto c = f.get();
+      if (!failed.is_ok()) continue;  // the copies already running end unused
+      if (!c) {
+        failed = c.error();
+        continue;
+      }
+      node_snapshot pull;
+      pull.step = node_snapshot::pull;
+      pull.name = name_;
+      pull.file = detail::part_file_name(i);
+      pull.from = c->node;
+      pull.bytes = c->f.bytes;
+      pull.crc = c->f.crc;
+      at_each(pull, c->node);
+      if (auto st = enough(); !st)
+        failed = st;
+      else if (auto st2 = kept(i, c->f); !st2)
+        failed = st2;
+    }
+    return failed;
+  }
+
+  // The manifest to every node still keeping.
+  status keep_manifest(const snapshot_manifest& m) {
+    node_snapshot step;
+    step.name = name_;
+    step.step = node_snapshot::keep;
+    step.manifest = detail::encode_manifest(m);
+    at_each(step);
     return enough();
-  });
-  if (!m) return m.error();
-  if (m->name != name) return status{code::internal, "snapshot '" + name + "' was given another name's manifest"};
-  step.step = node_snapshot::keep;
-  step.manifest = detail::encode_manifest(*m);
-  at_each(step);
-  if (auto st = enough(); !st) return st;
-  return m;
-}
+  }
+  status begin() {
+    node_snapshot step;
+    step.name = name_;
+    step.step = node_snapshot::begin;
+    at_each(step);
+    return enough();
+  }
+
+ private:
+  snapshot_service& s_;
+  const std::string name_;
+  std::vector<std::string> keeping_;
+  const std::size_t needed_;
+  status failure_;
+};
 
 status snapshot_service::put(const std::string& name,
-                             const std::function<result<snapshot_manifest>(const keep_file_fn& keep)>& make) {
+                             const std::function<result<snapshot_manifest>(detail::snapshot_keeper&)>& make) {
   auto n = node();
   if (!n) return n.error();
   auto& zk = (*n)->zookeeper();
@@ -520,13 +617,17 @@ status snapshot_service::put(const std::string& name,
   }
   // Two copies at least when two nodes live: losing one node then loses no snapshot.
   const auto live = live_nodes(**n);
-  std::vector<std::string> holders = live;
-  status failure;
-  auto m = keep_at(holders, name, make, failure);
-  status st = m ? status::ok() : m.error();
+  keeper k(*this, name, live);
+  result<snapshot_manifest> m = status{code::internal, "snapshot '" + name + "' was not made"};
+  status st = k.begin();
+  if (st) {
+    m = make(k);
+    if (m && m->name != name) m = status{code::internal, "snapshot '" + name + "' was given another name's manifest"};
+    st = m ? k.keep_manifest(*m) : m.error();
+  }
   if (st) {
     std::string data = "holders";
-    for (const auto& h : holders) data += " " + h;
+    for (const auto& h : k.keeping()) data += " " + h;
     data += "\n" + detail::encode_manifest(*m);
     if (auto made = zk.create(snapshot_znode(name), data); !made) st = made.error();
   }
@@ -540,6 +641,13 @@ status snapshot_service::put(const std::string& name,
       gone.name = name;
     }
     record_gone(zk, gone, {live.begin(), live.end()}, live);
+  } else {
+    // A node left out midway may hold staged files of it.
+    node_snapshot drop;
+    drop.step = node_snapshot::drop;
+    drop.name = name;
+    for (const auto& node_id : live)
+      if (std::find(k.keeping().begin(), k.keeping().end(), node_id) == k.keeping().end()) (void)ask(node_id, drop);
   }
   release();
   return st;
@@ -627,17 +735,11 @@ result<detail::file_bytes> snapshot_service::file(const snapshot_manifest& m, co
   // This node's copy is missing or damaged: another holder's, checked alike.
   auto z = read_znode(m.name);
   if (!z) return z.error();
-  node_snapshot fetch;
-  fetch.step = node_snapshot::fetch;
-  fetch.name = m.name;
-  fetch.file = file;
   for (const auto& h : z->holders) {
     if (h == o_.self) continue;
-    auto r = ask(h, fetch);
-    if (!r) continue;
-    auto got = r->files.find(file);
-    if (got == r->files.end() || !matches(f->second, got->second)) continue;
-    auto held = std::make_shared<const std::string>(std::move(got->second));
+    auto got = fetch_from(h, m.name, file, false);
+    if (!got || !matches(f->second, *got)) continue;
+    auto held = std::make_shared<const std::string>(std::move(*got));
     return detail::file_bytes{held, *held};
   }
   return status{code::corruption, "snapshot '" + m.name + "': no node holds an intact copy of its file '" + file + "'"};

@@ -79,10 +79,8 @@ class snapshot_service final : public detail::snapshot_cluster {
   snapshot_service(detail::cluster_seat& seat, peer_directory& peers, const node_gate& gate,
                    snapshot_service_options o);
 
-  status copy_partitions(const std::string& table, std::uint32_t partitions, const std::set<std::uint32_t>& families,
-                         const take_copy_fn& take) override;
   status put(const std::string& name,
-             const std::function<result<detail::snapshot_manifest>(const keep_file_fn& keep)>& make) override;
+             const std::function<result<detail::snapshot_manifest>(detail::snapshot_keeper&)>& make) override;
   result<std::vector<detail::snapshot_manifest>> list() override;
   result<detail::snapshot_manifest> manifest(const std::string& name) override;
   status remove(const std::string& name) override;
@@ -103,8 +101,10 @@ class snapshot_service final : public detail::snapshot_cluster {
   // Step `m` at node `n`: served here for this node, else through its endpoint.
   result<node_snapshot_reply> ask(const std::string& n, node_snapshot m);
   // Step `m` of a replicated partition at whichever of `replicas` leads, retried while the
-  // group has no leader (NOT_LEADER or UNAVAILABLE), for at most `leader_wait`.
-  result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m);
+  // group has no leader (NOT_LEADER or UNAVAILABLE), for at most `leader_wait`; the node
+  // that answered into *who when given.
+  result<node_snapshot_reply> ask_leader(const std::vector<std::string>& replicas, const node_snapshot& m,
+                                         std::string* who = nullptr);
 
  private:
   struct holders_and_manifest {
@@ -112,16 +112,25 @@ class snapshot_service final : public detail::snapshot_cluster {
     detail::snapshot_manifest m;
   };
   result<node_gate::use> node() const { return gate_.enter(o_.self); }
-  result<partition_file> copy_one(const std::string& table, std::uint32_t index,
-                                  const std::set<std::uint32_t>& families);
+  class keeper;
+  // A partition's file of snapshot `name`, staged where it was copied.
+  struct staged_copy {
+    detail::snapshot_manifest::file f;
+    std::string node;  // the node that staged it
+  };
+  // Partition (table, index) copied and its file staged for snapshot `name`, at the node
+  // holding it (node_snapshot copy).
+  result<staged_copy> copy_one(const std::string& name, const std::string& table, std::uint32_t index,
+                               const std::set<std::uint32_t>& families);
   result<holders_and_manifest> read_znode(const std::string& name);
-  // Hands the files of snapshot `name` that `make` gives to the nodes of `keeping` (a file
-  // per step; a node that fails a step is left out of the rest), then its manifest; leaves
-  // in `keeping` the nodes that kept all of it. `failure`: the last node's failure.
-  result<detail::snapshot_manifest> keep_at(
-      std::vector<std::string>& keeping, const std::string& name,
-      const std::function<result<detail::snapshot_manifest>(const keep_file_fn& keep)>& make, status& failure);
+  // Pulls file `file` of snapshot `name`, staged at node `from` (`bytes` bytes, CRC `crc`),
+  // into this node's staged files, a piece at a time (node_snapshot pull).
+  status pull_here(const node_snapshot& m);
+  // File `file` of snapshot `name` (kept, or staged with `staged`) read from node `n` a
+  // piece at a time.
+  result<std::string> fetch_from(const std::string& n, const std::string& name, const std::string& file, bool staged);
   node_snapshot_reply copy_here(const node_snapshot& m);
+  node_snapshot_reply piece_here(const node_snapshot& m);   // fetch, fetch_staged
   node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);
   node_snapshot_reply stats_here(const node_snapshot& m);

@@ -405,15 +405,12 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
   if (rt->partitions.empty()) return {code::invalid_argument, "table '" + table + "' has no family yet"};
   const table_schema schema = *rt->schema;
   const auto n = static_cast<std::uint32_t>(rt->partitions.size());
-  return c.put(name, [&](const snapshot_cluster::keep_file_fn& keep) -> result<snapshot_manifest> {
+  return c.put(name, [&](snapshot_keeper& k) -> result<snapshot_manifest> {
     std::set<std::uint32_t> families;
     snapshot_manifest m = manifest_of(name, s.options.clock(), schema, n, families);
-    auto kept = [&](const std::string& file, const std::string& data, std::uint64_t cells) {
-      m.files[file] = {data.size(), cells, crc32c(data)};
-      return keep(file, data);
-    };
-    auto copied = c.copy_partitions(table, n, families, [&](std::uint32_t p, snapshot_cluster::partition_file f) {
-      return kept(part_file_name(p), f.data, f.cells);
+    auto copied = k.copy_partitions(table, n, families, [&](std::uint32_t p, const snapshot_manifest::file& f) {
+      m.files[part_file_name(p)] = f;
+      return status::ok();
     });
     if (!copied) return copied;
     // DDL goes through the master, so no lock here keeps it out: a table changed while it
@@ -422,7 +419,9 @@ status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string
     if (!now || now->schema->uid != schema.uid || now->schema->version != schema.version)
       return status{code::conflict,
                     "table '" + table + "' changed while snapshot '" + name + "' was taken; take it again"};
-    if (auto st = kept(std::string(schema_file), encode_schema(schema), 0); !st) return st;
+    const std::string encoded = encode_schema(schema);
+    m.files[std::string(schema_file)] = {encoded.size(), 0, crc32c(encoded)};
+    if (auto st = k.keep(std::string(schema_file), encoded); !st) return st;
     return m;
   });
 }
@@ -634,11 +633,11 @@ result<snapshot_info> store::import_snapshot(const std::string& dir) {
     auto* c = cluster_snapshots(*impl_);
     if (!c) return not_joined();
     // A file at a time: each checked and handed to the nodes keeping the snapshot.
-    auto st = c->put(m->name, [&](const snapshot_cluster::keep_file_fn& keep) -> result<snapshot_manifest> {
+    auto st = c->put(m->name, [&](snapshot_keeper& k) -> result<snapshot_manifest> {
       for (const auto& [file, f] : m->files) {
         auto data = map_file_checked(dir, *m, file);
         if (!data) return data.error();
-        if (auto kept = keep(file, data->data); !kept) return kept;
+        if (auto kept = k.keep(file, data->data); !kept) return kept;
       }
       return *m;
     });

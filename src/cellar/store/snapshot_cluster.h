@@ -24,37 +24,39 @@
 
 namespace cellar::detail {
 
+// What snapshot_cluster::put gives the maker of a snapshot to hand its files to the nodes
+// keeping it. A node that fails a step is left out of the rest; a call fails UNAVAILABLE
+// once fewer than two nodes (the only node, with one) keep every file so far.
+class snapshot_keeper {
+ public:
+  virtual ~snapshot_keeper() = default;
+  // Hands file `file` to every node keeping the snapshot, in pieces of a few MiB.
+  virtual status keep(const std::string& file, std::string_view data) = 0;
+  // Each partition of table `table` (`partitions` of them) as it was at one instant, as
+  // the cell file of its cells of `families`, kept as part_file_name(p): the instant
+  // between two of its requests (a single-copy partition, copied at its owner) or between
+  // two of its log entries (a replicated one, copied at its leader after a read barrier).
+  // The node holding the partition encodes and stages its file, and the other keeping
+  // nodes fetch it from there in pieces, so no node holds more than the few files being
+  // made. `kept(p, f)` gets each file's size, cells and CRC as it is kept, on the calling
+  // thread, one at a time and in no set order. CONFLICT while a move of a partition runs;
+  // the first error of a copy or of `kept`.
+  virtual status copy_partitions(
+      const std::string& table, std::uint32_t partitions, const std::set<std::uint32_t>& families,
+      const std::function<status(std::uint32_t p, const snapshot_manifest::file& f)>& kept) = 0;
+};
+
 class snapshot_cluster {
  public:
   virtual ~snapshot_cluster() = default;
 
-  // A partition's copy: its cell file (snapshot_files.h) and the cells it holds.
-  struct partition_file {
-    std::string data;
-    std::uint64_t cells = 0;
-  };
-  // Takes the copy of one partition (see copy_partitions); an error stops the copying.
-  using take_copy_fn = std::function<status(std::uint32_t partition, partition_file file)>;
-  // Each partition of table `table` (`partitions` of them) as it was at one instant, as the
-  // cell file of its cells of `families`: the instant between two of its requests (a
-  // single-copy partition, copied and encoded at its owner) or between two of its log
-  // entries (a replicated one, copied at its leader after a read barrier). Each file goes
-  // to `take` as soon as it is made, on the calling thread, one at a time and in no set
-  // order, so only the few being made are held at once. CONFLICT while a move of a
-  // partition runs; the first error of a copy or of `take`.
-  virtual status copy_partitions(const std::string& table, std::uint32_t partitions,
-                                 const std::set<std::uint32_t>& families, const take_copy_fn& take) = 0;
-
-  // Hands one file of a snapshot being kept to the nodes keeping it.
-  using keep_file_fn = std::function<status(const std::string& file, std::string_view data)>;
-  // Keeps snapshot `name`, whose files `make` hands over one at a time through the function
-  // it is given (each file goes to every live node as it comes, so none is held longer),
-  // and whose manifest `make` returns: its files on every live node, its manifest in
-  // ZooKeeper (the snapshot exists from then on). The name is claimed before `make` runs.
-  // ALREADY_EXISTS if the name is taken or being written; when `make` or the keeping fails
-  // (UNAVAILABLE when fewer than two nodes, or the only one, took a file) nothing is left.
+  // Keeps snapshot `name`: its files on every live node, its manifest in ZooKeeper (the
+  // snapshot exists from then on). `make` hands the files over through the keeper it is
+  // given and returns the manifest. The name is claimed before `make` runs. ALREADY_EXISTS
+  // if the name is taken or being written; when `make` or the keeping fails (UNAVAILABLE
+  // when fewer than two nodes, or the only one, kept every file) nothing is left.
   virtual status put(const std::string& name,
-                     const std::function<result<snapshot_manifest>(const keep_file_fn& keep)>& make) = 0;
+                     const std::function<result<snapshot_manifest>(snapshot_keeper&)>& make) = 0;
   virtual result<std::vector<snapshot_manifest>> list() = 0;
   // NOT_FOUND naming the snapshot when there is none of that name.
   virtual result<snapshot_manifest> manifest(const std::string& name) = 0;

@@ -268,7 +268,6 @@ std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& 
   return out;
 }
 
-
 result<std::vector<std::string_view>> cell_file_pieces(const record_chunks& cells,
                                                        const std::set<std::uint32_t>& families, std::uint64_t* count,
                                                        std::deque<std::string>& scratch, bool header) {
@@ -603,18 +602,126 @@ status snapshot_repo::begin_staged(const std::string& name) {
   return create_snapshot_dir(tmp);
 }
 
-status snapshot_repo::stage(const std::string& name, const std::string& file, std::string_view data) {
+namespace {
+
+bool staged_file_name(const std::string& file) {
+  return !file.empty() && file.find('/') == std::string::npos && file[0] != '.';
+}
+
+// Writes `data` into `path` at `offset`: 0 creates the file anew, any other must be its size.
+status write_piece(const std::string& path, std::string_view data, std::uint64_t offset) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0644);
+  if (fd < 0) return io_error("cannot open", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    auto e = io_error("cannot stat", path);
+    ::close(fd);
+    return e;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) != offset) {
+    ::close(fd);
+    return {code::invalid_argument, "a piece of '" + path + "' at " + std::to_string(offset) + " does not follow its " +
+                                        std::to_string(st.st_size) + " bytes"};
+  }
+  auto at = static_cast<off_t>(offset);
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd, data.data(), data.size(), at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      auto e = io_error("cannot write", path);
+      ::close(fd);
+      return e;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+    at += n;
+  }
+  ::close(fd);
+  return status::ok();
+}
+
+// Syncs every file of directory `dir`.
+status sync_files(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string path = e.path().string();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return io_error("cannot open", path);
+    const int r = ::fdatasync(fd);
+    ::close(fd);
+    if (r != 0) return io_error("cannot sync", path);
+  }
+  if (ec) return {code::io_error, "cannot list '" + dir + "': " + ec.message()};
+  return status::ok();
+}
+
+// Up to `max` bytes of `path` from `offset`.
+result<std::string> read_at(const std::string& path, std::uint64_t offset, std::uint64_t max) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return status{code::not_found, "no file '" + path + "'"};
+    return io_error("cannot open", path);
+  }
+  std::string out(max, '\0');
+  std::size_t got = 0;
+  while (got < max) {
+    const ssize_t n = ::pread(fd, out.data() + got, max - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      auto e = io_error("cannot read", path);
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got);
+  return out;
+}
+
+}  // namespace
+
+status snapshot_repo::stage(const std::string& name, const std::string& file, std::string_view data,
+                            std::uint64_t offset) {
   if (auto st = check_snapshot_name(name); !st) return st;
-  if (file.empty() || file.find('/') != std::string::npos || file[0] == '.')
-    return {code::invalid_argument, "'" + file + "' is not a snapshot file name"};
+  if (!staged_file_name(file)) return {code::invalid_argument, "'" + file + "' is not a snapshot file name"};
   if (dir_.empty()) {
     absl::MutexLock lock(&mu_);
     auto it = staged_.find(name);
     if (it == staged_.end()) return {code::not_found, "snapshot '" + name + "' is not being staged"};
-    it->second[file] = std::string(data);
+    std::string& now = it->second[file];
+    if (offset == 0) now.clear();
+    if (now.size() != offset)
+      return {code::invalid_argument, "a piece of '" + file + "' at " + std::to_string(offset) +
+                                          " does not follow its " + std::to_string(now.size()) + " bytes"};
+    now.append(data);
     return status::ok();
   }
-  return write_snapshot_file(root() + "/.new-" + name, file, data, true);
+  const std::string tmp = root() + "/.new-" + name;
+  std::error_code ec;
+  if (!fs::is_directory(tmp, ec)) return {code::not_found, "snapshot '" + name + "' is not being staged"};
+  return write_piece(tmp + "/" + file, data, offset);
+}
+
+result<std::string> snapshot_repo::read_piece(const std::string& name, const std::string& file, std::uint64_t offset,
+                                              std::uint64_t max, bool staged) const {
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (!staged_file_name(file)) return status{code::invalid_argument, "'" + file + "' is not a snapshot file name"};
+  if (dir_.empty()) {
+    absl::MutexLock lock(&mu_);
+    const std::map<std::string, std::string>* files = nullptr;
+    if (staged) {
+      if (auto it = staged_.find(name); it != staged_.end()) files = &it->second;
+    } else if (auto it = memory_.find(name); it != memory_.end()) {
+      files = &it->second.files;
+    }
+    if (!files || !files->count(file))
+      return status{code::not_found, "snapshot '" + name + "' has no file '" + file + "' here"};
+    const std::string& data = files->at(file);
+    if (offset >= data.size()) return std::string();
+    return data.substr(offset, max);
+  }
+  return read_at((staged ? root() + "/.new-" + name : path(name)) + "/" + file, offset, max);
 }
 
 status snapshot_repo::commit_staged(const snapshot_manifest& m) {
@@ -631,7 +738,8 @@ status snapshot_repo::commit_staged(const snapshot_manifest& m) {
     }
   } else {
     const std::string tmp = root() + "/.new-" + m.name;
-    st = publish(tmp, m.name, write_snapshot_manifest(tmp, m, true));
+    status synced = sync_files(tmp);
+    st = publish(tmp, m.name, synced ? write_snapshot_manifest(tmp, m, true) : synced);
   }
   release(m.name);
   return st;

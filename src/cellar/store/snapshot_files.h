@@ -140,13 +140,20 @@ class snapshot_repo {
   // Adds a snapshot a file at a time, for a writer that receives its files one by one (a
   // cluster's, cluster/snapshot_service.h): begin_staged starts (again) an empty set for
   // `name`, dropping a snapshot of that name this repo holds (the caller knows it is a
-  // leftover); stage adds one file; commit_staged adds the snapshot `m` of the staged
-  // files, as put does (ALREADY_EXISTS if the name is taken meanwhile).
+  // leftover); stage writes `data` into staged file `file` at `offset` (0 starts the
+  // file again; any other offset must be its size so far: the pieces come in order);
+  // commit_staged syncs the staged files and adds the snapshot `m` of them, as put does
+  // (ALREADY_EXISTS if the name is taken meanwhile).
   status begin_staged(const std::string& name);
-  status stage(const std::string& name, const std::string& file, std::string_view data);
+  status stage(const std::string& name, const std::string& file, std::string_view data, std::uint64_t offset = 0);
   status commit_staged(const snapshot_manifest& m);
   // Drops the files staged for `name`, if any (a write that was cut short).
   void abandon_staged(const std::string& name);
+  // Up to `max` bytes of file `file` of snapshot `name` from `offset` (fewer at its end),
+  // of the snapshot kept or, with `staged`, of the one being staged; unchecked (the caller
+  // checks the whole file). NOT_FOUND when there is no such file.
+  result<std::string> read_piece(const std::string& name, const std::string& file, std::uint64_t offset,
+                                 std::uint64_t max, bool staged) const;
   // Adds snapshot `name` whose files `make` writes through the writer it is given, as their
   // bytes come (in a store with a directory, straight to the files, so they are never in
   // memory whole); `make` returns the snapshot's manifest, naming `name` and those files.

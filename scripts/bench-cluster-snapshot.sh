@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench-cluster-snapshot.sh: what a named snapshot, a restore and a clone cost the node that
+# serves them in a cluster: the growth of its peak RSS over its RSS before each call, and
+# the call's time. docs/benchmarks.md ("Bulk load, import, export and named snapshots").
+#
+#   scripts/bench-cluster-snapshot.sh [--records N] [--runs R] [SERVER...]
+#
+# For each run and each SERVER binary in turn (default build/src/tools/cellar-server; give
+# two to compare builds, interleaved): ZooKeeper and three nodes of that binary on
+# loopback (factor 1, --data, one event loop and one CAF worker each), N YCSB records
+# (default 200,000) loaded by the load generator into 6 range partitions, then through
+# node n1 with cellar-shell: snapshot, disable, restore_snapshot, clone_snapshot. Before
+# each call the node's peak RSS is reset (/proc/PID/clear_refs); after it, VmHWM - VmRSS
+# before is printed. Prints one line per call: binary, run, call, MB, seconds.
+set -euo pipefail
+records=200000
+runs=1
+servers=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --records) records=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) servers+=("$1"); shift ;;
+  esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ ${#servers[@]} -gt 0 ] || servers=("$root/build/src/tools/cellar-server")
+shell_bin=$root/build/src/tools/cellar-shell
+loadgen=$root/build/examples/loadgen/cellar-loadgen
+jar=/usr/share/java/zookeeper.jar
+[ -f "$jar" ] || { echo "ZooKeeper is not installed ($jar): run scripts/setup.sh" >&2; exit 1; }
+for b in "${servers[@]}" "$shell_bin" "$loadgen"; do [ -x "$b" ] || { echo "$b is missing (build it first)" >&2; exit 2; }; done
+
+work=$(mktemp -d /tmp/bench-cluster-snapshot.XXXXXX)
+pids=()
+stop_all() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}
+trap 'stop_all; rm -rf "$work"' EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# one SERVER RUN: a fresh ZooKeeper and cluster, loaded, then the three calls measured.
+one() {
+  local server=$1 run=$2 zk_port d=$work/run
+  rm -rf "$d"
+  mkdir -p "$d/zk"
+  zk_port=$(free_port)
+  printf 'tickTime=200\ndataDir=%s/zk/data\nclientPort=%s\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nforceSync=no\nadmin.enableServer=false\n4lw.commands.whitelist=ruok\n' \
+    "$d" "$zk_port" >"$d/zk/zoo.cfg"
+  java -Xms16m -Xmx256m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true -cp "$jar" \
+    org.apache.zookeeper.server.ZooKeeperServerMain "$d/zk/zoo.cfg" >"$d/zk/log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 300); do
+    [ "$(timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$zk_port"' && printf ruok >&3 && cat <&3' 2>/dev/null)" = imok ] && break
+    sleep 0.2
+  done
+  local n1=
+  for i in 1 2 3; do
+    "$server" --cluster "127.0.0.1:$zk_port/c" --node-id "n$i" --listen 127.0.0.1:0 --data "$d/n$i" \
+      --snapshot-interval-ms 0 --worker-threads 1 --event-loops 1 --zk-session-timeout-ms 10000 >"$d/n$i.log" 2>&1 &
+    pids+=($!)
+    [ "$i" = 1 ] && n1=$!
+    for _ in $(seq 300); do grep -q "^listening on" "$d/n$i.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q "^listening on" "$d/n$i.log" || { echo "node n$i did not start:" >&2; cat "$d/n$i.log" >&2; exit 1; }
+  done
+  local addr
+  addr=$(sed -n 's/^listening on //p' "$d/n1.log" | head -n 1)
+  "$loadgen" --cluster "127.0.0.1:$zk_port/c" --partitioning range:6 --workload a --phase load --records "$records" \
+    --quiet >/dev/null
+  kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$n1/status"; }
+  call() {
+    local what=$1 cmd=$2 r0 t0 t1
+    echo 5 >"/proc/$n1/clear_refs"
+    r0=$(kb VmRSS)
+    t0=$(date +%s.%N)
+    echo "$cmd" | "$shell_bin" --connect "$addr" --quiet >"$d/out" 2>&1 || { cat "$d/out" >&2; exit 1; }
+    t1=$(date +%s.%N)
+    printf '%s run %d %-8s %5d MB %6.2f s\n' "$(basename "${server%%/build/*}")" \
+      "$run" "$what" $((($(kb VmHWM) - r0) / 1024)) "$(echo "$t1 - $t0" | bc -l)"
+  }
+  call snapshot "snapshot 'usertable', 's'"
+  echo "disable 'usertable'" | "$shell_bin" --connect "$addr" --quiet >/dev/null
+  call restore "restore_snapshot 's'"
+  call clone "clone_snapshot 's', 'c2'"
+  echo "files of the snapshot on n1: $(du -sm "$d/n1/snapshots/s" | cut -f1) MB" >&2
+  stop_all
+}
+
+for run in $(seq "$runs"); do
+  for s in "${servers[@]}"; do one "$s" "$run"; done
+done
