@@ -256,6 +256,15 @@ TEST_CASE(
   REQUIRE_OK(n1([&](connection& x) { return x.clone_snapshot("s1", "c3"); }));
   CHECK(n2([&](connection& x) { return read_all(x, "c3"); }) == snap);
 
+  // --- copies damaged on every node but the serving one: an owner whose copy is damaged
+  // is sent its partition's cells, the others load their own copies ---------------------
+  REQUIRE_OK(n1([&](connection& x) { return x.snapshot_table("t1", "s3"); }));
+  for (const char* file : {"part-00000.cells", "part-00002.cells", "part-00003.cells", "part-00004.cells"})
+    REQUIRE(damage(c, "s3", file, {2, 3}) == 2);
+  REQUIRE_OK(n1([&](connection& x) { return x.clone_snapshot("s3", "c4"); }));
+  CHECK(n3([&](connection& x) { return read_all(x, "c4"); }) == snap);
+  REQUIRE_OK(n1([&](connection& x) { return x.delete_snapshot("s3"); }));
+
   // --- a damaged snapshot is refused, with nothing changed ----------------------------------
   REQUIRE_OK(n1([&](connection& x) { return x.put("t1", cellar::put("later").add("f", "q", "kept")); }));
   REQUIRE_OK(n1([&](connection& x) { return x.snapshot_table("t1", "s2"); }));

@@ -191,8 +191,11 @@ struct node_snapshot {
   std::vector<std::uint32_t> families;  // copy: the family ids whose cells the file holds
   std::uint64_t offset = 0;             // keep_file, fetch, fetch_staged: where the piece starts
   std::string from;                     // pull: the node that staged the file
-  std::uint64_t bytes = 0;              // pull: the file's size
-  std::uint32_t crc = 0;                // pull: the file's CRC-32C
+  std::uint64_t bytes = 0;              // pull, load from a copy: the file's size
+  std::uint32_t crc = 0;                // pull, load from a copy: the file's CRC-32C
+  // load from this node's copy of snapshot `name` (`cells` empty): the file's family ids
+  // and the table's, in pairs.
+  std::vector<std::uint32_t> ids;
 };
 
 struct node_snapshot_reply {
@@ -207,7 +210,7 @@ struct node_snapshot_reply {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
   return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.uid, x.file, x.manifest, x.files,
-           x.cells, x.replicas, x.hold, x.families, x.offset, x.from, x.bytes, x.crc);
+           x.cells, x.replicas, x.hold, x.families, x.offset, x.from, x.bytes, x.crc, x.ids);
 }
 
 template <class Inspector>

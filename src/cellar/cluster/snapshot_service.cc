@@ -404,10 +404,35 @@ node_snapshot_reply snapshot_service::load_here(node_snapshot& m) {
     return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
   if (!ref.local && !ref.replica_here)
     return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
+  if (!m.name.empty()) return load_copy_here(m, ref);
   // A single-copy partition records the cells for the store's next snapshot (the persist
   // step); a replica proposes them as one log entry.
   move_request r = step(move_request::apply);
   r.cells = std::move(m.cells);
+  auto got = ask_partition(seat_.system(), ref.actor, std::move(r), o_.step_timeout);
+  return failed(got ? status::ok() : got.error());
+}
+
+node_snapshot_reply snapshot_service::load_copy_here(const node_snapshot& m, const detail::partition_ref& ref) {
+  if (!ref.local) return failed({code::invalid_argument, "only a single-copy partition loads from a copy"});
+  const std::string file = detail::part_file_name(m.index);
+  const status none{code::not_found,
+                    "node '" + o_.self + "' holds no intact copy of file '" + file + "' of snapshot '" + m.name + "'"};
+  // This node's copy is checked against its own manifest as it is mapped; that manifest's
+  // entry must be the serving node's (not an older snapshot of the same name).
+  auto mine = o_.repo->manifest(m.name);
+  if (!mine) return failed(none);
+  auto entry = mine->files.find(file);
+  if (entry == mine->files.end() || entry->second.bytes != m.bytes || entry->second.crc != m.crc) return failed(none);
+  auto data = o_.repo->map(m.name, file);
+  if (!data) return failed(none);
+  auto records = detail::cell_records(data->data);
+  if (!records) return failed(none);
+  detail::loaded_cells::id_map ids;
+  for (std::size_t i = 0; i + 1 < m.ids.size(); i += 2) ids.emplace_back(m.ids[i], m.ids[i + 1]);
+  move_request r = step(move_request::load);
+  r.loaded.cells = std::make_shared<const detail::loaded_cells>(std::move(data->owner), *records, std::move(ids),
+                                                                entry->second.cells);
   auto got = ask_partition(seat_.system(), ref.actor, std::move(r), o_.step_timeout);
   return failed(got ? status::ok() : got.error());
 }
@@ -745,7 +770,8 @@ result<detail::file_bytes> snapshot_service::file(const snapshot_manifest& m, co
   return status{code::corruption, "snapshot '" + m.name + "': no node holds an intact copy of its file '" + file + "'"};
 }
 
-status snapshot_service::load(const std::string& table, std::uint32_t partitions, const part_fn& part) {
+status snapshot_service::load(const std::string& table, std::uint32_t partitions, const part_fn& part,
+                              const load_source* from) {
   auto n = node();
   if (!n) return n.error();
   auto map = (*n)->placement();
@@ -753,6 +779,26 @@ status snapshot_service::load(const std::string& table, std::uint32_t partitions
   for (std::uint32_t p = 0; p < partitions; ++p) {
     const partition_owner* o = map ? map->owner({table, p}) : nullptr;
     if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
+    if (from && !o->replicated()) {
+      // The owner loads its own copy of the part file when it holds an intact one.
+      const auto f = from->m->files.find(detail::part_file_name(p));
+      if (f == from->m->files.end()) return status{code::corruption, "the snapshot has no file for " + where(table, p)};
+      if (f->second.cells == 0) continue;
+      node_snapshot m;
+      m.step = node_snapshot::load;
+      m.table = table;
+      m.index = p;
+      m.name = from->m->name;
+      m.bytes = f->second.bytes;
+      m.crc = f->second.crc;
+      for (const auto& [file_id, table_id] : from->ids) m.ids.insert(m.ids.end(), {file_id, table_id});
+      auto r = ask(o->node, std::move(m));
+      if (r) {
+        owners.insert(o->node);
+        continue;
+      }
+      if (r.error().code() != code::not_found) return r.error();
+    }
     auto cells = part(p);
     if (!cells) return cells.error();
     if (!*cells || (*cells)->size() == 0) continue;

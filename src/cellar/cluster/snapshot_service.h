@@ -85,7 +85,8 @@ class snapshot_service final : public detail::snapshot_cluster {
   result<detail::snapshot_manifest> manifest(const std::string& name) override;
   status remove(const std::string& name) override;
   result<detail::file_bytes> file(const detail::snapshot_manifest& m, const std::string& file) override;
-  status load(const std::string& table, std::uint32_t partitions, const part_fn& part) override;
+  status load(const std::string& table, std::uint32_t partitions, const part_fn& part,
+              const load_source* from) override;
 
   // Removes from this node's snapshot repository every copy of a snapshot the cluster
   // recorded as gone (deleted while this node was down, or left by a write that failed:
@@ -133,6 +134,9 @@ class snapshot_service final : public detail::snapshot_cluster {
   node_snapshot_reply piece_here(const node_snapshot& m);   // fetch, fetch_staged
   node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);
+  // load of a single-copy partition from this node's copy of snapshot `m.name`: NOT_FOUND
+  // when this node holds no intact copy of the part file.
+  node_snapshot_reply load_copy_here(const node_snapshot& m, const detail::partition_ref& ref);
   node_snapshot_reply stats_here(const node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);
   // Snapshot `m` is gone: records it for the nodes of `may_hold` (snapshot_sweep.h), asks

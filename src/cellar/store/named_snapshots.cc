@@ -527,12 +527,16 @@ status load_snapshot(store_impl& s, const table_runtime& rt, const opened_snapsh
     if (!ids) return ids.error();
     for (std::uint32_t p = 0; p < snap.m.partitions; ++p)
       if (auto part = read_part(*rt.schema, snap.read, *ids, p, stats); !part) return part.error();
-    return c->load(rt.schema->name, snap.m.partitions, [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
-      bulk_load_stats again;
-      auto part = read_part(*rt.schema, snap.read, *ids, p, again);
-      if (!part) return part.error();
-      return *part ? to_cells(**part) : nullptr;
-    });
+    const snapshot_cluster::load_source from{&snap.m, *ids};
+    return c->load(
+        rt.schema->name, snap.m.partitions,
+        [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
+          bulk_load_stats again;
+          auto part = read_part(*rt.schema, snap.read, *ids, p, again);
+          if (!part) return part.error();
+          return *part ? to_cells(**part) : nullptr;
+        },
+        &from);
   }
   auto parts = read_parts(rt, snap.m, snap.read, stats);
   if (!parts) return parts.error();
@@ -669,10 +673,13 @@ result<bulk_load_stats> store::bulk_load(const std::string& table, const std::st
   if (cluster) {
     // Each partition's owner or Raft group takes its part and makes it durable; the parts'
     // files are mapped, and each part's cells are built only when its turn comes.
-    auto st = cluster->load(table, m->partitions, [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
-      auto part = std::move((*parts)[p]);
-      return part ? to_cells(*part) : nullptr;
-    });
+    auto st = cluster->load(
+        table, m->partitions,
+        [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
+          auto part = std::move((*parts)[p]);
+          return part ? to_cells(*part) : nullptr;
+        },
+        nullptr);
     if (!st) return st;
     spdlog::info("bulk load into '{}': {} cells, {} bytes; files checked in {:.3f} s, loaded in {:.3f} s", table,
                  stats.cells, stats.bytes, seconds(t0, t1), seconds(t1, clock::now()));

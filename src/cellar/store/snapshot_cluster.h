@@ -20,6 +20,7 @@
 
 #include "cellar/status.h"
 #include "persist/delta_map.h"
+#include "persist/loaded_cells.h"
 #include "store/snapshot_files.h"
 
 namespace cellar::detail {
@@ -68,11 +69,21 @@ class snapshot_cluster {
   // Gives the part of partition p (cells keyed with the table's family ids) to build as
   // `part(p)`, for p below `partitions`.
   using part_fn = std::function<result<std::shared_ptr<delta_map>>(std::uint32_t p)>;
+  // The parts of a load that are the part files of snapshot `*m` (a restore or a clone),
+  // with the files' family ids mapped to the table's.
+  struct load_source {
+    const snapshot_manifest* m = nullptr;
+    loaded_cells::id_map ids;
+  };
   // Writes part(p) over partition p of table `table`, for every p, one partition at a time
   // (part(p) is built when that partition's turn comes and dropped after it): through its
   // owner, or through the Raft group of a replicated partition (every replica applies it).
-  // Made durable before it returns. The first error of `part` or of a partition stops it.
-  virtual status load(const std::string& table, std::uint32_t partitions, const part_fn& part) = 0;
+  // With `from`, the owner of a single-copy partition that holds an intact copy of the
+  // snapshot's part file loads it from that copy instead, so the part is neither built
+  // nor sent. Made durable before it returns. The first error of `part` or of a partition
+  // stops it.
+  virtual status load(const std::string& table, std::uint32_t partitions, const part_fn& part,
+                      const load_source* from) = 0;
 };
 
 }  // namespace cellar::detail
