@@ -656,23 +656,22 @@ status snapshot_service::put(const std::string& name,
     data += "\n" + detail::encode_manifest(*m);
     if (auto made = zk.create(snapshot_znode(name), data); !made) st = made.error();
   }
-  if (!st) {
-    // Every node asked may have kept the files (a step whose answer was lost) or staged
-    // some, and one down when asked to drop them removes them when it sweeps.
-    snapshot_manifest gone;
-    if (m) {
-      gone = *m;
-    } else {
-      gone.name = name;
-    }
-    record_gone(zk, gone, {live.begin(), live.end()}, live);
+  // The nodes to drop what they staged or kept of it: every live node when the snapshot
+  // failed, those left out midway when it was made.
+  std::vector<std::string> drop_at;
+  for (const auto& node_id : live)
+    if (!st || std::find(k.keeping().begin(), k.keeping().end(), node_id) == k.keeping().end())
+      drop_at.push_back(node_id);
+  if (!st && m) {
+    // Some nodes may have kept the snapshot (its manifest reached them): one down when
+    // asked to drop it removes its copy when it sweeps, by the tombstone.
+    record_gone(zk, *m, {live.begin(), live.end()}, live);
   } else {
-    // A node left out midway may hold staged files of it.
+    // Only staged files, which a node also drops when it restarts.
     node_snapshot drop;
     drop.step = node_snapshot::drop;
     drop.name = name;
-    for (const auto& node_id : live)
-      if (std::find(k.keeping().begin(), k.keeping().end(), node_id) == k.keeping().end()) (void)ask(node_id, drop);
+    for (const auto& node_id : drop_at) (void)ask(node_id, drop);
   }
   release();
   return st;
