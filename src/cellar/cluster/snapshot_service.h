@@ -3,23 +3,27 @@
 //
 // The node that serves a snapshot call runs it:
 //  - copy: each partition at one instant, by node_snapshot `copy` at the node holding it:
-//    a single-copy partition at its owner, by the track/chunk/cut steps of a move
+//    a single-copy partition at its owner, by the track/records/cut steps of a move
 //    (partition/protocol.h), under the partition's move intent znode (so no move of it
 //    runs meanwhile); a replicated partition at its leader, after a read barrier, in one
-//    step between two applied log entries.
-//  - keep: the snapshot's files go to every live node's snapshot repository, a file per
-//    step (`begin`, `keep_file`, `keep`), then
-//    its manifest and the nodes holding the files to the persistent znode
-//    /snapshots/s_<name>: the snapshot exists once that znode does, so every node lists
-//    the same snapshots, and a node lost loses no snapshot while another holder lives. An
-//    ephemeral /snapshot_writes/s_<name> claims the name while the files are written.
+//    step between two applied log entries. That node encodes the partition's cell file
+//    and stages it in its own repository.
+//  - keep: every live node starts a staged copy (`begin`); each other node pulls each
+//    partition's file from the node that staged it, in pieces (`pull`, `fetch_staged`),
+//    and takes the schema from the serving node in pieces (`keep_file`); then every node
+//    commits its copy (`keep`), and the manifest and the nodes holding the files go to the
+//    persistent znode /snapshots/s_<name>: the snapshot exists once that znode does, so
+//    every node lists the same snapshots, and a node lost loses no snapshot while another
+//    holder lives. An ephemeral /snapshot_writes/s_<name> claims the name meanwhile.
 //  - restore and clone read the manifest from ZooKeeper and the files from this node's
-//    repository, or from another holder's when this node's copy is missing or damaged
-//    (each file is checked against the manifest's size and CRC before anything changes);
-//    they load the cells through each partition's owner (which then takes a snapshot of
-//    its store, making them durable) or through its Raft group's leader (in one message;
-//    a large part is staged on every replica in log entries, then written in one step:
-//    replica/replicated_partition.h).
+//    repository, or from another holder's (in pieces) when this node's copy is missing or
+//    damaged (each file is checked against the manifest's size and CRC before anything
+//    changes); each single-copy partition's owner loads its own copy of the part file
+//    when it holds an intact one, and is otherwise sent the cells; a replicated partition
+//    is sent them through its Raft group's leader (in one message; a large part is staged
+//    on every replica in log entries, then written in one step:
+//    replica/replicated_partition.h). Owners then take a snapshot of their stores, making
+//    the cells durable.
 //  - delete removes the znode (the snapshot is gone from then on), leaves a tombstone under
 //    /snapshot_deleted naming the nodes that may hold its files, then asks every live
 //    node to delete its files and takes those that did out of the tombstone; a node that

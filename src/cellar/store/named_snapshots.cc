@@ -196,7 +196,7 @@ result<loaded_cells::id_map> family_ids(const table_schema& schema, const snapsh
   return ids;
 }
 
-// FAILED unless the files are of as many partitions as `rt` has.
+// INVALID_ARGUMENT unless the files are of as many partitions as `rt` has.
 status check_partitions(const table_runtime& rt, const snapshot_manifest& m) {
   if (rt.partitions.size() == m.partitions) return status::ok();
   return {code::invalid_argument, "the files hold " + std::to_string(m.partitions) + " partitions, table '" +
@@ -395,8 +395,8 @@ runtime_ptr lookup_caught_up(store_impl& s, const std::string& table) {
   return rt;
 }
 
-// store::snapshot on a cluster member (snapshot_cluster.h): each partition's copy encoded
-// into its file and handed to the nodes keeping the snapshot as soon as it is made.
+// store::snapshot on a cluster member (snapshot_cluster.h): each partition's file made
+// where the partition lives and kept by every live node (snapshot_keeper), then the schema.
 status snapshot_in_cluster(store_impl& s, snapshot_cluster& c, const std::string& table, const std::string& name) {
   if (auto st = check_snapshot_name(name); !st) return st;
   if (c.manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
