@@ -414,7 +414,6 @@ node_snapshot_reply snapshot_service::load_here(node_snapshot& m) {
 }
 
 node_snapshot_reply snapshot_service::load_copy_here(const node_snapshot& m, const detail::partition_ref& ref) {
-  if (!ref.local) return failed({code::invalid_argument, "only a single-copy partition loads from a copy"});
   const std::string file = detail::part_file_name(m.index);
   const status none{code::not_found,
                     "node '" + o_.self + "' holds no intact copy of file '" + file + "' of snapshot '" + m.name + "'"};
@@ -430,9 +429,15 @@ node_snapshot_reply snapshot_service::load_copy_here(const node_snapshot& m, con
   if (!records) return failed(none);
   detail::loaded_cells::id_map ids;
   for (std::size_t i = 0; i + 1 < m.ids.size(); i += 2) ids.emplace_back(m.ids[i], m.ids[i + 1]);
-  move_request r = step(move_request::load);
-  r.loaded.cells = std::make_shared<const detail::loaded_cells>(std::move(data->owner), *records, std::move(ids),
-                                                                entry->second.cells);
+  auto cells = std::make_shared<const detail::loaded_cells>(std::move(data->owner), *records, std::move(ids),
+                                                            entry->second.cells);
+  // A single-copy partition takes the mapped file as a bulk load does; a replica proposes
+  // the cells through its group's log (NOT_LEADER unless it leads).
+  move_request r = step(ref.local ? move_request::load : move_request::apply);
+  if (ref.local)
+    r.loaded.cells = std::move(cells);
+  else
+    r.cells.map = detail::to_cells(*cells);
   auto got = ask_partition(seat_.system(), ref.actor, std::move(r), o_.step_timeout);
   return failed(got ? status::ok() : got.error());
 }
@@ -778,8 +783,9 @@ status snapshot_service::load(const std::string& table, std::uint32_t partitions
   for (std::uint32_t p = 0; p < partitions; ++p) {
     const partition_owner* o = map ? map->owner({table, p}) : nullptr;
     if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
-    if (from && !o->replicated()) {
-      // The owner loads its own copy of the part file when it holds an intact one.
+    if (from) {
+      // The owner, or the group's leader, loads its node's own copy of the part file when
+      // that node holds an intact one.
       const auto f = from->m->files.find(detail::part_file_name(p));
       if (f == from->m->files.end()) return status{code::corruption, "the snapshot has no file for " + where(table, p)};
       if (f->second.cells == 0) continue;
@@ -791,9 +797,9 @@ status snapshot_service::load(const std::string& table, std::uint32_t partitions
       m.bytes = f->second.bytes;
       m.crc = f->second.crc;
       for (const auto& [file_id, table_id] : from->ids) m.ids.insert(m.ids.end(), {file_id, table_id});
-      auto r = ask(o->node, std::move(m));
+      auto r = o->replicated() ? ask_leader(o->replicas, m) : ask(o->node, m);
       if (r) {
-        owners.insert(o->node);
+        if (!o->replicated()) owners.insert(o->node);
         continue;
       }
       if (r.error().code() != code::not_found) return r.error();

@@ -138,8 +138,8 @@ class snapshot_service final : public detail::snapshot_cluster {
   node_snapshot_reply piece_here(const node_snapshot& m);   // fetch, fetch_staged
   node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
   node_snapshot_reply load_here(node_snapshot& m);
-  // load of a single-copy partition from this node's copy of snapshot `m.name`: NOT_FOUND
-  // when this node holds no intact copy of the part file.
+  // load of a partition (single-copy, or a replica that leads) from this node's copy of
+  // snapshot `m.name`: NOT_FOUND when this node holds no intact copy of the part file.
   node_snapshot_reply load_copy_here(const node_snapshot& m, const detail::partition_ref& ref);
   node_snapshot_reply stats_here(const node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);

@@ -259,25 +259,6 @@ result<std::unique_ptr<RE2>> compile(const std::string& regex) {
   return re;
 }
 
-// The cells of `lc` keyed with the table's family ids: what a partition on another node
-// takes (a loaded_cells refers to a file of this node).
-std::shared_ptr<delta_map> to_cells(const loaded_cells& lc) {
-  auto out = std::make_shared<delta_map>();
-  cell_record_reader in(lc.records());
-  std::string_view key, value;
-  std::int64_t expires = 0;
-  key_parts k;
-  std::string row_scratch, qualifier_scratch;
-  while (in.next(key, expires, value)) {
-    if (!decode_cell_key(key, k, row_scratch, qualifier_scratch)) continue;  // check_part refused such a file
-    std::uint32_t family = 0;
-    for (const auto& [from, to] : lc.ids())
-      if (from == k.family) family = to;
-    out->put(encode_cell_key(family, k.row, k.qualifier, k.ts), expires, value);
-  }
-  return out;
-}
-
 // A manifest of snapshot `name` of `schema`'s table, with no file yet; the ids of the
 // table's families into `families`.
 snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const table_schema& schema,

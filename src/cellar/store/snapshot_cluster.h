@@ -78,9 +78,9 @@ class snapshot_cluster {
   // Writes part(p) over partition p of table `table`, for every p, one partition at a time
   // (part(p) is built when that partition's turn comes and dropped after it): through its
   // owner, or through the Raft group of a replicated partition (every replica applies it).
-  // With `from`, the owner of a single-copy partition that holds an intact copy of the
-  // snapshot's part file loads it from that copy instead, so the part is neither built
-  // nor sent. Made durable before it returns. The first error of `part` or of a partition
+  // With `from`, a partition whose owner (or whose group's leader) is on a node holding an
+  // intact copy of the snapshot's part file loads it from that copy instead, so the part
+  // is neither built nor sent from here. Made durable before it returns. The first error of `part` or of a partition
   // stops it.
   virtual status load(const std::string& table, std::uint32_t partitions, const part_fn& part,
                       const load_source* from) = 0;

@@ -429,6 +429,23 @@ status verify_dir(const std::string& dir, const snapshot_manifest& m) {
   return status::ok();
 }
 
+std::shared_ptr<delta_map> to_cells(const loaded_cells& lc) {
+  auto out = std::make_shared<delta_map>();
+  cell_record_reader in(lc.records());
+  std::string_view key, value;
+  std::int64_t expires = 0;
+  key_parts k;
+  std::string row_scratch, qualifier_scratch;
+  while (in.next(key, expires, value)) {
+    if (!decode_cell_key(key, k, row_scratch, qualifier_scratch)) continue;  // a checked file has none
+    std::uint32_t family = 0;
+    for (const auto& [from, to] : lc.ids())
+      if (from == k.family) family = to;
+    out->put(encode_cell_key(family, k.row, k.qualifier, k.ts), expires, value);
+  }
+  return out;
+}
+
 // --- snapshot_repo ----------------------------------------------------------------------------
 
 snapshot_repo::snapshot_repo(std::string store_dir) : dir_(std::move(store_dir)) {

@@ -30,6 +30,7 @@
 namespace cellar::detail {
 
 class delta_map;
+class loaded_cells;
 
 inline constexpr std::string_view manifest_file = "manifest";
 inline constexpr std::string_view schema_file = "schema";
@@ -60,6 +61,10 @@ result<snapshot_manifest> decode_manifest(std::string_view text);
 // A cell file: the present cells of `cells` (erased ones are skipped) whose family is in
 // `families` (empty: all), in key order. Counts them into *count.
 std::string encode_cells(const delta_map& cells, const std::set<std::uint32_t>& families, std::uint64_t* count);
+// The cells of `lc` keyed with the table's family ids, in a map of their own: what a
+// partition takes through its Raft group or from another node (a loaded_cells refers to a
+// file of this node). Skips a malformed key (a checked file has none).
+std::shared_ptr<delta_map> to_cells(const loaded_cells& lc);
 // A partition copied in pieces of cell file records (partition/protocol.h:
 // move_request::records): `chunks` in key order, each after the one before, and the
 // `changes` made since the first was copied (a present entry replaces or adds its cell, an
