@@ -80,8 +80,8 @@ class snapshot_cluster {
   // owner, or through the Raft group of a replicated partition (every replica applies it).
   // With `from`, a partition whose owner (or whose group's leader) is on a node holding an
   // intact copy of the snapshot's part file loads it from that copy instead, so the part
-  // is neither built nor sent from here. Made durable before it returns. The first error of `part` or of a partition
-  // stops it.
+  // is neither built nor sent from here. Made durable before it returns. The first error
+  // of `part` or of a partition stops it.
   virtual status load(const std::string& table, std::uint32_t partitions, const part_fn& part,
                       const load_source* from) = 0;
 };
