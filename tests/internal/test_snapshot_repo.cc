@@ -76,6 +76,17 @@ TEST_CASE("a snapshot repo stages a file in pieces, in order, and reads it back 
     REQUIRE(repo.stage("p", "schema", "", 0).is_ok());
     REQUIRE(repo.commit_staged(m).is_ok());
     CHECK(repo.read("p", "part-00000.cells").value() == "new");
+    // A writer of staged files: a file it appends to starts empty.
+    CHECK(repo.write_staged("none", [](detail::snapshot_writer&) { return status::ok(); }).code() == code::not_found);
+    REQUIRE(repo.begin_staged("w").is_ok());
+    REQUIRE(repo.stage("w", "part-00000.cells", "old bytes", 0).is_ok());
+    REQUIRE(repo.write_staged("w",
+                              [](detail::snapshot_writer& w) -> status {
+                                if (auto st = w.append("part-00000.cells", "new "); !st) return st;
+                                return w.append("part-00000.cells", "bytes");
+                              })
+                .is_ok());
+    CHECK(repo.read_piece("w", "part-00000.cells", 0, 100, true).value() == "new bytes");
     // A staged set abandoned leaves nothing to read.
     REQUIRE(repo.begin_staged("q").is_ok());
     REQUIRE(repo.stage("q", "part-00000.cells", "abc", 0).is_ok());

@@ -112,17 +112,20 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
   return copy;
 }
 
-// A single-copy partition of this node as it was at one instant, as the cell file of its
-// cells of `families`: the chunks copied as cell file records while it serves, with every
-// change since `track` (the cut) applied as they are encoded (store/snapshot_files.h:
-// cell_file_pieces). Holds the chunks' records and the file, never a map of the cells.
-result<std::string> copy_local_file(caf::actor_system& sys, const detail::partition_actor& p,
-                                    const std::set<std::uint32_t>& families, std::uint64_t* count,
-                                    std::chrono::milliseconds timeout) {
+// A single-copy partition of this node as it was at one instant, written through `w` as
+// file `file` of its cells of `families`: each chunk copied as cell file records while it
+// serves is appended as it comes, and the file is written again with every change since
+// `track` (the cut) applied (store/snapshot_files.h: cell_file_writer). Neither the copy
+// nor the file is ever whole in memory.
+result<snapshot_manifest::file> copy_local_file(caf::actor_system& sys, const detail::partition_actor& p,
+                                                detail::snapshot_writer& w, const std::string& file,
+                                                const std::set<std::uint32_t>& families,
+                                                std::chrono::milliseconds timeout) {
   if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
-  std::vector<std::string> chunks;
+  detail::cell_file_writer out(w, file, families);
   std::shared_ptr<const delta_map> changes;
   auto run = [&]() -> status {
+    if (auto st = out.begin(); !st) return st;
     std::string after;
     for (bool done = false; !done;) {
       move_request r = step(move_request::records);
@@ -130,7 +133,8 @@ result<std::string> copy_local_file(caf::actor_system& sys, const detail::partit
       r.max_bytes = chunk_bytes;
       auto c = ask_partition(sys, p, std::move(r), timeout);
       if (!c) return c.error();
-      if (!c->records.empty()) chunks.push_back(std::move(c->records));
+      if (!c->records.empty())
+        if (auto st = out.add(c->records, c->last); !st) return st;
       if (!c->last.empty()) after = c->last;
       done = c->done;
     }
@@ -142,18 +146,8 @@ result<std::string> copy_local_file(caf::actor_system& sys, const detail::partit
   const status st = run();
   (void)ask_partition(sys, p, step(move_request::abort), timeout);
   if (!st) return st;
-  detail::record_chunks cells;
-  for (const auto& c : chunks) cells.chunks.push_back(c);
-  cells.changes = changes;
-  std::deque<std::string> scratch;
-  auto pieces = detail::cell_file_pieces(cells, families, count, scratch);
-  if (!pieces) return pieces.error();
-  std::size_t bytes = 0;
-  for (const auto& piece : *pieces) bytes += piece.size();
-  std::string out;
-  out.reserve(bytes);
-  for (const auto& piece : *pieces) out.append(piece);
-  return out;
+  if (auto fin = out.finish(changes); !fin) return fin;
+  return out.written();
 }
 
 bool matches(const snapshot_manifest::file& f, std::string_view data) {
@@ -308,23 +302,33 @@ node_snapshot_reply snapshot_service::copy_here(const node_snapshot& m) {
   auto& sys = seat_.system();
   const std::set<std::uint32_t> families(m.families.begin(), m.families.end());
   node_snapshot_reply out;
-  result<std::string> data = status{code::internal, "not copied"};
+  const std::string file = detail::part_file_name(m.index);
+  result<snapshot_manifest::file> f = status{code::internal, "not copied"};
   if (ref.replica_here) {
     auto r = ask_partition(sys, ref.actor, step(move_request::copy), o_.step_timeout);
     if (!r) return failed(r.error());
     static const delta_map none;
-    data = detail::encode_cells(r->cells.map ? *r->cells.map : none, families, &out.cells_held);
+    snapshot_manifest::file made;
+    const std::string data = detail::encode_cells(r->cells.map ? *r->cells.map : none, families, &made.cells);
+    made.bytes = data.size();
+    made.crc = detail::crc32c(data);
+    if (auto st = o_.repo->stage(m.name, file, data); !st) return failed(st);
+    f = made;
   } else if (ref.local) {
     // Each request copies at most a chunk: a partition that does not answer one within a
     // minute is stuck.
-    data = copy_local_file(sys, ref.actor, families, &out.cells_held, std::chrono::seconds(60));
+    status st = o_.repo->write_staged(m.name, [&](detail::snapshot_writer& w) -> status {
+      f = copy_local_file(sys, ref.actor, w, file, families, std::chrono::seconds(60));
+      return f ? status::ok() : f.error();
+    });
+    if (!st) return failed(st);
   } else {
     return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
   }
-  if (!data) return failed(data.error());
-  if (auto st = o_.repo->stage(m.name, detail::part_file_name(m.index), *data); !st) return failed(st);
-  out.bytes_held = data->size();
-  out.crc = detail::crc32c(*data);
+  if (!f) return failed(f.error());
+  out.cells_held = f->cells;
+  out.bytes_held = f->bytes;
+  out.crc = f->crc;
   return out;
 }
 

@@ -275,38 +275,18 @@ snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const t
   return m;
 }
 
-// A snapshot file written through a snapshot_writer as its pieces come: its size, CRC and
-// cells so far.
-struct file_written {
-  snapshot_manifest::file f;
-  void count(std::string_view piece) {
-    f.bytes += piece.size();
-    f.crc = crc32c_extend(f.crc, piece);
-  }
-  status add(snapshot_writer& w, const std::string& name, const std::vector<std::string_view>& pieces) {
-    for (const auto& piece : pieces) {
-      if (auto st = w.append(name, piece); !st) return st;
-      count(piece);
-    }
-    return status::ok();
-  }
-};
-
 // store::snapshot on one store: every partition copied at one instant (the catalog held,
 // so no DDL meanwhile), each chunk of its cells written to its file as it comes; then
 // the file of each partition that changed during the copy is written again with the
-// changes applied. Neither the copy nor the files are ever whole in memory.
+// changes applied (cell_file_writer). Neither the copy nor the files are ever whole in
+// memory.
 result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table, const std::string& name,
                                          snapshot_writer& w) {
   table_schema schema;
   std::set<std::uint32_t> families;
   snapshot_manifest m;
-  std::vector<file_written> files;
+  std::vector<cell_file_writer> files;
   std::vector<std::shared_ptr<const delta_map>> changes;
-  // Each partition's last key copied, and whether a chunk did not come after the one
-  // before (a copy's chunks do; such a file is merged again below, as when it changed).
-  std::vector<std::string> last;
-  std::vector<bool> disordered;
   {
     absl::MutexLock lock(&s.catalog->mutex());
     auto rt = s.catalog->lookup(table);
@@ -315,48 +295,23 @@ result<snapshot_manifest> write_snapshot(store_impl& s, const std::string& table
     schema = *rt->schema;
     const auto n = static_cast<std::uint32_t>(rt->partitions.size());
     m = manifest_of(name, s.options.clock(), schema, n, families);
-    files.resize(n);
-    last.resize(n);
-    disordered.resize(n);
-    for (std::uint32_t p = 0; p < n; ++p)
-      if (auto st = files[p].add(w, part_file_name(p), {cell_file_header()}); !st) return st;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      files.emplace_back(w, part_file_name(p), families);
+      if (auto st = files.back().begin(); !st) return st;
+    }
     auto c = copy_partitions(*s.system, *rt, [&](std::size_t p, std::string_view records, const std::string& to) {
-      cell_record_reader first(records);
-      std::string_view key, value;
-      std::int64_t expires = 0;
-      if (!last[p].empty() && first.next(key, expires, value) && key.compare(last[p]) <= 0) disordered[p] = true;
-      last[p] = to;
-      std::deque<std::string> scratch;
-      std::uint64_t cells = 0;
-      auto pieces = cell_file_pieces({{records}, nullptr}, families, &cells, scratch, false);
-      if (!pieces) return pieces.error();
-      files[p].f.cells += cells;
-      return files[p].add(w, part_file_name(static_cast<std::uint32_t>(p)), *pieces);
+      return files[p].add(records, to);
     });
     if (!c) return c.error();
     changes = std::move(*c);
   }
   for (std::uint32_t p = 0; p < files.size(); ++p) {
-    const std::string file = part_file_name(p);
-    if ((changes[p] && !changes[p]->empty()) || disordered[p]) {
-      auto now = w.contents(file);
-      if (!now) return now.error();
-      auto records = cell_records(now->data);
-      if (!records) return records.error();
-      std::deque<std::string> scratch;
-      file_written again;
-      auto pieces = cell_file_pieces({{*records}, changes[p]}, families, &again.f.cells, scratch);
-      if (!pieces) return pieces.error();
-      for (const auto& piece : *pieces) again.count(piece);
-      if (auto st = w.replace(file, *pieces); !st) return st;
-      files[p] = again;
-    }
-    m.files[file] = files[p].f;
+    if (auto st = files[p].finish(changes[p]); !st) return st;
+    m.files[part_file_name(p)] = files[p].written();
   }
   const std::string encoded_schema = encode_schema(schema);
-  file_written schema_written;
-  if (auto st = schema_written.add(w, std::string(schema_file), {encoded_schema}); !st) return st;
-  m.files[std::string(schema_file)] = schema_written.f;
+  if (auto st = w.append(std::string(schema_file), encoded_schema); !st) return st;
+  m.files[std::string(schema_file)] = {encoded_schema.size(), 0, crc32c(encoded_schema)};
   return m;
 }
 

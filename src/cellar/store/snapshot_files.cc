@@ -557,6 +557,52 @@ class dir_writer final : public snapshot_writer {
 
 }  // namespace
 
+// --- cell_file_writer -------------------------------------------------------------------------
+
+status cell_file_writer::append(const std::vector<std::string_view>& pieces) {
+  for (const auto& piece : pieces) {
+    if (auto st = w_->append(file_, piece); !st) return st;
+    f_.bytes += piece.size();
+    f_.crc = crc32c_extend(f_.crc, piece);
+  }
+  return status::ok();
+}
+
+status cell_file_writer::begin() { return append({cell_file_header()}); }
+
+status cell_file_writer::add(std::string_view records, const std::string& last_key) {
+  cell_record_reader first(records);
+  std::string_view key, value;
+  std::int64_t expires = 0;
+  if (!last_.empty() && first.next(key, expires, value) && key.compare(last_) <= 0) disordered_ = true;
+  last_ = last_key;
+  std::deque<std::string> scratch;
+  std::uint64_t cells = 0;
+  auto pieces = cell_file_pieces({{records}, nullptr}, *families_, &cells, scratch, false);
+  if (!pieces) return pieces.error();
+  f_.cells += cells;
+  return append(*pieces);
+}
+
+status cell_file_writer::finish(const std::shared_ptr<const delta_map>& changes) {
+  if ((!changes || changes->empty()) && !disordered_) return status::ok();
+  auto now = w_->contents(file_);
+  if (!now) return now.error();
+  auto records = cell_records(now->data);
+  if (!records) return records.error();
+  std::deque<std::string> scratch;
+  snapshot_manifest::file again;
+  auto pieces = cell_file_pieces({{*records}, changes}, *families_, &again.cells, scratch);
+  if (!pieces) return pieces.error();
+  for (const auto& piece : *pieces) {
+    again.bytes += piece.size();
+    again.crc = crc32c_extend(again.crc, piece);
+  }
+  if (auto st = w_->replace(file_, *pieces); !st) return st;
+  f_ = again;
+  return status::ok();
+}
+
 status snapshot_repo::put_streamed(const std::string& name,
                                    const std::function<result<snapshot_manifest>(snapshot_writer&)>& make) {
   if (auto st = claim(name); !st) return st;
@@ -760,6 +806,30 @@ status snapshot_repo::commit_staged(const snapshot_manifest& m) {
   }
   release(m.name);
   return st;
+}
+
+status snapshot_repo::write_staged(const std::string& name, const std::function<status(snapshot_writer&)>& write) {
+  if (auto st = check_snapshot_name(name); !st) return st;
+  if (dir_.empty()) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!staged_.count(name)) return {code::not_found, "snapshot '" + name + "' is not being staged"};
+    }
+    memory_writer w;
+    if (auto st = write(w); !st) return st;
+    absl::MutexLock lock(&mu_);
+    auto it = staged_.find(name);
+    if (it == staged_.end()) return {code::not_found, "snapshot '" + name + "' is not being staged"};
+    for (auto& [file, data] : w.take()) it->second[file] = std::move(data);
+    return status::ok();
+  }
+  const std::string tmp = root() + "/.new-" + name;
+  std::error_code ec;
+  if (!fs::is_directory(tmp, ec)) return {code::not_found, "snapshot '" + name + "' is not being staged"};
+  dir_writer w(tmp);
+  status st = write(w);
+  status synced = w.finish();
+  return st ? synced : st;
 }
 
 void snapshot_repo::abandon_staged(const std::string& name) {

@@ -135,6 +135,36 @@ class snapshot_writer {
   virtual status replace(const std::string& file, const std::vector<std::string_view>& pieces) = 0;
 };
 
+// A partition's cell file written through a snapshot_writer as its chunks of records
+// come (move_request::records: in key order, each after the one before), then made the
+// partition's state at its cut: read back and written again with the changes applied
+// when there are any, or when a chunk did not come after the one before. Keeps the
+// file's size, cells and CRC as a manifest records them.
+class cell_file_writer {
+ public:
+  // `w` and `families` (the cells kept: the table's family ids) must outlive it.
+  cell_file_writer(snapshot_writer& w, std::string file, const std::set<std::uint32_t>& families)
+      : w_(&w), file_(std::move(file)), families_(&families) {}
+  // The file's header.
+  status begin();
+  // A chunk: its records and the last key it copied.
+  status add(std::string_view records, const std::string& last_key);
+  // The changes since the first chunk was copied (null: none). CORRUPTION if what was
+  // written does not read back as a cell file.
+  status finish(const std::shared_ptr<const delta_map>& changes);
+  const snapshot_manifest::file& written() const { return f_; }
+
+ private:
+  status append(const std::vector<std::string_view>& pieces);
+
+  snapshot_writer* w_;
+  std::string file_;
+  const std::set<std::uint32_t>* families_;
+  snapshot_manifest::file f_;
+  std::string last_;         // the last key copied
+  bool disordered_ = false;  // a chunk did not come after the one before
+};
+
 class snapshot_repo {
  public:
   // `store_dir` empty: memory only.
@@ -152,6 +182,9 @@ class snapshot_repo {
   status begin_staged(const std::string& name);
   status stage(const std::string& name, const std::string& file, std::string_view data, std::uint64_t offset = 0);
   status commit_staged(const snapshot_manifest& m);
+  // Runs `write` with a writer of files staged for `name` (begin_staged first): a file it
+  // appends to starts empty; the files are synced when `write` returns OK.
+  status write_staged(const std::string& name, const std::function<status(snapshot_writer&)>& write);
   // Drops the files staged for `name`, if any (a write that was cut short).
   void abandon_staged(const std::string& name);
   // Up to `max` bytes of file `file` of snapshot `name` from `offset` (fewer at its end),
