@@ -75,12 +75,12 @@ void apply_cut(delta_map& copy, const delta_map& cut) {
   }
 }
 
-// A single-copy partition of this node as it was at one instant: the chunks copied while it
-// serves, with every change since `track` (the cut) applied on top (store/named_snapshots.cc).
-// With `freeze` that instant is the freeze (a split's or merge's copy, reshaper.h): the
-// partition holds writes from then on, and the freeze's own delta is applied too.
-result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const detail::partition_actor& p,
-                                              std::chrono::milliseconds timeout, bool freeze = false) {
+// A single-copy partition of this node as it was when it froze, for a split or merge
+// (reshaper.h): the chunks copied while it serves, with every change since `track` (the
+// cut) and the freeze's own changes applied on top. The partition holds writes from the
+// freeze on; a copy that fails is abandoned (the partition thaws).
+result<std::shared_ptr<delta_map>> copy_frozen(caf::actor_system& sys, const detail::partition_actor& p,
+                                               std::chrono::milliseconds timeout) {
   if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
   auto copy = std::make_shared<delta_map>();
   auto run = [&]() -> status {
@@ -99,16 +99,16 @@ result<std::shared_ptr<delta_map>> copy_local(caf::actor_system& sys, const deta
     auto cut = ask_partition(sys, p, step(move_request::cut), timeout);
     if (!cut) return cut.error();
     apply_cut(*copy, *cut->cells.map);
-    if (freeze) {
-      auto last = ask_partition(sys, p, step(move_request::freeze), timeout);
-      if (!last) return last.error();
-      apply_cut(*copy, *last->cells.map);
-    }
+    auto last = ask_partition(sys, p, step(move_request::freeze), timeout);
+    if (!last) return last.error();
+    apply_cut(*copy, *last->cells.map);
     return status::ok();
   };
   const status st = run();
-  if (!st || !freeze) (void)ask_partition(sys, p, step(move_request::abort), timeout);
-  if (!st) return st;
+  if (!st) {
+    (void)ask_partition(sys, p, step(move_request::abort), timeout);
+    return st;
+  }
   return copy;
 }
 
@@ -288,7 +288,7 @@ node_snapshot_reply snapshot_service::freeze_here(const node_snapshot& m) {
   // Should the node running the split die, its intent goes and this node runs what the
   // freeze held (member.h: the source side of a move).
   if (o_.guard_source) o_.guard_source(m.table, m.index);
-  auto c = copy_local(sys, ref.actor, std::chrono::seconds(60), true);
+  auto c = copy_frozen(sys, ref.actor, std::chrono::seconds(60));
   if (!c) return failed(c.error());
   node_snapshot_reply out;
   out.cells.map = std::move(*c);
