@@ -395,14 +395,6 @@ status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& 
   return durable ? sync_dir(dir) : status::ok();
 }
 
-status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
-                          const std::map<std::string, std::string>& files, bool durable) {
-  if (auto st = create_snapshot_dir(dir); !st) return st;
-  for (const auto& [name, data] : files)
-    if (auto st = write_snapshot_file(dir, name, data, durable); !st) return st;
-  return write_snapshot_manifest(dir, m, durable);
-}
-
 result<snapshot_manifest> read_manifest_dir(const std::string& dir) {
   auto text = read_whole(dir + "/" + std::string(manifest_file));
   if (!text) return text.error();
@@ -844,13 +836,15 @@ void snapshot_repo::abandon_staged(const std::string& name) {
 }
 
 status snapshot_repo::put_from_dir(const snapshot_manifest& m, const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& [name, f] : m.files) {
-    auto data = read_file_checked(dir, m, name);
-    if (!data) return data.error();
-    files.emplace(name, std::move(*data));
-  }
-  return put(m, files);
+  // A file at a time, each mapped and checked as it is copied.
+  return put_streamed(m.name, [&](snapshot_writer& w) -> result<snapshot_manifest> {
+    for (const auto& [name, f] : m.files) {
+      auto data = map_file_checked(dir, m, name);
+      if (!data) return data.error();
+      if (auto st = w.append(name, data->data); !st) return st;
+    }
+    return m;
+  });
 }
 
 result<snapshot_manifest> snapshot_repo::manifest(const std::string& name) const {

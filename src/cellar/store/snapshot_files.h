@@ -104,13 +104,11 @@ result<std::string_view> cell_records(std::string_view file);
 // Checks the name of a snapshot: check_name's rules, and no leading '.'.
 status check_snapshot_name(std::string_view name);
 
-// A directory's snapshot files. read_file_checked verifies size and CRC against `m`.
-// `durable`: each file and the directory synced (off for a bulk load's staging files,
-// which the store reads once and which are checked by their CRCs anyway).
-status write_snapshot_dir(const std::string& dir, const snapshot_manifest& m,
-                          const std::map<std::string, std::string>& files, bool durable = true);
-// The same in steps, for a writer that makes its files one at a time: a new (or empty)
-// directory, each file, then the manifest last (a directory without one is not a snapshot).
+// A directory's snapshot files, written in steps by a writer that makes its files one at a
+// time: a new (or empty) directory, each file, then the manifest last (a directory without
+// one is not a snapshot). `durable`: each file and the directory synced (off for a bulk
+// load's staging files, which the store reads once and which are checked by their CRCs
+// anyway). read_file_checked verifies size and CRC against `m`.
 status create_snapshot_dir(const std::string& dir);
 status write_snapshot_file(const std::string& dir, const std::string& file, std::string_view data, bool durable);
 status write_snapshot_manifest(const std::string& dir, const snapshot_manifest& m, bool durable);
