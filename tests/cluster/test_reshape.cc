@@ -787,10 +787,16 @@ TEST_CASE("a replicated partition of over 4 MiB splits: each new group is filled
     }));
     // Each new group holds its half (a follower's replica, which a node counts when it has
     // one, may apply the fill a moment after the commit).
-    CHECK(zktest::eventually([&] {
+    std::string sizes;
+    const bool halves = zktest::eventually([&] {
       auto r = x->s->list_regions("rb");
-      return r && r->at(0).bytes > 4u << 20 && r->at(1).bytes > 4u << 20;
-    }));
+      if (!r) return false;
+      sizes.clear();
+      for (const auto& region : *r) sizes += std::to_string(region.bytes) + " ";
+      return r->at(0).bytes > 4u << 20 && r->at(1).bytes > 4u << 20;
+    });
+    INFO("node " << (x == &n1 ? 1 : x == &n2 ? 2 : 3) << ", bytes of its regions: " << sizes);
+    CHECK(halves);
     auto c = connect_embedded(*x->s);
     auto got = scan_all(*c, "rb");
     REQUIRE_OK(got);
