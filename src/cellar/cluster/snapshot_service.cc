@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <future>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -148,6 +149,22 @@ result<snapshot_manifest::file> copy_local_file(caf::actor_system& sys, const de
   if (!st) return st;
   if (auto fin = out.finish(changes); !fin) return fin;
   return out.written();
+}
+
+// This node's copy of file `file` of snapshot `name`, mapped (and checked against this
+// node's manifest as it is), when that manifest records the same size and CRC (not an older
+// snapshot of that name); that entry into *entry when given. Null when there is none.
+std::optional<detail::file_bytes> intact_copy(const detail::snapshot_repo& repo, const std::string& name,
+                                              const std::string& file, std::uint64_t bytes, std::uint32_t crc,
+                                              snapshot_manifest::file* entry = nullptr) {
+  auto mine = repo.manifest(name);
+  if (!mine) return std::nullopt;
+  auto f = mine->files.find(file);
+  if (f == mine->files.end() || f->second.bytes != bytes || f->second.crc != crc) return std::nullopt;
+  auto data = repo.map(name, file);
+  if (!data) return std::nullopt;
+  if (entry) *entry = f->second;
+  return std::move(*data);
 }
 
 bool matches(const snapshot_manifest::file& f, std::string_view data) {
@@ -421,20 +438,15 @@ node_snapshot_reply snapshot_service::load_copy_here(const node_snapshot& m, con
   const std::string file = detail::part_file_name(m.index);
   const status none{code::not_found,
                     "node '" + o_.self + "' holds no intact copy of file '" + file + "' of snapshot '" + m.name + "'"};
-  // This node's copy is checked against its own manifest as it is mapped; that manifest's
-  // entry must be the serving node's (not an older snapshot of the same name).
-  auto mine = o_.repo->manifest(m.name);
-  if (!mine) return failed(none);
-  auto entry = mine->files.find(file);
-  if (entry == mine->files.end() || entry->second.bytes != m.bytes || entry->second.crc != m.crc) return failed(none);
-  auto data = o_.repo->map(m.name, file);
+  snapshot_manifest::file entry;
+  auto data = intact_copy(*o_.repo, m.name, file, m.bytes, m.crc, &entry);
   if (!data) return failed(none);
   auto records = detail::cell_records(data->data);
   if (!records) return failed(none);
   detail::loaded_cells::id_map ids;
   for (std::size_t i = 0; i + 1 < m.ids.size(); i += 2) ids.emplace_back(m.ids[i], m.ids[i + 1]);
-  auto cells = std::make_shared<const detail::loaded_cells>(std::move(data->owner), *records, std::move(ids),
-                                                            entry->second.cells);
+  auto cells =
+      std::make_shared<const detail::loaded_cells>(std::move(data->owner), *records, std::move(ids), entry.cells);
   // A single-copy partition takes the mapped file as a bulk load does; a replica proposes
   // the cells through its group's log (NOT_LEADER unless it leads).
   move_request r = step(ref.local ? move_request::load : move_request::apply);
@@ -764,7 +776,7 @@ status snapshot_service::drop_unnamed() {
 result<detail::file_bytes> snapshot_service::file(const snapshot_manifest& m, const std::string& file) {
   auto f = m.files.find(file);
   if (f == m.files.end()) return status{code::corruption, "snapshot '" + m.name + "' has no file '" + file + "'"};
-  if (auto here = o_.repo->map(m.name, file); here && matches(f->second, here->data)) return here;
+  if (auto here = intact_copy(*o_.repo, m.name, file, f->second.bytes, f->second.crc)) return std::move(*here);
   // This node's copy is missing or damaged: another holder's, checked alike.
   auto z = read_znode(m.name);
   if (!z) return z.error();
