@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <future>
 #include <optional>
 #include <set>
@@ -76,6 +77,24 @@ void apply_cut(delta_map& copy, const delta_map& cut) {
   }
 }
 
+// Every chunk of partition `p` (`what`: move_request::chunk or records), in key order, each
+// handed to `take` as it comes; then its cut: the changes since `track`.
+result<move_reply> copy_chunks(caf::actor_system& sys, const detail::partition_actor& p, std::uint8_t what,
+                               std::chrono::milliseconds timeout, const std::function<status(move_reply&)>& take) {
+  std::string after;
+  for (bool done = false; !done;) {
+    move_request r = step(what);
+    r.after = after;
+    r.max_bytes = chunk_bytes;
+    auto c = ask_partition(sys, p, std::move(r), timeout);
+    if (!c) return c.error();
+    if (auto st = take(*c); !st) return st;
+    if (!c->last.empty()) after = c->last;
+    done = c->done;
+  }
+  return ask_partition(sys, p, step(move_request::cut), timeout);
+}
+
 // A single-copy partition of this node as it was when it froze, for a split or merge
 // (reshaper.h): the chunks copied while it serves, with every change since `track` (the
 // cut) and the freeze's own changes applied on top. The partition holds writes from the
@@ -85,19 +104,11 @@ result<std::shared_ptr<delta_map>> copy_frozen(caf::actor_system& sys, const det
   if (auto t = ask_partition(sys, p, step(move_request::track), timeout); !t) return t.error();
   auto copy = std::make_shared<delta_map>();
   auto run = [&]() -> status {
-    std::string after;
-    for (bool done = false; !done;) {
-      move_request r = step(move_request::chunk);
-      r.after = after;
-      r.max_bytes = chunk_bytes;
-      auto c = ask_partition(sys, p, std::move(r), timeout);
-      if (!c) return c.error();
-      for (auto it = c->cells.map->begin(); it != c->cells.map->end(); ++it)
+    auto cut = copy_chunks(sys, p, move_request::chunk, timeout, [&](move_reply& c) {
+      for (auto it = c.cells.map->begin(); it != c.cells.map->end(); ++it)
         copy->put(it->first.bytes, it->second.expires_at, it->second.value());
-      if (!c->last.empty()) after = c->last;
-      done = c->done;
-    }
-    auto cut = ask_partition(sys, p, step(move_request::cut), timeout);
+      return status::ok();
+    });
     if (!cut) return cut.error();
     apply_cut(*copy, *cut->cells.map);
     auto last = ask_partition(sys, p, step(move_request::freeze), timeout);
@@ -127,19 +138,9 @@ result<snapshot_manifest::file> copy_local_file(caf::actor_system& sys, const de
   std::shared_ptr<const delta_map> changes;
   auto run = [&]() -> status {
     if (auto st = out.begin(); !st) return st;
-    std::string after;
-    for (bool done = false; !done;) {
-      move_request r = step(move_request::records);
-      r.after = after;
-      r.max_bytes = chunk_bytes;
-      auto c = ask_partition(sys, p, std::move(r), timeout);
-      if (!c) return c.error();
-      if (!c->records.empty())
-        if (auto st = out.add(c->records, c->last); !st) return st;
-      if (!c->last.empty()) after = c->last;
-      done = c->done;
-    }
-    auto cut = ask_partition(sys, p, step(move_request::cut), timeout);
+    auto cut = copy_chunks(sys, p, move_request::records, timeout, [&](move_reply& c) {
+      return c.records.empty() ? status::ok() : out.add(c.records, c.last);
+    });
     if (!cut) return cut.error();
     changes = std::move(cut->cells.map);
     return status::ok();
