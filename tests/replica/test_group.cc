@@ -452,6 +452,41 @@ TEST_CASE("small entries after large ones wait for a state's worth of bytes befo
   for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 84).size() == 4 * 10002 + 16 * 2002 + 64 * 6);
 }
 
+TEST_CASE("a replica whose state came from a snapshot goes on taking snapshots", "[replica]") {
+  temp_dir dir;
+  group_options opt;
+  opt.snapshot_threshold = 8;
+  opt.snapshot_trailing = 2;
+  cluster c(file_storages(dir.path, false), opt);
+  auto leader = c.await_leader(1);
+  const std::uint64_t cut = leader == 3 ? 2 : 3;
+  c.write("w0");
+  CHECK(c.await_count(cut, 1) == expected(0, 1));
+  // `cut` misses entries the leader snapshots away, so its state comes from the leader's
+  // snapshot; the others take snapshots of their own.
+  c.net.isolate(cut);
+  for (int i = 1; i < 60; ++i) c.write("w" + std::to_string(i));
+  c.net.heal(cut);
+  CHECK(c.await_count(cut, 60) == expected(0, 60));
+  // Small entries weigh more than the small state soon: every replica, the one that
+  // installed a snapshot included, takes its next snapshot within a few dozen entries.
+  const int before = c.snapshots(cut);
+  for (int i = 60; i < 120; ++i) c.write("w" + std::to_string(i));
+  CHECK(c.await_count(cut, 120) == expected(0, 120));
+  CHECK(c.snapshots(cut) > before);
+
+  // After a restart every replica's state is its snapshot and the log after it; each goes
+  // on taking snapshots, so its log does not grow without end.
+  for (std::uint64_t id = 1; id <= 3; ++id) c.kill(id);
+  c.storages = file_storages(dir.path, false);
+  for (std::uint64_t id = 1; id <= 3; ++id) c.start(id);
+  for (int i = 120; i < 200; ++i) c.write("w" + std::to_string(i));
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    CHECK(c.await_count(id, 200) == expected(0, 200));
+    CHECK(c.snapshots(id) >= 1);
+  }
+}
+
 TEST_CASE("leadership goes to the preferred replica once it has the whole log, and back to it after it returns",
           "[replica]") {
   group_options opt;

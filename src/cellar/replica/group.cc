@@ -398,6 +398,10 @@ int replica_group::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** resul
   auto* g = static_cast<replica_group*>(fsm->data);
   // Entries are applied in log order, so the one being applied follows the last applied.
   std::uint64_t index = raft_last_applied(&g->raft_) + 1;
+  if (g->restored_) {
+    g->snapshot_at_ = index - 1;
+    g->restored_ = false;
+  }
   g->last_result_ = g->sm_.apply(index, std::string_view(static_cast<const char*>(buf->base), buf->len));
   g->applied_bytes_ += buf->len;
   g->pace_snapshots(index);
@@ -453,6 +457,10 @@ int replica_group::fsm_restore(raft_fsm* fsm, raft_buffer* buf) {
   auto* g = static_cast<replica_group*>(fsm->data);
   auto st = g->sm_.restore(std::string_view(static_cast<const char*>(buf->base), buf->len));
   if (!st) return RAFT_MALFORMED;
+  // Snapshots are paced from this one on, as from one this replica took.
+  g->applied_bytes_ = 0;
+  g->state_bytes_ = buf->len;
+  g->restored_ = true;
   raft_free(buf->base);  // the state machine owns a restored buffer
   return 0;
 }

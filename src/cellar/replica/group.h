@@ -230,6 +230,9 @@ class replica_group {
   std::uint64_t applied_bytes_ = 0;  // the commands' bytes applied since the last snapshot
   std::uint64_t snapshot_at_ = 0;    // the last applied index at the last snapshot
   std::uint64_t state_bytes_ = 0;    // the last snapshot's size
+  // The state was just restored from a snapshot: libraft sets its index as the last applied
+  // after the restore returns, so the next apply takes it as snapshot_at_.
+  bool restored_ = false;
   std::chrono::steady_clock::time_point handed_over_at_{};  // the last handover begun
   handover handover_ = handover::none;
   std::uint64_t handover_to_ = 0;  // the replica the handover under way is for (0: any voter)
