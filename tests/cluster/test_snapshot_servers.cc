@@ -2,8 +2,9 @@
 // (cluster/snapshot_service.h; docs/backup.md, "In a cluster"). One cluster serves every
 // step, in order: a snapshot of a single-copy table under a writer, its clone, a restore
 // through another node, a damaged snapshot refused, list and delete through two nodes,
-// then a replicated (factor 3) table restored and read after one node is killed, and that
-// node's copy of a snapshot deleted while it was down removed when it comes back.
+// then a replicated (factor 3) table restored (its leaders on nodes whose copies are
+// damaged fetch intact ones) and read after one node is killed, and that node's copy of a
+// snapshot deleted while it was down removed when it comes back.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -257,7 +258,7 @@ TEST_CASE(
   CHECK(n2([&](connection& x) { return read_all(x, "c3"); }) == snap);
 
   // --- copies damaged on every node but the serving one: an owner whose copy is damaged
-  // is sent its partition's cells, the others load their own copies ---------------------
+  // fetches its part file from a node holding an intact one, the others load their own ---
   REQUIRE_OK(n1([&](connection& x) { return x.snapshot_table("t1", "s3"); }));
   for (const char* file : {"part-00000.cells", "part-00002.cells", "part-00003.cells", "part-00004.cells"})
     REQUIRE(damage(c, "s3", file, {2, 3}) == 2);
@@ -359,6 +360,14 @@ TEST_CASE(
   for (int i = 0; i < 200; i += 2)
     REQUIRE_OK(n3([&](connection& x) { return x.put("t3", cellar::put(row_name(i)).add("f", "q", "changed")); }));
   REQUIRE_OK(n3([&](connection& x) { return x.put("t3", cellar::put("after").add("f", "q", "x")); }));
+  // Every part file damaged on nodes 2 and 3, so the leaders there fetch theirs from node 1.
+  int parts3 = 0;
+  for (const auto& e : std::filesystem::directory_iterator(c.data_dir(2) + "/snapshots/s3"))
+    if (e.path().extension() == ".cells") {
+      REQUIRE(damage(c, "s3", e.path().filename().string(), {2, 3}) == 2);
+      ++parts3;
+    }
+  REQUIRE(parts3 >= 3);
   REQUIRE_OK(n1([&](connection& x) { return x.disable_table("t3"); }));
   REQUIRE_OK(n1([&](connection& x) { return x.restore_snapshot("s3"); }));
   REQUIRE_OK(n1([&](connection& x) { return x.enable_table("t3"); }));

@@ -119,9 +119,14 @@ struct node_member_reply {
 //   copy     partition (table, index) at one instant: this node's single-copy partition
 //            (track, chunks, cut, here), or its replica of a replicated one if it leads
 //            (after a read barrier; NOT_LEADER otherwise)
-//   load     writes `cells` over partition (table, index): this node's single-copy
-//            partition, or a replicated one through its Raft group (its replica here must
-//            lead; NOT_LEADER otherwise)
+//   load     writes part file `file` (`bytes` bytes, CRC `crc`, `file_cells` cells, its
+//            family ids mapped to the table's by `ids`) over partition (table, index): this
+//            node's single-copy partition, or a replicated one through its Raft group (its
+//            replica here must lead; NOT_LEADER otherwise). Without `from`, the file is this
+//            node's copy of snapshot `name` (NOT_FOUND when it holds no intact one); with
+//            `from`, it is fetched from node `from` in pieces first: its copy of snapshot
+//            `name` (`fetch`), or with `offered` the file it offers under `name`
+//            (`fetch_offered`: a bulk load's)
 //   persist  takes a snapshot of this node's store, so that the loads it took are durable
 //   begin    starts to take the files of snapshot `name` (dropping a copy of that name an
 //            unfinished snapshot left here: the caller claimed the name)
@@ -131,6 +136,8 @@ struct node_member_reply {
 //            snapshot repository
 //   fetch    this node's copy of file `file` of snapshot `name`, checked against its own
 //            manifest
+//   fetch_offered  a piece of file `file` that this node offers under `name` while it
+//            serves a bulk load (NOT_FOUND once it no longer does)
 //   drop     deletes this node's files of snapshot `name` (OK if it has none)
 // and the steps of a split or merge (cluster/reshaper.h), served alike:
 //   freeze   copies this node's single-copy partition (table, index) as a move's source
@@ -173,29 +180,30 @@ struct node_snapshot {
     fill = 12,
     stats = 13,
     pull = 14,
-    fetch_staged = 15
+    fetch_staged = 15,
+    fetch_offered = 16
   };
   std::uint8_t step = copy;
   std::string table;
   std::uint32_t index = 0;
   std::string name;
   std::uint64_t uid = 0;                     // freeze: the table's uid the caller planned with; fill
-  std::string file;                          // fetch, fetch_staged, pull
+  std::string file;                          // fetch, fetch_staged, fetch_offered, pull, load
   std::string manifest;                      // keep: encode_manifest
   std::map<std::string, std::string> files;  // keep_file: a piece of one file, at `offset`
-  detail::delta_handle cells;                // load, stage, fill
+  detail::delta_handle cells;                // stage, fill
   std::vector<std::string> replicas;         // stage: a replicated partition's replica set
   // freeze, release of a replicated partition: the hold (the czxid of the move intent the
   // split holds), so that a release ends only the freeze it names.
   std::uint64_t hold = 0;
   std::vector<std::uint32_t> families;  // copy: the family ids whose cells the file holds
-  std::uint64_t offset = 0;             // keep_file, fetch, fetch_staged: where the piece starts
-  std::string from;                     // pull: the node that staged the file
-  std::uint64_t bytes = 0;              // pull, load from a copy: the file's size
-  std::uint32_t crc = 0;                // pull, load from a copy: the file's CRC-32C
-  // load from this node's copy of snapshot `name` (`cells` empty): the file's family ids
-  // and the table's, in pairs.
-  std::vector<std::uint32_t> ids;
+  std::uint64_t offset = 0;             // keep_file, fetch, fetch_staged, fetch_offered: where the piece starts
+  std::string from;                     // pull: the node that staged the file; load: the node to fetch it from
+  std::uint64_t bytes = 0;              // pull, load: the file's size
+  std::uint32_t crc = 0;                // pull, load: the file's CRC-32C
+  std::vector<std::uint32_t> ids;       // load: the file's family ids and the table's, in pairs
+  std::uint64_t file_cells = 0;         // load: the cells the file holds
+  bool offered = false;                 // load with `from`: a file node `from` offers, not a snapshot's
 };
 
 struct node_snapshot_reply {
@@ -210,7 +218,7 @@ struct node_snapshot_reply {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_snapshot& x) {
   return f(caf::meta::type_name("node_snapshot"), x.step, x.table, x.index, x.name, x.uid, x.file, x.manifest, x.files,
-           x.cells, x.replicas, x.hold, x.families, x.offset, x.from, x.bytes, x.crc, x.ids);
+           x.cells, x.replicas, x.hold, x.families, x.offset, x.from, x.bytes, x.crc, x.ids, x.file_cells, x.offered);
 }
 
 template <class Inspector>

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <future>
@@ -246,6 +247,7 @@ node_snapshot_reply snapshot_service::serve(node_snapshot& m) {
       return failed(repo.commit_staged(*man));
     }
     case node_snapshot::fetch: return piece_here(m);
+    case node_snapshot::fetch_offered: return piece_offered(m);
     case node_snapshot::drop: {
       // A write cut short leaves its files staged; a snapshot kept has them in place.
       repo.abandon_staged(m.name);
@@ -358,10 +360,10 @@ node_snapshot_reply snapshot_service::piece_here(const node_snapshot& m) {
   return out;
 }
 
-result<std::string> snapshot_service::fetch_from(const std::string& n, const std::string& name, const std::string& file,
-                                                 bool staged) {
+result<std::string> snapshot_service::fetch_from(const std::string& n, std::uint8_t step, const std::string& name,
+                                                 const std::string& file) {
   node_snapshot fetch;
-  fetch.step = staged ? node_snapshot::fetch_staged : node_snapshot::fetch;
+  fetch.step = step;
   fetch.name = name;
   fetch.file = file;
   std::string out;
@@ -420,36 +422,32 @@ node_snapshot_reply snapshot_service::stats_here(const node_snapshot& m) {
   return out;
 }
 
-node_snapshot_reply snapshot_service::load_here(node_snapshot& m) {
+node_snapshot_reply snapshot_service::load_here(const node_snapshot& m) {
   detail::partition_ref ref;
   if (!find_here(o_, seat_, m, ref))
     return failed({code::unavailable, "node '" + o_.self + "' has not applied table '" + m.table + "' yet"});
   if (!ref.local && !ref.replica_here)
     return failed({code::not_owner, "node '" + o_.self + "' does not hold " + where(m.table, m.index)});
-  if (!m.name.empty()) return load_copy_here(m, ref);
-  // A single-copy partition records the cells for the store's next snapshot (the persist
-  // step); a replica proposes them as one log entry.
-  move_request r = step(move_request::apply);
-  r.cells = std::move(m.cells);
-  auto got = ask_partition(seat_.system(), ref.actor, std::move(r), o_.step_timeout);
-  return failed(got ? status::ok() : got.error());
-}
-
-node_snapshot_reply snapshot_service::load_copy_here(const node_snapshot& m, const detail::partition_ref& ref) {
-  const std::string file = detail::part_file_name(m.index);
-  const status none{code::not_found,
-                    "node '" + o_.self + "' holds no intact copy of file '" + file + "' of snapshot '" + m.name + "'"};
-  snapshot_manifest::file entry;
-  auto data = intact_copy(*o_.repo, m.name, file, m.bytes, m.crc, &entry);
-  if (!data) return failed(none);
-  auto records = detail::cell_records(data->data);
-  if (!records) return failed(none);
+  detail::file_bytes data;
+  if (m.from.empty()) {
+    auto here = intact_copy(*o_.repo, m.name, m.file, m.bytes, m.crc);
+    if (!here)
+      return failed({code::not_found, "node '" + o_.self + "' holds no intact copy of file '" + m.file +
+                                          "' of snapshot '" + m.name + "'"});
+    data = std::move(*here);
+  } else {
+    auto got = fetch_for_load(m);
+    if (!got) return failed(got.error());
+    data = std::move(*got);
+  }
+  auto records = detail::cell_records(data.data);
+  if (!records) return failed({code::corruption, "file '" + m.file + "': " + records.error().message()});
   detail::loaded_cells::id_map ids;
   for (std::size_t i = 0; i + 1 < m.ids.size(); i += 2) ids.emplace_back(m.ids[i], m.ids[i + 1]);
   auto cells =
-      std::make_shared<const detail::loaded_cells>(std::move(data->owner), *records, std::move(ids), entry.cells);
-  // A single-copy partition takes the mapped file as a bulk load does; a replica proposes
-  // the cells through its group's log (NOT_LEADER unless it leads).
+      std::make_shared<const detail::loaded_cells>(std::move(data.owner), *records, std::move(ids), m.file_cells);
+  // A single-copy partition takes the file as a bulk load does; a replica proposes the
+  // cells through its group's log (NOT_LEADER unless it leads).
   move_request r = step(ref.local ? move_request::load : move_request::apply);
   if (ref.local)
     r.loaded.cells = std::move(cells);
@@ -457,6 +455,41 @@ node_snapshot_reply snapshot_service::load_copy_here(const node_snapshot& m, con
     r.cells.map = detail::to_cells(*cells);
   auto got = ask_partition(seat_.system(), ref.actor, std::move(r), o_.step_timeout);
   return failed(got ? status::ok() : got.error());
+}
+
+result<detail::file_bytes> snapshot_service::fetch_for_load(const node_snapshot& m) {
+  auto got = fetch_from(m.from, m.offered ? node_snapshot::fetch_offered : node_snapshot::fetch, m.name, m.file);
+  // NOT_FOUND, not the fetch's own code: the caller then asks another holder, where an
+  // UNAVAILABLE would have it wait for another leader.
+  if (!got)
+    return status{code::not_found, "node '" + o_.self + "' could not fetch file '" + m.file + "' from node '" + m.from +
+                                       "': " + got.error().to_string()};
+  if (got->size() != m.bytes || detail::crc32c(*got) != m.crc)
+    return status{code::corruption, "file '" + m.file + "' fetched from node '" + m.from + "' is not the file of '" +
+                                        m.name + "' (size or CRC)"};
+  auto held = std::make_shared<const std::string>(std::move(*got));
+  return detail::file_bytes{held, *held};
+}
+
+node_snapshot_reply snapshot_service::piece_offered(const node_snapshot& m) {
+  detail::file_bytes file;
+  bool found = false;
+  {
+    absl::MutexLock lock(&offers_mu_);
+    if (auto o = offers_.find(m.name); o != offers_.end())
+      if (auto f = o->second.find(m.file); f != o->second.end()) {
+        file = f->second;
+        found = true;
+      }
+  }
+  if (!found)
+    return failed({code::not_found, "node '" + o_.self + "' offers no file '" + m.file + "' under '" + m.name + "'"});
+  if (m.offset > file.data.size())
+    return failed(
+        {code::invalid_argument, "offset " + std::to_string(m.offset) + " is past the end of '" + m.file + "'"});
+  node_snapshot_reply out;
+  out.files.emplace(m.file, std::string(file.data.substr(m.offset, piece_bytes)));
+  return out;
 }
 
 // --- the calls of the serving node ----------------------------------------------------------
@@ -783,7 +816,7 @@ result<detail::file_bytes> snapshot_service::file(const snapshot_manifest& m, co
   if (!z) return z.error();
   for (const auto& h : z->holders) {
     if (h == o_.self) continue;
-    auto got = fetch_from(h, m.name, file, false);
+    auto got = fetch_from(h, node_snapshot::fetch, m.name, file);
     if (!got || !matches(f->second, *got)) continue;
     auto held = std::make_shared<const std::string>(std::move(*got));
     return detail::file_bytes{held, *held};
@@ -791,51 +824,79 @@ result<detail::file_bytes> snapshot_service::file(const snapshot_manifest& m, co
   return status{code::corruption, "snapshot '" + m.name + "': no node holds an intact copy of its file '" + file + "'"};
 }
 
-status snapshot_service::load(const std::string& table, std::uint32_t partitions, const part_fn& part,
-                              const load_source* from) {
+// A bulk load's files, offered by this node to the nodes loading them (fetch_offered)
+// while the load runs.
+class snapshot_service::offer {
+ public:
+  offer(snapshot_service& s, std::map<std::string, detail::file_bytes> files) : s_(s) {
+    static std::atomic<std::uint64_t> next{0};
+    name_ = "bulkload-" + std::to_string(next.fetch_add(1) + 1);
+    absl::MutexLock lock(&s_.offers_mu_);
+    s_.offers_.emplace(name_, std::move(files));
+  }
+  offer(const offer&) = delete;
+  offer& operator=(const offer&) = delete;
+  ~offer() {
+    absl::MutexLock lock(&s_.offers_mu_);
+    s_.offers_.erase(name_);
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  snapshot_service& s_;
+  std::string name_;
+};
+
+result<node_snapshot_reply> snapshot_service::ask_loader(const partition_owner& o, const node_snapshot& m) {
+  return o.replicated() ? ask_leader(o.replicas, m) : ask(o.node, m);
+}
+
+status snapshot_service::load(const std::string& table, std::uint32_t partitions, const load_source& from) {
   auto n = node();
   if (!n) return n.error();
   auto map = (*n)->placement();
-  std::set<std::string> owners;  // nodes whose single-copy partitions took cells
+  std::optional<offer> offered;
+  if (!from.files.empty()) offered.emplace(*this, from.files);
+  std::optional<holders_and_manifest> z;  // read once a node lacks its copy
+  std::set<std::string> owners;           // nodes whose single-copy partitions took cells
   for (std::uint32_t p = 0; p < partitions; ++p) {
     const partition_owner* o = map ? map->owner({table, p}) : nullptr;
     if (!o) return status{code::unavailable, "the placement map has no " + where(table, p) + " yet"};
-    if (from) {
-      // The owner, or the group's leader, loads its node's own copy of the part file when
-      // that node holds an intact one.
-      const auto f = from->m->files.find(detail::part_file_name(p));
-      if (f == from->m->files.end()) return status{code::corruption, "the snapshot has no file for " + where(table, p)};
-      if (f->second.cells == 0) continue;
-      node_snapshot m;
-      m.step = node_snapshot::load;
-      m.table = table;
-      m.index = p;
-      m.name = from->m->name;
-      m.bytes = f->second.bytes;
-      m.crc = f->second.crc;
-      for (const auto& [file_id, table_id] : from->ids) m.ids.insert(m.ids.end(), {file_id, table_id});
-      auto r = o->replicated() ? ask_leader(o->replicas, m) : ask(o->node, m);
-      if (r) {
-        if (!o->replicated()) owners.insert(o->node);
-        continue;
-      }
-      if (r.error().code() != code::not_found) return r.error();
-    }
-    auto cells = part(p);
-    if (!cells) return cells.error();
-    if (!*cells || (*cells)->size() == 0) continue;
-    // Each partition takes its part in one message, and writes it in one step, so a reader
-    // sees all of it or none: a single-copy partition at once, a replicated one through
-    // its log, staged in parts there when it is large (replica/replicated_partition.h).
     node_snapshot m;
     m.step = node_snapshot::load;
     m.table = table;
     m.index = p;
-    m.cells.map = std::move(*cells);
-    // A load a leader did not finish wrote nothing, and writing the same cells again is
-    // harmless, so a load whose replica stopped answering is sent again, whole, to the
-    // next leader.
-    auto r = o->replicated() ? ask_leader(o->replicas, m) : ask(o->node, std::move(m));
+    m.file = detail::part_file_name(p);
+    const auto f = from.m->files.find(m.file);
+    if (f == from.m->files.end()) return status{code::corruption, "the files have none for " + where(table, p)};
+    if (f->second.cells == 0) continue;
+    m.bytes = f->second.bytes;
+    m.crc = f->second.crc;
+    m.file_cells = f->second.cells;
+    for (const auto& [file_id, table_id] : from.ids) m.ids.insert(m.ids.end(), {file_id, table_id});
+    result<node_snapshot_reply> r = status{code::internal, "not asked"};
+    if (offered) {
+      m.name = offered->name();
+      m.from = o_.self;
+      m.offered = true;
+      r = ask_loader(*o, m);
+    } else {
+      m.name = from.m->name;
+      r = ask_loader(*o, m);
+      if (!r && r.error().code() == code::not_found) {
+        // That node holds no intact copy: it fetches one from a node that does.
+        if (!z) {
+          auto got = read_znode(m.name);
+          if (!got) return got.error();
+          z = std::move(*got);
+        }
+        for (const auto& h : z->holders) {
+          m.from = h;
+          r = ask_loader(*o, m);
+          if (r || (r.error().code() != code::not_found && r.error().code() != code::corruption)) break;
+        }
+      }
+    }
     if (!r) return r.error();
     if (!o->replicated()) owners.insert(o->node);
   }

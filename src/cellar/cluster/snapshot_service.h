@@ -18,10 +18,13 @@
 //  - restore and clone read the manifest from ZooKeeper and the files from this node's
 //    repository, or from another holder's (in pieces) when this node's copy is missing or
 //    damaged (each file is checked against the manifest's size and CRC before anything
-//    changes); each single-copy partition's owner loads its own copy of the part file
-//    when it holds an intact one, and is otherwise sent the cells; a replicated partition
-//    is sent them through its Raft group's leader (in one message; a large part is staged
-//    on every replica in log entries, then written in one step:
+//    changes). Then the node of each partition's owner, or of its Raft group's leader,
+//    loads the part file: its own copy when it holds an intact one, else one it fetches
+//    from a holder in pieces (`load` with `from`). A bulk load goes the same way, each
+//    node fetching its part file from the serving node, which offers the files it was
+//    given for the time of the load (`fetch_offered`). A single-copy partition takes the
+//    file in one step; a replicated one through its group's log (a large part staged on
+//    every replica in log entries, then written in one step:
 //    replica/replicated_partition.h). Owners then take a snapshot of their stores, making
 //    the cells durable.
 //  - delete removes the znode (the snapshot is gone from then on), leaves a tombstone under
@@ -33,6 +36,9 @@
 //
 // Thread safety: every call may come from any thread but a CAF worker (they block).
 #pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 
 #include <chrono>
 #include <functional>
@@ -89,8 +95,7 @@ class snapshot_service final : public detail::snapshot_cluster {
   result<detail::snapshot_manifest> manifest(const std::string& name) override;
   status remove(const std::string& name) override;
   result<detail::file_bytes> file(const detail::snapshot_manifest& m, const std::string& file) override;
-  status load(const std::string& table, std::uint32_t partitions, const part_fn& part,
-              const load_source* from) override;
+  status load(const std::string& table, std::uint32_t partitions, const load_source& from) override;
 
   // Removes from this node's snapshot repository every copy of a snapshot the cluster
   // recorded as gone (deleted while this node was down, or left by a write that failed:
@@ -131,22 +136,35 @@ class snapshot_service final : public detail::snapshot_cluster {
   // Pulls file `file` of snapshot `name`, staged at node `from` (`bytes` bytes, CRC `crc`),
   // into this node's staged files, a piece at a time (node_snapshot pull).
   status pull_here(const node_snapshot& m);
-  // File `file` of snapshot `name` (kept, or staged with `staged`) read from node `n` a
-  // piece at a time.
-  result<std::string> fetch_from(const std::string& n, const std::string& name, const std::string& file, bool staged);
+  // File `file` of snapshot `name` read from node `n` a piece at a time by step `step`
+  // (fetch: its kept copy; fetch_staged: its staged one; fetch_offered: a file it offers
+  // under `name`).
+  result<std::string> fetch_from(const std::string& n, std::uint8_t step, const std::string& name,
+                                 const std::string& file);
   node_snapshot_reply copy_here(const node_snapshot& m);
-  node_snapshot_reply piece_here(const node_snapshot& m);   // fetch, fetch_staged
-  node_snapshot_reply freeze_here(const node_snapshot& m);  // freeze, release
-  node_snapshot_reply load_here(node_snapshot& m);
-  // load of a partition (single-copy, or a replica that leads) from this node's copy of
-  // snapshot `m.name`: NOT_FOUND when this node holds no intact copy of the part file.
-  node_snapshot_reply load_copy_here(const node_snapshot& m, const detail::partition_ref& ref);
+  node_snapshot_reply piece_here(const node_snapshot& m);     // fetch, fetch_staged
+  node_snapshot_reply freeze_here(const node_snapshot& m);    // freeze, release
+  node_snapshot_reply piece_offered(const node_snapshot& m);  // fetch_offered
+  // load of a partition (single-copy, or a replica that leads) from its part file: this
+  // node's copy of snapshot `m.name` (NOT_FOUND when it holds no intact one), or the file
+  // fetched from node `m.from`.
+  node_snapshot_reply load_here(const node_snapshot& m);
+  // File `m.file` as node `m.from` has it (load with `from`), read a piece at a time and
+  // checked against `m.bytes` and `m.crc` (CORRUPTION).
+  result<detail::file_bytes> fetch_for_load(const node_snapshot& m);
+  // Asks the node of partition `p`'s owner (or group leader) to load `m`, for `o`.
+  result<node_snapshot_reply> ask_loader(const partition_owner& o, const node_snapshot& m);
   node_snapshot_reply stats_here(const node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);
   // Snapshot `m` is gone: records it for the nodes of `may_hold` (snapshot_sweep.h), asks
   // the `live` ones to drop its files, and takes out of the record those that did.
   void record_gone(zk_client& zk, const detail::snapshot_manifest& m, const std::set<std::string>& may_hold,
                    const std::vector<std::string>& live);
+
+  // The files of the bulk loads this node serves, by offer name, for fetch_offered.
+  class offer;
+  mutable absl::Mutex offers_mu_;
+  std::map<std::string, std::map<std::string, detail::file_bytes>> offers_ ABSL_GUARDED_BY(offers_mu_);
 
   detail::cluster_seat& seat_;
   peer_directory& peers_;

@@ -457,22 +457,14 @@ result<opened_snapshot> open_snapshot(store_impl& s, const std::string& name) {
 status load_snapshot(store_impl& s, const table_runtime& rt, const opened_snapshot& snap) {
   bulk_load_stats stats;
   if (auto* c = cluster_snapshots(s)) {
-    // A part at a time: this node holds one part's file and cells, not the table's.
+    // A part at a time: this node holds one part's file, not the table's; each partition's
+    // node loads the part from its own copy of the file, or one it fetches.
     if (auto st = check_partitions(rt, snap.m); !st) return st;
     auto ids = family_ids(*rt.schema, snap.m);
     if (!ids) return ids.error();
     for (std::uint32_t p = 0; p < snap.m.partitions; ++p)
       if (auto part = read_part(*rt.schema, snap.read, *ids, p, stats); !part) return part.error();
-    const snapshot_cluster::load_source from{&snap.m, *ids};
-    return c->load(
-        rt.schema->name, snap.m.partitions,
-        [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
-          bulk_load_stats again;
-          auto part = read_part(*rt.schema, snap.read, *ids, p, again);
-          if (!part) return part.error();
-          return *part ? to_cells(**part) : nullptr;
-        },
-        &from);
+    return c->load(rt.schema->name, snap.m.partitions, {&snap.m, std::move(*ids), {}});
   }
   auto parts = read_parts(rt, snap.m, snap.read, stats);
   if (!parts) return parts.error();
@@ -602,21 +594,31 @@ result<bulk_load_stats> store::bulk_load(const std::string& table, const std::st
   };
   const auto t0 = clock::now();
   bulk_load_stats stats;
+  // Each file mapped and checked once; read_parts checks every cell against the table.
+  std::map<std::string, file_bytes> files;
+  for (std::uint32_t p = 0; p < m->partitions; ++p) {
+    const std::string file = part_file_name(p);
+    auto data = map_file_checked(dir, *m, file);
+    if (!data) return data.error();
+    files.emplace(file, std::move(*data));
+  }
   auto parts = read_parts(
-      *rt, *m, [&](const std::string& f) { return map_file_checked(dir, *m, f); }, stats);
+      *rt, *m,
+      [&](const std::string& f) -> result<file_bytes> {
+        auto it = files.find(f);
+        if (it == files.end()) return status{code::corruption, "the files have no '" + f + "'"};
+        return it->second;
+      },
+      stats);
   if (!parts) return parts.error();
   const auto t1 = clock::now();
   if (cluster) {
-    // Each partition's owner or Raft group takes its part and makes it durable; the parts'
-    // files are mapped, and each part's cells are built only when its turn comes.
-    auto st = cluster->load(
-        table, m->partitions,
-        [&](std::uint32_t p) -> result<std::shared_ptr<delta_map>> {
-          auto part = std::move((*parts)[p]);
-          return part ? to_cells(*part) : nullptr;
-        },
-        nullptr);
-    if (!st) return st;
+    // Each partition's node fetches its part file from this one, in pieces, and loads it
+    // there: its owner in one step, its Raft group through the log.
+    parts->clear();
+    auto ids = family_ids(*rt->schema, *m);
+    if (!ids) return ids.error();
+    if (auto st = cluster->load(table, m->partitions, {&*m, std::move(*ids), std::move(files)}); !st) return st;
     spdlog::info("bulk load into '{}': {} cells, {} bytes; files checked in {:.3f} s, loaded in {:.3f} s", table,
                  stats.cells, stats.bytes, seconds(t0, t1), seconds(t1, clock::now()));
     return stats;

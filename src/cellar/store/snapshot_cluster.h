@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,24 +67,25 @@ class snapshot_cluster {
   // (mapped, when the store has a directory), or another node's when this one has none or a
   // damaged one. CORRUPTION when no node holds an intact copy of it.
   virtual result<file_bytes> file(const snapshot_manifest& m, const std::string& file) = 0;
-  // Gives the part of partition p (cells keyed with the table's family ids) to build as
-  // `part(p)`, for p below `partitions`.
-  using part_fn = std::function<result<std::shared_ptr<delta_map>>(std::uint32_t p)>;
-  // The parts of a load that are the part files of snapshot `*m` (a restore or a clone),
-  // with the files' family ids mapped to the table's.
+  // Where the part files of a load come from, and how their family ids map to the table's.
   struct load_source {
-    const snapshot_manifest* m = nullptr;
+    const snapshot_manifest* m = nullptr;  // the files' manifest (a snapshot's, or a bulk load's)
     loaded_cells::id_map ids;
+    // Empty: the files are those of snapshot `*m`, kept by the nodes holding it. Else the
+    // files themselves, mapped and checked on this node (a bulk load's), by file name.
+    std::map<std::string, file_bytes> files;
   };
-  // Writes part(p) over partition p of table `table`, for every p, one partition at a time
-  // (part(p) is built when that partition's turn comes and dropped after it): through its
-  // owner, or through the Raft group of a replicated partition (every replica applies it).
-  // With `from`, a partition whose owner (or whose group's leader) is on a node holding an
-  // intact copy of the snapshot's part file loads it from that copy instead, so the part
-  // is neither built nor sent from here. Made durable before it returns. The first error
-  // of `part` or of a partition stops it.
-  virtual status load(const std::string& table, std::uint32_t partitions, const part_fn& part,
-                      const load_source* from) = 0;
+  // Writes the cells of each part file part_file_name(p) of `from` over partition p of
+  // table `table`, for every p below `partitions`, one partition at a time: the node of its
+  // owner (or of its Raft group's leader) reads the file and loads it there, so no part's
+  // cells are built or sent whole from here. A single-copy partition takes it in one step;
+  // a replicated one through its group's log (every replica applies it). That node reads
+  // its own copy of a snapshot's file when it holds an intact one, else fetches one from a
+  // node that does; a bulk load's files it fetches from this node. Files move in pieces of
+  // a few MiB, each file checked against the manifest's size and CRC. Made durable before
+  // it returns. CORRUPTION when no node holds an intact copy of a snapshot's file; the
+  // first error of a partition stops it.
+  virtual status load(const std::string& table, std::uint32_t partitions, const load_source& from) = 0;
 };
 
 }  // namespace cellar::detail
