@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench-cluster-snapshot.sh: what a named snapshot, a restore and a clone cost the node that
-# serves them in a cluster: the growth of its peak RSS over its RSS before each call, and
-# the call's time. docs/benchmarks.md ("Bulk load, import, export and named snapshots").
+# bench-cluster-snapshot.sh: what a named snapshot, a restore, a clone and a bulk load cost
+# the node that serves them in a cluster: the growth of its peak RSS over its RSS before
+# each call, and the call's time. docs/benchmarks.md ("Bulk load, import, export and named snapshots").
 #
 #   scripts/bench-cluster-snapshot.sh [--records N] [--runs R] [SERVER...]
 #
@@ -9,7 +9,9 @@
 # two to compare builds, interleaved): ZooKeeper and three nodes of that binary on
 # loopback (factor 1, --data, one event loop and one CAF worker each), N YCSB records
 # (default 200,000) loaded by the load generator into 6 range partitions, then through
-# node n1 with cellar-shell: snapshot, disable, restore_snapshot, clone_snapshot. Before
+# node n1 with cellar-shell: snapshot, disable, restore_snapshot, clone_snapshot; then
+# `cellar-admin --connect n1 bulkload` of N records of the same shape (10 fields of 100
+# bytes, a TSV made once) into a new table of 6 partitions. Before
 # each call the node's peak RSS is reset (/proc/PID/clear_refs); after it, VmHWM - VmRSS
 # before is printed. Prints one line per call: binary, run, call, MB, seconds.
 set -euo pipefail
@@ -27,10 +29,11 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ ${#servers[@]} -gt 0 ] || servers=("$root/build/src/tools/cellar-server")
 shell_bin=$root/build/src/tools/cellar-shell
+admin_bin=$root/build/src/tools/cellar-admin
 loadgen=$root/build/examples/loadgen/cellar-loadgen
 jar=/usr/share/java/zookeeper.jar
 [ -f "$jar" ] || { echo "ZooKeeper is not installed ($jar): run scripts/setup.sh" >&2; exit 1; }
-for b in "${servers[@]}" "$shell_bin" "$loadgen"; do [ -x "$b" ] || { echo "$b is missing (build it first)" >&2; exit 2; }; done
+for b in "${servers[@]}" "$shell_bin" "$admin_bin" "$loadgen"; do [ -x "$b" ] || { echo "$b is missing (build it first)" >&2; exit 2; }; done
 
 work=$(mktemp -d /tmp/bench-cluster-snapshot.XXXXXX)
 pids=()
@@ -71,12 +74,18 @@ one() {
   "$loadgen" --cluster "127.0.0.1:$zk_port/c" --partitioning range:6 --workload a --phase load --records "$records" \
     --quiet >/dev/null
   kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$n1/status"; }
+  # call NAME SHELL-COMMAND, or call NAME -- PROGRAM ARGS...
   call() {
     local what=$1 cmd=$2 r0 t0 t1
     echo 5 >"/proc/$n1/clear_refs"
     r0=$(kb VmRSS)
     t0=$(date +%s.%N)
-    echo "$cmd" | "$shell_bin" --connect "$addr" --quiet >"$d/out" 2>&1 || { cat "$d/out" >&2; exit 1; }
+    if [ "$cmd" = -- ]; then
+      shift 2
+      "$@" >"$d/out" 2>&1 || { cat "$d/out" >&2; exit 1; }
+    else
+      echo "$cmd" | "$shell_bin" --connect "$addr" --quiet >"$d/out" 2>&1 || { cat "$d/out" >&2; exit 1; }
+    fi
     t1=$(date +%s.%N)
     printf '%s run %d %-8s %5d MB %6.2f s\n' "$(basename "${server%%/build/*}")" \
       "$run" "$what" $((($(kb VmHWM) - r0) / 1024)) "$(echo "$t1 - $t0" | bc -l)"
@@ -85,9 +94,24 @@ one() {
   echo "disable 'usertable'" | "$shell_bin" --connect "$addr" --quiet >/dev/null
   call restore "restore_snapshot 's'"
   call clone "clone_snapshot 's', 'c2'"
+  echo "create 'bl', {NAME => 'family', VERSIONS => 1}" | "$shell_bin" --connect "$addr" --partitions 6 --quiet >/dev/null
+  call bulkload -- "$admin_bin" --connect "$addr" bulkload bl --tsv "$work/in.tsv" --columns "$columns"
   echo "files of the snapshot on n1: $(du -sm "$d/n1/snapshots/s" | cut -f1) MB" >&2
   stop_all
 }
+
+# The bulk load's input: N rows of 10 fields of 100 bytes.
+python3 - "$records" "$work/in.tsv" <<'PY'
+import random, sys
+n, path = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(1)
+letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+pool = ["".join(rng.choice(letters) for _ in range(100)) for _ in range(1000)]
+with open(path, "w") as out:
+    for i in range(n):
+        out.write("user%d\t%s\n" % (rng.getrandbits(62), "\t".join(pool[(i * 10 + k) % len(pool)] for k in range(10))))
+PY
+columns=HBASE_ROW_KEY$(for k in $(seq 0 9); do printf ',family:field%d' "$k"; done)
 
 for run in $(seq "$runs"); do
   for s in "${servers[@]}"; do one "$s" "$run"; done
