@@ -13,7 +13,9 @@
 # `cellar-admin --connect n1 bulkload` of N records of the same shape (10 fields of 100
 # bytes, a TSV made once) into a new table of 6 partitions. Before
 # each call the node's peak RSS is reset (/proc/PID/clear_refs); after it, VmHWM - VmRSS
-# before is printed. Prints one line per call: binary, run, call, MB, seconds.
+# before is printed, and the highest RssAnon sampled during the call (every 20 ms) - RssAnon
+# before (the memory it allocated, without mapped file pages). Prints one line per call:
+# binary, run, call, MB, MB anon, seconds.
 set -euo pipefail
 records=200000
 runs=1
@@ -74,11 +76,26 @@ one() {
   "$loadgen" --cluster "127.0.0.1:$zk_port/c" --partitioning range:6 --workload a --phase load --records "$records" \
     --quiet >/dev/null
   kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$n1/status"; }
+  # The highest RssAnon of n1 (kB) while $d/sampling exists, sampled every 20 ms into
+  # $d/anon: the memory the call allocates, without the file pages it maps, which VmHWM
+  # counts too.
+  sample_anon() {
+    local max=0 k v _
+    while [ -f "$d/sampling" ]; do
+      while read -r k v _; do [ "$k" = RssAnon: ] && [ "$v" -gt "$max" ] && max=$v; done <"/proc/$n1/status"
+      echo "$max" >"$d/anon"
+      sleep 0.02
+    done
+  }
   # call NAME SHELL-COMMAND, or call NAME -- PROGRAM ARGS...
   call() {
-    local what=$1 cmd=$2 r0 t0 t1
+    local what=$1 cmd=$2 r0 a0 t0 t1 sampler
     echo 5 >"/proc/$n1/clear_refs"
     r0=$(kb VmRSS)
+    a0=$(kb RssAnon)
+    touch "$d/sampling"
+    sample_anon &
+    sampler=$!
     t0=$(date +%s.%N)
     if [ "$cmd" = -- ]; then
       shift 2
@@ -87,8 +104,10 @@ one() {
       echo "$cmd" | "$shell_bin" --connect "$addr" --quiet >"$d/out" 2>&1 || { cat "$d/out" >&2; exit 1; }
     fi
     t1=$(date +%s.%N)
-    printf '%s run %d %-8s %5d MB %6.2f s\n' "$(basename "${server%%/build/*}")" \
-      "$run" "$what" $((($(kb VmHWM) - r0) / 1024)) "$(echo "$t1 - $t0" | bc -l)"
+    rm -f "$d/sampling"
+    wait "$sampler"
+    printf '%s run %d %-8s %5d MB %5d MB anon %6.2f s\n' "$(basename "${server%%/build/*}")" \
+      "$run" "$what" $((($(kb VmHWM) - r0) / 1024)) $((($(cat "$d/anon") - a0) / 1024)) "$(echo "$t1 - $t0" | bc -l)"
   }
   call snapshot "snapshot 'usertable', 's'"
   echo "disable 'usertable'" | "$shell_bin" --connect "$addr" --quiet >/dev/null

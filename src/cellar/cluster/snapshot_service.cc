@@ -458,6 +458,10 @@ node_snapshot_reply snapshot_service::load_here(const node_snapshot& m) {
 }
 
 result<detail::file_bytes> snapshot_service::fetch_for_load(const node_snapshot& m) {
+  // A file this node offers is loaded from its mapping (checked when it was offered), not
+  // copied.
+  if (m.offered && m.from == o_.self)
+    if (auto here = offered_file(m.name, m.file)) return std::move(*here);
   auto got = fetch_from(m.from, m.offered ? node_snapshot::fetch_offered : node_snapshot::fetch, m.name, m.file);
   // NOT_FOUND, not the fetch's own code: the caller then asks another holder, where an
   // UNAVAILABLE would have it wait for another leader.
@@ -471,19 +475,21 @@ result<detail::file_bytes> snapshot_service::fetch_for_load(const node_snapshot&
   return detail::file_bytes{held, *held};
 }
 
+std::optional<detail::file_bytes> snapshot_service::offered_file(const std::string& name,
+                                                                 const std::string& file) const {
+  absl::MutexLock lock(&offers_mu_);
+  auto o = offers_.find(name);
+  if (o == offers_.end()) return std::nullopt;
+  auto f = o->second.find(file);
+  if (f == o->second.end()) return std::nullopt;
+  return f->second;
+}
+
 node_snapshot_reply snapshot_service::piece_offered(const node_snapshot& m) {
-  detail::file_bytes file;
-  bool found = false;
-  {
-    absl::MutexLock lock(&offers_mu_);
-    if (auto o = offers_.find(m.name); o != offers_.end())
-      if (auto f = o->second.find(m.file); f != o->second.end()) {
-        file = f->second;
-        found = true;
-      }
-  }
-  if (!found)
+  auto offered = offered_file(m.name, m.file);
+  if (!offered)
     return failed({code::not_found, "node '" + o_.self + "' offers no file '" + m.file + "' under '" + m.name + "'"});
+  const detail::file_bytes& file = *offered;
   if (m.offset > file.data.size())
     return failed(
         {code::invalid_argument, "offset " + std::to_string(m.offset) + " is past the end of '" + m.file + "'"});

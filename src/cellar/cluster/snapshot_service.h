@@ -44,6 +44,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -145,6 +146,8 @@ class snapshot_service final : public detail::snapshot_cluster {
   node_snapshot_reply piece_here(const node_snapshot& m);     // fetch, fetch_staged
   node_snapshot_reply freeze_here(const node_snapshot& m);    // freeze, release
   node_snapshot_reply piece_offered(const node_snapshot& m);  // fetch_offered
+  // File `file` this node offers under `name` (a bulk load's), if it does.
+  std::optional<detail::file_bytes> offered_file(const std::string& name, const std::string& file) const;
   // load of a partition (single-copy, or a replica that leads) from its part file: this
   // node's copy of snapshot `m.name` (NOT_FOUND when it holds no intact one), or the file
   // fetched from node `m.from`.
