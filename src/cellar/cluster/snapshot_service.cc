@@ -854,6 +854,8 @@ class snapshot_service::offer {
 };
 
 result<node_snapshot_reply> snapshot_service::ask_loader(const partition_owner& o, const node_snapshot& m) {
+  // A load a leader did not finish wrote nothing, and writing the same cells again is
+  // harmless, so a load whose leader stopped answering is asked, whole, of the next one.
   return o.replicated() ? ask_leader(o.replicas, m) : ask(o.node, m);
 }
 

@@ -153,9 +153,11 @@ class snapshot_service final : public detail::snapshot_cluster {
   // fetched from node `m.from`.
   node_snapshot_reply load_here(const node_snapshot& m);
   // File `m.file` as node `m.from` has it (load with `from`), read a piece at a time and
-  // checked against `m.bytes` and `m.crc` (CORRUPTION).
+  // checked against `m.bytes` and `m.crc`: NOT_FOUND when it cannot be fetched,
+  // CORRUPTION when it is not that file. A file this node offers itself is its mapping.
   result<detail::file_bytes> fetch_for_load(const node_snapshot& m);
-  // Asks the node of partition `p`'s owner (or group leader) to load `m`, for `o`.
+  // Step `m` at the node that loads a partition placed as `o`: its owner's, or its Raft
+  // group leader's.
   result<node_snapshot_reply> ask_loader(const partition_owner& o, const node_snapshot& m);
   node_snapshot_reply stats_here(const node_snapshot& m);
   static std::vector<std::string> live_nodes(cluster_node& n);
