@@ -383,7 +383,10 @@ TEST_CASE("a 3-replica group: election, replication, leader killed, restart catc
   for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 35) == expected(0, 35));
 }
 
-TEST_CASE("a replica cut off past a snapshot catches up by snapshot, and restarts from its files", "[replica]") {
+TEST_CASE(
+    "a replica cut off past a snapshot catches up by snapshot, restarts from its files, and goes on "
+    "taking snapshots",
+    "[replica]") {
   temp_dir dir;
   group_options opt;
   opt.snapshot_threshold = 8;
@@ -400,14 +403,27 @@ TEST_CASE("a replica cut off past a snapshot catches up by snapshot, and restart
   for (int i = 1; i < 41; ++i) c.write("w" + std::to_string(i));
   c.net.heal(cut);
   CHECK(c.await_count(cut, 41) == expected(0, 41));
+  // Small entries weigh more than the small state soon: the replica whose state came from
+  // the leader's snapshot takes its next snapshot within a few dozen entries.
+  const int before = c.snapshots(cut);
+  for (int i = 41; i < 101; ++i) c.write("w" + std::to_string(i));
+  CHECK(c.await_count(cut, 101) == expected(0, 101));
+  CHECK(c.snapshots(cut) > before);
 
   // Every replica restarts from its files: the state is the snapshot plus the log after it.
   for (std::uint64_t id = 1; id <= 3; ++id) c.kill(id);
   c.storages = file_storages(dir.path, false);
   for (std::uint64_t id = 1; id <= 3; ++id) c.start(id);
   // A new leader commits what the log holds once it commits an entry of its own term.
-  c.write("w41");
-  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 42) == expected(0, 42));
+  c.write("w101");
+  for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 102) == expected(0, 102));
+  // Each goes on taking snapshots from the one it restarted from, so its log does not grow
+  // without end.
+  for (int i = 102; i < 180; ++i) c.write("w" + std::to_string(i));
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    CHECK(c.await_count(id, 180) == expected(0, 180));
+    CHECK(c.snapshots(id) >= 1);
+  }
 }
 
 TEST_CASE("the interval between snapshots grows with the state, so a large state is not copied every few entries",
@@ -450,41 +466,6 @@ TEST_CASE("small entries after large ones wait for a state's worth of bytes befo
   for (int i = 20; i < 84; ++i) c.write("w" + std::to_string(1000 + i), 0);
   CHECK(c.snapshots(leader) == before);
   for (std::uint64_t id = 1; id <= 3; ++id) CHECK(c.await_count(id, 84).size() == 4 * 10002 + 16 * 2002 + 64 * 6);
-}
-
-TEST_CASE("a replica whose state came from a snapshot goes on taking snapshots", "[replica]") {
-  temp_dir dir;
-  group_options opt;
-  opt.snapshot_threshold = 8;
-  opt.snapshot_trailing = 2;
-  cluster c(file_storages(dir.path, false), opt);
-  auto leader = c.await_leader(1);
-  const std::uint64_t cut = leader == 3 ? 2 : 3;
-  c.write("w0");
-  CHECK(c.await_count(cut, 1) == expected(0, 1));
-  // `cut` misses entries the leader snapshots away, so its state comes from the leader's
-  // snapshot; the others take snapshots of their own.
-  c.net.isolate(cut);
-  for (int i = 1; i < 60; ++i) c.write("w" + std::to_string(i));
-  c.net.heal(cut);
-  CHECK(c.await_count(cut, 60) == expected(0, 60));
-  // Small entries weigh more than the small state soon: every replica, the one that
-  // installed a snapshot included, takes its next snapshot within a few dozen entries.
-  const int before = c.snapshots(cut);
-  for (int i = 60; i < 120; ++i) c.write("w" + std::to_string(i));
-  CHECK(c.await_count(cut, 120) == expected(0, 120));
-  CHECK(c.snapshots(cut) > before);
-
-  // After a restart every replica's state is its snapshot and the log after it; each goes
-  // on taking snapshots, so its log does not grow without end.
-  for (std::uint64_t id = 1; id <= 3; ++id) c.kill(id);
-  c.storages = file_storages(dir.path, false);
-  for (std::uint64_t id = 1; id <= 3; ++id) c.start(id);
-  for (int i = 120; i < 200; ++i) c.write("w" + std::to_string(i));
-  for (std::uint64_t id = 1; id <= 3; ++id) {
-    CHECK(c.await_count(id, 200) == expected(0, 200));
-    CHECK(c.snapshots(id) >= 1);
-  }
 }
 
 TEST_CASE("leadership goes to the preferred replica once it has the whole log, and back to it after it returns",
