@@ -468,7 +468,7 @@ result<detail::file_bytes> snapshot_service::fetch_for_load(const node_snapshot&
   if (!got)
     return status{code::not_found, "node '" + o_.self + "' could not fetch file '" + m.file + "' from node '" + m.from +
                                        "': " + got.error().to_string()};
-  if (got->size() != m.bytes || detail::crc32c(*got) != m.crc)
+  if (!matches({m.bytes, m.file_cells, m.crc}, *got))
     return status{code::corruption, "file '" + m.file + "' fetched from node '" + m.from + "' is not the file of '" +
                                         m.name + "' (size or CRC)"};
   auto held = std::make_shared<const std::string>(std::move(*got));
