@@ -831,12 +831,17 @@ status wt_home::write_changes(std::uint64_t uid, std::uint32_t partition, std::u
 namespace {
 
 // Every record of the WiredTiger table `uri` (none if it does not exist), in key order,
-// through `decode`; a CORRUPTION it answers names the table.
+// through `decode`; a CORRUPTION it answers names the table. With a `checkpoint` name, the
+// records of that named checkpoint of the table, which must exist (CORRUPTION otherwise).
 template <class Decode>
-status walk_records(WT_CONNECTION* conn, const std::string& uri, const std::string& name, Decode&& decode) {
+status walk_records(WT_CONNECTION* conn, const std::string& uri, const std::string& name, const std::string& checkpoint,
+                    Decode&& decode) {
   session s(conn);
   if (s.error()) return wt_error(s.error(), "open a WiredTiger session");
-  cursor c(s.get(), uri);
+  const std::string cfg = checkpoint.empty() ? std::string() : "checkpoint=" + checkpoint;
+  cursor c(s.get(), uri, cfg.empty() ? nullptr : cfg.c_str());
+  if (!checkpoint.empty() && c.error() == ENOENT)
+    return {code::corruption, name + " has no checkpoint '" + checkpoint + "'"};
   if (no_table(s.get(), uri, c.error())) return status::ok();
   if (c.error()) return wt_error(c.error(), "open " + name);
   int ret;
@@ -857,10 +862,10 @@ status walk_records(WT_CONNECTION* conn, const std::string& uri, const std::stri
 
 status wt_home::scan_changes(std::uint64_t uid, std::uint32_t partition,
                              const std::function<status(std::string_view, std::string_view)>& fn,
-                             std::uint64_t* run_bytes) {
+                             std::uint64_t* run_bytes, const std::string& checkpoint) {
   std::shared_lock guard(conn_mu_);
   const auto uri = changes_uri(uid, partition);
-  return walk_records(conn_, uri, describe(uri), [&](const WT_ITEM& k, const WT_ITEM& v) {
+  return walk_records(conn_, uri, describe(uri), checkpoint, [&](const WT_ITEM& k, const WT_ITEM& v) {
     if (run_bytes) *run_bytes += k.size + v.size;
     return for_each_change_cell(view(k), view(v), nullptr, fn);
   });
@@ -956,10 +961,10 @@ status wt_home::checkpoint() {
 
 status wt_home::scan_partition(std::uint64_t uid, std::uint32_t partition,
                                const std::function<status(std::string_view, std::string_view)>& fn,
-                               std::uint64_t* record_bytes) {
+                               std::uint64_t* record_bytes, const std::string& checkpoint) {
   std::shared_lock guard(conn_mu_);
   const auto uri = partition_uri(uid, partition);
-  return walk_records(conn_, uri, describe(uri), [&](const WT_ITEM& k, const WT_ITEM& v) {
+  return walk_records(conn_, uri, describe(uri), checkpoint, [&](const WT_ITEM& k, const WT_ITEM& v) {
     if (record_bytes) *record_bytes += k.size + v.size;
     return for_each_run_cell(view(k), view(v), fn);
   });

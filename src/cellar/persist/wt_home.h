@@ -123,10 +123,11 @@ class wt_home {
                        std::uint64_t* bytes, std::uint64_t* run_bytes);
   // Calls fn for every cell of the partition's change runs, oldest generation first and
   // in key order within one; an empty `stored` is an erasure. *run_bytes (if given) gets
-  // the bytes of the runs read. No change table: nothing.
+  // the bytes of the runs read. No change table: nothing. With a `checkpoint` name, the
+  // runs as that named checkpoint of the table holds them (CORRUPTION if it has none).
   status scan_changes(std::uint64_t uid, std::uint32_t partition,
                       const std::function<status(std::string_view key, std::string_view stored)>& fn,
-                      std::uint64_t* run_bytes = nullptr);
+                      std::uint64_t* run_bytes = nullptr, const std::string& checkpoint = {});
   // Removes every change run of the partition (after they were merged into its base).
   status clear_changes(std::uint64_t uid, std::uint32_t partition);
   // Removes the base's cells of `family`. No base table: nothing to do.
@@ -156,10 +157,21 @@ class wt_home {
   result<std::uint64_t> get_meta(std::string_view key);
   // Calls fn for every cell of the partition's base, in key order (none if it has no base
   // table). *record_bytes (if given) gets the bytes of the records read (keys and runs,
-  // before compression).
+  // before compression). `checkpoint` as for scan_changes.
   status scan_partition(std::uint64_t uid, std::uint32_t partition,
                         const std::function<status(std::string_view key, std::string_view value)>& fn,
-                        std::uint64_t* record_bytes = nullptr);
+                        std::uint64_t* record_bytes = nullptr, const std::string& checkpoint = {});
+
+  // Named checkpoints: the state of some tables kept under a name until it is dropped,
+  // sharing every page with the live table until the live table rewrites it (a store's
+  // named snapshots, docs/backup.md). WiredTiger keeps a named checkpoint across later
+  // checkpoints and restarts; dropping a table drops its checkpoints with it.
+  //
+  // Takes checkpoint `name` of those of `uris` that exist, each as it is now (the caller
+  // has just checkpointed them, so that is their last checkpoint). Returns the ones taken.
+  result<std::vector<std::string>> take_named_checkpoint(const std::string& name, const std::vector<std::string>& uris);
+  // Drops checkpoint `name` of each of `uris` that has it. CONFLICT while a reader has it open.
+  status drop_named_checkpoint(const std::string& name, const std::vector<std::string>& uris);
 
   // WiredTiger's message for the first page it found damaged since open ("... d1p3.wt:
   // fatal read error ..."), or empty. After such a read WiredTiger fails every call (it
