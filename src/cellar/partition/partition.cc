@@ -382,7 +382,7 @@ class partition_owner final : public partition_actor::base {
         },
         [this](cut_request&) -> cut_reply {
           auto lock = hold();
-          return {core_.cut()};
+          return {core_.cut(), core_.stats().cells};
         },
         [this](merge_delta_request& r) -> admin_reply {
           auto lock = hold();

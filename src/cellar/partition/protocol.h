@@ -16,7 +16,8 @@
 //   drop_families_request -> admin_reply          forget the cells of dropped families
 //   reclaim_request       -> reclaim_reply        reclaim expired cells and extra versions now
 //   stats_request         -> stats_reply          cells and bytes held
-//   cut_request           -> cut_reply            the changes since the last cut (a snapshot)
+//   cut_request           -> cut_reply            the changes since the last cut (a snapshot) and
+//                                                 the cells held then
 //   merge_delta_request   -> admin_reply          changes a failed snapshot hands back
 //   stop_request          -> admin_reply          answer, then stop; later requests get
 //                                                 UNAVAILABLE
@@ -111,6 +112,7 @@ struct loaded_cells_handle {
 
 struct cut_reply {
   delta_handle delta;
+  std::uint64_t cells = 0;  // the partition's cells at the cut
 };
 
 struct merge_delta_request {
@@ -304,7 +306,7 @@ CELLAR_INSPECT_FIELDS(reclaim_reply, x.cells)
 CELLAR_INSPECT_FIELDS(stats_request)
 CELLAR_INSPECT_FIELDS(stats_reply, x.stats)
 CELLAR_INSPECT_FIELDS(cut_request)
-CELLAR_INSPECT_FIELDS(cut_reply, x.delta)
+CELLAR_INSPECT_FIELDS(cut_reply, x.delta, x.cells)
 CELLAR_INSPECT_FIELDS(merge_delta_request, x.delta)
 CELLAR_INSPECT_FIELDS(stop_request)
 CELLAR_INSPECT_FIELDS(admin_reply, x.st)

@@ -109,11 +109,18 @@ status store_persistence::reset_partition(std::uint64_t uid, std::uint32_t index
 void store_persistence::drop_partitions(std::uint64_t uid, const std::vector<std::uint32_t>& indices,
                                         std::string_view table) {
   if (indices.empty()) return;
+  bool keep = false;
+  {
+    absl::MutexLock lock(&hook_mu_);
+    keep = keep_tables_ && keep_tables_(uid);
+  }
   about_to_wait_for_snapshot_lock();
   absl::MutexLock lock(&snapshot_mu_);  // no snapshot is writing to its tables
+  if (keep) spdlog::info("cellar: the tables of '{}' stay while a named snapshot holds them", table);
   for (auto i : indices) {
-    if (auto st = wt_->drop_partition(uid, i); !st)
-      spdlog::warn("cellar: dropping partition {} of '{}': {}", i, table, st.to_string());
+    if (!keep)
+      if (auto st = wt_->drop_partition(uid, i); !st)
+        spdlog::warn("cellar: dropping partition {} of '{}': {}", i, table, st.to_string());
     absl::MutexLock l(&sizes_mu_);
     sizes_.erase({uid, i});
   }

@@ -119,6 +119,34 @@ class store_persistence {
   // it asks for the catalog once it runs: a table dropped meanwhile (its partitions' tables
   // dropped while no snapshot runs) is not in it, so no write makes its tables again.
   result<snapshot_stats> snapshot(const catalog_source& tables);
+  // --- named snapshots kept as WiredTiger checkpoints (docs/backup.md) ------------------
+  struct named_cut {
+    std::vector<std::string> tables;   // the WiredTiger tables checkpointed
+    std::vector<std::uint64_t> cells;  // per partition of the table: its cells at its cut
+  };
+  // A snapshot as snapshot() takes, then, before another can write, WiredTiger checkpoint
+  // `checkpoint` of the tables of partitions [0, partitions) of table `uid`: each partition
+  // as its cut left it, sharing its pages with the live tables until they are rewritten.
+  // Errors: those of snapshot(), CONFLICT if the name is taken.
+  result<named_cut> snapshot_named(const catalog_source& tables, std::uint64_t uid, std::uint32_t partitions,
+                                   const std::string& checkpoint);
+  // Calls `fn` for every cell of partition `index` of table `uid` as checkpoint `checkpoint`
+  // holds it (of its tables, those in `tables`): its base with its change runs applied, in
+  // key order, with the expiry and value of each. CORRUPTION when a table lost the
+  // checkpoint or holds a malformed cell.
+  using cell_fn = std::function<status(std::string_view key, std::int64_t expires_at, std::string_view value)>;
+  status read_named(std::uint64_t uid, std::uint32_t index, const std::string& checkpoint,
+                    const std::set<std::string>& tables, const cell_fn& fn);
+  // Keeps checkpoint `checkpoint` from drop_named while the handle lives: a reader's
+  // several read_named calls.
+  std::shared_ptr<void> hold_named(const std::string& checkpoint);
+  // Drops checkpoint `checkpoint` of `tables` (those that have it). CONFLICT while it is
+  // held or read.
+  status drop_named(const std::string& checkpoint, const std::vector<std::string>& tables);
+  // From now on drop_partitions keeps the tables of every table `keep(uid)` answers true for
+  // (a named snapshot holds checkpoints of them): the caller drops them once none does.
+  void keep_tables_when(std::function<bool(std::uint64_t uid)> keep);
+
   // Takes a snapshot every options.snapshot_interval of what `tables()` returns then,
   // until stop_periodic() (also called by close()).
   void start_periodic(catalog_source tables);
@@ -207,9 +235,17 @@ class store_persistence {
 
   // Calls the hook of on_snapshot_lock_wait, if any.
   void about_to_wait_for_snapshot_lock();
+  // snapshot()'s work, under its lock; the cells at the cut of each partition of table
+  // `uid` into *cells (if given).
+  result<snapshot_stats> snapshot_locked(const catalog_source& tables, std::uint64_t uid,
+                                         std::vector<std::uint64_t>* cells) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
 
   absl::Mutex hook_mu_;
   std::function<void()> lock_wait_hook_ ABSL_GUARDED_BY(hook_mu_);
+  std::function<bool(std::uint64_t)> keep_tables_ ABSL_GUARDED_BY(hook_mu_);
+  // Named checkpoints being read (hold_named), by name. Held across drop_named's drop.
+  absl::Mutex named_mu_ ABSL_ACQUIRED_BEFORE(snapshot_mu_);
+  std::map<std::string, int> named_readers_ ABSL_GUARDED_BY(named_mu_);
   absl::Mutex snapshot_mu_;  // one snapshot at a time; held while a partition's tables go
   std::uint64_t generation_ ABSL_GUARDED_BY(snapshot_mu_) = 0;
   std::vector<pending_purge> purges_ ABSL_GUARDED_BY(snapshot_mu_);

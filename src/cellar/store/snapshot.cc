@@ -26,6 +26,7 @@ double seconds_since(clock_type::time_point t) { return std::chrono::duration<do
 struct table_cut {
   runtime_ptr rt;
   std::vector<delta_handle> deltas;  // per partition
+  std::vector<std::uint64_t> cells;  // per partition: its cells at the cut
 };
 
 // A thread of a snapshot, from its start to its end: named (for top -H and perf), at the
@@ -59,9 +60,11 @@ std::vector<table_cut> cut_partitions(caf::actor_system& system, const catalog_m
   std::vector<table_cut> cuts;
   for (const auto& [name, rt] : tables) {
     if (rt->partitions.empty()) continue;
-    table_cut c{rt, {}};
-    for (auto& r : ask_all<cut_reply>(system, *rt, [](std::uint32_t) { return cut_request{}; }))
+    table_cut c{rt, {}, {}};
+    for (auto& r : ask_all<cut_reply>(system, *rt, [](std::uint32_t) { return cut_request{}; })) {
       c.deltas.push_back(r ? std::move(r->delta) : delta_handle{});  // a stopped partition: nothing
+      c.cells.push_back(r ? r->cells : 0);
+    }
     cuts.push_back(std::move(c));
   }
   return cuts;
@@ -316,6 +319,11 @@ status store_persistence::finish_snapshot(std::vector<table_cut>& cuts, std::uin
 
 result<snapshot_stats> store_persistence::snapshot(const catalog_source& catalog) {
   absl::MutexLock lock(&snapshot_mu_);
+  return snapshot_locked(catalog, 0, nullptr);
+}
+
+result<snapshot_stats> store_persistence::snapshot_locked(const catalog_source& catalog, std::uint64_t uid,
+                                                          std::vector<std::uint64_t>* cells) {
   // Asked for under the lock: a drop that finished before it is not in it (persistence.h).
   const std::shared_ptr<const catalog_map> tables = catalog();
   // A snapshot that failed earlier may have left WiredTiger stopped and not reopened.
@@ -330,6 +338,9 @@ result<snapshot_stats> store_persistence::snapshot(const catalog_source& catalog
   }
   auto cuts = cut_partitions(system_, *tables);
   out.cut_seconds = seconds_since(t0);
+  if (cells)
+    for (const auto& c : cuts)
+      if (c.rt->schema->uid == uid) *cells = c.cells;
 
   // On failure every delta goes back to its partition, so the next snapshot writes it
   // again; the previous snapshot stays the recovery point. A failed sync stops WiredTiger
