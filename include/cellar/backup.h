@@ -1,13 +1,14 @@
 // cellar/backup.h: named snapshots, their portable files, and bulk loads.
 //
-// A named snapshot is a copy of one table as it was at one instant per partition: for
-// every partition, the cells it held between two of its requests, so a batch's actions
-// in a partition are all in the snapshot or none of them are. It is taken while writes
-// go on (no partition stops for more than the copy of one chunk of its cells), kept
-// under its name until deleted, and survives a restart and a crash once
-// store::snapshot(table, name) has returned (a memory-only store keeps its named
-// snapshots in memory, until it closes). docs/backup.md says why a snapshot is a copy
-// and what it costs.
+// A named snapshot is one table as it was at one instant per partition: for every
+// partition, the cells it held between two of its requests, so a batch's actions in a
+// partition are all in the snapshot or none of them are. It is taken while writes go on,
+// kept under its name until deleted (also past a drop of its table), and survives a
+// restart and a crash once store::snapshot(table, name) has returned. A store with a
+// directory keeps it as a WiredTiger checkpoint of the table's own files, copying no
+// cell; a memory-only store copies the cells and keeps the copy in memory until it
+// closes; a cluster copies them into files on its nodes. docs/backup.md says what each
+// costs.
 //
 //   s->snapshot("t", "t-monday");             // HBase: snapshot 't', 't-monday'
 //   s->disable_table("t");
@@ -15,11 +16,11 @@
 //   s->enable_table("t");
 //   s->clone_snapshot("t-monday", "t_copy");  // a new, independent table
 //
-// Files. A snapshot is a directory (the store keeps its own in DIR/snapshots/NAME/;
-// store::export_snapshot writes one anywhere): `manifest` (text: the format, the name,
-// the table, its families by id, and each file's size, cell count and CRC-32C),
-// `schema` (the table's schema, as the catalog stores it: docs/storage.md) and one
-// `part-NNNNN.cells` per partition, its cells in key order. A bulk load's input
+// Files. store::export_snapshot writes a snapshot as a directory: `manifest` (text: the
+// format, the name, the table, its families by id, and each file's size, cell count and
+// CRC-32C), `schema` (the table's schema, as the catalog stores it: docs/storage.md) and
+// one `part-NNNNN.cells` per partition, its cells in key order. A store keeps its own in
+// DIR/snapshots/NAME/ (only the manifest and schema for one kept as a checkpoint). A bulk load's input
 // (store::bulk_load) is the same directory without a schema. docs/backup.md specifies
 // the bytes.
 //

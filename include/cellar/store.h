@@ -417,9 +417,10 @@ class store {
   result<snapshot_stats> snapshot();
 
   // --- named snapshots, their files, bulk loads (cellar/backup.h) ---------------------------
-  // HBase's `snapshot 'table', 'name'`: copies every partition of `table`, each at one
+  // HBase's `snapshot 'table', 'name'`: keeps every partition of `table`, each at one
   // instant, under `name`, while writes go on; durable when it returns (a store with a
-  // directory). Errors: TABLE_NOT_FOUND; ALREADY_EXISTS (the name is taken);
+  // directory, where it is a persistence snapshot and a WiredTiger checkpoint of the
+  // table's files: no cell is copied). Errors: TABLE_NOT_FOUND; ALREADY_EXISTS (the name is taken);
   // INVALID_ARGUMENT (a name outside [A-Za-z0-9_.-], 1 to 128 bytes, or starting with
   // '.'); IO_ERROR. On a cluster member the snapshot covers every partition wherever it
   // lives and every node answers for it (docs/backup.md, "In a cluster"); there also
@@ -435,7 +436,9 @@ class store {
   // matches `name_regex` (empty: any). Errors as list_snapshots.
   result<std::vector<snapshot_info>> list_table_snapshots(const std::string& table_regex,
                                                           const std::string& name_regex = "") const;
-  // Removes a named snapshot. Errors: NOT_FOUND; IO_ERROR.
+  // Removes a named snapshot, and the files of its table when that table was dropped or
+  // split since and no other snapshot holds them. Errors: NOT_FOUND; CONFLICT (a restore,
+  // clone or export of it is running); IO_ERROR.
   status delete_snapshot(const std::string& name);
   // Puts the snapshot's table back as the snapshot has it: its attributes and families
   // (families added since are dropped), and exactly the snapshot's cells. The table must

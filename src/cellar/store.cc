@@ -16,6 +16,7 @@
 #include "cellar/names.h"
 #include "partition/ask.h"
 #include "partition/memtable.h"
+#include "store/checkpoint_snapshots.h"
 #include "store/reshape.h"
 #include "store/scheduler_tuning.h"
 #include "store/store_impl.h"
@@ -107,6 +108,9 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
   }
   // After the directory is this process's: it clears what a crash left of a snapshot.
   impl->snapshots = std::make_unique<snapshot_repo>(impl->options.directory);
+  if (impl->persistence)
+    impl->persistence->keep_tables_when(
+        [repo = impl->snapshots.get()](std::uint64_t uid) { return holds_tables(*repo, uid); });
   impl->partitions =
       std::make_unique<partition_factory>(*impl->system, impl->options, impl->memory, impl->persistence.get());
   impl->catalog = std::make_unique<catalog_service>(*impl->partitions, impl->persistence.get());

@@ -323,8 +323,9 @@ writes go on meanwhile, as for split.
      "  hbase> balancer\n"},
     {"snapshot", "snapshots", cmd_snapshot,
      R"(Two commands in one. With a table and a name: take a named snapshot of the table (HBase's
-table snapshot: every partition copied at one instant while writes go on; kept until
-delete_snapshot, and across restarts). Without arguments: write the whole store's
+table snapshot: every partition kept as it was at one instant while writes go on, without
+copying its cells where the store has a directory; kept until delete_snapshot, and across
+restarts). Without arguments: write the whole store's
 persistence snapshot to disk now (cellar's own checkpoint of every table; it has no name
 and cannot be restored by hand).
   hbase> snapshot 'sourceTable', 'snapshotName'

@@ -1,7 +1,9 @@
 // store/named_snapshots.cc: the store's named snapshots, their export and import, and bulk
 // loads (cellar/backup.h; docs/backup.md).
 //
-// A snapshot copies each partition with the steps a move uses (partition/protocol.h:
+// A store with a directory keeps a snapshot as a WiredTiger checkpoint of the table's own
+// tables (store/checkpoint_snapshots.h). Elsewhere (a memory-only store, a cluster) a
+// snapshot copies each partition with the steps a move uses (partition/protocol.h:
 // move_request): `track` starts a record of every change, `chunk`s copy the cells in key
 // order a bounded piece at a time (so the partition keeps serving between them), and
 // `cut` takes the changes recorded since `track`. The chunks alone are no instant's
@@ -17,8 +19,10 @@
 #include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <latch>
 #include <optional>
@@ -28,6 +32,7 @@
 #include "persist/codec.h"
 #include "persist/loaded_cells.h"
 #include "route/router.h"
+#include "store/checkpoint_snapshots.h"
 #include "store/snapshot_cluster.h"
 #include "store/snapshot_files.h"
 #include "store/store_impl.h"
@@ -374,6 +379,8 @@ status store::snapshot(const std::string& table, const std::string& name) {
   }
   if (auto st = check_snapshot_name(name); !st) return st;
   if (s.snapshots->manifest(name)) return {code::already_exists, "snapshot '" + name + "' already exists"};
+  // A store with a directory keeps the cells where they are; a memory-only one copies them.
+  if (s.persistence) return take_checkpoint_snapshot(s, table, name);
   return s.snapshots->put_streamed(name, [&](snapshot_writer& w) { return write_snapshot(s, table, name, w); });
 }
 
@@ -402,6 +409,9 @@ status store::delete_snapshot(const std::string& name) {
     auto* c = cluster_snapshots(*impl_);
     return c ? c->remove(name) : not_joined();
   }
+  auto m = impl_->snapshots->manifest(name);
+  if (!m) return m.error();
+  if (!m->checkpoint.empty()) return delete_checkpoint_snapshot(*impl_, *m);
   return impl_->snapshots->remove(name);
 }
 
@@ -413,7 +423,27 @@ struct opened_snapshot {
   snapshot_manifest m;
   table_schema schema;
   part_reader read;
+  std::shared_ptr<void> files;  // the part files of a checkpoint snapshot, removed with it
 };
+
+// The files of checkpoint snapshot `m` (checkpoint_snapshots.h) written into a hidden
+// directory of the store's snapshots (one a crash leaves is removed at the next open),
+// into `out`: its manifest, a reader of them, and what removes them when it goes.
+status open_checkpoint_files(store_impl& s, const snapshot_manifest& m, opened_snapshot& out) {
+  static std::atomic<std::uint64_t> opened{0};
+  const std::string dir =
+      s.options.directory + "/snapshots/.read-" + m.name + "-" + std::to_string(opened.fetch_add(1));
+  if (auto st = create_snapshot_dir(dir); !st) return st;
+  out.files = std::shared_ptr<void>(nullptr, [dir](void*) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  });
+  auto files = write_checkpoint_files(s, m, dir);
+  if (!files) return files.error();
+  out.m = std::move(*files);
+  out.read = [dir, m = out.m](const std::string& file) { return map_file_checked(dir, m, file); };
+  return status::ok();
+}
 
 // The snapshot `name`, checked whole: from the store's repo, or on a cluster member from
 // the cluster (snapshot_cluster.h).
@@ -443,8 +473,13 @@ result<opened_snapshot> open_snapshot(store_impl& s, const std::string& name) {
     auto bytes = repo.read(name, std::string(schema_file));
     if (!bytes) return bytes.error();
     schema_bytes = std::move(*bytes);
-    out.m = std::move(*m);
-    out.read = [&repo, name](const std::string& file) { return repo.map(name, file); };
+    if (!m->checkpoint.empty()) {
+      // Every part written from the checkpoint, and so read whole, before anything changes.
+      if (auto st = open_checkpoint_files(s, *m, out); !st) return st;
+    } else {
+      out.m = std::move(*m);
+      out.read = [&repo, name](const std::string& file) { return repo.map(name, file); };
+    }
   }
   auto schema = decode_schema(schema_bytes);
   if (!schema) return schema.error();
@@ -548,6 +583,11 @@ status store::export_snapshot(const std::string& name, const std::string& dir) {
   auto m = c ? c->manifest(name) : impl_->snapshots->manifest(name);
   if (!m) return m.error();
   if (auto st = create_snapshot_dir(dir); !st) return st;
+  if (!m->checkpoint.empty()) {
+    auto files = write_checkpoint_files(*impl_, *m, dir);
+    if (!files) return files.error();
+    return write_snapshot_manifest(dir, *files, true);
+  }
   for (const auto& [file, f] : m->files) {
     auto data = c ? c->file(*m, file) : impl_->snapshots->map(name, file);
     if (!data) return data.error();
@@ -560,6 +600,9 @@ result<snapshot_info> store::import_snapshot(const std::string& dir) {
   auto m = read_manifest_dir(dir);
   if (!m) return m.error();
   if (m->kind != "snapshot") return status{code::invalid_argument, "'" + dir + "' holds a bulk load, not a snapshot"};
+  if (!m->checkpoint.empty())
+    return status{code::invalid_argument,
+                  "'" + dir + "' is a snapshot kept inside another store; export it with export-snapshot"};
   if (auto st = check_snapshot_name(m->name); !st) return st;
   if (impl_->cluster.hooks()) {
     auto* c = cluster_snapshots(*impl_);

@@ -166,6 +166,7 @@ snapshot_info snapshot_manifest::info() const {
   out.table = table;
   out.created_unix_ms = created_unix_ms;
   out.partitions = partitions;
+  out.cells = cells;
   for (const auto& [n, f] : files) {
     out.cells += f.cells;
     out.bytes += f.bytes;
@@ -186,6 +187,10 @@ std::string encode_manifest(const snapshot_manifest& m) {
     char crc[16];
     std::snprintf(crc, sizeof crc, "%08x", f.crc);
     o << "file " << name << " " << f.bytes << " " << f.cells << " " << crc << "\n";
+  }
+  if (!m.checkpoint.empty()) {
+    o << "checkpoint " << m.checkpoint << " " << m.uid << " " << m.cells << "\n";
+    for (const auto& t : m.tables) o << "checkpointed " << t << "\n";
   }
   return o.str();
 }
@@ -225,6 +230,11 @@ result<snapshot_manifest> decode_manifest(std::string_view text) {
         f.crc = static_cast<std::uint32_t>(std::strtoul(crc.c_str(), nullptr, 16));
         ok = m.files.emplace(name, f).second;
       }
+    } else if (what == "checkpoint") {
+      ok = static_cast<bool>(l >> m.checkpoint >> m.uid >> m.cells);
+    } else if (what == "checkpointed") {
+      std::string t;
+      ok = static_cast<bool>(l >> t) && m.tables.insert(t).second;
     } else if (!what.empty()) {
       ok = false;
     }
@@ -234,7 +244,10 @@ result<snapshot_manifest> decode_manifest(std::string_view text) {
   if (m.table.empty() || m.partitions == 0) return corrupt("manifest names no table or no partitions");
   if (m.kind == "snapshot" && !m.files.count(std::string(schema_file)))
     return corrupt("snapshot manifest lists no schema file");
-  for (std::uint32_t p = 0; p < m.partitions; ++p)
+  if (m.kind != "snapshot" && !m.checkpoint.empty()) return corrupt("a bulk load's manifest names a checkpoint");
+  if (m.checkpoint.empty() && !m.tables.empty()) return corrupt("manifest lists checkpointed tables but no checkpoint");
+  // A snapshot kept as a checkpoint has no part files.
+  for (std::uint32_t p = 0; p < m.partitions && m.checkpoint.empty(); ++p)
     if (!m.files.count(part_file_name(p))) return corrupt("manifest lists no file for partition " + std::to_string(p));
   return m;
 }
@@ -548,6 +561,13 @@ class dir_writer final : public snapshot_writer {
 };
 
 }  // namespace
+
+status write_dir_files(const std::string& dir, const std::function<status(snapshot_writer&)>& write) {
+  dir_writer w(dir);
+  status st = write(w);
+  status synced = w.finish();
+  return st ? synced : st;
+}
 
 // --- cell_file_writer -------------------------------------------------------------------------
 

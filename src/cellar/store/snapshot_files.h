@@ -50,6 +50,13 @@ struct snapshot_manifest {
     std::uint32_t crc = 0;
   };
   std::map<std::string, file> files;  // by file name
+  // A snapshot a store with a directory keeps as WiredTiger checkpoint `checkpoint` of
+  // tables `tables` of table `uid` instead of part files (docs/backup.md); `cells`: its
+  // cells. Empty for one of files.
+  std::string checkpoint;
+  std::uint64_t uid = 0;
+  std::uint64_t cells = 0;
+  std::set<std::string> tables;
 
   snapshot_info info() const;
 };
@@ -132,6 +139,10 @@ class snapshot_writer {
   // `file` from now on holds `pieces`, one after another (they may view its contents).
   virtual status replace(const std::string& file, const std::vector<std::string_view>& pieces) = 0;
 };
+
+// Runs `write` with a writer of files in directory `dir` (which exists): a file it appends
+// to starts empty; the files are synced and closed when it returns. The first error.
+status write_dir_files(const std::string& dir, const std::function<status(snapshot_writer&)>& write);
 
 // A partition's cell file written through a snapshot_writer as its chunks of records
 // come (move_request::records: in key order, each after the one before), then made the
