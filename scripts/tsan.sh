@@ -143,10 +143,10 @@ declare -A program=([internal]=tests/internal/test_internal [persistence]=tests/
   [cluster_servers]="tests/cluster/test_cluster_servers tests/cluster/zk_member ${programs[*]}"
   [snapshot_servers]="tests/cluster/test_snapshot_servers tests/cluster/zk_member ${programs[*]}"
   [thrift_cluster]="tests/cluster/test_thrift_cluster tests/cluster/zk_member ${programs[*]}"
-  [replica]=tests/replica/test_replica
+  [replica]=tests/replica/test_replica [backup]=tests/backup/test_backup
   [replication_servers]="tests/cluster/test_replication_servers tests/cluster/zk_member ${programs[*]}")
 tests=(${TSAN_TESTS:-internal persistence faults semantics partitions table_state limits_errors timeseries cluster
-  replica rpc security loadgen shell shell_hbase filter_wire filter_shell})
+  replica rpc security loadgen shell shell_hbase filter_wire filter_shell backup})
 if [ $# -eq 0 ]; then
   targets=()
   for t in "${tests[@]}"; do targets+=(${program[$t]}); done
