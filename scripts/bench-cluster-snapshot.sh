@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-cluster-snapshot.sh: what a named snapshot, a restore, a clone and a bulk load cost
+# bench-cluster-snapshot.sh: what a named snapshot, a restore, a clone, a bulk load and a split cost
 # the node that serves them in a cluster: the growth of its peak RSS over its RSS before
 # each call, and the call's time. docs/benchmarks.md ("Bulk load, import, export and named snapshots").
 #
@@ -11,7 +11,8 @@
 # (default 200,000) loaded by the load generator into 6 range partitions, then through
 # node n1 with cellar-shell: snapshot, disable, restore_snapshot, clone_snapshot; then
 # `cellar-admin --connect n1 bulkload` of N records of the same shape (10 fields of 100
-# bytes, a TSV made once) into a new table of 6 partitions. Before
+# bytes, a TSV made once) into a new table of 6 partitions; then a split of one partition
+# of the clone, at 'user5'. Before
 # each call the node's peak RSS is reset (/proc/PID/clear_refs); after it, VmHWM - VmRSS
 # before is printed, and the highest RssAnon sampled during the call (every 20 ms) - RssAnon
 # before (the memory it allocated, without mapped file pages). Prints one line per call:
@@ -115,6 +116,8 @@ one() {
   call clone "clone_snapshot 's', 'c2'"
   echo "create 'bl', {NAME => 'family', VERSIONS => 1}" | "$shell_bin" --connect "$addr" --partitions 6 --quiet >/dev/null
   call bulkload -- "$admin_bin" --connect "$addr" bulkload bl --tsv "$work/in.tsv" --columns "$columns"
+  # A split of one partition of the clone (the table's size, every partition on its node).
+  call split "split 'c2', 'user5'"
   echo "files of the snapshot on n1: $(du -sm "$d/n1/snapshots/s" | cut -f1) MB" >&2
   stop_all
 }

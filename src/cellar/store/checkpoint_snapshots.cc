@@ -24,7 +24,7 @@ std::string checkpoint_name(const std::string& name) { return "cellar_" + absl::
 // costs little, small enough to hold for each partition in turn.
 constexpr std::size_t write_bytes = 1 << 20;
 
-// Part file `p` of checkpoint snapshot `m` written through `w`: the cells of the families
+// Part file `index` of checkpoint snapshot `m` written through `w`: the cells of the families
 // the snapshot names, in key order. Returns its size, cells and CRC.
 result<snapshot_manifest::file> write_part(store_persistence& p, const snapshot_manifest& m, std::uint32_t index,
                                            snapshot_writer& w) {
