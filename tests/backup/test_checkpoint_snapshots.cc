@@ -190,3 +190,27 @@ TEST_CASE("a snapshot whose checkpoint or schema is lost is refused before anyth
   CHECK(s->delete_snapshot("damaged").is_ok());
   CHECK(s->list_snapshots()->empty());
 }
+
+TEST_CASE("a restore loads into new tables, and the table's old ones go unless a snapshot holds them", "[backup]") {
+  temp_dir dir, out;
+  auto s = open_store(dir.path);
+  REQUIRE(s->create_table(ranged("t"), schema_origin::hbase_shell).is_ok());
+  fill(*s, "t", "one");
+  REQUIRE(s->snapshot().is_ok());
+  const auto before = all_cells(*s, "t");
+  const auto old = partition_files(dir.path);
+  REQUIRE_FALSE(old.empty());
+  // A snapshot of files: no checkpoint holds the table's tables.
+  REQUIRE(s->snapshot("t", "s").is_ok());
+  REQUIRE(s->export_snapshot("s", out.path).is_ok());
+  REQUIRE(s->delete_snapshot("s").is_ok());
+  REQUIRE(s->import_snapshot(out.path).is_ok());
+  fill(*s, "t", "two");
+  REQUIRE(s->disable_table("t").is_ok());
+  REQUIRE(s->restore_snapshot("s").is_ok());
+  REQUIRE(s->enable_table("t").is_ok());
+  CHECK(all_cells(*s, "t") == before);
+  const auto now = partition_files(dir.path);
+  CHECK_FALSE(now.empty());
+  for (const auto& f : old) CHECK_FALSE(now.count(f));
+}

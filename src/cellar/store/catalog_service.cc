@@ -310,6 +310,18 @@ status catalog_service::drop_table(const std::string& table) {
   return status::ok();
 }
 
+status catalog_service::renew_partitions(const std::string& table) {
+  absl::MutexLock lock(&mu_);
+  auto old = lookup(table);
+  if (!old) return table_not_found(table);
+  if (!old->schema->partitioned) return status::ok();  // no partitions, no cells
+  auto schema = std::make_shared<table_schema>(*old->schema);
+  schema->uid = 0;  // new partitions, new WiredTiger tables
+  if (auto rt = commit(schema, nullptr); !rt) return rt.error();
+  retire(*old);
+  return status::ok();
+}
+
 status catalog_service::truncate_table(const std::string& table) {
   absl::MutexLock lock(&mu_);
   auto old = lookup(table);

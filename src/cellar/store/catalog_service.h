@@ -69,6 +69,12 @@ class catalog_service {
                      const std::vector<std::string>& unset);
   status drop_table(const std::string& table);
   status truncate_table(const std::string& table);
+  // Empties `table` by giving it new partitions under a new incarnation (uid), its schema
+  // otherwise as it is; the old partitions stop and their tables are dropped (kept while a
+  // named snapshot holds them). A restore's first step: the cells loaded next go into
+  // tables that were never written, as a bulk load, where a truncate leaves the old cells
+  // to be purged around them. Requests the old partitions held are answered UNAVAILABLE.
+  status renew_partitions(const std::string& table);
   status truncate_family(const std::string& table, const std::string& family);
   status set_disabled(const std::string& table, bool disabled);
   // HBase's split and merge_region of RANGE partitions (store.h: split_region,
