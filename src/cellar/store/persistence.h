@@ -127,7 +127,7 @@ class store_persistence {
   // A snapshot as snapshot() takes, then, before another can write, WiredTiger checkpoint
   // `checkpoint` of the tables of partitions [0, partitions) of table `uid`: each partition
   // as its cut left it, sharing its pages with the live tables until they are rewritten.
-  // Errors: those of snapshot(), CONFLICT if the name is taken.
+  // An earlier checkpoint of that name is replaced. Errors: those of snapshot(), IO_ERROR.
   result<named_cut> snapshot_named(const catalog_source& tables, std::uint64_t uid, std::uint32_t partitions,
                                    const std::string& checkpoint);
   // Calls `fn` for every cell of partition `index` of table `uid` as checkpoint `checkpoint`
