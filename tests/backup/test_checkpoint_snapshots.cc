@@ -214,3 +214,32 @@ TEST_CASE("a restore loads into new tables, and the table's old ones go unless a
   CHECK_FALSE(now.empty());
   for (const auto& f : old) CHECK_FALSE(now.count(f));
 }
+
+TEST_CASE("the files a crash leaves of a dropped table go at the next open; live tables' stay", "[backup]") {
+  temp_dir dir;
+  std::set<std::string> kept, dropped;
+  std::vector<cell> live;
+  {
+    auto s = open_store(dir.path);
+    REQUIRE(s->create_table(ranged("live"), schema_origin::hbase_shell).is_ok());
+    fill(*s, "live", "one");
+    REQUIRE(s->snapshot().is_ok());
+    kept = partition_files(dir.path);
+    live = all_cells(*s, "live");
+    REQUIRE(s->create_table(ranged("t"), schema_origin::hbase_shell).is_ok());
+    fill(*s, "t", "one");
+    REQUIRE(s->snapshot().is_ok());
+    for (const auto& f : partition_files(dir.path))
+      if (!kept.count(f)) dropped.insert(f);
+    REQUIRE_FALSE(dropped.empty());
+    REQUIRE(s->snapshot("t", "s").is_ok());
+    REQUIRE(s->drop_table("t").is_ok());
+    for (const auto& f : dropped) REQUIRE(fs::exists(dir.path + "/" + f));
+  }
+  // As a crash after the snapshot's files went and before its table's did leaves them.
+  fs::remove_all(dir.path + "/snapshots/s");
+  auto s = open_store(dir.path);
+  for (const auto& f : dropped) CHECK_FALSE(fs::exists(dir.path + "/" + f));
+  for (const auto& f : kept) CHECK(fs::exists(dir.path + "/" + f));
+  CHECK(all_cells(*s, "live") == live);
+}

@@ -1,6 +1,9 @@
-// persist/wt_checkpoints.cc: named checkpoints of a WiredTiger home's tables (wt_home.h).
+// persist/wt_checkpoints.cc: named checkpoints of a WiredTiger home's tables, and the list
+// of its partition tables (wt_home.h).
 #include <cerrno>
+#include <cstdio>
 #include <memory>
+#include <set>
 
 #include "persist/wt_home.h"
 
@@ -64,6 +67,32 @@ result<std::vector<std::string>> wt_home::take_named_checkpoint(const std::strin
   const std::string cfg = "name=" + name + "," + target(taken);
   if ((ret = s->checkpoint(s.get(), cfg.c_str())) != 0) return checkpoint_error(ret, "checkpoint " + name);
   return taken;
+}
+
+result<std::vector<std::pair<std::uint64_t, std::uint32_t>>> wt_home::partition_tables() {
+  std::shared_lock guard(conn_mu_);
+  int ret = 0;
+  auto s = open_session(conn_, &ret);
+  if (ret != 0) return checkpoint_error(ret, "open a WiredTiger session");
+  WT_CURSOR* m = nullptr;
+  if ((ret = s->open_cursor(s.get(), "metadata:", nullptr, nullptr, &m)) != 0)
+    return checkpoint_error(ret, "read WiredTiger's metadata");
+  std::set<std::pair<std::uint64_t, std::uint32_t>> out;
+  while ((ret = m->next(m)) == 0) {
+    const char* key = nullptr;
+    if ((ret = m->get_key(m, &key)) != 0) break;
+    unsigned long long uid = 0;
+    unsigned partition = 0;
+    char kind = 0;
+    int end = 0;
+    // "table:d12p3" or "table:c12p3", and nothing after.
+    if (std::sscanf(key, "table:%c%llup%u%n", &kind, &uid, &partition, &end) == 3 && key[end] == '\0' &&
+        (kind == 'd' || kind == 'c'))
+      out.insert({uid, partition});
+  }
+  m->close(m);
+  if (ret != WT_NOTFOUND) return checkpoint_error(ret, "read WiredTiger's metadata");
+  return std::vector<std::pair<std::uint64_t, std::uint32_t>>(out.begin(), out.end());
 }
 
 status wt_home::drop_named_checkpoint(const std::string& name, const std::vector<std::string>& uris) {

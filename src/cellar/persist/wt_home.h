@@ -172,6 +172,9 @@ class wt_home {
   result<std::vector<std::string>> take_named_checkpoint(const std::string& name, const std::vector<std::string>& uris);
   // Drops checkpoint `name` of each of `uris` that has it. CONFLICT while a reader has it open.
   status drop_named_checkpoint(const std::string& name, const std::vector<std::string>& uris);
+  // Every partition table the home holds, as (uid, partition) of its name (d<uid>p<i> or
+  // c<uid>p<i>, both listed once), whatever table it belongs to.
+  result<std::vector<std::pair<std::uint64_t, std::uint32_t>>> partition_tables();
 
   // WiredTiger's message for the first page it found damaged since open ("... d1p3.wt:
   // fatal read error ..."), or empty. After such a read WiredTiger fails every call (it

@@ -146,6 +146,12 @@ class store_persistence {
   // From now on drop_partitions keeps the tables of every table `keep(uid)` answers true for
   // (a named snapshot holds checkpoints of them): the caller drops them once none does.
   void keep_tables_when(std::function<bool(std::uint64_t uid)> keep);
+  // Drops the partition tables of every table incarnation `keep(uid)` answers false for:
+  // what a crash left between a catalog change and the drop of the tables it retired (a
+  // drop, a split, a restore, the delete of the last snapshot holding them). Once, after
+  // recovery, on a store that is not a cluster member, whose tables follow the cluster's
+  // catalog instead. Failures are logged (the tables are never read).
+  void drop_unnamed_tables(const std::function<bool(std::uint64_t uid)>& keep);
 
   // Takes a snapshot every options.snapshot_interval of what `tables()` returns then,
   // until stop_periodic() (also called by close()).

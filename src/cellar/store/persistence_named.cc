@@ -2,6 +2,8 @@
 // partition tables (store/persistence.h, docs/backup.md).
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "persist/codec.h"
 #include "persist/delta_map.h"
 #include "store/persistence.h"
@@ -105,6 +107,22 @@ status store_persistence::drop_named(const std::string& checkpoint, const std::v
   if (named_readers_.count(checkpoint)) return {code::conflict, "checkpoint " + checkpoint + " is being read"};
   absl::MutexLock lock(&snapshot_mu_);
   return wt_->drop_named_checkpoint(checkpoint, tables);
+}
+
+void store_persistence::drop_unnamed_tables(const std::function<bool(std::uint64_t uid)>& keep) {
+  auto tables = wt_->partition_tables();
+  if (!tables) {
+    spdlog::warn("cellar: listing the partition tables: {}", tables.error().to_string());
+    return;
+  }
+  std::map<std::uint64_t, std::vector<std::uint32_t>> unnamed;
+  for (const auto& [uid, partition] : *tables)
+    if (!keep(uid)) unnamed[uid].push_back(partition);
+  for (const auto& [uid, partitions] : unnamed) {
+    spdlog::info("cellar: dropping {} partition tables of table incarnation {}, which nothing names", partitions.size(),
+                 uid);
+    drop_partitions(uid, partitions, "incarnation " + std::to_string(uid));
+  }
 }
 
 void store_persistence::keep_tables_when(std::function<bool(std::uint64_t uid)> keep) {
