@@ -94,7 +94,8 @@ status take_checkpoint_snapshot(store_impl& s, const std::string& table, const s
 result<snapshot_manifest> write_checkpoint_files(store_impl& s, const snapshot_manifest& m, const std::string& dir) {
   if (!s.persistence) return status{code::internal, "a checkpoint snapshot in a store without a directory"};
   // Held first, then found still listed: a delete that came first has removed it
-  // (NOT_FOUND), one that comes later answers CONFLICT until the files are written.
+  // (NOT_FOUND) or dropped its checkpoint (CORRUPTION, naming the checkpoint); one that
+  // comes later answers CONFLICT until the files are written.
   auto hold = s.persistence->hold_named(m.checkpoint);
   if (auto listed = s.snapshots->manifest(m.name); !listed) return listed.error();
   auto schema = s.snapshots->read(m.name, std::string(schema_file));
