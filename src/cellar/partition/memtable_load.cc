@@ -1,4 +1,6 @@
 // partition/memtable_load.cc: a bulk load's cells into a memtable (memtable.h: load_cells).
+#include <optional>
+
 #include "partition/memtable.h"
 #include "persist/codec.h"
 
@@ -31,6 +33,11 @@ void memtable::load_cells(std::shared_ptr<const loaded_cells> cells) {
   std::uint32_t last_file_id = 0, fid = 0;
   family_map* m = nullptr;
   family_map::row_hint hint;  // the cells of a row come one after the other
+  // With no move to record the cells and no unit to undo them, each is set as recovery
+  // sets a snapshot's: appended without a search while it sorts after its family's last
+  // cell (a load into an empty partition), charged to the account once at the end.
+  std::optional<bulk_loader> loader;
+  if (move_delta_ == nullptr && !in_unit_) loader.emplace(*this);
   while (in.next(key, expires, value)) {
     if (!decode_cell_key(key, k, row_scratch, qualifier_scratch)) continue;
     if (k.family != last_file_id || m == nullptr) {
@@ -39,6 +46,10 @@ void memtable::load_cells(std::shared_ptr<const loaded_cells> cells) {
       m = fid == 0 || dropped(fid) ? nullptr : &ensure(fid);
       hint = {};
       if (m == nullptr) continue;
+    }
+    if (loader) {
+      loader->load(fid, key_view{k.row, k.qualifier, k.ts}, value, expires);
+      continue;
     }
     // The key as a move delta records it: the file's, with the table's family id.
     std::string_view as_recorded = key;
