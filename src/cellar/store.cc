@@ -122,12 +122,7 @@ result<std::unique_ptr<store>> store_impl::open(store_options options, const sch
     progress->enter(recovery_progress::phase::done);
     impl->catalog->restore(std::move(recovered.value()), !cluster_member);
     if (!cluster_member)
-      impl->persistence->drop_unnamed_tables(
-          [cat = impl->catalog.get(), repo = impl->snapshots.get()](std::uint64_t uid) {
-            for (const auto& [name, rt] : *cat->current())
-              if (rt->schema->uid == uid) return true;
-            return holds_tables(*repo, uid);
-          });
+      impl->persistence->drop_unnamed_tables([s = impl.get()](std::uint64_t uid) { return tables_in_use(*s, uid); });
     impl->opened = true;
     impl->persistence->start_periodic([c = impl->catalog.get()] { return c->current(); });
   } else {

@@ -20,38 +20,32 @@ namespace {
 // clear of WiredTiger's configuration syntax.
 std::string checkpoint_name(const std::string& name) { return "cellar_" + absl::BytesToHexString(name); }
 
-// The bytes of a part file gathered before they are written: big enough that a write
+// The records of a part file gathered before they are written: big enough that a write
 // costs little, small enough to hold for each partition in turn.
 constexpr std::size_t write_bytes = 1 << 20;
 
-// Part file `index` of checkpoint snapshot `m` written through `w`: the cells of the families
-// the snapshot names, in key order. Returns its size, cells and CRC.
+// Part file `index` of checkpoint snapshot `m` written through `w`: the cells of
+// `families` (those the snapshot names), in key order. Returns its size, cells and CRC.
 result<snapshot_manifest::file> write_part(store_persistence& p, const snapshot_manifest& m, std::uint32_t index,
-                                           snapshot_writer& w) {
-  const std::string file = part_file_name(index);
-  snapshot_manifest::file f;
-  std::string buf = cell_file_header();
-  auto flush = [&]() -> status {
-    if (auto st = w.append(file, buf); !st) return st;
-    f.bytes += buf.size();
-    f.crc = crc32c_extend(f.crc, buf);
-    buf.clear();
-    return status::ok();
-  };
+                                           const std::set<std::uint32_t>& families, snapshot_writer& w) {
+  cell_file_writer file(w, part_file_name(index), families);
+  if (auto st = file.begin(); !st) return st;
+  std::string records, last;  // `last`: a chunk's last key, against which `file` checks the next
   auto st = p.read_named(m.uid, index, m.checkpoint, m.tables,
                          [&](std::string_view key, std::int64_t expires, std::string_view value) -> status {
-                           reader r(key);
-                           std::uint32_t family = 0;
-                           if (!r.u32(family)) return {code::corruption, "a malformed cell key"};
-                           // Families dropped before the snapshot are not its cells.
-                           if (!m.families.count(family)) return status::ok();
-                           append_cell_record(buf, key, expires, value);
-                           ++f.cells;
-                           return buf.size() >= write_bytes ? flush() : status::ok();
+                           append_cell_record(records, key, expires, value);
+                           if (records.size() < write_bytes) return status::ok();
+                           last.assign(key);
+                           auto added = file.add(records, last);
+                           records.clear();
+                           return added;
                          });
   if (!st) return status{st.code(), "snapshot '" + m.name + "': " + st.message()};
-  if (auto fl = flush(); !fl) return fl;
-  return f;
+  if (!records.empty())
+    if (auto added = file.add(records, last); !added) return added;
+  // In key order and with no changes to apply: nothing is written again.
+  if (auto done = file.finish(nullptr); !done) return done;
+  return file.written();
 }
 
 }  // namespace
@@ -67,12 +61,9 @@ status take_checkpoint_snapshot(store_impl& s, const std::string& table, const s
     if (!rt) return status{code::table_not_found, "table '" + table + "' does not exist"};
     if (rt->partitions.empty()) return status{code::invalid_argument, "table '" + table + "' has no family yet"};
     const table_schema& schema = *rt->schema;
-    snapshot_manifest m;
-    m.name = name;
-    m.table = schema.name;
-    m.created_unix_ms = s.options.clock();
-    m.partitions = static_cast<std::uint32_t>(rt->partitions.size());
-    for (const auto& f : schema.families) m.families[f.id] = f.desc.name;
+    std::set<std::uint32_t> families;
+    snapshot_manifest m =
+        manifest_of(name, s.options.clock(), schema, static_cast<std::uint32_t>(rt->partitions.size()), families);
     auto cut = s.persistence->snapshot_named([c = s.catalog.get()] { return c->current(); }, schema.uid, m.partitions,
                                              checkpoint);
     if (!cut) return cut.error();
@@ -105,10 +96,12 @@ result<snapshot_manifest> write_checkpoint_files(store_impl& s, const snapshot_m
   out.uid = 0;
   out.cells = 0;
   out.tables.clear();
+  std::set<std::uint32_t> families;
+  for (const auto& [id, name] : m.families) families.insert(id);
   auto st = write_dir_files(dir, [&](snapshot_writer& w) -> status {
     if (auto a = w.append(std::string(schema_file), *schema); !a) return a;
     for (std::uint32_t p = 0; p < m.partitions; ++p) {
-      auto f = write_part(*s.persistence, m, p, w);
+      auto f = write_part(*s.persistence, m, p, families, w);
       if (!f) return f.error();
       out.files[part_file_name(p)] = *f;
     }
@@ -127,14 +120,17 @@ status delete_checkpoint_snapshot(store_impl& s, const snapshot_manifest& m) {
                ? status{code::conflict, "snapshot '" + m.name + "' is being read; delete it again once that is done"}
                : st;
   if (auto st = s.snapshots->remove(m.name); !st) return st;
-  const auto now = s.catalog->current();
-  for (const auto& [name, rt] : *now)
-    if (rt->schema->uid == m.uid) return status::ok();  // the table's own tables
-  if (holds_tables(*s.snapshots, m.uid)) return status::ok();
+  if (tables_in_use(s, m.uid)) return status::ok();
   std::vector<std::uint32_t> all(m.partitions);
   std::iota(all.begin(), all.end(), 0u);
   s.persistence->drop_partitions(m.uid, all, m.table);
   return status::ok();
+}
+
+bool tables_in_use(store_impl& s, std::uint64_t uid) {
+  for (const auto& [name, rt] : *s.catalog->current())
+    if (rt->schema->uid == uid) return true;
+  return holds_tables(*s.snapshots, uid);
 }
 
 bool holds_tables(const snapshot_repo& repo, std::uint64_t uid) {

@@ -38,5 +38,8 @@ status delete_checkpoint_snapshot(store_impl& s, const snapshot_manifest& m);
 // Whether a snapshot of `repo` is a checkpoint of tables of table `uid`. True when the
 // repo cannot be read, so that no table is dropped on a guess.
 bool holds_tables(const snapshot_repo& repo, std::uint64_t uid);
+// Whether the partition tables of table incarnation `uid` are named: by a table of the
+// catalog now, or by a checkpoint snapshot (holds_tables).
+bool tables_in_use(store_impl& s, std::uint64_t uid);
 
 }  // namespace cellar::detail

@@ -264,22 +264,6 @@ result<std::unique_ptr<RE2>> compile(const std::string& regex) {
   return re;
 }
 
-// A manifest of snapshot `name` of `schema`'s table, with no file yet; the ids of the
-// table's families into `families`.
-snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const table_schema& schema,
-                              std::uint32_t partitions, std::set<std::uint32_t>& families) {
-  snapshot_manifest m;
-  m.name = name;
-  m.table = schema.name;
-  m.created_unix_ms = now;
-  m.partitions = partitions;
-  for (const auto& f : schema.families) {
-    m.families[f.id] = f.desc.name;
-    families.insert(f.id);
-  }
-  return m;
-}
-
 // store::snapshot on one store: every partition copied at one instant (the catalog held,
 // so no DDL meanwhile), each chunk of its cells written to its file as it comes; then
 // the file of each partition that changed during the copy is written again with the

@@ -174,6 +174,20 @@ snapshot_info snapshot_manifest::info() const {
   return out;
 }
 
+snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const table_schema& schema,
+                              std::uint32_t partitions, std::set<std::uint32_t>& families) {
+  snapshot_manifest m;
+  m.name = name;
+  m.table = schema.name;
+  m.created_unix_ms = now;
+  m.partitions = partitions;
+  for (const auto& f : schema.families) {
+    m.families[f.id] = f.desc.name;
+    families.insert(f.id);
+  }
+  return m;
+}
+
 std::string encode_manifest(const snapshot_manifest& m) {
   std::ostringstream o;
   o << manifest_magic << "\n";

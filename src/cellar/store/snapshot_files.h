@@ -31,6 +31,7 @@ namespace cellar::detail {
 
 class delta_map;
 class loaded_cells;
+struct table_schema;
 
 inline constexpr std::string_view manifest_file = "manifest";
 inline constexpr std::string_view schema_file = "schema";
@@ -60,6 +61,11 @@ struct snapshot_manifest {
 
   snapshot_info info() const;
 };
+
+// A manifest of snapshot `name` of `schema`'s table, with no file yet; the ids of the
+// table's families into `families`.
+snapshot_manifest manifest_of(const std::string& name, std::int64_t now, const table_schema& schema,
+                              std::uint32_t partitions, std::set<std::uint32_t>& families);
 
 std::string encode_manifest(const snapshot_manifest& m);
 // CORRUPTION naming what is wrong.
